@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { clip, type AgentEvent, type Usage } from '../agentEvents.js';
+import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+
+/**
+ * Codex (`codex exec --json`). Exit 0 does not prove the turn finished: success
+ * needs `turn.completed`. Its usage is the thread's running total, so it replaces
+ * rather than adds. Tokens only, no money.
+ */
+
+const item = z.looseObject({
+  id: z.string().optional(),
+  type: z.string(),
+  text: z.string().optional(),
+  command: z.string().optional(),
+  aggregated_output: z.string().optional(),
+  exit_code: z.number().nullable().optional(),
+  status: z.string().optional(),
+  changes: z.array(z.looseObject({ path: z.string(), kind: z.string().optional() })).optional(),
+  server: z.string().optional(),
+  tool: z.string().optional(),
+});
+
+const codexLine = z.looseObject({
+  type: z.string(),
+  thread_id: z.string().optional(),
+  item: item.optional(),
+  usage: z
+    .looseObject({ input_tokens: z.number().optional(), cached_input_tokens: z.number().optional(), output_tokens: z.number().optional() })
+    .optional(),
+  error: z.looseObject({ message: z.string().optional() }).optional(),
+  message: z.string().optional(),
+});
+
+export const codexAdapter: AgentAdapter = {
+  kind: 'codex',
+  displayName: 'Codex',
+  defaultBinary: 'codex',
+  installHint: 'npm install -g @openai/codex',
+  canResume: true,
+  diagnose: () => null,
+
+  invocation(request) {
+    const args = ['exec'];
+    if (request.resumeSessionId) args.push('resume', request.resumeSessionId);
+    args.push('--json', '--skip-git-repo-check');
+    // The actor may write inside the workspace; the critic only reads.
+    args.push('--sandbox', request.role === 'actor' ? 'workspace-write' : 'read-only');
+    if (request.model) args.push('--model', request.model);
+    args.push('-'); // the prompt comes on stdin
+    return { args, stdin: request.prompt, env: {} };
+  },
+
+  createParser(): StreamParser {
+    let completed = false;
+    let failure: string | null = null;
+    let lastMessage = '';
+    return {
+      parseLine(line) {
+        const json = parseJsonLine(line);
+        if (json === undefined) return unstructuredLine(line);
+        const parsed = codexLine.safeParse(json);
+        if (!parsed.success) return [];
+        const event = parsed.data;
+        const events: AgentEvent[] = [];
+        switch (event.type) {
+          case 'thread.started':
+            if (event.thread_id) events.push({ kind: 'session', agentSessionId: event.thread_id });
+            break;
+          case 'item.started':
+          case 'item.completed': {
+            const it = event.item;
+            if (!it) break;
+            const done = event.type === 'item.completed';
+            if (it.type === 'agent_message' && done && it.text) {
+              lastMessage = it.text;
+              events.push({ kind: 'text', text: it.text });
+            } else if (it.type === 'command_execution') {
+              if (!done) events.push({ kind: 'tool_use', id: it.id, name: 'shell', summary: clip(it.command ?? '') });
+              else events.push({ kind: 'tool_result', id: it.id, isError: (it.exit_code ?? 0) !== 0, summary: clip(it.aggregated_output ?? '') });
+            } else if (it.type === 'file_change' && done) {
+              const paths = (it.changes ?? []).map((change) => `${change.kind ?? 'edit'} ${change.path}`).join(', ');
+              events.push({ kind: 'tool_use', id: it.id, name: 'file_change', summary: clip(paths) });
+            } else if (it.type === 'mcp_tool_call' && !done) {
+              events.push({ kind: 'tool_use', id: it.id, name: `${it.server ?? 'mcp'}.${it.tool ?? 'tool'}`, summary: '' });
+            }
+            break;
+          }
+          case 'turn.completed': {
+            completed = true;
+            const usage: Usage = {
+              inputTokens: event.usage?.input_tokens,
+              outputTokens: event.usage?.output_tokens,
+              cacheReadTokens: event.usage?.cached_input_tokens,
+            };
+            events.push({ kind: 'usage', total: usage });
+            events.push({ kind: 'result', text: lastMessage, isError: false });
+            break;
+          }
+          case 'turn.failed':
+          case 'error': {
+            failure = event.error?.message ?? event.message ?? 'unknown error';
+            events.push({ kind: 'error', message: failure });
+            break;
+          }
+        }
+        return events;
+      },
+      finish(exitCode) {
+        const finalText = lastMessage || null;
+        if (failure) return { succeeded: false, failureReason: `Codex reported an error: ${failure}`, finalText };
+        if (!completed) return { succeeded: false, failureReason: `Codex exited (code ${exitCode ?? 'none'}) without completing its turn`, finalText };
+        return { succeeded: true, failureReason: null, finalText };
+      },
+    };
+  },
+};

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { clip, summarizeToolInput, type AgentEvent } from '../agentEvents.js';
+import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+
+/**
+ * Cursor (`cursor-agent -p --output-format stream-json`). Without `--force` print
+ * mode only proposes edits and writes nothing: the original adapter's bug. Closed
+ * source, so the shapes are read tolerantly. No token or cost data.
+ */
+
+const cursorLine = z.looseObject({
+  type: z.string(),
+  subtype: z.string().optional(),
+  session_id: z.string().optional(),
+  message: z.looseObject({ content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })).optional() }).optional(),
+  tool_call: z.record(z.string(), z.unknown()).optional(),
+  call_id: z.string().optional(),
+  is_error: z.boolean().optional(),
+  result: z.string().optional(),
+});
+
+export const cursorAdapter: AgentAdapter = {
+  kind: 'cursor',
+  displayName: 'Cursor',
+  defaultBinary: 'cursor-agent',
+  installHint: 'see https://cursor.com/cli',
+  canResume: true,
+  diagnose: () => null,
+
+  invocation(request) {
+    const args = ['-p', '--output-format', 'stream-json', '--trust'];
+    args.push(...(request.role === 'actor' ? ['--force'] : ['--mode', 'ask']));
+    if (request.model) args.push('--model', request.model);
+    if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
+    // cursor-agent takes the prompt as an argument; after `--` it cannot be read as a flag.
+    args.push('--', request.prompt);
+    return { args, stdin: null, env: {} };
+  },
+
+  createParser(): StreamParser {
+    let result: { isError: boolean; text: string } | undefined;
+    return {
+      parseLine(line) {
+        const json = parseJsonLine(line);
+        if (json === undefined) return unstructuredLine(line);
+        const parsed = cursorLine.safeParse(json);
+        if (!parsed.success) return [];
+        const event = parsed.data;
+        const events: AgentEvent[] = [];
+        if (event.session_id && (event.type === 'system' || event.type === 'result')) {
+          events.push({ kind: 'session', agentSessionId: event.session_id });
+        }
+        if (event.type === 'assistant') {
+          for (const part of event.message?.content ?? []) if (part.text) events.push({ kind: 'text', text: part.text });
+        } else if (event.type === 'tool_call' && event.tool_call) {
+          // `{ "<name>ToolCall": { args, result } }`
+          const [key, value] = Object.entries(event.tool_call)[0] ?? ['tool', undefined];
+          const name = key.replace(/ToolCall$/, '');
+          const body = (value ?? {}) as { args?: unknown; result?: unknown };
+          if (event.subtype === 'started') events.push({ kind: 'tool_use', id: event.call_id, name, summary: summarizeToolInput(body.args) });
+          if (event.subtype === 'completed') {
+            const failed = body.result !== null && typeof body.result === 'object' && 'error' in body.result;
+            events.push({ kind: 'tool_result', id: event.call_id, isError: failed, summary: clip(JSON.stringify(body.result ?? '')) });
+          }
+        } else if (event.type === 'result') {
+          result = { isError: event.is_error === true || (event.subtype !== undefined && event.subtype !== 'success'), text: event.result ?? '' };
+          events.push({ kind: 'result', text: result.text, isError: result.isError, detail: event.subtype });
+        }
+        return events;
+      },
+      finish(exitCode) {
+        if (!result) return { succeeded: false, failureReason: `cursor-agent exited (code ${exitCode ?? 'none'}) without a final result event`, finalText: null };
+        if (result.isError) return { succeeded: false, failureReason: `cursor-agent reported an error: ${clip(result.text)}`, finalText: result.text };
+        return { succeeded: true, failureReason: null, finalText: result.text };
+      },
+    };
+  },
+};

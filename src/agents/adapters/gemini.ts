@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { clip, summarizeToolInput, type AgentEvent } from '../agentEvents.js';
+import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+
+/**
+ * Gemini CLI (`--output-format stream-json`). Headless because stdin is not a
+ * terminal; the prompt goes on stdin. Without yolo, write and shell tools are
+ * denied in headless mode, and an untrusted folder silently downgrades yolo.
+ */
+
+const geminiLine = z.looseObject({
+  type: z.string(),
+  session_id: z.string().optional(),
+  sessionId: z.string().optional(),
+  role: z.string().optional(),
+  content: z.string().optional(),
+  delta: z.boolean().optional(),
+  tool_name: z.string().optional(),
+  tool_id: z.string().optional(),
+  parameters: z.unknown().optional(),
+  status: z.string().optional(),
+  output: z.unknown().optional(),
+  error: z.unknown().optional(),
+  message: z.string().optional(),
+  stats: z
+    .looseObject({
+      input_tokens: z.number().optional(),
+      output_tokens: z.number().optional(),
+      cached: z.number().optional(),
+    })
+    .optional(),
+});
+
+export const geminiAdapter: AgentAdapter = {
+  kind: 'gemini',
+  displayName: 'Gemini CLI',
+  defaultBinary: 'gemini',
+  installHint: 'npm install -g @google/gemini-cli',
+  canResume: false,
+  diagnose: () => null,
+
+  invocation(request) {
+    const args = ['--output-format', 'stream-json', '--skip-trust'];
+    args.push('--approval-mode', request.role === 'actor' ? 'yolo' : 'plan');
+    if (request.model) args.push('--model', request.model);
+    return { args, stdin: request.prompt, env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } };
+  },
+
+  createParser(): StreamParser {
+    let message = '';
+    let result: { isError: boolean; detail: string } | undefined;
+    return {
+      parseLine(line) {
+        const json = parseJsonLine(line);
+        if (json === undefined) return unstructuredLine(line);
+        const parsed = geminiLine.safeParse(json);
+        if (!parsed.success) return [];
+        const event = parsed.data;
+        const events: AgentEvent[] = [];
+        switch (event.type) {
+          case 'init': {
+            const id = event.session_id ?? event.sessionId;
+            if (id) events.push({ kind: 'session', agentSessionId: id });
+            break;
+          }
+          case 'message':
+            if (event.role === 'assistant' && event.content) {
+              message = event.delta ? message + event.content : event.content;
+              events.push({ kind: 'text', text: event.content, delta: event.delta === true });
+            }
+            break;
+          case 'tool_use':
+            events.push({ kind: 'tool_use', id: event.tool_id, name: event.tool_name ?? 'tool', summary: summarizeToolInput(event.parameters) });
+            break;
+          case 'tool_result':
+            events.push({
+              kind: 'tool_result',
+              id: event.tool_id,
+              isError: event.status === 'error',
+              summary: clip(typeof event.output === 'string' ? event.output : JSON.stringify(event.output ?? event.error ?? '')),
+            });
+            break;
+          case 'error':
+            events.push({ kind: 'error', message: event.message ?? JSON.stringify(event.error ?? 'error') });
+            break;
+          case 'result': {
+            events.push({
+              kind: 'usage',
+              total: { inputTokens: event.stats?.input_tokens, outputTokens: event.stats?.output_tokens, cacheReadTokens: event.stats?.cached },
+            });
+            const isError = event.status !== undefined && event.status !== 'success';
+            result = { isError, detail: isError ? JSON.stringify(event.error ?? event.status) : '' };
+            events.push({ kind: 'result', text: message, isError, detail: event.status });
+            break;
+          }
+        }
+        return events;
+      },
+      finish(exitCode) {
+        const finalText = message || null;
+        if (!result) return { succeeded: false, failureReason: `Gemini CLI exited (code ${exitCode ?? 'none'}) without a result event`, finalText };
+        if (result.isError) return { succeeded: false, failureReason: `Gemini CLI reported an error: ${clip(result.detail)}`, finalText };
+        return { succeeded: true, failureReason: null, finalText };
+      },
+    };
+  },
+};

@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import { addUsage, clip, summarizeToolInput, type AgentEvent, type Usage } from '../agentEvents.js';
+import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+
+/**
+ * OpenCode (`opencode run --format json`). Events carry a `part`; cost and tokens
+ * come per step and are summed. Newer versions reject permission requests in `run`
+ * unless told otherwise, so the actor gets OPENCODE_PERMISSION (works on all versions).
+ */
+
+const tokens = z
+  .looseObject({
+    input: z.number().optional(),
+    output: z.number().optional(),
+    reasoning: z.number().optional(),
+    cache: z.looseObject({ read: z.number().optional(), write: z.number().optional() }).optional(),
+  })
+  .optional();
+
+const part = z.looseObject({
+  text: z.string().optional(),
+  tool: z.string().optional(),
+  callID: z.string().optional(),
+  state: z
+    .looseObject({
+      status: z.string().optional(),
+      input: z.unknown().optional(),
+      output: z.unknown().optional(),
+      error: z.unknown().optional(),
+      title: z.string().optional(),
+    })
+    .optional(),
+  cost: z.number().optional(),
+  tokens,
+});
+
+const opencodeLine = z.looseObject({
+  type: z.string(),
+  sessionID: z.string().optional(),
+  part: part.optional(),
+  error: z.unknown().optional(),
+});
+
+export const opencodeAdapter: AgentAdapter = {
+  kind: 'opencode',
+  displayName: 'OpenCode',
+  defaultBinary: 'opencode',
+  installHint: 'npm install -g opencode-ai',
+  canResume: true,
+  diagnose: () => null,
+
+  invocation(request) {
+    const args = ['run', '--format', 'json'];
+    if (request.model) args.push('--model', request.model);
+    if (request.resumeSessionId) args.push('--session', request.resumeSessionId);
+    // The read-only built-in agent for judging; the default agent for building.
+    if (request.role === 'critic') args.push('--agent', 'plan');
+    const env: Record<string, string> = request.role === 'actor' ? { OPENCODE_PERMISSION: '{"*":"allow"}' } : {};
+    return { args, stdin: request.prompt, env };
+  },
+
+  createParser(): StreamParser {
+    let usage: Usage = {};
+    let lastText = '';
+    let steps = 0;
+    let error: string | null = null;
+    let sessionSeen = false;
+    return {
+      parseLine(line) {
+        const json = parseJsonLine(line);
+        if (json === undefined) return unstructuredLine(line);
+        const parsed = opencodeLine.safeParse(json);
+        if (!parsed.success) return [];
+        const event = parsed.data;
+        const events: AgentEvent[] = [];
+        if (event.sessionID && !sessionSeen) {
+          sessionSeen = true;
+          events.push({ kind: 'session', agentSessionId: event.sessionID });
+        }
+        switch (event.type) {
+          case 'text':
+            if (event.part?.text) {
+              lastText = event.part.text;
+              events.push({ kind: 'text', text: event.part.text });
+            }
+            break;
+          case 'tool_use': {
+            const state = event.part?.state;
+            const name = event.part?.tool ?? 'tool';
+            events.push({ kind: 'tool_use', id: event.part?.callID, name, summary: summarizeToolInput(state?.input) });
+            if (state?.status === 'completed' || state?.status === 'error') {
+              const isError = state.status === 'error';
+              const detail = isError ? state.error : state.output;
+              events.push({ kind: 'tool_result', id: event.part?.callID, isError, summary: clip(typeof detail === 'string' ? detail : JSON.stringify(detail ?? '')) });
+            }
+            break;
+          }
+          case 'step_finish': {
+            steps += 1;
+            const t = event.part?.tokens;
+            usage = addUsage(usage, {
+              inputTokens: t?.input,
+              outputTokens: t === undefined ? undefined : (t.output ?? 0) + (t.reasoning ?? 0),
+              cacheReadTokens: t?.cache?.read,
+              cacheWriteTokens: t?.cache?.write,
+              costUsd: event.part?.cost,
+            });
+            events.push({ kind: 'usage', total: usage });
+            break;
+          }
+          case 'error': {
+            error = describeError(event.error);
+            events.push({ kind: 'error', message: error });
+            break;
+          }
+        }
+        return events;
+      },
+      finish(exitCode) {
+        const finalText = lastText || null;
+        if (error) return { succeeded: false, failureReason: `OpenCode reported an error: ${error}`, finalText };
+        if (steps === 0) {
+          return { succeeded: false, failureReason: `OpenCode exited (code ${exitCode ?? 'none'}) without finishing a step`, finalText };
+        }
+        if (exitCode !== 0) return { succeeded: false, failureReason: `OpenCode exited with code ${exitCode ?? 'none'}`, finalText };
+        return { succeeded: true, failureReason: null, finalText };
+      },
+    };
+  },
+};
+
+function describeError(error: unknown): string {
+  if (error && typeof error === 'object') {
+    const record = error as { name?: unknown; message?: unknown; data?: { message?: unknown } };
+    const message = record.data?.message ?? record.message;
+    if (typeof message === 'string') return typeof record.name === 'string' ? `${record.name}: ${message}` : message;
+  }
+  return typeof error === 'string' ? error : JSON.stringify(error ?? 'unknown error');
+}

@@ -1,0 +1,72 @@
+import type { AgentKind } from './agentKinds.js';
+import type { AgentEvent } from './agentEvents.js';
+
+export type AgentRole = 'actor' | 'critic';
+
+export interface InvocationRequest {
+  role: AgentRole;
+  prompt: string;
+  model: string | null;
+  /** The agent's own session id to continue, where the agent supports it. */
+  resumeSessionId: string | null;
+}
+
+/** How to start the agent: arguments after the binary, and the prompt's route in. */
+export interface Invocation {
+  args: string[];
+  /** Written to stdin and closed; null when the prompt travels in `args` after `--`. */
+  stdin: string | null;
+  /** Variables this adapter needs (permission switches); user env from config wins. */
+  env: Record<string, string>;
+}
+
+export interface ParserVerdict {
+  succeeded: boolean;
+  /** Why not, in a sentence, when it did not succeed. */
+  failureReason: string | null;
+  /** The agent's last message, where the critic's decision block is looked for first. */
+  finalText: string | null;
+}
+
+/** Reads one agent CLI's stdout, line by line, into the shared event model. */
+export interface StreamParser {
+  /** One line of stdout (without its newline). */
+  parseLine(line: string): AgentEvent[];
+  /** After exit: did the run succeed by the agent's own account, and its final message. */
+  finish(exitCode: number | null): ParserVerdict;
+}
+
+/**
+ * An agent CLI behind one interface. Adapters are pure: they build argv and parse
+ * lines; starting, streaming and killing the process is `runAgent`'s job.
+ */
+export interface AgentAdapter {
+  readonly kind: AgentKind;
+  readonly displayName: string;
+  /** What to run when no path is configured. */
+  readonly defaultBinary: string;
+  /** How a user installs it, for the "not found" error. */
+  readonly installHint: string;
+  /** Whether `resumeSessionId` is honoured. */
+  readonly canResume: boolean;
+  invocation(request: InvocationRequest): Invocation;
+  createParser(): StreamParser;
+  /** Recognises a known failure on stderr and says how to fix it, or returns null. */
+  diagnose(stderr: string): string | null;
+}
+
+/** Parses a JSON line, or returns undefined for anything else (banners, garbage). */
+export function parseJsonLine(line: string): unknown {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A line that is not part of the structured stream still belongs in the transcript. */
+export function unstructuredLine(line: string): AgentEvent[] {
+  return line.trim().length === 0 ? [] : [{ kind: 'text', text: line }];
+}

@@ -1,0 +1,36 @@
+/** The agent CLIs the runner can drive, by the name used in config and flags. */
+export const AGENT_KINDS = ['claude', 'opencode', 'cursor', 'codex', 'gemini', 'command'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+
+/** Names stored in the session file's `actor_agent`/`critic_agent`, as the original wrote them. */
+export const AGENT_DISPLAY_NAMES: Readonly<Record<AgentKind, string>> = {
+  claude: 'Claude Code',
+  opencode: 'OpenCode',
+  cursor: 'Cursor',
+  codex: 'Codex',
+  gemini: 'Gemini CLI',
+  command: 'Command',
+};
+
+/** The program each adapter runs unless `[agents.<name>] path` says otherwise. */
+export const DEFAULT_BINARIES: Readonly<Record<Exclude<AgentKind, 'command'>, string>> = {
+  claude: 'claude',
+  opencode: 'opencode',
+  cursor: 'cursor-agent',
+  codex: 'codex',
+  gemini: 'gemini',
+};
+
+export function isAgentKind(value: string): value is AgentKind {
+  return (AGENT_KINDS as readonly string[]).includes(value);
+}
+
+/** The kind behind a stored display name, for sessions written by any version. */
+export function agentKindFromDisplayName(name: string): AgentKind | undefined {
+  const lowered = name.trim().toLowerCase();
+  if (isAgentKind(lowered)) return lowered;
+  for (const kind of AGENT_KINDS) {
+    if (AGENT_DISPLAY_NAMES[kind].toLowerCase() === lowered) return kind;
+  }
+  return undefined;
+}

@@ -1,0 +1,256 @@
+import fs from 'node:fs';
+import { execa } from 'execa';
+import { HeadTailBuffer } from '../text/headTailBuffer.js';
+import { LineSplitter } from '../text/lineSplitter.js';
+import type { AgentAdapter, InvocationRequest } from './agentAdapter.js';
+import type { AgentEvent, Usage } from './agentEvents.js';
+import type { AgentProgram } from './agentProgram.js';
+
+export interface AgentLaunch {
+  adapter: AgentAdapter;
+  program: AgentProgram;
+  extraArgs: readonly string[];
+  /** Variables from config; they win over the adapter's own. */
+  env: Readonly<Record<string, string>>;
+  workingDir: string;
+  timeoutSecs: number;
+}
+
+export interface AgentRunOptions {
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+  /** Where the untouched stdout is kept, next to the session. */
+  rawStdoutPath?: string;
+  /** Per-run variables such as CODELOOPS_ITERATION. */
+  runEnv?: Readonly<Record<string, string>>;
+}
+
+export interface AgentRunResult {
+  /** What the agent said and did, readable; head and tail kept when long. */
+  transcript: string;
+  /** The agent's last message, when it reports one. */
+  finalText: string | null;
+  stderr: string;
+  /** The process's exit code; 128+n when a signal ended it; 127 when it could not start. */
+  exitCode: number;
+  signal: string | null;
+  durationSecs: number;
+  /** By the agent's own structured account, not its exit code. */
+  succeeded: boolean;
+  failureReason: string | null;
+  timedOut: boolean;
+  interrupted: boolean;
+  agentSessionId: string | null;
+  usage: Usage | null;
+  toolCalls: number;
+}
+
+/** Transcript kept per run: enough for any review, bounded for 100 MB of output. */
+export const TRANSCRIPT_HEAD_CHARS = 1_000_000;
+export const TRANSCRIPT_TAIL_CHARS = 1_000_000;
+const STDERR_KEEP_CHARS = 32_000;
+/** After SIGTERM, how long an agent gets before SIGKILL. */
+const KILL_GRACE_MS = 1500;
+/** After the agent exits, how long a background child may keep its stdout open. */
+const DRAIN_GRACE_MS = 2000;
+
+/** Environment variables that make Claude Code refuse to start (set when the editor itself runs inside it). */
+const STRIPPED_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT'];
+
+/** Process groups still running, killed if the runner itself exits. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const pid of liveGroups) signalGroup(pid, 'SIGKILL');
+  });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    // A negative pid addresses the whole process group: the agent and every shell it started.
+    process.kill(process.platform === 'win32' ? pid : -pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+export function agentEnvironment(...layers: Readonly<Record<string, string>>[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !STRIPPED_VARIABLES.includes(key)) env[key] = value;
+  }
+  env.NO_COLOR = '1';
+  for (const layer of layers) Object.assign(env, layer);
+  for (const key of STRIPPED_VARIABLES) delete env[key];
+  return env;
+}
+
+/** Puts config's extra arguments before a trailing `-- prompt`, if the adapter uses one. */
+function withExtraArgs(args: readonly string[], extra: readonly string[]): string[] {
+  const separator = args.indexOf('--');
+  return separator < 0 ? [...args, ...extra] : [...args.slice(0, separator), ...extra, ...args.slice(separator)];
+}
+
+/**
+ * Starts an agent in its own process group (never through a shell), streams its
+ * stdout through the adapter's parser, and stops it on timeout or interrupt by
+ * killing the whole group. Memory stays flat however much it prints.
+ */
+export async function runAgent(launch: AgentLaunch, request: InvocationRequest, options: AgentRunOptions = {}): Promise<AgentRunResult> {
+  installExitHook();
+  const { adapter } = launch;
+  const invocation = adapter.invocation(request);
+  const args = [...launch.program.leadingArgs, ...withExtraArgs(invocation.args, launch.extraArgs)];
+  const env = agentEnvironment(invocation.env, launch.env, options.runEnv ?? {});
+  const parser = adapter.createParser();
+  const transcript = new HeadTailBuffer(TRANSCRIPT_HEAD_CHARS, TRANSCRIPT_TAIL_CHARS);
+  const stderr = new HeadTailBuffer(STDERR_KEEP_CHARS, STDERR_KEEP_CHARS);
+  const raw = options.rawStdoutPath ? fs.createWriteStream(options.rawStdoutPath, { flags: 'a', mode: 0o600 }) : undefined;
+  raw?.on('error', () => {}); // a full disk must not kill the loop; the transcript still has it
+  let agentSessionId: string | null = null;
+  let usage: Usage | null = null;
+  let toolCalls = 0;
+  let resultText: string | null = null;
+  let atLineStart = true;
+
+  const appendTranscript = (text: string, separate: boolean): void => {
+    if (separate && !atLineStart) transcript.append('\n');
+    transcript.append(text);
+    atLineStart = text.endsWith('\n');
+  };
+  const handle = (event: AgentEvent): void => {
+    switch (event.kind) {
+      case 'text':
+        appendTranscript(event.delta ? event.text : event.text + '\n', !event.delta);
+        break;
+      case 'tool_use':
+        toolCalls += 1;
+        appendTranscript(`→ ${event.name}${event.summary ? `: ${event.summary}` : ''}\n`, true);
+        break;
+      case 'tool_result':
+        if (event.isError) appendTranscript(`  ✗ ${event.summary}\n`, true);
+        break;
+      case 'error':
+        appendTranscript(`[error] ${event.message}\n`, true);
+        break;
+      case 'session':
+        agentSessionId = event.agentSessionId;
+        break;
+      case 'usage':
+        usage = event.total;
+        break;
+      case 'result':
+        resultText = event.text;
+        break;
+    }
+    options.onEvent?.(event);
+  };
+  const splitter = new LineSplitter((line, partial) => {
+    if (partial) {
+      // Too long to be one of the agent's events: keep it as text.
+      handle({ kind: 'text', text: line, delta: true });
+      return;
+    }
+    for (const event of parser.parseLine(line)) handle(event);
+  });
+
+  const startedAt = performance.now();
+  const child = execa(launch.program.program, args, {
+    cwd: launch.workingDir,
+    env,
+    extendEnv: false,
+    // The prompt is written and stdin closed at once: `claude -p` hangs on an open pipe.
+    ...(invocation.stdin === null ? { stdin: 'ignore' as const } : { input: invocation.stdin }),
+    buffer: false,
+    reject: false,
+    detached: process.platform !== 'win32',
+    cleanup: false,
+    windowsHide: true,
+  });
+  const pid = child.pid;
+  if (pid !== undefined) liveGroups.add(pid);
+
+  let stopReason: 'timeout' | 'interrupt' | null = null;
+  const stop = (reason: 'timeout' | 'interrupt'): void => {
+    if (stopReason || pid === undefined) return;
+    stopReason = reason;
+    signalGroup(pid, 'SIGTERM');
+    setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+  };
+  const timer = setTimeout(() => stop('timeout'), launch.timeoutSecs * 1000);
+  timer.unref();
+  const onAbort = (): void => stop('interrupt');
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    raw?.write(chunk);
+    splitter.push(chunk);
+  });
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => stderr.append(chunk));
+
+  // A background process the agent left behind may hold stdout open after the
+  // agent itself exited: give it a moment, then end the group and stop waiting.
+  child.on('exit', () => {
+    setTimeout(() => {
+      if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, DRAIN_GRACE_MS).unref();
+  });
+
+  const outcome = await child;
+  clearTimeout(timer);
+  options.signal?.removeEventListener('abort', onAbort);
+  if (pid !== undefined) {
+    // Whatever the agent started in its group does not outlive it.
+    signalGroup(pid, 'SIGKILL');
+    liveGroups.delete(pid);
+  }
+  splitter.flush();
+  await new Promise<void>((resolve) => (raw ? raw.end(resolve) : resolve()));
+  const durationSecs = (performance.now() - startedAt) / 1000;
+
+  const spawnFailed = outcome.failed && outcome.exitCode === undefined && outcome.signal === undefined;
+  const exitCode = spawnFailed ? 127 : (outcome.exitCode ?? signalExitCode(outcome.signal));
+  const verdict = parser.finish(spawnFailed ? null : (outcome.exitCode ?? null));
+  let failureReason = verdict.failureReason;
+  if (spawnFailed) failureReason = `could not start ${launch.program.program}: ${outcome.originalMessage ?? outcome.shortMessage}`;
+  if (stopReason === 'timeout') failureReason = `timed out after ${launch.timeoutSecs} s and was stopped`;
+  if (stopReason === 'interrupt') failureReason = 'interrupted';
+  const stderrText = stderr.toString();
+  const diagnosis = adapter.diagnose(stderrText);
+  if (diagnosis && !verdict.succeeded) failureReason = `${failureReason ?? 'failed'}. ${diagnosis}`;
+
+  return {
+    transcript: transcript.toString(),
+    finalText: verdict.finalText ?? resultText,
+    stderr: stderrText,
+    exitCode,
+    signal: outcome.signal ?? null,
+    durationSecs,
+    succeeded: verdict.succeeded && stopReason === null && !spawnFailed,
+    failureReason,
+    timedOut: stopReason === 'timeout',
+    interrupted: stopReason === 'interrupt',
+    agentSessionId,
+    usage,
+    toolCalls,
+  };
+}
+
+const SIGNAL_NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+
+function signalExitCode(signal: string | undefined): number {
+  return signal ? 128 + (SIGNAL_NUMBERS[signal] ?? 0) : -1;
+}

@@ -1,0 +1,142 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { AGENT_KINDS, type AgentKind } from '../agents/agentKinds.js';
+import { AgentNotFoundError } from '../agents/agentProgram.js';
+import { ConfigError } from '../config/configFiles.js';
+import { GitNotInstalledError, MissingDirectoryError, NotAGitRepositoryError } from '../git/repository.js';
+import { LoopAlreadyRunningError } from '../loop/repositoryLock.js';
+import { InvalidFilterError } from '../sessions/sessionFilter.js';
+import { AmbiguousSessionIdError, NotASessionError, SessionNotFoundError } from '../sessions/sessionStore.js';
+import { initCommand } from './initCommand.js';
+import { runCommand, EXIT_CODES, type RunOptions } from './runCommand.js';
+import { diffCommand, listCommand, showCommand, statsCommand, type ListOptions } from './sessionsCommand.js';
+import { UsageError } from './usageError.js';
+
+declare const CODELOOPS_VERSION: string;
+const VERSION = typeof CODELOOPS_VERSION === 'string' ? CODELOOPS_VERSION : '0.0.0-dev';
+
+/** Errors whose message says everything: printed without a stack trace. */
+const EXPECTED_ERRORS = [
+  UsageError,
+  ConfigError,
+  AgentNotFoundError,
+  NotAGitRepositoryError,
+  MissingDirectoryError,
+  GitNotInstalledError,
+  LoopAlreadyRunningError,
+  InvalidFilterError,
+  SessionNotFoundError,
+  AmbiguousSessionIdError,
+  NotASessionError,
+  RangeError,
+];
+
+function nonNegativeInteger(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number (0 for no limit).');
+  return Number(value);
+}
+
+function positiveInteger(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('expected a positive whole number.');
+  return Number(value);
+}
+
+function agentOption(flags: string, description: string): Option {
+  return new Option(flags, description).choices(AGENT_KINDS as unknown as string[]);
+}
+
+export function buildProgram(setExitCode: (code: number) => void): Command {
+  const program = new Command('codeloops')
+    .description('Run a coding agent in an actor–critic loop until the work is actually done.')
+    .version(VERSION, '-V, --version')
+    .exitOverride() // before the subcommands are added, so they inherit it
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  program
+    .command('run', { isDefault: true })
+    .description('run the loop on a git repository (the default command)')
+    .option('-p, --prompt <text>', 'the task (default: read --prompt-file)')
+    .option('--prompt-file <file>', 'read the task from this file', 'prompt.md')
+    .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)')
+    .addOption(agentOption('-a, --agent <agent>', 'agent for both roles'))
+    .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
+    .addOption(agentOption('--critic-agent <agent>', 'agent that reviews it'))
+    .option('-m, --model <model>', 'model for both roles')
+    .option('--actor-model <model>', "the actor's model")
+    .option('--critic-model <model>', "the critic's model")
+    .option('-n, --max-iterations <n>', 'stop after n iterations (0: no limit)', nonNegativeInteger)
+    .option('--json-output', 'print the outcome as one JSON object on stdout')
+    .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
+    .option('-q, --quiet', 'print nothing but errors while running')
+    .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
+    .action(async (options: RunOptions & { promptFile: string; agent?: AgentKind }, command: Command) => {
+      // The default prompt file only applies when -p is absent.
+      const promptFileGiven = command.getOptionValueSource('promptFile') === 'cli';
+      setExitCode(await runCommand({ ...options, promptFile: promptFileGiven ? options.promptFile : undefined }));
+    });
+
+  const sessions = program.command('sessions').description('list, show and compare recorded sessions');
+  const filterOptions = (command: Command): Command =>
+    command
+      .option('--outcome <outcome...>', 'only these outcomes (success, failed, interrupted, max_iterations_reached)')
+      .option('--after <date>', 'only sessions started on or after this date (YYYY-MM-DD or ISO 8601)')
+      .option('--before <date>', 'only sessions started on or before this date')
+      .option('--search <text>', 'only sessions whose prompt contains this text')
+      .option('--project <name>', 'only sessions of this project (the folder name)')
+      .option('--json', 'print JSON');
+  filterOptions(sessions.command('list').description('list sessions, newest first')).action(async (options: ListOptions) => {
+    setExitCode(await listCommand(options));
+  });
+  sessions
+    .command('show <id>')
+    .description('show a session (an id, a unique prefix of one, or "latest")')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { json?: boolean }) => setExitCode(await showCommand(id, options)));
+  sessions
+    .command('diff <id>')
+    .description("print a session's recorded diff")
+    .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
+    .action(async (id: string, options: { iteration?: number }) => setExitCode(await diffCommand(id, options)));
+  filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
+    setExitCode(await statsCommand(options));
+  });
+
+  program
+    .command('init')
+    .description('write a commented global config after detecting the installed agents')
+    .option('--force', 'replace an existing config')
+    .action((options: { force?: boolean }) => setExitCode(initCommand(options)));
+
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram((code) => (exitCode = code));
+  try {
+    await program.parseAsync(argv as string[], { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    const commanderError = error as { code?: string; exitCode?: number };
+    if (typeof commanderError.code === 'string' && commanderError.code.startsWith('commander.')) {
+      // --help and --version end here too, with exit code 0.
+      return commanderError.exitCode === 0 ? 0 : EXIT_CODES.failed;
+    }
+    const expected = EXPECTED_ERRORS.some((kind) => error instanceof kind);
+    process.stderr.write(`codeloops: ${(error as Error).message}\n`);
+    if (!expected || process.env.CODELOOPS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
+    return EXIT_CODES.failed;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`codeloops: ${String(error)}\n`);
+      process.exitCode = EXIT_CODES.failed;
+    },
+  );
+}

@@ -1,0 +1,135 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FlagOverrides } from '../config/runSettings.js';
+import { describeEvent } from '../loop/describeEvent.js';
+import { runLoop } from '../loop/loopRunner.js';
+import { prepareRun } from '../loop/prepareRun.js';
+import type { RunEvent, RunSummary } from '../loop/runEvents.js';
+import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { writeLines } from './terminal.js';
+import { UsageError } from './usageError.js';
+
+export interface RunOptions extends FlagOverrides {
+  prompt?: string;
+  promptFile?: string;
+  workingDir?: string;
+  jsonOutput?: boolean;
+  dryRun?: boolean;
+  events?: 'ndjson';
+  quiet?: boolean;
+}
+
+/** Exit codes of `codeloops run`, one per outcome. */
+export const EXIT_CODES = { success: 0, max_iterations_reached: 1, failed: 2, interrupted: 130 } as const;
+
+export const DEFAULT_PROMPT_FILE = 'prompt.md';
+
+export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, workingDir: string): string {
+  if (options.prompt !== undefined) {
+    if (options.prompt.trim() === '') throw new UsageError('The prompt given with -p is empty.');
+    return options.prompt;
+  }
+  const file = path.resolve(workingDir, options.promptFile ?? DEFAULT_PROMPT_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new UsageError(
+      options.promptFile
+        ? `Cannot read the prompt file ${file}.`
+        : `No prompt: pass -p "<task>", or --prompt-file <file>, or write the task in ${file}.`,
+    );
+  }
+  if (text.trim() === '') throw new UsageError(`The prompt file ${file} is empty.`);
+  return text;
+}
+
+/**
+ * `codeloops run`: checks everything first, then runs the loop, printing progress
+ * on stderr and, with --json-output, one JSON object on stdout (or, with
+ * --events ndjson, every run event as a JSON line on stdout).
+ */
+export async function runCommand(options: RunOptions): Promise<number> {
+  if (options.jsonOutput && options.events) throw new UsageError('--json-output and --events cannot be used together.');
+  const workingDir = path.resolve(options.workingDir ?? process.cwd());
+  const prompt = readPrompt(options, workingDir);
+  const prepared = await prepareRun({ workingDir, flags: options });
+
+  if (options.dryRun) {
+    const plan = {
+      working_dir: prepared.workingDir,
+      repository: prepared.repository.root,
+      prompt,
+      max_iterations: prepared.settings.maxIterations,
+      actor: describeRole(prepared.actor.launch, prepared.actor.model),
+      critic: describeRole(prepared.critic.launch, prepared.critic.model),
+      sessions_dir: sessionsDir(),
+      config_files: prepared.settings.sources,
+    };
+    if (options.jsonOutput) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
+    else {
+      process.stderr.write(
+        `Dry run: nothing was started.\n` +
+          `  repository   ${plan.repository}\n` +
+          `  actor        ${plan.actor.agent}${plan.actor.model ? ` (${plan.actor.model})` : ''}: ${plan.actor.program} (timeout ${plan.actor.timeout_secs}s)\n` +
+          `  critic       ${plan.critic.agent}${plan.critic.model ? ` (${plan.critic.model})` : ''}: ${plan.critic.program} (timeout ${plan.critic.timeout_secs}s)\n` +
+          `  iterations   ${plan.max_iterations ?? 'no limit'}\n` +
+          `  sessions in  ${plan.sessions_dir}\n` +
+          `  config from  ${plan.config_files.length > 0 ? plan.config_files.join(', ') : 'built-in defaults'}\n`,
+      );
+    }
+    return 0;
+  }
+
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals === 1) {
+      if (!options.events) process.stderr.write(`\n${signal === 'SIGINT' ? 'Ctrl+C' : signal}: stopping the agent and ending the session… (again to quit at once)\n`);
+      controller.abort();
+    } else {
+      process.exit(EXIT_CODES.interrupted);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const onEvent = (event: RunEvent): void => {
+    if (options.events === 'ndjson') {
+      process.stdout.write(JSON.stringify(event) + '\n');
+      return;
+    }
+    if (!options.quiet) writeLines(process.stderr, describeEvent(event, { showAgentText: true }));
+  };
+
+  let summary: RunSummary;
+  try {
+    summary = await runLoop({
+      prompt,
+      workingDir: prepared.workingDir,
+      repository: prepared.repository,
+      actor: prepared.actor,
+      critic: prepared.critic,
+      maxIterations: prepared.settings.maxIterations,
+      sessionsDirectory: sessionsDir(),
+      sidecarDirectory: (sessionId) => sidecarDir(sessionId),
+      signal: controller.signal,
+      onEvent,
+    });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  if (options.jsonOutput) process.stdout.write(JSON.stringify(summary) + '\n');
+  return EXIT_CODES[summary.status];
+}
+
+function describeRole(launch: { adapter: { displayName: string }; program: { program: string; leadingArgs: string[] }; timeoutSecs: number }, model: string | null) {
+  return {
+    agent: launch.adapter.displayName,
+    model,
+    program: [launch.program.program, ...launch.program.leadingArgs].join(' '),
+    timeout_secs: launch.timeoutSecs,
+  };
+}

@@ -1,0 +1,148 @@
+import { OUTCOMES, type Outcome } from '../sessionFormat/sessionLines.js';
+import { sessionsDir } from '../sessionFormat/sessionFiles.js';
+import { formatDuration } from '../loop/describeEvent.js';
+import { parseFilterDate, type SessionFilter } from '../sessions/sessionFilter.js';
+import { SessionStore, type Session } from '../sessions/sessionStore.js';
+import { colorEnabled, paint, renderTable } from './terminal.js';
+import { UsageError } from './usageError.js';
+
+export interface ListOptions {
+  outcome?: string[];
+  after?: string;
+  before?: string;
+  search?: string;
+  project?: string;
+  json?: boolean;
+}
+
+export function openStore(): SessionStore {
+  return new SessionStore(sessionsDir(), (message) => process.stderr.write(`warning: ${message}\n`));
+}
+
+export function filterFromOptions(options: ListOptions): SessionFilter {
+  const outcomes = (options.outcome ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  for (const outcome of outcomes) {
+    if (!(OUTCOMES as readonly string[]).includes(outcome)) {
+      throw new UsageError(`--outcome ${outcome} is not an outcome (one of: ${OUTCOMES.join(', ')}).`);
+    }
+  }
+  return {
+    outcomes: outcomes as Outcome[],
+    after: options.after ? parseFilterDate(options.after, 'after') : undefined,
+    before: options.before ? parseFilterDate(options.before, 'before') : undefined,
+    search: options.search,
+    project: options.project,
+  };
+}
+
+export async function listCommand(options: ListOptions): Promise<number> {
+  const summaries = await openStore().list(filterFromOptions(options));
+  if (options.json) {
+    process.stdout.write(JSON.stringify(summaries, null, 2) + '\n');
+    return 0;
+  }
+  if (summaries.length === 0) {
+    process.stdout.write(`No sessions${hasFilter(options) ? ' match' : ` in ${sessionsDir()}`}.\n`);
+    return 0;
+  }
+  const width = process.stdout.columns ?? 120;
+  const rows = summaries.map((summary) => [
+    summary.id,
+    summary.outcome ?? 'running/crashed',
+    String(summary.iterations),
+    summary.duration_secs === null ? '—' : formatDuration(summary.duration_secs),
+    summary.project,
+    summary.prompt_preview,
+  ]);
+  process.stdout.write(renderTable(['ID', 'OUTCOME', 'ITER', 'DURATION', 'PROJECT', 'PROMPT'], rows, Math.max(20, width - 90)));
+  return 0;
+}
+
+function hasFilter(options: ListOptions): boolean {
+  return Boolean(options.outcome?.length || options.after || options.before || options.search || options.project);
+}
+
+export async function showCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
+  const store = openStore();
+  const session = await store.load(await store.resolveId(idOrPrefix));
+  if (options.json) {
+    const { id, start, iterations, end } = session;
+    process.stdout.write(JSON.stringify({ id, start, iterations, end }, null, 2) + '\n');
+    return 0;
+  }
+  process.stdout.write(renderSession(session, colorEnabled(process.stdout)));
+  return 0;
+}
+
+export function renderSession(session: Session, color: boolean): string {
+  const { start, end } = session;
+  const out: string[] = [];
+  out.push(paint(`Session ${session.id}`, 'heading', color));
+  out.push(`  started   ${start.timestamp}`);
+  out.push(`  folder    ${start.working_dir}`);
+  out.push(`  actor     ${start.actor_agent}${start.actor_model ? ` (${start.actor_model})` : ''}`);
+  out.push(`  critic    ${start.critic_agent}${start.critic_model ? ` (${start.critic_model})` : ''}`);
+  out.push(`  limit     ${start.max_iterations ?? 'none'}`);
+  if (end) {
+    const tone = end.outcome === 'success' ? 'success' : end.outcome === 'failed' ? 'error' : 'warning';
+    out.push(`  outcome   ${paint(end.outcome, tone, color)} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
+    if (end.confidence !== null) out.push(`  confidence ${Math.round(end.confidence * 100)}%`);
+    if (end.summary) out.push(`  summary   ${end.summary}`);
+  } else {
+    out.push(`  outcome   ${paint('none yet (running, or the runner stopped without ending it)', 'warning', color)}`);
+  }
+  out.push('', paint('Prompt', 'heading', color), indent(start.prompt.trimEnd()), '');
+  for (const iteration of session.iterations) {
+    const tone = iteration.critic_decision === 'DONE' ? 'success' : iteration.critic_decision === 'ERROR' ? 'error' : 'warning';
+    out.push(
+      `${paint(`Iteration ${iteration.iteration_number}`, 'heading', color)}  ${paint(iteration.critic_decision, tone, color)}  ` +
+        `actor ${formatDuration(iteration.actor_duration_secs)}, exit ${iteration.actor_exit_code}, ` +
+        `${iteration.git_files_changed} file(s)${iteration.git_insertions !== undefined ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
+    );
+    if (iteration.feedback) out.push(indent(iteration.feedback.trimEnd()));
+    for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${issue}`);
+    if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${iteration.critic_reverted_files.join(', ')} were reverted)`);
+    out.push('');
+  }
+  for (const warning of session.warnings) out.push(paint(`warning: ${warning}`, 'warning', color));
+  return out.join('\n') + '\n';
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}
+
+export async function diffCommand(idOrPrefix: string, options: { iteration?: number }): Promise<number> {
+  const store = openStore();
+  const id = await store.resolveId(idOrPrefix);
+  const diff = await store.recordedDiff(id, options.iteration);
+  if (diff.length === 0) process.stderr.write(options.iteration ? `Iteration ${options.iteration} changed no files.\n` : 'The session changed no files.\n');
+  else process.stdout.write(diff.endsWith('\n') ? diff : diff + '\n');
+  return 0;
+}
+
+export async function statsCommand(options: ListOptions): Promise<number> {
+  const stats = await openStore().stats(filterFromOptions(options));
+  if (options.json) {
+    process.stdout.write(JSON.stringify(stats, null, 2) + '\n');
+    return 0;
+  }
+  const percent = (value: number) => `${Math.round(value * 100)}%`;
+  const lines = [
+    `Sessions         ${stats.total_sessions}`,
+    `Success rate     ${percent(stats.success_rate)}`,
+    `Avg iterations   ${stats.avg_iterations.toFixed(1)}`,
+    `Avg duration     ${formatDuration(stats.avg_duration_secs)}`,
+    '',
+    'By project',
+    ...stats.by_project.map((project) => `  ${project.project.padEnd(28)} ${String(project.total).padStart(5)}  ${percent(project.success_rate).padStart(4)} success`),
+    '',
+    'Sessions per day',
+    ...stats.sessions_over_time.slice(-30).map((day) => `  ${day.date}  ${String(day.count).padStart(4)}  ${'▇'.repeat(Math.min(60, day.count))}`),
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+
+/**
+ * The critic's verdict, in the contract of the original codeloops: a final
+ * `<decision>{json}</decision>` block, with the plain markers TASK COMPLETE and
+ * NEEDS MORE WORK understood when there is no block.
+ */
+
+export type CriticDecision =
+  | { kind: 'DONE'; summary: string; confidence: number | null }
+  | { kind: 'CONTINUE'; feedback: string; remainingIssues: string[] }
+  | { kind: 'ERROR'; description: string; recovery: string };
+
+export interface ParsedDecision {
+  decision: CriticDecision;
+  /** How it was read: the JSON block, or a plain-text marker. */
+  source: 'block' | 'marker';
+}
+
+const text = z.string().trim();
+const confidence = z
+  .number()
+  // Some models answer 95 meaning 95 %.
+  .transform((value) => (value > 1 && value <= 100 ? value / 100 : value))
+  .pipe(z.number().min(0).max(1));
+
+const decisionBlockSchema = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('done'), summary: text.default(''), confidence: confidence.nullable().optional() }),
+  z.looseObject({
+    type: z.literal('continue'),
+    feedback: text.min(1, 'feedback is empty'),
+    remaining_issues: z.array(z.string()).default([]),
+  }),
+  z.looseObject({
+    type: z.literal('error'),
+    error_description: text.min(1, 'error_description is empty'),
+    recovery_suggestion: text.default(''),
+  }),
+]);
+
+const BLOCK = /<decision>([\s\S]*?)<\/decision>/gi;
+
+/**
+ * Reads the last `<decision>` block (a critic that quotes the tag while reasoning
+ * must not be taken at its word), validated with zod; without any block, the last
+ * plain marker. Returns null when nothing can be read.
+ */
+export function parseCriticDecision(answer: string): ParsedDecision | null {
+  const blocks = [...answer.matchAll(BLOCK)];
+  const last = blocks.at(-1);
+  if (last) {
+    const decision = parseBlock(last[1] ?? '');
+    return decision ? { decision, source: 'block' } : null;
+  }
+  return parseMarkers(answer);
+}
+
+/** Why the last block did not parse, for the repair prompt. */
+export function explainUnreadableDecision(answer: string): string {
+  const last = [...answer.matchAll(BLOCK)].at(-1);
+  if (!last) return 'there was no <decision>…</decision> block at the end of your answer';
+  const json = extractJson(last[1] ?? '');
+  if (json === undefined) return 'the <decision> block did not contain valid JSON';
+  const result = decisionBlockSchema.safeParse(normalizeType(json));
+  if (!result.success) return `the <decision> JSON did not match the contract (${result.error.issues.map((issue) => `${issue.path.join('.') || 'type'}: ${issue.message}`).join('; ')})`;
+  return 'the decision could not be read';
+}
+
+function parseBlock(body: string): CriticDecision | null {
+  const json = extractJson(body);
+  if (json === undefined) return null;
+  const result = decisionBlockSchema.safeParse(normalizeType(json));
+  if (!result.success) return null;
+  const block = result.data;
+  switch (block.type) {
+    case 'done':
+      return { kind: 'DONE', summary: block.summary, confidence: block.confidence ?? null };
+    case 'continue':
+      return { kind: 'CONTINUE', feedback: block.feedback, remainingIssues: block.remaining_issues.map((issue) => issue.trim()).filter(Boolean) };
+    case 'error':
+      return { kind: 'ERROR', description: block.error_description, recovery: block.recovery_suggestion };
+  }
+}
+
+/** JSON in the block, tolerating a Markdown fence or prose around the object. */
+function extractJson(body: string): unknown {
+  const unfenced = body.replace(/^\s*```(?:json)?\s*/i, '').replace(/\s*```\s*$/, '').trim();
+  for (const candidate of [unfenced, unfenced.slice(unfenced.indexOf('{'), unfenced.lastIndexOf('}') + 1)]) {
+    if (!candidate) continue;
+    try {
+      return JSON.parse(candidate) as unknown;
+    } catch {
+      // try the next candidate
+    }
+  }
+  return undefined;
+}
+
+function normalizeType(json: unknown): unknown {
+  if (json && typeof json === 'object' && 'type' in json && typeof (json as { type: unknown }).type === 'string') {
+    return { ...json, type: (json as { type: string }).type.trim().toLowerCase() };
+  }
+  return json;
+}
+
+const DONE_MARKER = /\bTASK[ _]COMPLETE\b/g;
+const CONTINUE_MARKER = /\bNEEDS[ _]MORE[ _]WORK\b/g;
+
+function parseMarkers(answer: string): ParsedDecision | null {
+  const lastDone = lastIndexOf(answer, DONE_MARKER);
+  const lastContinue = lastIndexOf(answer, CONTINUE_MARKER);
+  if (lastDone < 0 && lastContinue < 0) return null;
+  const prose = answer.replace(DONE_MARKER, '').replace(CONTINUE_MARKER, '').trim();
+  if (lastDone > lastContinue) {
+    return { decision: { kind: 'DONE', summary: prose, confidence: null }, source: 'marker' };
+  }
+  return { decision: { kind: 'CONTINUE', feedback: prose || 'The critic said the task needs more work.', remainingIssues: [] }, source: 'marker' };
+}
+
+function lastIndexOf(text: string, pattern: RegExp): number {
+  let index = -1;
+  for (const match of text.matchAll(pattern)) index = match.index;
+  return index;
+}
+
+/** The feedback the session records and the actor receives. */
+export function feedbackText(decision: CriticDecision): string | null {
+  switch (decision.kind) {
+    case 'DONE':
+      return null;
+    case 'CONTINUE':
+      return decision.feedback;
+    case 'ERROR':
+      return decision.recovery ? `${decision.description}\n\nRecovery: ${decision.recovery}` : decision.description;
+  }
+}

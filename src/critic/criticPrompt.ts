@@ -1,0 +1,94 @@
+import { truncateMiddle } from '../text/truncate.js';
+
+export interface CriticPromptInput {
+  task: string;
+  iteration: number;
+  maxIterations: number | null;
+  actorTranscript: string;
+  actorStderr: string;
+  actorExitCode: number;
+  /** Why the actor's run did not succeed by its own account, if it did not. */
+  actorFailure: string | null;
+  diff: string;
+  filesChanged: number;
+  insertions: number;
+  deletions: number;
+  /** Paths changed since the loop started, for context beyond this iteration. */
+  changedSinceStart: string[];
+  previousFeedback: string | null;
+}
+
+/**
+ * How much of each part the critic sees. Head and tail are kept, cut on character
+ * boundaries: the end of the actor's output says how it finished.
+ */
+const LIMITS = { transcript: 24_000, stderr: 4_000, diff: 48_000, task: 16_000, feedback: 8_000, paths: 60 };
+
+export const DECISION_CONTRACT = `Finish your answer with exactly one decision block, as the very last thing you write, in one of these three forms:
+
+<decision>{"type":"done","summary":"<what was accomplished>","confidence":<0.0 to 1.0>}</decision>
+<decision>{"type":"continue","feedback":"<what the actor must do next, concretely>","remaining_issues":["<issue>", "…"]}</decision>
+<decision>{"type":"error","error_description":"<what went wrong>","recovery_suggestion":"<how the actor can recover>"}</decision>
+
+- "done": every requirement of the task is met and the change works. Do not accept partial work.
+- "continue": work remains or something is wrong with the change; say exactly what to fix.
+- "error": the actor could not work (it crashed, timed out, was blocked) or broke the project; say how to recover.
+The JSON must be valid: double quotes, no trailing commas, no comments.`;
+
+export function buildCriticPrompt(input: CriticPromptInput): string {
+  const limit = input.maxIterations === null ? 'no iteration limit' : `at most ${input.maxIterations} iterations`;
+  const actorStatus = input.actorFailure
+    ? `The actor's run did not succeed: ${input.actorFailure} (exit code ${input.actorExitCode}).`
+    : `The actor's run finished normally (exit code ${input.actorExitCode}).`;
+  const changeSummary = `${input.filesChanged} file${input.filesChanged === 1 ? '' : 's'} changed, +${input.insertions} −${input.deletions}`;
+  const sinceStart =
+    input.changedSinceStart.length === 0
+      ? 'No files have changed since the loop started.'
+      : input.changedSinceStart.slice(0, LIMITS.paths).join('\n') +
+        (input.changedSinceStart.length > LIMITS.paths ? `\n… and ${input.changedSinceStart.length - LIMITS.paths} more` : '');
+  return `You are the critic in an actor–critic coding loop. An actor agent was given the task below and has just finished iteration ${input.iteration} (${limit}) in this repository. Decide whether the task is now complete.
+
+Judge from the evidence below and by inspecting the repository yourself: read the changed files, and run the tests or the build if that helps you judge. Do not modify, create or delete any file: you review, the actor fixes. Any change you make is reverted.
+
+## Task
+${truncateMiddle(input.task, LIMITS.task)}
+
+## Your feedback from the previous iteration
+${input.previousFeedback ? truncateMiddle(input.previousFeedback, LIMITS.feedback) : 'None: this is the first review.'}
+
+## What the actor reported
+${actorStatus}
+
+${fence(truncateMiddle(input.actorTranscript.trim(), LIMITS.transcript) || '(no output)')}
+
+## The actor's stderr
+${input.actorStderr.trim() ? fence(truncateMiddle(input.actorStderr.trim(), LIMITS.stderr)) : '(empty)'}
+
+## Changes in this iteration (${changeSummary})
+${input.diff.trim() ? fence(truncateMiddle(input.diff, LIMITS.diff), 'diff') : 'The actor changed no files in this iteration.'}
+
+## Files changed since the loop started
+${sinceStart}
+
+## Your answer
+${DECISION_CONTRACT}
+`;
+}
+
+/** Asks once more, briefly, when the critic's answer could not be read. */
+export function buildRepairPrompt(problem: string, previousAnswerTail: string | null): string {
+  const quoted = previousAnswerTail ? `\n\nThe end of your previous answer was:\n${fence(previousAnswerTail)}` : '';
+  return `Your review could not be recorded: ${problem}.${quoted}
+
+Reply with nothing but the decision block for your review, in exactly this format:
+
+${DECISION_CONTRACT}
+`;
+}
+
+/** A fence longer than any run of backticks inside, so agent output cannot close it early. */
+function fence(body: string, language = ''): string {
+  const longestRun = Math.max(2, ...[...body.matchAll(/`+/g)].map((match) => match[0].length));
+  const marks = '`'.repeat(longestRun + 1);
+  return `${marks}${language}\n${body}\n${marks}`;
+}

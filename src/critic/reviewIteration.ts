@@ -1,0 +1,104 @@
+import type { AgentEvent } from '../agents/agentEvents.js';
+import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
+import { takeTail } from '../text/truncate.js';
+import { explainUnreadableDecision, parseCriticDecision, type CriticDecision } from './criticDecision.js';
+import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
+
+export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'critic_failed';
+
+export interface Review {
+  decision: CriticDecision;
+  source: DecisionSource;
+  /** The critic's full answer(s), for the sidecar record. */
+  answer: string;
+  runs: AgentRunResult[];
+  interrupted: boolean;
+}
+
+export interface ReviewOptions {
+  model: string | null;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent, attempt: 'review' | 'repair') => void;
+  onRepair?: (problem: string) => void;
+  rawStdoutPath?: (attempt: 'review' | 'repair') => string | undefined;
+  runEnv?: Readonly<Record<string, string>>;
+}
+
+/** How much of an unreadable answer is quoted back in the repair prompt. */
+const REPAIR_QUOTE_CHARS = 3_000;
+
+/**
+ * Runs the critic and reads its decision. When nothing can be read, asks once more
+ * with a short repair prompt (in the same agent session where the agent can resume
+ * one) before recording ERROR.
+ */
+export async function reviewIteration(launch: AgentLaunch, input: CriticPromptInput, options: ReviewOptions): Promise<Review> {
+  const run = (prompt: string, attempt: 'review' | 'repair', resumeSessionId: string | null) =>
+    runAgent(
+      launch,
+      { role: 'critic', prompt, model: options.model, resumeSessionId },
+      {
+        signal: options.signal,
+        onEvent: (event) => options.onEvent?.(event, attempt),
+        rawStdoutPath: options.rawStdoutPath?.(attempt),
+        runEnv: options.runEnv,
+      },
+    );
+
+  const first = await run(buildCriticPrompt(input), 'review', null);
+  const runs = [first];
+  if (first.interrupted) return { decision: interruptedDecision(), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
+  const firstRead = readDecision(first);
+  if (firstRead) return { ...firstRead, answer: first.transcript, runs, interrupted: false };
+
+  const problem = first.succeeded ? explainUnreadableDecision(answerText(first)) : `the critic did not finish (${first.failureReason ?? 'unknown failure'})`;
+  options.onRepair?.(problem);
+  const canResume = launch.adapter.canResume && first.agentSessionId !== null;
+  const quote = answerText(first).trim() ? takeTail(answerText(first).trim(), REPAIR_QUOTE_CHARS) : null;
+  const repair = await run(
+    canResume ? buildRepairPrompt(problem, null) : buildRepairPrompt(problem, quote),
+    'repair',
+    canResume ? first.agentSessionId : null,
+  );
+  runs.push(repair);
+  const answer = `${first.transcript}\n\n--- repair ---\n\n${repair.transcript}`;
+  if (repair.interrupted) return { decision: interruptedDecision(), source: 'critic_failed', answer, runs, interrupted: true };
+  const repaired = readDecision(repair);
+  if (repaired) return { decision: repaired.decision, source: 'repair', answer, runs, interrupted: false };
+
+  const failed = !first.succeeded && !repair.succeeded;
+  const reason = failed ? (repair.failureReason ?? first.failureReason ?? 'unknown failure') : explainUnreadableDecision(answerText(repair));
+  return {
+    decision: {
+      kind: 'ERROR',
+      description: failed
+        ? `The critic could not review this iteration: ${reason}.`
+        : `The critic's answer could not be read as a decision (${reason}), even after asking again.`,
+      recovery: quote
+        ? `Check the work against the task yourself. The critic's last words were:\n${takeTail(quote, 1_500)}`
+        : 'Check the work against the task yourself and continue.',
+    },
+    source: failed ? 'critic_failed' : 'unreadable',
+    answer,
+    runs,
+    interrupted: false,
+  };
+}
+
+/** The final message first (where the block belongs), then the whole transcript. */
+function readDecision(result: AgentRunResult): { decision: CriticDecision; source: DecisionSource } | null {
+  for (const text of [result.finalText, result.transcript]) {
+    if (!text) continue;
+    const parsed = parseCriticDecision(text);
+    if (parsed) return parsed;
+  }
+  return null;
+}
+
+function answerText(result: AgentRunResult): string {
+  return result.finalText ?? result.transcript;
+}
+
+function interruptedDecision(): CriticDecision {
+  return { kind: 'ERROR', description: 'interrupted', recovery: '' };
+}

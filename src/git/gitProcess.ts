@@ -1,0 +1,93 @@
+import { execa } from 'execa';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { HeadTailBuffer } from '../text/headTailBuffer.js';
+
+/**
+ * How the runner starts git. Ambient GIT_* variables are dropped (a hook or an
+ * editor can leave GIT_DIR or GIT_INDEX_FILE pointing elsewhere); the ones the
+ * snapshot machinery sets on purpose are passed explicitly.
+ */
+
+/** Variables this module sets itself; simple-git refuses any other GIT_* by design. */
+const OWN_GIT_VARIABLES = [
+  'GIT_INDEX_FILE',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_TERMINAL_PROMPT',
+  'GIT_OPTIONAL_LOCKS',
+] as const;
+export type GitVariable = (typeof OWN_GIT_VARIABLES)[number];
+
+/** Snapshots are authored by codeloops, so no user identity is needed and none is borrowed. */
+export const SNAPSHOT_IDENTITY: Readonly<Partial<Record<GitVariable, string>>> = {
+  GIT_AUTHOR_NAME: 'codeloops',
+  GIT_AUTHOR_EMAIL: 'codeloops@localhost',
+  GIT_COMMITTER_NAME: 'codeloops',
+  GIT_COMMITTER_EMAIL: 'codeloops@localhost',
+};
+
+/**
+ * Options every invocation gets: no pager, no colour, no external diff or textconv
+ * drivers, no signing prompts, paths printed as they are (not octal-escaped).
+ */
+export const NEUTRAL_CONFIG = [
+  '-c', 'core.quotepath=false',
+  '-c', 'color.ui=false',
+  '-c', 'commit.gpgSign=false',
+  '-c', 'diff.noprefix=false',
+  '-c', 'diff.mnemonicPrefix=false',
+  '-c', 'diff.relative=false',
+];
+
+function baseEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.toUpperCase().startsWith('GIT_')) env[key] = value;
+  }
+  // Never wait on a credential prompt; never take locks a user's git might want.
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_OPTIONAL_LOCKS = '0';
+  return env;
+}
+
+export function gitClient(directory: string, variables: Partial<Record<GitVariable, string>> = {}): SimpleGit {
+  return simpleGit({ baseDir: directory, allowEnvironment: [...OWN_GIT_VARIABLES], trimmed: false })
+    .env({ ...baseEnvironment(), ...variables });
+}
+
+export function gitEnvironment(variables: Partial<Record<GitVariable, string>> = {}): Record<string, string> {
+  return { ...baseEnvironment(), ...variables };
+}
+
+export interface StreamedOutput {
+  text: string;
+  totalChars: number;
+  truncated: boolean;
+}
+
+/**
+ * Runs git and keeps only the head and tail of its output: a diff can be hundreds
+ * of megabytes, and the runner's memory must stay flat.
+ */
+export async function gitStreamed(directory: string, args: readonly string[], maxChars: number): Promise<StreamedOutput> {
+  const buffer = new HeadTailBuffer(Math.floor(maxChars / 2), Math.floor(maxChars / 2));
+  const child = execa('git', [...NEUTRAL_CONFIG, ...args], {
+    cwd: directory,
+    env: gitEnvironment(),
+    extendEnv: false,
+    buffer: { stdout: false, stderr: true },
+    stdin: 'ignore',
+    encoding: 'utf8',
+    reject: false,
+  });
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => buffer.append(chunk));
+  const result = await child;
+  if (result.exitCode !== 0) {
+    throw new Error(`git ${args[0]} failed (exit ${result.exitCode}): ${String(result.stderr).trim()}`);
+  }
+  const text = buffer.toString();
+  return { text, totalChars: buffer.totalChars, truncated: text.length !== buffer.totalChars };
+}

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { gitClient, NEUTRAL_CONFIG, SNAPSHOT_IDENTITY } from './gitProcess.js';
+import { headCommit, type Repository } from './repository.js';
+
+/**
+ * Snapshots of the whole working tree as commits under private refs, made with a
+ * temporary index. They capture untracked files, edits made through a shell and the
+ * agent's own commits, and never touch the user's index, HEAD, branch or stash.
+ */
+
+export interface Snapshot {
+  commit: string;
+  tree: string;
+}
+
+export const SNAPSHOT_REF_ROOT = 'refs/codeloops';
+
+export type SnapshotLabel = 'pre' | 'post' | 'critic';
+
+/** `refs/codeloops/<session>/<iteration>/<label>`. */
+export function snapshotRef(sessionId: string, iteration: number, label: SnapshotLabel): string {
+  return `${SNAPSHOT_REF_ROOT}/${sessionId}/${iteration}/${label}`;
+}
+
+/**
+ * Commits the current state of the work tree and, when `ref` is given, points that
+ * ref at it. The temporary index starts as a copy of the user's, so `git add -A`
+ * reuses its stat cache instead of hashing every file again.
+ */
+export async function takeSnapshot(repository: Repository, message: string, ref?: string): Promise<Snapshot> {
+  const temporaryIndex = path.join(repository.gitDir, `codeloops-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    try {
+      fs.copyFileSync(repository.indexFile, temporaryIndex);
+    } catch (error) {
+      // No index yet (fresh `git init`): git builds one from scratch.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const git = gitClient(repository.root, { GIT_INDEX_FILE: temporaryIndex, ...SNAPSHOT_IDENTITY });
+    // Ignored files stay out, as in any commit; nested repositories are recorded as links.
+    await git.raw([...NEUTRAL_CONFIG, '-c', 'advice.addEmbeddedRepo=false', 'add', '--all']);
+    const tree = (await git.raw(['write-tree'])).trim();
+    const parent = await headCommit(repository);
+    const commit = (
+      await git.raw([...NEUTRAL_CONFIG, 'commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message])
+    ).trim();
+    if (ref) await git.raw(['update-ref', '-m', message, ref, commit]);
+    return { commit, tree };
+  } finally {
+    fs.rmSync(temporaryIndex, { force: true });
+    fs.rmSync(`${temporaryIndex}.lock`, { force: true });
+  }
+}
+
+/** The snapshot a ref points at, or undefined when the ref is gone (pruned, another clone). */
+export async function readSnapshot(repository: Repository, ref: string): Promise<Snapshot | undefined> {
+  const output = (await gitClient(repository.root).raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`, `${ref}^{tree}`])).trim();
+  const [commit, tree] = output.split('\n');
+  return commit && tree ? { commit, tree } : undefined;
+}
+
+export async function objectExists(repository: Repository, sha: string): Promise<boolean> {
+  const output = (await gitClient(repository.root).raw(['cat-file', '-t', sha]).catch(() => '')).trim();
+  return output.length > 0;
+}
+
+export async function pointRef(repository: Repository, ref: string, commit: string, message: string): Promise<void> {
+  await gitClient(repository.root).raw(['update-ref', '-m', message, ref, commit]);
+}
+
+/** Every snapshot ref of a session, by name. */
+export async function listSessionRefs(repository: Repository, sessionId: string): Promise<Map<string, string>> {
+  const output = await gitClient(repository.root).raw(['for-each-ref', '--format=%(objectname) %(refname)', `${SNAPSHOT_REF_ROOT}/${sessionId}/`]);
+  const refs = new Map<string, string>();
+  for (const line of output.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+  }
+  return refs;
+}
+
+export async function deleteSessionRefs(repository: Repository, sessionId: string): Promise<number> {
+  const refs = await listSessionRefs(repository, sessionId);
+  const git = gitClient(repository.root);
+  for (const ref of refs.keys()) await git.raw(['update-ref', '-d', ref]);
+  return refs.size;
+}

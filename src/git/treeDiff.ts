@@ -1,0 +1,136 @@
+import { gitClient, gitStreamed, NEUTRAL_CONFIG } from './gitProcess.js';
+import type { Repository } from './repository.js';
+
+export type FileChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
+
+export interface FileChange {
+  path: string;
+  /** For renames and copies: where it came from. */
+  oldPath?: string;
+  status: FileChangeStatus;
+  /** null for binary files. */
+  insertions: number | null;
+  deletions: number | null;
+}
+
+export interface DiffSummary {
+  /** Unified diff, head and tail kept when it is larger than the limit. */
+  diff: string;
+  diffTruncated: boolean;
+  filesChanged: number;
+  insertions: number;
+  deletions: number;
+  files: FileChange[];
+}
+
+/** The unified diff kept in a session line; the snapshots keep everything. */
+export const MAX_RECORDED_DIFF_CHARS = 4_000_000;
+
+const STATUS_LETTERS: Readonly<Record<string, FileChangeStatus>> = {
+  A: 'added',
+  M: 'modified',
+  D: 'deleted',
+  R: 'renamed',
+  C: 'copied',
+  T: 'type_changed',
+};
+
+/** What changed between two snapshots (commits or trees), with renames detected. */
+export async function diffSnapshots(
+  repository: Repository,
+  from: string,
+  to: string,
+  maxDiffChars: number = MAX_RECORDED_DIFF_CHARS,
+): Promise<DiffSummary> {
+  if (from === to) return { diff: '', diffTruncated: false, filesChanged: 0, insertions: 0, deletions: 0, files: [] };
+  const git = gitClient(repository.root);
+  const common = ['--no-ext-diff', '--no-textconv', '--find-renames', '--no-color'];
+  const [nameStatus, numstat, patch] = await Promise.all([
+    git.raw([...NEUTRAL_CONFIG, 'diff', ...common, '--name-status', '-z', from, to]),
+    git.raw([...NEUTRAL_CONFIG, 'diff', ...common, '--numstat', '-z', from, to]),
+    gitStreamed(repository.root, ['diff', ...common, from, to], maxDiffChars),
+  ]);
+  const files = parseNameStatus(nameStatus);
+  const counts = parseNumstat(numstat);
+  let insertions = 0;
+  let deletions = 0;
+  for (const file of files) {
+    const count = counts.get(file.path);
+    if (count) {
+      file.insertions = count.insertions;
+      file.deletions = count.deletions;
+      insertions += count.insertions ?? 0;
+      deletions += count.deletions ?? 0;
+    }
+  }
+  return { diff: patch.text, diffTruncated: patch.truncated, filesChanged: files.length, insertions, deletions, files };
+}
+
+/** `--name-status -z`: `X\0path\0` or `R100\0old\0new\0`. */
+export function parseNameStatus(output: string): FileChange[] {
+  const fields = output.split('\0');
+  const files: FileChange[] = [];
+  for (let i = 0; i < fields.length; ) {
+    const code = fields[i++];
+    if (!code) continue;
+    const status = STATUS_LETTERS[code[0]!] ?? 'modified';
+    if (status === 'renamed' || status === 'copied') {
+      const oldPath = fields[i++] ?? '';
+      const newPath = fields[i++] ?? '';
+      files.push({ path: newPath, oldPath, status, insertions: null, deletions: null });
+    } else {
+      files.push({ path: fields[i++] ?? '', status, insertions: null, deletions: null });
+    }
+  }
+  return files;
+}
+
+/** `--numstat -z`: `ins\tdel\tpath\0`, or `ins\tdel\t\0old\0new\0` for renames; `-` for binary. */
+export function parseNumstat(output: string): Map<string, { insertions: number | null; deletions: number | null }> {
+  const fields = output.split('\0');
+  const counts = new Map<string, { insertions: number | null; deletions: number | null }>();
+  for (let i = 0; i < fields.length; ) {
+    const record = fields[i++];
+    if (!record) continue;
+    const [added, removed, ...rest] = record.split('\t');
+    let filePath = rest.join('\t');
+    if (filePath === '') {
+      i++; // old path
+      filePath = fields[i++] ?? '';
+    }
+    counts.set(filePath, {
+      insertions: added === '-' ? null : Number(added),
+      deletions: removed === '-' ? null : Number(removed),
+    });
+  }
+  return counts;
+}
+
+export interface TreeEntryChange {
+  path: string;
+  /** What the path is in the target: absent means it must be removed. */
+  presentInTarget: boolean;
+  /** Git links (nested repositories, submodules) are never touched. */
+  isGitLink: boolean;
+}
+
+/** Path-level changes from `from` to `to`, without rename pairing: what a restore must touch. */
+export async function changedPaths(repository: Repository, from: string, to: string): Promise<TreeEntryChange[]> {
+  if (from === to) return [];
+  const output = await gitClient(repository.root).raw([...NEUTRAL_CONFIG, 'diff-tree', '-r', '-z', '--no-renames', from, to]);
+  // Raw format: `:oldmode newmode oldsha newsha X\0path\0`.
+  const fields = output.split('\0');
+  const changes: TreeEntryChange[] = [];
+  for (let i = 0; i < fields.length; ) {
+    const meta = fields[i++];
+    if (!meta || !meta.startsWith(':')) continue;
+    const [oldMode, newMode, , , status] = meta.slice(1).split(' ');
+    const entryPath = fields[i++] ?? '';
+    changes.push({
+      path: entryPath,
+      presentInTarget: status !== 'D',
+      isGitLink: oldMode === '160000' || newMode === '160000',
+    });
+  }
+  return changes;
+}

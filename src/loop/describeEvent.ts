@@ -1,0 +1,154 @@
+import type { AgentEvent, Usage } from '../agents/agentEvents.js';
+import type { RunEvent } from './runEvents.js';
+
+/**
+ * Run events as lines a person reads: the CLI prints them, the editor's output
+ * channel shows them. One wording for both.
+ */
+
+export type LineTone = 'heading' | 'info' | 'agent' | 'success' | 'warning' | 'error' | 'muted';
+
+export interface DescribedLine {
+  text: string;
+  tone: LineTone;
+}
+
+export interface DescribeOptions {
+  /** Stream the agents' text as it arrives (off: only tool calls and verdicts). */
+  showAgentText: boolean;
+}
+
+export function describeEvent(event: RunEvent, options: DescribeOptions): DescribedLine[] {
+  switch (event.type) {
+    case 'run_started': {
+      const limit = event.max_iterations === null ? 'no iteration limit' : `max ${event.max_iterations} iterations`;
+      return [
+        { text: `Session ${event.session_id}${event.resumed_from ? ` (resuming ${event.resumed_from})` : ''}`, tone: 'heading' },
+        { text: `actor ${agentLabel(event.actor_agent, event.actor_model)} · critic ${agentLabel(event.critic_agent, event.critic_model)} · ${limit}`, tone: 'muted' },
+        { text: `in ${event.working_dir}`, tone: 'muted' },
+      ];
+    }
+    case 'iteration_started':
+      return [{ text: `── Iteration ${event.iteration} ──`, tone: 'heading' }];
+    case 'phase':
+      if (event.status === 'started' && event.phase === 'actor') return [{ text: 'actor working…', tone: 'info' }];
+      if (event.status === 'started' && event.phase === 'critic') return [{ text: 'critic reviewing…', tone: 'info' }];
+      return [];
+    case 'agent_event':
+      return describeAgentEvent(event.role, event.event, options);
+    case 'agent_finished': {
+      if (event.interrupted) return [{ text: `${event.role} stopped (interrupted)`, tone: 'warning' }];
+      const facts = [`${formatDuration(event.duration_secs)}`, `exit ${event.exit_code}`, ...usageFacts(event.usage)];
+      if (!event.succeeded) {
+        return [{ text: `${event.role} failed after ${facts.join(', ')}: ${event.failure_reason ?? 'unknown failure'}`, tone: 'error' }];
+      }
+      return [{ text: `${event.role} finished in ${facts.join(', ')}`, tone: 'muted' }];
+    }
+    case 'snapshot':
+      return [];
+    case 'diff_captured': {
+      if (event.files_changed === 0) return [{ text: 'diff: no files changed', tone: 'info' }];
+      const files = event.files.slice(0, 8).map((file) => `${statusMark(file.status)} ${file.oldPath ? `${file.oldPath} → ` : ''}${file.path}`);
+      const more = event.files.length > 8 ? [`  … ${event.files.length - 8} more`] : [];
+      return [
+        { text: `diff: ${event.files_changed} file${event.files_changed === 1 ? '' : 's'} changed, +${event.insertions} −${event.deletions}`, tone: 'info' },
+        ...[...files, ...more].map((text) => ({ text: `  ${text}`, tone: 'muted' as const })),
+      ];
+    }
+    case 'critic_decision': {
+      const lines: DescribedLine[] = [];
+      if (event.decision === 'DONE') {
+        const confidence = event.confidence === null ? '' : ` (confidence ${Math.round(event.confidence * 100)}%)`;
+        lines.push({ text: `critic: DONE${confidence}`, tone: 'success' });
+        if (event.summary) lines.push({ text: indent(event.summary), tone: 'agent' });
+      } else {
+        lines.push({ text: `critic: ${event.decision}`, tone: event.decision === 'ERROR' ? 'error' : 'warning' });
+        if (event.feedback) lines.push({ text: indent(event.feedback), tone: 'agent' });
+        for (const issue of event.remaining_issues) lines.push({ text: `  - ${issue}`, tone: 'agent' });
+      }
+      return lines;
+    }
+    case 'critic_changes_reverted':
+      return [];
+    case 'iteration_finished':
+      return [];
+    case 'warning':
+      return [{ text: `warning: ${event.message}`, tone: 'warning' }];
+    case 'run_finished':
+      return describeOutcome(event);
+  }
+}
+
+function describeOutcome(event: Extract<RunEvent, { type: 'run_finished' }>): DescribedLine[] {
+  const after = `after ${event.iterations} iteration${event.iterations === 1 ? '' : 's'} (${formatDuration(event.total_duration_secs)})`;
+  const lines: DescribedLine[] = [];
+  switch (event.status) {
+    case 'success':
+      lines.push({ text: `✓ Done ${after}`, tone: 'success' });
+      break;
+    case 'max_iterations_reached':
+      lines.push({ text: `■ Stopped at the iteration limit ${after}`, tone: 'warning' });
+      break;
+    case 'interrupted':
+      lines.push({ text: `■ Interrupted ${after}`, tone: 'warning' });
+      break;
+    case 'failed':
+      lines.push({ text: `✗ Failed ${after}: ${event.error ?? 'unknown error'}`, tone: 'error' });
+      break;
+  }
+  lines.push({ text: `session: ${event.session_file}`, tone: 'muted' });
+  return lines;
+}
+
+function describeAgentEvent(role: 'actor' | 'critic', event: AgentEvent, options: DescribeOptions): DescribedLine[] {
+  switch (event.kind) {
+    case 'text':
+      return options.showAgentText && role === 'actor' && event.text.trim() ? [{ text: indent(event.text), tone: 'agent' }] : [];
+    case 'tool_use':
+      return [{ text: `  → ${event.name}${event.summary ? `: ${event.summary}` : ''}`, tone: 'muted' }];
+    case 'tool_result':
+      return event.isError ? [{ text: `    ✗ ${event.summary}`, tone: 'warning' }] : [];
+    case 'error':
+      return [{ text: `  ${role} error: ${event.message}`, tone: 'error' }];
+    default:
+      return [];
+  }
+}
+
+function agentLabel(agent: string, model: string | null): string {
+  return model ? `${agent} (${model})` : agent;
+}
+
+function usageFacts(usage: Usage | null): string[] {
+  if (!usage) return [];
+  const facts: string[] = [];
+  if (usage.costUsd !== undefined) facts.push(`$${usage.costUsd.toFixed(4)}`);
+  const tokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  if (tokens > 0) facts.push(`${formatCount(tokens)} tokens`);
+  return facts;
+}
+
+export function formatDuration(secs: number): string {
+  if (secs < 60) return `${secs.toFixed(1)}s`;
+  const minutes = Math.floor(secs / 60);
+  if (minutes < 60) return `${minutes}m ${Math.round(secs % 60)}s`;
+  return `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
+}
+
+export function formatCount(value: number): string {
+  if (value < 1000) return String(value);
+  if (value < 1_000_000) return `${(value / 1000).toFixed(1)}k`;
+  return `${(value / 1_000_000).toFixed(1)}M`;
+}
+
+function statusMark(status: string): string {
+  return { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' }[status] ?? '?';
+}
+
+function indent(text: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}

@@ -1,0 +1,55 @@
+import path from 'node:path';
+import { adapterFor } from '../agents/adapterRegistry.js';
+import { resolveAgentProgram } from '../agents/agentProgram.js';
+import { loadRunSettings, type ConfigLayer, type FlagOverrides, type RoleSettings, type RunSettings } from '../config/runSettings.js';
+import { openRepository, type Repository } from '../git/repository.js';
+import type { Environment } from '../sessionFormat/sessionFiles.js';
+import type { RoleLaunch } from './loopRunner.js';
+
+export interface PreparedRun {
+  workingDir: string;
+  repository: Repository;
+  settings: RunSettings;
+  actor: RoleLaunch;
+  critic: RoleLaunch;
+}
+
+export interface PrepareOptions {
+  workingDir: string;
+  flags?: FlagOverrides;
+  userLayers?: ConfigLayer[];
+  env?: Environment;
+}
+
+/**
+ * Everything that can be checked before a loop starts is checked here, so that a
+ * bad config, a missing agent or a folder that is not a repository fails at once
+ * with a clear message and writes no session.
+ */
+export async function prepareRun(options: PrepareOptions): Promise<PreparedRun> {
+  const workingDir = path.resolve(options.workingDir);
+  const repository = await openRepository(workingDir);
+  const settings = loadRunSettings({ workingDir, env: options.env, flags: options.flags, userLayers: options.userLayers });
+  return {
+    workingDir,
+    repository,
+    settings,
+    actor: roleLaunch(settings.actor, workingDir, options.env),
+    critic: roleLaunch(settings.critic, workingDir, options.env),
+  };
+}
+
+function roleLaunch(role: RoleSettings, workingDir: string, env: Environment | undefined): RoleLaunch {
+  const adapter = adapterFor(role.agent);
+  return {
+    model: role.model,
+    launch: {
+      adapter,
+      program: resolveAgentProgram(adapter, role, workingDir, env),
+      extraArgs: role.extraArgs,
+      env: role.env,
+      workingDir,
+      timeoutSecs: role.timeoutSecs,
+    },
+  };
+}

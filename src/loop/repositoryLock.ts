@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Repository } from '../git/repository.js';
+
+export class LoopAlreadyRunningError extends Error {
+  override name = 'LoopAlreadyRunningError';
+}
+
+export interface RepositoryLock {
+  release(): void;
+}
+
+interface LockOwner {
+  pid: number;
+  startedAt: string;
+}
+
+/**
+ * One loop per repository at a time: two loops snapshotting and restoring the same
+ * tree would attribute each other's edits. A lock left by a runner that died is
+ * taken over.
+ */
+export function acquireRepositoryLock(repository: Repository): RepositoryLock {
+  const lockPath = path.join(repository.gitDir, 'codeloops.lock');
+  const owner: LockOwner = { pid: process.pid, startedAt: new Date().toISOString() };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockPath, JSON.stringify(owner), { flag: 'wx', mode: 0o600 });
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            const current = JSON.parse(fs.readFileSync(lockPath, 'utf8')) as LockOwner;
+            if (current.pid === owner.pid && current.startedAt === owner.startedAt) fs.rmSync(lockPath, { force: true });
+          } catch {
+            // gone already
+          }
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const existing = readOwner(lockPath);
+      if (existing && isAlive(existing.pid)) {
+        throw new LoopAlreadyRunningError(
+          `Another codeloops loop is running in ${repository.root} (pid ${existing.pid}, since ${existing.startedAt}). ` +
+            `Wait for it to finish or interrupt it; if no loop is running, delete ${lockPath}.`,
+        );
+      }
+      fs.rmSync(lockPath, { force: true }); // stale: its runner is gone
+    }
+  }
+  throw new LoopAlreadyRunningError(`Could not take the loop lock ${lockPath}.`);
+}
+
+function readOwner(lockPath: string): LockOwner | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(lockPath, 'utf8')) as LockOwner;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,52 @@
+import type { Outcome } from '../sessionFormat/sessionLines.js';
+import type { SessionSummary } from './sessionSummary.js';
+
+export interface SessionFilter {
+  /** Any of these outcomes; `active` is not an outcome, use `onlyActive`. */
+  outcomes?: readonly Outcome[];
+  after?: Date;
+  before?: Date;
+  /** Case-insensitive substring of the whole prompt. */
+  search?: string;
+  project?: string;
+}
+
+export class InvalidFilterError extends Error {
+  override name = 'InvalidFilterError';
+}
+
+/**
+ * Dates as users type them: `2025-01-27` (start of that day, UTC) or a full ISO
+ * 8601 datetime. `--before 2025-01-27` means before the end of that day.
+ */
+export function parseFilterDate(value: string, bound: 'after' | 'before'): Date {
+  const trimmed = value.trim();
+  if (/^\d{4}-\d{2}-\d{2}$/.test(trimmed)) {
+    const day = new Date(`${trimmed}T00:00:00Z`);
+    if (!Number.isNaN(day.getTime())) {
+      return bound === 'before' ? new Date(day.getTime() + 24 * 3600 * 1000 - 1) : day;
+    }
+  }
+  const parsed = /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? new Date(trimmed) : new Date(Number.NaN);
+  if (Number.isNaN(parsed.getTime())) {
+    throw new InvalidFilterError(`--${bound} "${value}" is not a date: use YYYY-MM-DD or an ISO 8601 datetime.`);
+  }
+  return parsed;
+}
+
+/** True when a session that started at `startedAt` can pass the date bounds. */
+export function matchesDates(filter: SessionFilter, startedAt: Date): boolean {
+  if (filter.after && startedAt < filter.after) return false;
+  if (filter.before && startedAt > filter.before) return false;
+  return true;
+}
+
+export function matchesFilter(filter: SessionFilter, summary: SessionSummary, fullPrompt: string): boolean {
+  if (filter.outcomes && filter.outcomes.length > 0) {
+    if (summary.outcome === null || !filter.outcomes.includes(summary.outcome)) return false;
+  }
+  if (!matchesDates(filter, new Date(summary.timestamp))) return false;
+  if (filter.search && !fullPrompt.toLowerCase().includes(filter.search.toLowerCase())) return false;
+  if (filter.project && summary.project !== filter.project) return false;
+  return true;
+}

@@ -1,0 +1,263 @@
+import fs, { type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  sessionLineSchema,
+  sessionStartLineSchema,
+  type IterationLine,
+  type SessionEndLine,
+  type SessionStartLine,
+} from '../sessionFormat/sessionLines.js';
+import { isSessionId, timestampFromSessionId } from '../sessionFormat/sessionFiles.js';
+import { readAllLines, readFirstLine, readLinesBackward } from './lineReader.js';
+import { matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
+import { computeStats, summarize, type SessionStats, type SessionSummary } from './sessionSummary.js';
+
+export interface Session {
+  id: string;
+  filePath: string;
+  start: SessionStartLine;
+  iterations: IterationLine[];
+  end: SessionEndLine | null;
+  /** Lines that were skipped, with the reason; empty for a clean file. */
+  warnings: string[];
+}
+
+export type WarningSink = (message: string) => void;
+
+export class SessionNotFoundError extends Error {
+  override name = 'SessionNotFoundError';
+  constructor(id: string, directory: string) {
+    super(`No session "${id}" in ${directory}. Run "codeloops sessions list" to see the sessions there.`);
+  }
+}
+
+export class AmbiguousSessionIdError extends Error {
+  override name = 'AmbiguousSessionIdError';
+  constructor(prefix: string, matches: readonly string[]) {
+    super(`"${prefix}" matches ${matches.length} sessions (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', …' : ''}); give more of the id.`);
+  }
+}
+
+export class NotASessionError extends Error {
+  override name = 'NotASessionError';
+}
+
+/** How many files are read at once while listing: enough to hide latency, few enough to keep descriptors. */
+const LIST_CONCURRENCY = 32;
+/** File names carry the start second; collisions push it later by seconds, so allow slack. */
+const FILE_NAME_DATE_SLACK_MS = 3600 * 1000;
+
+/**
+ * Reads the sessions folder. Listing reads only the first and the last line of each
+ * file; loading a session streams it line by line. Bad lines are skipped with a
+ * warning and reading goes on.
+ */
+export class SessionStore {
+  constructor(
+    readonly directory: string,
+    private readonly warn: WarningSink = () => {},
+  ) {}
+
+  filePathOf(id: string): string {
+    if (!isSessionId(id)) throw new SessionNotFoundError(id, this.directory);
+    return path.join(this.directory, `${id}.jsonl`);
+  }
+
+  async listIds(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await fs.readdir(this.directory);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    return names.filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).filter(isSessionId);
+  }
+
+  /** Sessions matching the filter, newest first. */
+  async list(filter: SessionFilter = {}): Promise<SessionSummary[]> {
+    const ids = (await this.listIds()).filter((id) => {
+      const startedAt = timestampFromSessionId(id);
+      if (!startedAt) return true;
+      return matchesDates(
+        { after: filter.after && new Date(filter.after.getTime() - FILE_NAME_DATE_SLACK_MS), before: filter.before && new Date(filter.before.getTime() + FILE_NAME_DATE_SLACK_MS) },
+        startedAt,
+      );
+    });
+    const summaries: SessionSummary[] = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        const found = await this.readSummary(id);
+        if (found && matchesFilter(filter, found.summary, found.prompt)) summaries.push(found.summary);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, ids.length) }, worker));
+    return summaries.sort(newestFirst);
+  }
+
+  /** One session's summary from its first and last lines, or undefined if it is not readable. */
+  async summary(id: string): Promise<SessionSummary | undefined> {
+    return (await this.readSummary(id))?.summary;
+  }
+
+  async stats(filter: SessionFilter = {}): Promise<SessionStats> {
+    return computeStats(await this.list(filter));
+  }
+
+  /**
+   * Resolves what a user typed: a full id, a unique prefix of one, or `latest`.
+   */
+  async resolveId(idOrPrefix: string): Promise<string> {
+    const ids = await this.listIds();
+    if (idOrPrefix === 'latest' || idOrPrefix === 'last') {
+      const newest = (await this.list())[0];
+      if (!newest) throw new SessionNotFoundError(idOrPrefix, this.directory);
+      return newest.id;
+    }
+    if (ids.includes(idOrPrefix)) return idOrPrefix;
+    const matches = ids.filter((id) => id.startsWith(idOrPrefix));
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length > 1) throw new AmbiguousSessionIdError(idOrPrefix, matches.sort());
+    throw new SessionNotFoundError(idOrPrefix, this.directory);
+  }
+
+  async load(id: string): Promise<Session> {
+    const filePath = this.filePathOf(id);
+    try {
+      await fs.access(filePath);
+    } catch {
+      throw new SessionNotFoundError(id, this.directory);
+    }
+    const warnings: string[] = [];
+    const warn = (message: string): void => {
+      warnings.push(message);
+      this.warn(`${id}: ${message}`);
+    };
+    let start: SessionStartLine | undefined;
+    const iterations: IterationLine[] = [];
+    let end: SessionEndLine | null = null;
+    for await (const { text, lineNumber, last } of readAllLines(filePath)) {
+      if (text.trim() === '') continue;
+      const parsed = parseLine(text);
+      if (!parsed.ok) {
+        warn(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
+        continue;
+      }
+      const line = parsed.line;
+      if (!start) {
+        if (line.type !== 'session_start') throw new NotASessionError(`${filePath} does not start with a session_start line.`);
+        start = line;
+      } else if (line.type === 'iteration') {
+        if (end) warn(`line ${lineNumber}: iteration after session_end`);
+        iterations.push(line);
+      } else if (line.type === 'session_end') {
+        if (end) warn(`line ${lineNumber}: a second session_end; the last one wins`);
+        end = line;
+      } else {
+        warn(`skipped line ${lineNumber}: a second session_start`);
+      }
+    }
+    if (!start) throw new NotASessionError(`${filePath} has no readable session_start line.`);
+    return { id, filePath, start, iterations, end, warnings };
+  }
+
+  /** The recorded diff of one iteration, or of every iteration in order. */
+  async recordedDiff(id: string, iterationNumber?: number): Promise<string> {
+    const session = await this.load(id);
+    if (iterationNumber !== undefined) {
+      const iteration = session.iterations.find((it) => it.iteration_number === iterationNumber);
+      if (!iteration) {
+        const known = session.iterations.map((it) => it.iteration_number).join(', ') || 'none';
+        throw new RangeError(`Session ${id} has no iteration ${iterationNumber} (iterations: ${known}).`);
+      }
+      return iteration.git_diff;
+    }
+    return session.iterations
+      .filter((it) => it.git_diff.length > 0)
+      .map((it) => `# iteration ${it.iteration_number}\n${it.git_diff.endsWith('\n') ? it.git_diff : it.git_diff + '\n'}`)
+      .join('');
+  }
+
+  private async readSummary(id: string): Promise<{ summary: SessionSummary; prompt: string } | undefined> {
+    const filePath = path.join(this.directory, `${id}.jsonl`);
+    let handle: FileHandle;
+    try {
+      handle = await fs.open(filePath, 'r');
+    } catch (error) {
+      // Deleted between readdir and open: not a warning, just gone.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      const firstLine = await readFirstLine(handle, size);
+      if (!firstLine) {
+        this.warn(`${id}: empty session file skipped`);
+        return undefined;
+      }
+      const first = parseStartLine(firstLine.text);
+      if (!first.ok) {
+        this.warn(`${id}: skipped, its first line is not a session_start (${first.reason})`);
+        return undefined;
+      }
+      let lastIteration: IterationLine | undefined;
+      let end: SessionEndLine | undefined;
+      if (firstLine.terminated) {
+        for await (const candidate of readLinesBackward(handle, size, firstLine.end + 1)) {
+          const parsed = parseLine(candidate.text);
+          if (!parsed.ok) {
+            this.warn(`${id}: skipped ${candidate.terminated ? 'a bad' : 'a torn'} line at byte ${candidate.start} (${parsed.reason})`);
+            continue;
+          }
+          if (parsed.line.type === 'session_end') end = parsed.line;
+          else if (parsed.line.type === 'iteration') lastIteration = parsed.line;
+          else continue;
+          break;
+        }
+      }
+      return { summary: summarize(id, first.line, lastIteration, end), prompt: first.line.prompt };
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+type ParseResult<T> = { ok: true; line: T } | { ok: false; reason: string };
+
+function parseLine(text: string): ParseResult<ReturnType<typeof sessionLineSchema.parse>> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'not valid JSON' };
+  }
+  const result = sessionLineSchema.safeParse(json);
+  if (!result.success) return { ok: false, reason: describeIssues(result.error.issues) };
+  return { ok: true, line: result.data };
+}
+
+function parseStartLine(text: string): ParseResult<SessionStartLine> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'not valid JSON' };
+  }
+  const result = sessionStartLineSchema.safeParse(json);
+  if (!result.success) return { ok: false, reason: describeIssues(result.error.issues) };
+  return { ok: true, line: result.data };
+}
+
+function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+  return issues
+    .slice(0, 3)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+}
+
+function newestFirst(a: SessionSummary, b: SessionSummary): number {
+  const byTime = Date.parse(b.timestamp) - Date.parse(a.timestamp);
+  return byTime !== 0 ? byTime : b.id.localeCompare(a.id);
+}

@@ -1,0 +1,69 @@
+// The whole test suite: build, type-check, then every mocha tier, ending with the
+// plain line CI reads: "N passed, N failed".
+//   node test/run.mjs                 everything
+//   node test/run.mjs unit loop       only these tiers
+//   node test/run.mjs --grep text     only tests whose title matches
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+process.chdir(root);
+
+const TIERS = ['unit', 'loop', 'cli', 'e2e'];
+let grep;
+const requested = [];
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === '--grep') grep = process.argv[++i];
+  else requested.push(process.argv[i]);
+}
+const tiers = requested.length > 0 ? TIERS.filter((tier) => requested.includes(tier)) : TIERS;
+
+let passed = 0;
+let failed = 0;
+
+function step(title, command, args) {
+  process.stdout.write(`\n== ${title}\n`);
+  const result = spawnSync(command, args, { stdio: 'inherit' });
+  if (result.status === 0) {
+    passed += 1;
+    return true;
+  }
+  failed += 1;
+  process.stdout.write(`${title} failed (exit ${result.status ?? result.signal})\n`);
+  return false;
+}
+
+const built = step('build', process.execPath, ['esbuild.mjs', '--tests']);
+step('typecheck', process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit', '-p', '.']);
+
+function collect(directory) {
+  if (!fs.existsSync(directory)) return [];
+  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(directory, entry.name);
+    if (entry.isDirectory()) return collect(full);
+    return entry.name.endsWith('.test.js') ? [full] : [];
+  });
+}
+
+if (built) {
+  const Mocha = require('mocha');
+  for (const tier of tiers) {
+    const files = collect(path.join('out', 'test', tier)).sort();
+    if (files.length === 0) continue;
+    process.stdout.write(`\n== ${tier} tests\n`);
+    const mocha = new Mocha({ timeout: tier === 'e2e' ? 240_000 : 60_000, reporter: 'spec', grep });
+    for (const file of files) mocha.addFile(path.resolve(file));
+    await new Promise((resolve) => {
+      const runner = mocha.run(() => resolve());
+      runner.on('pass', () => (passed += 1));
+      runner.on('fail', () => (failed += 1));
+    });
+    mocha.dispose();
+  }
+}
+
+process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.exit(failed === 0 ? 0 : 1);

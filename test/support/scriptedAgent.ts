@@ -1,0 +1,68 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { repoRoot, tempDir } from './testEnvironment.js';
+
+/** One step of the scripted agent (test/fixtures/agents/scriptedAgent.mjs). */
+export type ScriptStep =
+  | { write: { path: string; content: string } }
+  | { delete: string }
+  | { shell: string[] }
+  | { commit: string }
+  | { print: string }
+  | { stderr: string }
+  | { sleep: number }
+  | { hang: true }
+  | { spawnChild: true }
+  | { flood: number; floodLine?: string }
+  | { exit: number }
+  | { kill: NodeJS.Signals };
+
+export interface AgentScript {
+  /** Steps per actor call, in order; the last entry repeats. */
+  actor?: ScriptStep[][];
+  critic?: ScriptStep[][];
+}
+
+export interface ScriptedAgent {
+  dir: string;
+  command: string[];
+  env: Record<string, string>;
+  /** The prompt the role got on its n-th call (1-based). */
+  prompt(role: 'actor' | 'critic', call: number): string;
+  /** How many times the role was started. */
+  calls(role: 'actor' | 'critic'): number;
+  envSeen(role: 'actor' | 'critic', call: number): Record<string, string | number | undefined>;
+}
+
+export const SCRIPTED_AGENT = (): string => path.join(repoRoot(), 'test', 'fixtures', 'agents', 'scriptedAgent.mjs');
+
+export function scriptedAgent(script: AgentScript): ScriptedAgent {
+  const dir = tempDir('codeloops-agent-');
+  fs.writeFileSync(path.join(dir, 'script.json'), JSON.stringify(script));
+  return {
+    dir,
+    command: [process.execPath, SCRIPTED_AGENT()],
+    env: { SCRIPTED_AGENT_DIR: dir },
+    prompt: (role, call) => fs.readFileSync(path.join(dir, `${role}-${call}.prompt`), 'utf8'),
+    calls: (role) => {
+      const file = path.join(dir, `${role}.count`);
+      return fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) : 0;
+    },
+    envSeen: (role, call) => JSON.parse(fs.readFileSync(path.join(dir, `${role}-${call}.env`), 'utf8')) as Record<string, string | number | undefined>,
+  };
+}
+
+/** A decision block as a critic would print it. */
+export function decision(json: Record<string, unknown>): ScriptStep {
+  return { print: `Reviewed the change.\n<decision>${JSON.stringify(json)}</decision>` };
+}
+
+export const done = (summary = 'All done', confidence = 0.9): ScriptStep => decision({ type: 'done', summary, confidence });
+export const carryOn = (feedback: string, remaining: string[] = []): ScriptStep =>
+  decision({ type: 'continue', feedback, remaining_issues: remaining });
+
+/** A global config.toml that makes both roles the scripted agent. */
+export function scriptedConfigToml(agent: ScriptedAgent, extra = ''): string {
+  const command = agent.command.map((part) => JSON.stringify(part)).join(', ');
+  return `[defaults]\nagent = "command"\nmax_iterations = 5\n\n[agents.command]\ncommand = [${command}]\nenv = { SCRIPTED_AGENT_DIR = ${JSON.stringify(agent.dir)} }\n${extra}`;
+}

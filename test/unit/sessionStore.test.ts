@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseFilterDate } from '../../src/sessions/sessionFilter.js';
+import { SessionStore } from '../../src/sessions/sessionStore.js';
+import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
+import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
+
+/** Counts the bytes every FileHandle.read returns while `work` runs. */
+async function bytesReadDuring<T>(work: () => Promise<T>): Promise<{ result: T; bytes: number }> {
+  const probe = await fs.promises.open(__filename, 'r');
+  const prototype = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => Promise<{ bytesRead: number }> };
+  await probe.close();
+  const original = prototype.read;
+  let bytes = 0;
+  prototype.read = async function (this: unknown, ...args: unknown[]) {
+    const result = await original.apply(this, args);
+    bytes += result.bytesRead;
+    return result;
+  };
+  try {
+    return { result: await work(), bytes };
+  } finally {
+    prototype.read = original;
+  }
+}
+
+describe('session store', () => {
+  after(removeTempDirs);
+
+  it('lists from the first and last lines only: a multi-megabyte middle line is never read', async () => {
+    const dir = tempDir();
+    const huge = 'x'.repeat(8 * 1024 * 1024);
+    writeSession(dir, [startLine(), iterationLine(1, { actor_output: huge, git_diff: huge }), iterationLine(2, { critic_decision: 'DONE', feedback: null }), endLine({ iterations: 2 })]);
+    const warnings: string[] = [];
+    const store = new SessionStore(dir, (message) => warnings.push(message));
+    const { result, bytes } = await bytesReadDuring(() => store.list());
+    assert.equal(result.length, 1);
+    assert.equal(result[0]!.outcome, 'success');
+    assert.equal(result[0]!.iterations, 2);
+    assert.ok(bytes > 0 && bytes < 300 * 1024, `read ${bytes} bytes of a 16 MB file`);
+    assert.deepEqual(warnings, []);
+  });
+
+  it('sees session_end after a huge final iteration (the original read only 64 KB and called it running)', async () => {
+    const dir = tempDir();
+    writeSession(dir, [startLine(), iterationLine(1, { actor_output: 'y'.repeat(200_000), critic_decision: 'DONE', feedback: null }), endLine()]);
+    const [summary] = await new SessionStore(dir).list();
+    assert.equal(summary!.outcome, 'success');
+    assert.equal(summary!.confidence, 0.9);
+  });
+
+  it('reports a running session from its last iteration, even a huge one', async () => {
+    const dir = tempDir();
+    writeSession(dir, [startLine(), iterationLine(1), iterationLine(2, { actor_output: 'z'.repeat(3_000_000) })]);
+    const [summary] = await new SessionStore(dir).list();
+    assert.equal(summary!.outcome, null);
+    assert.equal(summary!.iterations, 2);
+    assert.equal(summary!.duration_secs, null);
+  });
+
+  it('skips a torn last line with a warning and keeps going, in listing and loading', async () => {
+    const dir = tempDir();
+    const torn = JSON.stringify(iterationLine(2)).slice(0, 40);
+    const id = writeSession(dir, [startLine(), iterationLine(1), { raw: torn }]);
+    const warnings: string[] = [];
+    const store = new SessionStore(dir, (message) => warnings.push(message));
+    const [summary] = await store.list();
+    assert.equal(summary!.iterations, 1);
+    assert.ok(warnings.some((warning) => /torn/.test(warning)), warnings.join('\n'));
+    const session = await store.load(id);
+    assert.equal(session.iterations.length, 1);
+    assert.equal(session.end, null);
+    assert.match(session.warnings.join('\n'), /torn last line 3/);
+  });
+
+  it('skips bad lines in the middle with a warning and reads the rest', async () => {
+    const dir = tempDir();
+    const id = writeSession(dir, [startLine(), { raw: 'not json\n' }, iterationLine(1), { raw: '{"type":"iteration","iteration_number":"two"}\n' }, { raw: '\n' }, iterationLine(2, { critic_decision: 'DONE', feedback: null }), endLine({ iterations: 2 })]);
+    const session = await new SessionStore(dir).load(id);
+    assert.deepEqual(session.iterations.map((it) => it.iteration_number), [1, 2]);
+    assert.equal(session.end?.outcome, 'success');
+    assert.equal(session.warnings.length, 2);
+    assert.match(session.warnings[0]!, /line 2: not valid JSON/);
+    assert.match(session.warnings[1]!, /line 4: iteration_number/);
+  });
+
+  it('skips empty files and files that do not start with session_start, and ignores other files', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'empty.jsonl'), '');
+    fs.writeFileSync(path.join(dir, 'wrong.jsonl'), JSON.stringify(iterationLine(1)) + '\n');
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'hello');
+    fs.writeFileSync(path.join(dir, 'bad name.jsonl'), JSON.stringify(startLine()) + '\n');
+    writeSession(dir, [startLine()]);
+    const warnings: string[] = [];
+    const summaries = await new SessionStore(dir, (message) => warnings.push(message)).list();
+    assert.equal(summaries.length, 1);
+    assert.equal(warnings.length, 2);
+    await assert.rejects(new SessionStore(dir).load('wrong'), /does not start with a session_start/);
+  });
+
+  it('reads a session whose only line has no newline yet', async () => {
+    const dir = tempDir();
+    writeSession(dir, [{ raw: JSON.stringify(startLine()) }], 'only-start');
+    const [summary] = await new SessionStore(dir).list();
+    assert.equal(summary!.iterations, 0);
+  });
+
+  it('reads sessions written by the original codeloops, display strings and all', async () => {
+    const dir = tempDir();
+    const id = writeSession(dir, [startLine(), iterationLine(1, { critic_decision: 'DONE (confidence: 95%)', feedback: null }), endLine({ outcome: 'user_interrupted' })]);
+    const session = await new SessionStore(dir).load(id);
+    assert.equal(session.iterations[0]!.critic_decision, 'DONE');
+    assert.equal(session.end!.outcome, 'interrupted');
+  });
+
+  it('previews non-ASCII prompts without cutting a character', async () => {
+    const dir = tempDir();
+    writeSession(dir, [startLine({ prompt: '🎉'.repeat(200) + ' Ünïcode' })]);
+    const [summary] = await new SessionStore(dir).list();
+    assert.ok(summary!.prompt_preview.endsWith('…'));
+    assert.ok(!/[\ud800-\udbff]…$/.test(summary!.prompt_preview));
+    assert.ok([...summary!.prompt_preview].length <= 100);
+  });
+
+  describe('filters and stats', () => {
+    let store: SessionStore;
+    before(() => {
+      const dir = tempDir();
+      const session = (day: string, project: string, prompt: string, end: Record<string, unknown> | null) =>
+        writeSession(dir, [startLine({ timestamp: `${day}T10:00:00Z`, working_dir: `/work/${project}`, prompt }), ...(end ? [endLine(end)] : [])]);
+      session('2025-01-01', 'alpha', 'Add LOGIN page', { outcome: 'success', iterations: 1, duration_secs: 10 });
+      session('2025-01-02', 'alpha', 'Fix logout', { outcome: 'failed', iterations: 3, duration_secs: 30, summary: null, confidence: null });
+      session('2025-01-02', 'beta', 'Write docs', { outcome: 'success', iterations: 2, duration_secs: 20 });
+      session('2025-01-05', 'beta', 'Refactor', null);
+      store = new SessionStore(dir);
+    });
+
+    it('sorts newest first', async () => {
+      assert.deepEqual((await store.list()).map((s) => s.prompt_preview), ['Refactor', 'Write docs', 'Fix logout', 'Add LOGIN page']);
+    });
+
+    it('filters by several outcomes, dates, search and project', async () => {
+      assert.equal((await store.list({ outcomes: ['success', 'failed'] })).length, 3);
+      assert.deepEqual((await store.list({ after: parseFilterDate('2025-01-02', 'after'), before: parseFilterDate('2025-01-02', 'before') })).map((s) => s.prompt_preview), ['Write docs', 'Fix logout']);
+      assert.deepEqual((await store.list({ search: 'login' })).map((s) => s.prompt_preview), ['Add LOGIN page']);
+      assert.deepEqual((await store.list({ project: 'beta' })).map((s) => s.project), ['beta', 'beta']);
+      assert.throws(() => parseFilterDate('yesterday', 'after'), /not a date/);
+    });
+
+    it('computes stats as the original defined them', async () => {
+      const stats = await store.stats();
+      assert.equal(stats.total_sessions, 4);
+      assert.equal(stats.success_rate, 0.5);
+      assert.equal(stats.avg_iterations, 1.5);
+      assert.equal(stats.avg_duration_secs, 20);
+      assert.deepEqual(stats.sessions_over_time, [
+        { date: '2025-01-01', count: 1 },
+        { date: '2025-01-02', count: 2 },
+        { date: '2025-01-05', count: 1 },
+      ]);
+      assert.deepEqual(stats.by_project, [
+        { project: 'alpha', total: 2, success_rate: 0.5 },
+        { project: 'beta', total: 2, success_rate: 0.5 },
+      ]);
+    });
+
+    it('resolves ids, prefixes and "latest", and says what is wrong otherwise', async () => {
+      const [newest] = await store.list();
+      assert.equal(await store.resolveId('latest'), newest!.id);
+      assert.equal(await store.resolveId('2025-01-05'), newest!.id);
+      await assert.rejects(store.resolveId('2025-01-0'), /matches 4 sessions/);
+      await assert.rejects(store.resolveId('nope'), /No session "nope"/);
+      await assert.rejects(store.load('../etc/passwd'), /No session/);
+    });
+  });
+
+  it('lists nothing, without error, when the folder does not exist', async () => {
+    assert.deepEqual(await new SessionStore(path.join(tempDir(), 'missing')).list(), []);
+  });
+});
