@@ -133,6 +133,9 @@ function describeConfigIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .map((issue) => {
       const key = issue.path.map(String).join('.');
+      if (issue.code === 'unrecognized_keys' && key === 'agents') {
+        return issue.keys.map((name) => `[agents.${name}]: "${name}" is not a known agent (expected one of: ${AGENT_KINDS.join(', ')})`).join('; ');
+      }
       if (issue.code === 'unrecognized_keys') {
         const keys = issue.keys.map((name) => (key ? `${key}.${name}` : name));
         return `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;

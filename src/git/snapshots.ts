@@ -56,9 +56,11 @@ export async function takeSnapshot(repository: Repository, message: string, ref?
 
 /** The snapshot a ref points at, or undefined when the ref is gone (pruned, another clone). */
 export async function readSnapshot(repository: Repository, ref: string): Promise<Snapshot | undefined> {
-  const output = (await gitClient(repository.root).raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`, `${ref}^{tree}`])).trim();
-  const [commit, tree] = output.split('\n');
-  return commit && tree ? { commit, tree } : undefined;
+  const git = gitClient(repository.root);
+  const commit = (await git.raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
+  if (!commit) return undefined;
+  const tree = (await git.raw(['rev-parse', '--verify', '--quiet', `${commit}^{tree}`])).trim();
+  return tree ? { commit, tree } : undefined;
 }
 
 export async function objectExists(repository: Repository, sha: string): Promise<boolean> {

@@ -7,10 +7,12 @@
  * answered from the test's responder, streamed as `data: {…}` chunks when the
  * request asks for `stream: true`.
  *
- * Recognising side requests: OpenCode also asks the model for a session title.
- * That request offers no tools (`toolNames` is empty), while the agent turn
- * always lists its tools, so a responder can answer `toolNames.length === 0`
- * with plain text and script only the requests that have tools.
+ * Recognising side requests: OpenCode also asks the model for a session title
+ * (first request of a new session; system prompt "You are a title generator",
+ * skipped when `opencode run --title <t>` is given). That request offers no
+ * tools (`toolNames` is empty), while the agent turn always lists its tools, so
+ * a responder can answer `toolNames.length === 0` with plain text and script
+ * only the requests that have tools.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -311,6 +313,8 @@ export async function startFakeOpenAiApi(responder: OpenAiResponder): Promise<Fa
 /**
  * Writes `<dir>/opencode.json` declaring the fake as an OpenAI-compatible
  * provider, so `opencode run -m fakeapi/m` run in `dir` talks to `api`.
+ * opencode 1.18.33 has `@ai-sdk/openai-compatible` built into its binary, so
+ * using this provider downloads nothing.
  */
 export function writeOpenCodeProjectConfig(dir: string, api: FakeOpenAiApi): void {
   const config = {
@@ -320,7 +324,8 @@ export function writeOpenCodeProjectConfig(dir: string, api: FakeOpenAiApi): voi
         npm: "@ai-sdk/openai-compatible",
         name: "Fake API",
         options: { baseURL: api.url, apiKey: "fake-key-for-tests" },
-        models: { [FAKE_OPENAI_MODEL_ID]: { name: "Fake model" } },
+        // A price (USD per million tokens) makes step_finish report a non-zero `cost`.
+        models: { [FAKE_OPENAI_MODEL_ID]: { name: "Fake model", cost: { input: 3, output: 15 } } },
       },
     },
     model: OPEN_CODE_MODEL,
@@ -336,20 +341,33 @@ export function writeOpenCodeProjectConfig(dir: string, api: FakeOpenAiApi): voi
 /**
  * Environment for running the real `opencode` offline and isolated from the
  * machine's own OpenCode config and data. Merge it over process.env. `home`
- * must be an existing, test-owned folder.
+ * must be an existing, test-owned folder; sessions live in its
+ * `.local/share/opencode/opencode.db`, so `--session` only finds a session when
+ * the same `home` is used again.
+ *
+ * Pass `workingDirectory` (the child's cwd) whenever the child does not run in
+ * this process's cwd: opencode takes its project directory from `$PWD`, not
+ * from the real cwd, and spawn() keeps the parent's PWD. With a stale PWD it
+ * opens the wrong project, misses opencode.json and fails with
+ * "Unexpected server error". (`opencode run --dir <cwd>` also works.)
+ * Checked against opencode 1.18.33.
  */
-export function openCodeEnvironment(home: string): Record<string, string> {
+export function openCodeEnvironment(home: string, workingDirectory?: string): Record<string, string> {
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),
     XDG_DATA_HOME: join(home, ".local", "share"),
     XDG_CACHE_HOME: join(home, ".cache"),
     XDG_STATE_HOME: join(home, ".local", "state"),
+    ...(workingDirectory === undefined ? {} : { PWD: workingDirectory }),
+    // `run` rejects permission prompts it cannot show; allow everything instead.
     OPENCODE_PERMISSION: JSON.stringify({ "*": "allow" }),
+    // Network features that would otherwise reach out of the sandbox.
     OPENCODE_DISABLE_AUTOUPDATE: "1",
     OPENCODE_DISABLE_SHARE: "1",
     OPENCODE_DISABLE_MODELS_FETCH: "1",
     OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    // Keep the user's ~/.claude prompts and skills out of the system prompt.
     OPENCODE_DISABLE_CLAUDE_CODE: "1",
     OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
     NO_COLOR: "1",

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { adapterFor } from '../../src/agents/adapterRegistry.js';
+import { AgentNotFoundError, resolveAgentProgram } from '../../src/agents/agentProgram.js';
+import type { AgentEvent } from '../../src/agents/agentEvents.js';
+import { runAgent, type AgentLaunch } from '../../src/agents/runAgent.js';
+import type { RoleSettings } from '../../src/config/runSettings.js';
+import { scriptedAgent, type AgentScript } from '../support/scriptedAgent.js';
+import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
+
+function launchFor(script: AgentScript, overrides: Partial<AgentLaunch> = {}) {
+  const agent = scriptedAgent(script);
+  const [program, ...leadingArgs] = agent.command as [string, ...string[]];
+  const launch: AgentLaunch = {
+    adapter: adapterFor('command'),
+    program: { program, leadingArgs },
+    extraArgs: [],
+    env: agent.env,
+    workingDir: tempDir(),
+    timeoutSecs: 30,
+    ...overrides,
+  };
+  return { agent, launch };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const request = (prompt: string) => ({ role: 'actor' as const, prompt, model: null, resumeSessionId: null });
+
+describe('running an agent process', () => {
+  after(removeTempDirs);
+
+  it('gives the prompt on stdin untouched, even one that starts with "-" and holds emoji, in a clean environment', async () => {
+    const { agent, launch } = launchFor({ actor: [[{ print: 'hello from the agent' }]] });
+    process.env.CLAUDECODE = '1';
+    const rawPath = path.join(tempDir(), 'raw.stdout');
+    const events: AgentEvent[] = [];
+    try {
+      const result = await runAgent(launch, request('--help me 🎉 "quoted" $(rm -rf /)'), { rawStdoutPath: rawPath, onEvent: (event) => events.push(event), runEnv: { CODELOOPS_ITERATION: '3' } });
+      assert.equal(result.succeeded, true);
+      assert.equal(result.exitCode, 0);
+      assert.equal(result.transcript, 'hello from the agent\n');
+      assert.deepEqual(events, [{ kind: 'text', text: 'hello from the agent' }]);
+    } finally {
+      delete process.env.CLAUDECODE;
+    }
+    assert.equal(agent.prompt('actor', 1), '--help me 🎉 "quoted" $(rm -rf /)');
+    const env = agent.envSeen('actor', 1);
+    assert.equal(env.CLAUDECODE, undefined, 'CLAUDECODE is stripped');
+    assert.equal(env.NO_COLOR, '1');
+    assert.equal(env.CODELOOPS_ITERATION, '3');
+    assert.equal(fs.readFileSync(rawPath, 'utf8'), 'hello from the agent\n', 'raw stdout is kept');
+  });
+
+  it('reports a non-zero exit as a failure with its stderr', async () => {
+    const { launch } = launchFor({ actor: [[{ stderr: 'boom: config broken' }, { exit: 3 }]] });
+    const result = await runAgent(launch, request('x'));
+    assert.equal(result.succeeded, false);
+    assert.equal(result.exitCode, 3);
+    assert.match(result.stderr, /boom: config broken/);
+    assert.match(result.failureReason!, /exited with code 3/);
+  });
+
+  it('decides success from the structured stream, not the exit code: garbage from a "claude" is a failure', async () => {
+    const { launch } = launchFor({ actor: [[{ print: 'Segmentation fault? \u0007\u001b[31m not json {{{' }, { exit: 0 }]] }, { adapter: adapterFor('claude') });
+    const result = await runAgent(launch, request('x'));
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.succeeded, false);
+    assert.match(result.failureReason!, /without a final result event/);
+    assert.match(result.transcript, /not json/);
+  });
+
+  it('stops a hung agent at its timeout, killing the whole process group', async () => {
+    const { agent, launch } = launchFor({ actor: [[{ spawnChild: true }, { print: 'started' }, { hang: true }]] }, { timeoutSecs: 1 });
+    const started = performance.now();
+    const result = await runAgent(launch, request('x'));
+    const elapsed = (performance.now() - started) / 1000;
+    assert.equal(result.timedOut, true);
+    assert.equal(result.succeeded, false);
+    assert.match(result.failureReason!, /timed out after 1 s/);
+    assert.ok(elapsed < 6, `took ${elapsed}s`);
+    assert.equal(result.exitCode, 137, 'SIGTERM was ignored, SIGKILL ended it');
+    const grandchild = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(!isAlive(grandchild), 'the agent’s own child process was killed too');
+  });
+
+  it('stops at once when interrupted', async () => {
+    const { launch } = launchFor({ actor: [[{ print: 'working' }, { sleep: 60_000 }]] });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = performance.now();
+    const result = await runAgent(launch, request('x'), { signal: controller.signal });
+    assert.equal(result.interrupted, true);
+    assert.ok(performance.now() - started < 3000);
+    assert.equal(result.transcript, 'working\n');
+  });
+
+  it('does not wait for a background process that keeps stdout open after the agent exits', async () => {
+    const script = `require('child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: ['ignore', 'inherit', 'inherit'] }).unref(); console.log('bye');`;
+    const launch: AgentLaunch = {
+      adapter: adapterFor('command'),
+      program: { program: process.execPath, leadingArgs: ['-e', script] },
+      extraArgs: [],
+      env: {},
+      workingDir: tempDir(),
+      timeoutSecs: 30,
+    };
+    const started = performance.now();
+    const result = await runAgent(launch, request('x'));
+    assert.equal(result.succeeded, true);
+    assert.equal(result.transcript, 'bye\n');
+    assert.ok(performance.now() - started < 6000);
+  });
+
+  it('keeps memory bounded on megabytes of output: head and tail of the transcript', async () => {
+    const { launch } = launchFor({ actor: [[{ print: 'FIRST LINE' }, { flood: 24 * 1024 * 1024 }, { print: 'LAST LINE' }]] });
+    const result = await runAgent(launch, request('x'));
+    assert.equal(result.succeeded, true);
+    assert.ok(result.transcript.startsWith('FIRST LINE\n'));
+    assert.ok(result.transcript.endsWith('LAST LINE\n'));
+    assert.match(result.transcript, /characters omitted/);
+    assert.ok(result.transcript.length < 2_200_000);
+  });
+
+  it('says which binary is missing and which setting points to it', () => {
+    const settings: RoleSettings = {
+      agent: 'claude', model: null, timeoutSecs: 10, extraArgs: [], env: {}, command: null,
+      binaryPath: null, binarySetting: '[agents.claude] path',
+    };
+    assert.throws(
+      () => resolveAgentProgram(adapterFor('claude'), settings, '/', { PATH: tempDir() }),
+      (error: Error) => error instanceof AgentNotFoundError && /"claude" was not found on PATH/.test(error.message) && /\[agents\.claude\] path/.test(error.message) && /npm install -g @anthropic-ai\/claude-code/.test(error.message),
+    );
+    assert.throws(
+      () => resolveAgentProgram(adapterFor('opencode'), { ...settings, agent: 'opencode', binaryPath: '/nowhere/opencode', binarySetting: '[agents.opencode] path in /etc/x.toml' }, '/', {}),
+      /OpenCode: \/nowhere\/opencode does not exist \(set by \[agents\.opencode\] path in \/etc\/x\.toml\)/,
+    );
+    assert.throws(() => resolveAgentProgram(adapterFor('command'), { ...settings, agent: 'command' }, '/', {}), /needs a program to run/);
+  });
+});

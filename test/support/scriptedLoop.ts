@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { adapterFor } from '../../src/agents/adapterRegistry.js';
+import { openRepository } from '../../src/git/repository.js';
+import { runLoop, type RoleLaunch } from '../../src/loop/loopRunner.js';
+import type { RunEvent, RunSummary } from '../../src/loop/runEvents.js';
+import { scriptedAgent, type AgentScript, type ScriptedAgent } from './scriptedAgent.js';
+import { tempDir } from './testEnvironment.js';
+
+export interface ScriptedLoopResult {
+  summary: RunSummary;
+  events: RunEvent[];
+  agent: ScriptedAgent;
+  sidecarDir: string;
+  sessionsDir: string;
+}
+
+export interface ScriptedLoopOptions {
+  prompt?: string;
+  maxIterations?: number | null;
+  timeoutSecs?: { actor?: number; critic?: number };
+  signal?: AbortSignal;
+  onEvent?: (event: RunEvent) => void;
+  sessionsDir?: string;
+}
+
+/** Runs the real loop in-process with both roles played by the scripted agent. */
+export async function runScriptedLoop(repoDir: string, script: AgentScript, options: ScriptedLoopOptions = {}): Promise<ScriptedLoopResult> {
+  const agent = scriptedAgent(script);
+  const data = tempDir('codeloops-data-');
+  const sessionsDir = options.sessionsDir ?? path.join(data, 'sessions');
+  const sidecarRoot = path.join(data, 'sidecars');
+  const [program, ...leadingArgs] = agent.command as [string, ...string[]];
+  const role = (timeoutSecs: number): RoleLaunch => ({
+    model: null,
+    launch: { adapter: adapterFor('command'), program: { program, leadingArgs }, extraArgs: [], env: agent.env, workingDir: repoDir, timeoutSecs },
+  });
+  const events: RunEvent[] = [];
+  const summary = await runLoop({
+    prompt: options.prompt ?? 'Create hello.txt saying hello',
+    workingDir: repoDir,
+    repository: await openRepository(repoDir),
+    actor: role(options.timeoutSecs?.actor ?? 30),
+    critic: role(options.timeoutSecs?.critic ?? 30),
+    maxIterations: options.maxIterations === undefined ? 5 : options.maxIterations,
+    sessionsDirectory: sessionsDir,
+    sidecarDirectory: (id) => path.join(sidecarRoot, id),
+    signal: options.signal ?? new AbortController().signal,
+    onEvent: (event) => {
+      events.push(event);
+      options.onEvent?.(event);
+    },
+  });
+  return { summary, events, agent, sidecarDir: path.join(sidecarRoot, summary.session_id), sessionsDir };
+}
+
+export function readJsonLines(file: string): Record<string, unknown>[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}

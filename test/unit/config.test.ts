@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, globalConfigSchema, parseConfigText, projectConfigSchema } from '../../src/config/configFiles.js';
+import { detectAgents, renderInitialConfig } from '../../src/config/initialConfig.js';
+import { DEFAULT_MAX_ITERATIONS, loadRunSettings } from '../../src/config/runSettings.js';
+import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
+
+function setup(globalToml: string | null, projectToml: string | null) {
+  const home = tempDir();
+  const project = tempDir();
+  if (globalToml !== null) {
+    fs.mkdirSync(path.join(home, 'codeloops'), { recursive: true });
+    fs.writeFileSync(path.join(home, 'codeloops', 'config.toml'), globalToml);
+  }
+  if (projectToml !== null) fs.writeFileSync(path.join(project, 'codeloops.toml'), projectToml);
+  return { env: { XDG_CONFIG_HOME: home, HOME: home }, project, globalFile: path.join(home, 'codeloops', 'config.toml') };
+}
+
+describe('configuration', () => {
+  after(removeTempDirs);
+
+  it('uses built-in defaults with no files', () => {
+    const { env, project } = setup(null, null);
+    const settings = loadRunSettings({ workingDir: project, env });
+    assert.equal(settings.actor.agent, 'claude');
+    assert.equal(settings.critic.agent, 'claude');
+    assert.equal(settings.maxIterations, DEFAULT_MAX_ITERATIONS);
+    assert.equal(settings.actor.model, null);
+    assert.deepEqual(settings.sources, []);
+  });
+
+  it('reads the original layout: flags > project > global > defaults, a role table beating the general key', () => {
+    const { env, project, globalFile } = setup(
+      `[defaults]\nagent = "opencode"\nmodel = "gpt"\nmax_iterations = 7\n[defaults.critic]\nagent = "claude"\nmodel = "opus"\n`,
+      `model = "sonnet"\n[actor]\ntimeout_secs = 99\n`,
+    );
+    const fromFiles = loadRunSettings({ workingDir: project, env });
+    assert.equal(fromFiles.actor.agent, 'opencode');
+    assert.equal(fromFiles.actor.model, 'sonnet', 'project model beats global');
+    assert.equal(fromFiles.actor.timeoutSecs, 99);
+    assert.equal(fromFiles.critic.agent, 'claude');
+    assert.equal(fromFiles.critic.model, 'sonnet', 'project general key beats global role table');
+    assert.equal(fromFiles.maxIterations, 7);
+    assert.deepEqual(fromFiles.sources, [globalFile, path.join(project, 'codeloops.toml')]);
+
+    const withFlags = loadRunSettings({ workingDir: project, env, flags: { agent: 'codex', criticModel: 'o3', maxIterations: 0 } });
+    assert.equal(withFlags.actor.agent, 'codex');
+    assert.equal(withFlags.critic.agent, 'codex');
+    assert.equal(withFlags.critic.model, 'o3');
+    assert.equal(withFlags.actor.model, 'sonnet');
+    assert.equal(withFlags.maxIterations, null, '0 means no limit');
+  });
+
+  it('merges agent tables: paths, args and env, naming where the path came from', () => {
+    const { env, project, globalFile } = setup(
+      `[agents.claude]\npath = "/opt/claude"\nargs = ["--max-turns", "20"]\nenv = { A = "global", B = "global" }\n`,
+      `[agents.claude]\nenv = { B = "project" }\n[critic]\nargs = ["--verbose"]\nenv = { C = "critic" }\n`,
+    );
+    const settings = loadRunSettings({ workingDir: project, env });
+    assert.equal(settings.actor.binaryPath, '/opt/claude');
+    assert.equal(settings.actor.binarySetting, `[agents.claude] path in ${globalFile}`);
+    assert.deepEqual(settings.actor.extraArgs, ['--max-turns', '20']);
+    assert.deepEqual(settings.critic.extraArgs, ['--max-turns', '20', '--verbose']);
+    assert.deepEqual(settings.actor.env, { A: 'global', B: 'project' });
+    assert.deepEqual(settings.critic.env, { A: 'global', B: 'project', C: 'critic' });
+  });
+
+  it('takes a command per role for the command agent', () => {
+    const { env, project } = setup(null, `agent = "command"\n[actor]\ncommand = ["./actor.sh", "--fast"]\n[agents.command]\ncommand = ["reviewer"]\n`);
+    const settings = loadRunSettings({ workingDir: project, env });
+    assert.deepEqual(settings.actor.command, ['./actor.sh', '--fast']);
+    assert.deepEqual(settings.critic.command, ['reviewer']);
+  });
+
+  it('names the file, line and column of invalid TOML', () => {
+    const { env, project } = setup(null, 'agent = "claude"\nmodel = \n');
+    assert.throws(
+      () => loadRunSettings({ workingDir: project, env }),
+      (error: Error) => error instanceof ConfigError && error.message.startsWith(path.join(project, 'codeloops.toml')) && /line 2/.test(error.message),
+    );
+  });
+
+  it('names unknown keys and unknown agents instead of ignoring them', () => {
+    assert.throws(() => parseConfigText('g.toml', '[defaults]\nagnet = "claude"\n', globalConfigSchema), /g\.toml: unknown key "defaults\.agnet"/);
+    assert.throws(() => parseConfigText('p.toml', 'agent = "claud"\n', projectConfigSchema), /p\.toml: "agent": "claud" is not a known agent/);
+    assert.throws(() => parseConfigText('p.toml', '[agents.aider]\npath = "x"\n', projectConfigSchema), /p\.toml: .*"aider" is not a known agent/);
+    assert.throws(() => parseConfigText('p.toml', 'max_iterations = -1\n', projectConfigSchema), /max_iterations/);
+    assert.throws(() => parseConfigText('p.toml', '[actor]\ncommand = "rm -rf /"\n', projectConfigSchema), /actor\.command/);
+    assert.throws(() => parseConfigText('p.toml', 'defaults = 1\n', projectConfigSchema), /unknown key "defaults"/);
+  });
+
+  it('writes an initial config that parses and names the agents it found', () => {
+    const bin = tempDir();
+    fs.writeFileSync(path.join(bin, 'opencode'), '#!/bin/sh\n', { mode: 0o755 });
+    const detected = detectAgents(bin);
+    assert.deepEqual(detected.filter((agent) => agent.path).map((agent) => agent.kind), ['opencode']);
+    const text = renderInitialConfig(detected);
+    const parsed = parseConfigText('init.toml', text, globalConfigSchema);
+    assert.equal(parsed.defaults?.agent, 'opencode');
+    assert.match(text, new RegExp(`opencode +OpenCode +${path.join(bin, 'opencode').replace(/[/\\]/g, '.')}`));
+  });
+});

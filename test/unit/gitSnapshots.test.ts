@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { MissingDirectoryError, NotAGitRepositoryError, openRepository } from '../../src/git/repository.js';
+import { restoreChangedPaths } from '../../src/git/restore.js';
+import { listSessionRefs, readSnapshot, snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
+import { diffSnapshots } from '../../src/git/treeDiff.js';
+import { createRepo, git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
+
+/** Everything about the user's git state that a snapshot must never change. */
+function userGitState(dir: string) {
+  const gitDir = path.join(dir, '.git');
+  // Status first: it refreshes the index's stat cache, which must not count as a change.
+  const status = git(dir, 'status', '--porcelain=v1', '--untracked-files=all');
+  return {
+    status,
+    index: fs.existsSync(path.join(gitDir, 'index')) ? fs.readFileSync(path.join(gitDir, 'index')).toString('base64') : null,
+    head: fs.readFileSync(path.join(gitDir, 'HEAD'), 'utf8'),
+    refs: git(dir, 'for-each-ref', '--format=%(refname) %(objectname)').split('\n').filter((line) => !line.startsWith('refs/codeloops/')).join('\n'),
+  };
+}
+
+describe('git snapshots', () => {
+  after(removeTempDirs);
+
+  it('capture untracked files and leave index, HEAD, branch, stash and status untouched', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'one\n', 'staged.txt': 'x\n' } });
+    writeFile(dir, 'staged.txt', 'staged change\n');
+    git(dir, 'add', 'staged.txt');
+    writeFile(dir, 'stash-me.txt', 'stash\n');
+    git(dir, 'stash', 'push', '-u', '-q', '--', 'stash-me.txt');
+    writeFile(dir, 'a.txt', 'two\n');
+    writeFile(dir, 'new/untracked.txt', 'fresh\n');
+    const before = userGitState(dir);
+    const repository = await openRepository(dir);
+    const snapshot = await takeSnapshot(repository, 'test', snapshotRef('s1', 1, 'pre'));
+    assert.deepEqual(userGitState(dir), before);
+    assert.equal(git(dir, 'show', `${snapshot.commit}:new/untracked.txt`), 'fresh\n');
+    assert.equal(git(dir, 'show', `${snapshot.commit}:a.txt`), 'two\n');
+    assert.equal(git(dir, 'log', '-1', '--format=%an <%ae>', snapshot.commit).trim(), 'codeloops <codeloops@localhost>');
+    assert.deepEqual(await readSnapshot(repository, snapshotRef('s1', 1, 'pre')), snapshot);
+    assert.deepEqual([...(await listSessionRefs(repository, 's1')).keys()], ['refs/codeloops/s1/1/pre']);
+    assert.equal(fs.readdirSync(path.join(dir, '.git')).filter((name) => name.startsWith('codeloops-')).length, 0, 'no temporary index left behind');
+  });
+
+  it('work on a repository with no commit and no index yet', async () => {
+    const dir = createRepo({ files: { 'main.py': 'print(1)\n' }, commit: false });
+    const repository = await openRepository(dir);
+    const snapshot = await takeSnapshot(repository, 'first');
+    assert.equal(git(dir, 'show', `${snapshot.commit}:main.py`), 'print(1)\n');
+    assert.equal(git(dir, 'rev-list', '--count', snapshot.commit).trim(), '1');
+    assert.ok(!fs.existsSync(path.join(dir, '.git', 'index')), 'the user still has no index');
+  });
+
+  it('leave ignored files out and diff what an agent committed, changed through a shell, deleted and renamed', async () => {
+    const dir = createRepo({ files: { 'keep.txt': 'keep\n', 'gone.txt': 'bye\n', 'old-name.txt': 'same content\nline 2\nline 3\n', 'ünï.txt': 'x\n' }, gitignore: 'build/\n' });
+    const repository = await openRepository(dir);
+    const pre = await takeSnapshot(repository, 'pre');
+    writeFile(dir, 'build/out.bin', 'ignored');
+    writeFile(dir, 'committed.txt', 'agent committed this\n');
+    git(dir, 'add', 'committed.txt');
+    git(dir, 'commit', '-q', '-m', 'agent commit');
+    fs.appendFileSync(path.join(dir, 'keep.txt'), 'appended by a shell\n');
+    fs.rmSync(path.join(dir, 'gone.txt'));
+    fs.renameSync(path.join(dir, 'old-name.txt'), path.join(dir, 'new-name.txt'));
+    writeFile(dir, 'ünï.txt', 'changed ✓\n');
+    writeFile(dir, 'image.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
+    const post = await takeSnapshot(repository, 'post');
+    const diff = await diffSnapshots(repository, pre.commit, post.commit);
+    const byPath = Object.fromEntries(diff.files.map((file) => [file.path, file]));
+    assert.deepEqual(Object.keys(byPath).sort(), ['committed.txt', 'gone.txt', 'image.png', 'keep.txt', 'new-name.txt', 'ünï.txt']);
+    assert.equal(byPath['new-name.txt']!.status, 'renamed');
+    assert.equal(byPath['new-name.txt']!.oldPath, 'old-name.txt');
+    assert.equal(byPath['gone.txt']!.status, 'deleted');
+    assert.equal(byPath['image.png']!.insertions, null, 'binary files have no line counts');
+    assert.equal(diff.filesChanged, 6);
+    assert.equal(diff.insertions, 3);
+    assert.equal(diff.deletions, 2);
+    assert.match(diff.diff, /\+agent committed this/);
+    assert.match(diff.diff, /\+appended by a shell/);
+    assert.match(diff.diff, /diff --git a\/ünï.txt b\/ünï.txt/);
+    assert.doesNotMatch(diff.diff, /build\/out\.bin/);
+  });
+
+  it('report nothing between identical trees', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a' } });
+    const repository = await openRepository(dir);
+    const first = await takeSnapshot(repository, 'one');
+    const second = await takeSnapshot(repository, 'two');
+    assert.equal(first.tree, second.tree);
+    const diff = await diffSnapshots(repository, first.commit, second.commit);
+    assert.equal(diff.filesChanged, 0);
+    assert.equal(diff.diff, '');
+  });
+
+  it('record a nested repository as a link without touching it', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a' } });
+    const nested = path.join(dir, 'vendor', 'lib');
+    fs.mkdirSync(nested, { recursive: true });
+    git(nested, 'init', '-q');
+    writeFile(nested, 'lib.c', 'int x;\n');
+    git(nested, 'add', '-A');
+    git(nested, 'commit', '-q', '-m', 'lib');
+    const repository = await openRepository(dir);
+    const snapshot = await takeSnapshot(repository, 'with nested');
+    assert.match(git(dir, 'ls-tree', snapshot.commit, 'vendor/lib'), /^160000 commit/);
+    assert.equal(git(nested, 'status', '--porcelain'), '');
+  });
+
+  it('explain how to fix a folder that is not a repository or does not exist', async () => {
+    const plain = tempDir();
+    await assert.rejects(openRepository(plain), (error: Error) => error instanceof NotAGitRepositoryError && /git init/.test(error.message));
+    await assert.rejects(openRepository(path.join(plain, 'missing')), MissingDirectoryError);
+  });
+
+  it('open from a subfolder at the top of the work tree', async () => {
+    const dir = createRepo({ files: { 'src/a.ts': 'x' } });
+    assert.equal((await openRepository(path.join(dir, 'src'))).root, dir);
+  });
+});
+
+describe('surgical restore', () => {
+  after(removeTempDirs);
+
+  it('puts back exactly the paths that changed and touches nothing else', async () => {
+    const dir = createRepo({ files: { 'keep.txt': 'keep\n', 'edit.txt': 'original\n', 'remove.txt': 'was here\n', 'dir/nested.txt': 'n\n' }, gitignore: '*.log\n' });
+    writeFile(dir, 'untracked-before.txt', 'mine\n');
+    const repository = await openRepository(dir);
+    const target = await takeSnapshot(repository, 'target');
+    const indexBefore = fs.readFileSync(path.join(dir, '.git', 'index'));
+    // What an agent does:
+    writeFile(dir, 'edit.txt', 'agent edit\n');
+    fs.rmSync(path.join(dir, 'remove.txt'));
+    writeFile(dir, 'created/deep/file.txt', 'agent file\n');
+    fs.rmSync(path.join(dir, 'dir'), { recursive: true });
+    writeFile(dir, 'dir', 'now a file\n');
+    writeFile(dir, 'debug.log', 'ignored, created meanwhile\n');
+    const current = await takeSnapshot(repository, 'current');
+
+    const result = await restoreChangedPaths(repository, current.commit, target.commit);
+    assert.deepEqual(result.removed.sort(), ['created/deep/file.txt', 'dir']);
+    assert.deepEqual(result.restored.sort(), ['dir/nested.txt', 'edit.txt', 'remove.txt']);
+    assert.deepEqual(treeOf(dir), {
+      '.gitignore': '*.log\n',
+      'keep.txt': 'keep\n',
+      'edit.txt': 'original\n',
+      'remove.txt': 'was here\n',
+      'dir/nested.txt': 'n\n',
+      'untracked-before.txt': 'mine\n',
+      'debug.log': 'ignored, created meanwhile\n',
+    });
+    assert.ok(!fs.existsSync(path.join(dir, 'created')), 'folders the agent created are gone once empty');
+    assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the index is untouched');
+  });
+
+  it('restores binary files and executable bits', async () => {
+    const dir = createRepo({ files: { 'run.sh': '#!/bin/sh\necho hi\n', 'blob.bin': Buffer.from([0, 1, 2, 255]) } });
+    fs.chmodSync(path.join(dir, 'run.sh'), 0o755);
+    const repository = await openRepository(dir);
+    const target = await takeSnapshot(repository, 'target');
+    writeFile(dir, 'blob.bin', Buffer.from([9, 9]));
+    fs.chmodSync(path.join(dir, 'run.sh'), 0o644);
+    const current = await takeSnapshot(repository, 'current');
+    await restoreChangedPaths(repository, current.commit, target.commit);
+    assert.deepEqual([...fs.readFileSync(path.join(dir, 'blob.bin'))], [0, 1, 2, 255]);
+    assert.equal(fs.statSync(path.join(dir, 'run.sh')).mode & 0o111, 0o111);
+  });
+});
