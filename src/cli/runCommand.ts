@@ -52,8 +52,16 @@ export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, w
 export async function runCommand(options: RunOptions): Promise<number> {
   if (options.jsonOutput && options.events) throw new UsageError('--json-output and --events cannot be used together.');
   const workingDir = path.resolve(options.workingDir ?? process.cwd());
-  const prompt = readPrompt(options, workingDir);
-  const prepared = await prepareRun({ workingDir, flags: options });
+  let prompt: string;
+  let prepared: Awaited<ReturnType<typeof prepareRun>>;
+  try {
+    prompt = readPrompt(options, workingDir);
+    prepared = await prepareRun({ workingDir, flags: options });
+  } catch (error) {
+    // A script reading --json-output still gets its one object when nothing could start.
+    if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
+    throw error;
+  }
 
   if (options.dryRun) {
     const plan = {
@@ -123,6 +131,11 @@ export async function runCommand(options: RunOptions): Promise<number> {
   }
   if (options.jsonOutput) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];
+}
+
+/** The --json-output object for a run that never started: no session was written. */
+function notStarted(error: string) {
+  return { status: 'failed', iterations: 0, summary: null, confidence: null, error, total_duration_secs: 0, session_id: null, session_file: null };
 }
 
 function describeRole(launch: { adapter: { displayName: string }; program: { program: string; leadingArgs: string[] }; timeoutSecs: number }, model: string | null) {

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runEventSchema } from '../../src/loop/runEvents.js';
+import { runCli, startCli } from '../support/cliProcess.js';
+import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { createRepo, isolateHome, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+
+/** A repository, an isolated data/config home and a global config that makes both roles the scripted agent. */
+function setup(script: AgentScript, extraToml = '') {
+  const home = isolateHome();
+  home.restore(); // only children use it
+  const agent = scriptedAgent(script);
+  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
+  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent, extraToml));
+  const repo = createRepo({ files: { 'README.md': '# project\n' } });
+  return { home, agent, repo, env: home.env };
+}
+
+function sessionFiles(sessionsDir: string): string[] {
+  return fs.existsSync(sessionsDir) ? fs.readdirSync(sessionsDir).map((name) => path.join(sessionsDir, name)) : [];
+}
+
+describe('codeloops run (the built CLI)', () => {
+  after(removeTempDirs);
+
+  it('exits 0 on success and prints one JSON object with --json-output', async () => {
+    const { repo, env, home } = setup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x', 0.8)]] });
+    const result = await runCli(['-p', 'make x', '--json-output'], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    const output = JSON.parse(result.stdout) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(output).sort(), ['confidence', 'error', 'iterations', 'session_file', 'session_id', 'status', 'summary', 'total_duration_secs']);
+    assert.equal(output.status, 'success');
+    assert.equal(output.iterations, 1);
+    assert.equal(output.summary, 'made x');
+    assert.equal(output.confidence, 0.8);
+    assert.equal(output.error, null);
+    assert.equal(output.session_file, path.join(home.sessionsDir, `${output.session_id as string}.jsonl`));
+    assertValidSessionFile(output.session_file as string);
+    assert.match(result.stderr, /── Iteration 1 ──/);
+    assert.match(result.stderr, /critic: DONE \(confidence 80%\)/);
+  });
+
+  it('exits 1 at the iteration limit, reading the task from prompt.md', async () => {
+    const { repo, env, agent } = setup({ actor: [[{ print: 'hm' }]], critic: [[carryOn('more')]] });
+    writeFile(repo, 'prompt.md', '# Task\nDo the thing 🎯\n');
+    const result = await runCli(['-n', '2', '--json-output'], { cwd: repo, env });
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(JSON.parse(result.stdout).status, 'max_iterations_reached');
+    assert.equal(agent.prompt('actor', 1), '# Task\nDo the thing 🎯\n');
+  });
+
+  it('exits 2 when the loop fails, with the error in the JSON', async () => {
+    const { repo, env } = setup({ actor: [[{ exit: 1 }]], critic: [[carryOn('crashed')]] });
+    const result = await runCli(['run', '-p', 'x', '--json-output'], { cwd: repo, env });
+    assert.equal(result.code, 2);
+    const output = JSON.parse(result.stdout);
+    assert.equal(output.status, 'failed');
+    assert.match(output.error, /failed 2 times in a row/);
+  });
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`exits 130 within seconds on ${signal}, killing the agent and ending the session interrupted`, async () => {
+      const { repo, env, home, agent } = setup({ actor: [[{ spawnChild: true }, { print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });
+      const run = startCli(['-p', 'x'], { cwd: repo, env });
+      await run.waitForStderr(/thinking hard/);
+      const sentAt = performance.now();
+      run.child.kill(signal);
+      const result = await run.done;
+      assert.equal(result.code, 130, result.stderr);
+      assert.ok(performance.now() - sentAt < 5000, 'exits within a few seconds');
+      assert.equal(agent.calls('critic'), 0);
+      const [file] = sessionFiles(home.sessionsDir);
+      const { lines } = assertValidSessionFile(file!);
+      assert.equal(lines.at(-1)!.outcome, 'interrupted');
+      const agentPid = Number(agent.envSeen('actor', 1).pid);
+      const grandchild = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
+      for (const pid of [agentPid, grandchild]) assert.throws(() => process.kill(pid, 0), 'the agent and its children are gone');
+    });
+  }
+
+  it('streams validated run events as NDJSON with --events ndjson', async () => {
+    const { repo, env } = setup({ actor: [[{ print: 'hi' }]], critic: [[done()]] });
+    const result = await runCli(['-p', 'x', '--events', 'ndjson'], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    const events = result.stdout.trim().split('\n').map((line) => runEventSchema.parse(JSON.parse(line)));
+    assert.equal(events[0]!.type, 'run_started');
+    assert.equal(events.at(-1)!.type, 'run_finished');
+    assert.ok(events.some((event) => event.type === 'agent_event' && event.event.kind === 'text' && event.event.text === 'hi'));
+    assert.equal(result.stderr, '');
+  });
+
+  it('prints the plan and runs nothing with --dry-run', async () => {
+    const { repo, env, home, agent } = setup({});
+    const result = await runCli(['-p', 'x', '--dry-run', '--json-output', '--critic-model', 'opus'], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    const plan = JSON.parse(result.stdout);
+    assert.equal(plan.actor.agent, 'Command');
+    assert.equal(plan.critic.model, 'opus');
+    assert.equal(plan.repository, repo);
+    assert.equal(agent.calls('actor'), 0);
+    assert.deepEqual(sessionFiles(home.sessionsDir), []);
+  });
+
+  describe('bad input: a clear message, exit 2, and no session written', () => {
+    it('a folder that is not a git repository', async () => {
+      const { env, home } = setup({});
+      const result = await runCli(['-p', 'x', '--json-output'], { cwd: tempDir(), env });
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /is not inside a git repository\. .*Run "git init"/);
+      assert.equal(JSON.parse(result.stdout).error.includes('git init'), true);
+      assert.deepEqual(sessionFiles(home.sessionsDir), []);
+    });
+
+    it('invalid TOML in the project config', async () => {
+      const { repo, env } = setup({});
+      writeFile(repo, 'codeloops.toml', 'agent = "claude"\n[actor\n');
+      const result = await runCli(['-p', 'x'], { cwd: repo, env });
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, new RegExp(`${path.join(repo, 'codeloops.toml').replace(/[.\\/]/g, '\\$&')}: invalid TOML at line 2`));
+      assert.doesNotMatch(result.stderr, /at .*\.js:\d+/, 'no stack trace for a user error');
+    });
+
+    it('a missing agent binary', async () => {
+      const { repo, env } = setup({});
+      const result = await runCli(['-p', 'x', '-a', 'gemini'], { cwd: repo, env: { ...env, PATH: path.dirname(process.execPath) } });
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /Gemini CLI: "gemini" was not found on PATH.*\[agents\.gemini\] path/);
+    });
+
+    it('no prompt at all, and an empty one', async () => {
+      const { repo, env } = setup({});
+      const none = await runCli([], { cwd: repo, env });
+      assert.equal(none.code, 2);
+      assert.match(none.stderr, /No prompt: pass -p "<task>".*prompt\.md/);
+      const empty = await runCli(['-p', '  '], { cwd: repo, env });
+      assert.match(empty.stderr, /is empty/);
+    });
+
+    it('an unknown agent name or a bad number', async () => {
+      const { repo, env } = setup({});
+      const agentResult = await runCli(['-p', 'x', '--actor-agent', 'aider'], { cwd: repo, env });
+      assert.equal(agentResult.code, 2);
+      assert.match(agentResult.stderr, /Allowed choices are claude, opencode, cursor, codex, gemini, command/);
+      const number = await runCli(['-p', 'x', '-n', 'lots'], { cwd: repo, env });
+      assert.equal(number.code, 2);
+      assert.match(number.stderr, /expected a whole number/);
+    });
+  });
+});

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { sessionStatsSchema, sessionSummarySchema } from '../../src/sessions/sessionSummary.js';
+import { runCli } from '../support/cliProcess.js';
+import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
+import { isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+
+describe('codeloops sessions (the built CLI)', () => {
+  let env: Record<string, string>;
+  let ids: string[];
+  const cwd = tempDir();
+
+  before(() => {
+    const home = isolateHome();
+    home.restore();
+    env = home.env;
+    ids = [
+      writeSession(home.sessionsDir, [startLine({ prompt: 'Add login 🔐', timestamp: '2025-01-01T10:00:00Z', working_dir: '/w/alpha' }), iterationLine(1, { critic_decision: 'DONE', feedback: null, git_diff: 'diff --git a/login b/login\n+ok\n' }), endLine()]),
+      writeSession(home.sessionsDir, [startLine({ prompt: 'Fix logout', timestamp: '2025-01-03T10:00:00Z', working_dir: '/w/beta' }), iterationLine(1), iterationLine(2, { git_diff: 'diff --git a/two b/two\n' }), endLine({ outcome: 'max_iterations_reached', iterations: 2, summary: null, confidence: null })]),
+      writeSession(home.sessionsDir, [startLine({ prompt: 'Still running', timestamp: '2025-01-04T10:00:00Z', working_dir: '/w/beta' }), { raw: '{"type":"iteration","iter' }]),
+    ];
+  });
+  after(removeTempDirs);
+
+  it('lists newest first as a table, and as JSON in the documented SessionSummary shape', async () => {
+    const table = await runCli(['sessions', 'list'], { cwd, env });
+    assert.equal(table.code, 0, table.stderr);
+    const rows = table.stdout.trim().split('\n');
+    assert.match(rows[0]!, /^ID\s+OUTCOME\s+ITER\s+DURATION\s+PROJECT\s+PROMPT$/);
+    assert.deepEqual(rows.slice(1).map((row) => row.split(/\s{2,}/)[0]), [ids[2], ids[1], ids[0]]);
+    assert.match(rows[3]!, /success\s+1\s+42\.0s\s+alpha\s+Add login 🔐/);
+    assert.match(table.stderr, /warning: .*torn/);
+
+    const json = await runCli(['sessions', 'list', '--json', '--outcome', 'success', 'max_iterations_reached'], { cwd, env });
+    const summaries = (JSON.parse(json.stdout) as unknown[]).map((item) => sessionSummarySchema.strict().parse(item));
+    assert.deepEqual(summaries.map((summary) => summary.id), [ids[1], ids[0]]);
+  });
+
+  it('filters by date, search and project', async () => {
+    const list = async (...args: string[]) => (JSON.parse((await runCli(['sessions', 'list', '--json', ...args], { cwd, env })).stdout) as Array<{ id: string }>).map((s) => s.id);
+    assert.deepEqual(await list('--after', '2025-01-02', '--before', '2025-01-03'), [ids[1]]);
+    assert.deepEqual(await list('--search', 'LOGIN'), [ids[0]]);
+    assert.deepEqual(await list('--project', 'beta'), [ids[2], ids[1]]);
+    const bad = await runCli(['sessions', 'list', '--outcome', 'great'], { cwd, env });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--outcome great is not an outcome/);
+  });
+
+  it('shows a session by unique prefix, as text and JSON', async () => {
+    const text = await runCli(['sessions', 'show', '2025-01-03'], { cwd, env });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /outcome +max_iterations_reached after 2 iteration/);
+    assert.match(text.stdout, /Iteration 2 +CONTINUE/);
+    assert.match(text.stdout, /feedback 2/);
+    const json = JSON.parse((await runCli(['sessions', 'show', ids[0]!, '--json'], { cwd, env })).stdout);
+    assert.deepEqual(Object.keys(json), ['id', 'start', 'iterations', 'end']);
+    assert.equal(json.start.prompt, 'Add login 🔐');
+    const missing = await runCli(['sessions', 'show', 'nope'], { cwd, env });
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /No session "nope"/);
+  });
+
+  it('prints recorded diffs, all or one iteration', async () => {
+    const all = await runCli(['sessions', 'diff', ids[1]!], { cwd, env });
+    assert.match(all.stdout, /# iteration 1\ndiff --git a\/f1 b\/f1\n# iteration 2\ndiff --git a\/two b\/two\n/);
+    const one = await runCli(['sessions', 'diff', ids[1]!, '--iteration', '2'], { cwd, env });
+    assert.equal(one.stdout, 'diff --git a/two b/two\n');
+    const none = await runCli(['sessions', 'diff', ids[1]!, '-i', '9'], { cwd, env });
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /has no iteration 9 \(iterations: 1, 2\)/);
+  });
+
+  it('computes stats in the documented SessionStats shape', async () => {
+    const result = await runCli(['sessions', 'stats', '--json'], { cwd, env });
+    const stats = sessionStatsSchema.strict().parse(JSON.parse(result.stdout));
+    assert.equal(stats.total_sessions, 3);
+    assert.equal(stats.success_rate, 1 / 3);
+    assert.deepEqual(stats.by_project.map((project) => [project.project, project.total]), [['beta', 2], ['alpha', 1]]);
+    const text = await runCli(['sessions', 'stats'], { cwd, env });
+    assert.match(text.stdout, /Success rate +33%/);
+  });
+});
+
+describe('codeloops init', () => {
+  after(removeTempDirs);
+
+  it('writes a commented global config naming the agents it found, and will not overwrite it', async () => {
+    const home = isolateHome();
+    home.restore();
+    const bin = tempDir();
+    fs.writeFileSync(path.join(bin, 'codex'), '#!/bin/sh\n', { mode: 0o755 });
+    const env = { ...home.env, PATH: bin };
+    const first = await runCli(['init'], { cwd: bin, env });
+    assert.equal(first.code, 0, first.stderr);
+    const file = path.join(home.configHome, 'codeloops', 'config.toml');
+    assert.match(first.stdout, new RegExp(`Wrote ${file.replace(/[.\\/]/g, '\\$&')}`));
+    assert.match(fs.readFileSync(file, 'utf8'), /agent = "codex"/);
+    const second = await runCli(['init'], { cwd: bin, env });
+    assert.equal(second.code, 2);
+    assert.match(second.stderr, /already exists.*--force/);
+  });
+});
