@@ -88,8 +88,8 @@ export const geminiAdapter: AgentAdapter = {
               kind: 'usage',
               total: { inputTokens: event.stats?.input_tokens, outputTokens: event.stats?.output_tokens, cacheReadTokens: event.stats?.cached },
             });
-            const isError = event.status !== undefined && event.status !== 'success';
-            result = { isError, detail: isError ? JSON.stringify(event.error ?? event.status) : '' };
+            const isError = event.status !== 'success';
+            result = { isError, detail: isError ? JSON.stringify(event.error ?? event.status ?? 'no status') : '' };
             events.push({ kind: 'result', text: message, isError, detail: event.status });
             break;
           }
