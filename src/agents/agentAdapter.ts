@@ -49,6 +49,8 @@ export interface AgentAdapter {
   readonly installHint: string;
   /** Whether `resumeSessionId` is honoured. */
   readonly canResume: boolean;
+  /** True when a resumed run reports the cost of the whole agent session, earlier runs included (Claude Code). */
+  readonly costCoversAgentSession: boolean;
   invocation(request: InvocationRequest): Invocation;
   createParser(): StreamParser;
   /** Recognises a known failure on stderr and says how to fix it, or returns null. */

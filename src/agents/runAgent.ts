@@ -23,6 +23,11 @@ export interface AgentRunOptions {
   rawStdoutPath?: string;
   /** Per-run variables such as CODELOOPS_ITERATION. */
   runEnv?: Readonly<Record<string, string>>;
+  /**
+   * When resuming an agent session whose cost the agent reports as a running total:
+   * the cost already counted for earlier runs, so this run reports only its own.
+   */
+  costAlreadyCounted?: number;
 }
 
 export interface AgentRunResult {
@@ -109,7 +114,8 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
   const { adapter } = launch;
   const invocation = adapter.invocation(request);
   const args = [...launch.program.leadingArgs, ...withExtraArgs(invocation.args, launch.extraArgs)];
-  const env = agentEnvironment(invocation.env, launch.env, options.runEnv ?? {});
+  // PWD too: some agents (OpenCode) find their project from $PWD, not from the real cwd.
+  const env = agentEnvironment(invocation.env, launch.env, options.runEnv ?? {}, { PWD: launch.workingDir });
   const parser = adapter.createParser();
   const transcript = new HeadTailBuffer(TRANSCRIPT_HEAD_CHARS, TRANSCRIPT_TAIL_CHARS);
   const stderr = new HeadTailBuffer(STDERR_KEEP_CHARS, STDERR_KEEP_CHARS);
@@ -145,7 +151,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
         agentSessionId = event.agentSessionId;
         break;
       case 'usage':
-        usage = event.total;
+        usage = ownUsage(event.total);
         break;
       case 'result':
         resultText = event.text;
@@ -153,6 +159,10 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     }
     options.onEvent?.(event);
   };
+  const ownUsage = (total: Usage): Usage =>
+    adapter.costCoversAgentSession && options.costAlreadyCounted && total.costUsd !== undefined
+      ? { ...total, costUsd: Math.max(0, total.costUsd - options.costAlreadyCounted) }
+      : total;
   const splitter = new LineSplitter((line, partial) => {
     if (partial) {
       // Too long to be one of the agent's events: keep it as text.

@@ -33,7 +33,7 @@ const REPAIR_QUOTE_CHARS = 3_000;
  * one) before recording ERROR.
  */
 export async function reviewIteration(launch: AgentLaunch, input: CriticPromptInput, options: ReviewOptions): Promise<Review> {
-  const run = (prompt: string, attempt: 'review' | 'repair', resumeSessionId: string | null) =>
+  const run = (prompt: string, attempt: 'review' | 'repair', resumeSessionId: string | null, costAlreadyCounted?: number) =>
     runAgent(
       launch,
       { role: 'critic', prompt, model: options.model, resumeSessionId },
@@ -42,6 +42,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
         onEvent: (event) => options.onEvent?.(event, attempt),
         rawStdoutPath: options.rawStdoutPath?.(attempt),
         runEnv: options.runEnv,
+        costAlreadyCounted,
       },
     );
 
@@ -59,6 +60,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
     canResume ? buildRepairPrompt(problem, null) : buildRepairPrompt(problem, quote),
     'repair',
     canResume ? first.agentSessionId : null,
+    canResume ? first.usage?.costUsd : undefined,
   );
   runs.push(repair);
   const answer = `${first.transcript}\n\n--- repair ---\n\n${repair.transcript}`;

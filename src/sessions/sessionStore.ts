@@ -1,4 +1,5 @@
-import fs, { type FileHandle } from 'node:fs/promises';
+import fsSync from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
   sessionLineSchema,
@@ -42,8 +43,8 @@ export class NotASessionError extends Error {
   override name = 'NotASessionError';
 }
 
-/** How many files are read at once while listing: enough to hide latency, few enough to keep descriptors. */
-const LIST_CONCURRENCY = 32;
+/** Files read between two yields to the event loop while listing (an editor must stay responsive). */
+const FILES_PER_SLICE = 200;
 /** File names carry the start second; collisions push it later by seconds, so allow slack. */
 const FILE_NAME_DATE_SLACK_MS = 3600 * 1000;
 
@@ -85,21 +86,17 @@ export class SessionStore {
       );
     });
     const summaries: SessionSummary[] = [];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < ids.length) {
-        const id = ids[next++]!;
-        const found = await this.readSummary(id);
-        if (found && matchesFilter(filter, found.summary, found.prompt)) summaries.push(found.summary);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, ids.length) }, worker));
+    for (let index = 0; index < ids.length; index++) {
+      if (index > 0 && index % FILES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      const found = this.readSummary(ids[index]!);
+      if (found && matchesFilter(filter, found.summary, found.prompt)) summaries.push(found.summary);
+    }
     return summaries.sort(newestFirst);
   }
 
   /** One session's summary from its first and last lines, or undefined if it is not readable. */
   async summary(id: string): Promise<SessionSummary | undefined> {
-    return (await this.readSummary(id))?.summary;
+    return this.readSummary(id)?.summary;
   }
 
   async stats(filter: SessionFilter = {}): Promise<SessionStats> {
@@ -180,19 +177,19 @@ export class SessionStore {
       .join('');
   }
 
-  private async readSummary(id: string): Promise<{ summary: SessionSummary; prompt: string } | undefined> {
+  private readSummary(id: string): { summary: SessionSummary; prompt: string } | undefined {
     const filePath = path.join(this.directory, `${id}.jsonl`);
-    let handle: FileHandle;
+    let fd: number;
     try {
-      handle = await fs.open(filePath, 'r');
+      fd = fsSync.openSync(filePath, 'r');
     } catch (error) {
       // Deleted between readdir and open: not a warning, just gone.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
     try {
-      const { size } = await handle.stat();
-      const firstLine = await readFirstLine(handle, size);
+      const { size } = fsSync.fstatSync(fd);
+      const firstLine = readFirstLine(fd, size);
       if (!firstLine) {
         this.warn(`${id}: empty session file skipped`);
         return undefined;
@@ -202,26 +199,42 @@ export class SessionStore {
         this.warn(`${id}: skipped, its first line is not a session_start (${first.reason})`);
         return undefined;
       }
-      let lastIteration: IterationLine | undefined;
+      let lastIteration: number | undefined;
       let end: SessionEndLine | undefined;
       if (firstLine.terminated) {
-        for await (const candidate of readLinesBackward(handle, size, firstLine.end + 1)) {
+        for (const candidate of readLinesBackward(fd, size, firstLine.end + 1)) {
+          // A running session can end in a multi-megabyte iteration line; the listing
+          // needs only its number. A terminated line was written whole, so its start is enough.
+          const peeked = candidate.terminated && candidate.length > LARGE_LINE_BYTES ? peekIterationNumber(candidate.prefix(512)) : undefined;
+          if (peeked !== undefined) {
+            lastIteration = peeked;
+            break;
+          }
           const parsed = parseLine(candidate.text);
           if (!parsed.ok) {
             this.warn(`${id}: skipped ${candidate.terminated ? 'a bad' : 'a torn'} line at byte ${candidate.start} (${parsed.reason})`);
             continue;
           }
           if (parsed.line.type === 'session_end') end = parsed.line;
-          else if (parsed.line.type === 'iteration') lastIteration = parsed.line;
+          else if (parsed.line.type === 'iteration') lastIteration = parsed.line.iteration_number;
           else continue;
           break;
         }
       }
       return { summary: summarize(id, first.line, lastIteration, end), prompt: first.line.prompt };
     } finally {
-      await handle.close();
+      fsSync.closeSync(fd);
     }
   }
+}
+
+/** Lines longer than this are peeked at rather than parsed while listing. */
+const LARGE_LINE_BYTES = 256 * 1024;
+
+/** `{"type":"iteration","iteration_number":N,…` as this runner and the original both write it. */
+function peekIterationNumber(prefix: string): number | undefined {
+  const match = /^\s*\{\s*"type"\s*:\s*"iteration"\s*,\s*"iteration_number"\s*:\s*(\d+)\s*,/.exec(prefix);
+  return match ? Number(match[1]) : undefined;
 }
 
 type ParseResult<T> = { ok: true; line: T } | { ok: false; reason: string };

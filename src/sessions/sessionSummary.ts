@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { OUTCOMES } from '../sessionFormat/sessionLines.js';
-import type { IterationLine, SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
+import type { SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
 import { previewLine } from '../text/truncate.js';
 
 /**
@@ -52,7 +52,7 @@ export function projectName(workingDir: string): string {
 export function summarize(
   id: string,
   start: SessionStartLine,
-  lastIteration: IterationLine | undefined,
+  lastIterationNumber: number | undefined,
   end: SessionEndLine | undefined,
 ): SessionSummary {
   return {
@@ -62,7 +62,7 @@ export function summarize(
     working_dir: start.working_dir,
     project: projectName(start.working_dir),
     outcome: end?.outcome ?? null,
-    iterations: end?.iterations ?? lastIteration?.iteration_number ?? 0,
+    iterations: end?.iterations ?? lastIterationNumber ?? 0,
     duration_secs: end?.duration_secs ?? null,
     confidence: end?.confidence ?? null,
     actor_agent: start.actor_agent,

@@ -10,11 +10,17 @@
  * small helper requests (title / summary / topic generation, quota probes).
  * They carry no `tools` (`toolNames` is empty) while the agent turn always
  * lists its tools, so a responder can answer `toolNames.length === 0` with
- * plain text and script only the requests that have tools.
+ * plain text and script only the requests that have tools. (claude 2.1.330
+ * under `claudeEnvironment` sent none: a `-p` run was only agent turns.)
+ *
+ * When answered with a 400, claude 2.1.330 re-sends the same turn a few times
+ * with different tool lists before giving up, so count requests with care in
+ * error tests.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 
 /** One POST /v1/messages request, pre-digested so responders stay short. */
 export interface RecordedMessagesRequest {
@@ -22,11 +28,11 @@ export interface RecordedMessagesRequest {
   path: string;
   /** The parsed JSON body exactly as the CLI sent it. */
   body: any;
-  /** The system prompt flattened to text (string or text blocks joined by newlines). */
+  /** The system prompt flattened to text: `body.system` plus any `role: "system"` entries of `messages`. */
   system: string;
   /** Text of the last user message; tool_result contents and injected <system-reminder> blocks are excluded. */
   lastUserText: string;
-  /** Text of every user message joined by newlines; tool_result contents excluded. */
+  /** Text of every user message joined by newlines, with the same exclusions as lastUserText. */
   allUserText: string;
   /** Names of the tools offered to the model (empty for side requests such as titles). */
   toolNames: string[];
@@ -39,10 +45,16 @@ export interface AnthropicToolUse {
   input: Record<string, unknown>;
 }
 
-/** What the fake model says: optional text, then optional tool calls. */
+/**
+ * What the fake model says: optional text, then optional tool calls. `error`
+ * instead answers with an API error of that HTTP status. Claude Code retries
+ * 429/5xx with backoff (a 500 kept it retrying for over two minutes), so use a
+ * 4xx such as 400 for a quick failure.
+ */
 export interface AnthropicReply {
   text?: string;
   toolUses?: AnthropicToolUse[];
+  error?: { status: number; message: string };
 }
 
 export type AnthropicResponder = (request: RecordedMessagesRequest) => AnthropicReply;
@@ -262,6 +274,18 @@ function sendError(response: http.ServerResponse, status: number, type: string, 
   sendJson(response, status, { type: "error", error: { type, message } });
 }
 
+/** The `error.type` the real API uses for each status, so the CLI classifies it as usual. */
+function errorTypeForStatus(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 413) return "request_too_large";
+  if (status === 429) return "rate_limit_error";
+  if (status === 529) return "overloaded_error";
+  if (status >= 500) return "api_error";
+  return "invalid_request_error";
+}
+
 function readBody(request: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -295,8 +319,13 @@ export async function startFakeAnthropicApi(responder: AnthropicResponder): Prom
       try {
         reply = responder(recorded);
       } catch (error) {
-        // A failing responder is a test bug: surface it as an API error rather than a hang.
-        sendError(response, 500, "api_error", `fake responder threw: ${String(error)}`);
+        // A failing responder is a test bug. 400 is not retried, so the CLI stops at once
+        // instead of backing off for minutes as it does on 5xx.
+        sendError(response, 400, "invalid_request_error", `fake responder threw: ${String(error)}`);
+        return;
+      }
+      if (reply.error) {
+        sendError(response, reply.error.status, errorTypeForStatus(reply.error.status), reply.error.message);
         return;
       }
       const message = buildReplyMessage(recorded, rawBody, reply);
@@ -347,8 +376,8 @@ export async function startFakeAnthropicApi(responder: AnthropicResponder): Prom
  * from the machine's own Claude config. Merge it over process.env after removing
  * `CLAUDECODE` and `CLAUDE_CODE_ENTRYPOINT` (claude refuses to run nested when
  * they are set). `home` must be an existing, test-owned folder: sessions are
- * stored under `<home>/.claude/projects/<cwd>/`, so `--resume` only finds a
- * session when the same `home` and working directory are used again.
+ * stored under `<home>/.claude/projects/<cwd as a slug>/<session id>.jsonl`, so
+ * reuse the same `home` (and working directory) for `--resume`.
  * Checked against claude 2.1.330.
  */
 export function claudeEnvironment(api: FakeAnthropicApi, home: string): Record<string, string> {
@@ -358,7 +387,7 @@ export function claudeEnvironment(api: FakeAnthropicApi, home: string): Record<s
     ANTHROPIC_API_KEY: "sk-ant-fake-key-for-tests",
     // Keeps the user's ~/.claude.json, settings, hooks, plugins and sessions out of the run.
     HOME: home,
-    CLAUDE_CONFIG_DIR: `${home}/.claude`,
+    CLAUDE_CONFIG_DIR: join(home, ".claude"),
     // Stops telemetry, error reporting and update checks, and the `HEAD /api/hello`
     // connectivity probe otherwise sent to the base URL.
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",

@@ -43,10 +43,15 @@ export interface OpenAiToolCall {
   arguments: Record<string, unknown>;
 }
 
-/** What the fake model says: optional text, then optional tool calls. */
+/**
+ * What the fake model says: optional text, then optional tool calls. `error`
+ * instead answers with an API error of that HTTP status. OpenCode retries
+ * 429/5xx with backoff (over a minute), so use a 4xx such as 400 for a quick failure.
+ */
 export interface OpenAiReply {
   text?: string;
   toolCalls?: OpenAiToolCall[];
+  error?: { status: number; message: string };
 }
 
 export type OpenAiResponder = (request: RecordedChatRequest) => OpenAiReply;
@@ -228,6 +233,14 @@ function sendError(response: http.ServerResponse, status: number, type: string, 
   sendJson(response, status, { error: { message, type, code: null, param: null } });
 }
 
+/** The `error.type` OpenAI uses for each status, so clients classify the error as usual. */
+function errorTypeForStatus(status: number): string {
+  if (status === 401) return "invalid_api_key";
+  if (status === 429) return "rate_limit_exceeded";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
 function readBody(request: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -261,8 +274,13 @@ export async function startFakeOpenAiApi(responder: OpenAiResponder): Promise<Fa
       try {
         reply = responder(recorded);
       } catch (error) {
-        // A failing responder is a test bug: surface it as an API error rather than a hang.
-        sendError(response, 500, "server_error", `fake responder threw: ${String(error)}`);
+        // A failing responder is a test bug. 400 is not retried, so the CLI stops at once
+        // instead of backing off as it does on 5xx.
+        sendError(response, 400, "invalid_request_error", `fake responder threw: ${String(error)}`);
+        return;
+      }
+      if (reply.error) {
+        sendError(response, reply.error.status, errorTypeForStatus(reply.error.status), reply.error.message);
         return;
       }
       const completion = buildReplyCompletion(recorded, rawBody, reply);
@@ -315,6 +333,11 @@ export async function startFakeOpenAiApi(responder: OpenAiResponder): Promise<Fa
  * provider, so `opencode run -m fakeapi/m` run in `dir` talks to `api`.
  * opencode 1.18.33 has `@ai-sdk/openai-compatible` built into its binary, so
  * using this provider downloads nothing.
+ *
+ * The `permission` block allows edits, and in opencode 1.18.33 that overrides
+ * the plan agent's own edit ban: `--agent plan` then writes files. A read-only
+ * test must remove `permission` from this file and OPENCODE_PERMISSION from
+ * the environment (or set OPENCODE_PERMISSION to `{"*":"allow","edit":"deny"}`).
  */
 export function writeOpenCodeProjectConfig(dir: string, api: FakeOpenAiApi): void {
   const config = {
@@ -329,7 +352,7 @@ export function writeOpenCodeProjectConfig(dir: string, api: FakeOpenAiApi): voi
       },
     },
     model: OPEN_CODE_MODEL,
-    // The title generator uses small_model; without it OpenCode picks a model of its own choosing.
+    // The title generator uses small_model: point it at the fake too.
     small_model: OPEN_CODE_MODEL,
     permission: { edit: "allow", bash: "allow" },
     autoupdate: false,
@@ -361,6 +384,7 @@ export function openCodeEnvironment(home: string, workingDirectory?: string): Re
     XDG_STATE_HOME: join(home, ".local", "state"),
     ...(workingDirectory === undefined ? {} : { PWD: workingDirectory }),
     // `run` rejects permission prompts it cannot show; allow everything instead.
+    // This also lifts `--agent plan`'s edit ban (see writeOpenCodeProjectConfig).
     OPENCODE_PERMISSION: JSON.stringify({ "*": "allow" }),
     // Network features that would otherwise reach out of the sandbox.
     OPENCODE_DISABLE_AUTOUPDATE: "1",

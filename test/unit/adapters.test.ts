@@ -53,7 +53,7 @@ describe('agent adapters', () => {
       assert.equal(actor.env.OPENCODE_PERMISSION, '{"*":"allow"}');
       const critic = adapterFor('opencode').invocation({ ...request, role: 'critic' });
       assert.deepEqual(critic.args, ['run', '--format', 'json', '--agent', 'plan']);
-      assert.equal(critic.env.OPENCODE_PERMISSION, undefined);
+      assert.deepEqual(JSON.parse(critic.env.OPENCODE_PERMISSION!), { '*': 'allow', edit: 'deny' });
     });
 
     it('cursor: --force for the actor (without it print mode writes nothing), ask mode for the critic', () => {

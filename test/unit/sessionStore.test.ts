@@ -6,22 +6,19 @@ import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
-/** Counts the bytes every FileHandle.read returns while `work` runs. */
+/** Counts the bytes every fs.readSync returns while `work` runs (the listing path reads synchronously). */
 async function bytesReadDuring<T>(work: () => Promise<T>): Promise<{ result: T; bytes: number }> {
-  const probe = await fs.promises.open(__filename, 'r');
-  const prototype = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => Promise<{ bytesRead: number }> };
-  await probe.close();
-  const original = prototype.read;
+  const original = fs.readSync;
   let bytes = 0;
-  prototype.read = async function (this: unknown, ...args: unknown[]) {
-    const result = await original.apply(this, args);
-    bytes += result.bytesRead;
-    return result;
-  };
+  (fs as { readSync: typeof fs.readSync }).readSync = ((...args: Parameters<typeof fs.readSync>) => {
+    const count = original(...args);
+    bytes += count;
+    return count;
+  }) as typeof fs.readSync;
   try {
     return { result: await work(), bytes };
   } finally {
-    prototype.read = original;
+    (fs as { readSync: typeof fs.readSync }).readSync = original;
   }
 }
 
@@ -57,6 +54,14 @@ describe('session store', () => {
     assert.equal(summary!.outcome, null);
     assert.equal(summary!.iterations, 2);
     assert.equal(summary!.duration_secs, null);
+  });
+
+  it('reads a huge last line written with its fields in another order', async () => {
+    const dir = tempDir();
+    const reordered = { iteration_number: 7, ...iterationLine(7, { actor_output: 'q'.repeat(2_000_000) }) };
+    writeSession(dir, [startLine(), { raw: JSON.stringify(reordered) + '\n' }]);
+    const [summary] = await new SessionStore(dir).list();
+    assert.equal(summary!.iterations, 7);
   });
 
   it('skips a torn last line with a warning and keeps going, in listing and loading', async () => {

@@ -56,6 +56,7 @@ export const claudeAdapter: AgentAdapter = {
   defaultBinary: 'claude',
   installHint: 'npm install -g @anthropic-ai/claude-code',
   canResume: true,
+  costCoversAgentSession: true,
   diagnose: (stderr) => diagnoseClaude(stderr),
 
   invocation(request: InvocationRequest) {

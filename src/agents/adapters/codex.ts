@@ -38,6 +38,7 @@ export const codexAdapter: AgentAdapter = {
   defaultBinary: 'codex',
   installHint: 'npm install -g @openai/codex',
   canResume: true,
+  costCoversAgentSession: false,
   diagnose: () => null,
 
   invocation(request) {

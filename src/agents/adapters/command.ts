@@ -12,6 +12,7 @@ export const commandAdapter: AgentAdapter = {
   defaultBinary: '',
   installHint: 'set command = ["program", "arg", …] under [actor], [critic] or [agents.command] in codeloops.toml',
   canResume: false,
+  costCoversAgentSession: false,
   diagnose: () => null,
 
   invocation(request) {

@@ -25,6 +25,7 @@ export const cursorAdapter: AgentAdapter = {
   defaultBinary: 'cursor-agent',
   installHint: 'see https://cursor.com/cli',
   canResume: true,
+  costCoversAgentSession: false,
   diagnose: () => null,
 
   invocation(request) {

@@ -37,6 +37,7 @@ export const geminiAdapter: AgentAdapter = {
   defaultBinary: 'gemini',
   installHint: 'npm install -g @google/gemini-cli',
   canResume: false,
+  costCoversAgentSession: false,
   diagnose: () => null,
 
   invocation(request) {

@@ -3,9 +3,10 @@ import { addUsage, clip, summarizeToolInput, type AgentEvent, type Usage } from 
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
 
 /**
- * OpenCode (`opencode run --format json`). Events carry a `part`; cost and tokens
- * come per step and are summed. Newer versions reject permission requests in `run`
- * unless told otherwise, so the actor gets OPENCODE_PERMISSION (works on all versions).
+ * OpenCode (`opencode run --format json`), the prompt on stdin (arguments after
+ * `--` are re-quoted on the way to the model). Events carry a `part`; cost and
+ * tokens come per step and are summed. 1.18 has no `done` event: a run ends with
+ * a `step_finish` and exit 0.
  */
 
 const tokens = z
@@ -47,6 +48,7 @@ export const opencodeAdapter: AgentAdapter = {
   defaultBinary: 'opencode',
   installHint: 'npm install -g opencode-ai',
   canResume: true,
+  costCoversAgentSession: false,
   diagnose: () => null,
 
   invocation(request) {
@@ -55,7 +57,11 @@ export const opencodeAdapter: AgentAdapter = {
     if (request.resumeSessionId) args.push('--session', request.resumeSessionId);
     // The read-only built-in agent for judging; the default agent for building.
     if (request.role === 'critic') args.push('--agent', 'plan');
-    const env: Record<string, string> = request.role === 'actor' ? { OPENCODE_PERMISSION: '{"*":"allow"}' } : {};
+    // `run` rejects permission prompts it cannot show, so everything is allowed up
+    // front. The plan agent alone does not stop edits once they are allowed: the
+    // critic gets edit denied, which removes the edit and write tools altogether.
+    const permission = request.role === 'actor' ? { '*': 'allow' } : { '*': 'allow', edit: 'deny' };
+    const env: Record<string, string> = { OPENCODE_PERMISSION: JSON.stringify(permission) };
     return { args, stdin: request.prompt, env };
   },
 

@@ -1,0 +1,257 @@
+/**
+ * `npm run bench`: each benchmark runs in its own process (clean memory figures)
+ * and prints its result as a ratio against a baseline measured in the same run.
+ *
+ *   node out/test/bench/runBenchmarks.js            all benchmarks
+ *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream)
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { adapterFor } from '../../src/agents/adapterRegistry.js';
+import { runAgent } from '../../src/agents/runAgent.js';
+import { openRepository } from '../../src/git/repository.js';
+import { snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
+import { diffSnapshots } from '../../src/git/treeDiff.js';
+import { SessionStore } from '../../src/sessions/sessionStore.js';
+import { SessionWriter } from '../../src/sessionWriter/sessionWriter.js';
+import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
+import { SCRIPTED_AGENT } from '../support/scriptedAgent.js';
+
+interface BenchResult {
+  name: string;
+  ours: string;
+  baseline: string;
+  ratio: number;
+  goal: string;
+  met: boolean;
+  notes?: string;
+}
+
+const BENCHMARKS: Record<string, () => Promise<BenchResult>> = { list: benchList, snapshot: benchSnapshot, stream: benchStream };
+
+function scratch(name: string): string {
+  const dir = path.join(os.tmpdir(), `codeloops-bench-${name}`);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Samples the process's memory while `work` runs; returns the peak resident set in MB. */
+async function peakMemoryDuring<T>(work: () => Promise<T>, read: () => number = () => process.memoryUsage().rss): Promise<{ result: T; peakMb: number }> {
+  let peak = read();
+  const timer = setInterval(() => (peak = Math.max(peak, read())), 10);
+  try {
+    const result = await work();
+    peak = Math.max(peak, read());
+    return { result, peakMb: peak / 1024 / 1024 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function time<T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> {
+  const started = performance.now();
+  const result = await work();
+  return { result, ms: performance.now() - started };
+}
+
+// ── sessions list over 10,000 sessions ──────────────────────────────────────────
+
+async function benchList(): Promise<BenchResult> {
+  const dir = path.join(scratch('list'), 'sessions');
+  const SESSIONS = 10_000;
+  // 1 % of sessions carry a 2 MB iteration line: most finished, in the middle of
+  // the file; one in ten of them still running, so the big line is the last one.
+  if (!fs.existsSync(dir) || fs.readdirSync(dir).length !== SESSIONS) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    const big = 'x'.repeat(2 * 1024 * 1024);
+    for (let i = 0; i < SESSIONS; i++) {
+      const timestamp = new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const lines = [startLine({ timestamp, prompt: `Task number ${i}: make the thing ${i % 7 === 0 ? 'faster 🚀' : 'better'}`, working_dir: `/work/project-${i % 20}` })];
+      const iterations = 1 + (i % 4);
+      for (let n = 1; n <= iterations; n++) {
+        const bigLine = (i % 100 === 1 || i % 1000 === 0) && n === 1;
+        lines.push(iterationLine(n, bigLine ? { actor_output: big, git_diff: big } : {}));
+      }
+      if (i % 10 !== 0) lines.push(endLine({ iterations, outcome: i % 3 === 0 ? 'failed' : 'success' }));
+      writeSession(dir, lines);
+    }
+  }
+  const store = new SessionStore(dir);
+  await store.list(); // warm the page cache for both contenders alike
+  const ours = await peakMemoryDuring(() => time(() => store.list()), () => process.memoryUsage().heapUsed);
+
+  // Baseline: what a reader without the first/last-line trick does.
+  const fullParse = async () => {
+    const summaries: unknown[] = [];
+    for (const name of await fs.promises.readdir(dir)) {
+      const text = await fs.promises.readFile(path.join(dir, name), 'utf8');
+      const lines = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+      summaries.push({ start: lines[0], last: lines.at(-1) });
+    }
+    return summaries;
+  };
+  const baseline = await peakMemoryDuring(() => time(fullParse), () => process.memoryUsage().heapUsed);
+  assertEqual(ours.result.result.length, SESSIONS, 'every session listed');
+  const ratio = baseline.result.ms / ours.result.ms;
+  return {
+    name: `sessions list, ${SESSIONS.toLocaleString('en-US')} sessions (1 % with 4 MB lines)`,
+    ours: `${ours.result.ms.toFixed(0)} ms, heap peak ${ours.peakMb.toFixed(0)} MB`,
+    baseline: `full parse ${baseline.result.ms.toFixed(0)} ms, heap peak ${baseline.peakMb.toFixed(0)} MB`,
+    ratio,
+    goal: '≥ 5× faster, memory flat',
+    met: ratio >= 5 && ours.peakMb < baseline.peakMb,
+  };
+}
+
+// ── snapshot + diff + session write on 50,000 files ─────────────────────────────
+
+async function benchSnapshot(): Promise<BenchResult> {
+  const repo = path.join(scratch('snapshot'), 'repo');
+  const FILES = 50_000;
+  const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: gitEnv, maxBuffer: 1 << 30, encoding: 'utf8' });
+  if (!fs.existsSync(path.join(repo, '.git'))) {
+    fs.mkdirSync(repo, { recursive: true });
+    git('init', '-q');
+    for (let i = 0; i < FILES; i++) {
+      const file = path.join(repo, `src/module${Math.floor(i / 500)}/file${i}.ts`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, `export const value${i} = ${i};\n`.repeat(10));
+    }
+    git('add', '-A');
+    git('commit', '-q', '-m', 'generated');
+  }
+  // One iteration's worth of agent work: 100 files edited, 10 created, 5 deleted.
+  let round = 0;
+  const agentEdits = () => {
+    round += 1;
+    for (let i = 0; i < 100; i++) fs.appendFileSync(path.join(repo, `src/module${i}/file${i * 500}.ts`), `// round ${round}\n`);
+    for (let i = 0; i < 10; i++) fs.writeFileSync(path.join(repo, `new-${round}-${i}.ts`), `new ${i}\n`);
+    for (let i = 0; i < 5; i++) fs.rmSync(path.join(repo, `src/module${199 - i}/file${(199 - i) * 500 + round}.ts`), { force: true });
+  };
+  const repository = await openRepository(repo);
+  const sessions = path.join(scratch('snapshot'), 'sessions');
+
+  const oursOnce = async (n: number) => {
+    const pre = await takeSnapshot(repository, 'bench pre', snapshotRef('bench', n, 'pre'));
+    agentEdits();
+    const started = performance.now();
+    const post = await takeSnapshot(repository, 'bench post', snapshotRef('bench', n, 'post'));
+    const diff = await diffSnapshots(repository, pre.commit, post.commit);
+    const writer = SessionWriter.create(sessions, { prompt: `bench ${n}`, workingDir: repo, actorAgent: 'x', criticAgent: 'x', actorModel: null, criticModel: null, maxIterations: null }, new Date());
+    writer.writeIteration({ iterationNumber: 1, actorOutput: '', actorStderr: '', actorExitCode: 0, actorDurationSecs: 0, gitDiff: diff.diff, gitFilesChanged: diff.filesChanged, gitInsertions: diff.insertions, gitDeletions: diff.deletions, criticDecision: 'DONE', feedback: null, remainingIssues: [], criticRevertedFiles: [] });
+    writer.close();
+    return performance.now() - started;
+  };
+  const bareOnce = (n: number) => {
+    const snapshot = (label: string) => {
+      const index = path.join(repo, '.git', `bench-index-${label}`);
+      fs.copyFileSync(path.join(repo, '.git', 'index'), index);
+      const env = { ...gitEnv, GIT_INDEX_FILE: index };
+      execFileSync('git', ['add', '--all'], { cwd: repo, env });
+      const tree = execFileSync('git', ['write-tree'], { cwd: repo, env, encoding: 'utf8' }).trim();
+      const commit = execFileSync('git', ['commit-tree', tree, '-p', 'HEAD', '-m', label], { cwd: repo, env, encoding: 'utf8' }).trim();
+      execFileSync('git', ['update-ref', `refs/bench-bare/${n}/${label}`, commit], { cwd: repo, env });
+      fs.rmSync(index);
+      return commit;
+    };
+    const pre = snapshot('pre');
+    agentEdits();
+    const started = performance.now();
+    const post = snapshot('post');
+    git('diff', '--name-status', '-z', '-M', pre, post);
+    git('diff', '--numstat', '-z', '-M', pre, post);
+    git('diff', '-M', pre, post);
+    return performance.now() - started;
+  };
+  // Alternate, after a warm-up of each, and take medians.
+  await oursOnce(0);
+  bareOnce(0);
+  const ours: number[] = [];
+  const bare: number[] = [];
+  for (let n = 1; n <= 5; n++) {
+    ours.push(await oursOnce(n));
+    bare.push(bareOnce(n));
+  }
+  git('for-each-ref', '--format=delete %(refname)', 'refs/codeloops/bench', 'refs/bench-bare');
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const ratio = median(ours) / median(bare);
+  return {
+    name: `post-iteration snapshot + diff + session write, ${FILES.toLocaleString('en-US')} files`,
+    ours: `${median(ours).toFixed(0)} ms`,
+    baseline: `bare git commands ${median(bare).toFixed(0)} ms`,
+    ratio,
+    goal: '≤ 1.5× the bare commands',
+    met: ratio <= 1.5,
+  };
+}
+
+// ── 100 MB of agent output ──────────────────────────────────────────────────────
+
+async function benchStream(): Promise<BenchResult> {
+  const BYTES = 100 * 1024 * 1024;
+  const dir = scratch('stream');
+  fs.writeFileSync(path.join(dir, 'script.json'), JSON.stringify({ actor: [[{ print: 'start' }, { flood: BYTES }, { print: 'end' }]] }));
+  fs.rmSync(path.join(dir, 'actor.count'), { force: true });
+  const launch = {
+    adapter: adapterFor('command'),
+    program: { program: process.execPath, leadingArgs: [SCRIPTED_AGENT()] },
+    extraArgs: [],
+    env: { SCRIPTED_AGENT_DIR: dir },
+    workingDir: dir,
+    timeoutSecs: 600,
+  };
+  const before = process.memoryUsage().rss / 1024 / 1024;
+  const ours = await peakMemoryDuring(() => time(() => runAgent(launch, { role: 'actor', prompt: 'x', model: null, resumeSessionId: null }, { rawStdoutPath: path.join(dir, 'raw.stdout') })));
+  assertEqual(ours.result.result.succeeded, true, 'the agent run succeeded');
+  assertEqual(fs.statSync(path.join(dir, 'raw.stdout')).size >= BYTES, true, 'all raw output kept on disk');
+
+  // Baseline: the same output collected whole, as a runner that buffers does.
+  fs.rmSync(path.join(dir, 'actor.count'), { force: true });
+  global.gc?.();
+  const { execa } = await import('execa');
+  const baseline = await peakMemoryDuring(() => time(() => execa(process.execPath, [SCRIPTED_AGENT()], { env: { SCRIPTED_AGENT_DIR: dir, CODELOOPS_ROLE: 'actor' }, input: 'x', maxBuffer: 1 << 30 })));
+  const ratio = ours.peakMb / baseline.peakMb;
+  return {
+    name: '100 MB of agent output streamed through the runner',
+    ours: `peak RSS ${ours.peakMb.toFixed(0)} MB (${before.toFixed(0)} MB at rest), ${(BYTES / 1024 / 1024 / (ours.result.ms / 1000)).toFixed(0)} MB/s`,
+    baseline: `buffering runner peak RSS ${baseline.peakMb.toFixed(0)} MB`,
+    ratio,
+    goal: 'peak < 150 MB',
+    met: ours.peakMb < 150,
+  };
+}
+
+function assertEqual<T>(actual: T, expected: T, what: string): void {
+  if (actual !== expected) throw new Error(`${what}: expected ${String(expected)}, got ${String(actual)}`);
+}
+
+async function main(): Promise<void> {
+  const only = process.argv[2];
+  if (only) {
+    const bench = BENCHMARKS[only];
+    if (!bench) throw new Error(`unknown benchmark ${only}: one of ${Object.keys(BENCHMARKS).join(', ')}`);
+    process.stdout.write(JSON.stringify(await bench()) + '\n');
+    return;
+  }
+  const results: BenchResult[] = [];
+  for (const name of Object.keys(BENCHMARKS)) {
+    process.stderr.write(`running ${name}…\n`);
+    const child = spawnSync(process.execPath, ['--expose-gc', '--enable-source-maps', __filename, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (child.status !== 0) throw new Error(`benchmark ${name} failed`);
+    results.push(JSON.parse(child.stdout.trim().split('\n').at(-1)!) as BenchResult);
+  }
+  const lines = results.map(
+    (result) =>
+      `| ${result.name} | ${result.ours} | ${result.baseline} | ${result.ratio.toFixed(2)}× | ${result.goal} | ${result.met ? 'met' : 'NOT MET'} |`,
+  );
+  process.stdout.write(['| benchmark | codeloops | baseline | ratio | goal | |', '|---|---|---|---|---|---|', ...lines].join('\n') + '\n');
+  if (results.some((result) => !result.met)) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});
