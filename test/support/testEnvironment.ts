@@ -21,8 +21,14 @@ export function tempDir(prefix = 'codeloops-test-'): string {
   return dir;
 }
 
+/** Removes the run's temp folders; KEEP_TEST_DIRS=1 keeps them for a post-mortem. */
 export function removeTempDirs(): void {
-  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  const dirs = created.splice(0);
+  if (process.env.KEEP_TEST_DIRS) {
+    process.stdout.write(`kept test folders:\n${dirs.map((dir) => `  ${dir}`).join('\n')}\n`);
+    return;
+  }
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 }
 
 const GIT_IDENTITY = {

@@ -74,6 +74,28 @@ describe('agent adapters', () => {
   });
 
   describe('stream parsing (cassettes)', () => {
+    it('claude (recorded from the real CLI): text, tool calls, results, session id, tokens and cost', () => {
+      const { events, verdict } = replay('claude', 'claude-actor-write-and-bash.jsonl');
+      assert.deepEqual(kinds(events), ['session', 'text', 'tool_use', 'tool_use', 'tool_result', 'tool_result', 'text', 'session', 'usage', 'result']);
+      assert.deepEqual(
+        events.filter((event) => event.kind === 'tool_use').map((event) => event.kind === 'tool_use' && [event.name, event.summary]),
+        [['Write', '/repo/greeting.txt'], ['Bash', 'echo "noted by a shell" > build-note.txt']],
+      );
+      const usage = events.find((event) => event.kind === 'usage');
+      assert.ok(usage?.kind === 'usage' && usage.total.costUsd! > 0 && usage.total.inputTokens! > 0 && usage.total.outputTokens! > 0);
+      assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Created greeting.txt and the build note.' });
+      const critic = replay('claude', 'claude-critic-continue.jsonl');
+      assert.match(critic.verdict.finalText!, /<decision>\{"type":"continue"/);
+    });
+
+    it('claude: an error result is a failure even with subtype "success" and exit 0', () => {
+      const parser = adapterFor('claude').createParser();
+      parser.parseLine('{"type":"result","subtype":"success","is_error":true,"result":"API Error: 400 bad request","session_id":"s"}');
+      const verdict = parser.finish(0);
+      assert.equal(verdict.succeeded, false);
+      assert.match(verdict.failureReason!, /API Error: 400/);
+    });
+
     it('codex: messages, commands and file changes; success only with turn.completed; usage replaced not summed', () => {
       const { events, verdict } = replay('codex', 'codex-success.jsonl');
       assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'tool_use', 'text', 'usage', 'result']);

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runEventSchema, type RunEvent } from '../../src/loop/runEvents.js';
+import { runCli } from '../support/cliProcess.js';
+import { startFakeAnthropicApi, type AnthropicReply, type FakeAnthropicApi, type RecordedMessagesRequest } from '../support/fakeAnthropicApi.js';
+import { realAgentHome } from '../support/realAgents.js';
+import { readJsonLines } from '../support/scriptedLoop.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.js';
+
+const TASK = 'Create greeting.txt containing exactly "Hello, world" and a build note made with a shell command.';
+
+function isCritic(request: RecordedMessagesRequest): boolean {
+  return request.allUserText.includes('You are the critic in an actor–critic coding loop');
+}
+
+/**
+ * The scripted model: an actor that makes a typo and fixes it after review, and a
+ * critic that catches the typo, then approves.
+ */
+function scriptedClaude(repo: string) {
+  return (request: RecordedMessagesRequest): AnthropicReply => {
+    if (request.toolNames.length === 0) return { text: 'Greeting task' }; // side requests (titles)
+    if (isCritic(request)) {
+      return request.allUserText.includes('+Hello, world')
+        ? { text: 'The typo is fixed and the note exists.\n<decision>{"type":"done","summary":"greeting.txt says Hello, world","confidence":0.93}</decision>' }
+        : { text: 'greeting.txt has a typo.\n<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo in greeting.txt"]}</decision>' };
+    }
+    const secondIteration = request.allUserText.includes('Reviewer feedback');
+    if (request.hasToolResult) return { text: secondIteration ? 'Fixed the typo.' : 'Created greeting.txt and the build note.' };
+    return secondIteration
+      ? { toolUses: [{ name: 'Write', input: { file_path: path.join(repo, 'greeting.txt'), content: 'Hello, world\n' } }] }
+      : {
+          text: 'Writing the file now.',
+          toolUses: [
+            { name: 'Write', input: { file_path: path.join(repo, 'greeting.txt'), content: 'Helo, world\n' } },
+            { name: 'Bash', input: { command: 'echo "noted by a shell" > build-note.txt', description: 'write the build note' } },
+          ],
+        };
+  };
+}
+
+describe('end to end: the real Claude Code CLI against a scripted Messages API', () => {
+  let api: FakeAnthropicApi;
+  after(async () => {
+    await api?.close();
+    removeTempDirs();
+  });
+
+  it('runs two iterations: writes a file with a typo and a shell edit, gets CONTINUE, fixes it, gets DONE', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    api = await startFakeAnthropicApi(scriptedClaude(repo));
+    const { env, home } = realAgentHome({ anthropic: api });
+    const result = await runCli(['-p', TASK, '--json-output', '--critic-model', 'sonnet'], { cwd: repo, env });
+    assert.equal(result.code, 0, `stderr:\n${result.stderr}`);
+    const outcome = JSON.parse(result.stdout);
+    assert.equal(outcome.status, 'success');
+    assert.equal(outcome.iterations, 2);
+    assert.equal(outcome.summary, 'greeting.txt says Hello, world');
+    assert.equal(outcome.confidence, 0.93);
+
+    // The work itself, on disk.
+    assert.deepEqual(treeOf(repo), { 'README.md': '# demo\n', 'greeting.txt': 'Hello, world\n', 'build-note.txt': 'noted by a shell\n' });
+
+    // The session file, line by line, in the documented format.
+    const { lines } = assertValidSessionFile(outcome.session_file);
+    const [start, first, second, end] = lines as Array<Record<string, any>>;
+    assert.equal(start!.actor_agent, 'Claude Code');
+    assert.equal(start!.critic_model, 'sonnet');
+    assert.equal(start!.prompt, TASK);
+    assert.equal(first!.critic_decision, 'CONTINUE');
+    assert.equal(first!.feedback, 'greeting.txt says Helo: it must say Hello, world');
+    assert.deepEqual(first!.remaining_issues, ['typo in greeting.txt']);
+    assert.equal(first!.git_files_changed, 2, 'the Write and the shell edit');
+    assert.match(first!.git_diff, /\+Helo, world/);
+    assert.match(first!.git_diff, /\+noted by a shell/);
+    assert.match(first!.actor_output, /Writing the file now\.\n→ Write: .*greeting\.txt\n→ Bash: echo "noted by a shell" > build-note\.txt/);
+    assert.equal(second!.critic_decision, 'DONE');
+    assert.equal(second!.feedback, null);
+    assert.match(second!.git_diff, /-Helo, world\n\+Hello, world/);
+    assert.equal(second!.git_files_changed, 1);
+    assert.equal(end!.outcome, 'success');
+
+    // What the real CLI sent: the continuation prompt carried the feedback; the critic
+    // could not edit (its tool list has no Write or Edit) and ran on the requested model.
+    const actorRequests = api.requests.filter((request) => request.toolNames.length > 0 && !isCritic(request));
+    assert.ok(actorRequests.some((request) => request.lastUserText.includes('greeting.txt says Helo: it must say Hello, world') && request.lastUserText.includes('- typo in greeting.txt')));
+    const criticRequests = api.requests.filter(isCritic);
+    assert.equal(criticRequests.length, 2);
+    for (const request of criticRequests) {
+      assert.ok(!request.toolNames.includes('Write') && !request.toolNames.includes('Edit'), `critic tools: ${request.toolNames.join(', ')}`);
+      assert.match(String(request.body.model), /sonnet/);
+    }
+    assert.ok(actorRequests.every((request) => request.toolNames.includes('Write') && request.toolNames.includes('Bash')));
+
+    // The sidecar record: agent session ids, tool calls, tokens and cost from the real stream.
+    const sidecar = path.join(home.dataHome, 'codeloops', 'sidecars', outcome.session_id);
+    const events = readJsonLines(path.join(sidecar, 'events.jsonl')).map((event) => runEventSchema.parse(event)) as RunEvent[];
+    const finished = events.filter((event): event is Extract<RunEvent, { type: 'agent_finished' }> => event.type === 'agent_finished');
+    assert.equal(finished.length, 4);
+    for (const run of finished) {
+      assert.equal(run.succeeded, true);
+      assert.match(run.agent_session_id ?? '', /^[0-9a-f-]{36}$/);
+      assert.ok((run.usage?.costUsd ?? 0) > 0 && (run.usage?.inputTokens ?? 0) > 0, JSON.stringify(run.usage));
+    }
+    assert.equal(finished[0]!.tool_calls, 2);
+    const raw = fs.readFileSync(path.join(sidecar, 'iteration-1-actor.stdout'), 'utf8');
+    assert.match(raw.split('\n')[0]!, /"type":"system","subtype":"init"/);
+  });
+});

@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { claudeEnvironment, type FakeAnthropicApi } from './fakeAnthropicApi.js';
+import { openCodeEnvironment } from './fakeOpenAiApi.js';
+import { isolateHome, repoRoot, tempDir, type IsolatedHome } from './testEnvironment.js';
+
+/** Where the real agent CLIs installed as devDependencies live. */
+export function agentBinDir(): string {
+  const bin = path.join(repoRoot(), 'node_modules', '.bin');
+  for (const name of ['claude', 'opencode']) {
+    if (!fs.existsSync(path.join(bin, name))) throw new Error(`${name} is not installed: run npm ci`);
+  }
+  return bin;
+}
+
+export interface RealAgentHome {
+  home: IsolatedHome;
+  /** The whole environment for a `codeloops` child process. */
+  env: Record<string, string>;
+}
+
+/**
+ * An isolated home for a loop with the real CLIs: the agents find the fake APIs,
+ * none of the user's own config, and the binaries on PATH as a user's would be.
+ * Codeloops' own data and config live in the same isolated home.
+ */
+export function realAgentHome(apis: { anthropic?: FakeAnthropicApi }): RealAgentHome {
+  const home = isolateHome();
+  home.restore(); // only the child process uses it
+  const agentsHome = tempDir('codeloops-agent-home-');
+  const openCode = openCodeEnvironment(agentsHome);
+  // The adapter itself sets OPENCODE_PERMISSION per role: do not hand it one.
+  delete openCode.OPENCODE_PERMISSION;
+  const env: Record<string, string> = {
+    ...openCode,
+    ...(apis.anthropic ? claudeEnvironment(apis.anthropic, agentsHome) : {}),
+    ...home.env,
+    PATH: `${agentBinDir()}${path.delimiter}${process.env.PATH ?? ''}`,
+  };
+  return { home, env };
+}
