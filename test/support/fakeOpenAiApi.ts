@@ -334,10 +334,10 @@ export async function startFakeOpenAiApi(responder: OpenAiResponder): Promise<Fa
  * opencode 1.18.33 has `@ai-sdk/openai-compatible` built into its binary, so
  * using this provider downloads nothing.
  *
- * The `permission` block allows edits, and in opencode 1.18.33 that overrides
- * the plan agent's own edit ban: `--agent plan` then writes files. A read-only
- * test must remove `permission` from this file and OPENCODE_PERMISSION from
- * the environment (or set OPENCODE_PERMISSION to `{"*":"allow","edit":"deny"}`).
+ * No `permission` block: codeloops' adapter grants the actor everything through
+ * OPENCODE_PERMISSION and denies the critic edits the same way. A project file
+ * that allowed edits would win over that variable in opencode 1.18.33 and hand
+ * the plan agent its edit and write tools back.
  */
 export function writeOpenCodeProjectConfig(dir: string, api: FakeOpenAiApi): void {
   const config = {
@@ -354,7 +354,6 @@ export function writeOpenCodeProjectConfig(dir: string, api: FakeOpenAiApi): voi
     model: OPEN_CODE_MODEL,
     // The title generator uses small_model: point it at the fake too.
     small_model: OPEN_CODE_MODEL,
-    permission: { edit: "allow", bash: "allow" },
     autoupdate: false,
     share: "disabled",
   };

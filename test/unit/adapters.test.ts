@@ -96,6 +96,17 @@ describe('agent adapters', () => {
       assert.match(verdict.failureReason!, /API Error: 400/);
     });
 
+    it('opencode (recorded from the real CLI): tool call and result, text, cost summed over steps', () => {
+      const { events, verdict } = replay('opencode', 'opencode-actor-write.jsonl');
+      assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'usage', 'text', 'usage']);
+      assert.match(events[0]!.kind === 'session' ? events[0].agentSessionId : '', /^ses_/);
+      const [firstStep, lastStep] = events.filter((event) => event.kind === 'usage');
+      assert.ok(firstStep?.kind === 'usage' && lastStep?.kind === 'usage');
+      assert.ok(lastStep.total.costUsd! > firstStep.total.costUsd!, 'the second step adds to the first');
+      assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Done.' });
+      assert.equal(replay('opencode', 'opencode-actor-write.jsonl', 1).verdict.succeeded, false, 'exit 1 is a failure');
+    });
+
     it('codex: messages, commands and file changes; success only with turn.completed; usage replaced not summed', () => {
       const { events, verdict } = replay('codex', 'codex-success.jsonl');
       assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'tool_use', 'text', 'usage', 'result']);

@@ -59,7 +59,9 @@ export const opencodeAdapter: AgentAdapter = {
     if (request.role === 'critic') args.push('--agent', 'plan');
     // `run` rejects permission prompts it cannot show, so everything is allowed up
     // front. The plan agent alone does not stop edits once they are allowed: the
-    // critic gets edit denied, which removes the edit and write tools altogether.
+    // critic gets edit denied, which removes the edit and write tools altogether
+    // (unless the project's opencode.json allows edits: that wins, and the runner's
+    // check after the review reverts whatever the critic changed).
     const permission = request.role === 'actor' ? { '*': 'allow' } : { '*': 'allow', edit: 'deny' };
     const env: Record<string, string> = { OPENCODE_PERMISSION: JSON.stringify(permission) };
     return { args, stdin: request.prompt, env };
