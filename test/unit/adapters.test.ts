@@ -99,7 +99,8 @@ describe('agent adapters', () => {
     it('opencode (recorded from the real CLI): tool call and result, text, cost summed over steps', () => {
       const { events, verdict } = replay('opencode', 'opencode-actor-write.jsonl');
       assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'usage', 'text', 'usage']);
-      assert.match(events[0]!.kind === 'session' ? events[0].agentSessionId : '', /^ses_/);
+      const session = events[0];
+      assert.match(session?.kind === 'session' ? session.agentSessionId : '', /^ses_/);
       const [firstStep, lastStep] = events.filter((event) => event.kind === 'usage');
       assert.ok(firstStep?.kind === 'usage' && lastStep?.kind === 'usage');
       assert.ok(lastStep.total.costUsd! > firstStep.total.costUsd!, 'the second step adds to the first');
