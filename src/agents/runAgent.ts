@@ -50,9 +50,14 @@ export interface AgentRunResult {
   toolCalls: number;
 }
 
-/** Transcript kept per run: enough for any review, bounded for 100 MB of output. */
-export const TRANSCRIPT_HEAD_CHARS = 1_000_000;
-export const TRANSCRIPT_TAIL_CHARS = 1_000_000;
+/**
+ * Transcript kept per run (and in the session's `actor_output`): the start and the
+ * end, plenty to review. Every byte is still in the sidecar's raw stdout file. Kept
+ * small on purpose: text held longer survives into V8's old generation, and 100 MB
+ * of output must stream through in flat memory.
+ */
+export const TRANSCRIPT_HEAD_CHARS = 200_000;
+export const TRANSCRIPT_TAIL_CHARS = 200_000;
 const STDERR_KEEP_CHARS = 32_000;
 /** After SIGTERM, how long an agent gets before SIGKILL. */
 const KILL_GRACE_MS = 1500;
@@ -163,13 +168,29 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     adapter.costCoversAgentSession && options.costAlreadyCounted && total.costUsd !== undefined
       ? { ...total, costUsd: Math.max(0, total.costUsd - options.costAlreadyCounted) }
       : total;
+  // Whole lines of text that arrive in one chunk travel as one event: an agent
+  // printing a million lines must not cost a million events downstream.
+  let pendingLines: string[] = [];
+  const flushText = (): void => {
+    if (pendingLines.length === 0) return;
+    const text = pendingLines.join('\n');
+    pendingLines = [];
+    handle({ kind: 'text', text });
+  };
   const splitter = new LineSplitter((line, partial) => {
     if (partial) {
       // Too long to be one of the agent's events: keep it as text.
+      flushText();
       handle({ kind: 'text', text: line, delta: true });
       return;
     }
-    for (const event of parser.parseLine(line)) handle(event);
+    for (const event of parser.parseLine(line)) {
+      if (event.kind === 'text' && !event.delta) pendingLines.push(event.text);
+      else {
+        flushText();
+        handle(event);
+      }
+    }
   });
 
   const startedAt = performance.now();
@@ -203,8 +224,13 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
 
   child.stdout?.setEncoding('utf8');
   child.stdout?.on('data', (chunk: string) => {
-    raw?.write(chunk);
+    // Back-pressure: when the disk falls behind, the agent waits rather than our memory growing.
+    if (raw && !raw.write(chunk)) {
+      child.stdout?.pause();
+      raw.once('drain', () => child.stdout?.resume());
+    }
     splitter.push(chunk);
+    flushText();
   });
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => stderr.append(chunk));
@@ -228,6 +254,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     liveGroups.delete(pid);
   }
   splitter.flush();
+  flushText();
   await new Promise<void>((resolve) => (raw ? raw.end(resolve) : resolve()));
   const durationSecs = (performance.now() - startedAt) / 1000;
 

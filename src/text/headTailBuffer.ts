@@ -1,16 +1,21 @@
 import { omissionMarker, takeHead, takeTail } from './truncate.js';
 
-/**
- * Accumulates streamed text in bounded memory: the first `headChars` and the last
- * `tailChars` are kept, the middle is counted and dropped. Agents can print
- * megabytes; the runner must stay flat.
- */
 /** Kept beyond each limit so a cut can move to a character boundary. */
 const BOUNDARY_SLACK = 64;
 
+/**
+ * Accumulates streamed text in bounded memory: the first `headChars` and the last
+ * `tailChars` are kept, the middle is counted and dropped. Agents can print
+ * megabytes; the runner must stay flat. The tail is a queue of the appended
+ * pieces, dropped whole from the front once the rest still covers the limit, so
+ * nothing is copied until the text is asked for.
+ */
 export class HeadTailBuffer {
-  private head = '';
-  private tailChunks: string[] = [];
+  private headPieces: string[] = [];
+  private headLength = 0;
+  private tail: string[] = [];
+  /** Index of the first live piece in `tail` (dropping from the front without shifting). */
+  private tailStart = 0;
   private tailLength = 0;
   private total = 0;
 
@@ -27,35 +32,36 @@ export class HeadTailBuffer {
     if (text.length === 0) return;
     this.total += text.length;
     let rest = text;
-    if (this.head.length < this.headChars + BOUNDARY_SLACK) {
-      const room = this.headChars + BOUNDARY_SLACK - this.head.length;
-      this.head += rest.slice(0, room);
-      rest = rest.slice(room);
+    const headRoom = this.headChars + BOUNDARY_SLACK - this.headLength;
+    if (headRoom > 0) {
+      const piece = rest.length <= headRoom ? rest : rest.slice(0, headRoom);
+      this.headPieces.push(piece);
+      this.headLength += piece.length;
+      rest = rest.slice(piece.length);
+      if (rest.length === 0) return;
     }
-    if (rest.length === 0) return;
-    this.tailChunks.push(rest);
+    this.tail.push(rest);
     this.tailLength += rest.length;
-    // Compact lazily: only when the tail holds twice what we keep.
-    if (this.tailLength > this.tailChars * 2 + 4096) this.compactTail();
-  }
-
-  private compactTail(): void {
-    const joined = this.tailChunks.join('');
-    const kept = joined.slice(Math.max(0, joined.length - this.tailChars - BOUNDARY_SLACK));
-    this.tailChunks = [kept];
-    this.tailLength = kept.length;
+    const keep = this.tailChars + BOUNDARY_SLACK;
+    while (this.tailStart < this.tail.length - 1 && this.tailLength - this.tail[this.tailStart]!.length >= keep) {
+      this.tailLength -= this.tail[this.tailStart]!.length;
+      this.tail[this.tailStart] = '';
+      this.tailStart += 1;
+    }
+    if (this.tailStart > 1024 && this.tailStart * 2 > this.tail.length) {
+      this.tail = this.tail.slice(this.tailStart);
+      this.tailStart = 0;
+    }
   }
 
   /** The text, with an omission marker in the middle when anything was dropped. */
   toString(): string {
-    const tail = this.tailChunks.join('');
-    if (this.total === this.head.length + tail.length) {
-      if (this.total <= this.headChars + this.tailChars) return this.head + tail;
-    }
-    const headText = takeHead(this.head, this.headChars);
+    const head = this.headPieces.join('');
+    const tail = this.tail.slice(this.tailStart).join('');
+    if (this.total <= this.headChars + this.tailChars) return head + tail;
+    const headText = takeHead(head, this.headChars);
     const tailText = takeTail(tail, this.tailChars);
     const omitted = this.total - headText.length - tailText.length;
-    if (omitted <= 0) return this.head + tail;
-    return headText + omissionMarker(omitted) + tailText;
+    return omitted > 0 ? headText + omissionMarker(omitted) + tailText : head + tail;
   }
 }

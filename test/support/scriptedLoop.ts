@@ -22,6 +22,8 @@ export interface ScriptedLoopOptions {
   signal?: AbortSignal;
   onEvent?: (event: RunEvent) => void;
   sessionsDir?: string;
+  /** Collect every event in `events` (default); off for runs that stream megabytes. */
+  keepEvents?: boolean;
 }
 
 /** Runs the real loop in-process with both roles played by the scripted agent. */
@@ -47,7 +49,7 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
     sidecarDirectory: (id) => path.join(sidecarRoot, id),
     signal: options.signal ?? new AbortController().signal,
     onEvent: (event) => {
-      events.push(event);
+      if (options.keepEvents !== false) events.push(event);
       options.onEvent?.(event);
     },
   });
