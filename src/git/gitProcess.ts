@@ -41,10 +41,18 @@ export const NEUTRAL_CONFIG = [
   '-c', 'diff.relative=false',
 ];
 
+/**
+ * Variables that name programs git would start (editors, pagers, askpass) or move its
+ * config. The runner's git needs none of them, and simple-git refuses to run with
+ * them set, while many users have EDITOR or PAGER in their shell and npm sets PREFIX.
+ */
+const PROGRAM_VARIABLES = new Set(['EDITOR', 'VISUAL', 'PAGER', 'PREFIX', 'SSH_ASKPASS']);
+
 function baseEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !key.toUpperCase().startsWith('GIT_')) env[key] = value;
+    const name = key.toUpperCase();
+    if (value !== undefined && !name.startsWith('GIT_') && !PROGRAM_VARIABLES.has(name)) env[key] = value;
   }
   // Never wait on a credential prompt; never take locks a user's git might want.
   env.GIT_TERMINAL_PROMPT = '0';

@@ -23,6 +23,8 @@ interface BenchResult {
   ours: string;
   baseline: string;
   ratio: number;
+  /** What the ratio means, e.g. "7.8× faster". */
+  ratioText: string;
   goal: string;
   met: boolean;
   notes?: string;
@@ -99,6 +101,7 @@ async function benchList(): Promise<BenchResult> {
     ours: `${ours.result.ms.toFixed(0)} ms, heap peak ${ours.peakMb.toFixed(0)} MB`,
     baseline: `full parse ${baseline.result.ms.toFixed(0)} ms, heap peak ${baseline.peakMb.toFixed(0)} MB`,
     ratio,
+    ratioText: `${ratio.toFixed(1)}× faster`,
     goal: '≥ 5× faster, memory flat',
     met: ratio >= 5 && ours.peakMb < baseline.peakMb,
   };
@@ -182,6 +185,7 @@ async function benchSnapshot(): Promise<BenchResult> {
     ours: `${median(ours).toFixed(0)} ms`,
     baseline: `bare git commands ${median(bare).toFixed(0)} ms`,
     ratio,
+    ratioText: `${ratio.toFixed(2)}× the time`,
     goal: '≤ 1.5× the bare commands',
     met: ratio <= 1.5,
   };
@@ -217,6 +221,7 @@ async function benchStream(): Promise<BenchResult> {
     ours: `peak RSS ${ours.peakMb.toFixed(0)} MB (${before.toFixed(0)} MB at rest), ${(ours.result.ms / 1000).toFixed(1)} s`,
     baseline: `buffering runner peak RSS ${baseline.peakMb.toFixed(0)} MB`,
     ratio,
+    ratioText: `${ratio.toFixed(2)}× the memory`,
     goal: 'peak < 150 MB',
     met: ours.peakMb < 150,
   };
@@ -243,7 +248,7 @@ async function main(): Promise<void> {
   }
   const lines = results.map(
     (result) =>
-      `| ${result.name} | ${result.ours} | ${result.baseline} | ${result.ratio.toFixed(2)}× | ${result.goal} | ${result.met ? 'met' : 'NOT MET'} |`,
+      `| ${result.name} | ${result.ours} | ${result.baseline} | ${result.ratioText} | ${result.goal} | ${result.met ? 'met' : 'NOT MET'} |`,
   );
   process.stdout.write(['| benchmark | codeloops | baseline | ratio | goal | |', '|---|---|---|---|---|---|', ...lines].join('\n') + '\n');
   if (results.some((result) => !result.met)) process.exitCode = 1;

@@ -113,6 +113,23 @@ describe('git snapshots', () => {
     await assert.rejects(openRepository(path.join(plain, 'missing')), MissingDirectoryError);
   });
 
+  it('work whatever the user has in the environment: EDITOR, PAGER, GIT_DIR pointing elsewhere', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a' } });
+    const elsewhere = createRepo({ files: { 'other.txt': 'other' } });
+    const saved = { ...process.env };
+    Object.assign(process.env, { EDITOR: 'vim', VISUAL: 'code --wait', PAGER: 'less', PREFIX: '/usr/local', GIT_PAGER: 'cat', GIT_DIR: path.join(elsewhere, '.git'), GIT_INDEX_FILE: '/nonexistent/index' });
+    let snapshot;
+    try {
+      const repository = await openRepository(dir);
+      assert.equal(repository.root, dir);
+      snapshot = await takeSnapshot(repository, 'env');
+    } finally {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+    }
+    assert.equal(git(dir, 'show', `${snapshot.commit}:a.txt`), 'a');
+  });
+
   it('open from a subfolder at the top of the work tree', async () => {
     const dir = createRepo({ files: { 'src/a.ts': 'x' } });
     assert.equal((await openRepository(path.join(dir, 'src'))).root, dir);
