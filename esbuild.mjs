@@ -38,7 +38,7 @@ if (withTests) {
   const testEntries = [...fs.globSync?.('test/**/*.{test,bench}.ts') ?? walk('test').filter((file) => /\.(test|bench)\.ts$/.test(file))];
   builds.push({
     ...node,
-    entryPoints: [...testEntries, 'test/bench/runBenchmarks.ts'].filter((file) => fs.existsSync(file)),
+    entryPoints: [...testEntries, 'test/bench/runBenchmarks.ts', 'test/demo/runDemo.ts'].filter((file) => fs.existsSync(file)),
     outbase: '.',
     outdir: 'out',
     external: ['mocha', 'vscode'],

@@ -78,18 +78,18 @@ export function renderSession(session: Session, color: boolean): string {
   const { start, end } = session;
   const out: string[] = [];
   out.push(paint(`Session ${session.id}`, 'heading', color));
-  out.push(`  started   ${start.timestamp}`);
-  out.push(`  folder    ${start.working_dir}`);
-  out.push(`  actor     ${start.actor_agent}${start.actor_model ? ` (${start.actor_model})` : ''}`);
-  out.push(`  critic    ${start.critic_agent}${start.critic_model ? ` (${start.critic_model})` : ''}`);
-  out.push(`  limit     ${start.max_iterations ?? 'none'}`);
+  out.push(`  started    ${start.timestamp}`);
+  out.push(`  folder     ${start.working_dir}`);
+  out.push(`  actor      ${start.actor_agent}${start.actor_model ? ` (${start.actor_model})` : ''}`);
+  out.push(`  critic     ${start.critic_agent}${start.critic_model ? ` (${start.critic_model})` : ''}`);
+  out.push(`  limit      ${start.max_iterations ?? 'none'}`);
   if (end) {
     const tone = end.outcome === 'success' ? 'success' : end.outcome === 'failed' ? 'error' : 'warning';
-    out.push(`  outcome   ${paint(end.outcome, tone, color)} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
+    out.push(`  outcome    ${paint(end.outcome, tone, color)} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
     if (end.confidence !== null) out.push(`  confidence ${Math.round(end.confidence * 100)}%`);
-    if (end.summary) out.push(`  summary   ${end.summary}`);
+    if (end.summary) out.push(`  summary    ${end.summary}`);
   } else {
-    out.push(`  outcome   ${paint('none yet (running, or the runner stopped without ending it)', 'warning', color)}`);
+    out.push(`  outcome    ${paint('none yet (running, or the runner stopped without ending it)', 'warning', color)}`);
   }
   out.push('', paint('Prompt', 'heading', color), indent(start.prompt.trimEnd()), '');
   for (const iteration of session.iterations) {

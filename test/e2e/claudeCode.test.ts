@@ -3,43 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runEventSchema, type RunEvent } from '../../src/loop/runEvents.js';
 import { runCli } from '../support/cliProcess.js';
-import { startFakeAnthropicApi, type AnthropicReply, type FakeAnthropicApi, type RecordedMessagesRequest } from '../support/fakeAnthropicApi.js';
+import { startFakeAnthropicApi, type FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
+import { GREETING_TASK as TASK, isCriticRequest as isCritic, scriptedGreetingModel as scriptedClaude } from '../support/scriptedClaude.js';
 import { realAgentHome } from '../support/realAgents.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.js';
-
-const TASK = 'Create greeting.txt containing exactly "Hello, world" and a build note made with a shell command.';
-
-function isCritic(request: RecordedMessagesRequest): boolean {
-  return request.allUserText.includes('You are the critic in an actor–critic coding loop');
-}
-
-/**
- * The scripted model: an actor that makes a typo and fixes it after review, and a
- * critic that catches the typo, then approves.
- */
-function scriptedClaude(repo: string) {
-  return (request: RecordedMessagesRequest): AnthropicReply => {
-    if (request.toolNames.length === 0) return { text: 'Greeting task' }; // side requests (titles)
-    if (isCritic(request)) {
-      return request.allUserText.includes('+Hello, world')
-        ? { text: 'The typo is fixed and the note exists.\n<decision>{"type":"done","summary":"greeting.txt says Hello, world","confidence":0.93}</decision>' }
-        : { text: 'greeting.txt has a typo.\n<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo in greeting.txt"]}</decision>' };
-    }
-    const secondIteration = request.allUserText.includes('Reviewer feedback');
-    if (request.hasToolResult) return { text: secondIteration ? 'Fixed the typo.' : 'Created greeting.txt and the build note.' };
-    return secondIteration
-      ? { toolUses: [{ name: 'Write', input: { file_path: path.join(repo, 'greeting.txt'), content: 'Hello, world\n' } }] }
-      : {
-          text: 'Writing the file now.',
-          toolUses: [
-            { name: 'Write', input: { file_path: path.join(repo, 'greeting.txt'), content: 'Helo, world\n' } },
-            { name: 'Bash', input: { command: 'echo "noted by a shell" > build-note.txt', description: 'write the build note' } },
-          ],
-        };
-  };
-}
 
 describe('end to end: the real Claude Code CLI against a scripted Messages API', () => {
   let api: FakeAnthropicApi;

@@ -1,0 +1,46 @@
+/**
+ * `npm run demo`: the real runner and the real Claude Code CLI, run on a scratch
+ * repository, with a scripted stand-in for the Anthropic API on 127.0.0.1 so it
+ * needs no account and no network. Shows a two-iteration loop as a user sees it,
+ * then the recorded session. Nothing outside the scratch folder is touched.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startFakeAnthropicApi } from '../support/fakeAnthropicApi.js';
+import { cliPath } from '../support/cliProcess.js';
+import { realAgentHome } from '../support/realAgents.js';
+import { GREETING_TASK, scriptedGreetingModel } from '../support/scriptedClaude.js';
+import { createRepo } from '../support/testEnvironment.js';
+
+function run(args: string[], cwd: string, env: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cliPath(), ...args], { cwd, env: { ...process.env, ...env }, stdio: 'inherit' });
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main(): Promise<void> {
+  const repo = createRepo({ files: { 'README.md': '# demo project\n' } });
+  const api = await startFakeAnthropicApi(scriptedGreetingModel(repo));
+  const { env, home } = realAgentHome({ anthropic: api });
+  process.stdout.write(`Demo repository: ${repo}\nCodeloops data:  ${home.dataHome}\n\n$ codeloops -p '${GREETING_TASK}'\n\n`);
+  try {
+    const code = await run(['-p', GREETING_TASK], repo, env);
+    process.stdout.write(`\n(exit code ${code})\n\n$ codeloops sessions show latest\n\n`);
+    await run(['sessions', 'show', 'latest'], repo, env);
+    process.stdout.write(`\ngreeting.txt now says: ${fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8')}`);
+    process.exitCode = code;
+  } finally {
+    await api.close();
+    if (!process.env.KEEP_TEST_DIRS) {
+      for (const dir of [repo, path.dirname(home.dataHome)]) if (dir.startsWith(os.tmpdir())) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});
