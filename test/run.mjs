@@ -48,6 +48,26 @@ function collect(directory) {
   });
 }
 
+/**
+ * Agent CLIs the end-to-end tests drive that cannot be devDependencies: opencode-ai
+ * lists platform packages the registry mirror here does not have, which leaves a
+ * lock file `npm ci` rejects. They are installed on first use into .cache/ instead.
+ */
+const CACHED_TOOLS = [{ spec: 'opencode-ai@1.18.33', bin: 'opencode' }];
+
+function ensureCachedTools() {
+  const prefix = path.join(root, '.cache', 'agents');
+  for (const tool of CACHED_TOOLS) {
+    if (fs.existsSync(path.join(prefix, 'node_modules', '.bin', tool.bin))) continue;
+    process.stdout.write(`\n== installing ${tool.spec} into .cache/agents\n`);
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const result = spawnSync(npm, ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', tool.spec], { stdio: 'inherit' });
+    if (result.status !== 0) throw new Error(`could not install ${tool.spec}`);
+  }
+}
+
+if (built && tiers.includes('e2e')) ensureCachedTools();
+
 if (built) {
   const Mocha = require('mocha');
   for (const tier of tiers) {

@@ -4,13 +4,16 @@ import { claudeEnvironment, type FakeAnthropicApi } from './fakeAnthropicApi.js'
 import { openCodeEnvironment } from './fakeOpenAiApi.js';
 import { isolateHome, repoRoot, tempDir, type IsolatedHome } from './testEnvironment.js';
 
-/** Where the real agent CLIs installed as devDependencies live. */
-export function agentBinDir(): string {
-  const bin = path.join(repoRoot(), 'node_modules', '.bin');
-  for (const name of ['claude', 'opencode']) {
-    if (!fs.existsSync(path.join(bin, name))) throw new Error(`${name} is not installed: run npm ci`);
+/**
+ * Where the real agent CLIs live: Claude Code is a devDependency; OpenCode is
+ * installed into .cache/agents by test/run.mjs (see CACHED_TOOLS there).
+ */
+export function agentBinDirs(): string[] {
+  const dirs = [path.join(repoRoot(), 'node_modules', '.bin'), path.join(repoRoot(), '.cache', 'agents', 'node_modules', '.bin')];
+  for (const [name, dir] of [['claude', dirs[0]!], ['opencode', dirs[1]!]] as const) {
+    if (!fs.existsSync(path.join(dir, name))) throw new Error(`${name} is not installed in ${dir}: run npm ci, then the tests through npm test`);
   }
-  return bin;
+  return dirs;
 }
 
 export interface RealAgentHome {
@@ -35,7 +38,7 @@ export function realAgentHome(apis: { anthropic?: FakeAnthropicApi }): RealAgent
     ...openCode,
     ...(apis.anthropic ? claudeEnvironment(apis.anthropic, agentsHome) : {}),
     ...home.env,
-    PATH: `${agentBinDir()}${path.delimiter}${process.env.PATH ?? ''}`,
+    PATH: [...agentBinDirs(), process.env.PATH ?? ''].join(path.delimiter),
   };
   return { home, env };
 }
