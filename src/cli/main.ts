@@ -69,6 +69,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
     .option('-q, --quiet', 'print nothing but errors while running')
     .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
+    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
     .action(async (options: RunOptions & { promptFile: string; agent?: AgentKind }, command: Command) => {
       // The default prompt file only applies when -p is absent.
       const promptFileGiven = command.getOptionValueSource('promptFile') === 'cli';

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FlagOverrides } from '../config/runSettings.js';
+import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
+import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import { describeEvent } from '../loop/describeEvent.js';
 import { runLoop } from '../loop/loopRunner.js';
 import { prepareRun } from '../loop/prepareRun.js';
@@ -17,6 +18,8 @@ export interface RunOptions extends FlagOverrides {
   dryRun?: boolean;
   events?: 'ndjson';
   quiet?: boolean;
+  /** Settings from an editor, as JSON in the project file's shape: ranked between the global and the project config. */
+  editorSettings?: string;
 }
 
 /** Exit codes of `codeloops run`, one per outcome. */
@@ -56,7 +59,8 @@ export async function runCommand(options: RunOptions): Promise<number> {
   let prepared: Awaited<ReturnType<typeof prepareRun>>;
   try {
     prompt = readPrompt(options, workingDir);
-    prepared = await prepareRun({ workingDir, flags: options });
+    const userLayers = options.editorSettings ? [editorSettingsLayer(options.editorSettings)] : [];
+    prepared = await prepareRun({ workingDir, flags: options, userLayers });
   } catch (error) {
     // A script reading --json-output still gets its one object when nothing could start.
     if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
@@ -131,6 +135,20 @@ export async function runCommand(options: RunOptions): Promise<number> {
   }
   if (options.jsonOutput) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];
+}
+
+/** `--editor-settings`: the extension's settings, validated like a project file. */
+export function editorSettingsLayer(json: string): ConfigLayer {
+  let data: unknown;
+  try {
+    data = JSON.parse(json);
+  } catch {
+    throw new UsageError('--editor-settings is not valid JSON.');
+  }
+  const source = 'editor settings';
+  const parsed = projectConfigSchema.safeParse(data);
+  if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map((issue) => `"${issue.path.join('.')}": ${issue.message}`).join('; '));
+  return layerFromProjectFile(parsed.data, source);
 }
 
 /** The --json-output object for a run that never started: no session was written. */

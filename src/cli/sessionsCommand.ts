@@ -1,6 +1,6 @@
 import { OUTCOMES, type Outcome } from '../sessionFormat/sessionLines.js';
 import { sessionsDir } from '../sessionFormat/sessionFiles.js';
-import { formatDuration } from '../loop/describeEvent.js';
+import { formatDuration } from '../text/humanize.js';
 import { parseFilterDate, type SessionFilter } from '../sessions/sessionFilter.js';
 import { SessionStore, type Session } from '../sessions/sessionStore.js';
 import { colorEnabled, paint, renderTable } from './terminal.js';

@@ -63,6 +63,28 @@ export async function readSnapshot(repository: Repository, ref: string): Promise
   return tree ? { commit, tree } : undefined;
 }
 
+export class SnapshotMissingError extends Error {
+  override name = 'SnapshotMissingError';
+  constructor(readonly ref: string) {
+    super(`The snapshot ${ref} is gone from this repository (deleted, or the repository was cloned afresh).`);
+  }
+}
+
+/**
+ * A file as it was in a snapshot: its bytes, or undefined when the snapshot does
+ * not have it (added or deleted on the other side). A missing snapshot is an error.
+ */
+export async function readSnapshotFile(repository: Repository, ref: string, filePath: string): Promise<Buffer | undefined> {
+  const snapshot = await readSnapshot(repository, ref);
+  if (!snapshot) throw new SnapshotMissingError(ref);
+  const git = gitClient(repository.root);
+  // `:` after the commit, then the path from the top of the tree.
+  const object = `${snapshot.commit}:${filePath.replace(/^\/+/, '')}`;
+  const type = (await git.raw(['cat-file', '-t', object]).catch(() => '')).trim();
+  if (type !== 'blob') return undefined;
+  return git.binaryCatFile(['blob', object]);
+}
+
 export async function objectExists(repository: Repository, sha: string): Promise<boolean> {
   const output = (await gitClient(repository.root).raw(['cat-file', '-t', sha]).catch(() => '')).trim();
   return output.length > 0;

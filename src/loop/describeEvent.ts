@@ -1,4 +1,5 @@
 import type { AgentEvent, Usage } from '../agents/agentEvents.js';
+import { formatCount, formatDuration } from '../text/humanize.js';
 import type { RunEvent } from './runEvents.js';
 
 /**
@@ -126,19 +127,6 @@ function usageFacts(usage: Usage | null): string[] {
   const tokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
   if (tokens > 0) facts.push(`${formatCount(tokens)} tokens`);
   return facts;
-}
-
-export function formatDuration(secs: number): string {
-  if (secs < 60) return `${secs.toFixed(1)}s`;
-  const minutes = Math.floor(secs / 60);
-  if (minutes < 60) return `${minutes}m ${Math.round(secs % 60)}s`;
-  return `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
-}
-
-export function formatCount(value: number): string {
-  if (value < 1000) return String(value);
-  if (value < 1_000_000) return `${(value / 1000).toFixed(1)}k`;
-  return `${(value / 1_000_000).toFixed(1)}M`;
 }
 
 function statusMark(status: string): string {

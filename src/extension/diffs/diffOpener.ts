@@ -1,0 +1,66 @@
+import path from 'node:path';
+import * as vscode from 'vscode';
+import type { FileChange } from '../../git/treeDiff.js';
+import { openRepository } from '../../git/repository.js';
+import { readSnapshot, snapshotRef } from '../../git/snapshots.js';
+import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
+import { recordedDiffUri, snapshotUri } from './snapshotContentProvider.js';
+
+/**
+ * Opens an iteration's changes in the native diff editors: one file with
+ * `vscode.diff`, all of them with `vscode.changes` (the multi-file diff editor).
+ * Without focus, so a running loop's editor keeps it. Sessions whose snapshots are
+ * gone fall back to the recorded unified diff.
+ */
+export class DiffOpener {
+  constructor(private readonly library: SessionLibrary) {}
+
+  async openFile(sessionId: string, iteration: number, file: FileChange): Promise<void> {
+    const context = await this.snapshotsOf(sessionId, iteration);
+    if (!context) return this.openRecordedDiff(sessionId, iteration);
+    const left = snapshotUri({ session: sessionId, iteration, side: 'pre', path: file.oldPath ?? file.path });
+    const right = snapshotUri({ session: sessionId, iteration, side: 'post', path: file.path });
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${path.posix.basename(file.path)} (iteration ${iteration})`, {
+      preserveFocus: true,
+      preview: true,
+    } satisfies vscode.TextDocumentShowOptions);
+  }
+
+  async openIteration(sessionId: string, iteration: number): Promise<void> {
+    const view = await this.library.view(sessionId);
+    const entry = view.iterations.find((it) => it.number === iteration);
+    if (!entry) throw new Error(`Session ${sessionId} has no iteration ${iteration}.`);
+    if (entry.files.length === 0) {
+      void vscode.window.showInformationMessage(`Iteration ${iteration} changed no files.`);
+      return;
+    }
+    const context = await this.snapshotsOf(sessionId, iteration);
+    if (!context) return this.openRecordedDiff(sessionId, iteration);
+    const resources = entry.files.map((file) => [
+      vscode.Uri.file(path.join(context.root, file.path)),
+      snapshotUri({ session: sessionId, iteration, side: 'pre', path: file.oldPath ?? file.path }),
+      snapshotUri({ session: sessionId, iteration, side: 'post', path: file.path }),
+    ]);
+    await vscode.commands.executeCommand('vscode.changes', `Codeloops: iteration ${iteration} (${entry.files.length} files)`, resources);
+  }
+
+  private async openRecordedDiff(sessionId: string, iteration: number): Promise<void> {
+    const document = await vscode.workspace.openTextDocument(recordedDiffUri(sessionId, iteration));
+    await vscode.languages.setTextDocumentLanguage(document, 'diff');
+    await vscode.window.showTextDocument(document, { preserveFocus: true, preview: true });
+    void vscode.window.showInformationMessage(`The snapshots of iteration ${iteration} are gone from the repository: showing the diff recorded in the session.`);
+  }
+
+  /** The repository root when both snapshots of the iteration still exist. */
+  private async snapshotsOf(sessionId: string, iteration: number): Promise<{ root: string } | undefined> {
+    const summary = await this.library.store.summary(sessionId);
+    if (!summary) throw new Error(`No session ${sessionId}.`);
+    try {
+      const repository = await openRepository(summary.working_dir);
+      const [pre, post] = await Promise.all(['pre', 'post'].map((side) => readSnapshot(repository, snapshotRef(sessionId, iteration, side as 'pre' | 'post'))));
+      return pre && post ? { root: repository.root } : undefined;
+    } catch {
+      return undefined; // the folder or the repository is gone
+    }
+  }
+}

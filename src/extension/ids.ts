@@ -1,0 +1,47 @@
+/**
+ * Every identifier the manifest (package.json) and the code share, in one place.
+ * A test checks that the manifest and the registered commands agree.
+ */
+
+export const COMMANDS = {
+  runPrompt: 'codeloops.runPrompt',
+  runPromptFile: 'codeloops.runPromptFile',
+  interrupt: 'codeloops.interrupt',
+  openViewer: 'codeloops.openViewer',
+  showIterationChanges: 'codeloops.showIterationChanges',
+  showFileDiff: 'codeloops.showFileDiff',
+  copyPrompt: 'codeloops.copyPrompt',
+  revealSessionFile: 'codeloops.revealSessionFile',
+  deleteSession: 'codeloops.deleteSession',
+  refreshSessions: 'codeloops.refreshSessions',
+  showMoreSessions: 'codeloops.showMoreSessions',
+  showOutput: 'codeloops.showOutput',
+} as const;
+
+export const VIEWS = {
+  container: 'codeloops',
+  sessions: 'codeloops.sessions',
+} as const;
+
+export const VIEWER_PANEL_TYPE = 'codeloops.viewer';
+
+/** Set while a loop runs in this window, for `when` clauses. */
+export const CONTEXT_RUNNING = 'codeloops.running';
+
+export const URI_SCHEMES = {
+  /** A file as it was in one of an iteration's snapshots. */
+  snapshot: 'codeloops-snapshot',
+  /** An iteration's recorded diff, when its snapshots are gone. */
+  recordedDiff: 'codeloops-diff',
+} as const;
+
+export const SETTINGS_SECTION = 'codeloops';
+
+/** `contextValue`s of tree items, matched by the manifest's menus. */
+export const TREE_ITEM_KINDS = {
+  session: 'session',
+  runningSession: 'session.running',
+  iteration: 'iteration',
+  file: 'file',
+  more: 'more',
+} as const;

@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { runEventSchema, type RunEvent, type RunSummary } from '../../loop/runEvents.js';
+import { HeadTailBuffer } from '../../text/headTailBuffer.js';
+import { LineSplitter } from '../../text/lineSplitter.js';
+
+export interface LoopProcessOptions {
+  /** The bundled runner, `dist/cli.js`. */
+  cliPath: string;
+  /** The program that runs it: the editor's own executable, as Node. */
+  nodePath: string;
+  workingDir: string;
+  prompt: { text: string } | { file: string };
+  /** Editor settings as a config layer (JSON), between the global and the project config. */
+  editorSettings?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export type LoopProcessEnd =
+  | { kind: 'finished'; summary: RunSummary; exitCode: number | null }
+  /** The runner stopped before it could start the loop (bad config, missing agent…). */
+  | { kind: 'refused'; message: string; exitCode: number | null }
+  /** The runner died without reporting an outcome. */
+  | { kind: 'crashed'; message: string; exitCode: number | null; signal: NodeJS.Signals | null };
+
+/**
+ * The runner as a child process: the editor and the CLI share one code path, and a
+ * runner that crashes cannot take the extension host down. It streams its run
+ * events as NDJSON on stdout; each line is validated before anyone sees it.
+ */
+export class LoopProcess {
+  private readonly child: ChildProcess;
+  private readonly stderr = new HeadTailBuffer(4_000, 8_000);
+  private summary: RunSummary | undefined;
+  private sessionId: string | undefined;
+  readonly done: Promise<LoopProcessEnd>;
+
+  constructor(options: LoopProcessOptions, onEvent: (event: RunEvent) => void) {
+    const args = [options.cliPath, 'run', '--events', 'ndjson', '--working-dir', options.workingDir];
+    // `--prompt=<text>`: one argument, so a prompt that starts with "-" is never read as a flag.
+    if ('text' in options.prompt) args.push(`--prompt=${options.prompt.text}`);
+    else args.push('--prompt-file', options.prompt.file);
+    if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
+    this.child = spawn(options.nodePath, args, {
+      cwd: options.workingDir,
+      // The editor's executable runs as plain Node with this variable.
+      env: { ...(options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    const lines = new LineSplitter((line) => {
+      if (line.trim() === '') return;
+      let json: unknown;
+      try {
+        json = JSON.parse(line);
+      } catch {
+        return; // not an event (a stray print): ignored
+      }
+      const parsed = runEventSchema.safeParse(json);
+      if (!parsed.success) return;
+      const event = parsed.data;
+      if (event.type === 'run_started') this.sessionId = event.session_id;
+      if (event.type === 'run_finished') this.summary = event;
+      onEvent(event);
+    });
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk));
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.append(chunk));
+    this.done = new Promise((resolve) => {
+      this.child.on('error', (error) => resolve({ kind: 'crashed', message: `Could not start the runner: ${error.message}`, exitCode: null, signal: null }));
+      this.child.on('close', (exitCode, signal) => {
+        lines.flush();
+        const stderr = this.stderr.toString().trim();
+        if (this.summary) resolve({ kind: 'finished', summary: this.summary, exitCode });
+        else if (!this.sessionId && exitCode !== null && signal === null) {
+          resolve({ kind: 'refused', message: stderr.replace(/^codeloops: /, '') || `The runner exited with code ${exitCode}.`, exitCode });
+        } else {
+          resolve({ kind: 'crashed', message: stderr || `The runner stopped (${signal ?? `exit ${exitCode}`}) without reporting an outcome.`, exitCode, signal });
+        }
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get currentSessionId(): string | undefined {
+    return this.sessionId;
+  }
+
+  /** Like Ctrl+C in a terminal: the runner stops the agent, skips the critic, ends the session `interrupted`. */
+  interrupt(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGINT');
+  }
+
+  /** A second request, or the editor closing: the runner ends at once. */
+  terminate(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+  }
+}

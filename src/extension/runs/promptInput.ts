@@ -1,0 +1,79 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import * as vscode from 'vscode';
+
+export type LoopPrompt = { text: string } | { file: string };
+
+const PROMPT_FILE = 'prompt.md';
+let lastFolder: string | undefined;
+
+/**
+ * A loop runs agents that edit files and execute commands in the folder: never in a
+ * workspace the user has not trusted. Browsing sessions stays available.
+ */
+export async function ensureTrusted(): Promise<boolean> {
+  if (vscode.workspace.isTrusted) return true;
+  const manage = 'Manage Workspace Trust';
+  const choice = await vscode.window.showErrorMessage(
+    'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.',
+    manage,
+  );
+  if (choice === manage) await vscode.commands.executeCommand('workbench.trust.manage');
+  return false;
+}
+
+/** The folder to run in: the only one, or the user's pick (asked once per run, the last one offered first). */
+export async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  if (folders.length === 0) {
+    void vscode.window.showErrorMessage('Codeloops runs in a workspace folder: open the folder of a git repository first.');
+    return undefined;
+  }
+  if (folders.length === 1) return folders[0];
+  const ordered = [...folders].sort((a, b) => Number(b.uri.toString() === lastFolder) - Number(a.uri.toString() === lastFolder));
+  const picked = await vscode.window.showQuickPick(
+    ordered.map((folder) => ({ label: folder.name, description: folder.uri.fsPath, folder })),
+    { placeHolder: 'Run the loop in which folder?', ignoreFocusOut: true },
+  );
+  if (picked) lastFolder = picked.folder.uri.toString();
+  return picked?.folder;
+}
+
+/** Asks for the task, prefilled from the folder's prompt.md when it has one. */
+export async function askForPrompt(folder: vscode.WorkspaceFolder): Promise<LoopPrompt | undefined> {
+  const promptFile = path.join(folder.uri.fsPath, PROMPT_FILE);
+  let prefill = '';
+  try {
+    prefill = fs.readFileSync(promptFile, 'utf8').replace(/\s+/g, ' ').trim();
+  } catch {
+    // no prompt.md: an empty box
+  }
+  const text = await vscode.window.showInputBox({
+    title: `Codeloops: Run Prompt in ${folder.name}`,
+    prompt: prefill ? `What should the agent do? (prefilled from ${PROMPT_FILE})` : 'What should the agent do? The critic checks the result until it is done.',
+    placeHolder: 'e.g. Add input validation to the registration endpoint, with tests',
+    value: prefill,
+    ignoreFocusOut: true,
+    validateInput: (value) => (value.trim() ? undefined : 'Describe the task.'),
+  });
+  return text?.trim() ? { text } : undefined;
+}
+
+/** The active Markdown file, or the folder's prompt.md, as it is on disk (saved first). */
+export async function promptFileToRun(folder: vscode.WorkspaceFolder): Promise<LoopPrompt | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  const active = editor?.document;
+  if (active && active.languageId === 'markdown' && active.uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(active.uri)?.uri.toString() === folder.uri.toString()) {
+    if (active.isDirty) await active.save();
+    return { file: active.uri.fsPath };
+  }
+  const promptFile = path.join(folder.uri.fsPath, PROMPT_FILE);
+  if (fs.existsSync(promptFile)) return { file: promptFile };
+  const create = `Create ${PROMPT_FILE}`;
+  const choice = await vscode.window.showErrorMessage(`No prompt to run: open a Markdown file, or write the task in ${PROMPT_FILE} in ${folder.name}.`, create);
+  if (choice === create) {
+    fs.writeFileSync(promptFile, '# Task\n\nDescribe what the agent should do, and how the critic can tell it is done.\n', { flag: 'wx' });
+    await vscode.window.showTextDocument(vscode.Uri.file(promptFile));
+  }
+  return undefined;
+}

@@ -1,0 +1,170 @@
+import path from 'node:path';
+import type { FileChange } from '../../git/treeDiff.js';
+import type { SessionView } from '../../sessionView/sessionView.js';
+import type { SessionSummary } from '../../sessions/sessionSummary.js';
+import { formatDuration, relativeTime } from '../../text/humanize.js';
+import { TREE_ITEM_KINDS } from '../ids.js';
+
+/**
+ * What the sessions tree shows, computed without VS Code so it can be tested on its
+ * own: labels, descriptions, icons (codicon ids and theme colour ids), tooltips.
+ */
+
+export interface IconSpec {
+  id: string;
+  color?: string;
+}
+
+export interface TooltipSpec {
+  title: string;
+  /** Plain text lines, shown as text. */
+  lines: string[];
+  /** Markdown from the critic, shown as untrusted Markdown. */
+  markdown?: string;
+}
+
+export interface SessionNode {
+  kind: 'session';
+  id: string;
+  label: string;
+  description: string;
+  icon: IconSpec;
+  tooltip: TooltipSpec;
+  contextValue: string;
+}
+
+export interface IterationNode {
+  kind: 'iteration';
+  sessionId: string;
+  number: number;
+  label: string;
+  description: string;
+  icon: IconSpec;
+  tooltip: TooltipSpec;
+  files: FileChange[];
+  contextValue: string;
+}
+
+export interface FileNode {
+  kind: 'file';
+  sessionId: string;
+  iteration: number;
+  file: FileChange;
+  label: string;
+  description: string;
+  tooltip: TooltipSpec;
+  contextValue: string;
+}
+
+export interface MoreNode {
+  kind: 'more';
+  remaining: number;
+  label: string;
+  contextValue: string;
+}
+
+export type TreeNode = SessionNode | IterationNode | FileNode | MoreNode;
+
+const OUTCOME_ICONS: Readonly<Record<NonNullable<SessionSummary['outcome']>, IconSpec>> = {
+  success: { id: 'pass-filled', color: 'testing.iconPassed' },
+  failed: { id: 'error', color: 'testing.iconFailed' },
+  interrupted: { id: 'debug-pause', color: 'editorWarning.foreground' },
+  max_iterations_reached: { id: 'warning', color: 'editorWarning.foreground' },
+};
+
+const OUTCOME_LABELS: Readonly<Record<NonNullable<SessionSummary['outcome']>, string>> = {
+  success: 'success',
+  failed: 'failed',
+  interrupted: 'interrupted',
+  max_iterations_reached: 'iteration limit reached',
+};
+
+const DECISION_ICONS: Readonly<Record<SessionView['iterations'][number]['decision'], IconSpec>> = {
+  DONE: { id: 'pass', color: 'testing.iconPassed' },
+  CONTINUE: { id: 'debug-continue', color: 'editorWarning.foreground' },
+  ERROR: { id: 'error', color: 'testing.iconFailed' },
+};
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+export function sessionNode(summary: SessionSummary, running: boolean, now: number = Date.now()): SessionNode {
+  const parts = [relativeTime(summary.timestamp, now), plural(summary.iterations, 'iteration')];
+  if (summary.duration_secs !== null) parts.push(formatDuration(summary.duration_secs));
+  const status = running ? 'running' : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'not finished (stopped without an end)';
+  return {
+    kind: 'session',
+    id: summary.id,
+    label: summary.prompt_preview || '(empty prompt)',
+    description: running ? `running · ${parts.join(' · ')}` : parts.join(' · '),
+    icon: running ? { id: 'sync~spin' } : summary.outcome ? OUTCOME_ICONS[summary.outcome] : { id: 'circle-large-outline', color: 'disabledForeground' },
+    tooltip: {
+      title: summary.prompt_preview,
+      lines: [
+        `Outcome: ${status}${summary.confidence !== null ? ` (confidence ${Math.round(summary.confidence * 100)}%)` : ''}`,
+        `Project: ${summary.project} (${summary.working_dir})`,
+        `Actor: ${summary.actor_agent} · Critic: ${summary.critic_agent}`,
+        `Started: ${new Date(summary.timestamp).toLocaleString()}`,
+        `Session: ${summary.id}`,
+      ],
+    },
+    contextValue: running ? TREE_ITEM_KINDS.runningSession : TREE_ITEM_KINDS.session,
+  };
+}
+
+export function iterationNodes(view: SessionView): IterationNode[] {
+  return view.iterations.map((iteration) => {
+    const counts = iteration.insertions !== null ? ` +${iteration.insertions} −${iteration.deletions ?? 0}` : '';
+    return {
+      kind: 'iteration',
+      sessionId: view.id,
+      number: iteration.number,
+      label: `Iteration ${iteration.number}`,
+      description: `${iteration.decision} · ${plural(iteration.filesChanged, 'file')}${counts} · ${formatDuration(iteration.actorDurationSecs)}`,
+      icon: DECISION_ICONS[iteration.decision],
+      tooltip: {
+        title: `Iteration ${iteration.number}: ${iteration.decision}`,
+        lines: iteration.remainingIssues.map((issue) => `• ${issue}`),
+        markdown: iteration.decision === 'DONE' ? (iteration.summary ?? undefined) : (iteration.feedback ?? undefined),
+      },
+      files: iteration.files,
+      contextValue: TREE_ITEM_KINDS.iteration,
+    };
+  });
+}
+
+const STATUS_WORDS: Readonly<Record<FileChange['status'], string>> = {
+  added: 'added',
+  modified: 'modified',
+  deleted: 'deleted',
+  renamed: 'renamed',
+  copied: 'copied',
+  type_changed: 'type changed',
+};
+
+export function fileNodes(sessionId: string, iteration: number, files: readonly FileChange[]): FileNode[] {
+  return [...files]
+    .sort((a, b) => a.path.localeCompare(b.path))
+    .map((file) => {
+      const folder = path.posix.dirname(file.path);
+      const counts = file.insertions !== null ? `+${file.insertions} −${file.deletions ?? 0}` : 'binary';
+      return {
+        kind: 'file',
+        sessionId,
+        iteration,
+        file,
+        label: path.posix.basename(file.path),
+        description: [folder === '.' ? '' : folder, STATUS_WORDS[file.status], counts].filter(Boolean).join(' · '),
+        tooltip: { title: file.path, lines: [file.oldPath ? `${STATUS_WORDS[file.status]} from ${file.oldPath}` : STATUS_WORDS[file.status], counts] },
+        contextValue: TREE_ITEM_KINDS.file,
+      };
+    });
+}
+
+/** Sessions shown at first; "Show more" adds this many at a time. */
+export const SESSIONS_PAGE = 200;
+
+export function moreNode(remaining: number): MoreNode {
+  return { kind: 'more', remaining, label: `Show ${Math.min(remaining, SESSIONS_PAGE)} more (${remaining} older)`, contextValue: TREE_ITEM_KINDS.more };
+}

@@ -1,0 +1,157 @@
+import * as vscode from 'vscode';
+import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
+import { SessionWatcher } from '../../sessions/sessionWatcher.js';
+import { COMMANDS } from '../ids.js';
+import type { RunController } from '../runs/runController.js';
+import { fileNodes, iterationNodes, moreNode, SESSIONS_PAGE, sessionNode, type TooltipSpec, type TreeNode } from './sessionsTreeModel.js';
+
+/** Refreshes are gathered: a loop writes in bursts. */
+const REFRESH_DELAY_MS = 150;
+
+/**
+ * The Sessions view: sessions newest first, each with its iterations, each with its
+ * changed files. It follows the sessions folder (sessions written by a CLI in a
+ * terminal appear too) and the loops this window runs.
+ */
+export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private watcher: SessionWatcher | undefined;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private shown = SESSIONS_PAGE;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly library: SessionLibrary,
+    private readonly runs: RunController,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.disposables.push(
+      runs.onEvent(({ event }) => {
+        if (event.type === 'run_started' || event.type === 'iteration_finished' || event.type === 'run_finished') this.refreshSoon();
+      }),
+      runs.onDidEnd(() => this.refreshSoon()),
+    );
+  }
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  private refreshSoon(): void {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => this.refresh(), REFRESH_DELAY_MS);
+  }
+
+  /** Watching starts with the first look at the view, not at activation. */
+  private ensureWatching(): void {
+    if (this.watcher) return;
+    try {
+      this.watcher = new SessionWatcher(this.library.store.directory);
+      this.watcher.onChange(({ id }) => {
+        this.library.invalidate(id);
+        this.refreshSoon();
+      });
+    } catch (error) {
+      this.log.warn(`Cannot watch ${this.library.store.directory} for new sessions: ${(error as Error).message}`);
+    }
+  }
+
+  showMore(): void {
+    this.shown += SESSIONS_PAGE;
+    this.refresh();
+  }
+
+  async getChildren(node?: TreeNode): Promise<TreeNode[]> {
+    if (!node) {
+      this.ensureWatching();
+      const summaries = await this.library.store.list();
+      const running = this.runs.runningSessionIds();
+      const nodes: TreeNode[] = summaries.slice(0, this.shown).map((summary) => sessionNode(summary, running.has(summary.id)));
+      if (summaries.length > this.shown) nodes.push(moreNode(summaries.length - this.shown));
+      return nodes;
+    }
+    if (node.kind === 'session') {
+      try {
+        return iterationNodes(await this.library.view(node.id));
+      } catch (error) {
+        this.log.warn(`Cannot read session ${node.id}: ${(error as Error).message}`);
+        return [];
+      }
+    }
+    if (node.kind === 'iteration') return fileNodes(node.sessionId, node.number, node.files);
+    return [];
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    switch (node.kind) {
+      case 'session': {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = `session:${node.id}`;
+        item.description = node.description;
+        item.iconPath = themeIcon(node.icon);
+        item.tooltip = tooltip(node.tooltip);
+        item.contextValue = node.contextValue;
+        return item;
+      }
+      case 'iteration': {
+        const item = new vscode.TreeItem(node.label, node.files.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+        item.id = `iteration:${node.sessionId}:${node.number}`;
+        item.description = node.description;
+        item.iconPath = themeIcon(node.icon);
+        item.tooltip = tooltip(node.tooltip);
+        item.contextValue = node.contextValue;
+        return item;
+      }
+      case 'file': {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `file:${node.sessionId}:${node.iteration}:${node.file.path}`;
+        item.description = node.description;
+        // A file-like URI gives the item the theme's icon for its type.
+        item.resourceUri = vscode.Uri.from({ scheme: 'codeloops-file', path: `/${node.file.path}` });
+        item.tooltip = tooltip(node.tooltip);
+        item.contextValue = node.contextValue;
+        item.command = { command: COMMANDS.showFileDiff, title: 'Show Diff', arguments: [node] };
+        return item;
+      }
+      case 'more': {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = 'more';
+        item.iconPath = new vscode.ThemeIcon('ellipsis');
+        item.contextValue = node.contextValue;
+        item.command = { command: COMMANDS.showMoreSessions, title: 'Show more' };
+        return item;
+      }
+    }
+  }
+
+  dispose(): void {
+    clearTimeout(this.refreshTimer);
+    this.watcher?.close();
+    this.changed.dispose();
+    for (const disposable of this.disposables) disposable.dispose();
+  }
+}
+
+function themeIcon(spec: { id: string; color?: string }): vscode.ThemeIcon {
+  return new vscode.ThemeIcon(spec.id, spec.color ? new vscode.ThemeColor(spec.color) : undefined);
+}
+
+/** Text as text; only the critic's feedback as Markdown, untrusted (no commands, no HTML). */
+function tooltip(spec: TooltipSpec): vscode.MarkdownString {
+  const markdown = new vscode.MarkdownString(undefined, false);
+  markdown.isTrusted = false;
+  markdown.supportHtml = false;
+  markdown.appendMarkdown('**');
+  markdown.appendText(spec.title);
+  markdown.appendMarkdown('**\n\n');
+  for (const line of spec.lines) {
+    markdown.appendText(line);
+    markdown.appendMarkdown('  \n');
+  }
+  if (spec.markdown) {
+    markdown.appendMarkdown('\n---\n\n');
+    markdown.appendMarkdown(spec.markdown);
+  }
+  return markdown;
+}

@@ -1,0 +1,48 @@
+import * as vscode from 'vscode';
+import { AGENT_KINDS, type AgentKind } from '../agents/agentKinds.js';
+import { SETTINGS_SECTION } from './ids.js';
+
+/**
+ * The extension's settings mirror the TOML config. They reach the runner as one
+ * config layer (`--editor-settings`), ranked between the global config and the
+ * project's `codeloops.toml`, so a project's file still applies. Empty means unset.
+ */
+export function editorSettingsJson(folder: vscode.WorkspaceFolder): string | undefined {
+  const config = vscode.workspace.getConfiguration(SETTINGS_SECTION, folder.uri);
+  const agent = (key: string): AgentKind | undefined => {
+    const value = config.get<string>(key);
+    return value && (AGENT_KINDS as readonly string[]).includes(value) ? (value as AgentKind) : undefined;
+  };
+  const text = (key: string): string | undefined => config.get<string>(key)?.trim() || undefined;
+  const positive = (key: string): number | undefined => {
+    const value = config.get<number | null>(key);
+    return typeof value === 'number' && value > 0 ? value : undefined;
+  };
+  const role = (name: 'actor' | 'critic') => prune({ agent: agent(`${name}.agent`), model: text(`${name}.model`), timeout_secs: positive(`${name}.timeoutSecs`) });
+  const paths = config.get<Record<string, string>>('agentPaths') ?? {};
+  const agents = Object.fromEntries(
+    Object.entries(paths)
+      .filter(([kind, path]) => (AGENT_KINDS as readonly string[]).includes(kind) && kind !== 'command' && typeof path === 'string' && path.trim())
+      .map(([kind, path]) => [kind, { path: path.trim() }]),
+  );
+  const maxIterations = config.get<number | null>('maxIterations');
+  const layer = prune({
+    agent: agent('agent'),
+    model: text('model'),
+    max_iterations: typeof maxIterations === 'number' && maxIterations >= 0 ? Math.floor(maxIterations) : undefined,
+    actor: role('actor'),
+    critic: role('critic'),
+    agents: Object.keys(agents).length > 0 ? agents : undefined,
+  });
+  return layer ? JSON.stringify(layer) : undefined;
+}
+
+export function showAgentText(): boolean {
+  return vscode.workspace.getConfiguration(SETTINGS_SECTION).get<boolean>('showAgentOutput') ?? true;
+}
+
+/** Drops unset keys; undefined when nothing is left. */
+function prune<T extends Record<string, unknown>>(value: T): Partial<T> | undefined {
+  const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+  return entries.length > 0 ? (Object.fromEntries(entries) as Partial<T>) : undefined;
+}

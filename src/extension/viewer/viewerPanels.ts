@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import type { RunEvent } from '../../loop/runEvents.js';
+import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
+import { viewerMessageSchema, viewerStateSchema, type HostMessage } from '../../sessionView/viewerProtocol.js';
+import { previewLine } from '../../text/truncate.js';
+import type { DiffOpener } from '../diffs/diffOpener.js';
+import { VIEWER_PANEL_TYPE } from '../ids.js';
+import type { RunController } from '../runs/runController.js';
+
+/** Run events a viewer shows live; the rest arrive as a fresh session when the file changes. */
+const LIVE_EVENTS = new Set<RunEvent['type']>(['iteration_started', 'phase', 'agent_event', 'diff_captured', 'critic_decision', 'run_finished']);
+/** Events after which the session file has grown: the viewer gets the whole session again. */
+const RELOAD_EVENTS = new Set<RunEvent['type']>(['iteration_finished', 'run_finished', 'run_started']);
+
+/**
+ * The session viewer panels: one per session, restored when VS Code reloads
+ * (WebviewPanelSerializer), updated live while the session's loop runs.
+ */
+export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Disposable {
+  private readonly panels = new Map<string, SessionPanel>();
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly library: SessionLibrary,
+    private readonly runs: RunController,
+    private readonly diffs: DiffOpener,
+  ) {}
+
+  open(sessionId: string): void {
+    const existing = this.panels.get(sessionId);
+    if (existing) {
+      existing.panel.reveal(undefined, true);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(VIEWER_PANEL_TYPE, 'Codeloops session', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, this.webviewOptions());
+    this.adopt(panel, sessionId);
+  }
+
+  async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
+    const parsed = viewerStateSchema.safeParse(state);
+    if (!parsed.success) {
+      panel.dispose(); // nothing to restore
+      return;
+    }
+    panel.webview.options = this.webviewOptions();
+    this.adopt(panel, parsed.data.sessionId);
+  }
+
+  /** Called when a session file changed on disk (a CLI in a terminal, a deletion). */
+  sessionChanged(sessionId: string): void {
+    void this.panels.get(sessionId)?.sendSession();
+  }
+
+  private webviewOptions(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+    return {
+      enableScripts: true,
+      // Only the viewer's bundle and the extension's images can be loaded.
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.extensionUri, 'media')],
+      retainContextWhenHidden: false,
+      enableFindWidget: true,
+    };
+  }
+
+  private adopt(panel: vscode.WebviewPanel, sessionId: string): void {
+    const session = new SessionPanel(panel, sessionId, this.extensionUri, this.library, this.runs, this.diffs);
+    this.panels.set(sessionId, session);
+    panel.onDidDispose(() => {
+      this.panels.delete(sessionId);
+      session.dispose();
+    });
+  }
+
+  dispose(): void {
+    for (const session of this.panels.values()) session.panel.dispose();
+  }
+}
+
+class SessionPanel implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+  private ready = false;
+
+  constructor(
+    readonly panel: vscode.WebviewPanel,
+    private readonly sessionId: string,
+    extensionUri: vscode.Uri,
+    private readonly library: SessionLibrary,
+    private readonly runs: RunController,
+    private readonly diffs: DiffOpener,
+  ) {
+    panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'codeloops.svg');
+    panel.webview.html = viewerHtml(panel.webview, extensionUri);
+    this.disposables.push(
+      panel.webview.onDidReceiveMessage((message: unknown) => void this.receive(message)),
+      runs.onEvent(({ event }) => this.onRunEvent(event)),
+    );
+  }
+
+  private isOurs(event: RunEvent): boolean {
+    if (event.type === 'run_started') return event.session_id === this.sessionId;
+    return this.runs.runningLoops().some((loop) => loop.sessionId === this.sessionId);
+  }
+
+  private onRunEvent(event: RunEvent): void {
+    if (!this.ready || !this.isOurs(event)) return;
+    if (LIVE_EVENTS.has(event.type)) this.post({ type: 'live', event });
+    if (RELOAD_EVENTS.has(event.type)) void this.sendSession();
+  }
+
+  private async receive(raw: unknown): Promise<void> {
+    // The webview is an untrusted boundary: only well-formed messages are acted on.
+    const parsed = viewerMessageSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const message = parsed.data;
+    try {
+      switch (message.type) {
+        case 'ready':
+          this.ready = true;
+          await this.sendSession();
+          break;
+        case 'requestIteration': {
+          const detail = await this.library.detail(this.sessionId, message.iteration);
+          if (detail) this.post({ type: 'iterationDetail', detail });
+          break;
+        }
+        case 'openDiff':
+          if (message.path) {
+            const view = await this.library.view(this.sessionId);
+            const file = view.iterations.find((it) => it.number === message.iteration)?.files.find((candidate) => candidate.path === message.path);
+            if (file) await this.diffs.openFile(this.sessionId, message.iteration, file);
+          } else await this.diffs.openIteration(this.sessionId, message.iteration);
+          break;
+      }
+    } catch (error) {
+      this.post({ type: 'error', message: (error as Error).message });
+    }
+  }
+
+  async sendSession(): Promise<void> {
+    if (!this.ready) return;
+    try {
+      const view = await this.library.view(this.sessionId);
+      this.panel.title = `Codeloops: ${previewLine(view.prompt, 40)}`;
+      const running = this.runs.runningSessionIds().has(this.sessionId);
+      this.post({ type: 'session', view, running, capabilities: { openDiff: true } });
+    } catch (error) {
+      this.post({ type: 'error', message: `This session cannot be shown: ${(error as Error).message}` });
+    }
+  }
+
+  private post(message: HostMessage): void {
+    void this.panel.webview.postMessage(message);
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) disposable.dispose();
+  }
+}
+
+/**
+ * The viewer's page: a strict Content-Security-Policy with a fresh nonce per render,
+ * no inline script, resources from the bundle folder only.
+ */
+export function viewerHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+  const nonce = randomBytes(16).toString('base64');
+  const asset = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', name)).toString();
+  const csp = [
+    "default-src 'none'",
+    `style-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${asset('codicon.css')}">
+<link rel="stylesheet" href="${asset('viewer.css')}">
+<title>Codeloops session</title>
+</head>
+<body>
+<div id="root"></div>
+<script nonce="${nonce}" src="${asset('viewer.js')}"></script>
+</body>
+</html>`;
+}

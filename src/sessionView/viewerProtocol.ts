@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { runEventSchema } from '../loop/runEvents.js';
+import { iterationDetailSchema, sessionViewSchema } from './sessionView.js';
+
+/**
+ * The session viewer's messages, shared by both hosts (the editor's webview and the
+ * browser page) and the viewer itself. Validated on arrival at both ends: the
+ * webview is an untrusted boundary.
+ */
+
+/** What the host can do for the viewer beyond sending data. */
+export const hostCapabilitiesSchema = z.object({
+  /** Open an iteration's changes in the editor's diff editor. */
+  openDiff: z.boolean(),
+});
+export type HostCapabilities = z.infer<typeof hostCapabilitiesSchema>;
+
+export const hostMessageSchema = z.discriminatedUnion('type', [
+  /** The whole session (light: no outputs, no diffs); sent first and whenever it changes. */
+  z.object({ type: z.literal('session'), view: sessionViewSchema, running: z.boolean(), capabilities: hostCapabilitiesSchema }),
+  /** An iteration's outputs and diff, in answer to `requestIteration`. */
+  z.object({ type: z.literal('iterationDetail'), detail: iterationDetailSchema }),
+  /** A run event of the loop writing this session, while it runs. */
+  z.object({ type: z.literal('live'), event: runEventSchema }),
+  z.object({ type: z.literal('error'), message: z.string() }),
+]);
+export type HostMessage = z.infer<typeof hostMessageSchema>;
+
+export const viewerMessageSchema = z.discriminatedUnion('type', [
+  /** The viewer is listening: the host sends the session only after this. */
+  z.object({ type: z.literal('ready') }),
+  z.object({ type: z.literal('requestIteration'), iteration: z.number().int().positive() }),
+  /** Open the iteration's changes (all files, or one) in the diff editor. */
+  z.object({ type: z.literal('openDiff'), iteration: z.number().int().positive(), path: z.string().optional() }),
+]);
+export type ViewerMessage = z.infer<typeof viewerMessageSchema>;
+
+/** What the viewer keeps across reloads of its host. */
+export const viewerStateSchema = z.object({
+  sessionId: z.string(),
+  expanded: z.array(z.number().int()).default([]),
+});
+export type ViewerState = z.infer<typeof viewerStateSchema>;

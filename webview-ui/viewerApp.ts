@@ -1,0 +1,275 @@
+import type { RunEvent } from '../src/loop/runEvents.js';
+import type { IterationDetail, IterationView, SessionView } from '../src/sessionView/sessionView.js';
+import type { HostCapabilities, HostMessage } from '../src/sessionView/viewerProtocol.js';
+import { previewLine, takeTail } from '../src/text/truncate.js';
+import { renderDiff, renderText } from './diffView.js';
+import { append, button, clear, h, icon, setChildren } from './dom.js';
+import { formatCost, formatDuration, formatTimestamp, relativeTime, usageText } from './format.js';
+import { renderMarkdown } from './markdown.js';
+import type { Transport } from './transport.js';
+
+const DECISION_ICONS: Readonly<Record<IterationView['decision'], string>> = { DONE: 'pass-filled', CONTINUE: 'debug-continue', ERROR: 'error' };
+const OUTCOME_TEXT: Readonly<Record<NonNullable<SessionView['outcome']>, { label: string; icon: string }>> = {
+  success: { label: 'Success', icon: 'pass-filled' },
+  failed: { label: 'Failed', icon: 'error' },
+  interrupted: { label: 'Interrupted', icon: 'debug-pause' },
+  max_iterations_reached: { label: 'Iteration limit reached', icon: 'warning' },
+};
+/** Streaming agent text kept on screen while a loop runs. */
+const LIVE_TEXT_CHARS = 6_000;
+
+interface LiveState {
+  iteration: number;
+  phase: string;
+  phaseStartedAt: number;
+  text: string;
+}
+
+/**
+ * The session viewer: the prompt, the timeline of iterations (decision, feedback as
+ * Markdown, files, cost), and, on demand, each iteration's outputs and diff. While
+ * the loop runs, a live panel follows the current phase. Everything an agent wrote
+ * is rendered as text.
+ */
+export class ViewerApp {
+  private view: SessionView | null = null;
+  private running = false;
+  private capabilities: HostCapabilities = { openDiff: false };
+  private readonly expanded = new Set<number>();
+  private readonly details = new Map<number, IterationDetail>();
+  private readonly detailSlots = new Map<number, HTMLElement>();
+  private live: LiveState | null = null;
+  private liveTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly timeline = h('section', { class: 'timeline', 'aria-label': 'iterations' });
+  private readonly header = h('header', { class: 'session-header' });
+  private readonly livePanel = h('section', { class: 'live', 'aria-live': 'polite' });
+  private readonly status = h('div', { class: 'status muted' }, 'Loading session…');
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly transport: Transport,
+  ) {
+    clear(root);
+    append(root, h('main', { class: 'viewer' }, this.status, this.header, this.timeline, this.livePanel));
+    const saved = transport.loadState();
+    for (const number of saved?.expanded ?? []) this.expanded.add(number);
+    transport.onMessage((message) => this.handle(message));
+    transport.send({ type: 'ready' });
+  }
+
+  handle(message: HostMessage): void {
+    switch (message.type) {
+      case 'session':
+        this.showSession(message.view, message.running, message.capabilities);
+        break;
+      case 'iterationDetail':
+        this.details.set(message.detail.number, message.detail);
+        this.fillDetail(message.detail.number);
+        break;
+      case 'live':
+        this.applyLive(message.event);
+        break;
+      case 'error':
+        this.status.textContent = message.message;
+        this.status.className = 'status error';
+        break;
+    }
+  }
+
+  private showSession(view: SessionView, running: boolean, capabilities: HostCapabilities): void {
+    const changedSession = this.view?.id !== view.id;
+    if (changedSession) {
+      this.details.clear();
+      if (this.view) this.expanded.clear();
+    }
+    this.view = view;
+    this.running = running;
+    this.capabilities = capabilities;
+    if (!running) this.live = null;
+    this.status.replaceChildren();
+    this.status.className = 'status';
+    this.renderHeader();
+    this.renderTimeline();
+    this.renderLive();
+    this.saveState();
+  }
+
+  private saveState(): void {
+    if (this.view) this.transport.saveState({ sessionId: this.view.id, expanded: [...this.expanded] });
+  }
+
+  // ── header ────────────────────────────────────────────────────────────────────
+
+  private renderHeader(): void {
+    const view = this.view!;
+    const outcome = view.outcome ? OUTCOME_TEXT[view.outcome] : this.running ? { label: 'Running', icon: 'sync' } : { label: 'Not finished', icon: 'question' };
+    const facts: Array<[string, string | null]> = [
+      ['Project', `${view.project} (${view.workingDir})`],
+      ['Actor', view.actorModel ? `${view.actorAgent} · ${view.actorModel}` : view.actorAgent],
+      ['Critic', view.criticModel ? `${view.criticAgent} · ${view.criticModel}` : view.criticAgent],
+      ['Started', `${formatTimestamp(view.startedAt)} (${relativeTime(view.startedAt)})`],
+      ['Iterations', `${view.iterations.length}${view.maxIterations ? ` of at most ${view.maxIterations}` : ''}`],
+      ['Duration', view.durationSecs === null ? null : formatDuration(view.durationSecs)],
+      ['Cost', formatCost(view.totalCostUsd)],
+      ['Tokens', view.totalTokens === null ? null : view.totalTokens.toLocaleString('en-US')],
+      ['Confidence', view.confidence === null ? null : `${Math.round(view.confidence * 100)}%`],
+    ];
+    setChildren(this.header, 
+      h('h1', { class: 'title', title: view.prompt }, previewLine(view.prompt.trim().split('\n')[0] ?? view.prompt, 140)),
+      h('div', { class: `outcome outcome-${view.outcome ?? (this.running ? 'running' : 'none')}` }, icon(outcome.icon, this.running && !view.outcome ? 'codicon-modifier-spin' : ''), outcome.label),
+      h('dl', { class: 'facts' }, ...facts.filter(([, value]) => value !== null).flatMap(([label, value]) => [h('dt', {}, label), h('dd', {}, value!)])),
+      view.summary ? h('div', { class: 'summary' }, h('h2', {}, 'Summary'), renderMarkdown(view.summary)) : null,
+      view.error ? h('div', { class: 'error-box' }, icon('error'), ` ${view.error}`) : null,
+      h('details', { class: 'prompt' }, h('summary', {}, 'Prompt'), h('pre', { class: 'output' }, view.prompt)),
+      ...view.warnings.map((warning) => h('div', { class: 'warning-box' }, icon('warning'), ` ${warning}`)),
+    );
+  }
+
+  // ── timeline ──────────────────────────────────────────────────────────────────
+
+  private renderTimeline(): void {
+    const view = this.view!;
+    this.detailSlots.clear();
+    const cards = view.iterations.map((iteration) => this.renderIteration(iteration));
+    setChildren(this.timeline, 
+      h('h2', {}, 'Timeline'),
+      cards.length === 0 ? h('p', { class: 'muted' }, this.running ? 'The first iteration is under way.' : 'No iteration was completed.') : null,
+      ...cards,
+    );
+  }
+
+  private renderIteration(iteration: IterationView): HTMLElement {
+    const facts = [
+      `actor ${formatDuration(iteration.actorDurationSecs)}${iteration.actorExitCode !== 0 ? ` (exit ${iteration.actorExitCode})` : ''}`,
+      iteration.criticDurationSecs !== null ? `critic ${formatDuration(iteration.criticDurationSecs)}` : null,
+      `${iteration.filesChanged} file${iteration.filesChanged === 1 ? '' : 's'}${iteration.insertions !== null ? ` +${iteration.insertions} −${iteration.deletions ?? 0}` : ''}`,
+      iteration.toolCalls !== null ? `${iteration.toolCalls} tool call${iteration.toolCalls === 1 ? '' : 's'}` : null,
+      usageText(iteration.actorUsage) ? `actor ${usageText(iteration.actorUsage)}` : null,
+      usageText(iteration.criticUsage) ? `critic ${usageText(iteration.criticUsage)}` : null,
+    ].filter((fact): fact is string => fact !== null);
+
+    const detailSlot = h('div', { class: 'detail' });
+    this.detailSlots.set(iteration.number, detailSlot);
+    const details = h('details', { class: 'iteration-details' }, h('summary', {}, 'Outputs and diff'), detailSlot);
+    details.open = this.expanded.has(iteration.number);
+    details.addEventListener('toggle', () => {
+      if (details.open) {
+        this.expanded.add(iteration.number);
+        this.ensureDetail(iteration.number);
+      } else this.expanded.delete(iteration.number);
+      this.saveState();
+    });
+    if (details.open) this.ensureDetail(iteration.number);
+
+    const files =
+      iteration.files.length === 0
+        ? null
+        : h(
+            'ul',
+            { class: 'files' },
+            ...iteration.files.map((file) =>
+              h(
+                'li',
+                { class: `file file-${file.status}` },
+                h('span', { class: 'file-status', title: file.status }, STATUS_LETTER[file.status] ?? '?'),
+                h('span', { class: 'file-path' }, file.oldPath ? `${file.oldPath} → ${file.path}` : file.path),
+                file.insertions !== null ? h('span', { class: 'file-counts' }, h('span', { class: 'add' }, `+${file.insertions}`), ' ', h('span', { class: 'del' }, `−${file.deletions ?? 0}`)) : h('span', { class: 'file-counts muted' }, 'binary'),
+                this.capabilities.openDiff ? button('', () => this.transport.send({ type: 'openDiff', iteration: iteration.number, path: file.path }), { icon: 'diff', title: `Open the diff of ${file.path}`, class: 'icon-button' }) : null,
+              ),
+            ),
+          );
+
+    return h(
+      'article',
+      { class: `iteration decision-${iteration.decision.toLowerCase()}`, 'data-iteration': String(iteration.number), 'aria-label': `Iteration ${iteration.number}: ${iteration.decision}` },
+      h(
+        'header',
+        {},
+        icon(DECISION_ICONS[iteration.decision], 'decision-icon'),
+        h('h3', {}, `Iteration ${iteration.number}`),
+        h('span', { class: `badge badge-${iteration.decision.toLowerCase()}` }, iteration.decision),
+        h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
+        this.capabilities.openDiff && iteration.filesChanged > 0 ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.number }), { icon: 'diff-multiple', title: 'Open all changes of this iteration in the diff editor' }) : null,
+      ),
+      iteration.decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
+      iteration.feedback ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback)) : null,
+      iteration.remainingIssues.length > 0 ? h('div', { class: 'issues' }, h('h4', {}, 'Remaining issues'), h('ul', {}, ...iteration.remainingIssues.map((issue) => h('li', {}, issue)))) : null,
+      iteration.criticRevertedFiles.length > 0 ? h('div', { class: 'warning-box' }, icon('warning'), ` The critic changed ${iteration.criticRevertedFiles.join(', ')}; those changes were reverted.`) : null,
+      files,
+      details,
+    );
+  }
+
+  private ensureDetail(number: number): void {
+    if (this.details.has(number)) this.fillDetail(number);
+    else {
+      this.detailSlots.get(number)?.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+      this.transport.send({ type: 'requestIteration', iteration: number });
+    }
+  }
+
+  private fillDetail(number: number): void {
+    const slot = this.detailSlots.get(number);
+    const detail = this.details.get(number);
+    if (!slot || !detail) return;
+    setChildren(
+      slot,
+      h('h4', {}, 'Diff'),
+      renderDiff(detail.diff),
+      h('h4', {}, "Actor's output"),
+      detail.actorOutput.trim() ? renderText(detail.actorOutput) : h('p', { class: 'muted' }, '(no output)'),
+      detail.actorStderr.trim() ? h('div', {}, h('h4', {}, "Actor's stderr"), renderText(detail.actorStderr)) : null,
+      detail.criticOutput ? h('div', {}, h('h4', {}, "Critic's review"), renderText(detail.criticOutput)) : null,
+    );
+  }
+
+  // ── live ──────────────────────────────────────────────────────────────────────
+
+  private applyLive(event: RunEvent): void {
+    switch (event.type) {
+      case 'iteration_started':
+        this.live = { iteration: event.iteration, phase: 'starting', phaseStartedAt: Date.parse(event.timestamp), text: '' };
+        break;
+      case 'phase':
+        if (event.status === 'started') {
+          this.live = { iteration: event.iteration, phase: event.phase === 'critic_repair' ? 'critic (asked again)' : event.phase, phaseStartedAt: Date.parse(event.timestamp), text: this.live?.text ?? '' };
+          if (event.phase === 'actor') this.live.text = '';
+        }
+        break;
+      case 'agent_event':
+        if (this.live && (event.event.kind === 'text' || event.event.kind === 'tool_use')) {
+          const line = event.event.kind === 'text' ? event.event.text : `→ ${event.event.name}${event.event.summary ? `: ${event.event.summary}` : ''}`;
+          this.live.text = takeTail(`${this.live.text}${this.live.text ? '\n' : ''}${line}`, LIVE_TEXT_CHARS);
+        }
+        break;
+      case 'run_finished':
+        this.live = null;
+        this.running = false;
+        break;
+      default:
+        return;
+    }
+    this.renderLive();
+  }
+
+  private renderLive(): void {
+    clearInterval(this.liveTimer);
+    if (!this.running) {
+      setChildren(this.livePanel, );
+      return;
+    }
+    const live = this.live;
+    const elapsed = h('span', { class: 'elapsed' });
+    const tick = (): void => {
+      elapsed.textContent = live ? formatDuration((Date.now() - live.phaseStartedAt) / 1000) : '';
+    };
+    tick();
+    this.liveTimer = setInterval(tick, 1000);
+    setChildren(this.livePanel, 
+      h('h2', {}, icon('sync', 'codicon-modifier-spin'), live ? ` Iteration ${live.iteration}: ${live.phase} ` : ' Running ', elapsed),
+      live?.text ? h('pre', { class: 'output live-output' }, live.text) : h('p', { class: 'muted' }, 'Waiting for the agent…'),
+    );
+  }
+}
+
+const STATUS_LETTER: Readonly<Record<string, string>> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' };
