@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { previewLine } from '../text/truncate.js';
 
 /**
  * One event model for every agent CLI: whatever each prints, the runner, the
@@ -40,12 +41,9 @@ export function summarizeToolInput(input: unknown): string {
   return clip(JSON.stringify(input));
 }
 
+/** One line of at most `maxChars`, cut on a character boundary. */
 export function clip(text: string, maxChars = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length <= maxChars) return flat;
-  const cut = flat.slice(0, maxChars - 1);
-  // Do not leave half a surrogate pair behind.
-  return (/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut) + '…';
+  return previewLine(text, maxChars);
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 import { LineSplitter } from '../text/lineSplitter.js';
@@ -36,7 +38,7 @@ export interface AgentRunResult {
   /** The agent's last message, when it reports one. */
   finalText: string | null;
   stderr: string;
-  /** The process's exit code; 128+n when a signal ended it; 127 when it could not start. */
+  /** The process's exit code; 128 + the signal's number when a signal ended it; 127 when it could not start. */
   exitCode: number;
   signal: string | null;
   durationSecs: number;
@@ -59,13 +61,20 @@ export interface AgentRunResult {
 export const TRANSCRIPT_HEAD_CHARS = 200_000;
 export const TRANSCRIPT_TAIL_CHARS = 200_000;
 const STDERR_KEEP_CHARS = 32_000;
-/** After SIGTERM, how long an agent gets before SIGKILL. */
-const KILL_GRACE_MS = 1500;
+/** After SIGINT, when SIGTERM follows, and when SIGKILL ends it for good. */
+const SIGTERM_AFTER_MS = 500;
+const SIGKILL_AFTER_MS = 2000;
+/** What Linux accepts as one argument (MAX_ARG_STRLEN). */
+const MAX_ARGUMENT_BYTES = 128 * 1024;
 /** After the agent exits, how long a background child may keep its stdout open. */
 const DRAIN_GRACE_MS = 2000;
 
-/** Environment variables that make Claude Code refuse to start (set when the editor itself runs inside it). */
-const STRIPPED_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT'];
+/**
+ * Removed from every agent's environment: the variables that make Claude Code refuse
+ * to start (set when the editor itself runs inside it), and git's location variables
+ * (set inside git hooks), which would point the agent's git at another repository.
+ */
+const STRIPPED_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY'];
 
 /** Process groups still running, killed if the runner itself exits. */
 const liveGroups = new Set<number>();
@@ -124,8 +133,8 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
   const parser = adapter.createParser();
   const transcript = new HeadTailBuffer(TRANSCRIPT_HEAD_CHARS, TRANSCRIPT_TAIL_CHARS);
   const stderr = new HeadTailBuffer(STDERR_KEEP_CHARS, STDERR_KEEP_CHARS);
-  const raw = options.rawStdoutPath ? fs.createWriteStream(options.rawStdoutPath, { flags: 'a', mode: 0o600 }) : undefined;
-  raw?.on('error', () => {}); // a full disk must not kill the loop; the transcript still has it
+  let raw = options.rawStdoutPath ? fs.createWriteStream(options.rawStdoutPath, { flags: 'a', mode: 0o600 }) : undefined;
+  let rawLogError: string | null = null;
   let agentSessionId: string | null = null;
   let usage: Usage | null = null;
   let toolCalls = 0;
@@ -193,6 +202,12 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     }
   });
 
+  // An argument longer than the kernel takes (128 KiB on Linux) fails with E2BIG; say so plainly.
+  const oversized = args.find((arg) => Buffer.byteLength(arg) >= MAX_ARGUMENT_BYTES);
+  if (oversized !== undefined) {
+    return notStarted(`${adapter.displayName} takes its prompt as an argument, and this one is ${Buffer.byteLength(oversized).toLocaleString('en-US')} bytes: more than the ${MAX_ARGUMENT_BYTES.toLocaleString('en-US')} a single argument may hold. Shorten the task, or use an agent that reads the prompt from stdin.`);
+  }
+
   const startedAt = performance.now();
   const child = execa(launch.program.program, args, {
     cwd: launch.workingDir,
@@ -213,59 +228,74 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
   const stop = (reason: 'timeout' | 'interrupt'): void => {
     if (stopReason || pid === undefined) return;
     stopReason = reason;
-    signalGroup(pid, 'SIGTERM');
-    setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+    // As a terminal would: SIGINT to the whole group, then SIGTERM, then SIGKILL.
+    signalGroup(pid, 'SIGINT');
+    setTimeout(() => signalGroup(pid, 'SIGTERM'), SIGTERM_AFTER_MS).unref();
+    setTimeout(() => signalGroup(pid, 'SIGKILL'), SIGKILL_AFTER_MS).unref();
   };
+  // Not unref'd: while an agent runs, its timeout is what keeps the runner waiting.
   const timer = setTimeout(() => stop('timeout'), launch.timeoutSecs * 1000);
-  timer.unref();
   const onAbort = (): void => stop('interrupt');
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => {
+  // Bytes go to the raw log untouched; text is decoded separately for the parser.
+  const decoder = new StringDecoder('utf8');
+  child.stdout?.on('data', (chunk: Buffer) => {
     // Back-pressure: when the disk falls behind, the agent waits rather than our memory growing.
     if (raw && !raw.write(chunk)) {
       child.stdout?.pause();
       raw.once('drain', () => child.stdout?.resume());
     }
-    splitter.push(chunk);
+    splitter.push(decoder.write(chunk));
     flushText();
   });
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (chunk: string) => stderr.append(chunk));
+  raw?.on('error', (error) => {
+    // The raw log is a convenience: if it fails (disk full, folder deleted), the
+    // run goes on without it, and the agent is never left blocked on a paused pipe.
+    rawLogError = error.message;
+    raw = undefined;
+    child.stdout?.resume();
+  });
 
   // A background process the agent left behind may hold stdout open after the
   // agent itself exited: give it a moment, then end the group and stop waiting.
+  let drainTimer: ReturnType<typeof setTimeout> | undefined;
   child.on('exit', () => {
-    setTimeout(() => {
+    drainTimer = setTimeout(() => {
       if (pid !== undefined) signalGroup(pid, 'SIGKILL');
       child.stdout?.destroy();
       child.stderr?.destroy();
-    }, DRAIN_GRACE_MS).unref();
+    }, DRAIN_GRACE_MS);
   });
 
   const outcome = await child;
   clearTimeout(timer);
+  clearTimeout(drainTimer);
   options.signal?.removeEventListener('abort', onAbort);
   if (pid !== undefined) {
     // Whatever the agent started in its group does not outlive it.
     signalGroup(pid, 'SIGKILL');
     liveGroups.delete(pid);
   }
+  splitter.push(decoder.end());
   splitter.flush();
   flushText();
-  await new Promise<void>((resolve) => (raw ? raw.end(resolve) : resolve()));
+  const rawLog = raw;
+  await new Promise<void>((resolve) => (rawLog ? rawLog.end(resolve) : resolve()));
   const durationSecs = (performance.now() - startedAt) / 1000;
 
   const spawnFailed = outcome.failed && outcome.exitCode === undefined && outcome.signal === undefined;
   const exitCode = spawnFailed ? 127 : (outcome.exitCode ?? signalExitCode(outcome.signal));
-  const verdict = parser.finish(spawnFailed ? null : (outcome.exitCode ?? null));
+  const verdict = parser.finish(spawnFailed ? null : exitCode);
   let failureReason = verdict.failureReason;
+  if (outcome.signal && stopReason === null) failureReason = `${adapter.displayName} was killed by ${outcome.signal}`;
   if (spawnFailed) failureReason = `could not start ${launch.program.program}: ${outcome.originalMessage ?? outcome.shortMessage}`;
   if (stopReason === 'timeout') failureReason = `timed out after ${launch.timeoutSecs} s and was stopped`;
   if (stopReason === 'interrupt') failureReason = 'interrupted';
-  const stderrText = stderr.toString();
+  const stderrText = stderr.toString() + (rawLogError ? `\n[codeloops: the raw output log stopped: ${rawLogError}]` : '');
   const diagnosis = adapter.diagnose(stderrText);
   if (diagnosis && !verdict.succeeded) failureReason = `${failureReason ?? 'failed'}. ${diagnosis}`;
 
@@ -276,7 +306,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     exitCode,
     signal: outcome.signal ?? null,
     durationSecs,
-    succeeded: verdict.succeeded && stopReason === null && !spawnFailed,
+    succeeded: verdict.succeeded && stopReason === null && !spawnFailed && !outcome.signal,
     failureReason,
     timedOut: stopReason === 'timeout',
     interrupted: stopReason === 'interrupt',
@@ -286,8 +316,27 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
   };
 }
 
-const SIGNAL_NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+/** A run that never started: what the loop records instead of an agent's answer. */
+function notStarted(reason: string): AgentRunResult {
+  return {
+    transcript: '',
+    finalText: null,
+    stderr: reason,
+    exitCode: 127,
+    signal: null,
+    durationSecs: 0,
+    succeeded: false,
+    failureReason: `could not start: ${reason}`,
+    timedOut: false,
+    interrupted: false,
+    agentSessionId: null,
+    usage: null,
+    toolCalls: 0,
+  };
+}
 
+/** 128 + the signal's number, as shells report it. */
 function signalExitCode(signal: string | undefined): number {
-  return signal ? 128 + (SIGNAL_NUMBERS[signal] ?? 0) : -1;
+  const number = signal ? (os.constants.signals as Record<string, number | undefined>)[signal] : undefined;
+  return number !== undefined ? 128 + number : -1;
 }

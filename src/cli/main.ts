@@ -1,11 +1,12 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AGENT_KINDS, type AgentKind } from '../agents/agentKinds.js';
+import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { AgentNotFoundError } from '../agents/agentProgram.js';
 import { ConfigError } from '../config/configFiles.js';
 import { GitNotInstalledError, MissingDirectoryError, NotAGitRepositoryError } from '../git/repository.js';
+import { endRunningLoopsNow } from '../loop/loopRunner.js';
 import { LoopAlreadyRunningError } from '../loop/repositoryLock.js';
 import { InvalidFilterError } from '../sessions/sessionFilter.js';
-import { AmbiguousSessionIdError, NotASessionError, SessionNotFoundError } from '../sessions/sessionStore.js';
+import { AmbiguousSessionIdError, IterationNotFoundError, NotASessionError, SessionNotFoundError } from '../sessions/sessionStore.js';
 import { initCommand } from './initCommand.js';
 import { runCommand, EXIT_CODES, type RunOptions } from './runCommand.js';
 import { diffCommand, listCommand, showCommand, statsCommand, type ListOptions } from './sessionsCommand.js';
@@ -27,11 +28,16 @@ const EXPECTED_ERRORS = [
   SessionNotFoundError,
   AmbiguousSessionIdError,
   NotASessionError,
-  RangeError,
+  IterationNotFoundError,
 ];
 
-function nonNegativeInteger(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number (0 for no limit).');
+/** More iterations than anyone means; also keeps the number exact in JSON. */
+const MAX_ITERATIONS_FLAG = 1_000_000;
+
+function iterationLimit(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > MAX_ITERATIONS_FLAG) {
+    throw new InvalidArgumentError(`expected a whole number from 0 (no limit) to ${MAX_ITERATIONS_FLAG.toLocaleString('en-US')}.`);
+  }
   return Number(value);
 }
 
@@ -56,7 +62,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .command('run', { isDefault: true })
     .description('run the loop on a git repository (the default command)')
     .option('-p, --prompt <text>', 'the task (default: read --prompt-file)')
-    .option('--prompt-file <file>', 'read the task from this file', 'prompt.md')
+    .option('--prompt-file <file>', 'read the task from this file (default: prompt.md in the working directory)')
     .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)')
     .addOption(agentOption('-a, --agent <agent>', 'agent for both roles'))
     .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
@@ -64,17 +70,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('-m, --model <model>', 'model for both roles')
     .option('--actor-model <model>', "the actor's model")
     .option('--critic-model <model>', "the critic's model")
-    .option('-n, --max-iterations <n>', 'stop after n iterations (0: no limit)', nonNegativeInteger)
+    .option('-n, --max-iterations <n>', 'stop after n iterations (0: no limit)', iterationLimit)
     .option('--json-output', 'print the outcome as one JSON object on stdout')
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
     .option('-q, --quiet', 'print nothing but errors while running')
     .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
     .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
-    .action(async (options: RunOptions & { promptFile: string; agent?: AgentKind }, command: Command) => {
-      // The default prompt file only applies when -p is absent.
-      const promptFileGiven = command.getOptionValueSource('promptFile') === 'cli';
-      setExitCode(await runCommand({ ...options, promptFile: promptFileGiven ? options.promptFile : undefined }));
-    });
+    .action(async (options: RunOptions) => setExitCode(await runCommand(options)));
 
   const sessions = program.command('sessions').description('list, show and compare recorded sessions');
   const filterOptions = (command: Command): Command =>
@@ -131,6 +133,13 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  // Until an outcome is known, an exit is a failure: nothing may end as a silent 0.
+  process.exitCode = EXIT_CODES.failed;
+  process.on('uncaughtException', (error) => {
+    endRunningLoopsNow('failed', `the runner crashed: ${error.message}`);
+    process.stderr.write(`codeloops: the runner crashed: ${error.stack ?? error.message}\n`);
+    process.exit(EXIT_CODES.failed);
+  });
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import { describeEvent } from '../loop/describeEvent.js';
-import { runLoop } from '../loop/loopRunner.js';
+import { endRunningLoopsNow, runLoop } from '../loop/loopRunner.js';
 import { prepareRun } from '../loop/prepareRun.js';
 import type { RunEvent, RunSummary } from '../loop/runEvents.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
@@ -32,19 +32,22 @@ export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, w
     if (options.prompt.trim() === '') throw new UsageError('The prompt given with -p is empty.');
     return options.prompt;
   }
-  const file = path.resolve(workingDir, options.promptFile ?? DEFAULT_PROMPT_FILE);
+  // A file named on the command line is where the user says, from where they stand;
+  // the default prompt.md belongs to the project.
+  const file = options.promptFile ? path.resolve(options.promptFile) : path.join(workingDir, DEFAULT_PROMPT_FILE);
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
-  } catch {
-    throw new UsageError(
-      options.promptFile
-        ? `Cannot read the prompt file ${file}.`
-        : `No prompt: pass -p "<task>", or --prompt-file <file>, or write the task in ${file}.`,
-    );
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!options.promptFile && code === 'ENOENT') {
+      throw new UsageError(`No prompt: pass -p "<task>", or --prompt-file <file>, or write the task in ${file}.`);
+    }
+    const reason = code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    throw new UsageError(`Cannot read the prompt file ${file}: ${reason}.`);
   }
   if (text.trim() === '') throw new UsageError(`The prompt file ${file} is empty.`);
-  return text;
+  return text.replace(/^\uFEFF/, '');
 }
 
 /**
@@ -98,18 +101,28 @@ export async function runCommand(options: RunOptions): Promise<number> {
   const onSignal = (signal: NodeJS.Signals): void => {
     signals += 1;
     if (signals === 1) {
-      if (!options.events) process.stderr.write(`\n${signal === 'SIGINT' ? 'Ctrl+C' : signal}: stopping the agent and ending the session… (again to quit at once)\n`);
+      const name = signal === 'SIGINT' ? 'Ctrl+C' : signal === 'SIGHUP' ? 'the terminal closed' : signal;
+      if (!options.events) writeStderr(`\n${name}: stopping the agent and ending the session… (again to quit at once)\n`);
       controller.abort();
     } else {
+      // Quit at once, but still end the session properly: every write is synchronous.
+      endRunningLoopsNow('interrupted');
       process.exit(EXIT_CODES.interrupted);
     }
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const signalNames: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+  for (const name of signalNames) process.on(name, onSignal);
+  // Whoever reads stdout went away (`| head -1`): stop the loop as if interrupted.
+  let stdoutOpen = true;
+  const onStdoutError = (): void => {
+    stdoutOpen = false;
+    controller.abort();
+  };
+  process.stdout.on('error', onStdoutError);
 
   const onEvent = (event: RunEvent): void => {
     if (options.events === 'ndjson') {
-      process.stdout.write(JSON.stringify(event) + '\n');
+      if (stdoutOpen) process.stdout.write(JSON.stringify(event) + '\n');
       return;
     }
     if (!options.quiet) writeLines(process.stderr, describeEvent(event, { showAgentText: true }));
@@ -129,12 +142,24 @@ export async function runCommand(options: RunOptions): Promise<number> {
       signal: controller.signal,
       onEvent,
     });
+  } catch (error) {
+    // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
+    if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
+    throw error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const name of signalNames) process.off(name, onSignal);
+    process.stdout.off('error', onStdoutError);
   }
-  if (options.jsonOutput) process.stdout.write(JSON.stringify(summary) + '\n');
+  if (options.jsonOutput && stdoutOpen) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];
+}
+
+function writeStderr(text: string): void {
+  try {
+    process.stderr.write(text);
+  } catch {
+    // a closed terminal cannot be told anything
+  }
 }
 
 /** `--editor-settings`: the extension's settings, validated like a project file. */

@@ -1,8 +1,9 @@
 import { OUTCOMES, type Outcome } from '../sessionFormat/sessionLines.js';
 import { sessionsDir } from '../sessionFormat/sessionFiles.js';
-import { formatDuration } from '../text/humanize.js';
+import { formatDuration, indent } from '../text/humanize.js';
 import { parseFilterDate, type SessionFilter } from '../sessions/sessionFilter.js';
 import { SessionStore, type Session } from '../sessions/sessionStore.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
 import { colorEnabled, paint, renderTable } from './terminal.js';
 import { UsageError } from './usageError.js';
 
@@ -75,23 +76,25 @@ export async function showCommand(idOrPrefix: string, options: { json?: boolean 
 }
 
 export function renderSession(session: Session, color: boolean): string {
+  // Everything recorded came from agents and users: no escape sequence reaches the terminal.
+  const clean = sanitizeForTerminal;
   const { start, end } = session;
   const out: string[] = [];
   out.push(paint(`Session ${session.id}`, 'heading', color));
-  out.push(`  started    ${start.timestamp}`);
-  out.push(`  folder     ${start.working_dir}`);
-  out.push(`  actor      ${start.actor_agent}${start.actor_model ? ` (${start.actor_model})` : ''}`);
-  out.push(`  critic     ${start.critic_agent}${start.critic_model ? ` (${start.critic_model})` : ''}`);
+  out.push(`  started    ${clean(start.timestamp)}`);
+  out.push(`  folder     ${clean(start.working_dir)}`);
+  out.push(`  actor      ${clean(start.actor_agent)}${start.actor_model ? ` (${clean(start.actor_model)})` : ''}`);
+  out.push(`  critic     ${clean(start.critic_agent)}${start.critic_model ? ` (${clean(start.critic_model)})` : ''}`);
   out.push(`  limit      ${start.max_iterations ?? 'none'}`);
   if (end) {
     const tone = end.outcome === 'success' ? 'success' : end.outcome === 'failed' ? 'error' : 'warning';
     out.push(`  outcome    ${paint(end.outcome, tone, color)} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
     if (end.confidence !== null) out.push(`  confidence ${Math.round(end.confidence * 100)}%`);
-    if (end.summary) out.push(`  summary    ${end.summary}`);
+    if (end.summary) out.push(`  summary    ${clean(end.summary)}`);
   } else {
     out.push(`  outcome    ${paint('none yet (running, or the runner stopped without ending it)', 'warning', color)}`);
   }
-  out.push('', paint('Prompt', 'heading', color), indent(start.prompt.trimEnd()), '');
+  out.push('', paint('Prompt', 'heading', color), indent(clean(start.prompt.trimEnd())), '');
   for (const iteration of session.iterations) {
     const tone = iteration.critic_decision === 'DONE' ? 'success' : iteration.critic_decision === 'ERROR' ? 'error' : 'warning';
     out.push(
@@ -99,28 +102,26 @@ export function renderSession(session: Session, color: boolean): string {
         `actor ${formatDuration(iteration.actor_duration_secs)}, exit ${iteration.actor_exit_code}, ` +
         `${iteration.git_files_changed} file(s)${iteration.git_insertions !== undefined ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
     );
-    if (iteration.feedback) out.push(indent(iteration.feedback.trimEnd()));
-    for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${issue}`);
-    if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${iteration.critic_reverted_files.join(', ')} were reverted)`);
+    if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
+    for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${clean(issue)}`);
+    if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${clean(iteration.critic_reverted_files.join(', '))} were reverted)`);
     out.push('');
   }
-  for (const warning of session.warnings) out.push(paint(`warning: ${warning}`, 'warning', color));
+  for (const warning of session.warnings) out.push(paint(`warning: ${clean(warning)}`, 'warning', color));
   return out.join('\n') + '\n';
 }
 
-function indent(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => `  ${line}`)
-    .join('\n');
-}
 
 export async function diffCommand(idOrPrefix: string, options: { iteration?: number }): Promise<number> {
   const store = openStore();
   const id = await store.resolveId(idOrPrefix);
   const diff = await store.recordedDiff(id, options.iteration);
   if (diff.length === 0) process.stderr.write(options.iteration ? `Iteration ${options.iteration} changed no files.\n` : 'The session changed no files.\n');
-  else process.stdout.write(diff.endsWith('\n') ? diff : diff + '\n');
+  else {
+    // Piped, the diff goes out byte for byte (it may be applied as a patch); on a terminal, without escape sequences.
+    const text = process.stdout.isTTY ? sanitizeForTerminal(diff) : diff;
+    process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+  }
   return 0;
 }
 

@@ -1,5 +1,6 @@
 import { styleText } from 'node:util';
 import type { DescribedLine, LineTone } from '../loop/describeEvent.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
 import { graphemeBoundaryAtOrBefore } from '../text/truncate.js';
 
 type Style = Parameters<typeof styleText>[0];
@@ -24,9 +25,10 @@ export function paint(text: string, tone: LineTone, color: boolean): string {
   return color && style ? styleText(style, text) : text;
 }
 
+/** Lines for people: agents' text never reaches the terminal as escape sequences. */
 export function writeLines(stream: NodeJS.WriteStream, lines: readonly DescribedLine[]): void {
   const color = colorEnabled(stream);
-  for (const line of lines) stream.write(paint(line.text, line.tone, color) + '\n');
+  for (const line of lines) stream.write(paint(sanitizeForTerminal(line.text), line.tone, color) + '\n');
 }
 
 /** Display width is approximated by characters; cutting never splits one. */
@@ -42,6 +44,6 @@ export function renderTable(headers: readonly string[], rows: readonly string[][
   const widths = headers.map((header, column) =>
     column === headers.length - 1 ? Math.min(maxLastColumn, Math.max(header.length, ...rows.map((row) => [...(row[column] ?? '')].length))) : Math.max(header.length, ...rows.map((row) => [...(row[column] ?? '')].length)),
   );
-  const line = (cells: readonly string[]) => cells.map((cell, column) => fitColumn(cell, widths[column]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) => cells.map((cell, column) => fitColumn(sanitizeForTerminal(cell), widths[column]!)).join('  ').trimEnd();
   return [line(headers), ...rows.map(line)].join('\n') + '\n';
 }

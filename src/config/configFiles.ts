@@ -22,7 +22,9 @@ const agentName = z.enum(AGENT_KINDS, {
   error: (issue) => `${JSON.stringify(issue.input)} is not a known agent (expected one of: ${AGENT_KINDS.join(', ')})`,
 });
 const nonEmpty = z.string().min(1, 'must not be empty');
-const positiveSecs = z.number().positive('must be a positive number of seconds');
+/** setTimeout's limit (about 24.8 days): anything longer would fire at once. */
+export const MAX_TIMEOUT_SECS = 2_147_483;
+const positiveSecs = z.number().positive('must be a positive number of seconds').max(MAX_TIMEOUT_SECS, `must be at most ${MAX_TIMEOUT_SECS} seconds (about 24 days)`);
 const stringList = z.array(z.string());
 const envTable = z.record(z.string(), z.string());
 /** A program and its arguments, as an array: never a shell string. */
@@ -46,7 +48,7 @@ export const agentTableSchema = z.strictObject({
 
 const agentsTable = z.partialRecord(agentName, agentTableSchema);
 
-const maxIterations = z.number().int().nonnegative('must be 0 (no limit) or more');
+const maxIterations = z.number().int().nonnegative('must be 0 (no limit) or more').max(1_000_000, 'must be at most 1,000,000');
 
 export const globalConfigSchema = z.strictObject({
   defaults: z
@@ -98,8 +100,39 @@ export function globalConfigPath(env: Environment = process.env): string {
 
 export const PROJECT_CONFIG_FILE = 'codeloops.toml';
 
-export function projectConfigPath(workingDir: string): string {
-  return path.join(workingDir, PROJECT_CONFIG_FILE);
+/**
+ * The project's `codeloops.toml`: in the working directory, or the nearest folder
+ * above it up to the repository's top (a loop started in a subfolder still finds
+ * the project's file). Undefined when there is none.
+ */
+export function findProjectConfig(workingDir: string, repositoryRoot: string = workingDir): string | undefined {
+  const top = path.resolve(repositoryRoot);
+  for (let folder = path.resolve(workingDir); ; folder = path.dirname(folder)) {
+    const candidate = path.join(folder, PROJECT_CONFIG_FILE);
+    if (fs.existsSync(candidate)) return candidate;
+    if (folder === top || path.dirname(folder) === folder || !folder.startsWith(top)) return undefined;
+  }
+}
+
+/**
+ * Settings that decide which programs run on this machine and with which secrets:
+ * allowed in the global config and the editor's settings, not in a project file a
+ * cloned repository could bring. (`command` stays: a project's own agent script is
+ * like its build script.)
+ */
+export function assertNoMachineSettings(filePath: string, file: ProjectConfigFile): void {
+  const offending: string[] = [];
+  for (const [agent, table] of Object.entries(file.agents ?? {})) {
+    if (table?.path !== undefined) offending.push(`[agents.${agent}] path`);
+    if (table?.env !== undefined) offending.push(`[agents.${agent}] env`);
+  }
+  for (const role of ['actor', 'critic'] as const) if (file[role]?.env !== undefined) offending.push(`[${role}] env`);
+  if (offending.length > 0) {
+    throw new ConfigError(
+      filePath,
+      `${offending.join(', ')} can only be set in the global config or the editor's settings: a project must not choose which programs run on your machine, or with which environment. Move ${offending.length === 1 ? 'it' : 'them'} to ~/.config/codeloops/config.toml.`,
+    );
+  }
 }
 
 /** Reads and validates one config file; a missing file is an empty config. */

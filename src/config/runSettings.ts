@@ -1,9 +1,11 @@
 import type { AgentKind } from '../agents/agentKinds.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
+import path from 'node:path';
 import {
+  assertNoMachineSettings,
+  findProjectConfig,
   globalConfigPath,
   globalConfigSchema,
-  projectConfigPath,
   projectConfigSchema,
   readConfigFile,
   type AgentTable,
@@ -42,6 +44,8 @@ export interface RunSettings {
 /** One level of configuration: built-in defaults, a file, editor settings or flags. */
 export interface ConfigLayer {
   source: string;
+  /** Relative paths in this layer are relative to here (a file's folder); absent: the working directory. */
+  baseDir?: string;
   agent?: AgentKind;
   model?: string;
   maxIterations?: number;
@@ -71,6 +75,7 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
   const defaults = file.defaults ?? {};
   return {
     source,
+    baseDir: path.dirname(source),
     agent: defaults.agent,
     model: defaults.model,
     maxIterations: defaults.max_iterations,
@@ -81,9 +86,10 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
   };
 }
 
-export function layerFromProjectFile(file: ProjectConfigFile, source: string): ConfigLayer {
+export function layerFromProjectFile(file: ProjectConfigFile, source: string, baseDir?: string): ConfigLayer {
   return {
     source,
+    baseDir,
     agent: file.agent,
     model: file.model,
     maxIterations: file.max_iterations,
@@ -107,6 +113,8 @@ export function layerFromFlags(flags: FlagOverrides): ConfigLayer {
 
 export interface LoadOptions {
   workingDir: string;
+  /** The repository's top: the project file is looked for up to here. */
+  repositoryRoot?: string;
   env?: Environment;
   flags?: FlagOverrides;
   /** Layers between the global file and the project file, such as editor settings. */
@@ -121,23 +129,33 @@ export function loadRunSettings(options: LoadOptions): RunSettings {
   const globalFile = readConfigFile(globalPath, globalConfigSchema);
   if (globalFile) layers.push(layerFromGlobalFile(globalFile, globalPath));
   layers.push(...(options.userLayers ?? []));
-  const projectPath = projectConfigPath(options.workingDir);
-  const projectFile = readConfigFile(projectPath, projectConfigSchema);
-  if (projectFile) layers.push(layerFromProjectFile(projectFile, projectPath));
+  const projectPath = findProjectConfig(options.workingDir, options.repositoryRoot);
+  const projectFile = projectPath ? readConfigFile(projectPath, projectConfigSchema) : undefined;
+  if (projectPath && projectFile) {
+    assertNoMachineSettings(projectPath, projectFile);
+    layers.push(layerFromProjectFile(projectFile, projectPath, path.dirname(projectPath)));
+  }
   if (options.flags) layers.push(layerFromFlags(options.flags));
-  return resolveLayers(layers);
+  return resolveLayers(layers, options.workingDir);
 }
 
-/** Resolves layers given lowest precedence first; within a layer the role's own table beats the general key. */
-export function resolveLayers(layersLowToHigh: readonly ConfigLayer[]): RunSettings {
+/**
+ * Resolves layers given lowest precedence first; within a layer the role's own
+ * table beats the general key. A model belongs to its agent: a model chosen in a
+ * layer that also chose another agent than the one that wins is not carried over.
+ */
+export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDir: string = process.cwd()): RunSettings {
   const highFirst = [...layersLowToHigh].reverse();
-  const pick = <T>(read: (layer: ConfigLayer) => T | undefined): { value: T; source: string } | undefined => {
+  const pick = <T>(read: (layer: ConfigLayer) => T | undefined): { value: NonNullable<T>; source: string; layer: ConfigLayer } | undefined => {
     for (const layer of highFirst) {
       const value = read(layer);
-      if (value !== undefined) return { value, source: layer.source };
+      if (value !== undefined && value !== null) return { value, source: layer.source, layer };
     }
     return undefined;
   };
+  /** A program named with a path is relative to the file that names it. */
+  const locate = (program: string, layer: ConfigLayer): string =>
+    program.includes('/') || program.includes('\\') ? path.resolve(layer.baseDir ?? workingDir, program) : program;
   const maxIterations = pick((layer) => layer.maxIterations)?.value ?? DEFAULT_MAX_ITERATIONS;
 
   const resolveRole = (role: Role): RoleSettings => {
@@ -148,28 +166,34 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[]): RunSetti
         return specific !== undefined ? specific : general(layer);
       });
     const agent = fromRoleOrGeneral((t) => t.agent, (l) => l.agent)?.value ?? DEFAULT_AGENT;
+    const agentOfLayer = (layer: ConfigLayer): AgentKind | undefined => layer[role]?.agent ?? layer.agent;
+    const model = pick((layer) => {
+      const chosen = layer[role]?.model ?? layer.model;
+      const layerAgent = agentOfLayer(layer);
+      return chosen !== undefined && (layerAgent === undefined || layerAgent === agent) ? chosen : undefined;
+    });
     const agentValue = <K extends keyof AgentTable>(key: K) => pick((layer) => layer.agents?.[agent]?.[key]);
     const roleCommand = pick((layer) => layer[role]?.command);
     const agentCommand = agentValue('command');
     const command = roleCommand ?? agentCommand;
-    const path = agentValue('path');
+    const binaryPath = agentValue('path');
     const env: Record<string, string> = {};
     for (const layer of layersLowToHigh) Object.assign(env, layer.agents?.[agent]?.env, layer[role]?.env);
     const binarySetting = roleCommand
       ? `[${role}] command in ${roleCommand.source}`
       : agentCommand
         ? `[agents.${agent}] command in ${agentCommand.source}`
-        : path
-          ? `[agents.${agent}] path in ${path.source}`
+        : binaryPath
+          ? `[agents.${agent}] path in ${binaryPath.source}`
           : `[agents.${agent}] path`;
     return {
       agent,
-      model: fromRoleOrGeneral((t) => t.model, (l) => l.model)?.value ?? null,
+      model: model?.value ?? null,
       timeoutSecs: fromRoleOrGeneral((t) => t.timeout_secs, (l) => l.timeoutSecs)?.value ?? DEFAULT_TIMEOUT_SECS[role],
       extraArgs: [...(agentValue('args')?.value ?? []), ...(pick((layer) => layer[role]?.args)?.value ?? [])],
       env,
-      command: command?.value ?? null,
-      binaryPath: path?.value ?? null,
+      command: command ? [locate(command.value[0]!, command.layer), ...command.value.slice(1)] : null,
+      binaryPath: binaryPath ? locate(binaryPath.value, binaryPath.layer) : null,
       binarySetting,
     };
   };

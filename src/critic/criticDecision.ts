@@ -18,14 +18,19 @@ export interface ParsedDecision {
 }
 
 const text = z.string().trim();
+/** A confidence that cannot be read is dropped, not allowed to sink a valid verdict. */
 const confidence = z
-  .number()
-  // Some models answer 95 meaning 95 %.
-  .transform((value) => (value > 1 && value <= 100 ? value / 100 : value))
-  .pipe(z.number().min(0).max(1));
+  .unknown()
+  .transform((value): number | null => {
+    const number = typeof value === 'string' ? Number.parseFloat(value) : value;
+    if (typeof number !== 'number' || !Number.isFinite(number)) return null;
+    // Some models answer 95 meaning 95 %.
+    const scaled = number > 1 && number <= 100 ? number / 100 : number;
+    return scaled >= 0 && scaled <= 1 ? scaled : null;
+  });
 
 const decisionBlockSchema = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('done'), summary: text.default(''), confidence: confidence.nullable().optional() }),
+  z.looseObject({ type: z.literal('done'), summary: text.default(''), confidence: confidence.optional() }),
   z.looseObject({
     type: z.literal('continue'),
     feedback: text.min(1, 'feedback is empty'),
@@ -45,14 +50,14 @@ const BLOCK = /<decision>([\s\S]*?)<\/decision>/gi;
  * must not be taken at its word), validated with zod; without any block, the last
  * plain marker. Returns null when nothing can be read.
  */
-export function parseCriticDecision(answer: string): ParsedDecision | null {
+export function parseCriticDecision(answer: string, options: { markers?: boolean } = {}): ParsedDecision | null {
   const blocks = [...answer.matchAll(BLOCK)];
   const last = blocks.at(-1);
   if (last) {
     const decision = parseBlock(last[1] ?? '');
     return decision ? { decision, source: 'block' } : null;
   }
-  return parseMarkers(answer);
+  return options.markers === false ? null : parseMarkers(answer);
 }
 
 /** Why the last block did not parse, for the repair prompt. */

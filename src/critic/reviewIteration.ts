@@ -87,14 +87,19 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
   };
 }
 
-/** The final message first (where the block belongs), then the whole transcript. */
+/**
+ * The final message first, where the block belongs. Only a decision block is looked
+ * for in the rest of the transcript: plain markers there could be anything the
+ * critic printed on the way (a `grep "TASK COMPLETE"` in a tool call).
+ */
 function readDecision(result: AgentRunResult): { decision: CriticDecision; source: DecisionSource } | null {
-  for (const text of [result.finalText, result.transcript]) {
-    if (!text) continue;
-    const parsed = parseCriticDecision(text);
+  if (result.finalText) {
+    const parsed = parseCriticDecision(result.finalText);
     if (parsed) return parsed;
+    return parseCriticDecision(result.transcript, { markers: false });
   }
-  return null;
+  // Agents without a separate final message (plain commands): the transcript is the answer.
+  return parseCriticDecision(result.transcript);
 }
 
 function answerText(result: AgentRunResult): string {

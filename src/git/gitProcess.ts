@@ -6,6 +6,10 @@ import { HeadTailBuffer } from '../text/headTailBuffer.js';
  * How the runner starts git. Ambient GIT_* variables are dropped (a hook or an
  * editor can leave GIT_DIR or GIT_INDEX_FILE pointing elsewhere); the ones the
  * snapshot machinery sets on purpose are passed explicitly.
+ *
+ * Two ways in: simple-git for commands whose output is text, and `gitBytes` (execa)
+ * for the plumbing that must be byte-exact: file names are bytes to git, and a name
+ * that is not valid UTF-8 must round-trip untouched into a restore.
  */
 
 /** Variables this module sets itself; simple-git refuses any other GIT_* by design. */
@@ -54,9 +58,11 @@ function baseEnvironment(): Record<string, string> {
     const name = key.toUpperCase();
     if (value !== undefined && !name.startsWith('GIT_') && !PROGRAM_VARIABLES.has(name)) env[key] = value;
   }
-  // Never wait on a credential prompt; never take locks a user's git might want.
+  // Never wait on a credential prompt; never take locks a user's git might want;
+  // messages in English, since a few of them are read.
   env.GIT_TERMINAL_PROMPT = '0';
   env.GIT_OPTIONAL_LOCKS = '0';
+  env.LC_ALL = 'C';
   return env;
 }
 
@@ -67,6 +73,39 @@ export function gitClient(directory: string, variables: Partial<Record<GitVariab
 
 export function gitEnvironment(variables: Partial<Record<GitVariable, string>> = {}): Record<string, string> {
   return { ...baseEnvironment(), ...variables };
+}
+
+/**
+ * Runs git with bytes in and bytes out. Paths from it are kept as `latin1` strings
+ * (one character per byte), which round-trip exactly; `displayPath` decodes them.
+ */
+export async function gitBytes(
+  directory: string,
+  args: readonly string[],
+  options: { input?: Buffer; variables?: Partial<Record<GitVariable, string>> } = {},
+): Promise<Buffer> {
+  const result = await execa('git', [...NEUTRAL_CONFIG, ...args], {
+    cwd: directory,
+    env: gitEnvironment(options.variables),
+    extendEnv: false,
+    encoding: 'buffer',
+    reject: false,
+    ...(options.input ? { input: options.input } : { stdin: 'ignore' as const }),
+  });
+  if (result.exitCode !== 0) {
+    throw new Error(`git ${args[0]} failed (exit ${result.exitCode}): ${Buffer.from(result.stderr).toString('utf8').trim()}`);
+  }
+  return Buffer.from(result.stdout);
+}
+
+/** A raw (latin1) path as people read it. */
+export function displayPath(rawPath: string): string {
+  return Buffer.from(rawPath, 'latin1').toString('utf8');
+}
+
+/** NUL-separated raw paths, as `--stdin -z` plumbing reads them. */
+export function nulSeparated(rawPaths: readonly string[]): Buffer {
+  return Buffer.from(rawPaths.map((rawPath) => `${rawPath}\0`).join(''), 'latin1');
 }
 
 export interface StreamedOutput {

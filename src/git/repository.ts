@@ -33,7 +33,7 @@ export interface Repository {
   root: string;
   /** The absolute git directory (a worktree has its own). */
   gitDir: string;
-  /** The index file the user's git uses; copied, never written. */
+  /** The index file the user's git uses (absolute); copied, never written. */
   indexFile: string;
 }
 
@@ -57,7 +57,8 @@ export async function openRepository(directory: string): Promise<Repository> {
   }
   const [insideWorkTree, root, gitDir, indexFile] = output.split('\n').map((line) => line.trim());
   if (insideWorkTree !== 'true' || !root || !gitDir || !indexFile) throw new NotAGitRepositoryError(absolute);
-  return { root, gitDir, indexFile: path.resolve(root, indexFile) };
+  // `--git-path` answers relative to where git ran, not to the top of the tree.
+  return { root, gitDir, indexFile: path.resolve(absolute, indexFile) };
 }
 
 /** HEAD's commit, or null on a branch with no commits yet. */

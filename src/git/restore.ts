@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitClient } from './gitProcess.js';
+import { gitBytes, nulSeparated } from './gitProcess.js';
 import type { Repository } from './repository.js';
 import { changedPaths, type TreeEntryChange } from './treeDiff.js';
+import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 
 export interface RestoreResult {
   /** Paths written back with the target's content. */
@@ -13,9 +13,6 @@ export interface RestoreResult {
   /** Nested repositories and submodules left alone. */
   skipped: string[];
 }
-
-/** Paths per checkout-index call: far below any argv limit. */
-const PATHS_PER_CALL = 500;
 
 /**
  * Puts the paths that differ between `current` and `target` back to how they are in
@@ -28,61 +25,60 @@ export async function restoreChangedPaths(repository: Repository, current: strin
 
 export async function restorePaths(repository: Repository, target: string, changes: readonly TreeEntryChange[]): Promise<RestoreResult> {
   const result: RestoreResult = { restored: [], removed: [], skipped: [] };
-  const toWrite: string[] = [];
-  const toRemove: string[] = [];
+  const toWrite: TreeEntryChange[] = [];
+  const toRemove: TreeEntryChange[] = [];
   for (const change of changes) {
-    assertInside(repository.root, change.path);
+    assertInside(change.rawPath);
     if (change.isGitLink) result.skipped.push(change.path);
-    else if (change.presentInTarget) toWrite.push(change.path);
-    else toRemove.push(change.path);
+    else if (change.presentInTarget) toWrite.push(change);
+    else toRemove.push(change);
   }
 
   // Removals first: a file the target has may sit where a folder was created since.
   const parents = new Set<string>();
-  for (const relative of toRemove) {
-    const absolute = path.join(repository.root, relative);
+  for (const change of toRemove) {
+    const absolute = onDisk(repository.root, change.rawPath);
     const stat = fs.lstatSync(absolute, { throwIfNoEntry: false });
     if (stat && !stat.isDirectory()) fs.rmSync(absolute, { force: true });
-    result.removed.push(relative);
-    parents.add(path.dirname(relative));
+    result.removed.push(change.path);
+    parents.add(path.posix.dirname(change.rawPath));
   }
-  // A folder the target does not have and that our removals emptied goes too.
-  for (const relative of toWrite) clearBlockingPath(repository.root, relative);
+  for (const change of toWrite) clearBlockingPath(repository.root, change.rawPath);
+  // A folder the target does not have and that the removals emptied goes too.
   const targetDirectories = await directoriesIn(repository, target, [...parents]);
-  for (const parent of [...parents].sort((a, b) => b.length - a.length)) {
-    removeEmptyDirectories(repository.root, parent, targetDirectories);
-  }
+  for (const parent of [...parents].sort((a, b) => b.length - a.length)) removeEmptyDirectories(repository.root, parent, targetDirectories);
 
   if (toWrite.length > 0) {
-    const temporaryIndex = path.join(repository.gitDir, `codeloops-restore-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const temporaryIndex = temporaryIndexPath(repository, 'restore');
     try {
-      const git = gitClient(repository.root, { GIT_INDEX_FILE: temporaryIndex });
-      await git.raw(['read-tree', target]);
-      for (let i = 0; i < toWrite.length; i += PATHS_PER_CALL) {
-        await git.raw(['checkout-index', '--force', '--', ...toWrite.slice(i, i + PATHS_PER_CALL)]);
-      }
+      const variables = { GIT_INDEX_FILE: temporaryIndex };
+      await gitBytes(repository.root, ['read-tree', target], { variables });
+      await gitBytes(repository.root, ['checkout-index', '--force', '-z', '--stdin'], { variables, input: nulSeparated(toWrite.map((change) => change.rawPath)) });
     } finally {
-      fs.rmSync(temporaryIndex, { force: true });
-      fs.rmSync(`${temporaryIndex}.lock`, { force: true });
+      removeTemporaryIndex(temporaryIndex);
     }
-    result.restored.push(...toWrite);
+    result.restored.push(...toWrite.map((change) => change.path));
   }
   return result;
 }
 
+/** A raw (latin1) repository path as a file system path, bytes intact. */
+function onDisk(root: string, rawPath: string): Buffer {
+  return Buffer.concat([Buffer.from(root + path.sep, 'utf8'), Buffer.from(rawPath, 'latin1')]);
+}
+
 /** A path from git output must stay inside the work tree; anything else is a bug or an attack. */
-function assertInside(root: string, relative: string): void {
-  const absolute = path.resolve(root, relative);
-  if (absolute !== root && !absolute.startsWith(root + path.sep)) {
-    throw new Error(`refusing to touch ${relative}: it is outside ${root}`);
+function assertInside(rawPath: string): void {
+  if (rawPath === '' || rawPath.startsWith('/') || rawPath.split('/').some((part) => part === '..' || part === '.git')) {
+    throw new Error(`refusing to touch ${JSON.stringify(rawPath)}: it is not a plain path inside the work tree`);
   }
 }
 
-/** checkout-index cannot write `a/b` where `a` is now a file; a file in the way of a restored path is one the target replaces. */
-function clearBlockingPath(root: string, relative: string): void {
-  const parts = relative.split('/');
+/** checkout-index cannot write `a/b` where `a` is now a file: a file in the way of a restored path goes. */
+function clearBlockingPath(root: string, rawPath: string): void {
+  const parts = rawPath.split('/');
   for (let depth = 1; depth < parts.length; depth++) {
-    const prefix = path.join(root, ...parts.slice(0, depth));
+    const prefix = onDisk(root, parts.slice(0, depth).join('/'));
     const stat = fs.lstatSync(prefix, { throwIfNoEntry: false });
     if (!stat) return;
     if (!stat.isDirectory()) {
@@ -99,16 +95,15 @@ async function directoriesIn(repository: Repository, target: string, folders: st
     for (let current = folder; current !== '.' && current !== ''; current = path.posix.dirname(current)) wanted.add(current);
   }
   if (wanted.size === 0) return new Set();
-  const output = await gitClient(repository.root).raw(['ls-tree', '-d', '-r', '-z', '--name-only', target, '--', ...wanted]);
-  return new Set(output.split('\0').filter(Boolean));
+  const output = await gitBytes(repository.root, ['ls-tree', '-d', '-r', '-z', '--name-only', target]);
+  return new Set(output.toString('latin1').split('\0').filter((entry) => wanted.has(entry)));
 }
 
-function removeEmptyDirectories(root: string, relativeFolder: string, keep: ReadonlySet<string>): void {
-  for (let current = relativeFolder; current !== '.' && current !== ''; current = path.posix.dirname(current)) {
+function removeEmptyDirectories(root: string, rawFolder: string, keep: ReadonlySet<string>): void {
+  for (let current = rawFolder; current !== '.' && current !== ''; current = path.posix.dirname(current)) {
     if (keep.has(current)) return;
-    const absolute = path.join(root, current);
     try {
-      fs.rmdirSync(absolute);
+      fs.rmdirSync(onDisk(root, current));
     } catch {
       return; // not empty, or already gone
     }

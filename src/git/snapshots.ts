@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitClient, NEUTRAL_CONFIG, SNAPSHOT_IDENTITY } from './gitProcess.js';
+import { gitBytes, gitClient, NEUTRAL_CONFIG, nulSeparated, SNAPSHOT_IDENTITY, type GitVariable } from './gitProcess.js';
+import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 import { headCommit, type Repository } from './repository.js';
 
 /**
@@ -24,13 +24,18 @@ export function snapshotRef(sessionId: string, iteration: number, label: Snapsho
   return `${SNAPSHOT_REF_ROOT}/${sessionId}/${iteration}/${label}`;
 }
 
+export interface SnapshotResult extends Snapshot {
+  /** Nested repositories without a commit: git cannot record them, so they are left out. */
+  leftOut: string[];
+}
+
 /**
  * Commits the current state of the work tree and, when `ref` is given, points that
  * ref at it. The temporary index starts as a copy of the user's, so `git add -A`
  * reuses its stat cache instead of hashing every file again.
  */
-export async function takeSnapshot(repository: Repository, message: string, ref?: string): Promise<Snapshot> {
-  const temporaryIndex = path.join(repository.gitDir, `codeloops-index-${process.pid}-${randomBytes(4).toString('hex')}`);
+export async function takeSnapshot(repository: Repository, message: string, ref?: string): Promise<SnapshotResult> {
+  const temporaryIndex = temporaryIndexPath(repository, 'snapshot');
   try {
     try {
       fs.copyFileSync(repository.indexFile, temporaryIndex);
@@ -38,19 +43,61 @@ export async function takeSnapshot(repository: Repository, message: string, ref?
       // No index yet (fresh `git init`): git builds one from scratch.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    const git = gitClient(repository.root, { GIT_INDEX_FILE: temporaryIndex, ...SNAPSHOT_IDENTITY });
-    // Ignored files stay out, as in any commit; nested repositories are recorded as links.
-    await git.raw([...NEUTRAL_CONFIG, '-c', 'advice.addEmbeddedRepo=false', 'add', '--all']);
+    const variables = { GIT_INDEX_FILE: temporaryIndex, ...SNAPSHOT_IDENTITY };
+    await seeEveryFile(repository, temporaryIndex);
+    const leftOut = await addAll(repository, variables);
+    const git = gitClient(repository.root, variables);
     const tree = (await git.raw(['write-tree'])).trim();
     const parent = await headCommit(repository);
-    const commit = (
-      await git.raw([...NEUTRAL_CONFIG, 'commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message])
-    ).trim();
+    const commit = (await git.raw([...NEUTRAL_CONFIG, 'commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message])).trim();
     if (ref) await git.raw(['update-ref', '-m', message, ref, commit]);
-    return { commit, tree };
+    return { commit, tree, leftOut };
   } finally {
-    fs.rmSync(temporaryIndex, { force: true });
-    fs.rmSync(`${temporaryIndex}.lock`, { force: true });
+    removeTemporaryIndex(temporaryIndex);
+  }
+}
+
+/**
+ * The copied index keeps the user's assume-unchanged and skip-worktree flags, and
+ * `git add` believes them: an agent's edit to such a file would go unseen. The
+ * flags are cleared in the copy (skip-worktree only for files that are on disk:
+ * a sparse checkout's absent files are not deletions).
+ */
+async function seeEveryFile(repository: Repository, temporaryIndex: string): Promise<void> {
+  const variables = { GIT_INDEX_FILE: temporaryIndex };
+  const listing = (await gitBytes(repository.root, ['ls-files', '-v', '-z'], { variables })).toString('latin1');
+  const assumed: string[] = [];
+  const skipped: string[] = [];
+  for (const entry of listing.split('\0')) {
+    if (entry.length < 3) continue;
+    const tag = entry[0]!;
+    const rawPath = entry.slice(2);
+    if (tag >= 'a' && tag <= 'z') assumed.push(rawPath);
+    else if (tag === 'S' && fs.existsSync(Buffer.concat([Buffer.from(repository.root + path.sep), Buffer.from(rawPath, 'latin1')]))) skipped.push(rawPath);
+  }
+  // One flag per call: update-index applies only the last of several to --stdin paths.
+  if (assumed.length > 0) await gitBytes(repository.root, ['update-index', '--no-assume-unchanged', '-z', '--stdin'], { variables, input: nulSeparated(assumed) });
+  if (skipped.length > 0) await gitBytes(repository.root, ['update-index', '--no-skip-worktree', '-z', '--stdin'], { variables, input: nulSeparated(skipped) });
+}
+
+/** Nested repositories without a commit are reported one at a time; past this many, something else is wrong. */
+const MAX_LEFT_OUT = 100;
+
+/** `git add --all`, leaving out nested repositories that have no commit yet (git refuses them). */
+async function addAll(repository: Repository, variables: Partial<Record<GitVariable, string>>): Promise<string[]> {
+  const git = gitClient(repository.root, variables);
+  const leftOut: string[] = [];
+  for (;;) {
+    const exclusions = leftOut.map((folder) => `:(top,exclude,literal)${folder}`);
+    try {
+      // Ignored files stay out, as in any commit; nested repositories are recorded as links.
+      await git.raw([...NEUTRAL_CONFIG, '-c', 'advice.addEmbeddedRepo=false', 'add', '--all', '--', ':/', ...exclusions]);
+      return leftOut;
+    } catch (error) {
+      const unborn = /'(.+?)\/?' does not have a commit checked out/.exec((error as Error).message)?.[1];
+      if (!unborn || leftOut.includes(unborn) || leftOut.length >= MAX_LEFT_OUT) throw error;
+      leftOut.push(unborn);
+    }
   }
 }
 
@@ -83,11 +130,6 @@ export async function readSnapshotFile(repository: Repository, ref: string, file
   const type = (await git.raw(['cat-file', '-t', object]).catch(() => '')).trim();
   if (type !== 'blob') return undefined;
   return git.binaryCatFile(['blob', object]);
-}
-
-export async function objectExists(repository: Repository, sha: string): Promise<boolean> {
-  const output = (await gitClient(repository.root).raw(['cat-file', '-t', sha]).catch(() => '')).trim();
-  return output.length > 0;
 }
 
 export async function pointRef(repository: Repository, ref: string, commit: string, message: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { gitClient, gitStreamed, NEUTRAL_CONFIG } from './gitProcess.js';
+import { displayPath, gitBytes, gitClient, gitStreamed, NEUTRAL_CONFIG } from './gitProcess.js';
 import type { Repository } from './repository.js';
 
 export type FileChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
@@ -107,7 +107,10 @@ export function parseNumstat(output: string): Map<string, { insertions: number |
 }
 
 export interface TreeEntryChange {
+  /** The path as people read it. */
   path: string;
+  /** The path's exact bytes as a latin1 string: what a restore writes and removes. */
+  rawPath: string;
   /** What the path is in the target: absent means it must be removed. */
   presentInTarget: boolean;
   /** Git links (nested repositories, submodules) are never touched. */
@@ -117,7 +120,7 @@ export interface TreeEntryChange {
 /** Path-level changes from `from` to `to`, without rename pairing: what a restore must touch. */
 export async function changedPaths(repository: Repository, from: string, to: string): Promise<TreeEntryChange[]> {
   if (from === to) return [];
-  const output = await gitClient(repository.root).raw([...NEUTRAL_CONFIG, 'diff-tree', '-r', '-z', '--no-renames', from, to]);
+  const output = (await gitBytes(repository.root, ['diff-tree', '-r', '-z', '--no-renames', from, to])).toString('latin1');
   // Raw format: `:oldmode newmode oldsha newsha X\0path\0`.
   const fields = output.split('\0');
   const changes: TreeEntryChange[] = [];
@@ -125,9 +128,10 @@ export async function changedPaths(repository: Repository, from: string, to: str
     const meta = fields[i++];
     if (!meta || !meta.startsWith(':')) continue;
     const [oldMode, newMode, , , status] = meta.slice(1).split(' ');
-    const entryPath = fields[i++] ?? '';
+    const rawPath = fields[i++] ?? '';
     changes.push({
-      path: entryPath,
+      path: displayPath(rawPath),
+      rawPath,
       presentInTarget: status !== 'D',
       isGitLink: oldMode === '160000' || newMode === '160000',
     });

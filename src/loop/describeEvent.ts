@@ -1,5 +1,5 @@
 import type { AgentEvent, Usage } from '../agents/agentEvents.js';
-import { formatCount, formatDuration } from '../text/humanize.js';
+import { formatCount, formatDuration, indent } from '../text/humanize.js';
 import type { RunEvent } from './runEvents.js';
 
 /**
@@ -133,10 +133,3 @@ function statusMark(status: string): string {
   return { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' }[status] ?? '?';
 }
 
-function indent(text: string): string {
-  return text
-    .trimEnd()
-    .split('\n')
-    .map((line) => `  ${line}`)
-    .join('\n');
-}

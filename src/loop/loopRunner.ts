@@ -3,14 +3,15 @@ import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAg
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import { reviewIteration, type Review } from '../critic/reviewIteration.js';
 import type { Repository } from '../git/repository.js';
-import { restoreChangedPaths } from '../git/restore.js';
 import { pointRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel } from '../git/snapshots.js';
+import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
 import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
 import type { Outcome } from '../sessionFormat/sessionLines.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
-import { acquireRepositoryLock } from './repositoryLock.js';
+import { captureUserGitState, undoCriticChanges } from './criticGuard.js';
+import { acquireRepositoryLock, type RepositoryLock } from './repositoryLock.js';
 import type { RunEvent, RunEventInput, RunEventListener, RunSummary } from './runEvents.js';
 
 /** One role's agent, ready to start. */
@@ -43,20 +44,29 @@ export class LoopFailure extends Error {
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
 const STALL_LIMIT = 2;
 
-interface IterationOutcome {
-  decision: CriticDecision | null;
-  interrupted: boolean;
+type EndState = { status: Outcome; summary: string | null; confidence: number | null; error: string | null };
+
+/** Loops running in this process, for an exit that cannot wait (see `endRunningLoopsNow`). */
+const runningLoops = new Set<LoopRun>();
+
+/**
+ * Ends every loop of this process at once, synchronously: `session_end` written,
+ * lock released, temporary index files removed. For a second Ctrl+C, a closed
+ * terminal or an uncaught error, when the normal path cannot be awaited.
+ */
+export function endRunningLoopsNow(status: Outcome, error: string | null = null): void {
+  for (const loop of [...runningLoops]) loop.endNow({ status, summary: null, confidence: null, error });
+  removeAllTemporaryIndexes();
 }
 
 /**
  * The actor–critic loop: snapshot, actor, snapshot, diff, critic, record, decide.
  * DONE ends with success; CONTINUE and ERROR feed back and loop; the iteration
  * limit, an interrupt or an unrecoverable failure end it too. Whatever happens, the
- * session ends with a `session_end` line.
+ * session ends with a `session_end` line. Errors thrown before the session exists
+ * (the repository is busy, the sessions folder cannot be written) reach the caller.
  */
 export async function runLoop(request: LoopRequest): Promise<RunSummary> {
-  const startedAt = new Date();
-  const clockStart = performance.now();
   // Locked before the session file exists: a refused run leaves nothing behind.
   const lock = acquireRepositoryLock(request.repository);
   let writer: SessionWriter;
@@ -72,102 +82,120 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
         criticModel: request.critic.model,
         maxIterations: request.maxIterations,
       },
-      startedAt,
+      new Date(),
     );
   } catch (error) {
     lock.release();
     throw error;
   }
-  const sessionId = writer.sessionId;
-  const sidecar = SidecarRecorder.open(request.sidecarDirectory(sessionId));
-  let sidecarBroken = false;
-  const emit = (input: RunEventInput): void => {
-    const event = { ...input, timestamp: new Date().toISOString() } as RunEvent;
-    if (!sidecarBroken) {
-      try {
-        sidecar.record(event);
-      } catch (error) {
-        sidecarBroken = true; // the session file is what matters; say so once and go on
-        request.onEvent?.({ type: 'warning', message: `the sidecar record stopped: ${(error as Error).message}`, timestamp: event.timestamp });
-      }
+  const run = new LoopRun(request, writer, lock);
+  runningLoops.add(run);
+  try {
+    return await run.execute();
+  } finally {
+    runningLoops.delete(run);
+  }
+}
+
+class LoopRun {
+  private readonly sessionId: string;
+  private readonly clockStart = performance.now();
+  private sidecar: SidecarRecorder | null = null;
+  private readonly history: FeedbackRecord[] = [];
+  private loopStart: Snapshot | undefined;
+  private completedIterations = 0;
+  private actorStalls = 0;
+  private criticFailures = 0;
+  private readonly reportedLeftOut = new Set<string>();
+  private summary: RunSummary | undefined;
+
+  constructor(
+    private readonly request: LoopRequest,
+    private readonly writer: SessionWriter,
+    private readonly lock: RepositoryLock,
+  ) {
+    this.sessionId = writer.sessionId;
+    try {
+      this.sidecar = SidecarRecorder.open(request.sidecarDirectory(this.sessionId));
+    } catch (error) {
+      // The session file is what matters; the record is a bonus.
+      this.warn(`the sidecar record could not be opened (${(error as Error).message}); going on without it`);
     }
-    request.onEvent?.(event);
-  };
+  }
 
-  emit({
-    type: 'run_started',
-    session_id: sessionId,
-    session_file: writer.filePath,
-    prompt: request.prompt,
-    working_dir: request.workingDir,
-    actor_agent: request.actor.launch.adapter.displayName,
-    critic_agent: request.critic.launch.adapter.displayName,
-    actor_model: request.actor.model,
-    critic_model: request.critic.model,
-    max_iterations: request.maxIterations,
-  });
-
-  const history: FeedbackRecord[] = [];
-  let loopStart: Snapshot | undefined;
-  let completedIterations = 0;
-  let actorStalls = 0;
-  let criticFailures = 0;
-  let summary: RunSummary;
-  let outcome: { status: Outcome; summary: string | null; confidence: number | null; error: string | null } | undefined;
-
-  const snapshot = async (iteration: number, label: SnapshotLabel, withRef = true): Promise<Snapshot> => {
-    const ref = withRef ? snapshotRef(sessionId, iteration, label) : null;
-    const taken = await takeSnapshot(request.repository, `codeloops ${sessionId} iteration ${iteration} ${label}`, ref ?? undefined);
-    if (withRef) emit({ type: 'snapshot', iteration, label, commit: taken.commit, ref });
-    return taken;
-  };
-
-  const agentFinished = (iteration: number, role: 'actor' | 'critic', result: AgentRunResult): void =>
-    emit({
-      type: 'agent_finished',
-      iteration,
-      role,
-      exit_code: result.exitCode,
-      duration_secs: result.durationSecs,
-      succeeded: result.succeeded,
-      failure_reason: result.failureReason,
-      timed_out: result.timedOut,
-      interrupted: result.interrupted,
-      agent_session_id: result.agentSessionId,
-      usage: result.usage,
-      tool_calls: result.toolCalls,
+  async execute(): Promise<RunSummary> {
+    const { request } = this;
+    this.emit({
+      type: 'run_started',
+      session_id: this.sessionId,
+      session_file: this.writer.filePath,
+      prompt: request.prompt,
+      working_dir: request.workingDir,
+      actor_agent: request.actor.launch.adapter.displayName,
+      critic_agent: request.critic.launch.adapter.displayName,
+      actor_model: request.actor.model,
+      critic_model: request.critic.model,
+      max_iterations: request.maxIterations,
     });
+    let end: EndState;
+    try {
+      end = await this.iterate();
+    } catch (error) {
+      // Ctrl+C in a terminal reaches git's processes too: a snapshot can fail a moment
+      // before the interrupt itself is seen. Give the signal that moment.
+      if (!request.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 250));
+      end = request.signal.aborted ? interrupted() : { status: 'failed', summary: null, confidence: null, error: (error as Error).message };
+    }
+    this.endNow(end);
+    return this.summary!;
+  }
 
-  const runIteration = async (iteration: number): Promise<IterationOutcome> => {
-    const runEnv = { CODELOOPS_SESSION_ID: sessionId, CODELOOPS_ITERATION: String(iteration) };
-    emit({ type: 'iteration_started', iteration });
-    const pre = await snapshot(iteration, 'pre');
-    loopStart ??= pre;
+  private async iterate(): Promise<EndState> {
+    const { request } = this;
+    for (let iteration = 1; ; iteration++) {
+      if (request.signal.aborted) return interrupted();
+      if (request.maxIterations !== null && iteration > request.maxIterations) {
+        return { status: 'max_iterations_reached', summary: null, confidence: null, error: null };
+      }
+      const decision = await this.runIteration(iteration);
+      if (!decision) return interrupted();
+      if (decision.kind === 'DONE') return { status: 'success', summary: decision.summary, confidence: decision.confidence, error: null };
+      this.history.push({ iteration, decision });
+    }
+  }
 
-    const prompt = history.length === 0 ? request.prompt : buildContinuationPrompt(request.prompt, history, iteration);
-    emit({ type: 'phase', iteration, phase: 'actor', status: 'started' });
+  /** One iteration; its decision, or null when it was interrupted before the review finished. */
+  private async runIteration(iteration: number): Promise<CriticDecision | null> {
+    const { request } = this;
+    const runEnv = { CODELOOPS_SESSION_ID: this.sessionId, CODELOOPS_ITERATION: String(iteration) };
+    this.emit({ type: 'iteration_started', iteration });
+    const pre = await this.snapshot(iteration, 'pre');
+    this.loopStart ??= pre;
+
+    const prompt = this.history.length === 0 ? request.prompt : buildContinuationPrompt(request.prompt, this.history, iteration);
+    this.emit({ type: 'phase', iteration, phase: 'actor', status: 'started' });
     const actor = await runAgent(
       request.actor.launch,
       { role: 'actor', prompt, model: request.actor.model, resumeSessionId: null },
       {
         signal: request.signal,
-        onEvent: (event: AgentEvent) => emit({ type: 'agent_event', iteration, role: 'actor', event }),
-        rawStdoutPath: sidecar.rawStdoutPath(iteration, 'actor'),
+        onEvent: (event: AgentEvent) => this.emit({ type: 'agent_event', iteration, role: 'actor', event }),
+        rawStdoutPath: this.sidecar?.rawStdoutPath(iteration, 'actor'),
         runEnv,
       },
     );
-    agentFinished(iteration, 'actor', actor);
-    emit({ type: 'phase', iteration, phase: 'actor', status: 'finished', duration_secs: actor.durationSecs });
+    this.agentFinished(iteration, 'actor', actor);
+    this.emit({ type: 'phase', iteration, phase: 'actor', status: 'finished', duration_secs: actor.durationSecs });
     // Even an interrupted actor may have changed files: keep them restorable.
-    const post = await snapshot(iteration, 'post');
-    if (actor.interrupted || request.signal.aborted) return { decision: null, interrupted: true };
+    const post = await this.snapshot(iteration, 'post');
+    if (actor.interrupted || request.signal.aborted) return null;
     if (actor.exitCode === 127 && actor.failureReason?.startsWith('could not start')) throw new LoopFailure(`The actor ${actor.failureReason}`);
 
-    emit({ type: 'phase', iteration, phase: 'diff', status: 'started' });
+    this.emit({ type: 'phase', iteration, phase: 'diff', status: 'started' });
     const diffStarted = performance.now();
     const diff = await diffSnapshots(request.repository, pre.commit, post.commit);
-    const sinceStart = (await changedPaths(request.repository, loopStart.tree, post.tree)).map((change) => change.path);
-    emit({
+    const sinceStart = (await changedPaths(request.repository, this.loopStart.tree, post.tree)).map((change) => change.path);
+    this.emit({
       type: 'diff_captured',
       iteration,
       files_changed: diff.filesChanged,
@@ -176,10 +204,11 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
       files: diff.files,
       truncated: diff.diffTruncated,
     });
-    emit({ type: 'phase', iteration, phase: 'diff', status: 'finished', duration_secs: (performance.now() - diffStarted) / 1000 });
+    this.emit({ type: 'phase', iteration, phase: 'diff', status: 'finished', duration_secs: (performance.now() - diffStarted) / 1000 });
 
-    emit({ type: 'phase', iteration, phase: 'critic', status: 'started' });
+    this.emit({ type: 'phase', iteration, phase: 'critic', status: 'started' });
     const criticStarted = performance.now();
+    const gitBeforeReview = await captureUserGitState(request.repository);
     const review = await reviewIteration(
       request.critic.launch,
       {
@@ -195,61 +224,78 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
         insertions: diff.insertions,
         deletions: diff.deletions,
         changedSinceStart: sinceStart,
-        previousFeedback: history.length > 0 ? feedbackText(history.at(-1)!.decision) : null,
+        previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
       },
       {
         model: request.critic.model,
         signal: request.signal,
-        onEvent: (event) => emit({ type: 'agent_event', iteration, role: 'critic', event }),
+        onEvent: (event) => this.emit({ type: 'agent_event', iteration, role: 'critic', event }),
         onRepair: (problem) => {
-          emit({ type: 'warning', message: `iteration ${iteration}: the critic's answer could not be read (${problem}); asking once more` });
-          emit({ type: 'phase', iteration, phase: 'critic_repair', status: 'started' });
+          this.warn(`iteration ${iteration}: the critic's answer could not be read (${problem}); asking once more`);
+          this.emit({ type: 'phase', iteration, phase: 'critic_repair', status: 'started' });
         },
-        rawStdoutPath: (attempt) => sidecar.rawStdoutPath(iteration, 'critic', attempt),
+        rawStdoutPath: (attempt) => this.sidecar?.rawStdoutPath(iteration, 'critic', attempt),
         runEnv,
       },
     );
-    for (const run of review.runs) agentFinished(iteration, 'critic', run);
-    emit({ type: 'phase', iteration, phase: 'critic', status: 'finished', duration_secs: (performance.now() - criticStarted) / 1000 });
-    const reverted = await revertCriticChanges(iteration, post);
-    if (review.interrupted || request.signal.aborted) return { decision: null, interrupted: true };
+    for (const run of review.runs) this.agentFinished(iteration, 'critic', run);
+    this.emit({ type: 'phase', iteration, phase: 'critic', status: 'finished', duration_secs: (performance.now() - criticStarted) / 1000 });
+    const reverted = await this.undoCriticChanges(iteration, post, gitBeforeReview);
+    // A review that finished counts, even if Ctrl+C came right after it.
+    if (review.interrupted) return null;
 
-    recordIteration(iteration, actor, diff, review, reverted);
-    completedIterations = iteration;
+    this.record(iteration, actor, diff, review, reverted);
+    this.completedIterations = iteration;
 
-    actorStalls = !actor.succeeded && diff.filesChanged === 0 ? actorStalls + 1 : 0;
-    criticFailures = review.source === 'critic_failed' ? criticFailures + 1 : 0;
+    this.actorStalls = !actor.succeeded && diff.filesChanged === 0 ? this.actorStalls + 1 : 0;
+    this.criticFailures = review.source === 'critic_failed' ? this.criticFailures + 1 : 0;
     if (review.decision.kind !== 'DONE') {
-      if (actorStalls >= STALL_LIMIT) {
+      if (this.actorStalls >= STALL_LIMIT) {
         throw new LoopFailure(`The actor failed ${STALL_LIMIT} times in a row without changing anything: ${actor.failureReason ?? 'unknown failure'}`);
       }
-      if (criticFailures >= STALL_LIMIT) {
+      if (this.criticFailures >= STALL_LIMIT) {
         throw new LoopFailure(`The critic failed ${STALL_LIMIT} times in a row: ${review.runs.at(-1)?.failureReason ?? 'unknown failure'}`);
       }
     }
-    return { decision: review.decision, interrupted: false };
-  };
+    return review.decision;
+  }
 
-  /** The critic reviews, it does not edit: anything it changed goes back to the actor's version. */
-  const revertCriticChanges = async (iteration: number, post: Snapshot): Promise<string[]> => {
-    const afterCritic = await snapshot(iteration, 'critic', false);
-    if (afterCritic.tree === post.tree) return [];
-    const ref = snapshotRef(sessionId, iteration, 'critic');
-    await pointRef(request.repository, ref, afterCritic.commit, `codeloops ${sessionId} iteration ${iteration} critic changes`);
-    emit({ type: 'snapshot', iteration, label: 'critic', commit: afterCritic.commit, ref });
-    const restored = await restoreChangedPaths(request.repository, afterCritic.commit, post.commit);
-    const paths = [...restored.restored, ...restored.removed].sort();
-    emit({ type: 'critic_changes_reverted', iteration, paths });
-    emit({
-      type: 'warning',
-      message: `iteration ${iteration}: the critic changed ${paths.length} file${paths.length === 1 ? '' : 's'} (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}); restored the actor's version. The critic's version is kept at ${ref}.`,
-    });
-    return paths;
-  };
+  private async snapshot(iteration: number, label: SnapshotLabel, withRef = true): Promise<Snapshot> {
+    const ref = withRef ? snapshotRef(this.sessionId, iteration, label) : null;
+    const taken = await takeSnapshot(this.request.repository, `codeloops ${this.sessionId} iteration ${iteration} ${label}`, ref ?? undefined);
+    for (const folder of taken.leftOut) {
+      if (this.reportedLeftOut.has(folder)) continue;
+      this.reportedLeftOut.add(folder);
+      this.warn(`${folder}/ is a git repository with no commit yet: git cannot record it, so snapshots, diffs and reviews leave it out until it has one`);
+    }
+    if (withRef) this.emit({ type: 'snapshot', iteration, label, commit: taken.commit, ref });
+    return taken;
+  }
 
-  const recordIteration = (iteration: number, actor: AgentRunResult, diff: DiffSummary, review: Review, reverted: string[]): void => {
+  /** The critic reviews, it does not edit: anything it changed goes back, and the iteration says so. */
+  private async undoCriticChanges(iteration: number, post: Snapshot, gitBefore: Awaited<ReturnType<typeof captureUserGitState>>): Promise<string[]> {
+    const afterCritic = await this.snapshot(iteration, 'critic', false);
+    if (afterCritic.tree !== post.tree) {
+      const ref = snapshotRef(this.sessionId, iteration, 'critic');
+      await pointRef(this.request.repository, ref, afterCritic.commit, `codeloops ${this.sessionId} iteration ${iteration} critic changes`);
+      this.emit({ type: 'snapshot', iteration, label: 'critic', commit: afterCritic.commit, ref });
+    }
+    const report = await undoCriticChanges(this.request.repository, gitBefore, afterCritic, post);
+    if (report.revertedFiles.length > 0) {
+      const paths = report.revertedFiles;
+      this.emit({ type: 'critic_changes_reverted', iteration, paths });
+      this.warn(
+        `iteration ${iteration}: the critic changed ${paths.length} file${paths.length === 1 ? '' : 's'} (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}); ` +
+          `restored the actor's version. The critic's version (and anything edited by hand during the review) is kept at ${snapshotRef(this.sessionId, iteration, 'critic')}.`,
+      );
+    }
+    if (report.revertedGitState.length > 0) this.warn(`iteration ${iteration}: the critic changed the repository; ${report.revertedGitState.join('; ')}`);
+    return report.revertedFiles;
+  }
+
+  private record(iteration: number, actor: AgentRunResult, diff: DiffSummary, review: Review, reverted: string[]): void {
     const decision = review.decision;
-    emit({
+    this.emit({
       type: 'critic_decision',
       iteration,
       decision: decision.kind,
@@ -260,7 +306,7 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
       source: review.source,
       critic_output: review.answer,
     });
-    writer.writeIteration({
+    this.writer.writeIteration({
       iterationNumber: iteration,
       actorOutput: actor.transcript,
       actorStderr: actor.stderr,
@@ -275,66 +321,79 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
       remainingIssues: decision.kind === 'CONTINUE' ? decision.remainingIssues : [],
       criticRevertedFiles: reverted,
     });
-    emit({ type: 'iteration_finished', iteration, decision: decision.kind });
-  };
+    this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
+  }
 
-  try {
-    for (let iteration = 1; ; iteration++) {
-      if (request.signal.aborted) {
-        outcome = { status: 'interrupted', summary: null, confidence: null, error: null };
-        break;
+  private agentFinished(iteration: number, role: 'actor' | 'critic', result: AgentRunResult): void {
+    this.emit({
+      type: 'agent_finished',
+      iteration,
+      role,
+      exit_code: result.exitCode,
+      duration_secs: result.durationSecs,
+      succeeded: result.succeeded,
+      failure_reason: result.failureReason,
+      timed_out: result.timedOut,
+      interrupted: result.interrupted,
+      agent_session_id: result.agentSessionId,
+      usage: result.usage,
+      tool_calls: result.toolCalls,
+    });
+  }
+
+  private warn(message: string): void {
+    this.emit({ type: 'warning', message });
+  }
+
+  private emit(input: RunEventInput): void {
+    const event = { ...input, timestamp: new Date().toISOString() } as RunEvent;
+    if (this.sidecar) {
+      try {
+        this.sidecar.record(event);
+      } catch (error) {
+        this.sidecar = null; // say so once and go on: the session file is what matters
+        this.warn(`the sidecar record stopped: ${(error as Error).message}`);
       }
-      if (request.maxIterations !== null && iteration > request.maxIterations) {
-        outcome = { status: 'max_iterations_reached', summary: null, confidence: null, error: null };
-        break;
-      }
-      const result = await runIteration(iteration);
-      if (result.interrupted) {
-        outcome = { status: 'interrupted', summary: null, confidence: null, error: null };
-        break;
-      }
-      const decision = result.decision!;
-      if (decision.kind === 'DONE') {
-        outcome = { status: 'success', summary: decision.summary, confidence: decision.confidence, error: null };
-        break;
-      }
-      history.push({ iteration, decision });
     }
-  } catch (error) {
-    // Ctrl+C in a terminal reaches git's processes too: a snapshot can fail a moment
-    // before the interrupt itself is seen. Give the signal that moment.
-    if (!request.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 250));
-    outcome = request.signal.aborted
-      ? { status: 'interrupted', summary: null, confidence: null, error: null }
-      : { status: 'failed', summary: null, confidence: null, error: (error as Error).message };
-  } finally {
-    outcome ??= { status: 'failed', summary: null, confidence: null, error: 'the loop stopped unexpectedly' };
-    const totalDurationSecs = (performance.now() - clockStart) / 1000;
+    this.request.onEvent?.(event);
+  }
+
+  /**
+   * Writes `session_end` and lets go of everything, synchronously, exactly once:
+   * from the normal path, or from an emergency exit that cannot wait.
+   */
+  endNow(end: EndState): void {
+    if (this.summary) return;
+    const totalDurationSecs = Math.round(((performance.now() - this.clockStart) / 1000) * 1000) / 1000;
+    this.summary = {
+      status: end.status,
+      iterations: this.completedIterations,
+      summary: end.summary,
+      confidence: end.confidence,
+      error: end.error,
+      total_duration_secs: totalDurationSecs,
+      session_id: this.sessionId,
+      session_file: this.writer.filePath,
+    };
     try {
-      writer.writeEnd({
-        outcome: outcome.status,
-        iterations: completedIterations,
-        summary: outcome.summary,
-        confidence: outcome.confidence,
+      this.writer.writeEnd({
+        outcome: end.status,
+        iterations: this.completedIterations,
+        summary: end.summary,
+        confidence: end.confidence,
         durationSecs: totalDurationSecs,
-        error: outcome.error,
+        error: end.error,
       });
     } finally {
-      writer.close();
-      lock.release();
+      this.writer.close();
+      this.lock.release();
+      this.emit({ type: 'run_finished', ...this.summary });
+      this.sidecar?.close();
+      this.sidecar = null;
     }
-    summary = {
-      status: outcome.status,
-      iterations: completedIterations,
-      summary: outcome.summary,
-      confidence: outcome.confidence,
-      error: outcome.error,
-      total_duration_secs: Math.round(totalDurationSecs * 1000) / 1000,
-      session_id: sessionId,
-      session_file: writer.filePath,
-    };
-    emit({ type: 'run_finished', ...summary });
-    sidecar.close();
   }
-  return summary;
+}
+
+function interrupted(): EndState {
+  return { status: 'interrupted', summary: null, confidence: null, error: null };
 }

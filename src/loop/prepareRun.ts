@@ -29,7 +29,7 @@ export interface PrepareOptions {
 export async function prepareRun(options: PrepareOptions): Promise<PreparedRun> {
   const workingDir = path.resolve(options.workingDir);
   const repository = await openRepository(workingDir);
-  const settings = loadRunSettings({ workingDir, env: options.env, flags: options.flags, userLayers: options.userLayers });
+  const settings = loadRunSettings({ workingDir, repositoryRoot: repository.root, env: options.env, flags: options.flags, userLayers: options.userLayers });
   return {
     workingDir,
     repository,

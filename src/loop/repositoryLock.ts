@@ -41,22 +41,33 @@ export function acquireRepositoryLock(repository: Repository): RepositoryLock {
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const existing = readOwner(lockPath);
+      const raw = readLock(lockPath);
+      const existing = raw === undefined ? undefined : parseOwner(raw);
       if (existing && isAlive(existing.pid)) {
         throw new LoopAlreadyRunningError(
           `Another codeloops loop is running in ${repository.root} (pid ${existing.pid}, since ${existing.startedAt}). ` +
             `Wait for it to finish or interrupt it; if no loop is running, delete ${lockPath}.`,
         );
       }
-      fs.rmSync(lockPath, { force: true }); // stale: its runner is gone
+      // Stale: its runner is gone. Removed only if it is still the lock judged stale,
+      // so two runners starting at once cannot remove each other's fresh lock.
+      if (readLock(lockPath) === raw) fs.rmSync(lockPath, { force: true });
     }
   }
   throw new LoopAlreadyRunningError(`Could not take the loop lock ${lockPath}.`);
 }
 
-function readOwner(lockPath: string): LockOwner | undefined {
+function readLock(lockPath: string): string | undefined {
   try {
-    return JSON.parse(fs.readFileSync(lockPath, 'utf8')) as LockOwner;
+    return fs.readFileSync(lockPath, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function parseOwner(raw: string): LockOwner | undefined {
+  try {
+    return JSON.parse(raw) as LockOwner;
   } catch {
     return undefined;
   }

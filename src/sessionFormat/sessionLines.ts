@@ -89,7 +89,3 @@ export type SessionStartLine = z.infer<typeof sessionStartLineSchema>;
 export type IterationLine = z.infer<typeof iterationLineSchema>;
 export type SessionEndLine = z.infer<typeof sessionEndLineSchema>;
 export type SessionLine = z.infer<typeof sessionLineSchema>;
-
-export function isCriticDecision(value: string): value is CriticDecisionKind {
-  return (CRITIC_DECISIONS as readonly string[]).includes(value);
-}

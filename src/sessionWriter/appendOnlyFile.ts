@@ -30,11 +30,24 @@ export class AppendOnlyFile {
   appendRaw(text: string): void {
     if (this.closed) throw new Error(`${this.filePath} is already closed`);
     const bytes = Buffer.from(text, 'utf8');
+    const sizeBefore = fs.fstatSync(this.fd).size;
     let written = 0;
-    // A regular file takes the whole buffer in one write; loop only for the
-    // pathological partial write (disk nearly full, signal).
-    while (written < bytes.length) {
-      written += fs.writeSync(this.fd, bytes, written, bytes.length - written);
+    try {
+      // A regular file takes the whole buffer in one write; loop only for the
+      // pathological partial write (disk nearly full, signal).
+      while (written < bytes.length) {
+        written += fs.writeSync(this.fd, bytes, written, bytes.length - written);
+      }
+    } catch (error) {
+      // A half-written line would swallow the next one: cut it off before giving up.
+      if (written > 0) {
+        try {
+          fs.ftruncateSync(this.fd, sizeBefore);
+        } catch {
+          // the reader skips a torn line anyway
+        }
+      }
+      throw error;
     }
   }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CriticDecisionKind, Outcome } from '../sessionFormat/sessionLines.js';
 import { fileTimestamp, promptHash, sessionFilePath } from '../sessionFormat/sessionFiles.js';
+import { sessionLineSchema } from '../sessionFormat/sessionLines.js';
 import { AppendOnlyFile } from './appendOnlyFile.js';
 
 export interface SessionStartFields {
@@ -86,7 +87,7 @@ export class SessionWriter {
   }
 
   private writeStart(fields: SessionStartFields, startedAt: Date): void {
-    this.file.appendLine({
+    this.append({
       type: 'session_start',
       timestamp: startedAt.toISOString(),
       prompt: fields.prompt,
@@ -103,7 +104,7 @@ export class SessionWriter {
 
   writeIteration(fields: IterationFields, completedAt: Date = new Date()): void {
     this.assertOpen();
-    this.file.appendLine({
+    this.append({
       type: 'iteration',
       iteration_number: fields.iterationNumber,
       actor_output: fields.actorOutput,
@@ -126,7 +127,7 @@ export class SessionWriter {
   writeEnd(fields: SessionEndFields, endedAt: Date = new Date()): void {
     this.assertOpen();
     this.ended = true;
-    this.file.appendLine({
+    this.append({
       type: 'session_end',
       outcome: fields.outcome,
       iterations: fields.iterations,
@@ -139,12 +140,15 @@ export class SessionWriter {
     this.file.sync();
   }
 
-  get hasEnded(): boolean {
-    return this.ended;
-  }
-
   close(): void {
     this.file.close();
+  }
+
+  /** Every line is checked against the documented format before it is written: a line no reader accepts is never written. */
+  private append(line: Record<string, unknown>): void {
+    const checked = sessionLineSchema.safeParse(line);
+    if (!checked.success) throw new Error(`refusing to write an invalid ${String(line.type)} line: ${checked.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    this.file.appendLine(line);
   }
 
   private assertOpen(): void {

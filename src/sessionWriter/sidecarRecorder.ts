@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RunEvent } from '../loop/runEvents.js';
+import { takeHead } from '../text/truncate.js';
 import { AppendOnlyFile } from './appendOnlyFile.js';
 
 /** How much of one streamed text event the record keeps; the raw stdout file has all of it. */
@@ -41,7 +42,7 @@ export const EVENTS_FILE = 'events.jsonl';
 
 function compact(event: RunEvent): RunEvent {
   if (event.type === 'agent_event' && event.event.kind === 'text' && event.event.text.length > MAX_RECORDED_TEXT) {
-    return { ...event, event: { ...event.event, text: event.event.text.slice(0, MAX_RECORDED_TEXT) + '…' } };
+    return { ...event, event: { ...event.event, text: takeHead(event.event.text, MAX_RECORDED_TEXT) + '…' } };
   }
   return event;
 }

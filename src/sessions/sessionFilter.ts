@@ -2,7 +2,7 @@ import type { Outcome } from '../sessionFormat/sessionLines.js';
 import type { SessionSummary } from './sessionSummary.js';
 
 export interface SessionFilter {
-  /** Any of these outcomes; `active` is not an outcome, use `onlyActive`. */
+  /** Any of these outcomes (a session that has not ended has none, and never matches). */
   outcomes?: readonly Outcome[];
   after?: Date;
   before?: Date;

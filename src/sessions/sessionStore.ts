@@ -39,6 +39,10 @@ export class AmbiguousSessionIdError extends Error {
   }
 }
 
+export class IterationNotFoundError extends Error {
+  override name = 'IterationNotFoundError';
+}
+
 export class NotASessionError extends Error {
   override name = 'NotASessionError';
 }
@@ -167,7 +171,7 @@ export class SessionStore {
       const iteration = session.iterations.find((it) => it.iteration_number === iterationNumber);
       if (!iteration) {
         const known = session.iterations.map((it) => it.iteration_number).join(', ') || 'none';
-        throw new RangeError(`Session ${id} has no iteration ${iterationNumber} (iterations: ${known}).`);
+        throw new IterationNotFoundError(`Session ${id} has no iteration ${iterationNumber} (iterations: ${known}).`);
       }
       return iteration.git_diff;
     }
@@ -184,47 +188,55 @@ export class SessionStore {
       fd = fsSync.openSync(filePath, 'r');
     } catch (error) {
       // Deleted between readdir and open: not a warning, just gone.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
+      return undefined;
     }
     try {
-      const { size } = fsSync.fstatSync(fd);
-      const firstLine = readFirstLine(fd, size);
-      if (!firstLine) {
-        this.warn(`${id}: empty session file skipped`);
-        return undefined;
-      }
-      const first = parseStartLine(firstLine.text);
-      if (!first.ok) {
-        this.warn(`${id}: skipped, its first line is not a session_start (${first.reason})`);
-        return undefined;
-      }
-      let lastIteration: number | undefined;
-      let end: SessionEndLine | undefined;
-      if (firstLine.terminated) {
-        for (const candidate of readLinesBackward(fd, size, firstLine.end + 1)) {
-          // A running session can end in a multi-megabyte iteration line; the listing
-          // needs only its number. A terminated line was written whole, so its start is enough.
-          const peeked = candidate.terminated && candidate.length > LARGE_LINE_BYTES ? peekIterationNumber(candidate.prefix(512)) : undefined;
-          if (peeked !== undefined) {
-            lastIteration = peeked;
-            break;
-          }
-          const parsed = parseLine(candidate.text);
-          if (!parsed.ok) {
-            this.warn(`${id}: skipped ${candidate.terminated ? 'a bad' : 'a torn'} line at byte ${candidate.start} (${parsed.reason})`);
-            continue;
-          }
-          if (parsed.line.type === 'session_end') end = parsed.line;
-          else if (parsed.line.type === 'iteration') lastIteration = parsed.line.iteration_number;
-          else continue;
-          break;
-        }
-      }
-      return { summary: summarize(id, first.line, lastIteration, end), prompt: first.line.prompt };
+      return this.summaryFromFile(id, fd);
+    } catch (error) {
+      // A folder named like a session, a file we may not read: say so, list the rest.
+      this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
+      return undefined;
     } finally {
       fsSync.closeSync(fd);
     }
+  }
+
+  private summaryFromFile(id: string, fd: number): { summary: SessionSummary; prompt: string } | undefined {
+    const { size } = fsSync.fstatSync(fd);
+    const firstLine = readFirstLine(fd, size);
+    if (!firstLine) {
+      this.warn(`${id}: empty session file skipped`);
+      return undefined;
+    }
+    const first = parseStartLine(firstLine.text);
+    if (!first.ok) {
+      this.warn(`${id}: skipped, its first line is not a session_start (${first.reason})`);
+      return undefined;
+    }
+    let lastIteration: number | undefined;
+    let end: SessionEndLine | undefined;
+    if (firstLine.terminated) {
+      for (const candidate of readLinesBackward(fd, size, firstLine.end + 1)) {
+        // A running session can end in a multi-megabyte iteration line; the listing
+        // needs only its number. A terminated line was written whole, so its start is enough.
+        const peeked = candidate.terminated && candidate.length > LARGE_LINE_BYTES ? peekIterationNumber(candidate.prefix(512)) : undefined;
+        if (peeked !== undefined) {
+          lastIteration = peeked;
+          break;
+        }
+        const parsed = parseLine(candidate.text);
+        if (!parsed.ok) {
+          this.warn(`${id}: skipped ${candidate.terminated ? 'a bad' : 'a torn'} line at byte ${candidate.start} (${parsed.reason})`);
+          continue;
+        }
+        if (parsed.line.type === 'session_end') end = parsed.line;
+        else if (parsed.line.type === 'iteration') lastIteration = parsed.line.iteration_number;
+        else continue;
+        break;
+      }
+    }
+    return { summary: summarize(id, first.line, lastIteration, end), prompt: first.line.prompt };
   }
 }
 
@@ -239,29 +251,21 @@ function peekIterationNumber(prefix: string): number | undefined {
 
 type ParseResult<T> = { ok: true; line: T } | { ok: false; reason: string };
 
-function parseLine(text: string): ParseResult<ReturnType<typeof sessionLineSchema.parse>> {
+/** One line through a schema; a byte-order mark (some editors add one) is not an error. */
+function parseWith<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: readonly { path: PropertyKey[]; message: string }[] } } }, text: string): ParseResult<T> {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
     return { ok: false, reason: 'not valid JSON' };
   }
-  const result = sessionLineSchema.safeParse(json);
+  const result = schema.safeParse(json);
   if (!result.success) return { ok: false, reason: describeIssues(result.error.issues) };
   return { ok: true, line: result.data };
 }
 
-function parseStartLine(text: string): ParseResult<SessionStartLine> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { ok: false, reason: 'not valid JSON' };
-  }
-  const result = sessionStartLineSchema.safeParse(json);
-  if (!result.success) return { ok: false, reason: describeIssues(result.error.issues) };
-  return { ok: true, line: result.data };
-}
+const parseLine = (text: string) => parseWith(sessionLineSchema, text);
+const parseStartLine = (text: string) => parseWith(sessionStartLineSchema, text);
 
 function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {
   return issues

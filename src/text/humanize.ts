@@ -31,3 +31,12 @@ export function relativeTime(iso: string, now: number = Date.now()): string {
   }
   return `${value} year${value === 1 ? '' : 's'} ago`;
 }
+
+/** Every line of a text indented, trailing whitespace dropped. */
+export function indent(text: string, prefix = '  '): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => `${prefix}${line}`)
+    .join('\n');
+}

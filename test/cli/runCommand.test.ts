@@ -80,6 +80,52 @@ describe('codeloops run (the built CLI)', () => {
     });
   }
 
+  it('ends the session when the terminal closes (SIGHUP), and writes session_end even on a second Ctrl+C', async () => {
+    for (const signals of [['SIGHUP'], ['SIGINT', 'SIGINT']] as const) {
+      const { repo, env, home } = setup({ actor: [[{ print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });
+      const run = startCli(['-p', 'x'], { cwd: repo, env });
+      await run.waitForStderr(/thinking hard/);
+      for (const signal of signals) run.child.kill(signal);
+      const result = await run.done;
+      assert.equal(result.code, 130, `${signals.join('+')}: ${result.stderr}`);
+      const [file] = sessionFiles(home.sessionsDir);
+      const { lines } = assertValidSessionFile(file!);
+      assert.equal(lines.at(-1)!.outcome, 'interrupted', signals.join('+'));
+      assert.ok(!fs.existsSync(path.join(repo, '.git', 'codeloops.lock')), 'the lock is released');
+      assert.deepEqual(fs.readdirSync(path.join(repo, '.git')).filter((name) => name.startsWith('codeloops-')), [], 'no temporary index left');
+    }
+  });
+
+  it('stops cleanly when whoever reads its events goes away (| head -1)', async () => {
+    const { repo, env, home } = setup({ actor: [[{ print: 'working' }, { sleep: 60_000 }]], critic: [[done()]] });
+    const run = startCli(['-p', 'x', '--events', 'ndjson'], { cwd: repo, env });
+    await new Promise<void>((resolve) => run.child.stdout!.once('data', () => resolve()));
+    run.child.stdout!.destroy(); // the reader closes its end of the pipe
+    const result = await run.done;
+    assert.equal(result.code, 130, result.stderr);
+    const { lines } = assertValidSessionFile(sessionFiles(home.sessionsDir)[0]!);
+    assert.equal(lines.at(-1)!.outcome, 'interrupted');
+  });
+
+  it('never lets an agent’s escape sequences reach the terminal', async () => {
+    const { repo, env } = setup({ actor: [[{ print: 'title\u001b]0;pwned\u0007 clip\u001b]52;c;ZXZpbA==\u0007 \u001b[2Jcleared' }]], critic: [[done()]] });
+    const result = await runCli(['-p', 'x'], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /title clip cleared/);
+    assert.doesNotMatch(result.stderr, /\u001b/);
+  });
+
+  it('reads --prompt-file from where the user stands, not from -d', async () => {
+    const { repo, env, agent } = setup({ actor: [[{ print: 'ok' }]], critic: [[done()]] });
+    const elsewhere = tempDir();
+    fs.writeFileSync(path.join(elsewhere, 'task.md'), 'the task from elsewhere');
+    const result = await runCli(['-d', repo, '--prompt-file', 'task.md'], { cwd: elsewhere, env });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(agent.prompt('actor', 1), 'the task from elsewhere');
+    const missing = await runCli(['-d', repo, '--prompt-file', 'nope.md'], { cwd: elsewhere, env });
+    assert.match(missing.stderr, /Cannot read the prompt file .*nope\.md: it does not exist/);
+  });
+
   it('streams validated run events as NDJSON with --events ndjson', async () => {
     const { repo, env } = setup({ actor: [[{ print: 'hi' }]], critic: [[done()]] });
     const result = await runCli(['-p', 'x', '--events', 'ndjson'], { cwd: repo, env });
@@ -138,14 +184,25 @@ describe('codeloops run (the built CLI)', () => {
       assert.match(empty.stderr, /is empty/);
     });
 
+    it('a loop already running in the repository, with the JSON still printed', async () => {
+      const { repo, env } = setup({});
+      fs.writeFileSync(path.join(repo, '.git', 'codeloops.lock'), JSON.stringify({ pid: process.pid, startedAt: 'earlier' }));
+      const result = await runCli(['-p', 'x', '--json-output'], { cwd: repo, env });
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /Another codeloops loop is running/);
+      assert.match(JSON.parse(result.stdout).error, /Another codeloops loop is running/);
+    });
+
     it('an unknown agent name or a bad number', async () => {
       const { repo, env } = setup({});
       const agentResult = await runCli(['-p', 'x', '--actor-agent', 'aider'], { cwd: repo, env });
       assert.equal(agentResult.code, 2);
       assert.match(agentResult.stderr, /Allowed choices are claude, opencode, cursor, codex, gemini, command/);
-      const number = await runCli(['-p', 'x', '-n', 'lots'], { cwd: repo, env });
-      assert.equal(number.code, 2);
-      assert.match(number.stderr, /expected a whole number/);
+      for (const bad of ['lots', '99999999999999999999']) {
+        const number = await runCli(['-p', 'x', '-n', bad], { cwd: repo, env });
+        assert.equal(number.code, 2);
+        assert.match(number.stderr, /expected a whole number from 0 \(no limit\) to 1,000,000/);
+      }
     });
   });
 });

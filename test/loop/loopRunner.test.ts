@@ -112,6 +112,20 @@ describe('the loop with scripted agents', () => {
     assert.equal(git(repo, 'show', `${criticRef}:work.txt`), 'critic meddled\n');
   });
 
+  it('undoes a critic that commits: the branch, the index and the files go back', async () => {
+    const repo = createRepo({ files: { 'a.txt': 'a\n' } });
+    const headBefore = git(repo, 'rev-parse', 'HEAD').trim();
+    const { summary, events } = await runScriptedLoop(repo, {
+      actor: [[{ write: { path: 'work.txt', content: 'actor version\n' } }]],
+      critic: [[{ write: { path: 'work.txt', content: 'critic version\n' } }, { commit: 'critic sneaks a commit' }, done()]],
+    });
+    assert.equal(summary.status, 'success');
+    assert.equal(git(repo, 'rev-parse', 'HEAD').trim(), headBefore, 'the branch is back where it was');
+    assert.equal(git(repo, 'status', '--porcelain'), '?? work.txt\n', 'the index is back: the actor’s file is untracked again');
+    assert.deepEqual(treeOf(repo), { 'a.txt': 'a\n', 'work.txt': 'actor version\n' });
+    assert.ok(events.some((event) => event.type === 'warning' && /the critic changed the repository; moved main back to/.test(event.message)));
+  });
+
   it('asks an unreadable critic once more with a repair prompt', async () => {
     const repo = createRepo({ files: { 'a.txt': 'a\n' } });
     const { summary, agent } = await runScriptedLoop(repo, {

@@ -87,7 +87,7 @@ describe('running an agent process', () => {
     assert.equal(result.succeeded, false);
     assert.match(result.failureReason!, /timed out after 1 s/);
     assert.ok(elapsed < 6, `took ${elapsed}s`);
-    assert.equal(result.exitCode, 137, 'SIGTERM was ignored, SIGKILL ended it');
+    assert.equal(result.exitCode, 137, 'SIGINT and SIGTERM were ignored, SIGKILL ended it');
     const grandchild = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.ok(!isAlive(grandchild), 'the agent’s own child process was killed too');
@@ -129,6 +129,46 @@ describe('running an agent process', () => {
     assert.ok(result.transcript.endsWith('LAST LINE\n'));
     assert.match(result.transcript, /characters omitted/);
     assert.ok(result.transcript.length < 450_000);
+  });
+
+  it('records a death by signal with the shell\'s exit code', async () => {
+    const { launch } = launchFor({ actor: [[{ print: 'about to crash' }, { kill: 'SIGABRT' }]] });
+    const result = await runAgent(launch, request('x'));
+    assert.equal(result.exitCode, 134);
+    assert.equal(result.signal, 'SIGABRT');
+    assert.equal(result.succeeded, false);
+    assert.match(result.failureReason!, /killed by SIGABRT/);
+  });
+
+  it('goes on without its raw log when the log cannot be written, and says so', async () => {
+    const { launch } = launchFor({ actor: [[{ flood: 2 * 1024 * 1024 }, { print: 'done' }]] });
+    const result = await runAgent(launch, request('x'), { rawStdoutPath: path.join(tempDir(), 'missing-folder', 'raw.stdout') });
+    assert.equal(result.succeeded, true);
+    assert.ok(result.transcript.endsWith('done\n'));
+    assert.match(result.stderr, /the raw output log stopped: ENOENT/);
+  });
+
+  it('keeps the raw log byte for byte, invalid UTF-8 included', async () => {
+    const bytes = Buffer.from([0x68, 0x69, 0xff, 0xfe, 0x0a, 0xf0, 0x9f, 0x8e, 0x89, 0x0a]);
+    const launch: AgentLaunch = {
+      adapter: adapterFor('command'),
+      program: { program: process.execPath, leadingArgs: ['-e', `process.stdout.write(Buffer.from(${JSON.stringify([...bytes])}))`] },
+      extraArgs: [],
+      env: {},
+      workingDir: tempDir(),
+      timeoutSecs: 30,
+    };
+    const rawPath = path.join(tempDir(), 'raw.stdout');
+    const result = await runAgent(launch, request('x'), { rawStdoutPath: rawPath });
+    assert.ok(fs.readFileSync(rawPath).equals(bytes));
+    assert.match(result.transcript, /🎉/);
+  });
+
+  it('refuses an argument the kernel would reject, with a clear reason', async () => {
+    const { launch } = launchFor({}, { adapter: adapterFor('cursor') });
+    const result = await runAgent(launch, request('x'.repeat(200_000)));
+    assert.equal(result.succeeded, false);
+    assert.match(result.failureReason!, /takes its prompt as an argument, and this one is 200,000 bytes/);
   });
 
   it('says which binary is missing and which setting points to it', () => {

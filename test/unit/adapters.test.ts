@@ -113,6 +113,7 @@ describe('agent adapters', () => {
       assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'tool_use', 'text', 'usage', 'result']);
       assert.deepEqual(events.find((event) => event.kind === 'usage'), { kind: 'usage', total: { inputTokens: 24763, outputTokens: 122, cacheReadTokens: 24448 } });
       assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Created hello.txt.' });
+      assert.equal(replay('codex', 'codex-reconnect.jsonl').verdict.succeeded, true, 'a passing error before turn.completed is not a failure');
       const failed = replay('codex', 'codex-failed.jsonl');
       assert.equal(failed.verdict.succeeded, false);
       assert.match(failed.verdict.failureReason!, /stream disconnected/);

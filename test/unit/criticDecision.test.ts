@@ -39,7 +39,7 @@ describe('critic decision parsing', () => {
     for (const body of [
       '{"type":"continue"}', // no feedback
       '{"type":"continue","feedback":"   "}',
-      '{"type":"done","confidence":7000}',
+
       '{"type":"maybe"}',
       '[1,2,3]',
       '',
@@ -48,6 +48,12 @@ describe('critic decision parsing', () => {
       assert.equal(parseCriticDecision(`<decision>${body}</decision>`), null, body);
     }
     assert.match(explainUnreadableDecision('<decision>{"type":"continue"}</decision>'), /feedback/);
+  });
+
+  it('drops a confidence it cannot read instead of throwing the verdict away', () => {
+    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":"very"}</decision>')?.decision, { kind: 'DONE', summary: 'ok', confidence: null });
+    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":7000}</decision>')?.decision, { kind: 'DONE', summary: 'ok', confidence: null });
+    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":"0.8"}</decision>')?.decision, { kind: 'DONE', summary: 'ok', confidence: 0.8 });
   });
 
   it('falls back to the plain markers, the last one winning', () => {

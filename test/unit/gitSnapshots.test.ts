@@ -38,7 +38,7 @@ describe('git snapshots', () => {
     assert.equal(git(dir, 'show', `${snapshot.commit}:new/untracked.txt`), 'fresh\n');
     assert.equal(git(dir, 'show', `${snapshot.commit}:a.txt`), 'two\n');
     assert.equal(git(dir, 'log', '-1', '--format=%an <%ae>', snapshot.commit).trim(), 'codeloops <codeloops@localhost>');
-    assert.deepEqual(await readSnapshot(repository, snapshotRef('s1', 1, 'pre')), snapshot);
+    assert.deepEqual(await readSnapshot(repository, snapshotRef('s1', 1, 'pre')), { commit: snapshot.commit, tree: snapshot.tree });
     assert.deepEqual([...(await listSessionRefs(repository, 's1')).keys()], ['refs/codeloops/s1/1/pre']);
     assert.equal(fs.readdirSync(path.join(dir, '.git')).filter((name) => name.startsWith('codeloops-')).length, 0, 'no temporary index left behind');
   });
@@ -107,6 +107,39 @@ describe('git snapshots', () => {
     assert.equal(git(nested, 'status', '--porcelain'), '');
   });
 
+  it('leave out a nested repository that has no commit yet, and say so', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a' } });
+    for (const name of ['scaffold', 'other']) {
+      git(dir, 'init', '-q', name);
+      writeFile(dir, `${name}/x.txt`, 'x');
+    }
+    writeFile(dir, 'b.txt', 'b');
+    const snapshot = await takeSnapshot(await openRepository(dir), 'unborn nested');
+    assert.deepEqual(snapshot.leftOut.sort(), ['other', 'scaffold']);
+    assert.equal(git(dir, 'show', `${snapshot.commit}:b.txt`), 'b');
+  });
+
+  it('see edits to files the user marked assume-unchanged or skip-worktree', async () => {
+    const dir = createRepo({ files: { 'assumed.txt': 'a\n', 'skipped.txt': 's\n', 'sparse-gone.txt': 'g\n' } });
+    git(dir, 'update-index', '--assume-unchanged', 'assumed.txt');
+    git(dir, 'update-index', '--skip-worktree', 'skipped.txt', 'sparse-gone.txt');
+    fs.rmSync(path.join(dir, 'sparse-gone.txt')); // as a sparse checkout leaves it
+    const repository = await openRepository(dir);
+    const pre = await takeSnapshot(repository, 'pre');
+    writeFile(dir, 'assumed.txt', 'edited by an agent\n');
+    writeFile(dir, 'skipped.txt', 'edited too\n');
+    const post = await takeSnapshot(repository, 'post');
+    const diff = await diffSnapshots(repository, pre.commit, post.commit);
+    assert.deepEqual(diff.files.map((file) => file.path).sort(), ['assumed.txt', 'skipped.txt']);
+    assert.match(git(dir, 'ls-files', '-v'), /^h assumed\.txt$/m, "the user's own flags are untouched");
+  });
+
+  it('copy the index of the repository, also when started from a subfolder', async () => {
+    const dir = createRepo({ files: { 'src/deep/a.ts': 'x' } });
+    const repository = await openRepository(path.join(dir, 'src', 'deep'));
+    assert.equal(repository.indexFile, path.join(dir, '.git', 'index'));
+  });
+
   it('explain how to fix a folder that is not a repository or does not exist', async () => {
     const plain = tempDir();
     await assert.rejects(openRepository(plain), (error: Error) => error instanceof NotAGitRepositoryError && /git init/.test(error.message));
@@ -168,6 +201,23 @@ describe('surgical restore', () => {
     });
     assert.ok(!fs.existsSync(path.join(dir, 'created')), 'folders the agent created are gone once empty');
     assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the index is untouched');
+  });
+
+  it('restores files whose names are not valid UTF-8, or hold newlines, byte for byte', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a' } });
+    const strange = [Buffer.from('bad\xff.txt', 'latin1'), Buffer.from('line\nbreak.txt'), Buffer.from('ünï 🎉.txt')];
+    const full = (name: Buffer) => Buffer.concat([Buffer.from(dir + '/'), name]);
+    for (const name of strange) fs.writeFileSync(full(name), 'original');
+    const repository = await openRepository(dir);
+    const target = await takeSnapshot(repository, 'target');
+    for (const name of strange) fs.writeFileSync(full(name), 'changed by the critic');
+    const added = Buffer.from('new\xfe', 'latin1');
+    fs.writeFileSync(full(added), 'new');
+    const current = await takeSnapshot(repository, 'current');
+    const result = await restoreChangedPaths(repository, current.commit, target.commit);
+    assert.equal(result.restored.length, 3);
+    for (const name of strange) assert.equal(fs.readFileSync(full(name), 'utf8'), 'original');
+    assert.ok(!fs.existsSync(full(added)));
   });
 
   it('restores binary files and executable bits', async () => {

@@ -104,6 +104,17 @@ describe('session store', () => {
     await assert.rejects(new SessionStore(dir).load('wrong'), /does not start with a session_start/);
   });
 
+  it('lists past a folder named like a session, and reads a file that starts with a byte-order mark', async () => {
+    const dir = tempDir();
+    fs.mkdirSync(path.join(dir, 'folder.jsonl'));
+    const id = writeSession(dir, [startLine(), endLine({ iterations: 0 })]);
+    fs.writeFileSync(path.join(dir, `${id}.jsonl`), '\uFEFF' + fs.readFileSync(path.join(dir, `${id}.jsonl`), 'utf8'));
+    const warnings: string[] = [];
+    const summaries = await new SessionStore(dir, (message) => warnings.push(message)).list();
+    assert.deepEqual(summaries.map((summary) => summary.id), [id]);
+    assert.match(warnings.join('\n'), /folder: skipped, it cannot be read \(EISDIR/);
+  });
+
   it('reads a session whose only line has no newline yet', async () => {
     const dir = tempDir();
     writeSession(dir, [{ raw: JSON.stringify(startLine()) }], 'only-start');

@@ -47,7 +47,10 @@ const claudeLine = z.discriminatedUnion('type', [
   }),
 ]);
 
-/** Tools the critic may not use: it judges, it does not edit. */
+/**
+ * Tools taken from the critic: it judges, it does not edit. Shell commands stay, so
+ * it can run the tests; whatever it changes anyway is reverted by the runner.
+ */
 export const CRITIC_DISALLOWED_TOOLS = 'Edit,MultiEdit,Write,NotebookEdit';
 
 export const claudeAdapter: AgentAdapter = {

@@ -55,6 +55,7 @@ export const codexAdapter: AgentAdapter = {
   createParser(): StreamParser {
     let completed = false;
     let failure: string | null = null;
+    let lastError: string | null = null;
     let lastMessage = '';
     return {
       parseLine(line) {
@@ -98,10 +99,15 @@ export const codexAdapter: AgentAdapter = {
             events.push({ kind: 'result', text: lastMessage, isError: false });
             break;
           }
-          case 'turn.failed':
-          case 'error': {
+          case 'turn.failed': {
             failure = event.error?.message ?? event.message ?? 'unknown error';
             events.push({ kind: 'error', message: failure });
+            break;
+          }
+          case 'error': {
+            // Also sent for passing trouble ("Reconnecting… 2/5"): only fatal when the turn never completes.
+            lastError = event.error?.message ?? event.message ?? 'unknown error';
+            events.push({ kind: 'error', message: lastError });
             break;
           }
         }
@@ -110,7 +116,10 @@ export const codexAdapter: AgentAdapter = {
       finish(exitCode) {
         const finalText = lastMessage || null;
         if (failure) return { succeeded: false, failureReason: `Codex reported an error: ${failure}`, finalText };
-        if (!completed) return { succeeded: false, failureReason: `Codex exited (code ${exitCode ?? 'none'}) without completing its turn`, finalText };
+        if (!completed) {
+          const reason = lastError ? `Codex reported an error: ${lastError}` : `Codex exited (code ${exitCode ?? 'none'}) without completing its turn`;
+          return { succeeded: false, failureReason: reason, finalText };
+        }
         return { succeeded: true, failureReason: null, finalText };
       },
     };
