@@ -1,14 +1,16 @@
-// One build for every bundle: the runner CLI (and later the extension and the
-// webview). Type checking is separate: `npm run typecheck`.
-//   node esbuild.mjs            production bundles into dist/
-//   node esbuild.mjs --tests    also the test and benchmark bundles into out/
-//   node esbuild.mjs --watch    rebuild on change
+// One build for every bundle: the runner CLI, the extension and the session viewer.
+// Type checking is separate: `npm run typecheck`.
+//   node esbuild.mjs                dist/ (with source maps)
+//   node esbuild.mjs --production   dist/ minified, no source maps (what the VSIX ships)
+//   node esbuild.mjs --tests        also the test, benchmark and demo bundles into out/
+//   node esbuild.mjs --watch        rebuild on change
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
 
 const args = new Set(process.argv.slice(2));
 const watch = args.has('--watch');
+const production = args.has('--production');
 const withTests = args.has('--tests');
 const { version } = JSON.parse(fs.readFileSync('package.json', 'utf8'));
 
@@ -18,7 +20,8 @@ const node = {
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  sourcemap: 'linked',
+  sourcemap: production ? false : 'linked',
+  minify: production,
   logLevel: 'warning',
   // Some ESM dependencies read import.meta.url; give the CommonJS bundle a real one.
   inject: [path.resolve('src/cli/importMetaUrl.js')],
@@ -26,22 +29,30 @@ const node = {
 };
 
 const builds = [
+  { ...node, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' } },
+  // The extension host provides `vscode`; everything else is bundled.
+  { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
   {
-    ...node,
-    entryPoints: { cli: 'src/cli/main.ts' },
-    outdir: 'dist',
-    banner: { js: '#!/usr/bin/env node' },
+    entryPoints: { viewer: 'webview-ui/main.ts' },
+    outdir: 'dist/webview',
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: ['chrome120'],
+    sourcemap: production ? false : 'linked',
+    minify: production,
+    logLevel: 'warning',
   },
 ];
 
 if (withTests) {
-  const testEntries = [...fs.globSync?.('test/**/*.{test,bench}.ts') ?? walk('test').filter((file) => /\.(test|bench)\.ts$/.test(file))];
+  const testEntries = walk('test').filter((file) => /\.(test|bench)\.ts$/.test(file) || /test[\\/]vscode[\\/].*[\\/]index\.ts$/.test(file));
   builds.push({
     ...node,
     entryPoints: [...testEntries, 'test/bench/runBenchmarks.ts', 'test/demo/runDemo.ts'].filter((file) => fs.existsSync(file)),
     outbase: '.',
     outdir: 'out',
-    external: ['mocha', 'vscode'],
+    external: ['mocha', 'vscode', 'playwright-core'],
   });
 }
 
@@ -52,9 +63,19 @@ function walk(directory) {
   });
 }
 
+/** The viewer's stylesheet and the codicon font, next to its script. */
+function copyViewerAssets() {
+  fs.mkdirSync('dist/webview', { recursive: true });
+  fs.copyFileSync('webview-ui/viewer.css', 'dist/webview/viewer.css');
+  for (const file of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join('node_modules/@vscode/codicons/dist', file), path.join('dist/webview', file));
+}
+
 if (watch) {
+  copyViewerAssets();
   for (const options of builds) await (await esbuild.context(options)).watch();
 } else {
+  if (production) fs.rmSync('dist', { recursive: true, force: true });
   await Promise.all(builds.map((options) => esbuild.build(options)));
+  copyViewerAssets();
   fs.chmodSync('dist/cli.js', 0o755);
 }

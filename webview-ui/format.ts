@@ -5,7 +5,9 @@ export { formatCount, formatDuration, relativeTime } from '../src/text/humanize.
 
 export function formatCost(usd: number | null | undefined): string | null {
   if (usd === null || usd === undefined) return null;
-  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+  // Cents for dollars; three significant digits below a dollar, where runs usually cost.
+  if (usd > 0 && usd < 0.0001) return '< $0.0001';
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${Number(usd.toPrecision(3))}`;
 }
 
 export function usageText(usage: Usage | null): string | null {

@@ -1,4 +1,5 @@
-import { hostMessageSchema, viewerStateSchema, type HostMessage, type ViewerMessage, type ViewerState } from '../src/sessionView/viewerProtocol.js';
+import type { HostMessage, ViewerMessage, ViewerState } from '../src/sessionView/viewerProtocol.js';
+import { isHostMessage, isViewerState } from './messageGuards.js';
 import type { Transport } from './transport.js';
 
 interface VsCodeApi {
@@ -19,15 +20,14 @@ export class VsCodeTransport implements Transport {
 
   onMessage(listener: (message: HostMessage) => void): void {
     window.addEventListener('message', (event: MessageEvent) => {
-      const parsed = hostMessageSchema.safeParse(event.data);
-      if (parsed.success) listener(parsed.data);
-      else console.warn('codeloops viewer: ignored a malformed message', parsed.error.issues[0]);
+      if (isHostMessage(event.data)) listener(event.data);
+      else console.warn('codeloops viewer: ignored a message that is not from its host');
     });
   }
 
   loadState(): ViewerState | undefined {
-    const parsed = viewerStateSchema.safeParse(this.api.getState());
-    return parsed.success ? parsed.data : undefined;
+    const state = this.api.getState();
+    return isViewerState(state) ? state : undefined;
   }
 
   saveState(state: ViewerState): void {

@@ -37,6 +37,10 @@ export function editorSettingsJson(folder: vscode.WorkspaceFolder): string | und
   return layer ? JSON.stringify(layer) : undefined;
 }
 
+export function openViewerOnRun(): boolean {
+  return vscode.workspace.getConfiguration(SETTINGS_SECTION).get<boolean>('openViewerOnRun') ?? true;
+}
+
 export function showAgentText(): boolean {
   return vscode.workspace.getConfiguration(SETTINGS_SECTION).get<boolean>('showAgentOutput') ?? true;
 }

@@ -4,7 +4,8 @@ import type { RunEvent } from '../loop/runEvents.js';
 import { EVENTS_FILE } from '../sessionWriter/sidecarRecorder.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session, SessionStore } from '../sessions/sessionStore.js';
-import { buildIterationDetail, buildSessionView, type IterationDetail, type SessionView } from './sessionView.js';
+import type { IterationDetail, SessionView } from './sessionView.js';
+import { buildIterationDetail, buildSessionView } from './sessionViewBuilder.js';
 
 interface Loaded {
   /** Size and modification time of the session file and its record when loaded. */

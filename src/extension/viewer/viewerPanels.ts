@@ -27,13 +27,15 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
     private readonly diffs: DiffOpener,
   ) {}
 
-  open(sessionId: string): void {
+  /** Opens (or reveals) a session's viewer; `preserveFocus` for opens the user did not ask for. */
+  open(sessionId: string, options: { preserveFocus?: boolean } = {}): void {
+    const preserveFocus = options.preserveFocus ?? false;
     const existing = this.panels.get(sessionId);
     if (existing) {
-      existing.panel.reveal(undefined, true);
+      existing.panel.reveal(undefined, preserveFocus);
       return;
     }
-    const panel = vscode.window.createWebviewPanel(VIEWER_PANEL_TYPE, 'Codeloops session', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, this.webviewOptions());
+    const panel = vscode.window.createWebviewPanel(VIEWER_PANEL_TYPE, 'Codeloops session', { viewColumn: vscode.ViewColumn.Active, preserveFocus }, this.webviewOptions());
     this.adopt(panel, sessionId);
   }
 

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
+import type { RunEvent } from '../../src/loop/runEvents.js';
+import { cliPath } from '../support/cliProcess.js';
+import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+
+/** The runner as the extension starts it: a child process streaming NDJSON events. */
+function start(script: AgentScript, options: { prompt?: { text: string } | { file: string }; workingDir?: string; editorSettings?: string } = {}) {
+  const home = isolateHome();
+  home.restore();
+  const agent = scriptedAgent(script);
+  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
+  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent));
+  const repo = options.workingDir ?? createRepo({ files: { 'a.txt': 'a\n' } });
+  const events: RunEvent[] = [];
+  const process = new LoopProcess(
+    { cliPath: cliPath(), nodePath: globalThis.process.execPath, workingDir: repo, prompt: options.prompt ?? { text: '-n is not a flag 🎉' }, editorSettings: options.editorSettings, env: { ...globalThis.process.env, ...home.env } },
+    (event) => events.push(event),
+  );
+  return { process, events, agent, home, repo };
+}
+
+describe('the runner as a child process (how the extension runs loops)', () => {
+  after(removeTempDirs);
+
+  it('streams validated events and reports the outcome; the prompt arrives untouched', async () => {
+    const { process, events, agent } = start({ actor: [[{ print: 'working' }]], critic: [[carryOn('again')], [done('ok')]] });
+    const end = await process.done;
+    assert.equal(end.kind, 'finished');
+    assert.ok(end.kind === 'finished' && end.summary.status === 'success' && end.summary.iterations === 2);
+    assert.deepEqual(events.filter((event) => event.type === 'iteration_finished').map((event) => event.type === 'iteration_finished' && event.decision), ['CONTINUE', 'DONE']);
+    assert.equal(agent.prompt('actor', 1), '-n is not a flag 🎉');
+    assert.ok(end.kind === 'finished' && assertValidSessionFile(end.summary.session_file));
+  });
+
+  it('interrupts like Ctrl+C: the session ends interrupted', async () => {
+    const { process, events } = start({ actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
+    while (!events.some((event) => event.type === 'agent_event')) await new Promise((resolve) => setTimeout(resolve, 50));
+    process.interrupt();
+    const end = await process.done;
+    assert.ok(end.kind === 'finished' && end.summary.status === 'interrupted');
+  });
+
+  it('reports a run that could not start with the runner’s own words', async () => {
+    const { process } = start({}, { workingDir: tempDir() });
+    const end = await process.done;
+    assert.equal(end.kind, 'refused');
+    assert.ok(end.kind === 'refused' && /is not inside a git repository/.test(end.message));
+  });
+
+  it('passes the editor’s settings between the global and the project config', async () => {
+    const { process, events } = start({ actor: [[{ print: 'x' }]], critic: [[carryOn('more')]] }, { editorSettings: JSON.stringify({ max_iterations: 1, critic: { model: 'from-the-editor' } }) });
+    const end = await process.done;
+    assert.ok(end.kind === 'finished' && end.summary.status === 'max_iterations_reached' && end.summary.iterations === 1);
+    const started = events.find((event) => event.type === 'run_started');
+    assert.ok(started?.type === 'run_started' && started.critic_model === 'from-the-editor' && started.max_iterations === 1);
+  });
+});

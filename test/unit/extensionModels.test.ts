@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseRecordedDiffQuery, parseSnapshotQuery, snapshotQuery } from '../../src/extension/diffs/snapshotUris.js';
+import { COMMANDS, SETTINGS_SECTION, TREE_ITEM_KINDS, VIEWER_PANEL_TYPE, VIEWS } from '../../src/extension/ids.js';
+import { fileNodes, iterationNodes, moreNode, sessionNode } from '../../src/extension/sessionsTree/sessionsTreeModel.js';
+import type { SessionView } from '../../src/sessionView/sessionView.js';
+import type { SessionSummary } from '../../src/sessions/sessionSummary.js';
+import { repoRoot } from '../support/testEnvironment.js';
+
+const NOW = Date.parse('2025-01-27T16:00:00Z');
+
+function summary(overrides: Partial<SessionSummary> = {}): SessionSummary {
+  return {
+    id: '2025-01-27T15-30-45Z_a3f2c1',
+    timestamp: '2025-01-27T15:30:45Z',
+    prompt_preview: 'Add validation 🔐',
+    working_dir: '/home/user/app',
+    project: 'app',
+    outcome: 'success',
+    iterations: 2,
+    duration_secs: 95,
+    confidence: 0.9,
+    actor_agent: 'Claude Code',
+    critic_agent: 'Claude Code',
+    ...overrides,
+  };
+}
+
+describe('sessions tree model', () => {
+  it('shows each session with its outcome icon, age, iterations and duration', () => {
+    const node = sessionNode(summary(), false, NOW);
+    assert.equal(node.label, 'Add validation 🔐');
+    assert.equal(node.description, '29 minutes ago · 2 iterations · 1m 35s');
+    assert.deepEqual(node.icon, { id: 'pass-filled', color: 'testing.iconPassed' });
+    assert.equal(node.contextValue, TREE_ITEM_KINDS.session);
+    assert.match(node.tooltip.lines.join('\n'), /Outcome: success \(confidence 90%\)/);
+    const icons = (['failed', 'interrupted', 'max_iterations_reached', null] as const).map((outcome) => sessionNode(summary({ outcome, duration_secs: null }), false, NOW).icon.id);
+    assert.deepEqual(icons, ['error', 'debug-pause', 'warning', 'circle-large-outline']);
+  });
+
+  it('marks a running session: a spinner, "running", and its own context menu', () => {
+    const node = sessionNode(summary({ outcome: null, iterations: 1, duration_secs: null }), true, NOW);
+    assert.equal(node.icon.id, 'sync~spin');
+    assert.match(node.description, /^running · /);
+    assert.equal(node.contextValue, TREE_ITEM_KINDS.runningSession);
+  });
+
+  it('lists iterations with their decision and the critic’s feedback as tooltip, and files sorted by path', () => {
+    const view = {
+      id: 's',
+      iterations: [
+        { number: 1, decision: 'CONTINUE', feedback: 'Fix **this**', remainingIssues: ['one'], summary: null, filesChanged: 2, insertions: 5, deletions: 1, actorDurationSecs: 30, files: [] },
+        { number: 2, decision: 'DONE', feedback: null, remainingIssues: [], summary: 'Done well', filesChanged: 0, insertions: 0, deletions: 0, actorDurationSecs: 5, files: [] },
+      ],
+    } as unknown as SessionView;
+    const nodes = iterationNodes(view);
+    assert.deepEqual(nodes.map((node) => [node.label, node.description, node.icon.id]), [
+      ['Iteration 1', 'CONTINUE · 2 files +5 −1 · 30.0s', 'debug-continue'],
+      ['Iteration 2', 'DONE · 0 files +0 −0 · 5.0s', 'pass'],
+    ]);
+    assert.equal(nodes[0]!.tooltip.markdown, 'Fix **this**');
+    assert.deepEqual(nodes[0]!.tooltip.lines, ['• one']);
+    assert.equal(nodes[1]!.tooltip.markdown, 'Done well');
+    const files = fileNodes('s', 1, [
+      { path: 'src/z.ts', status: 'modified', insertions: 1, deletions: 1 },
+      { path: 'README.md', status: 'added', insertions: 3, deletions: 0 },
+      { path: 'img/logo.png', status: 'renamed', oldPath: 'logo.png', insertions: null, deletions: null },
+    ]);
+    assert.deepEqual(files.map((file) => [file.label, file.description]), [
+      ['logo.png', 'img · renamed · binary'],
+      ['README.md', 'added · +3 −0'],
+      ['z.ts', 'src · modified · +1 −1'],
+    ]);
+    assert.equal(moreNode(450).label, 'Show 200 more (450 older)');
+  });
+});
+
+describe('diff addresses', () => {
+  it('round-trip an iteration, a side and a path, and refuse anything else', () => {
+    const file = { session: 's1', iteration: 2, side: 'pre' as const, path: 'src/ünï code.ts' };
+    assert.deepEqual(parseSnapshotQuery(snapshotQuery(file)), file);
+    for (const bad of ['', 'not json', '{}', JSON.stringify({ ...file, side: 'both' }), JSON.stringify({ ...file, path: '../../etc/passwd' }), JSON.stringify({ ...file, path: '/etc/passwd' }), JSON.stringify({ ...file, iteration: 0 })]) {
+      assert.throws(() => parseSnapshotQuery(bad), /./, bad);
+    }
+    assert.deepEqual(parseRecordedDiffQuery('{"session":"s","iteration":1}'), { session: 's', iteration: 1 });
+  });
+});
+
+describe('the extension manifest', () => {
+  const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot(), 'package.json'), 'utf8'));
+
+  it('declares exactly the commands the code has, and every menu names a declared command', () => {
+    const declared = (manifest.contributes.commands as Array<{ command: string }>).map((entry) => entry.command).sort();
+    assert.deepEqual(declared, (Object.values(COMMANDS) as string[]).sort());
+    const menus = Object.values(manifest.contributes.menus as Record<string, Array<{ command: string }>>).flat();
+    for (const entry of menus) assert.ok(declared.includes(entry.command), entry.command);
+  });
+
+  it('names the view, the container, the viewer panel and the settings the code uses', () => {
+    assert.equal(manifest.contributes.viewsContainers.activitybar[0].id, VIEWS.container);
+    assert.equal(manifest.contributes.views[VIEWS.container][0].id, VIEWS.sessions);
+    assert.ok(manifest.activationEvents.includes(`onWebviewPanel:${VIEWER_PANEL_TYPE}`));
+    assert.ok(manifest.activationEvents.includes(`onView:${VIEWS.sessions}`));
+    const settings = Object.keys(manifest.contributes.configuration.properties);
+    const read = ['agent', 'model', 'maxIterations', 'agentPaths', 'showAgentOutput', 'openViewerOnRun', 'actor.agent', 'actor.model', 'actor.timeoutSecs', 'critic.agent', 'critic.model', 'critic.timeoutSecs'];
+    assert.deepEqual(settings.sort(), read.map((key) => `${SETTINGS_SECTION}.${key}`).sort());
+  });
+
+  it('keeps loops out of untrusted workspaces and machine paths out of workspace settings', () => {
+    assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
+    assert.equal(manifest.contributes.configuration.properties['codeloops.agentPaths'].scope, 'machine');
+  });
+
+  it('ships only the bundles and the images (.vscodeignore)', () => {
+    const ignore = fs.readFileSync(path.join(repoRoot(), '.vscodeignore'), 'utf8');
+    assert.match(ignore, /^\*\*$/m);
+    assert.match(ignore, /^!dist\/\*\*$/m);
+    assert.match(ignore, /^dist\/\*\*\/\*\.map$/m);
+  });
+});

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import type { RunEvent } from '../../src/loop/runEvents.js';
+import { buildIterationDetail, buildSessionView } from '../../src/sessionView/sessionViewBuilder.js';
+import { splitUnifiedDiff } from '../../src/sessionView/unifiedDiff.js';
+import { SessionStore } from '../../src/sessions/sessionStore.js';
+import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
+import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
+
+const DIFF = [
+  'diff --git a/src/app.ts b/src/app.ts',
+  'index 1111111..2222222 100644',
+  '--- a/src/app.ts',
+  '+++ b/src/app.ts',
+  '@@ -1,2 +1,3 @@',
+  ' keep',
+  '-old',
+  '+new',
+  '+more',
+  'diff --git a/docs/new file.md b/docs/new file.md',
+  'new file mode 100644',
+  '--- /dev/null',
+  '+++ b/docs/new file.md',
+  '@@ -0,0 +1 @@',
+  '+hello',
+  'diff --git a/gone.txt b/gone.txt',
+  'deleted file mode 100644',
+  '--- a/gone.txt',
+  '+++ /dev/null',
+  '@@ -1 +0,0 @@',
+  '-bye',
+  'diff --git a/old.txt b/renamed.txt',
+  'similarity index 100%',
+  'rename from old.txt',
+  'rename to renamed.txt',
+  'diff --git a/logo.png b/logo.png',
+  'new file mode 100644',
+  'Binary files /dev/null and b/logo.png differ',
+  '',
+].join('\n');
+
+describe('unified diffs split into files', () => {
+  it('knows each file’s status, paths and counts, for sessions without snapshots', () => {
+    const files = splitUnifiedDiff(DIFF).map(({ patch: _patch, ...file }) => file);
+    assert.deepEqual(files, [
+      { path: 'src/app.ts', status: 'modified', insertions: 2, deletions: 1 },
+      { path: 'docs/new file.md', status: 'added', insertions: 1, deletions: 0 },
+      { path: 'gone.txt', status: 'deleted', insertions: 0, deletions: 1 },
+      { path: 'renamed.txt', oldPath: 'old.txt', status: 'renamed', insertions: 0, deletions: 0 },
+      { path: 'logo.png', status: 'added', insertions: null, deletions: null },
+    ]);
+    assert.ok(splitUnifiedDiff(DIFF)[0]!.patch.startsWith('diff --git a/src/app.ts'));
+    assert.deepEqual(splitUnifiedDiff(''), []);
+  });
+});
+
+describe('the viewer’s model of a session', () => {
+  after(removeTempDirs);
+
+  it('joins the session file and its sidecar record: files, usage, durations, the critic’s words', async () => {
+    const dir = tempDir();
+    const id = writeSession(dir, [
+      startLine({ prompt: 'Do it', working_dir: '/w/proj' }),
+      iterationLine(1, { git_diff: DIFF, git_files_changed: 5, remaining_issues: ['tests'] }),
+      iterationLine(2, { critic_decision: 'DONE', feedback: null }),
+      endLine({ iterations: 2, summary: 'Done', confidence: 0.8 }),
+    ]);
+    const at = '2025-01-27T15:31:00Z';
+    const events: RunEvent[] = [
+      { type: 'agent_finished', iteration: 1, role: 'actor', exit_code: 0, duration_secs: 10, succeeded: true, failure_reason: null, timed_out: false, interrupted: false, agent_session_id: 'a', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.5 }, tool_calls: 3, timestamp: at },
+      { type: 'agent_finished', iteration: 1, role: 'critic', exit_code: 0, duration_secs: 4, succeeded: true, failure_reason: null, timed_out: false, interrupted: false, agent_session_id: 'b', usage: { inputTokens: 50, outputTokens: 5, costUsd: 0.25 }, tool_calls: 0, timestamp: at },
+      { type: 'phase', iteration: 1, phase: 'critic', status: 'finished', duration_secs: 4.5, timestamp: at },
+      { type: 'critic_decision', iteration: 1, decision: 'CONTINUE', feedback: 'feedback 1', summary: null, confidence: null, remaining_issues: ['tests'], source: 'block', critic_output: 'The critic’s full answer', timestamp: at },
+      { type: 'diff_captured', iteration: 2, files_changed: 1, insertions: 4, deletions: 0, files: [{ path: 'x.ts', status: 'added', insertions: 4, deletions: 0 }], truncated: false, timestamp: at },
+    ];
+    const session = await new SessionStore(dir).load(id);
+    const view = buildSessionView(session, events);
+    assert.equal(view.project, 'proj');
+    assert.equal(view.outcome, 'success');
+    assert.equal(view.totalCostUsd, 0.75);
+    assert.equal(view.totalTokens, 165);
+    const [first, second] = view.iterations;
+    assert.equal(first!.files.length, 5, 'from the recorded diff');
+    assert.equal(first!.insertions, 3);
+    assert.equal(first!.criticDurationSecs, 4.5);
+    assert.equal(first!.toolCalls, 3);
+    assert.deepEqual(first!.remainingIssues, ['tests']);
+    assert.deepEqual(second!.files, [{ path: 'x.ts', status: 'added', insertions: 4, deletions: 0 }], 'from the sidecar when it has them');
+    assert.equal(second!.actorUsage, null);
+    const detail = buildIterationDetail(session, events, 1)!;
+    assert.equal(detail.criticOutput, 'The critic’s full answer');
+    assert.equal(detail.diff, DIFF);
+    assert.equal(buildIterationDetail(session, events, 9), undefined);
+  });
+});

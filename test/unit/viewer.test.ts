@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import type { IterationView, SessionView } from '../../src/sessionView/sessionView.js';
+import type { HostMessage, ViewerMessage, ViewerState } from '../../src/sessionView/viewerProtocol.js';
+import { DIFF_PAGE_LINES, renderDiff, renderText } from '../../webview-ui/diffView.js';
+import { renderMarkdown } from '../../webview-ui/markdown.js';
+import type { Transport } from '../../webview-ui/transport.js';
+import { ViewerApp } from '../../webview-ui/viewerApp.js';
+import { installDom } from '../support/dom.js';
+
+const HOSTILE = '<script>window.pwned = true</script><img src=x onerror="window.pwned = true"><a href="javascript:alert(1)">click</a>';
+
+class FakeTransport implements Transport {
+  sent: ViewerMessage[] = [];
+  state: ViewerState | undefined;
+  private listener: ((message: HostMessage) => void) | undefined;
+  send(message: ViewerMessage): void {
+    this.sent.push(message);
+  }
+  onMessage(listener: (message: HostMessage) => void): void {
+    this.listener = listener;
+  }
+  loadState(): ViewerState | undefined {
+    return this.state;
+  }
+  saveState(state: ViewerState): void {
+    this.state = state;
+  }
+  deliver(message: HostMessage): void {
+    this.listener!(message);
+  }
+}
+
+function iteration(number: number, overrides: Partial<IterationView> = {}): IterationView {
+  return {
+    number,
+    decision: 'CONTINUE',
+    feedback: `Feedback **${number}**`,
+    remainingIssues: [],
+    summary: null,
+    confidence: null,
+    finishedAt: '2025-01-27T15:31:30Z',
+    actorDurationSecs: 12.5,
+    actorExitCode: 0,
+    criticDurationSecs: 4,
+    filesChanged: 1,
+    insertions: 3,
+    deletions: 1,
+    files: [{ path: `src/file${number}.ts`, status: 'modified', insertions: 3, deletions: 1 }],
+    actorUsage: { inputTokens: 1000, outputTokens: 200, costUsd: 0.0123 },
+    criticUsage: null,
+    toolCalls: 2,
+    criticRevertedFiles: [],
+    actorOutputChars: 100,
+    diffChars: 100,
+    ...overrides,
+  };
+}
+
+function session(overrides: Partial<SessionView> = {}): SessionView {
+  return {
+    id: '2025-01-27T15-30-45Z_a3f2c1',
+    prompt: 'Add validation\n\nwith tests',
+    workingDir: '/home/user/app',
+    project: 'app',
+    actorAgent: 'Claude Code',
+    criticAgent: 'OpenCode',
+    actorModel: 'sonnet',
+    criticModel: null,
+    maxIterations: 10,
+    startedAt: '2025-01-27T15:30:45Z',
+    outcome: 'success',
+    summary: 'Validation added',
+    confidence: 0.9,
+    error: null,
+    durationSecs: 95,
+    iterations: [iteration(1), iteration(2, { decision: 'DONE', feedback: null, summary: 'All good' })],
+    totalCostUsd: 0.05,
+    totalTokens: 2400,
+    warnings: [],
+    ...overrides,
+  };
+}
+
+describe('session viewer (rendered in a DOM)', () => {
+  let dom: ReturnType<typeof installDom>;
+  beforeEach(() => (dom = installDom()));
+  afterEach(() => dom.remove());
+
+  function open(view: SessionView, options: { running?: boolean; openDiff?: boolean } = {}) {
+    const root = document.createElement('div');
+    document.body.appendChild(root);
+    const transport = new FakeTransport();
+    new ViewerApp(root, transport);
+    transport.deliver({ type: 'session', view, running: options.running ?? false, capabilities: { openDiff: options.openDiff ?? false } });
+    return { root, transport };
+  }
+
+  it('waits for the host: says it is ready first', () => {
+    const { transport } = open(session());
+    assert.deepEqual(transport.sent[0], { type: 'ready' });
+  });
+
+  it('shows the prompt, the outcome, the facts and a card per iteration', () => {
+    const { root } = open(session());
+    assert.equal(root.querySelector('h1')!.textContent, 'Add validation');
+    assert.match(root.querySelector('.outcome')!.textContent!, /Success/);
+    const facts = root.querySelector('.facts')!.textContent!;
+    for (const fact of ['Claude Code · sonnet', 'OpenCode', '1m 35s', '$0.05', '2,400', '90%']) assert.ok(facts.includes(fact), fact);
+    const cards = [...root.querySelectorAll('article.iteration')];
+    assert.deepEqual(cards.map((card) => card.getAttribute('aria-label')), ['Iteration 1: CONTINUE', 'Iteration 2: DONE']);
+    assert.equal(cards[0]!.querySelector('.feedback strong')!.textContent, '1', 'feedback rendered as Markdown');
+    assert.match(cards[0]!.querySelector('.facts-inline')!.textContent!, /actor 12\.5s · critic 4\.0s · 1 file \+3 −1 · 2 tool calls · actor \$0\.0123 · 1\.2k tokens/);
+  });
+
+  it('renders agent text as text: a hostile critic or actor cannot run anything', () => {
+    const { root, transport } = open(session({ prompt: HOSTILE, summary: HOSTILE, iterations: [iteration(1, { feedback: HOSTILE, remainingIssues: [HOSTILE] })] }));
+    const details = root.querySelector('details.iteration-details') as HTMLDetailsElement;
+    details.open = true;
+    details.dispatchEvent(new dom.window.Event('toggle') as unknown as Event);
+    assert.deepEqual(transport.sent.at(-1), { type: 'requestIteration', iteration: 1 });
+    transport.deliver({ type: 'iterationDetail', detail: { number: 1, actorOutput: HOSTILE, actorStderr: HOSTILE, diff: `+${HOSTILE}\n`, criticOutput: HOSTILE } });
+    assert.equal(root.querySelectorAll('script').length, 0);
+    assert.equal(root.querySelectorAll('img').length, 0);
+    assert.equal([...root.querySelectorAll('a')].filter((link) => link.getAttribute('href')?.startsWith('javascript')).length, 0);
+    assert.equal([...root.querySelectorAll('*')].filter((element) => [...element.attributes].some((attribute) => attribute.name.startsWith('on'))).length, 0);
+    assert.ok(root.textContent!.includes('<script>window.pwned = true</script>'), 'shown as text');
+    assert.equal((dom.window as unknown as { pwned?: boolean }).pwned, undefined);
+  });
+
+  it('asks for an iteration’s outputs only when it is opened, and remembers what was open', () => {
+    const { root, transport } = open(session());
+    assert.ok(!transport.sent.some((message) => message.type === 'requestIteration'), 'nothing heavy loaded up front');
+    const second = root.querySelectorAll('details.iteration-details')[1] as HTMLDetailsElement;
+    second.open = true;
+    second.dispatchEvent(new dom.window.Event('toggle') as unknown as Event);
+    assert.deepEqual(transport.sent.at(-1), { type: 'requestIteration', iteration: 2 });
+    assert.deepEqual(transport.state, { sessionId: '2025-01-27T15-30-45Z_a3f2c1', expanded: [2] });
+  });
+
+  it('offers the diff editor only where the host has one', () => {
+    const editor = open(session(), { openDiff: true });
+    const button = editor.root.querySelector('article.iteration .file button') as HTMLButtonElement;
+    button.click();
+    assert.deepEqual(editor.transport.sent.at(-1), { type: 'openDiff', iteration: 1, path: 'src/file1.ts' });
+    const browser = open(session(), { openDiff: false });
+    assert.equal(browser.root.querySelectorAll('article.iteration button').length, 0);
+  });
+
+  it('follows a running loop: phase, elapsed time and the agent’s latest words', () => {
+    const { root, transport } = open(session({ outcome: null, iterations: [] }), { running: true });
+    const at = new Date().toISOString();
+    transport.deliver({ type: 'live', event: { type: 'iteration_started', iteration: 1, timestamp: at } });
+    transport.deliver({ type: 'live', event: { type: 'phase', iteration: 1, phase: 'actor', status: 'started', timestamp: at } });
+    transport.deliver({ type: 'live', event: { type: 'agent_event', iteration: 1, role: 'actor', event: { kind: 'text', text: 'Reading the tests 🎉' }, timestamp: at } });
+    transport.deliver({ type: 'live', event: { type: 'agent_event', iteration: 1, role: 'actor', event: { kind: 'tool_use', name: 'Edit', summary: 'src/a.ts' }, timestamp: at } });
+    const live = root.querySelector('.live')!;
+    assert.match(live.querySelector('h2')!.textContent!, /Iteration 1: actor/);
+    assert.equal(live.querySelector('pre')!.textContent, 'Reading the tests 🎉\n→ Edit: src/a.ts');
+    transport.deliver({ type: 'live', event: { type: 'run_finished', status: 'interrupted', iterations: 0, summary: null, confidence: null, error: null, total_duration_secs: 1, session_id: 'x', session_file: 'x', timestamp: at } });
+    assert.equal(root.querySelector('.live')!.textContent, '');
+  });
+
+  it('opens a session of 100 iterations with megabytes of diff without rendering any diff', () => {
+    const many = Array.from({ length: 100 }, (_, index) => iteration(index + 1, { diffChars: 3_000_000, actorOutputChars: 1_000_000 }));
+    const { root } = open(session({ iterations: many }));
+    assert.equal(root.querySelectorAll('article.iteration').length, 100);
+    assert.equal(root.querySelectorAll('.diff-line').length, 0);
+  });
+});
+
+describe('viewer rendering pieces', () => {
+  let dom: ReturnType<typeof installDom>;
+  beforeEach(() => (dom = installDom()));
+  afterEach(() => dom.remove());
+
+  it('colours diff lines by kind and renders a huge diff a page at a time', () => {
+    const lines = ['diff --git a/x b/x', '--- a/x', '+++ b/x', '@@ -1,2 +1,2 @@', '-old', '+new', ' same'];
+    const small = renderDiff(lines.join('\n') + '\n');
+    assert.deepEqual([...small.querySelectorAll('.diff-line')].map((line) => line.className.replace('diff-line ', '')), ['diff-file', 'diff-meta', 'diff-meta', 'diff-hunk', 'diff-del', 'diff-add', 'diff-context']);
+    const huge = renderDiff(Array.from({ length: 10_000 }, (_, i) => `+line ${i}`).join('\n'));
+    assert.equal(huge.querySelectorAll('.diff-line').length, DIFF_PAGE_LINES);
+    (huge.querySelector('.diff-more button') as HTMLButtonElement).click();
+    assert.equal(huge.querySelectorAll('.diff-line').length, DIFF_PAGE_LINES * 2);
+  });
+
+  it('pages long text without splitting an emoji between pages', () => {
+    const text = '🎉'.repeat(10);
+    const rendered = renderText(text, 5);
+    assert.equal(rendered.querySelector('pre')!.textContent, '🎉🎉');
+    (rendered.querySelector('button') as HTMLButtonElement).click();
+    assert.equal(rendered.querySelector('pre')!.textContent, '🎉🎉🎉🎉');
+  });
+
+  it('renders Markdown lists, code and links, keeping only http(s) targets', () => {
+    const rendered = renderMarkdown('1. first `code`\n2. [docs](https://example.com) and [bad](javascript:alert(1))\n\n```js\nlet x = "<b>";\n```\n\n<b>raw html</b>');
+    assert.equal(rendered.querySelectorAll('ol li').length, 2);
+    assert.equal(rendered.querySelector('li code')!.textContent, 'code');
+    const links = [...rendered.querySelectorAll('a')];
+    assert.equal(links[0]!.getAttribute('href'), 'https://example.com');
+    assert.equal(links[1]!.getAttribute('href'), null);
+    assert.equal(rendered.querySelector('pre code')!.textContent, 'let x = "<b>";');
+    assert.equal(rendered.querySelectorAll('b').length, 0);
+    assert.match(rendered.textContent!, /<b>raw html<\/b>/);
+  });
+});
