@@ -49,7 +49,7 @@ if (withTests) {
   const testEntries = walk('test').filter((file) => /\.(test|bench)\.ts$/.test(file) || /test[\\/]vscode[\\/].*[\\/]index\.ts$/.test(file));
   builds.push({
     ...node,
-    entryPoints: [...testEntries, 'test/bench/runBenchmarks.ts', 'test/demo/runDemo.ts'].filter((file) => fs.existsSync(file)),
+    entryPoints: [...testEntries, 'test/bench/runBenchmarks.ts', 'test/demo/runDemo.ts', 'test/editor/extensionHostSuite.ts', 'test/editor/runWithElectron.ts'].filter((file) => fs.existsSync(file)),
     outbase: '.',
     outdir: 'out',
     external: ['mocha', 'vscode', 'playwright-core'],

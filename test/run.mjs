@@ -12,7 +12,8 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 
-const TIERS = ['unit', 'loop', 'cli', 'e2e'];
+// editor: the extension in a real VS Code (the server from code-server, in Chromium).
+const TIERS = ['unit', 'loop', 'cli', 'e2e', 'editor'];
 let grep;
 const requested = [];
 for (let i = 2; i < process.argv.length; i++) {
@@ -71,10 +72,23 @@ if (built && tiers.includes('e2e')) ensureCachedTools();
 if (built) {
   const Mocha = require('mocha');
   for (const tier of tiers) {
+    if (tier === 'editor') {
+      // The mocha suite inside the extension host reports its own counts.
+      process.stdout.write('\n== extension host suite (in a real VS Code)\n');
+      const { runExtensionHostSuite } = require(path.resolve('out/test/editor/extensionHostSuite.js'));
+      try {
+        const results = await runExtensionHostSuite(path.resolve('test-output', 'vscode'));
+        passed += results.passed;
+        failed += results.failed;
+      } catch (error) {
+        process.stdout.write(`the extension host suite could not run: ${error.stack ?? error}\n`);
+        failed += 1;
+      }
+    }
     const files = collect(path.join('out', 'test', tier)).sort();
     if (files.length === 0) continue;
     process.stdout.write(`\n== ${tier} tests\n`);
-    const mocha = new Mocha({ timeout: tier === 'e2e' ? 240_000 : 60_000, reporter: 'spec', grep });
+    const mocha = new Mocha({ timeout: tier === 'e2e' || tier === 'editor' ? 300_000 : 60_000, reporter: 'spec', grep });
     for (const file of files) mocha.addFile(path.resolve(file));
     await new Promise((resolve) => {
       const runner = mocha.run(() => resolve());

@@ -21,14 +21,22 @@ import { ViewerPanels } from './viewer/viewerPanels.js';
  * here and handed to `context.subscriptions` here. Activation does no I/O that can
  * wait: the sessions folder is read when the view is first shown.
  */
-export function activate(context: vscode.ExtensionContext): void {
+/** What `activate` returns: the extension's parts, for the tests that drive them in a real VS Code. */
+export interface CodeloopsApi {
+  runs: RunController;
+  sessionsTree: SessionsTreeProvider;
+  viewers: ViewerPanels;
+  library: SessionLibrary;
+}
+
+export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const log = vscode.window.createOutputChannel('Codeloops', { log: true });
   const store = new SessionStore(sessionsDir(), (message) => log.warn(message));
   const library = new SessionLibrary(store, (sessionId) => sidecarDir(sessionId));
   const runs = new RunController(bundledCliPath(context.extensionPath), log);
   const tree = new SessionsTreeProvider(library, runs, log);
   const treeView = vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true });
-  const diffs = new DiffOpener(library);
+  const diffs = new DiffOpener(library, () => runs.runningLoops().length > 0);
   const snapshots = new SnapshotContentProvider(library);
   const viewers = new ViewerPanels(context.extensionUri, library, runs, diffs);
 
@@ -117,6 +125,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
   );
   void vscode.commands.executeCommand('setContext', CONTEXT_RUNNING, false);
+  return { runs, sessionsTree: tree, viewers, library };
 }
 
 export function deactivate(): void {

@@ -57,7 +57,8 @@ export interface AnthropicReply {
   error?: { status: number; message: string };
 }
 
-export type AnthropicResponder = (request: RecordedMessagesRequest) => AnthropicReply;
+/** May answer later (a promise): a model that is still thinking, for tests that interrupt. */
+export type AnthropicResponder = (request: RecordedMessagesRequest) => AnthropicReply | Promise<AnthropicReply>;
 
 /** Any request the fake answered that was not POST /v1/messages, for diagnostics. */
 export interface RecordedOtherRequest {
@@ -317,7 +318,7 @@ export async function startFakeAnthropicApi(responder: AnthropicResponder): Prom
       requests.push(recorded);
       let reply: AnthropicReply;
       try {
-        reply = responder(recorded);
+        reply = await responder(recorded);
       } catch (error) {
         // A failing responder is a test bug. 400 is not retried, so the CLI stops at once
         // instead of backing off for minutes as it does on 5xx.

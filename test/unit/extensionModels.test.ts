@@ -35,8 +35,9 @@ describe('sessions tree model', () => {
     assert.deepEqual(node.icon, { id: 'pass-filled', color: 'testing.iconPassed' });
     assert.equal(node.contextValue, TREE_ITEM_KINDS.session);
     assert.match(node.tooltip.lines.join('\n'), /Outcome: success \(confidence 90%\)/);
-    const icons = (['failed', 'interrupted', 'max_iterations_reached', null] as const).map((outcome) => sessionNode(summary({ outcome, duration_secs: null }), false, NOW).icon.id);
-    assert.deepEqual(icons, ['error', 'debug-pause', 'warning', 'circle-large-outline']);
+    const others = (['failed', 'interrupted', 'max_iterations_reached', null] as const).map((outcome) => sessionNode(summary({ outcome, duration_secs: null }), false, NOW));
+    assert.deepEqual(others.map((other) => other.icon.id), ['error', 'debug-pause', 'warning', 'circle-large-outline']);
+    assert.deepEqual(others.map((other) => other.description.split(' · ')[0]), ['failed', 'interrupted', 'iteration limit reached', 'not finished']);
   });
 
   it('marks a running session: a spinner, "running", and its own context menu', () => {

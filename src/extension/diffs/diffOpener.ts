@@ -13,17 +13,22 @@ import { recordedDiffUri, snapshotUri } from './snapshotContentProvider.js';
  * gone fall back to the recorded unified diff.
  */
 export class DiffOpener {
-  constructor(private readonly library: SessionLibrary) {}
+  constructor(
+    private readonly library: SessionLibrary,
+    /** While a loop runs, diffs open beside the current editor so it stays in front. */
+    private readonly loopRunning: () => boolean,
+  ) {}
+
+  private showOptions(): vscode.TextDocumentShowOptions {
+    return { preserveFocus: true, preview: true, viewColumn: this.loopRunning() ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active };
+  }
 
   async openFile(sessionId: string, iteration: number, file: FileChange): Promise<void> {
     const context = await this.snapshotsOf(sessionId, iteration);
     if (!context) return this.openRecordedDiff(sessionId, iteration);
     const left = snapshotUri({ session: sessionId, iteration, side: 'pre', path: file.oldPath ?? file.path });
     const right = snapshotUri({ session: sessionId, iteration, side: 'post', path: file.path });
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${path.posix.basename(file.path)} (iteration ${iteration})`, {
-      preserveFocus: true,
-      preview: true,
-    } satisfies vscode.TextDocumentShowOptions);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${path.posix.basename(file.path)} (iteration ${iteration})`, this.showOptions());
   }
 
   async openIteration(sessionId: string, iteration: number): Promise<void> {
@@ -47,7 +52,7 @@ export class DiffOpener {
   private async openRecordedDiff(sessionId: string, iteration: number): Promise<void> {
     const document = await vscode.workspace.openTextDocument(recordedDiffUri(sessionId, iteration));
     await vscode.languages.setTextDocumentLanguage(document, 'diff');
-    await vscode.window.showTextDocument(document, { preserveFocus: true, preview: true });
+    await vscode.window.showTextDocument(document, this.showOptions());
     void vscode.window.showInformationMessage(`The snapshots of iteration ${iteration} are gone from the repository: showing the diff recorded in the session.`);
   }
 

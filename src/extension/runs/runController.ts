@@ -67,15 +67,17 @@ export class RunController implements vscode.Disposable {
     const status = new RunStatusItem(loop);
     void vscode.commands.executeCommand('setContext', CONTEXT_RUNNING, true);
     this.log.info(`Starting a loop in ${folder.uri.fsPath}`);
+    let end: LoopProcessEnd | undefined;
     try {
-      const end = await process.done;
+      end = await process.done;
       this.report(folder, end);
-      this.endEmitter.fire({ folder, end });
       return end;
     } finally {
       status.dispose();
       this.running.delete(key);
       void vscode.commands.executeCommand('setContext', CONTEXT_RUNNING, this.running.size > 0);
+      // Listeners hear of the end once the loop is no longer counted as running.
+      if (end) this.endEmitter.fire({ folder, end });
     }
   }
 

@@ -90,9 +90,11 @@ function plural(count: number, word: string): string {
 }
 
 export function sessionNode(summary: SessionSummary, running: boolean, now: number = Date.now()): SessionNode {
+  const status = running ? 'running' : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'not finished (stopped without an end)';
+  // Success is what the icon says; anything else is also said in words.
   const parts = [relativeTime(summary.timestamp, now), plural(summary.iterations, 'iteration')];
   if (summary.duration_secs !== null) parts.push(formatDuration(summary.duration_secs));
-  const status = running ? 'running' : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'not finished (stopped without an end)';
+  if (!running && summary.outcome !== 'success') parts.unshift(summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'not finished');
   return {
     kind: 'session',
     id: summary.id,

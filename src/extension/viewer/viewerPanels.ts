@@ -78,9 +78,14 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
   }
 }
 
+/** Live events kept for a viewer that is not listening yet (it opens as the loop starts). */
+const MAX_REPLAYED_EVENTS = 200;
+
 class SessionPanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private ready = false;
+  /** The current iteration's live events, replayed to a viewer that was not ready when they happened. */
+  private replay: RunEvent[] = [];
 
   constructor(
     readonly panel: vscode.WebviewPanel,
@@ -104,9 +109,17 @@ class SessionPanel implements vscode.Disposable {
   }
 
   private onRunEvent(event: RunEvent): void {
-    if (!this.ready || !this.isOurs(event)) return;
-    if (LIVE_EVENTS.has(event.type)) this.post({ type: 'live', event });
-    if (RELOAD_EVENTS.has(event.type)) void this.sendSession();
+    if (!this.isOurs(event)) return;
+    if (LIVE_EVENTS.has(event.type)) {
+      if (event.type === 'iteration_started') this.replay = [];
+      this.replay.push(event);
+      if (this.replay.length > MAX_REPLAYED_EVENTS) this.replay.splice(1, this.replay.length - MAX_REPLAYED_EVENTS);
+      if (this.ready) this.post({ type: 'live', event });
+    }
+    if (RELOAD_EVENTS.has(event.type)) {
+      if (event.type === 'run_finished') this.replay = [];
+      if (this.ready) void this.sendSession();
+    }
   }
 
   private async receive(raw: unknown): Promise<void> {
@@ -119,6 +132,7 @@ class SessionPanel implements vscode.Disposable {
         case 'ready':
           this.ready = true;
           await this.sendSession();
+          for (const event of this.replay) this.post({ type: 'live', event });
           break;
         case 'requestIteration': {
           const detail = await this.library.detail(this.sessionId, message.iteration);
@@ -143,7 +157,8 @@ class SessionPanel implements vscode.Disposable {
     try {
       const view = await this.library.view(this.sessionId);
       this.panel.title = `Codeloops: ${previewLine(view.prompt, 40)}`;
-      const running = this.runs.runningSessionIds().has(this.sessionId);
+      // A session with an end is not running, whatever the controller has not yet noticed.
+      const running = view.outcome === null && this.runs.runningSessionIds().has(this.sessionId);
       this.post({ type: 'session', view, running, capabilities: { openDiff: true } });
     } catch (error) {
       this.post({ type: 'error', message: `This session cannot be shown: ${(error as Error).message}` });

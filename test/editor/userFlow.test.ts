@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { freePort, launchChromium, startServer, type RunningServer } from '../support/codeServer.js';
+import { startFakeAnthropicApi, type FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
+import { realAgentHome } from '../support/realAgents.js';
+import { GREETING_TASK, isCriticRequest, scriptedGreetingModel } from '../support/scriptedClaude.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { createRepo, removeTempDirs, repoRoot, tempDir } from '../support/testEnvironment.js';
+import { ensureVsCodeTools, type VsCodeTools } from '../support/vscodeTools.js';
+
+/**
+ * The packaged extension used as a user would: the VSIX installed into the VS Code
+ * server of code-server, the workbench in Chromium, a loop run from the Command
+ * Palette with the real Claude Code CLI against a scripted Messages API. Every step
+ * leaves a screenshot in test-output/vscode/.
+ */
+
+const SLOW_TASK = 'A slow task that the status bar will interrupt';
+const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
+
+describe('the packaged extension, used as a user would (code-server + Chromium)', function () {
+  this.timeout(600_000);
+  let tools: VsCodeTools;
+  let api: FakeAnthropicApi;
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let repo: string;
+  let dataHome: string;
+  let step = 0;
+
+  const shot = async (name: string): Promise<void> => {
+    step += 1;
+    await page.screenshot({ path: path.join(SCREENSHOTS, `flow-${String(step).padStart(2, '0')}-${name}.png`) });
+  };
+
+  const runCommand = async (title: string): Promise<void> => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+    await page.keyboard.press('Enter');
+  };
+
+  const sessionFiles = (): string[] => {
+    const dir = path.join(dataHome, 'codeloops', 'sessions');
+    return fs.existsSync(dir) ? fs.readdirSync(dir).map((name) => path.join(dir, name)) : [];
+  };
+
+  before(async () => {
+    tools = ensureVsCodeTools();
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const old of fs.readdirSync(SCREENSHOTS).filter((name) => name.startsWith('flow-'))) fs.rmSync(path.join(SCREENSHOTS, old));
+    execFileSync('npm', ['run', 'package'], { cwd: repoRoot(), stdio: 'inherit' });
+
+    repo = createRepo({ files: { 'README.md': '# greeting service\n' } });
+    const slowModel = scriptedGreetingModel(repo);
+    api = await startFakeAnthropicApi((request) => {
+      // The second loop's actor waits on its model for as long as the test lets it.
+      if (!isCriticRequest(request) && request.allUserText.includes(SLOW_TASK)) return new Promise(() => {});
+      return slowModel(request);
+    });
+    const { env, home } = realAgentHome({ anthropic: api });
+    dataHome = home.dataHome;
+
+    const scratch = tempDir('codeloops-vscode-');
+    const userData = path.join(scratch, 'user-data');
+    const extensions = path.join(scratch, 'extensions');
+    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+    fs.writeFileSync(
+      path.join(userData, 'User', 'settings.json'),
+      JSON.stringify({
+        'workbench.startupEditor': 'none',
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        'chat.disableAIFeatures': true,
+        'workbench.tips.enabled': false,
+        'window.commandCenter': false,
+        // The server resolves the user's login shell for PATH, so the agent is named
+        // the way a user on a remote would: by its full path, in the machine setting.
+        'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') },
+      }),
+    );
+    const serverEnv = { ...process.env, ...env };
+    execFileSync(tools.node24, [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', path.join(repoRoot(), 'codeloops.vsix')], {
+      env: serverEnv,
+      stdio: 'inherit',
+    });
+    const port = await freePort();
+    server = await startServer(
+      tools,
+      [
+        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
+        '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+        '--user-data-dir', userData, '--extensions-dir', extensions, repo,
+      ],
+      { env: serverEnv, ready: /HTTP server listening/, logFile: path.join(SCREENSHOTS, 'flow-server.log') },
+    );
+    browser = await launchChromium(tools);
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.waitForTimeout(2000); // let the workbench settle before the first keystroke
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+    await api?.close();
+    removeTempDirs();
+  });
+
+  it('runs a prompt from the Command Palette: a real Claude Code loop of two iterations', async () => {
+    await shot('workbench');
+    await runCommand('Codeloops: Run Prompt');
+    const box = page.locator('.quick-input-widget input');
+    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
+    await box.fill(GREETING_TASK);
+    await shot('prompt-typed');
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'Codeloops finished' }).waitFor({ timeout: 120_000 });
+    await shot('loop-finished');
+    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
+    const [file] = sessionFiles();
+    const { lines } = assertValidSessionFile(file!);
+    assert.deepEqual(lines.map((line) => line.type), ['session_start', 'iteration', 'iteration', 'session_end']);
+    assert.equal(lines.at(-1)!.outcome, 'success');
+  });
+
+  it('shows the session in the Sessions tree, with its iterations and files', async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="Codeloops"]').click();
+    const session = page.getByRole('treeitem', { name: /^Create greeting\.txt/ });
+    await session.waitFor();
+    assert.match((await session.getAttribute('aria-label')) ?? '', /2 iterations/);
+    await session.click();
+    const first = page.getByRole('treeitem', { name: /^Iteration 1/ });
+    await first.waitFor();
+    assert.match((await first.getAttribute('aria-label')) ?? '', /CONTINUE · 2 files \+2 −0/);
+    const second = page.getByRole('treeitem', { name: /^Iteration 2/ });
+    assert.match((await second.getAttribute('aria-label')) ?? '', /DONE · 1 file \+1 −1/);
+    await second.click();
+    await page.getByRole('treeitem', { name: /^greeting\.txt/ }).waitFor();
+    await shot('sessions-tree');
+  });
+
+  it('opens the diff editor when a changed file is clicked', async () => {
+    await page.getByRole('treeitem', { name: /^greeting\.txt/ }).click();
+    await page.locator('.tab', { hasText: 'greeting.txt (iteration 2)' }).waitFor();
+    const diff = page.locator('.monaco-diff-editor').first();
+    await diff.waitFor();
+    await page.waitForTimeout(500);
+    await shot('diff-editor');
+    // Monaco renders spaces as no-break spaces.
+    const side = async (selector: string) => ((await diff.locator(`${selector} .view-lines`).textContent()) ?? '').replace(/\u00a0/g, ' ');
+    assert.match(await side('.editor.original'), /Helo, world/);
+    assert.match(await side('.editor.modified'), /Hello, world/);
+  });
+
+  it('shows the timeline in the session viewer', async () => {
+    await page.locator('.tab', { hasText: 'Codeloops:' }).first().click();
+    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const cards = viewer.locator('article.iteration');
+    await cards.first().waitFor({ timeout: 30_000 });
+    assert.equal(await cards.count(), 2);
+    assert.match((await cards.nth(0).textContent()) ?? '', /Iteration 1.*CONTINUE.*greeting\.txt says Helo/s);
+    assert.match((await cards.nth(1).textContent()) ?? '', /Iteration 2.*DONE/s);
+    assert.match((await viewer.locator('.outcome').textContent()) ?? '', /Success/);
+    await cards.nth(1).locator('summary').click();
+    await viewer.locator('.diff-add', { hasText: 'Hello, world' }).first().waitFor();
+    await shot('session-viewer');
+  });
+
+  it('interrupts a second, slow loop from the status bar: the session ends interrupted', async () => {
+    await runCommand('Codeloops: Run Prompt');
+    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
+    await page.locator('.quick-input-widget input').fill(SLOW_TASK);
+    await page.keyboard.press('Enter');
+    const status = page.locator('.statusbar-item', { hasText: 'Codeloops: iteration 1' });
+    await status.waitFor({ timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelector('.statusbar')?.textContent?.includes('actor'), undefined, { timeout: 30_000 });
+    const live = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame').locator('.live h2', { hasText: 'Iteration 1: actor' });
+    await live.waitFor({ timeout: 10_000 });
+    await shot('slow-loop-running');
+    await status.click();
+    await page.locator('.notifications-toasts', { hasText: 'interrupted' }).waitFor({ timeout: 30_000 });
+    await shot('slow-loop-interrupted');
+    await page.getByRole('treeitem', { name: /^A slow task.*interrupted · / }).waitFor({ timeout: 10_000 });
+    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    await viewer.locator('.outcome', { hasText: 'Interrupted' }).waitFor();
+    assert.equal(await viewer.locator('.live h2').count(), 0, 'the live panel is gone');
+    await shot('slow-loop-interrupted-tree');
+    const slow = sessionFiles().find((file) => fs.readFileSync(file, 'utf8').includes(SLOW_TASK));
+    assert.ok(slow, 'the slow loop has a session');
+    const { lines } = assertValidSessionFile(slow);
+    assert.equal(lines.at(-1)!.outcome, 'interrupted');
+    assert.equal(await status.count(), 0, 'the status bar item is gone');
+  });
+});
+
+describe('the packaged extension in an untrusted workspace', function () {
+  this.timeout(300_000);
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+    removeTempDirs();
+  });
+
+  it('shows sessions but refuses to run a loop, and says why', async () => {
+    const tools = ensureVsCodeTools();
+    const vsix = path.join(repoRoot(), 'codeloops.vsix');
+    if (!fs.existsSync(vsix)) execFileSync('npm', ['run', 'package'], { cwd: repoRoot(), stdio: 'inherit' });
+    const repo = createRepo({ files: { 'README.md': '# someone else’s code\n' } });
+    const { env, home } = realAgentHome({});
+    // A session from earlier, to browse.
+    fs.mkdirSync(home.sessionsDir, { recursive: true });
+    fs.writeFileSync(
+      path.join(home.sessionsDir, '2026-01-01T00-00-00Z_abcdef.jsonl'),
+      JSON.stringify({ type: 'session_start', timestamp: '2026-01-01T00:00:00Z', prompt: 'An earlier session', working_dir: repo, actor_agent: 'Claude Code', critic_agent: 'Claude Code', actor_model: null, critic_model: null, max_iterations: 3 }) + '\n',
+    );
+    const scratch = tempDir('codeloops-vscode-untrusted-');
+    const userData = path.join(scratch, 'user-data');
+    const extensions = path.join(scratch, 'extensions');
+    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+    fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({ 'workbench.startupEditor': 'none', 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'chat.disableAIFeatures': true }));
+    const serverEnv = { ...process.env, ...env };
+    execFileSync(tools.node24, [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', vsix], { env: serverEnv, stdio: 'ignore' });
+    const port = await freePort();
+    server = await startServer(
+      tools,
+      [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--user-data-dir', userData, '--extensions-dir', extensions, repo],
+      { env: serverEnv, ready: /HTTP server listening/ },
+    );
+    browser = await launchChromium(tools);
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    // The folder was never trusted: VS Code opens it in Restricted Mode.
+    await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).waitFor({ timeout: 30_000 });
+
+    await page.locator('.activitybar .action-item a[aria-label^="Codeloops"]').click();
+    await page.getByRole('treeitem', { name: /^An earlier session/ }).waitFor();
+
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>Codeloops: Run Prompt');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Codeloops: Run Prompt' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'does not run loops in an untrusted workspace' }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'flow-untrusted-workspace.png') });
+    assert.deepEqual(fs.readdirSync(home.sessionsDir), ['2026-01-01T00-00-00Z_abcdef.jsonl'], 'no loop ran');
+  });
+});

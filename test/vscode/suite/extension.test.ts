@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import type { CodeloopsApi } from '../../../src/extension/extension.js';
+import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
+import type { FileNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
+import { sessionsDir } from '../../../src/sessionFormat/sessionFiles.js';
+import { SessionStore } from '../../../src/sessions/sessionStore.js';
+
+/**
+ * Runs inside the extension host of a real VS Code, against a workspace that is a
+ * git repository, with agents scripted through the `command` agent (see
+ * runExtensionHostSuite.mjs, which writes their script and the global config).
+ */
+
+const EXTENSION_ID = 'codeloops.codeloops';
+
+function workspaceFolder(): vscode.WorkspaceFolder {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'the test workspace is open');
+  return folder;
+}
+
+async function api(): Promise<CodeloopsApi> {
+  const extension = vscode.extensions.getExtension<CodeloopsApi>(EXTENSION_ID);
+  assert.ok(extension, `${EXTENSION_ID} is installed`);
+  return extension.activate();
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function diffTabs(): vscode.TabInputTextDiff[] {
+  return vscode.window.tabGroups.all.flatMap((group) => group.tabs).map((tab) => tab.input).filter((input): input is vscode.TabInputTextDiff => input instanceof vscode.TabInputTextDiff);
+}
+
+describe('Codeloops in a real VS Code', () => {
+  let codeloops: CodeloopsApi;
+  let diffFile: FileNode | undefined;
+
+  before(async () => {
+    codeloops = await api();
+  });
+
+  it('registers every command of its manifest', async () => {
+    const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { commands: Array<{ command: string }> } };
+    const registered = new Set(await vscode.commands.getCommands(true));
+    for (const { command } of manifest.contributes.commands) assert.ok(registered.has(command), command);
+    assert.deepEqual(Object.values(COMMANDS).filter((command) => !registered.has(command)), []);
+  });
+
+  it('runs a loop in the workspace: two iterations, the tree shows the session, its iterations and its files', async () => {
+    const folder = workspaceFolder();
+    const end = await codeloops.runs.start(folder, { text: 'Create hello.txt saying hello' });
+    assert.ok(end?.kind === 'finished', JSON.stringify(end));
+    assert.equal(end.summary.status, 'success');
+    assert.equal(end.summary.iterations, 2);
+    assert.equal(fs.readFileSync(path.join(folder.uri.fsPath, 'hello.txt'), 'utf8'), 'hello\n');
+
+    const sessions = (await codeloops.sessionsTree.getChildren()) as SessionNode[];
+    const node = sessions.find((candidate) => candidate.kind === 'session' && candidate.id === end.summary.session_id);
+    assert.ok(node, 'the new session is in the tree');
+    assert.equal(node.label, 'Create hello.txt saying hello');
+    assert.equal(node.icon.id, 'pass-filled');
+    const item = codeloops.sessionsTree.getTreeItem(node);
+    assert.equal(item.contextValue, 'session');
+    const iterations = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
+    assert.deepEqual(iterations.map((iteration) => iteration.description.split(' · ')[0]), ['CONTINUE', 'DONE']);
+    const files = (await codeloops.sessionsTree.getChildren(iterations[1])) as FileNode[];
+    assert.deepEqual(files.map((file) => file.file.path), ['hello.txt']);
+    const fileItem = codeloops.sessionsTree.getTreeItem(files[0]!);
+    assert.equal(fileItem.command?.command, COMMANDS.showFileDiff);
+  });
+
+  it('opens a changed file in the diff editor between the snapshots', async () => {
+    const store = new SessionStore(sessionsDir());
+    const [latest] = await store.list();
+    assert.ok(latest);
+    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
+    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest.id)!;
+    const [, second] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
+    const [file] = (await codeloops.sessionsTree.getChildren(second)) as FileNode[];
+    await vscode.commands.executeCommand(COMMANDS.showFileDiff, file);
+    const tab = await waitFor('a diff tab', () => diffTabs().find((input) => input.modified.scheme === URI_SCHEMES.snapshot));
+    const left = await vscode.workspace.openTextDocument(tab.original);
+    const right = await vscode.workspace.openTextDocument(tab.modified);
+    assert.equal(left.getText(), 'helo\n', 'before iteration 2');
+    assert.equal(right.getText(), 'hello\n', 'after iteration 2');
+    diffFile = file;
+  });
+
+  it('opens all of an iteration’s changes in the multi-file diff editor', async () => {
+    const [latest] = await new SessionStore(sessionsDir()).list();
+    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
+    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest!.id)!;
+    const [first] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
+    await vscode.commands.executeCommand(COMMANDS.showIterationChanges, first);
+    await waitFor('the multi-file diff tab', () => vscode.window.tabGroups.all.flatMap((group) => group.tabs).find((tab) => tab.label.includes('Codeloops: iteration 1')));
+  });
+
+  it('opens the session viewer as a webview panel', async () => {
+    const [latest] = await new SessionStore(sessionsDir()).list();
+    await vscode.commands.executeCommand(COMMANDS.openViewer, latest!.id);
+    await waitFor('the viewer tab', () =>
+      vscode.window.tabGroups.all.flatMap((group) => group.tabs).find((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith('codeloops.viewer')),
+    );
+  });
+
+  it('interrupts a running loop: the session ends interrupted', async () => {
+    const folder = workspaceFolder();
+    fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify({ actor: [[{ print: 'a long job' }, { sleep: 120_000 }]], critic: [[{ print: 'TASK COMPLETE' }]] }));
+    for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+    const running = codeloops.runs.start(folder, { text: 'A slow task' });
+    await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.phase === 'actor'));
+    const second = await codeloops.runs.start(folder, { text: 'A second loop in the same folder' });
+    assert.equal(second, undefined, 'one loop per folder');
+    // Reviewing while a loop runs does not push the editor the user is in out of the way.
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const readme = await vscode.workspace.openTextDocument(path.join(folder.uri.fsPath, 'README.md'));
+    await vscode.window.showTextDocument(readme);
+    await vscode.commands.executeCommand(COMMANDS.showFileDiff, diffFile);
+    await waitFor('a diff tab', () => diffTabs().find((input) => input.modified.scheme === URI_SCHEMES.snapshot));
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), readme.uri.toString(), 'the user’s editor stays active and focused');
+    await vscode.commands.executeCommand(COMMANDS.interrupt, folder);
+    const end = await running;
+    assert.ok(end?.kind === 'finished' && end.summary.status === 'interrupted', JSON.stringify(end));
+    assert.equal(codeloops.runs.runningLoops().length, 0);
+  });
+
+  it('passes the editor’s settings to the runner, under the project’s codeloops.toml', async () => {
+    const folder = workspaceFolder();
+    fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify({ actor: [[{ print: 'tried' }]], critic: [[{ print: '<decision>{"type":"continue","feedback":"more"}</decision>' }]] }));
+    const config = vscode.workspace.getConfiguration('codeloops', folder.uri);
+    await config.update('maxIterations', 1, vscode.ConfigurationTarget.Workspace);
+    await config.update('critic.model', 'model-from-settings', vscode.ConfigurationTarget.Workspace);
+    try {
+      const end = await codeloops.runs.start(folder, { text: 'Settings apply' });
+      assert.ok(end?.kind === 'finished');
+      assert.equal(end.summary.status, 'max_iterations_reached');
+      const session = await new SessionStore(sessionsDir()).load(end.summary.session_id);
+      assert.equal(session.start.max_iterations, 1);
+      assert.equal(session.start.critic_model, 'model-from-settings');
+    } finally {
+      await config.update('maxIterations', undefined, vscode.ConfigurationTarget.Workspace);
+      await config.update('critic.model', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
+  it('shows a session written by the CLI in a terminal without a refresh', async () => {
+    const store = new SessionStore(sessionsDir());
+    const id = '2030-01-01T00-00-00Z_abcdef';
+    fs.writeFileSync(
+      store.filePathOf(id),
+      JSON.stringify({ type: 'session_start', timestamp: '2030-01-01T00:00:00Z', prompt: 'Written by a terminal', working_dir: '/elsewhere', actor_agent: 'Claude Code', critic_agent: 'Claude Code', actor_model: null, critic_model: null, max_iterations: 3 }) + '\n',
+    );
+    const seen = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 10_000);
+      const subscription = codeloops.sessionsTree.onDidChangeTreeData(async () => {
+        const nodes = await codeloops.sessionsTree.getChildren();
+        if (nodes.some((node) => node.kind === 'session' && node.id === id)) {
+          clearTimeout(timer);
+          subscription.dispose();
+          resolve(true);
+        }
+      });
+    });
+    assert.ok(seen, 'the tree refreshed by itself');
+  });
+
+  it('has the sessions view in its own activity bar container', async () => {
+    await vscode.commands.executeCommand(`${VIEWS.sessions}.focus`);
+  });
+});

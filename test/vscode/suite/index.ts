@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Mocha from 'mocha';
+
+/**
+ * The mocha suite inside a real extension host. Started by VS Code's test runner:
+ * `@vscode/test-electron` where VS Code can be downloaded, the VS Code server in
+ * code-server here (test/vscode/runExtensionHostSuite.mjs). Results also go to
+ * CODELOOPS_TEST_RESULTS as JSON, so the outer run can count them.
+ */
+export function run(): Promise<void> {
+  const mocha = new Mocha({ ui: 'bdd', timeout: 90_000, color: false, reporter: 'spec' });
+  mocha.addFile(path.join(__dirname, 'extension.test.js'));
+  return new Promise((resolve, reject) => {
+    const results = { passed: 0, failed: 0, passes: [] as string[], failures: [] as Array<{ title: string; error: string }> };
+    const runner = mocha.run((failures) => {
+      const file = process.env.CODELOOPS_TEST_RESULTS;
+      if (file) fs.writeFileSync(file, JSON.stringify(results, null, 2));
+      if (failures > 0) reject(new Error(`${failures} extension host test(s) failed`));
+      else resolve();
+    });
+    runner.on('pass', (test) => {
+      results.passed += 1;
+      results.passes.push(test.fullTitle());
+    });
+    runner.on('fail', (test, error: Error) => {
+      results.failed += 1;
+      results.failures.push({ title: test.fullTitle(), error: error.stack ?? String(error) });
+    });
+  });
+}
