@@ -30,6 +30,7 @@ export interface CodeloopsApi {
 }
 
 export function activate(context: vscode.ExtensionContext): CodeloopsApi {
+  const activationStarted = performance.now();
   const log = vscode.window.createOutputChannel('Codeloops', { log: true });
   const store = new SessionStore(sessionsDir(), (message) => log.warn(message));
   const library = new SessionLibrary(store, (sessionId) => sidecarDir(sessionId));
@@ -125,6 +126,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     }),
   );
   void vscode.commands.executeCommand('setContext', CONTEXT_RUNNING, false);
+  log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
   return { runs, sessionsTree: tree, viewers, library };
 }
 

@@ -30,7 +30,7 @@ interface BenchResult {
   notes?: string;
 }
 
-const BENCHMARKS: Record<string, () => Promise<BenchResult>> = { list: benchList, snapshot: benchSnapshot, stream: benchStream };
+const BENCHMARKS: Record<string, () => Promise<BenchResult>> = { list: benchList, snapshot: benchSnapshot, stream: benchStream, viewer: benchViewer };
 
 function scratch(name: string): string {
   const dir = path.join(os.tmpdir(), `codeloops-bench-${name}`);
@@ -225,6 +225,67 @@ async function benchStream(): Promise<BenchResult> {
     goal: 'peak < 150 MB',
     met: ours.peakMb < 150,
   };
+}
+
+// ── opening a big session in the viewer ────────────────────────────────────────
+
+async function benchViewer(): Promise<BenchResult> {
+  const ITERATIONS = 100;
+  const dir = path.join(scratch('viewer'), 'sessions');
+  fs.rmSync(dir, { recursive: true, force: true });
+  const diffLines = Array.from({ length: 4000 }, (_, i) => (i % 3 === 0 ? `-old line ${i}` : `+new line ${i} 🎉`)).join('\n');
+  const diff = `diff --git a/src/big.ts b/src/big.ts\n--- a/src/big.ts\n+++ b/src/big.ts\n@@ -1,4000 +1,4000 @@\n${diffLines}\n`;
+  const output = 'The actor explains what it did. '.repeat(6000);
+  const id = writeSession(dir, [
+    startLine({ prompt: 'A long session' }),
+    ...Array.from({ length: ITERATIONS }, (_, i) => iterationLine(i + 1, { git_diff: diff, actor_output: output, git_files_changed: 1 })),
+    endLine({ iterations: ITERATIONS }),
+  ]);
+  const megabytes = fs.statSync(path.join(dir, `${id}.jsonl`)).size / 1024 / 1024;
+  const { installDom } = await import('../support/dom.js');
+  const { ViewerApp } = await import('../../webview-ui/viewerApp.js');
+  const { renderDiff, renderText } = await import('../../webview-ui/diffView.js');
+  const { SessionLibrary } = await import('../../src/sessionView/sessionLibrary.js');
+  const dom = installDom();
+  try {
+    const open = async (eager: boolean): Promise<number> => {
+      const library = new SessionLibrary(new SessionStore(dir), () => path.join(dir, 'no-sidecar'));
+      const started = performance.now();
+      const view = await library.view(id);
+      const root = document.createElement('div');
+      const transport = {
+        send() {},
+        onMessage: (listener: (message: unknown) => void) => listener({ type: 'session', view, running: false, capabilities: { openDiff: true } }),
+        loadState: () => undefined,
+        saveState() {},
+      };
+      new ViewerApp(root, transport as never);
+      if (eager) {
+        // What a viewer without lazy rendering does: every output and every diff at once.
+        for (let n = 1; n <= ITERATIONS; n++) {
+          const detail = (await library.detail(id, n))!;
+          root.appendChild(renderDiff(detail.diff, Number.MAX_SAFE_INTEGER));
+          root.appendChild(renderText(detail.actorOutput, Number.MAX_SAFE_INTEGER));
+        }
+      }
+      return performance.now() - started;
+    };
+    await open(false); // warm the page cache and the JIT for both
+    const ours = await open(false);
+    const eager = await open(true);
+    const ratio = eager / ours;
+    return {
+      name: `opening a session of ${ITERATIONS} iterations (${megabytes.toFixed(0)} MB) in the viewer`,
+      ours: `${ours.toFixed(0)} ms to the timeline`,
+      baseline: `rendering every diff and output: ${eager.toFixed(0)} ms`,
+      ratio,
+      ratioText: `${ratio.toFixed(1)}× faster`,
+      goal: 'timeline under 2 s; diffs rendered on demand',
+      met: ours < 2000,
+    };
+  } finally {
+    dom.remove();
+  }
 }
 
 function assertEqual<T>(actual: T, expected: T, what: string): void {

@@ -173,6 +173,22 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await shot('session-viewer');
   });
 
+  it('brings the viewer back, with what was open, when the window reloads', async () => {
+    // As a user does it: Developer: Reload Window (the workbench saves its state first).
+    await runCommand('Developer: Reload Window');
+    await page.waitForEvent('load', { timeout: 60_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.tab', { hasText: 'Codeloops:' }).first().click();
+    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const second = viewer.locator('article.iteration').nth(1);
+    await second.waitFor({ timeout: 30_000 });
+    // The second iteration was open before the reload; it is open again, its diff loaded.
+    assert.equal(await second.locator('details[open]').count(), 1);
+    await second.scrollIntoViewIfNeeded();
+    await viewer.locator('.diff-add', { hasText: 'Hello, world' }).first().waitFor({ timeout: 30_000 });
+    await shot('viewer-after-reload');
+  });
+
   it('interrupts a second, slow loop from the status bar: the session ends interrupted', async () => {
     await runCommand('Codeloops: Run Prompt');
     await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
@@ -178,4 +179,22 @@ describe('Codeloops in a real VS Code', () => {
   it('has the sessions view in its own activity bar container', async () => {
     await vscode.commands.executeCommand(`${VIEWS.sessions}.focus`);
   });
+  // Last: it deletes the snapshots the tests above look at.
+  it('falls back to the recorded diff when the snapshots are gone', async () => {
+    const [latest] = await new SessionStore(sessionsDir()).list();
+    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
+    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest!.id)!;
+    const [, second] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
+    const [file] = (await codeloops.sessionsTree.getChildren(second)) as FileNode[];
+    const folder = workspaceFolder().uri.fsPath;
+    const refs = execFileSync('git', ['for-each-ref', '--format=%(refname)', `refs/codeloops/${latest!.id}/`], { cwd: folder, encoding: 'utf8' }).split('\n').filter(Boolean);
+    assert.ok(refs.length >= 4);
+    // As after a fresh clone: the session is there, its snapshots are not.
+    for (const ref of refs) execFileSync('git', ['update-ref', '-d', ref], { cwd: folder });
+    await vscode.commands.executeCommand(COMMANDS.showFileDiff, file);
+    const editor = await waitFor('the recorded diff', () => vscode.window.visibleTextEditors.find((candidate) => candidate.document.uri.scheme === URI_SCHEMES.recordedDiff));
+    assert.equal(editor.document.languageId, 'diff');
+    assert.match(editor.document.getText(), /-helo\n\+hello/);
+  });
+
 });
