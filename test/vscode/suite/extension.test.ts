@@ -181,7 +181,7 @@ describe('Codeloops in a real VS Code', () => {
   });
   // Last: it deletes the snapshots the tests above look at.
   it('falls back to the recorded diff when the snapshots are gone', async () => {
-    const [latest] = await new SessionStore(sessionsDir()).list();
+    const [latest] = await new SessionStore(sessionsDir()).list({ search: 'Create hello.txt saying hello' });
     const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
     const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest!.id)!;
     const [, second] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
