@@ -8,6 +8,7 @@ import { LoopAlreadyRunningError } from '../loop/repositoryLock.js';
 import { InvalidFilterError } from '../sessions/sessionFilter.js';
 import { AmbiguousSessionIdError, IterationNotFoundError, NotASessionError, SessionNotFoundError } from '../sessions/sessionStore.js';
 import { initCommand } from './initCommand.js';
+import { rollbackCommand, type RollbackOptions } from './rollbackCommand.js';
 import { runCommand, EXIT_CODES, type RunOptions } from './runCommand.js';
 import { diffCommand, listCommand, showCommand, statsCommand, type ListOptions } from './sessionsCommand.js';
 import { UsageError } from './usageError.js';
@@ -103,6 +104,22 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
     setExitCode(await statsCommand(options));
   });
+
+  program
+    .command('rollback <session>')
+    .description('put the files a session changed back to how they were before an iteration (undoable)')
+    .option('-i, --iteration <n>', 'roll back to before this iteration (default: the last one)', positiveInteger)
+    .option('--undo', "undo the session's last rollback")
+    .option('--force', 'overwrite files you changed since the loop (they stay recoverable with --undo)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      '\nResults and exit codes: rolled_back or undone 0, nothing_to_roll_back 3, conflict 4 (nothing changed), snapshot_missing 5.',
+    )
+    .action(async (id: string, options: RollbackOptions) => {
+      if (options.undo && options.iteration !== undefined) throw new UsageError('--undo takes no --iteration: it undoes the last rollback.');
+      setExitCode(await rollbackCommand(id, options));
+    });
 
   program
     .command('init')

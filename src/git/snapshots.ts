@@ -24,17 +24,33 @@ export function snapshotRef(sessionId: string, iteration: number, label: Snapsho
   return `${SNAPSHOT_REF_ROOT}/${sessionId}/${iteration}/${label}`;
 }
 
+/**
+ * `refs/codeloops/<session>/head`: the last tree codeloops left for this session
+ * (the latest loop snapshot, or the tree after a rollback or its undo). Rollback and
+ * resume compare the work tree with it to find what the user changed since.
+ */
+export function sessionHeadRef(sessionId: string): string {
+  return `${SNAPSHOT_REF_ROOT}/${sessionId}/head`;
+}
+
+export type RollbackLabel = 'before' | 'after' | 'undone' | 'replaced';
+
+/** `refs/codeloops/<session>/rollback/<n>/<label>`: the trees around the n-th rollback of a session. */
+export function rollbackRef(sessionId: string, rollback: number, label: RollbackLabel): string {
+  return `${SNAPSHOT_REF_ROOT}/${sessionId}/rollback/${rollback}/${label}`;
+}
+
 export interface SnapshotResult extends Snapshot {
   /** Nested repositories without a commit: git cannot record them, so they are left out. */
   leftOut: string[];
 }
 
 /**
- * Commits the current state of the work tree and, when `ref` is given, points that
- * ref at it. The temporary index starts as a copy of the user's, so `git add -A`
+ * Commits the current state of the work tree and points the given refs at it (in one
+ * transaction). The temporary index starts as a copy of the user's, so `git add -A`
  * reuses its stat cache instead of hashing every file again.
  */
-export async function takeSnapshot(repository: Repository, message: string, ref?: string): Promise<SnapshotResult> {
+export async function takeSnapshot(repository: Repository, message: string, refs: string | readonly string[] = []): Promise<SnapshotResult> {
   const temporaryIndex = temporaryIndexPath(repository, 'snapshot');
   try {
     try {
@@ -50,7 +66,7 @@ export async function takeSnapshot(repository: Repository, message: string, ref?
     const tree = (await git.raw(['write-tree'])).trim();
     const parent = await headCommit(repository);
     const commit = (await git.raw([...NEUTRAL_CONFIG, 'commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message])).trim();
-    if (ref) await git.raw(['update-ref', '-m', message, ref, commit]);
+    await pointRefs(repository, typeof refs === 'string' ? [refs] : refs, commit, message);
     return { commit, tree, leftOut };
   } finally {
     removeTemporaryIndex(temporaryIndex);
@@ -133,7 +149,18 @@ export async function readSnapshotFile(repository: Repository, ref: string, file
 }
 
 export async function pointRef(repository: Repository, ref: string, commit: string, message: string): Promise<void> {
-  await gitClient(repository.root).raw(['update-ref', '-m', message, ref, commit]);
+  await pointRefs(repository, [ref], commit, message);
+}
+
+/** Points every ref at the commit, all or none (`update-ref --stdin` is one transaction). */
+export async function pointRefs(repository: Repository, refs: readonly string[], commit: string, message: string): Promise<void> {
+  if (refs.length === 0) return;
+  if (refs.length === 1) {
+    await gitClient(repository.root).raw(['update-ref', '-m', message, refs[0]!, commit]);
+    return;
+  }
+  const input = refs.map((ref) => `update ${ref} ${commit}\n`).join('');
+  await gitBytes(repository.root, ['update-ref', '-m', message, '--stdin'], { input: Buffer.from(input) });
 }
 
 /** Every snapshot ref of a session, by name. */

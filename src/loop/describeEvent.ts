@@ -75,6 +75,10 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       return [];
     case 'warning':
       return [{ text: `warning: ${event.message}`, tone: 'warning' }];
+    case 'rollback':
+      return [{ text: `rolled back to before iteration ${event.to_iteration}: ${pathCount(event.restored.length + event.removed.length)} restored`, tone: 'warning' }];
+    case 'rollback_undone':
+      return [{ text: `rollback ${event.rollback} undone: ${pathCount(event.restored.length + event.removed.length)} put back`, tone: 'warning' }];
     case 'run_finished':
       return describeOutcome(event);
   }
@@ -133,3 +137,7 @@ function statusMark(status: string): string {
   return { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' }[status] ?? '?';
 }
 
+
+function pathCount(count: number): string {
+  return `${count} file${count === 1 ? '' : 's'}`;
+}

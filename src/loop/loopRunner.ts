@@ -3,7 +3,7 @@ import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAg
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import { reviewIteration, type Review } from '../critic/reviewIteration.js';
 import type { Repository } from '../git/repository.js';
-import { pointRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel } from '../git/snapshots.js';
+import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel } from '../git/snapshots.js';
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
 import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
 import type { Outcome } from '../sessionFormat/sessionLines.js';
@@ -262,7 +262,9 @@ class LoopRun {
 
   private async snapshot(iteration: number, label: SnapshotLabel, withRef = true): Promise<Snapshot> {
     const ref = withRef ? snapshotRef(this.sessionId, iteration, label) : null;
-    const taken = await takeSnapshot(this.request.repository, `codeloops ${this.sessionId} iteration ${iteration} ${label}`, ref ?? undefined);
+    // The session's head follows the tree the loop leaves: pre and post, not the critic's (undone).
+    const refs = ref ? [ref, ...(label === 'critic' ? [] : [sessionHeadRef(this.sessionId)])] : [];
+    const taken = await takeSnapshot(this.request.repository, `codeloops ${this.sessionId} iteration ${iteration} ${label}`, refs);
     for (const folder of taken.leftOut) {
       if (this.reportedLeftOut.has(folder)) continue;
       this.reportedLeftOut.add(folder);

@@ -108,6 +108,27 @@ export const runEventSchema = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('critic_changes_reverted'), iteration, paths: z.array(z.string()) }),
   z.object({ ...base, type: z.literal('iteration_finished'), iteration, decision: z.enum(CRITIC_DECISIONS) }),
   z.object({ ...base, type: z.literal('warning'), message: z.string() }),
+  /** The tree was put back to how it was before `to_iteration` (`codeloops rollback`). */
+  z.object({
+    ...base,
+    type: z.literal('rollback'),
+    rollback: z.number().int().positive(),
+    to_iteration: iteration,
+    restored: z.array(z.string()),
+    removed: z.array(z.string()),
+    /** Paths the user had changed since the loop, replaced because of --force (kept in the undo snapshot). */
+    overwritten: z.array(z.string()),
+    before_ref: z.string(),
+  }),
+  /** A rollback was undone (`codeloops rollback --undo`). */
+  z.object({
+    ...base,
+    type: z.literal('rollback_undone'),
+    rollback: z.number().int().positive(),
+    restored: z.array(z.string()),
+    removed: z.array(z.string()),
+    overwritten: z.array(z.string()),
+  }),
   z.object({ ...base, type: z.literal('run_finished'), ...runSummarySchema.shape }),
 ]);
 

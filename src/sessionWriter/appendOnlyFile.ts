@@ -19,8 +19,19 @@ export class AppendOnlyFile {
     return new AppendOnlyFile(filePath, fs.openSync(filePath, 'wx', 0o600));
   }
 
+  /**
+   * Opens a file to append to. A torn last line (a crash mid-write) is cut off
+   * first: the next line would otherwise be glued to it and both would be lost.
+   */
   static openForAppend(filePath: string): AppendOnlyFile {
-    return new AppendOnlyFile(filePath, fs.openSync(filePath, 'a', 0o600));
+    const fd = fs.openSync(filePath, 'a', 0o600);
+    try {
+      cutTornTail(filePath);
+    } catch (error) {
+      fs.closeSync(fd);
+      throw error;
+    }
+    return new AppendOnlyFile(filePath, fd);
   }
 
   appendLine(value: unknown): void {
@@ -59,5 +70,36 @@ export class AppendOnlyFile {
     if (this.closed) return;
     this.closed = true;
     fs.closeSync(this.fd);
+  }
+}
+
+/** How far back a torn tail is looked for; a line longer than this is cut at the previous newline found. */
+const TAIL_CHUNK = 64 * 1024;
+
+/** Truncates a file that does not end with a newline to just after its last newline (or to empty). */
+export function cutTornTail(filePath: string): boolean {
+  const fd = fs.openSync(filePath, 'r+');
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    fs.readSync(fd, last, 0, 1, size - 1);
+    if (last[0] === 0x0a) return false;
+    let end = size;
+    const chunk = Buffer.alloc(TAIL_CHUNK);
+    while (end > 0) {
+      const start = Math.max(0, end - TAIL_CHUNK);
+      const read = fs.readSync(fd, chunk, 0, end - start, start);
+      const newline = chunk.subarray(0, read).lastIndexOf(0x0a);
+      if (newline >= 0) {
+        fs.ftruncateSync(fd, start + newline + 1);
+        return true;
+      }
+      end = start;
+    }
+    fs.ftruncateSync(fd, 0);
+    return true;
+  } finally {
+    fs.closeSync(fd);
   }
 }

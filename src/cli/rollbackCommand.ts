@@ -1,0 +1,42 @@
+import { rollBack, ROLLBACK_EXIT_CODES, undoRollback, type RollbackOutcome } from '../rollback/rollback.js';
+import { sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
+import { openStore } from './sessionsCommand.js';
+import { colorEnabled, paint } from './terminal.js';
+
+export interface RollbackOptions {
+  iteration?: number;
+  undo?: boolean;
+  force?: boolean;
+  json?: boolean;
+}
+
+/**
+ * `codeloops rollback <session> [--iteration N] [--force]` and `codeloops rollback
+ * --undo <session>`: one result, said in words (or as JSON), with an exit code per
+ * result.
+ */
+export async function rollbackCommand(idOrPrefix: string, options: RollbackOptions): Promise<number> {
+  const store = openStore();
+  const sessionId = await store.resolveId(idOrPrefix);
+  const { start } = await store.load(sessionId);
+  const request = { sessionId, workingDir: start.working_dir, sidecarDirectory: sidecarDir(sessionId), force: Boolean(options.force) };
+  const outcome = options.undo ? await undoRollback(request) : await rollBack({ ...request, iteration: options.iteration });
+  if (options.json) process.stdout.write(JSON.stringify(outcome, null, 2) + '\n');
+  else printOutcome(outcome);
+  return ROLLBACK_EXIT_CODES[outcome.result];
+}
+
+function printOutcome(outcome: RollbackOutcome): void {
+  const color = colorEnabled(process.stdout);
+  const tone = outcome.result === 'rolled_back' || outcome.result === 'undone' ? 'success' : outcome.result === 'nothing_to_roll_back' ? 'info' : 'error';
+  const lines = [paint(sanitizeForTerminal(outcome.message), tone, color)];
+  const list = (mark: string, paths: readonly string[]) => paths.forEach((file) => lines.push(`  ${mark} ${sanitizeForTerminal(file)}`));
+  if (outcome.result === 'conflict') list('!', outcome.conflicts);
+  else {
+    list('M', outcome.restored);
+    list('D', outcome.removed);
+  }
+  for (const warning of outcome.warnings) lines.push(paint(`warning: ${sanitizeForTerminal(warning)}`, 'warning', color));
+  process.stdout.write(lines.join('\n') + '\n');
+}

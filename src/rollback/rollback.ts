@@ -1,0 +1,343 @@
+import { z } from 'zod';
+import { openRepository, type Repository } from '../git/repository.js';
+import { restorePaths } from '../git/restore.js';
+import {
+  listSessionRefs,
+  pointRef,
+  readSnapshot,
+  rollbackRef,
+  sessionHeadRef,
+  snapshotRef,
+  takeSnapshot,
+  type Snapshot,
+} from '../git/snapshots.js';
+import { changedPaths, type TreeEntryChange } from '../git/treeDiff.js';
+import { acquireRepositoryLock } from '../loop/repositoryLock.js';
+import type { RunEvent, RunEventInput } from '../loop/runEvents.js';
+import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
+import { IterationNotFoundError } from '../sessions/sessionStore.js';
+
+/**
+ * Rollback and its undo: puts the paths a loop changed back to how they were before
+ * an iteration, and only those. Both directions are the same move, "from the tree
+ * codeloops last left to a target tree", guarded the same way:
+ *
+ * - the paths to touch are those that differ between the session's last tree (its
+ *   `head` ref) and the target; whatever else the user has (untracked, ignored, edited
+ *   elsewhere) is not looked at;
+ * - a path the user changed since that last tree, and that the move would overwrite,
+ *   is a conflict: nothing changes unless `force`;
+ * - the current tree is snapshotted first, so every move can be undone.
+ *
+ * Never `reset --hard`, `clean` or `checkout` of a branch: HEAD, the index and the
+ * stash stay as they are.
+ */
+
+export const ROLLBACK_RESULTS = ['rolled_back', 'undone', 'conflict', 'nothing_to_roll_back', 'snapshot_missing'] as const;
+export type RollbackResultKind = (typeof ROLLBACK_RESULTS)[number];
+
+export const rollbackOutcomeSchema = z.object({
+  result: z.enum(ROLLBACK_RESULTS),
+  message: z.string(),
+  session_id: z.string(),
+  /** The iteration the tree was (or would have been) put back before; null for an undo. */
+  iteration: z.number().int().nullable(),
+  /** Which rollback of this session (1, 2, …) was made or undone. */
+  rollback: z.number().int().nullable(),
+  restored: z.array(z.string()),
+  removed: z.array(z.string()),
+  /** Nested repositories and submodules, never touched. */
+  skipped: z.array(z.string()),
+  /** Paths changed by the user since codeloops last touched the tree that the move would overwrite. */
+  conflicts: z.array(z.string()),
+  /** Conflicting paths overwritten because of --force (their content is in the undo snapshot). */
+  overwritten: z.array(z.string()),
+  /** The ref holding the tree as it was just before this move. */
+  saved_ref: z.string().nullable(),
+  warnings: z.array(z.string()),
+});
+export type RollbackOutcome = z.infer<typeof rollbackOutcomeSchema>;
+
+/** Exit codes of `codeloops rollback`, one per result. */
+export const ROLLBACK_EXIT_CODES: Readonly<Record<RollbackResultKind, number>> = {
+  rolled_back: 0,
+  undone: 0,
+  nothing_to_roll_back: 3,
+  conflict: 4,
+  snapshot_missing: 5,
+};
+
+export interface RollbackRequest {
+  sessionId: string;
+  /** The session's `working_dir`: the repository holding its snapshots. */
+  workingDir: string;
+  /** The session's sidecar folder, where the rollback is recorded. */
+  sidecarDirectory: string;
+  force: boolean;
+}
+
+/** Puts the tree back to how it was before `iteration` (default: the last iteration with snapshots). */
+export async function rollBack(request: RollbackRequest & { iteration?: number }): Promise<RollbackOutcome> {
+  const repository = await openRepository(request.workingDir);
+  const lock = acquireRepositoryLock(repository);
+  try {
+    const refs = await listSessionRefs(repository, request.sessionId);
+    const iterations = snapshotIterations(refs, request.sessionId);
+    const outcome = emptyOutcome(request.sessionId);
+    if (iterations.length === 0) {
+      return {
+        ...outcome,
+        result: 'snapshot_missing',
+        iteration: request.iteration ?? null,
+        message:
+          `No snapshots of session ${request.sessionId} are in ${repository.root}: they were deleted, the repository was cloned afresh, ` +
+          `or the session was recorded by a runner that does not take them. Nothing was changed.`,
+      };
+    }
+    const iteration = request.iteration ?? iterations.at(-1)!;
+    if (iteration < 1 || iteration > iterations.at(-1)!) {
+      throw new IterationNotFoundError(`Session ${request.sessionId} has no iteration ${iteration} to roll back (its snapshots cover iterations ${describeRange(iterations)}).`);
+    }
+    const target = await readSnapshot(repository, snapshotRef(request.sessionId, iteration, 'pre'));
+    const last = await lastTree(repository, request.sessionId, refs, iterations);
+    if (!target || !last) {
+      return {
+        ...outcome,
+        result: 'snapshot_missing',
+        iteration,
+        message: `The snapshot of the tree before iteration ${iteration} of session ${request.sessionId} is gone from ${repository.root}. Nothing was changed.`,
+      };
+    }
+    const rollback = nextRollbackNumber(refs, request.sessionId);
+    const moved = await moveTree(repository, {
+      from: last,
+      to: target,
+      force: request.force,
+      saveCurrentAs: rollbackRef(request.sessionId, rollback, 'before'),
+      afterRefs: [rollbackRef(request.sessionId, rollback, 'after'), sessionHeadRef(request.sessionId)],
+      message: `codeloops ${request.sessionId} rollback ${rollback} to before iteration ${iteration}`,
+    });
+    const base = { ...outcome, ...moved.lists, iteration };
+    if (moved.kind === 'nothing') {
+      return { ...base, result: 'nothing_to_roll_back', message: `The files session ${request.sessionId} changed are already as they were before iteration ${iteration}. Nothing was changed.` };
+    }
+    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists.conflicts, 'roll back') };
+    const warnings = record(request.sidecarDirectory, {
+      type: 'rollback',
+      rollback,
+      to_iteration: iteration,
+      restored: moved.lists.restored,
+      removed: moved.lists.removed,
+      overwritten: moved.lists.overwritten,
+      before_ref: rollbackRef(request.sessionId, rollback, 'before'),
+    });
+    return {
+      ...base,
+      result: 'rolled_back',
+      rollback,
+      saved_ref: rollbackRef(request.sessionId, rollback, 'before'),
+      warnings,
+      message:
+        `Rolled session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists)}. ` +
+        `The tree as it was is kept; undo with "codeloops rollback --undo ${request.sessionId}".`,
+    };
+  } finally {
+    lock.release();
+  }
+}
+
+/** Undoes the session's latest rollback, if the tree has not moved on since. */
+export async function undoRollback(request: RollbackRequest): Promise<RollbackOutcome> {
+  const repository = await openRepository(request.workingDir);
+  const lock = acquireRepositoryLock(repository);
+  try {
+    const refs = await listSessionRefs(repository, request.sessionId);
+    const outcome = emptyOutcome(request.sessionId);
+    const rollback = nextRollbackNumber(refs, request.sessionId) - 1;
+    if (rollback === 0) return { ...outcome, result: 'nothing_to_roll_back', message: `Session ${request.sessionId} has no rollback to undo. Nothing was changed.` };
+    if (refs.has(rollbackRef(request.sessionId, rollback, 'undone'))) {
+      return { ...outcome, rollback, result: 'nothing_to_roll_back', message: `The last rollback of session ${request.sessionId} is already undone. Nothing was changed.` };
+    }
+    const [before, after] = await Promise.all(['before', 'after'].map((label) => readSnapshot(repository, rollbackRef(request.sessionId, rollback, label as 'before' | 'after'))));
+    if (!before || !after) {
+      return { ...outcome, rollback, result: 'snapshot_missing', message: `The snapshots of rollback ${rollback} of session ${request.sessionId} are gone from ${repository.root}. Nothing was changed.` };
+    }
+    const head = refs.get(sessionHeadRef(request.sessionId));
+    if (head !== after.commit) {
+      return {
+        ...outcome,
+        rollback,
+        result: 'nothing_to_roll_back',
+        message: `Session ${request.sessionId} has moved on since its rollback ${rollback} (it was resumed or rolled back again); roll back to an iteration instead. Nothing was changed.`,
+      };
+    }
+    const moved = await moveTree(repository, {
+      from: after,
+      to: before,
+      force: request.force,
+      saveCurrentAs: rollbackRef(request.sessionId, rollback, 'replaced'),
+      afterRefs: [rollbackRef(request.sessionId, rollback, 'undone'), sessionHeadRef(request.sessionId)],
+      message: `codeloops ${request.sessionId} undo rollback ${rollback}`,
+    });
+    const base = { ...outcome, ...moved.lists, rollback };
+    if (moved.kind === 'nothing') return { ...base, result: 'nothing_to_roll_back', message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
+    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists.conflicts, 'undo the rollback') };
+    const warnings = record(request.sidecarDirectory, {
+      type: 'rollback_undone',
+      rollback,
+      restored: moved.lists.restored,
+      removed: moved.lists.removed,
+      overwritten: moved.lists.overwritten,
+    });
+    return {
+      ...base,
+      result: 'undone',
+      saved_ref: rollbackRef(request.sessionId, rollback, 'replaced'),
+      warnings,
+      message: `Undid rollback ${rollback} of session ${request.sessionId}: ${describeMove(moved.lists)}.`,
+    };
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * The tree codeloops last left for a session: its `head` ref, or for sessions
+ * recorded before that ref existed, the latest iteration's post (or pre) snapshot.
+ */
+export async function lastTree(repository: Repository, sessionId: string, refs?: Map<string, string>, iterations?: number[]): Promise<Snapshot | undefined> {
+  refs ??= await listSessionRefs(repository, sessionId);
+  if (refs.has(sessionHeadRef(sessionId))) return readSnapshot(repository, sessionHeadRef(sessionId));
+  const last = (iterations ?? snapshotIterations(refs, sessionId)).at(-1);
+  if (last === undefined) return undefined;
+  for (const label of ['post', 'pre'] as const) {
+    if (refs.has(snapshotRef(sessionId, last, label))) return readSnapshot(repository, snapshotRef(sessionId, last, label));
+  }
+  return undefined;
+}
+
+/** Iterations that have a `pre` snapshot, ascending. */
+export function snapshotIterations(refs: ReadonlyMap<string, string>, sessionId: string): number[] {
+  const prefix = `refs/codeloops/${sessionId}/`;
+  const numbers: number[] = [];
+  for (const ref of refs.keys()) {
+    const match = /^(\d+)\/pre$/.exec(ref.slice(prefix.length));
+    if (ref.startsWith(prefix) && match) numbers.push(Number(match[1]));
+  }
+  return numbers.sort((a, b) => a - b);
+}
+
+interface MoveLists {
+  restored: string[];
+  removed: string[];
+  skipped: string[];
+  conflicts: string[];
+  overwritten: string[];
+}
+
+type Move = { kind: 'moved' | 'nothing' | 'conflict'; lists: MoveLists };
+
+interface MoveRequest {
+  /** The tree codeloops last left. */
+  from: Snapshot;
+  to: Snapshot;
+  force: boolean;
+  /** Where the current tree is kept before anything is written. */
+  saveCurrentAs: string;
+  /** Refs pointed at the tree after the move. */
+  afterRefs: string[];
+  message: string;
+}
+
+async function moveTree(repository: Repository, request: MoveRequest): Promise<Move> {
+  const current = await takeSnapshot(repository, `${request.message} (the tree before)`);
+  const [ownPaths, userChanged, toTarget] = await Promise.all([
+    changedPaths(repository, request.from.tree, request.to.tree),
+    changedPaths(repository, request.from.tree, current.tree),
+    changedPaths(repository, current.tree, request.to.tree),
+  ]);
+  const own = new Set(ownPaths.map((change) => change.rawPath));
+  const byUser = new Set(userChanged.map((change) => change.rawPath));
+  // Only paths codeloops moved and that are not already where the move would put them.
+  const pending: TreeEntryChange[] = toTarget.filter((change) => own.has(change.rawPath));
+  const conflicts = pending.filter((change) => byUser.has(change.rawPath) && !change.isGitLink).map((change) => change.path);
+  const lists: MoveLists = { restored: [], removed: [], skipped: [], conflicts, overwritten: [] };
+  if (pending.length === 0) return { kind: 'nothing', lists };
+  if (conflicts.length > 0 && !request.force) return { kind: 'conflict', lists };
+
+  // Saved before the first file is written: a crash half-way still leaves the way back.
+  await pointRef(repository, request.saveCurrentAs, current.commit, `${request.message} (the tree before)`);
+  const restored = await restorePaths(repository, request.to.commit, pending);
+  await takeSnapshot(repository, request.message, request.afterRefs);
+  return {
+    kind: 'moved',
+    lists: { ...lists, restored: restored.restored, removed: restored.removed, skipped: restored.skipped, overwritten: request.force ? conflicts : [] },
+  };
+}
+
+function nextRollbackNumber(refs: ReadonlyMap<string, string>, sessionId: string): number {
+  const prefix = `refs/codeloops/${sessionId}/rollback/`;
+  let highest = 0;
+  for (const ref of refs.keys()) {
+    const match = ref.startsWith(prefix) ? /^(\d+)\//.exec(ref.slice(prefix.length)) : null;
+    if (match) highest = Math.max(highest, Number(match[1]));
+  }
+  return highest + 1;
+}
+
+/** Records the move in the session's sidecar; a record that cannot be written is a warning, not a failure. */
+function record(sidecarDirectory: string, input: RunEventInput): string[] {
+  try {
+    const recorder = SidecarRecorder.open(sidecarDirectory);
+    try {
+      recorder.record({ ...input, timestamp: new Date().toISOString() } as RunEvent);
+    } finally {
+      recorder.close();
+    }
+    return [];
+  } catch (error) {
+    return [`the rollback was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`];
+  }
+}
+
+function emptyOutcome(sessionId: string): RollbackOutcome {
+  return {
+    result: 'nothing_to_roll_back',
+    message: '',
+    session_id: sessionId,
+    iteration: null,
+    rollback: null,
+    restored: [],
+    removed: [],
+    skipped: [],
+    conflicts: [],
+    overwritten: [],
+    saved_ref: null,
+    warnings: [],
+  };
+}
+
+function conflictMessage(conflicts: readonly string[], action: string): string {
+  return (
+    `Changed nothing: ${conflicts.length === 1 ? 'this file was' : `these ${conflicts.length} files were`} changed after codeloops last touched the tree, ` +
+    `and to ${action} would overwrite ${conflicts.length === 1 ? 'it' : 'them'}: ${conflicts.join(', ')}. ` +
+    `Commit or move those changes, or run again with --force to overwrite them (they stay recoverable with "codeloops rollback --undo").`
+  );
+}
+
+function describeMove(lists: MoveLists): string {
+  const parts: string[] = [];
+  if (lists.restored.length > 0) parts.push(`restored ${listPaths(lists.restored)}`);
+  if (lists.removed.length > 0) parts.push(`removed ${listPaths(lists.removed)}`);
+  if (lists.overwritten.length > 0) parts.push(`overwrote your changes to ${listPaths(lists.overwritten)}`);
+  if (lists.skipped.length > 0) parts.push(`left the nested repositories ${listPaths(lists.skipped)} alone`);
+  return parts.join('; ') || 'nothing to write';
+}
+
+function listPaths(paths: readonly string[]): string {
+  return paths.length <= 6 ? paths.join(', ') : `${paths.slice(0, 6).join(', ')} and ${paths.length - 6} more`;
+}
+
+function describeRange(iterations: readonly number[]): string {
+  return iterations.length === 1 ? String(iterations[0]) : `${iterations[0]}–${iterations.at(-1)}`;
+}

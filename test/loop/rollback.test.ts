@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { openRepository } from '../../src/git/repository.js';
+import { deleteSessionRefs, listSessionRefs } from '../../src/git/snapshots.js';
+import { rollBack, rollbackOutcomeSchema, undoRollback } from '../../src/rollback/rollback.js';
+import { readSidecarEvents } from '../../src/sessions/sidecarReader.js';
+import { carryOn, done } from '../support/scriptedAgent.js';
+import { runScriptedLoop, type ScriptedLoopResult } from '../support/scriptedLoop.js';
+import { createRepo, git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+
+const BINARY_BEFORE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0x10, 0x00]);
+const binaryOf = (bytes: Buffer) => `binary:${bytes.toString('base64')}`;
+
+/** What git says about the user's own state: none of it may move. */
+function userGitState(repo: string) {
+  return {
+    head: git(repo, 'rev-parse', 'HEAD').trim(),
+    branch: git(repo, 'symbolic-ref', 'HEAD').trim(),
+    staged: git(repo, 'diff', '--cached', '--name-status'),
+    stash: git(repo, 'stash', 'list'),
+  };
+}
+
+/**
+ * A repository with everything a rollback must respect: tracked, untracked and ignored
+ * files, a binary file, a nested repository with its own uncommitted work, a staged
+ * change and a stash. Then a three-iteration loop that edits, deletes, renames,
+ * commits, creates folders and writes an ignored file.
+ */
+async function sessionWithThreeIterations(): Promise<{ repo: string; loop: ScriptedLoopResult; trees: Record<string, string>[] }> {
+  const repo = createRepo({
+    files: { 'src/app.js': 'v0\n', 'keep.txt': 'keep\n', 'old-name.txt': 'rename me\n', 'staged.txt': 'base\n', 'logo.bin': BINARY_BEFORE },
+    gitignore: '*.log\n',
+  });
+  writeFile(repo, 'stashed.txt', 'stash me\n');
+  git(repo, 'stash', 'push', '-q', '--include-untracked', '-m', 'user stash');
+  writeFile(repo, 'staged.txt', 'staged by the user\n');
+  git(repo, 'add', 'staged.txt');
+  writeFile(repo, 'notes.txt', 'my untracked notes\n');
+  writeFile(repo, 'debug.log', 'ignored, mine\n');
+  const nested = path.join(repo, 'vendor', 'lib');
+  fs.mkdirSync(nested, { recursive: true });
+  git(nested, 'init', '-q', '-b', 'main');
+  writeFile(nested, 'lib.js', 'lib v1\n');
+  git(nested, 'add', '-A');
+  git(nested, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'lib');
+  writeFile(nested, 'lib.js', 'lib, uncommitted work\n');
+
+  const trees: Record<string, string>[] = [treeOf(repo)];
+  const loop = await runScriptedLoop(
+    repo,
+    {
+      actor: [
+        [
+          { write: { path: 'src/app.js', content: 'v1\n' } },
+          { delete: 'keep.txt' },
+          { shell: ['mv', 'old-name.txt', 'new-name.txt'] },
+          { shell: [process.execPath, '-e', "require('fs').writeFileSync('logo.bin', Buffer.from([1,2,3,0,255]))"] },
+        ],
+        [{ write: { path: 'src/app.js', content: 'v2\n' } }, { write: { path: 'src/util.js', content: 'util\n' } }, { commit: 'agent commit' }, { write: { path: 'build.log', content: 'ignored, the loop\n' } }],
+        [{ write: { path: 'src/app.js', content: 'v3\n' } }, { write: { path: 'gen/deep/out.txt', content: 'generated\n' } }, { write: { path: 'vendor/lib/lib.js', content: 'the agent was here\n' } }],
+      ],
+      critic: [[carryOn('more')], [carryOn('more')], [done()]],
+    },
+    {
+      onEvent: (event) => {
+        if (event.type === 'iteration_finished') trees.push(treeOf(repo));
+      },
+    },
+  );
+  assert.equal(loop.summary.status, 'success');
+  return { repo, loop, trees };
+}
+
+function request(repo: string, loop: ScriptedLoopResult, force = false) {
+  return { sessionId: loop.summary.session_id, workingDir: repo, sidecarDirectory: loop.sidecarDir, force };
+}
+
+describe('rollback and its undo', () => {
+  after(removeTempDirs);
+
+  it('puts back exactly the files the loop changed since an iteration, and the undo puts them forward again', async () => {
+    const { repo, loop, trees } = await sessionWithThreeIterations();
+    const gitBefore = userGitState(repo);
+    const afterLoop = treeOf(repo);
+    assert.equal(afterLoop['vendor/lib/lib.js'], 'the agent was here\n');
+
+    const outcome = rollbackOutcomeSchema.parse(await rollBack({ ...request(repo, loop), iteration: 2 }));
+    assert.equal(outcome.result, 'rolled_back', outcome.message);
+    assert.equal(outcome.iteration, 2);
+    assert.equal(outcome.rollback, 1);
+    // Before iteration 2 is the tree after iteration 1: v1, no util.js, no gen/.
+    const expected = { ...afterLoop, 'src/app.js': 'v1\n' } as Record<string, string>;
+    delete expected['src/util.js'];
+    delete expected['gen/deep/out.txt'];
+    assert.deepEqual(treeOf(repo), expected);
+    assert.deepEqual(outcome.restored.sort(), ['src/app.js']);
+    assert.deepEqual(outcome.removed.sort(), ['gen/deep/out.txt', 'src/util.js']);
+    assert.ok(!fs.existsSync(path.join(repo, 'gen')), 'the folder the loop created went with its file');
+    // Nested repository: recorded as a link, never touched.
+    assert.equal(treeOf(repo)['vendor/lib/lib.js'], 'the agent was here\n');
+    // The loop's ignored build.log, the user's ignored and untracked files: not looked at.
+    assert.equal(treeOf(repo)['build.log'], 'ignored, the loop\n');
+    assert.equal(treeOf(repo)['debug.log'], 'ignored, mine\n');
+    assert.equal(treeOf(repo)['notes.txt'], 'my untracked notes\n');
+    assert.deepEqual(userGitState(repo), gitBefore, 'HEAD, branch, index and stash are untouched');
+    assert.equal(trees[1]!['src/app.js'], 'v1\n');
+
+    const undone = await undoRollback(request(repo, loop));
+    assert.equal(undone.result, 'undone', undone.message);
+    assert.deepEqual(treeOf(repo), afterLoop);
+    assert.deepEqual(userGitState(repo), gitBefore);
+
+    const again = await undoRollback(request(repo, loop));
+    assert.equal(again.result, 'nothing_to_roll_back');
+    assert.match(again.message, /already undone/);
+
+    const events = await readSidecarEvents(loop.sidecarDir);
+    const recorded = events.filter((event) => event.type === 'rollback' || event.type === 'rollback_undone');
+    assert.deepEqual(recorded.map((event) => event.type), ['rollback', 'rollback_undone']);
+  });
+
+  it('rolls back to before the first iteration: deleted, renamed and binary files come back byte for byte', async () => {
+    const { repo, loop, trees } = await sessionWithThreeIterations();
+    const outcome = await rollBack({ ...request(repo, loop), iteration: 1 });
+    assert.equal(outcome.result, 'rolled_back', outcome.message);
+    const now = treeOf(repo);
+    assert.equal(now['keep.txt'], 'keep\n');
+    assert.equal(now['old-name.txt'], 'rename me\n');
+    assert.equal(now['new-name.txt'], undefined);
+    assert.equal(now['logo.bin'], binaryOf(BINARY_BEFORE));
+    assert.equal(now['src/app.js'], 'v0\n');
+    // Everything the loop did not touch is as the user left it (the nested repo's work included).
+    const expected = { ...trees[0]!, 'build.log': 'ignored, the loop\n', 'vendor/lib/lib.js': 'the agent was here\n' };
+    assert.deepEqual(now, expected);
+  });
+
+  it('stops with a conflict and changes nothing when the user edited a file the rollback would overwrite; --force overwrites and undo brings it back', async () => {
+    const { repo, loop } = await sessionWithThreeIterations();
+    writeFile(repo, 'src/app.js', 'my own edit after the loop\n');
+    writeFile(repo, 'README.txt', 'a file of mine the loop never saw\n');
+    const edited = treeOf(repo);
+
+    const conflict = await rollBack({ ...request(repo, loop), iteration: 3 });
+    assert.equal(conflict.result, 'conflict');
+    assert.deepEqual(conflict.conflicts, ['src/app.js']);
+    assert.match(conflict.message, /src\/app\.js/);
+    assert.match(conflict.message, /--force/);
+    assert.deepEqual(treeOf(repo), edited, 'a conflict changes nothing');
+
+    const forced = await rollBack({ ...request(repo, loop, true), iteration: 3 });
+    assert.equal(forced.result, 'rolled_back', forced.message);
+    assert.deepEqual(forced.overwritten, ['src/app.js']);
+    assert.equal(treeOf(repo)['src/app.js'], 'v2\n');
+    assert.equal(treeOf(repo)['README.txt'], 'a file of mine the loop never saw\n');
+
+    const undone = await undoRollback(request(repo, loop));
+    assert.equal(undone.result, 'undone', undone.message);
+    assert.deepEqual(treeOf(repo), edited, 'the undo brings back the edit --force overwrote');
+  });
+
+  it('a file the user changed outside what the loop touched is no conflict and is kept', async () => {
+    const { repo, loop } = await sessionWithThreeIterations();
+    writeFile(repo, 'staged.txt', 'edited again after the loop\n');
+    const outcome = await rollBack({ ...request(repo, loop), iteration: 3 });
+    assert.equal(outcome.result, 'rolled_back', outcome.message);
+    assert.equal(treeOf(repo)['staged.txt'], 'edited again after the loop\n');
+    assert.equal(treeOf(repo)['src/app.js'], 'v2\n');
+  });
+
+  it('says nothing_to_roll_back when the files already are as they were, and rolls back further from an earlier rollback', async () => {
+    const { repo, loop, trees } = await sessionWithThreeIterations();
+    assert.equal((await rollBack({ ...request(repo, loop), iteration: 3 })).result, 'rolled_back');
+    const second = await rollBack({ ...request(repo, loop), iteration: 3 });
+    assert.equal(second.result, 'nothing_to_roll_back', second.message);
+    // From the rolled-back tree further back: no false conflicts from the first rollback.
+    const third = await rollBack({ ...request(repo, loop), iteration: 2 });
+    assert.equal(third.result, 'rolled_back', third.message);
+    assert.equal(third.rollback, 2);
+    assert.equal(treeOf(repo)['src/app.js'], trees[1]!['src/app.js']);
+    // Undo goes back one step: to the tree after the first rollback.
+    assert.equal((await undoRollback(request(repo, loop))).result, 'undone');
+    assert.equal(treeOf(repo)['src/app.js'], 'v2\n');
+  });
+
+  it('says snapshot_missing when the snapshots are gone, and rejects an iteration the session does not have', async () => {
+    const { repo, loop } = await sessionWithThreeIterations();
+    await assert.rejects(rollBack({ ...request(repo, loop), iteration: 9 }), /has no iteration 9/);
+    const repository = await openRepository(repo);
+    assert.ok((await listSessionRefs(repository, loop.summary.session_id)).size > 0);
+    await deleteSessionRefs(repository, loop.summary.session_id);
+    const before = treeOf(repo);
+    const outcome = await rollBack(request(repo, loop));
+    assert.equal(outcome.result, 'snapshot_missing');
+    assert.match(outcome.message, /No snapshots/);
+    assert.deepEqual(treeOf(repo), before);
+    assert.equal((await undoRollback(request(repo, loop))).result, 'nothing_to_roll_back');
+  });
+
+  it('works on a repository with no commit (unborn HEAD) and does not create one', async () => {
+    const repo = createRepo();
+    writeFile(repo, 'mine.txt', 'mine\n');
+    const loop = await runScriptedLoop(repo, { actor: [[{ write: { path: 'made.txt', content: 'made\n' } }, { write: { path: 'mine.txt', content: 'changed\n' } }]], critic: [[done()]] });
+    const outcome = await rollBack(request(repo, loop));
+    assert.equal(outcome.result, 'rolled_back', outcome.message);
+    assert.deepEqual(treeOf(repo), { 'mine.txt': 'mine\n' });
+    assert.throws(() => git(repo, 'rev-parse', '--verify', '--quiet', 'HEAD'));
+  });
+});
