@@ -5,9 +5,11 @@ import { ConfigError } from '../config/configFiles.js';
 import { GitNotInstalledError, MissingDirectoryError, NotAGitRepositoryError } from '../git/repository.js';
 import { endRunningLoopsNow } from '../loop/loopRunner.js';
 import { LoopAlreadyRunningError } from '../loop/repositoryLock.js';
+import { ResumeRefusedError } from '../resume/resumePlan.js';
 import { InvalidFilterError } from '../sessions/sessionFilter.js';
 import { AmbiguousSessionIdError, IterationNotFoundError, NotASessionError, SessionNotFoundError } from '../sessions/sessionStore.js';
 import { initCommand } from './initCommand.js';
+import { resumeCommand, type ResumeOptions } from './resumeCommand.js';
 import { rollbackCommand, type RollbackOptions } from './rollbackCommand.js';
 import { runCommand, EXIT_CODES, type RunOptions } from './runCommand.js';
 import { diffCommand, listCommand, showCommand, statsCommand, type ListOptions } from './sessionsCommand.js';
@@ -30,6 +32,7 @@ const EXPECTED_ERRORS = [
   AmbiguousSessionIdError,
   NotASessionError,
   IterationNotFoundError,
+  ResumeRefusedError,
 ];
 
 /** More iterations than anyone means; also keeps the number exact in JSON. */
@@ -104,6 +107,23 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
     setExitCode(await statsCommand(options));
   });
+
+  program
+    .command('resume <session>')
+    .description('carry on an interrupted, crashed or stopped session (an id, a unique prefix, or "latest")')
+    .option('--force', 'carry on even though the files differ from how the loop left them')
+    .addOption(agentOption('-a, --agent <agent>', 'agent for both roles (default: as recorded)'))
+    .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
+    .addOption(agentOption('--critic-agent <agent>', 'agent that reviews it'))
+    .option('-m, --model <model>', 'model for both roles')
+    .option('--actor-model <model>', "the actor's model")
+    .option('--critic-model <model>', "the critic's model")
+    .option('-n, --max-iterations <n>', 'the limit on the iteration number (0: no limit; default: as recorded)', iterationLimit)
+    .option('--json-output', 'print the outcome as one JSON object on stdout')
+    .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
+    .option('-q, --quiet', 'print nothing but errors while running')
+    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
+    .action(async (id: string, options: ResumeOptions) => setExitCode(await resumeCommand(id, options)));
 
   program
     .command('rollback <session>')

@@ -96,6 +96,32 @@ export async function runCommand(options: RunOptions): Promise<number> {
     return 0;
   }
 
+  return driveLoop(options, (signal, onEvent) =>
+    runLoop({
+      prompt,
+      workingDir: prepared.workingDir,
+      repository: prepared.repository,
+      actor: prepared.actor,
+      critic: prepared.critic,
+      maxIterations: prepared.settings.maxIterations,
+      sessionsDirectory: sessionsDir(),
+      sidecarDirectory: (sessionId) => sidecarDir(sessionId),
+      signal,
+      onEvent,
+    }),
+  );
+}
+
+/**
+ * Runs a loop from the terminal: Ctrl+C (and SIGTERM, SIGHUP, SIGQUIT) interrupts
+ * it, a second one quits at once; progress goes to stderr, and to stdout either one
+ * JSON object (--json-output) or every run event (--events ndjson). Shared by `run`
+ * and `resume`.
+ */
+export async function driveLoop(
+  options: Pick<RunOptions, 'jsonOutput' | 'events' | 'quiet'>,
+  start: (signal: AbortSignal, onEvent: (event: RunEvent) => void) => Promise<RunSummary>,
+): Promise<number> {
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -130,18 +156,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
 
   let summary: RunSummary;
   try {
-    summary = await runLoop({
-      prompt,
-      workingDir: prepared.workingDir,
-      repository: prepared.repository,
-      actor: prepared.actor,
-      critic: prepared.critic,
-      maxIterations: prepared.settings.maxIterations,
-      sessionsDirectory: sessionsDir(),
-      sidecarDirectory: (sessionId) => sidecarDir(sessionId),
-      signal: controller.signal,
-      onEvent,
-    });
+    summary = await start(controller.signal, onEvent);
   } catch (error) {
     // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
     if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
@@ -177,7 +192,7 @@ export function editorSettingsLayer(json: string): ConfigLayer {
 }
 
 /** The --json-output object for a run that never started: no session was written. */
-function notStarted(error: string) {
+export function notStarted(error: string) {
   return { status: 'failed', iterations: 0, summary: null, confidence: null, error, total_duration_secs: 0, session_id: null, session_file: null };
 }
 

@@ -55,6 +55,11 @@ export async function takeSnapshot(repository: Repository, message: string, refs
   try {
     try {
       fs.copyFileSync(repository.indexFile, temporaryIndex);
+      // The copy keeps the index's time: git's "racily clean" check compares each file's
+      // time with it, and a newer copy would make git trust the stat of a file rewritten
+      // with the same size in the same second, and miss the change.
+      const { atime, mtime } = fs.statSync(repository.indexFile);
+      fs.utimesSync(temporaryIndex, atime, mtime);
     } catch (error) {
       // No index yet (fresh `git init`): git builds one from scratch.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
@@ -179,4 +184,30 @@ export async function deleteSessionRefs(repository: Repository, sessionId: strin
   const git = gitClient(repository.root);
   for (const ref of refs.keys()) await git.raw(['update-ref', '-d', ref]);
   return refs.size;
+}
+
+/**
+ * The tree codeloops last left for a session: its `head` ref, or for sessions
+ * recorded before that ref existed, the latest iteration's post (or pre) snapshot.
+ */
+export async function lastTree(repository: Repository, sessionId: string, refs?: Map<string, string>, iterations?: number[]): Promise<Snapshot | undefined> {
+  refs ??= await listSessionRefs(repository, sessionId);
+  if (refs.has(sessionHeadRef(sessionId))) return readSnapshot(repository, sessionHeadRef(sessionId));
+  const last = (iterations ?? snapshotIterations(refs, sessionId)).at(-1);
+  if (last === undefined) return undefined;
+  for (const label of ['post', 'pre'] as const) {
+    if (refs.has(snapshotRef(sessionId, last, label))) return readSnapshot(repository, snapshotRef(sessionId, last, label));
+  }
+  return undefined;
+}
+
+/** Iterations that have a `pre` snapshot, ascending. */
+export function snapshotIterations(refs: ReadonlyMap<string, string>, sessionId: string): number[] {
+  const prefix = `${SNAPSHOT_REF_ROOT}/${sessionId}/`;
+  const numbers: number[] = [];
+  for (const ref of refs.keys()) {
+    const match = /^(\d+)\/pre$/.exec(ref.slice(prefix.length));
+    if (ref.startsWith(prefix) && match) numbers.push(Number(match[1]));
+  }
+  return numbers.sort((a, b) => a - b);
 }

@@ -34,6 +34,24 @@ export interface LoopRequest {
   sidecarDirectory: (sessionId: string) => string;
   signal: AbortSignal;
   onEvent?: RunEventListener;
+  /** Carry on an earlier session instead of starting afresh (`codeloops resume`). */
+  continuation?: Continuation;
+}
+
+/** What a resumed run takes over from the session it carries on; see `resume/resumePlan.ts`. */
+export interface Continuation {
+  /** The session carried on. */
+  sessionId: string;
+  /** Its file, when it has no `session_end`: the run appends to it. Otherwise a new linked session is started. */
+  appendTo: string | null;
+  /** The critic's verdicts so far, oldest first: the actor is told the latest and the rest in brief. */
+  history: FeedbackRecord[];
+  /** The last iteration recorded; the run goes on with the next number. */
+  lastIteration: number;
+  /** The actor's own agent session to resume on the first iteration, where its CLI can. */
+  actorSession: { id: string; costAlreadyCounted: number } | null;
+  /** The snapshot from before the first iteration of the whole task, for "changed since the start". */
+  taskStart: Snapshot | null;
 }
 
 /** Ends the loop with `failed`: something no further iteration can fix. */
@@ -70,20 +88,24 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   // Locked before the session file exists: a refused run leaves nothing behind.
   const lock = acquireRepositoryLock(request.repository);
   let writer: SessionWriter;
+  const continuation = request.continuation;
   try {
-    writer = SessionWriter.create(
-      request.sessionsDirectory,
-      {
-        prompt: request.prompt,
-        workingDir: request.workingDir,
-        actorAgent: request.actor.launch.adapter.displayName,
-        criticAgent: request.critic.launch.adapter.displayName,
-        actorModel: request.actor.model,
-        criticModel: request.critic.model,
-        maxIterations: request.maxIterations,
-      },
-      new Date(),
-    );
+    writer = continuation?.appendTo
+      ? SessionWriter.reopen(continuation.appendTo)
+      : SessionWriter.create(
+          request.sessionsDirectory,
+          {
+            prompt: request.prompt,
+            workingDir: request.workingDir,
+            actorAgent: request.actor.launch.adapter.displayName,
+            criticAgent: request.critic.launch.adapter.displayName,
+            actorModel: request.actor.model,
+            criticModel: request.critic.model,
+            maxIterations: request.maxIterations,
+            ...(continuation ? { resumedFrom: { sessionId: continuation.sessionId, afterIteration: continuation.lastIteration } } : {}),
+          },
+          new Date(),
+        );
   } catch (error) {
     lock.release();
     throw error;
@@ -115,6 +137,12 @@ class LoopRun {
     private readonly lock: RepositoryLock,
   ) {
     this.sessionId = writer.sessionId;
+    const continuation = request.continuation;
+    if (continuation) {
+      this.history.push(...continuation.history);
+      this.completedIterations = continuation.lastIteration;
+      this.loopStart = continuation.taskStart ?? undefined;
+    }
     try {
       this.sidecar = SidecarRecorder.open(request.sidecarDirectory(this.sessionId));
     } catch (error) {
@@ -136,6 +164,7 @@ class LoopRun {
       actor_model: request.actor.model,
       critic_model: request.critic.model,
       max_iterations: request.maxIterations,
+      ...(request.continuation ? { resumed_from: request.continuation.sessionId, first_iteration: request.continuation.lastIteration + 1 } : {}),
     });
     let end: EndState;
     try {
@@ -152,7 +181,7 @@ class LoopRun {
 
   private async iterate(): Promise<EndState> {
     const { request } = this;
-    for (let iteration = 1; ; iteration++) {
+    for (let iteration = (request.continuation?.lastIteration ?? 0) + 1; ; iteration++) {
       if (request.signal.aborted) return interrupted();
       if (request.maxIterations !== null && iteration > request.maxIterations) {
         return { status: 'max_iterations_reached', summary: null, confidence: null, error: null };
@@ -173,11 +202,14 @@ class LoopRun {
     this.loopStart ??= pre;
 
     const prompt = this.history.length === 0 ? request.prompt : buildContinuationPrompt(request.prompt, this.history, iteration);
+    // A resumed run's first actor picks up its own agent session, context and all.
+    const agentSession = iteration === (request.continuation?.lastIteration ?? 0) + 1 && request.actor.launch.adapter.canResume ? request.continuation?.actorSession : null;
     this.emit({ type: 'phase', iteration, phase: 'actor', status: 'started' });
     const actor = await runAgent(
       request.actor.launch,
-      { role: 'actor', prompt, model: request.actor.model, resumeSessionId: null },
+      { role: 'actor', prompt, model: request.actor.model, resumeSessionId: agentSession?.id ?? null },
       {
+        costAlreadyCounted: agentSession?.costAlreadyCounted,
         signal: request.signal,
         onEvent: (event: AgentEvent) => this.emit({ type: 'agent_event', iteration, role: 'actor', event }),
         rawStdoutPath: this.sidecar?.rawStdoutPath(iteration, 'actor'),

@@ -2,11 +2,13 @@ import { z } from 'zod';
 import { openRepository, type Repository } from '../git/repository.js';
 import { restorePaths } from '../git/restore.js';
 import {
+  lastTree,
   listSessionRefs,
   pointRef,
   readSnapshot,
   rollbackRef,
   sessionHeadRef,
+  snapshotIterations,
   snapshotRef,
   takeSnapshot,
   type Snapshot,
@@ -199,32 +201,6 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
   } finally {
     lock.release();
   }
-}
-
-/**
- * The tree codeloops last left for a session: its `head` ref, or for sessions
- * recorded before that ref existed, the latest iteration's post (or pre) snapshot.
- */
-export async function lastTree(repository: Repository, sessionId: string, refs?: Map<string, string>, iterations?: number[]): Promise<Snapshot | undefined> {
-  refs ??= await listSessionRefs(repository, sessionId);
-  if (refs.has(sessionHeadRef(sessionId))) return readSnapshot(repository, sessionHeadRef(sessionId));
-  const last = (iterations ?? snapshotIterations(refs, sessionId)).at(-1);
-  if (last === undefined) return undefined;
-  for (const label of ['post', 'pre'] as const) {
-    if (refs.has(snapshotRef(sessionId, last, label))) return readSnapshot(repository, snapshotRef(sessionId, last, label));
-  }
-  return undefined;
-}
-
-/** Iterations that have a `pre` snapshot, ascending. */
-export function snapshotIterations(refs: ReadonlyMap<string, string>, sessionId: string): number[] {
-  const prefix = `refs/codeloops/${sessionId}/`;
-  const numbers: number[] = [];
-  for (const ref of refs.keys()) {
-    const match = /^(\d+)\/pre$/.exec(ref.slice(prefix.length));
-    if (ref.startsWith(prefix) && match) numbers.push(Number(match[1]));
-  }
-  return numbers.sort((a, b) => a - b);
 }
 
 interface MoveLists {

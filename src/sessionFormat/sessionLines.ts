@@ -46,6 +46,8 @@ export const sessionStartLineSchema = z.looseObject({
   max_iterations: count.nullable(),
   /** Extra field: the session this one continues (see `codeloops resume`). */
   resumed_from: z.string().optional(),
+  /** Extra field: the last iteration of the session it continues; this one's iterations carry on the numbering from there. */
+  resumed_after_iteration: z.number().int().nonnegative().optional(),
 });
 
 export const iterationLineSchema = z.looseObject({

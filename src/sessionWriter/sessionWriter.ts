@@ -13,7 +13,8 @@ export interface SessionStartFields {
   actorModel: string | null;
   criticModel: string | null;
   maxIterations: number | null;
-  resumedFrom?: string;
+  /** Set when this session carries on another one (see `codeloops resume`). */
+  resumedFrom?: { sessionId: string; afterIteration: number };
 }
 
 export interface IterationFields {
@@ -80,7 +81,7 @@ export class SessionWriter {
     }
   }
 
-  /** Reopens a session that has no `session_end` yet, to carry it on. */
+  /** Reopens a session that has no `session_end` yet, to carry it on (a torn last line is cut off first). */
   static reopen(filePath: string): SessionWriter {
     const sessionId = path.basename(filePath, '.jsonl');
     return new SessionWriter(sessionId, AppendOnlyFile.openForAppend(filePath));
@@ -97,7 +98,7 @@ export class SessionWriter {
       actor_model: fields.actorModel,
       critic_model: fields.criticModel,
       max_iterations: fields.maxIterations,
-      ...(fields.resumedFrom ? { resumed_from: fields.resumedFrom } : {}),
+      ...(fields.resumedFrom ? { resumed_from: fields.resumedFrom.sessionId, resumed_after_iteration: fields.resumedFrom.afterIteration } : {}),
     });
     this.file.sync();
   }

@@ -56,7 +56,8 @@ describe('the loop with scripted agents', () => {
     assert.match(review, /<decision>/);
 
     const refs = await listSessionRefs(await openRepository(repo), summary.session_id);
-    assert.deepEqual([...refs.keys()].sort(), ['1/post', '1/pre', '2/post', '2/pre'].map((suffix) => `refs/codeloops/${summary.session_id}/${suffix}`));
+    assert.deepEqual([...refs.keys()].sort(), ['1/post', '1/pre', '2/post', '2/pre', 'head'].map((suffix) => `refs/codeloops/${summary.session_id}/${suffix}`));
+    assert.equal(refs.get(`refs/codeloops/${summary.session_id}/head`), refs.get(`refs/codeloops/${summary.session_id}/2/post`), 'head is the last tree the loop left');
     assert.equal(git(repo, 'rev-list', '--count', 'HEAD').trim(), '1', 'no commit on the user branch');
 
     // Events: valid, in order, and the same in the sidecar record.

@@ -6,7 +6,7 @@ import path from 'node:path';
  * Checks a session file against the documented format, line by line, as strictly as
  * the documentation reads: every documented field present with its documented type,
  * `critic_decision` exactly DONE/CONTINUE/ERROR, `feedback` null exactly for DONE,
- * iterations numbered from 1, `session_start` first and `session_end` (if any) last,
+ * iterations numbered from 1 (or on from `resumed_after_iteration`), `session_start` first and `session_end` (if any) last,
  * the file name `<timestamp>_<6 hex of sha256(prompt)>.jsonl`. Extra fields are allowed.
  */
 export function assertValidSessionFile(filePath: string): { lines: Record<string, unknown>[] } {
@@ -42,7 +42,12 @@ export function assertValidSessionFile(filePath: string): { lines: Record<string
   const { createHash } = require('node:crypto') as typeof import('node:crypto');
   assert.equal(name.slice(21, 27), createHash('sha256').update(start.prompt as string).digest('hex').slice(0, 6), 'hash of the prompt');
 
-  let expectedIteration = 1;
+  // A resumed session (`resumed_from`) carries on the numbering of the one it continues.
+  if (start.resumed_from !== undefined) {
+    assert.equal(typeof start.resumed_from, 'string', 'resumed_from is a session id');
+    integer(start.resumed_after_iteration, 'resumed_after_iteration');
+  }
+  let expectedIteration = start.resumed_from === undefined ? 1 : (start.resumed_after_iteration as number) + 1;
   lines.slice(1).forEach((line, offset) => {
     const where = `line ${offset + 2}`;
     if (line.type === 'iteration') {
@@ -61,7 +66,7 @@ export function assertValidSessionFile(filePath: string): { lines: Record<string
       assert.equal(offset + 2, lines.length, 'session_end is the last line');
       assert.ok(['success', 'failed', 'interrupted', 'max_iterations_reached'].includes(line.outcome as string), `${where}.outcome`);
       integer(line.iterations, `${where}.iterations`);
-      assert.equal(line.iterations, expectedIteration - 1, 'session_end.iterations counts the iteration lines');
+      assert.equal(line.iterations, expectedIteration - 1, 'session_end.iterations is the last iteration number (the count, unless resumed)');
       nullableString(line.summary, `${where}.summary`);
       assert.ok(line.confidence === null || typeof line.confidence === 'number', `${where}.confidence`);
       for (const key of ['summary', 'confidence']) assert.ok(key in line, `session_end has ${key}`);

@@ -1,0 +1,172 @@
+import { agentKindFromDisplayName, type AgentKind } from '../agents/agentKinds.js';
+import type { CriticDecision } from '../critic/criticDecision.js';
+import { openRepository, type Repository } from '../git/repository.js';
+import { lastTree, readSnapshot, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
+import { diffSnapshots, type FileChange } from '../git/treeDiff.js';
+import type { FeedbackRecord } from '../loop/actorPrompt.js';
+import type { Continuation } from '../loop/loopRunner.js';
+import type { RunEvent } from '../loop/runEvents.js';
+import type { IterationLine } from '../sessionFormat/sessionLines.js';
+import { readSidecarEvents } from '../sessions/sidecarReader.js';
+import type { Session, SessionStore } from '../sessions/sessionStore.js';
+
+/**
+ * How `codeloops resume` carries a session on. A session without `session_end`
+ * (interrupted hard: kill -9, a crash, the machine off) goes on in the same file;
+ * a session that ended (interrupted, failed, out of iterations) goes on in a new
+ * session linked by `resumed_from`, so that no line ever follows a `session_end`.
+ * Either way the iteration numbers carry on, the actor gets the critic's last
+ * feedback, and its own agent session is resumed where its CLI can.
+ */
+
+export class ResumeRefusedError extends Error {
+  override name = 'ResumeRefusedError';
+}
+
+export interface ResumePlan {
+  session: Session;
+  repository: Repository;
+  continuation: Continuation;
+  /** The agents and models the session ran with, as kinds the runner knows (undefined: unknown name, config decides). */
+  recorded: { actorAgent?: AgentKind; criticAgent?: AgentKind; actorModel: string | null; criticModel: string | null; maxIterations: number | null };
+  /** What differs between the work tree and the tree codeloops last left (empty, or overridden by `force`). */
+  treeChanges: FileChange[];
+  warnings: string[];
+}
+
+export interface ResumeRequest {
+  store: SessionStore;
+  sidecarDirOf: (sessionId: string) => string;
+  sessionId: string;
+  /** Resume even though the tree differs from the last snapshot (or cannot be compared). */
+  force: boolean;
+}
+
+/** Sessions followed back through `resumed_from` at most; a longer chain is a loop in the links. */
+const MAX_CHAIN = 1000;
+
+export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
+  const session = await request.store.load(request.sessionId);
+  if (session.end?.outcome === 'success') {
+    throw new ResumeRefusedError(`Session ${session.id} already finished with success; there is nothing to resume. Start a new run for more work.`);
+  }
+  const warnings: string[] = [];
+  const chain = await loadChain(request.store, session, warnings);
+  const iterations = iterationsOf(chain);
+  const lastIteration = iterations.at(-1)?.iteration_number ?? 0;
+
+  const repository = await openRepository(session.start.working_dir);
+  const events = new Map<string, RunEvent[]>();
+  for (const link of chain) events.set(link.id, await readSidecarEvents(request.sidecarDirOf(link.id)));
+  // A run stopped before its first snapshot changed nothing: there is nothing to compare.
+  const snapshotsTaken = iterations.length > 0 || [...events.values()].some((list) => list.some((event) => event.type === 'snapshot'));
+  const treeChanges = snapshotsTaken ? await changesSinceLastTree(repository, chain, request.force, warnings) : [];
+
+  return {
+    session,
+    repository,
+    continuation: {
+      sessionId: session.id,
+      appendTo: session.end ? null : session.filePath,
+      history: iterations.map(feedbackRecord),
+      lastIteration,
+      actorSession: actorSessionOf(chain, events),
+      taskStart: await taskStart(repository, chain),
+    },
+    recorded: {
+      actorAgent: agentKindFromDisplayName(session.start.actor_agent),
+      criticAgent: agentKindFromDisplayName(session.start.critic_agent),
+      actorModel: session.start.actor_model,
+      criticModel: session.start.critic_model,
+      maxIterations: session.start.max_iterations,
+    },
+    treeChanges,
+    warnings,
+  };
+}
+
+/** The session and those it carries on, oldest first. */
+async function loadChain(store: SessionStore, session: Session, warnings: string[]): Promise<Session[]> {
+  const chain = [session];
+  const seen = new Set([session.id]);
+  for (let current = session; current.start.resumed_from && chain.length < MAX_CHAIN; ) {
+    const previous = current.start.resumed_from;
+    if (seen.has(previous)) break;
+    try {
+      current = await store.load(previous);
+    } catch (error) {
+      warnings.push(`the earlier session ${previous} this one carries on cannot be read (${(error as Error).message}); its feedback is left out`);
+      break;
+    }
+    seen.add(previous);
+    chain.unshift(current);
+  }
+  return chain;
+}
+
+/** Every recorded iteration of the chain in order; a number recorded twice keeps the later record. */
+function iterationsOf(chain: readonly Session[]): IterationLine[] {
+  const byNumber = new Map<number, IterationLine>();
+  for (const link of chain) for (const iteration of link.iterations) byNumber.set(iteration.iteration_number, iteration);
+  return [...byNumber.values()].sort((a, b) => a.iteration_number - b.iteration_number);
+}
+
+function feedbackRecord(line: IterationLine): FeedbackRecord {
+  const feedback = line.feedback ?? '';
+  let decision: CriticDecision;
+  if (line.critic_decision === 'CONTINUE') decision = { kind: 'CONTINUE', feedback, remainingIssues: line.remaining_issues ?? [] };
+  else if (line.critic_decision === 'ERROR') decision = { kind: 'ERROR', description: feedback, recovery: '' };
+  else decision = { kind: 'DONE', summary: feedback, confidence: null };
+  return { iteration: line.iteration_number, decision };
+}
+
+/**
+ * Compares the work tree with the tree codeloops last left for the newest session of
+ * the chain that has snapshots. Nothing is restored: a difference is reported and
+ * the user decides (`--force` carries on with the tree as it is).
+ */
+async function changesSinceLastTree(repository: Repository, chain: readonly Session[], force: boolean, warnings: string[]): Promise<FileChange[]> {
+  let last: Snapshot | undefined;
+  for (const link of [...chain].reverse()) {
+    last = await lastTree(repository, link.id);
+    if (last) break;
+  }
+  if (!last) {
+    if (!force) {
+      throw new ResumeRefusedError(
+        `Session ${chain.at(-1)!.id} has no snapshots in ${repository.root} (deleted, another clone, or recorded by another runner), ` +
+          `so codeloops cannot check that the files are as the loop left them. Run again with --force to carry on with the files as they are.`,
+      );
+    }
+    warnings.push('no snapshot to compare the files with; carrying on with them as they are');
+    return [];
+  }
+  const current = await takeSnapshot(repository, 'codeloops resume check');
+  const { files } = await diffSnapshots(repository, last.commit, current.commit, 0);
+  if (files.length > 0 && !force) {
+    const listed = files.slice(0, 20).map((file) => `  ${file.status} ${file.oldPath ? `${file.oldPath} → ` : ''}${file.path}`);
+    if (files.length > 20) listed.push(`  … and ${files.length - 20} more`);
+    throw new ResumeRefusedError(
+      `The files differ from how the loop left them (${files.length} changed since its last snapshot):\n${listed.join('\n')}\n` +
+        `Nothing was changed. Keep them and carry on with --force, or put the loop's files back first (codeloops rollback, or your own git commands).`,
+    );
+  }
+  if (files.length > 0) warnings.push(`carrying on with ${files.length} file${files.length === 1 ? '' : 's'} changed since the loop's last snapshot (--force)`);
+  return files;
+}
+
+/** The actor's last agent session and what it has cost so far, from the sidecar records. */
+function actorSessionOf(chain: readonly Session[], events: ReadonlyMap<string, RunEvent[]>): Continuation['actorSession'] {
+  const finished = chain.flatMap((link) => events.get(link.id) ?? []).filter((event): event is Extract<RunEvent, { type: 'agent_finished' }> => event.type === 'agent_finished' && event.role === 'actor');
+  const id = finished.findLast((event) => event.agent_session_id)?.agent_session_id;
+  if (!id) return null;
+  const costAlreadyCounted = finished.filter((event) => event.agent_session_id === id).reduce((sum, event) => sum + (event.usage?.costUsd ?? 0), 0);
+  return { id, costAlreadyCounted };
+}
+
+/** The snapshot from before the task's first iteration, from the oldest session of the chain. */
+async function taskStart(repository: Repository, chain: readonly Session[]): Promise<Snapshot | null> {
+  const first = chain[0]!;
+  const firstIteration = first.start.resumed_after_iteration === undefined ? 1 : first.start.resumed_after_iteration + 1;
+  return (await readSnapshot(repository, snapshotRef(first.id, firstIteration, 'pre'))) ?? null;
+}

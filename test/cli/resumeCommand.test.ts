@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runEventSchema, type RunEvent } from '../../src/loop/runEvents.js';
+import { SessionStore } from '../../src/sessions/sessionStore.js';
+import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
+import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { readJsonLines } from '../support/scriptedLoop.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { createRepo, git, isolateHome, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+
+function setup(script: AgentScript) {
+  const home = isolateHome();
+  home.restore(); // only children use it
+  const agent = scriptedAgent(script);
+  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
+  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent));
+  const repo = createRepo({ files: { 'README.md': '# project\n' } });
+  return { home, agent, repo, env: home.env };
+}
+
+/** Waits until the scripted role has been started this many times (the agent itself counts its calls). */
+async function untilCalled(agent: ReturnType<typeof scriptedAgent>, role: 'actor' | 'critic', calls: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (agent.calls(role) < calls) {
+    if (Date.now() > deadline) throw new Error(`the ${role} was never started ${calls} times`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function sessionFiles(sessionsDir: string): string[] {
+  return fs.existsSync(sessionsDir) ? fs.readdirSync(sessionsDir).sort().map((name) => path.join(sessionsDir, name)) : [];
+}
+
+/** Every iteration line of the files, in file order, as [file index, iteration number]. */
+function iterationNumbers(files: readonly string[]): number[] {
+  return files.flatMap((file) => readJsonLines(file).filter((line) => line.type === 'iteration').map((line) => line.iteration_number as number));
+}
+
+/**
+ * Each actor call writes the same file (so any order of kills and resumes ends in
+ * the same tree) and takes a moment, so that kills land while it works; the first
+ * review asks for more, every later one is satisfied.
+ */
+const TWO_ITERATIONS: AgentScript = {
+  actor: [[{ print: 'working' }, { sleep: 300 }, { write: { path: 'work.txt', content: 'done\n' } }, { print: 'wrote work.txt' }]],
+  critic: [[{ sleep: 150 }, carryOn('check it again')], [done('work.txt is written', 0.9)]],
+};
+
+/** Points of a loop's life, as seen in its event stream, at which the runner is killed. */
+const KILL_POINTS: Array<{ name: string; at: (event: RunEvent) => boolean }> = [
+  { name: 'just started', at: (event) => event.type === 'run_started' },
+  { name: 'after the first pre snapshot', at: (event) => event.type === 'snapshot' && event.iteration === 1 && event.label === 'pre' },
+  { name: 'while the actor works', at: (event) => event.type === 'agent_event' && event.iteration === 1 && event.role === 'actor' },
+  { name: 'right after the actor', at: (event) => event.type === 'agent_finished' && event.role === 'actor' && event.iteration === 1 },
+  { name: 'after the post snapshot', at: (event) => event.type === 'snapshot' && event.iteration === 1 && event.label === 'post' },
+  { name: 'after the diff', at: (event) => event.type === 'diff_captured' && event.iteration === 1 },
+  { name: 'while the critic reviews', at: (event) => event.type === 'phase' && event.phase === 'critic' && event.status === 'started' && event.iteration === 1 },
+  { name: 'after the verdict', at: (event) => event.type === 'critic_decision' && event.iteration === 1 },
+  { name: 'after the first iteration', at: (event) => event.type === 'iteration_finished' && event.iteration === 1 },
+  { name: 'as the second iteration starts', at: (event) => event.type === 'iteration_started' && event.iteration === 2 },
+  { name: 'while the second actor works', at: (event) => event.type === 'agent_event' && event.iteration === 2 && event.role === 'actor' },
+  { name: 'as the run finishes', at: (event) => event.type === 'critic_decision' && event.iteration === 2 },
+];
+
+/** Runs the loop and SIGKILLs the runner at the first event matching the point. */
+async function runAndKill(repo: string, env: Record<string, string>, at: (event: RunEvent) => boolean): Promise<CliResult> {
+  const run = startCli(['-p', 'write work.txt', '--events', 'ndjson'], { cwd: repo, env });
+  let buffered = '';
+  run.child.stdout!.on('data', (chunk: string) => {
+    buffered += chunk;
+    let newline;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      const event = runEventSchema.parse(JSON.parse(line));
+      if (at(event)) run.child.kill('SIGKILL');
+    }
+  });
+  return run.done;
+}
+
+describe('codeloops resume (the built CLI)', function () {
+  this.timeout(120_000);
+  after(removeTempDirs);
+
+  it('after SIGKILL at any point of a loop, every reader accepts the files and resume carries the session on to the end', async () => {
+    const report: string[] = [];
+    for (const point of KILL_POINTS) {
+      const { repo, env, home } = setup(TWO_ITERATIONS);
+      const killed = await runAndKill(repo, env, point.at);
+      if (killed.signal !== 'SIGKILL') {
+        // The loop ended before the kill landed (the last point can race the end): nothing to resume then.
+        assert.equal(killed.code, 0, `${point.name}: ${killed.stderr}`);
+        report.push(`${point.name}: finished first`);
+        continue;
+      }
+      // A killed runner's agent may still be finishing its step; let it, as a user would.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const [crashed] = sessionFiles(home.sessionsDir);
+      assert.ok(crashed, `${point.name}: the session file exists`);
+      assertValidSessionFile(crashed);
+      const store = new SessionStore(home.sessionsDir);
+      const listed = await store.list();
+      assert.equal(listed.length, 1, point.name);
+      assert.equal(listed[0]!.outcome, null, `${point.name}: listed as not ended`);
+      const loaded = await store.load(listed[0]!.id);
+      assert.deepEqual(loaded.warnings, [], point.name);
+      const show = await runCli(['sessions', 'show', 'latest', '--json'], { cwd: repo, env });
+      assert.equal(show.code, 0, `${point.name}: sessions show reads it: ${show.stderr}`);
+
+      let resumed = await runCli(['resume', 'latest', '--json-output'], { cwd: repo, env });
+      let forced = false;
+      if (resumed.code !== 0 && /differ from how the loop left them/.test(resumed.stderr)) {
+        // Killed between an edit and its snapshot: resume says what differs and changes nothing.
+        assert.match(resumed.stderr, /work\.txt/, point.name);
+        assert.equal(JSON.parse(resumed.stdout).status, 'failed');
+        forced = true;
+        resumed = await runCli(['resume', 'latest', '--json-output', '--force'], { cwd: repo, env });
+      }
+      assert.equal(resumed.code, 0, `${point.name}: ${resumed.stderr}`);
+      const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string; iterations: number };
+      assert.equal(outcome.status, 'success', point.name);
+      assert.equal(outcome.session_id, listed[0]!.id, `${point.name}: a session without session_end goes on in the same file`);
+      const files = sessionFiles(home.sessionsDir);
+      assert.equal(files.length, 1, point.name);
+      assertValidSessionFile(files[0]!);
+      const numbers = iterationNumbers(files);
+      assert.deepEqual(numbers, numbers.map((_, index) => index + 1), `${point.name}: iterations carry on 1, 2, …`);
+      assert.equal(outcome.iterations, numbers.length, point.name);
+      assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'work.txt': 'done\n' }, point.name);
+      report.push(`${point.name}: resumed${forced ? ' with --force' : ''} after ${loaded.iterations.length} recorded iteration(s)`);
+    }
+    // Most points must really have been a crash, or the test proves little.
+    assert.ok(report.filter((line) => line.includes('resumed')).length >= KILL_POINTS.length - 1, report.join('\n'));
+  });
+
+  it('an interrupted session goes on in a new session linked by resumed_from, with the critic feedback and the numbering carried on', async () => {
+    const { repo, env, home, agent } = setup({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
+      critic: [[carryOn('now write b.txt', ['b.txt is missing'])], [done('both files', 0.95)]],
+    });
+    const first = startCli(['-p', 'write a and b'], { cwd: repo, env });
+    await untilCalled(agent, 'actor', 2);
+    first.child.kill('SIGINT');
+    const interrupted = await first.done;
+    assert.equal(interrupted.code, 130, interrupted.stderr);
+
+    const resumed = await runCli(['resume', 'latest', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /Resuming session .* at iteration 2, in a new session linked to it/);
+    const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string; iterations: number };
+    assert.equal(outcome.status, 'success');
+    assert.equal(outcome.iterations, 2);
+    const [older, newer] = sessionFiles(home.sessionsDir);
+    assert.ok(older && newer);
+    assertValidSessionFile(older);
+    const { lines } = assertValidSessionFile(newer);
+    assert.equal(lines[0]!.resumed_from, path.basename(older, '.jsonl'));
+    assert.equal(lines[0]!.resumed_after_iteration, 1);
+    assert.equal(lines[0]!.prompt, 'write a and b');
+    assert.deepEqual(iterationNumbers([newer]), [2]);
+    assert.equal(readJsonLines(older).at(-1)!.outcome, 'interrupted', 'the interrupted session is left as it was');
+    // The resumed actor was told the last verdict and its remaining issues.
+    const prompt = agent.prompt('actor', 3);
+    assert.match(prompt, /iteration 2/);
+    assert.match(prompt, /now write b\.txt/);
+    assert.match(prompt, /b\.txt is missing/);
+    assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'a.txt': 'a\n', 'b.txt': 'b\n' });
+
+    const again = await runCli(['resume', 'latest'], { cwd: repo, env });
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /already finished with success; there is nothing to resume/);
+  });
+
+  it('refuses to resume over files changed since the loop, says which, and changes nothing; checks the iteration limit before starting', async () => {
+    const { repo, env, agent } = setup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]], critic: [[carryOn('again')]] });
+    const first = startCli(['-p', 'write a'], { cwd: repo, env });
+    await untilCalled(agent, 'actor', 2);
+    first.child.kill('SIGINT');
+    assert.equal((await first.done).code, 130);
+    writeFile(repo, 'a.txt', 'edited by me\n');
+    writeFile(repo, 'mine.txt', 'new\n');
+    const before = treeOf(repo);
+    const refused = await runCli(['resume', 'latest', '-n', '3'], { cwd: repo, env });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /2 changed since its last snapshot/);
+    assert.match(refused.stderr, /modified a\.txt/);
+    assert.match(refused.stderr, /added mine\.txt/);
+    assert.match(refused.stderr, /--force/);
+    assert.deepEqual(treeOf(repo), before);
+
+    const limit = await runCli(['resume', 'latest', '--force', '-n', '1'], { cwd: repo, env });
+    assert.equal(limit.code, 2);
+    assert.match(limit.stderr, /used its 1 iteration; the next would be iteration 2. Allow more with -n/);
+  });
+
+  it('refuses a session whose snapshots are gone unless --force, and a folder that is no longer a repository', async () => {
+    const { repo, env, agent } = setup({ actor: [[{ hang: true }]], critic: [[done()]] });
+    const first = startCli(['-p', 'hang'], { cwd: repo, env });
+    await untilCalled(agent, 'actor', 1);
+    first.child.kill('SIGINT');
+    assert.equal((await first.done).code, 130);
+    for (const ref of git(repo, 'for-each-ref', '--format=%(refname)', 'refs/codeloops/').split('\n').filter(Boolean)) git(repo, 'update-ref', '-d', ref);
+    const unchecked = await runCli(['resume', 'latest'], { cwd: repo, env });
+    assert.equal(unchecked.code, 2);
+    assert.match(unchecked.stderr, /has no snapshots in .* cannot check that the files are as the loop left them. Run again with --force/);
+    fs.rmSync(path.join(repo, '.git'), { recursive: true, force: true });
+    const result = await runCli(['resume', 'latest'], { cwd: repo, env });
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /is not inside a git repository/);
+  });
+});
