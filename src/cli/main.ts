@@ -9,6 +9,7 @@ import { ResumeRefusedError } from '../resume/resumePlan.js';
 import { InvalidFilterError } from '../sessions/sessionFilter.js';
 import { AmbiguousSessionIdError, IterationNotFoundError, NotASessionError, SessionNotFoundError } from '../sessions/sessionStore.js';
 import { initCommand } from './initCommand.js';
+import { replayCommand } from './replayCommand.js';
 import { resumeCommand, type ResumeOptions } from './resumeCommand.js';
 import { rollbackCommand, type RollbackOptions } from './rollbackCommand.js';
 import { runCommand, EXIT_CODES, type RunOptions } from './runCommand.js';
@@ -104,6 +105,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description("print a session's recorded diff")
     .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
     .action(async (id: string, options: { iteration?: number }) => setExitCode(await diffCommand(id, options)));
+  sessions
+    .command('replay <id>')
+    .description("a session's timeline: phases, tool calls, usage, diffs, verdicts, interruptions, rollbacks, resumes")
+    .option('--json', 'one JSON entry a line (a stable, documented schema)')
+    .action(async (id: string, options: { json?: boolean }) => setExitCode(await replayCommand(id, options)));
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
     setExitCode(await statsCommand(options));
   });

@@ -1,0 +1,65 @@
+import { buildTimeline, type TimelineEntry } from '../replay/timeline.js';
+import { sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { readSidecarEvents } from '../sessions/sidecarReader.js';
+import { formatDuration } from '../text/humanize.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
+import { previewLine } from '../text/truncate.js';
+import { openStore } from './sessionsCommand.js';
+import { colorEnabled, paint } from './terminal.js';
+import type { LineTone } from '../loop/describeEvent.js';
+
+/** `codeloops sessions replay <id> [--json]`: the session's timeline, as text or one JSON entry a line. */
+export async function replayCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
+  const store = openStore();
+  const session = await store.load(await store.resolveId(idOrPrefix));
+  const events = await readSidecarEvents(sidecarDir(session.id), (message) => process.stderr.write(`warning: ${message}\n`));
+  const timeline = buildTimeline(session, events);
+  if (options.json) {
+    process.stdout.write(timeline.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+    return 0;
+  }
+  const color = colorEnabled(process.stdout);
+  const lines = timeline.map((entry) => {
+    const [text, tone] = describeEntry(entry);
+    const offset = entry.offset_secs === null ? '' : `+${formatDuration(entry.offset_secs)}`;
+    const iteration = entry.iteration === null ? '' : `it ${entry.iteration}`;
+    return `${offset.padStart(9)}  ${iteration.padEnd(6)} ${paint(sanitizeForTerminal(text), tone, color)}`;
+  });
+  process.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}
+
+function describeEntry(entry: TimelineEntry): [string, LineTone] {
+  switch (entry.kind) {
+    case 'session_started':
+      return [`session ${entry.session_id} started${entry.resumed_from ? ` (carrying on ${entry.resumed_from})` : ''}: ${previewLine(entry.prompt, 80)}`, 'heading'];
+    case 'resumed':
+      return [`resumed at iteration ${entry.first_iteration}`, 'heading'];
+    case 'phase':
+      return [`${entry.phase.replace('_', ' ')} ${entry.status}${entry.duration_secs === null ? '' : ` (${formatDuration(entry.duration_secs)})`}`, 'muted'];
+    case 'tool_call':
+      return [`${entry.role} → ${entry.name} ${previewLine(entry.input, 100)}`, 'info'];
+    case 'agent_finished': {
+      const facts = [`exit ${entry.exit_code}`, formatDuration(entry.duration_secs)];
+      if (entry.input_tokens !== null || entry.output_tokens !== null) facts.push(`${entry.input_tokens ?? 0} in / ${entry.output_tokens ?? 0} out tokens`);
+      if (entry.cost_usd !== null) facts.push(`$${entry.cost_usd.toFixed(4)}`);
+      if (entry.tool_calls) facts.push(`${entry.tool_calls} tool call${entry.tool_calls === 1 ? '' : 's'}`);
+      const state = entry.interrupted ? 'interrupted' : entry.timed_out ? 'timed out' : entry.succeeded ? 'finished' : `failed: ${entry.failure_reason ?? 'unknown'}`;
+      return [`${entry.role} ${state} (${facts.join(', ')})`, entry.succeeded ? 'muted' : 'warning'];
+    }
+    case 'diff':
+      return [`diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`, 'info'];
+    case 'verdict':
+      return [`critic: ${entry.decision}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`, entry.decision === 'DONE' ? 'success' : entry.decision === 'ERROR' ? 'error' : 'warning'];
+    case 'critic_changes_reverted':
+      return [`the critic's edits were reverted: ${entry.paths.join(', ')}`, 'warning'];
+    case 'warning':
+      return [`warning: ${entry.message}`, 'warning'];
+    case 'rollback':
+      return [`rolled back to before iteration ${entry.to_iteration}: ${entry.restored.length} restored, ${entry.removed.length} removed${entry.overwritten.length ? `, ${entry.overwritten.length} of your changes overwritten (--force)` : ''}`, 'warning'];
+    case 'rollback_undone':
+      return [`rollback ${entry.rollback} undone: ${entry.restored.length + entry.removed.length} file(s) put back`, 'warning'];
+    case 'session_ended':
+      return [`session ended: ${entry.outcome} after ${entry.iterations} iteration${entry.iterations === 1 ? '' : 's'} (${formatDuration(entry.duration_secs)})${entry.error ? ` — ${entry.error}` : ''}`, entry.outcome === 'success' ? 'success' : entry.outcome === 'failed' ? 'error' : 'warning'];
+  }
+}

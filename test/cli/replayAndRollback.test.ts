@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { timelineEntrySchema, type TimelineEntry } from '../../src/replay/timeline.js';
+import { rollbackOutcomeSchema } from '../../src/rollback/rollback.js';
+import { runCli } from '../support/cliProcess.js';
+import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
+import { createRepo, git, isolateHome, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+
+function setup(script: AgentScript) {
+  const home = isolateHome();
+  home.restore(); // only children use it
+  const agent = scriptedAgent(script);
+  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
+  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent));
+  const repo = createRepo({ files: { 'README.md': '# project\n' } });
+  return { home, agent, repo, env: home.env };
+}
+
+const TWO_ITERATIONS: AgentScript = {
+  actor: [[{ write: { path: 'x.txt', content: 'x1\n' } }, { print: 'wrote x' }], [{ write: { path: 'x.txt', content: 'x2\n' } }, { write: { path: 'y.txt', content: 'y\n' } }]],
+  critic: [[carryOn('x needs a second pass', ['x.txt says x1'])], [done('x and y are right', 0.9)]],
+};
+
+async function replay(cwd: string, env: Record<string, string>): Promise<TimelineEntry[]> {
+  const result = await runCli(['sessions', 'replay', 'latest', '--json'], { cwd, env });
+  assert.equal(result.code, 0, result.stderr);
+  return result.stdout.trimEnd().split('\n').map((line) => timelineEntrySchema.parse(JSON.parse(line)));
+}
+
+describe('codeloops rollback and sessions replay (the built CLI)', function () {
+  this.timeout(60_000);
+  after(removeTempDirs);
+
+  it('rollback says each result with its exit code, as words or JSON, and replay shows the whole story in order', async () => {
+    const { repo, env } = setup(TWO_ITERATIONS);
+    const run = await runCli(['-p', 'write x and y'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+
+    const rolled = await runCli(['rollback', 'latest', '--iteration', '2'], { cwd: repo, env });
+    assert.equal(rolled.code, 0, rolled.stderr);
+    assert.match(rolled.stdout, /Rolled session .* back to before iteration 2: restored x\.txt; removed y\.txt/);
+    assert.match(rolled.stdout, /undo with "codeloops rollback --undo /);
+    assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'x.txt': 'x1\n' });
+
+    const nothing = await runCli(['rollback', 'latest', '--iteration', '2', '--json'], { cwd: repo, env });
+    assert.equal(nothing.code, 3);
+    assert.equal(rollbackOutcomeSchema.parse(JSON.parse(nothing.stdout)).result, 'nothing_to_roll_back');
+
+    writeFile(repo, 'x.txt', 'my edit\n');
+    const conflict = await runCli(['rollback', 'latest', '--iteration', '1', '--json'], { cwd: repo, env });
+    assert.equal(conflict.code, 4);
+    const conflictOutcome = rollbackOutcomeSchema.parse(JSON.parse(conflict.stdout));
+    assert.equal(conflictOutcome.result, 'conflict');
+    assert.deepEqual(conflictOutcome.conflicts, ['x.txt']);
+    assert.equal(treeOf(repo)['x.txt'], 'my edit\n');
+    writeFile(repo, 'x.txt', 'x1\n');
+
+    const undo = await runCli(['rollback', '--undo', 'latest'], { cwd: repo, env });
+    assert.equal(undo.code, 0, undo.stdout + undo.stderr);
+    assert.match(undo.stdout, /Undid rollback 1/);
+    assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'x.txt': 'x2\n', 'y.txt': 'y\n' });
+
+    const bad = await runCli(['rollback', 'latest', '--undo', '--iteration', '1'], { cwd: repo, env });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--undo takes no --iteration/);
+
+    for (const ref of git(repo, 'for-each-ref', '--format=%(refname)', 'refs/codeloops/').split('\n').filter(Boolean)) git(repo, 'update-ref', '-d', ref);
+    const missing = await runCli(['rollback', 'latest'], { cwd: repo, env });
+    assert.equal(missing.code, 5);
+    assert.match(missing.stdout, /No snapshots of session/);
+
+    const timeline = await replay(repo, env);
+    const story = timeline
+      .filter((entry) => ['session_started', 'diff', 'verdict', 'session_ended', 'rollback', 'rollback_undone', 'agent_finished'].includes(entry.kind))
+      .map((entry) => `${entry.kind}${entry.iteration === null ? '' : ` ${entry.iteration}`}${'role' in entry ? ` ${entry.role}` : ''}${'decision' in entry ? ` ${entry.decision}` : ''}`);
+    assert.deepEqual(story, [
+      'session_started',
+      'agent_finished 1 actor',
+      'diff 1',
+      'agent_finished 1 critic',
+      'verdict 1 CONTINUE',
+      'agent_finished 2 actor',
+      'diff 2',
+      'agent_finished 2 critic',
+      'verdict 2 DONE',
+      'session_ended',
+      'rollback 2',
+      'rollback_undone',
+    ]);
+    const offsets = timeline.map((entry) => entry.offset_secs).filter((offset): offset is number => offset !== null);
+    assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b), 'in time order');
+    const firstDiff = timeline.find((entry) => entry.kind === 'diff' && entry.iteration === 2);
+    assert.ok(firstDiff?.kind === 'diff');
+    assert.deepEqual(firstDiff.files?.map((file) => `${file.status} ${file.path}`), ['modified x.txt', 'added y.txt']);
+    const verdict = timeline.find((entry) => entry.kind === 'verdict' && entry.iteration === 1);
+    assert.ok(verdict?.kind === 'verdict');
+    assert.equal(verdict.feedback, 'x needs a second pass');
+    assert.deepEqual(verdict.remaining_issues, ['x.txt says x1']);
+    const phases = timeline.filter((entry) => entry.kind === 'phase' && entry.iteration === 1).map((entry) => (entry.kind === 'phase' ? `${entry.phase} ${entry.status}` : ''));
+    assert.deepEqual(phases, ['actor started', 'actor finished', 'diff started', 'diff finished', 'critic started', 'critic finished']);
+
+    const text = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /it 1 +critic: CONTINUE — x needs a second pass/);
+    assert.match(text.stdout, /rolled back to before iteration 2: 1 restored, 1 removed/);
+    assert.match(text.stdout, /session ended: success after 2 iterations/);
+  });
+
+  it('replays a session of the original codeloops from its three line types alone', async () => {
+    const { repo, env, home } = setup(TWO_ITERATIONS);
+    writeSession(home.sessionsDir, [
+      startLine(),
+      iterationLine(1, { timestamp: '2025-01-27T15:31:00Z' }),
+      iterationLine(2, { critic_decision: 'DONE', feedback: null, timestamp: '2025-01-27T15:32:00Z' }),
+      endLine({ iterations: 2, timestamp: '2025-01-27T15:32:14Z' }),
+    ]);
+    const timeline = await replay(repo, env);
+    assert.deepEqual(
+      timeline.map((entry) => `${entry.kind}${entry.iteration === null ? '' : ` ${entry.iteration}`} ${entry.offset_secs ?? '-'}`),
+      ['session_started 0', 'phase 1 -', 'diff 1 15', 'verdict 1 15', 'phase 2 -', 'diff 2 75', 'verdict 2 75', 'session_ended 89'],
+    );
+    const actor = timeline[1]!;
+    assert.ok(actor.kind === 'phase' && actor.duration_secs === 10.5);
+    const text = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
+    assert.match(text.stdout, /it 1 +critic: CONTINUE — feedback 1/);
+  });
+});
