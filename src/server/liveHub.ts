@@ -58,6 +58,7 @@ export class LiveHub {
   private queue: Promise<void> = Promise.resolve();
   private generation = 0;
   private stopTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(private readonly options: LiveHubOptions) {}
 
@@ -67,6 +68,7 @@ export class LiveHub {
    * Returns the function that removes it.
    */
   async subscribe(subscriber: LiveSubscriber): Promise<() => void> {
+    if (this.closed) throw new Error('The server is stopping.');
     clearTimeout(this.stopTimer);
     this.start();
     const unsubscribe = (): void => {
@@ -84,6 +86,7 @@ export class LiveHub {
       throw error;
     }
     this.joining -= 1;
+    if (this.closed) throw new Error('The server is stopping.');
     // From here on nothing awaits: no event can slip between the greeting and the stream.
     subscriber.send({ type: 'hello', running: [...this.running] });
     const replay = subscriber.sessionId ? (this.followers.get(subscriber.sessionId)?.replayEvents() ?? []) : [];
@@ -98,6 +101,7 @@ export class LiveHub {
   }
 
   close(): void {
+    this.closed = true;
     this.subscribers.clear();
     this.stop();
   }
@@ -139,7 +143,8 @@ export class LiveHub {
     clearTimeout(this.stopTimer);
     const linger = this.options.lingerMs ?? 0;
     if (linger <= 0) this.stop();
-    else this.stopTimer = setTimeout(() => this.stop(), linger);
+    // Waiting to let go must not keep a stopping process alive.
+    else this.stopTimer = setTimeout(() => this.stop(), linger).unref();
   }
 
   private stop(): void {
@@ -207,7 +212,7 @@ export class LiveHub {
     if (!this.followers.has(id) || this.followerTimers.has(id)) return;
     this.followerTimers.set(
       id,
-      setTimeout(() => this.unfollow(id), FOLLOW_AFTER_END_MS),
+      setTimeout(() => this.unfollow(id), FOLLOW_AFTER_END_MS).unref(),
     );
   }
 

@@ -55,7 +55,7 @@ export class SidecarFollower {
       this.watcher.on('error', () => this.watcher?.close());
     } catch {
       // Not created yet: the loop is starting. Look again shortly.
-      this.retryTimer = setTimeout(() => this.attach(), RETRY_MS);
+      this.retryTimer = setTimeout(() => this.attach(), RETRY_MS).unref();
       if (!this.caughtUp) this.markCaughtUp();
       return;
     }

@@ -49,6 +49,7 @@ export async function openLiveStream(request: http.IncomingMessage, response: ht
     unsubscribe = await hub.subscribe(subscriber);
   } catch (error) {
     clearInterval(heartbeat);
+    if (closed) return;
     const failure: LiveEvent = { type: 'stream_error', error: (error as Error).message };
     response.end(`event: ${failure.type}\ndata: ${JSON.stringify(failure)}\n\n`);
     return;
