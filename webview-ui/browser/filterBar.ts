@@ -106,12 +106,15 @@ export function createFilterBar(initial: URLSearchParams, onChange: (filter: URL
   const element = h(
     'form',
     { class: 'filter-bar', role: 'search', 'aria-label': 'Filter sessions' },
-    options.search !== false ? searchInput : null,
-    h('div', { class: 'chips', role: 'group', 'aria-label': 'Outcomes' }, ...outcomeBoxes.map(({ label }) => label)),
-    h('label', { class: 'date-label' }, 'From ', after),
-    h('label', { class: 'date-label' }, 'to ', before),
-    project,
-    clear,
+    h('div', { class: 'filter-row' }, options.search !== false ? searchInput : null, project, clear),
+    h(
+      'div',
+      { class: 'filter-row' },
+      h('div', { class: 'chips', role: 'group', 'aria-label': 'Outcomes' }, ...outcomeBoxes.map(({ label }) => label)),
+      h('span', { class: 'spacer' }),
+      h('label', { class: 'date-label' }, 'Started from ', after),
+      h('label', { class: 'date-label' }, 'to ', before),
+    ),
   );
   element.addEventListener('submit', (event) => {
     event.preventDefault();

@@ -10,6 +10,8 @@ import { VirtualList } from './virtualList.js';
 
 /** Each row's height in pixels; the stylesheet gives rows the same. */
 export const SESSION_ROW_HEIGHT = 64;
+/** Sessions started within this long show how long ago; older ones their date. */
+const RELATIVE_TIME_MS = 7 * 24 * 3600 * 1000;
 /** New sessions come in bursts (several terminals); the list is fetched once per burst. */
 const REFETCH_DELAY_MS = 300;
 /** The list loads after the live stream's greeting (so nothing falls between the two), or after this without it. */
@@ -176,8 +178,15 @@ function renderRow(summary: SessionSummary, running: RunningState | undefined, i
     ),
     h('span', { class: 'row-iterations' }, String(summary.iterations)),
     h('span', { class: 'row-duration' }, summary.duration_secs === null ? '—' : formatDuration(summary.duration_secs)),
-    h('span', { class: 'row-started', title: formatTimestamp(summary.timestamp) }, relativeTime(summary.timestamp)),
+    h('span', { class: 'row-started', title: formatTimestamp(summary.timestamp) }, startedText(summary.timestamp)),
   );
+}
+
+/** "3 hours ago" this week; older, the date and time, which say more than "1 year ago" on every row. */
+function startedText(timestamp: string, now = Date.now()): string {
+  const time = Date.parse(timestamp);
+  if (Number.isNaN(time) || now - time < RELATIVE_TIME_MS) return relativeTime(timestamp, now);
+  return new Date(time).toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
 function runningLabel(running: RunningState): string {

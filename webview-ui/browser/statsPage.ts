@@ -125,7 +125,9 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
       ),
       chartCard(
         'Iterations to success',
-        successes.length > 0 ? barChart(iterationsToSuccess, { label: 'Successful sessions by the number of iterations they took', barClass: 'bar-success' }) : h('p', { class: 'muted' }, 'No successful session yet.'),
+        successes.length > 0
+          ? h('div', {}, barChart(iterationsToSuccess, { label: 'Successful sessions by the number of iterations they took', barClass: 'bar-success' }), h('p', { class: 'chart-note muted' }, 'Successful sessions by the number of iterations they took'))
+          : h('p', { class: 'muted' }, 'No successful session yet.'),
         'chart-iterations',
       ),
       chartCard(
