@@ -18,11 +18,19 @@ export const DEFAULT_UI_PORT = 3100;
  * Ctrl+C. The URL goes to stdout (one line, for scripts); everything else to stderr.
  */
 export async function uiCommand(options: UiOptions, assetsDirectory = path.join(__dirname, 'webview')): Promise<number> {
-  const server = await listen(options.port, assetsDirectory);
+  // Listening for Ctrl+C before anything else: whenever it comes, the server is closed properly.
+  const stop = whenStopped();
+  let server: UiServer;
+  try {
+    server = await listen(options.port, assetsDirectory);
+  } catch (error) {
+    stop.dispose();
+    throw error;
+  }
   process.stdout.write(`${server.url}\n`);
   process.stderr.write(`Codeloops sessions at ${server.url} (read-only, this machine only). Ctrl+C to stop.\n`);
   if (options.open) openInBrowser(server.url);
-  await untilStopped();
+  await stop.signalled;
   await server.close();
   process.stderr.write('Stopped.\n');
   return 0;
@@ -50,15 +58,20 @@ async function listen(port: number | undefined, assetsDirectory: string): Promis
 }
 
 /** Resolves on Ctrl+C, SIGTERM or a closed terminal. */
-function untilStopped(): Promise<void> {
-  return new Promise((resolve) => {
-    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-    const stop = (): void => {
-      for (const signal of signals) process.off(signal, stop);
+function whenStopped(): { signalled: Promise<void>; dispose(): void } {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  let stop = (): void => {};
+  const dispose = (): void => {
+    for (const signal of signals) process.off(signal, stop);
+  };
+  const signalled = new Promise<void>((resolve) => {
+    stop = () => {
+      dispose();
       resolve();
     };
-    for (const signal of signals) process.on(signal, stop);
   });
+  for (const signal of signals) process.on(signal, stop);
+  return { signalled, dispose };
 }
 
 /** The program that opens a URL in the user's browser, as an argument list: no shell ever parses the URL. */
