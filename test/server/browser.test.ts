@@ -242,6 +242,7 @@ describe('codeloops ui in a browser (Chromium)', () => {
     assert.equal(await page.locator('img').count(), 0);
     assert.equal(await page.locator('#app script').count(), 0);
     assert.ok((await page.locator('#app').innerText()).includes('<script>window.pwned = true</script>'), 'shown, as text');
+    await shoot(page, 'hostile-session', true);
     await page.goto(url(`/?search=${encodeURIComponent('Hostile')}`));
     await page.locator('.session-row').first().waitFor();
     assert.equal(await page.evaluate(() => (window as { pwned?: boolean }).pwned), undefined);
