@@ -33,7 +33,8 @@ const builds = [
   // The extension host provides `vscode`; everything else is bundled.
   { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
   {
-    entryPoints: { viewer: 'webview-ui/main.ts' },
+    // One viewer, two hosts: the editor's webview and the browser page of `codeloops ui`.
+    entryPoints: { viewer: 'webview-ui/main.ts', browser: 'webview-ui/browser/browserMain.ts' },
     outdir: 'dist/webview',
     bundle: true,
     platform: 'browser',
@@ -63,10 +64,12 @@ function walk(directory) {
   });
 }
 
-/** The viewer's stylesheet and the codicon font, next to its script. */
+/** The viewer's stylesheets, the codicon font and the page icon, next to the scripts. */
 function copyViewerAssets() {
   fs.mkdirSync('dist/webview', { recursive: true });
   fs.copyFileSync('webview-ui/viewer.css', 'dist/webview/viewer.css');
+  fs.copyFileSync('webview-ui/browser/browser.css', 'dist/webview/browser.css');
+  fs.copyFileSync('media/codeloops.svg', 'dist/webview/codeloops.svg');
   for (const file of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join('node_modules/@vscode/codicons/dist', file), path.join('dist/webview', file));
 }
 

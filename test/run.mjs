@@ -12,8 +12,9 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 
+// server: `codeloops ui`, its API over HTTP and its page in Chromium.
 // editor: the extension in a real VS Code (the server from code-server, in Chromium).
-const TIERS = ['unit', 'loop', 'cli', 'e2e', 'editor'];
+const TIERS = ['unit', 'loop', 'cli', 'e2e', 'server', 'editor'];
 let grep;
 const requested = [];
 for (let i = 2; i < process.argv.length; i++) {
@@ -88,7 +89,7 @@ if (built) {
     const files = collect(path.join('out', 'test', tier)).sort();
     if (files.length === 0) continue;
     process.stdout.write(`\n== ${tier} tests\n`);
-    const mocha = new Mocha({ timeout: tier === 'e2e' || tier === 'editor' ? 300_000 : 60_000, reporter: 'spec', grep });
+    const mocha = new Mocha({ timeout: tier === 'e2e' || tier === 'editor' ? 300_000 : tier === 'server' ? 120_000 : 60_000, reporter: 'spec', grep });
     for (const file of files) mocha.addFile(path.resolve(file));
     await new Promise((resolve) => {
       const runner = mocha.run(() => resolve());

@@ -14,6 +14,7 @@ import { resumeCommand, type ResumeOptions } from './resumeCommand.js';
 import { rollbackCommand, type RollbackOptions } from './rollbackCommand.js';
 import { runCommand, EXIT_CODES, type RunOptions } from './runCommand.js';
 import { diffCommand, listCommand, showCommand, statsCommand, type ListOptions } from './sessionsCommand.js';
+import { uiCommand, type UiOptions } from './uiCommand.js';
 import { UsageError } from './usageError.js';
 
 declare const CODELOOPS_VERSION: string;
@@ -48,6 +49,11 @@ function iterationLimit(value: string): number {
 
 function positiveInteger(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('expected a positive whole number.');
+  return Number(value);
+}
+
+function portNumber(value: string): number {
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port from 0 (any free port) to 65535.');
   return Number(value);
 }
 
@@ -146,6 +152,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       if (options.undo && options.iteration !== undefined) throw new UsageError('--undo takes no --iteration: it undoes the last rollback.');
       setExitCode(await rollbackCommand(id, options));
     });
+
+  program
+    .command('ui')
+    .description('browse sessions in a web browser, live (serves 127.0.0.1 only, read-only)')
+    .option('--port <port>', 'port to listen on (default 3100, or any free port when that one is taken; 0: any free port)', portNumber)
+    .option('--no-open', 'print the URL without opening a browser')
+    .action(async (options: UiOptions) => setExitCode(await uiCommand(options)));
 
   program
     .command('init')

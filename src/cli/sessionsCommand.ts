@@ -1,11 +1,9 @@
-import { OUTCOMES, type Outcome } from '../sessionFormat/sessionLines.js';
 import { sessionsDir } from '../sessionFormat/sessionFiles.js';
 import { formatDuration, indent } from '../text/humanize.js';
-import { parseFilterDate, type SessionFilter } from '../sessions/sessionFilter.js';
+import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
 import { SessionStore, type Session } from '../sessions/sessionStore.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { colorEnabled, paint, renderTable } from './terminal.js';
-import { UsageError } from './usageError.js';
 
 export interface ListOptions {
   outcome?: string[];
@@ -21,19 +19,7 @@ export function openStore(): SessionStore {
 }
 
 export function filterFromOptions(options: ListOptions): SessionFilter {
-  const outcomes = (options.outcome ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
-  for (const outcome of outcomes) {
-    if (!(OUTCOMES as readonly string[]).includes(outcome)) {
-      throw new UsageError(`--outcome ${outcome} is not an outcome (one of: ${OUTCOMES.join(', ')}).`);
-    }
-  }
-  return {
-    outcomes: outcomes as Outcome[],
-    after: options.after ? parseFilterDate(options.after, 'after') : undefined,
-    before: options.before ? parseFilterDate(options.before, 'before') : undefined,
-    search: options.search,
-    project: options.project,
-  };
+  return parseFilterInput(options);
 }
 
 export async function listCommand(options: ListOptions): Promise<number> {

@@ -1,4 +1,4 @@
-import type { Outcome } from '../sessionFormat/sessionLines.js';
+import { OUTCOMES, type Outcome } from '../sessionFormat/sessionLines.js';
 import type { SessionSummary } from './sessionSummary.js';
 
 export interface SessionFilter {
@@ -19,7 +19,7 @@ export class InvalidFilterError extends Error {
  * Dates as users type them: `2025-01-27` (start of that day, UTC) or a full ISO
  * 8601 datetime. `--before 2025-01-27` means before the end of that day.
  */
-export function parseFilterDate(value: string, bound: 'after' | 'before'): Date {
+export function parseFilterDate(value: string, bound: 'after' | 'before', namePrefix = '--'): Date {
   const trimmed = value.trim();
   if (/^\d{4}-\d{2}-\d{2}$/.test(trimmed)) {
     const day = new Date(`${trimmed}T00:00:00Z`);
@@ -29,9 +29,39 @@ export function parseFilterDate(value: string, bound: 'after' | 'before'): Date 
   }
   const parsed = /^\d{4}-\d{2}-\d{2}T/.test(trimmed) ? new Date(trimmed) : new Date(Number.NaN);
   if (Number.isNaN(parsed.getTime())) {
-    throw new InvalidFilterError(`--${bound} "${value}" is not a date: use YYYY-MM-DD or an ISO 8601 datetime.`);
+    throw new InvalidFilterError(`${namePrefix}${bound} "${value}" is not a date: use YYYY-MM-DD or an ISO 8601 datetime.`);
   }
   return parsed;
+}
+
+/** A filter as people type it: on the command line (`--outcome`, …) or in an API query. */
+export interface FilterInput {
+  /** Outcomes, each possibly a comma-separated list. */
+  outcome?: readonly string[];
+  after?: string;
+  before?: string;
+  search?: string;
+  project?: string;
+}
+
+/**
+ * Checks and converts what was typed. `namePrefix` is how errors name the option:
+ * `--` for flags, nothing for query parameters.
+ */
+export function parseFilterInput(input: FilterInput, namePrefix = '--'): SessionFilter {
+  const outcomes = (input.outcome ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  for (const outcome of outcomes) {
+    if (!(OUTCOMES as readonly string[]).includes(outcome)) {
+      throw new InvalidFilterError(`${namePrefix}outcome ${outcome} is not an outcome (one of: ${OUTCOMES.join(', ')}).`);
+    }
+  }
+  return {
+    outcomes: outcomes as Outcome[],
+    after: input.after ? parseFilterDate(input.after, 'after', namePrefix) : undefined,
+    before: input.before ? parseFilterDate(input.before, 'before', namePrefix) : undefined,
+    search: input.search,
+    project: input.project,
+  };
 }
 
 /** True when a session that started at `startedAt` can pass the date bounds. */

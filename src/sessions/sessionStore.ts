@@ -25,6 +25,13 @@ export interface Session {
 
 export type WarningSink = (message: string) => void;
 
+/** One piece of a session as `SessionStore.read` streams it. */
+export type SessionPart =
+  | { kind: 'start'; line: SessionStartLine; filePath: string }
+  | { kind: 'iteration'; line: IterationLine }
+  | { kind: 'end'; line: SessionEndLine }
+  | { kind: 'warning'; message: string };
+
 export class SessionNotFoundError extends Error {
   override name = 'SessionNotFoundError';
   constructor(id: string, directory: string) {
@@ -125,60 +132,92 @@ export class SessionStore {
   }
 
   async load(id: string): Promise<Session> {
+    let start: SessionStartLine | undefined;
+    const iterations: IterationLine[] = [];
+    let end: SessionEndLine | null = null;
+    const warnings: string[] = [];
+    let filePath = '';
+    for await (const part of this.read(id)) {
+      if (part.kind === 'start') {
+        start = part.line;
+        filePath = part.filePath;
+      } else if (part.kind === 'iteration') iterations.push(part.line);
+      else if (part.kind === 'end') end = part.line;
+      else warnings.push(part.message);
+    }
+    return { id, filePath, start: start!, iterations, end, warnings };
+  }
+
+  /**
+   * A session's lines as they are read, one at a time: what `load` collects, and what
+   * a server streams without holding a multi-megabyte session in memory. The start
+   * comes first; a later `end` replaces an earlier one.
+   */
+  async *read(id: string): AsyncGenerator<SessionPart> {
     const filePath = this.filePathOf(id);
     try {
       await fs.access(filePath);
     } catch {
       throw new SessionNotFoundError(id, this.directory);
     }
-    const warnings: string[] = [];
-    const warn = (message: string): void => {
-      warnings.push(message);
+    let started = false;
+    let ended = false;
+    const warning = (message: string): SessionPart => {
       this.warn(`${id}: ${message}`);
+      return { kind: 'warning', message };
     };
-    let start: SessionStartLine | undefined;
-    const iterations: IterationLine[] = [];
-    let end: SessionEndLine | null = null;
     for await (const { text, lineNumber, last } of readAllLines(filePath)) {
       if (text.trim() === '') continue;
       const parsed = parseLine(text);
       if (!parsed.ok) {
-        warn(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
+        yield warning(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
         continue;
       }
       const line = parsed.line;
-      if (!start) {
+      if (!started) {
         if (line.type !== 'session_start') throw new NotASessionError(`${filePath} does not start with a session_start line.`);
-        start = line;
+        started = true;
+        yield { kind: 'start', line, filePath };
       } else if (line.type === 'iteration') {
-        if (end) warn(`line ${lineNumber}: iteration after session_end`);
-        iterations.push(line);
+        if (ended) yield warning(`line ${lineNumber}: iteration after session_end`);
+        yield { kind: 'iteration', line };
       } else if (line.type === 'session_end') {
-        if (end) warn(`line ${lineNumber}: a second session_end; the last one wins`);
-        end = line;
+        if (ended) yield warning(`line ${lineNumber}: a second session_end; the last one wins`);
+        ended = true;
+        yield { kind: 'end', line };
       } else {
-        warn(`skipped line ${lineNumber}: a second session_start`);
+        yield warning(`skipped line ${lineNumber}: a second session_start`);
       }
     }
-    if (!start) throw new NotASessionError(`${filePath} has no readable session_start line.`);
-    return { id, filePath, start, iterations, end, warnings };
+    if (!started) throw new NotASessionError(`${filePath} has no readable session_start line.`);
   }
 
   /** The recorded diff of one iteration, or of every iteration in order. */
   async recordedDiff(id: string, iterationNumber?: number): Promise<string> {
-    const session = await this.load(id);
-    if (iterationNumber !== undefined) {
-      const iteration = session.iterations.find((it) => it.iteration_number === iterationNumber);
-      if (!iteration) {
-        const known = session.iterations.map((it) => it.iteration_number).join(', ') || 'none';
-        throw new IterationNotFoundError(`Session ${id} has no iteration ${iterationNumber} (iterations: ${known}).`);
+    let diff = '';
+    for await (const part of this.recordedDiffParts(id, iterationNumber)) diff += part;
+    return diff;
+  }
+
+  /** The recorded diff in pieces, one iteration at a time, as the file is read. */
+  async *recordedDiffParts(id: string, iterationNumber?: number): AsyncGenerator<string> {
+    const seen: number[] = [];
+    for await (const part of this.read(id)) {
+      if (part.kind !== 'iteration') continue;
+      const iteration = part.line;
+      if (iterationNumber !== undefined) {
+        seen.push(iteration.iteration_number);
+        if (iteration.iteration_number !== iterationNumber) continue;
+        yield iteration.git_diff;
+        return;
       }
-      return iteration.git_diff;
+      if (iteration.git_diff.length > 0) {
+        yield `# iteration ${iteration.iteration_number}\n${iteration.git_diff.endsWith('\n') ? iteration.git_diff : iteration.git_diff + '\n'}`;
+      }
     }
-    return session.iterations
-      .filter((it) => it.git_diff.length > 0)
-      .map((it) => `# iteration ${it.iteration_number}\n${it.git_diff.endsWith('\n') ? it.git_diff : it.git_diff + '\n'}`)
-      .join('');
+    if (iterationNumber !== undefined) {
+      throw new IterationNotFoundError(`Session ${id} has no iteration ${iterationNumber} (iterations: ${seen.join(', ') || 'none'}).`);
+    }
   }
 
   private readSummary(id: string): { summary: SessionSummary; prompt: string } | undefined {

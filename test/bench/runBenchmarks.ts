@@ -3,7 +3,7 @@
  * and prints its result as a ratio against a baseline measured in the same run.
  *
  *   node out/test/bench/runBenchmarks.js            all benchmarks
- *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream)
+ *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream | viewer | api)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,7 +30,7 @@ interface BenchResult {
   notes?: string;
 }
 
-const BENCHMARKS: Record<string, () => Promise<BenchResult>> = { list: benchList, snapshot: benchSnapshot, stream: benchStream, viewer: benchViewer };
+const BENCHMARKS: Record<string, () => Promise<BenchResult>> = { list: benchList, snapshot: benchSnapshot, stream: benchStream, viewer: benchViewer, api: benchApi };
 
 function scratch(name: string): string {
   const dir = path.join(os.tmpdir(), `codeloops-bench-${name}`);
@@ -59,9 +59,12 @@ async function time<T>(work: () => Promise<T>): Promise<{ result: T; ms: number 
 
 // ── sessions list over 10,000 sessions ──────────────────────────────────────────
 
-async function benchList(): Promise<BenchResult> {
+const LIST_SESSIONS = 10_000;
+
+/** 10,000 sessions, made once and kept between runs (shared by `list` and `api`). */
+function listFixture(): string {
   const dir = path.join(scratch('list'), 'sessions');
-  const SESSIONS = 10_000;
+  const SESSIONS = LIST_SESSIONS;
   // 1 % of sessions carry a 2 MB iteration line: most finished, in the middle of
   // the file; one in ten of them still running, so the big line is the last one.
   if (!fs.existsSync(dir) || fs.readdirSync(dir).length !== SESSIONS) {
@@ -79,6 +82,12 @@ async function benchList(): Promise<BenchResult> {
       writeSession(dir, lines);
     }
   }
+  return dir;
+}
+
+async function benchList(): Promise<BenchResult> {
+  const dir = listFixture();
+  const SESSIONS = LIST_SESSIONS;
   const store = new SessionStore(dir);
   await store.list(); // warm the page cache for both contenders alike
   const ours = await peakMemoryDuring(() => time(() => store.list()), () => process.memoryUsage().heapUsed);
@@ -285,6 +294,48 @@ async function benchViewer(): Promise<BenchResult> {
     };
   } finally {
     dom.remove();
+  }
+}
+
+// ── the API listing 10,000 sessions ─────────────────────────────────────────────
+
+async function benchApi(): Promise<BenchResult> {
+  const dir = listFixture();
+  const { startUiServer } = await import('../../src/server/uiServer.js');
+  const http = await import('node:http');
+  const server = await startUiServer({ port: 0, sessionsDirectory: dir, sidecarDirOf: (id) => path.join(dir, '..', 'sidecars', id), assetsDirectory: path.join(process.cwd(), 'dist', 'webview') });
+  const fetchList = () =>
+    new Promise<unknown[]>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: server.port, path: '/api/sessions', headers: { host: `127.0.0.1:${server.port}` } }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown[]));
+        response.on('error', reject);
+      }).on('error', reject);
+    });
+  const store = new SessionStore(dir);
+  const median = async (work: () => Promise<unknown>): Promise<number> => {
+    const times: number[] = [];
+    for (let run = 0; run < 3; run++) times.push((await time(work)).ms);
+    return times.sort((a, b) => a - b)[1]!;
+  };
+  try {
+    assertEqual((await fetchList()).length, LIST_SESSIONS, 'every session served'); // warms the page cache
+    const ours = await median(fetchList);
+    // Baseline: the engine alone, listing and serializing, with no HTTP in between.
+    const baseline = await median(async () => JSON.stringify(await store.list()));
+    const ratio = ours / baseline;
+    return {
+      name: `GET /api/sessions, ${LIST_SESSIONS.toLocaleString('en-US')} sessions (codeloops ui)`,
+      ours: `${ours.toFixed(0)} ms, parsed by the client`,
+      baseline: `listing and JSON in-process: ${baseline.toFixed(0)} ms`,
+      ratio,
+      ratioText: `${ratio.toFixed(2)}× the time`,
+      goal: '≤ 1.5× (HTTP and streaming cost little)',
+      met: ratio <= 1.5,
+    };
+  } finally {
+    await server.close();
   }
 }
 

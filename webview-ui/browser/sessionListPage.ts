@@ -1,0 +1,195 @@
+import type { LiveEvent } from '../../src/server/apiPayloads.js';
+import type { SessionSummary } from '../../src/sessions/sessionSummary.js';
+import { h, icon } from '../dom.js';
+import { formatDuration, formatTimestamp, relativeTime } from '../format.js';
+import { fetchSessions, fetchStats } from './api.js';
+import { createFilterBar, filterFromAddress, OUTCOME_LABELS } from './filterBar.js';
+import { openLiveFeed } from './liveFeed.js';
+import { LIST_ADDRESS_KEY, pageLink, sessionPagePath, type PageShell } from './pageShell.js';
+import { VirtualList } from './virtualList.js';
+
+/** Each row's height in pixels; the stylesheet gives rows the same. */
+export const SESSION_ROW_HEIGHT = 64;
+/** Sessions started within this long show how long ago; older ones their date. */
+const RELATIVE_TIME_MS = 7 * 24 * 3600 * 1000;
+/** New sessions come in bursts (several terminals); the list is fetched once per burst. */
+const REFETCH_DELAY_MS = 300;
+/** The list loads after the live stream's greeting (so nothing falls between the two), or after this without it. */
+const GREETING_WAIT_MS = 1_500;
+
+const OUTCOME_ICONS: Readonly<Record<string, string>> = {
+  success: 'pass-filled',
+  failed: 'error',
+  interrupted: 'debug-pause',
+  max_iterations_reached: 'warning',
+  running: 'sync',
+  none: 'circle-large-outline',
+};
+
+interface RunningState {
+  iteration: number | null;
+  phase: string | null;
+}
+
+/**
+ * Every session, newest first, filtered by the server (the same filters as
+ * `codeloops sessions list`), drawn as a virtual list, and kept up to date: new
+ * sessions appear, running ones show their iteration and phase.
+ */
+export function renderSessionListPage(shell: PageShell): void {
+  let filter = filterFromAddress();
+  let summaries: SessionSummary[] = [];
+  const running = new Map<string, RunningState>();
+  const fresh = new Set<string>();
+  let fetching: AbortController | undefined;
+  let refetchTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const count = h('p', { class: 'list-count muted', role: 'status' }, 'Loading sessions…');
+  const list = new VirtualList<SessionSummary>(SESSION_ROW_HEIGHT, (summary) => renderRow(summary, running.get(summary.id), fresh.has(summary.id)));
+  const empty = h('p', { class: 'list-empty muted' });
+  const bar = createFilterBar(filter, (next) => {
+    filter = next;
+    void load();
+  });
+
+  shell.content.replaceChildren(
+    h('h1', { class: 'page-title' }, 'Sessions'),
+    bar.element,
+    count,
+    h('div', { class: 'list-header', 'aria-hidden': 'true' }, h('span', {}, 'Prompt'), h('span', {}, 'Iterations'), h('span', {}, 'Duration'), h('span', {}, 'Started')),
+    list.element,
+    empty,
+  );
+
+  async function load(): Promise<void> {
+    fetching?.abort();
+    const controller = (fetching = new AbortController());
+    try {
+      const loaded = await fetchSessions(filter, controller.signal);
+      if (controller.signal.aborted) return;
+      summaries = loaded;
+      try {
+        sessionStorage.setItem(LIST_ADDRESS_KEY, location.search);
+      } catch {
+        // storage off: the way back shows every session
+      }
+      showCount();
+      list.setItems(summaries);
+      empty.textContent = summaries.length === 0 ? (filter.toString() ? 'No session matches these filters.' : 'No sessions yet. Run "codeloops -p <task>" in a repository, and it shows up here.') : '';
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      count.textContent = `The sessions cannot be listed: ${(error as Error).message}`;
+      count.className = 'list-count error';
+    }
+  }
+
+  function showCount(): void {
+    const runningHere = summaries.filter((summary) => running.has(summary.id)).length;
+    count.className = 'list-count muted';
+    count.textContent = `${summaries.length.toLocaleString('en-US')} session${summaries.length === 1 ? '' : 's'}${runningHere > 0 ? ` · ${runningHere} running` : ''}${filter.toString() ? ' match' : ''}`;
+  }
+
+  function refetchSoon(): void {
+    clearTimeout(refetchTimer);
+    refetchTimer = setTimeout(() => void load(), REFETCH_DELAY_MS);
+  }
+
+  function replaceSummary(summary: SessionSummary): boolean {
+    const index = summaries.findIndex((candidate) => candidate.id === summary.id);
+    if (index < 0) return false;
+    summaries[index] = summary;
+    return true;
+  }
+
+  function onLive(event: LiveEvent): void {
+    switch (event.type) {
+      case 'hello':
+        running.clear();
+        for (const id of event.running) running.set(id, { iteration: null, phase: null });
+        void load();
+        return;
+      case 'stream_error':
+        void load();
+        return;
+      case 'session_created':
+        fresh.add(event.id);
+        if (event.running) running.set(event.id, { iteration: null, phase: null });
+        refetchSoon();
+        return;
+      case 'session_updated':
+        if (replaceSummary(event.summary)) list.refresh();
+        return;
+      case 'session_completed':
+        running.delete(event.id);
+        // Its outcome may now match the filters, or no longer.
+        if (filter.has('outcome')) refetchSoon();
+        else if (replaceSummary(event.summary)) list.refresh();
+        showCount();
+        return;
+      case 'session_removed':
+        running.delete(event.id);
+        summaries = summaries.filter((summary) => summary.id !== event.id);
+        list.setItems(summaries);
+        showCount();
+        return;
+      case 'run_event': {
+        const runEvent = event.event;
+        if (runEvent.type === 'run_finished') running.delete(event.id);
+        else if (runEvent.type === 'iteration_started') running.set(event.id, { iteration: runEvent.iteration, phase: 'starting' });
+        else if (runEvent.type === 'phase' && runEvent.status === 'started') running.set(event.id, { iteration: runEvent.iteration, phase: runEvent.phase === 'critic_repair' ? 'critic' : runEvent.phase });
+        else if (runEvent.type === 'run_started') running.set(event.id, { iteration: null, phase: null });
+        else return;
+        showCount();
+        list.refresh();
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  void fetchStats(new URLSearchParams()).then(
+    (stats) => bar.setProjects(stats.by_project.map((project) => project.project)),
+    () => {},
+  );
+  openLiveFeed({ onEvent: onLive, onStatus: (status) => shell.setFeedStatus(status) });
+  setTimeout(() => {
+    if (fetching === undefined) void load();
+  }, GREETING_WAIT_MS);
+}
+
+function renderRow(summary: SessionSummary, running: RunningState | undefined, isFresh: boolean): HTMLElement {
+  const state = running ? 'running' : (summary.outcome ?? 'none');
+  const label = running ? runningLabel(running) : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'Not finished';
+  return pageLink(
+    sessionPagePath(summary.id),
+    { class: `session-row state-${state}${isFresh ? ' fresh' : ''}`, 'data-session-id': summary.id, title: summary.prompt_preview },
+    h('span', { class: 'row-state', title: label }, icon(OUTCOME_ICONS[state] ?? 'question', running ? 'codicon-modifier-spin' : '')),
+    h(
+      'span',
+      { class: 'row-main' },
+      h('span', { class: 'row-prompt' }, summary.prompt_preview || '(empty prompt)'),
+      h(
+        'span',
+        { class: 'row-meta muted' },
+        h('span', { class: `row-outcome outcome-text-${state}` }, label),
+        ` · ${summary.project} · ${summary.actor_agent}${summary.critic_agent !== summary.actor_agent ? ` / ${summary.critic_agent}` : ''}`,
+      ),
+    ),
+    h('span', { class: 'row-iterations' }, String(summary.iterations)),
+    h('span', { class: 'row-duration' }, summary.duration_secs === null ? '—' : formatDuration(summary.duration_secs)),
+    h('span', { class: 'row-started', title: formatTimestamp(summary.timestamp) }, startedText(summary.timestamp)),
+  );
+}
+
+/** "3 hours ago" this week; older, the date and time, which say more than "1 year ago" on every row. */
+function startedText(timestamp: string, now = Date.now()): string {
+  const time = Date.parse(timestamp);
+  if (Number.isNaN(time) || now - time < RELATIVE_TIME_MS) return relativeTime(timestamp, now);
+  return new Date(time).toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+function runningLabel(running: RunningState): string {
+  if (running.iteration === null) return 'Running';
+  return `Running · iteration ${running.iteration}${running.phase ? ` · ${running.phase}` : ''}`;
+}

@@ -1,0 +1,187 @@
+import type { SessionStats, SessionSummary } from '../../src/sessions/sessionSummary.js';
+import { h } from '../dom.js';
+import { formatDuration } from '../format.js';
+import { fetchSessions, fetchStats } from './api.js';
+import { barChart, rateChart, shareBars, type BarDatum } from './charts.js';
+import { createFilterBar, filterFromAddress } from './filterBar.js';
+import { openLiveFeed } from './liveFeed.js';
+import type { PageShell } from './pageShell.js';
+
+/** Over a longer span, days become weeks: a bar a day would be a hair. */
+const MAX_DAILY_PERIODS = 120;
+/** Bars of the iterations histogram; the last one counts that many or more. */
+const MAX_ITERATION_BARS = 20;
+/** Projects drawn; the rest are summed up in a line. */
+const MAX_PROJECTS = 15;
+const REFRESH_DELAY_MS = 1_000;
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * Stats over the filtered sessions: the totals `codeloops sessions stats` prints,
+ * sessions per day, the success rate over time, iterations to success and projects.
+ */
+export function renderStatsPage(shell: PageShell): void {
+  let filter = filterFromAddress();
+  let loading: AbortController | undefined;
+  let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  const body = h('div', { class: 'stats-body' }, h('p', { class: 'muted' }, 'Loading stats…'));
+  const bar = createFilterBar(filter, (next) => {
+    filter = next;
+    void load();
+  });
+  shell.content.replaceChildren(h('h1', { class: 'page-title' }, 'Stats'), bar.element, body);
+
+  async function load(): Promise<void> {
+    loading?.abort();
+    const controller = (loading = new AbortController());
+    try {
+      const [stats, summaries] = await Promise.all([fetchStats(filter, controller.signal), fetchSessions(filter, controller.signal)]);
+      if (controller.signal.aborted) return;
+      body.replaceChildren(...renderStats(stats, summaries));
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      body.replaceChildren(h('p', { class: 'error' }, `The stats cannot be computed: ${(error as Error).message}`));
+    }
+  }
+
+  const refreshSoon = (): void => {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => void load(), REFRESH_DELAY_MS);
+  };
+  void fetchStats(new URLSearchParams()).then(
+    (all) => bar.setProjects(all.by_project.map((project) => project.project)),
+    () => {},
+  );
+  void load();
+  openLiveFeed({
+    onEvent: (event) => {
+      if (event.type === 'session_created' || event.type === 'session_completed' || event.type === 'session_removed') refreshSoon();
+    },
+    onStatus: (status) => shell.setFeedStatus(status),
+  });
+}
+
+function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]): HTMLElement[] {
+  if (stats.total_sessions === 0) return [h('p', { class: 'muted' }, 'No sessions to count.')];
+  const percent = (value: number): string => `${Math.round(value * 100)}%`;
+  const tiles = h(
+    'div',
+    { class: 'tiles' },
+    tile('Sessions', stats.total_sessions.toLocaleString('en-US')),
+    tile('Success rate', percent(stats.success_rate)),
+    tile('Avg iterations', stats.avg_iterations.toFixed(1)),
+    tile('Avg duration', formatDuration(stats.avg_duration_secs)),
+  );
+  const periods = periodsOf(stats.sessions_over_time.map((day) => day.date));
+  const perPeriod = new Map<string, number>();
+  for (const day of stats.sessions_over_time) perPeriod.set(periods.keyOf(day.date), (perPeriod.get(periods.keyOf(day.date)) ?? 0) + day.count);
+  const sessionsOverTime: BarDatum[] = periods.keys.map((key) => {
+    const count = perPeriod.get(key) ?? 0;
+    return { label: shortDate(key), value: count, title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${count} session${count === 1 ? '' : 's'}` };
+  });
+
+  const outcomesPerPeriod = new Map<string, { total: number; successes: number }>();
+  for (const summary of summaries) {
+    const key = periods.keyOf(new Date(summary.timestamp).toISOString().slice(0, 10));
+    const entry = outcomesPerPeriod.get(key) ?? { total: 0, successes: 0 };
+    entry.total += 1;
+    if (summary.outcome === 'success') entry.successes += 1;
+    outcomesPerPeriod.set(key, entry);
+  }
+  const successOverTime: BarDatum[] = periods.keys
+    .filter((key) => outcomesPerPeriod.has(key))
+    .map((key) => {
+      const { total, successes } = outcomesPerPeriod.get(key)!;
+      return { label: shortDate(key), value: successes / total, title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${successes} of ${total} succeeded (${percent(successes / total)})` };
+    });
+
+  const successes = summaries.filter((summary) => summary.outcome === 'success');
+  // Loops without a limit can take hundreds of iterations: the long tail shares the last bar.
+  const buckets = Math.min(MAX_ITERATION_BARS, Math.max(1, ...successes.map((summary) => summary.iterations)));
+  const iterationCounts = new Array<number>(buckets).fill(0);
+  for (const summary of successes) iterationCounts[Math.min(buckets, Math.max(1, summary.iterations)) - 1]! += 1;
+  const iterationsToSuccess: BarDatum[] = iterationCounts.map((count, index) => {
+    const tail = index === MAX_ITERATION_BARS - 1;
+    const iterations = `${index + 1}${tail ? ' or more' : ''} iteration${index === 0 && !tail ? '' : 's'}`;
+    return { label: `${index + 1}${tail ? '+' : ''}`, value: count, title: `${count} session${count === 1 ? '' : 's'} succeeded after ${iterations}` };
+  });
+
+  const projects = stats.by_project.slice(0, MAX_PROJECTS).map((project) => {
+    const succeeded = Math.round(project.success_rate * project.total);
+    return { label: project.project, total: project.total, part: succeeded, title: `${project.project}: ${project.total} sessions, ${succeeded} succeeded (${percent(project.success_rate)})` };
+  });
+  const otherProjects = stats.by_project.length - projects.length;
+
+  return [
+    tiles,
+    h(
+      'div',
+      { class: 'chart-grid' },
+      chartCard('Sessions per ' + periods.unit, barChart(sessionsOverTime, { label: `Sessions per ${periods.unit}` }), 'chart-sessions'),
+      chartCard(
+        'Success rate over time',
+        successOverTime.length > 0 ? rateChart(successOverTime, { label: `Success rate per ${periods.unit}` }) : h('p', { class: 'muted' }, 'No sessions.'),
+        'chart-success',
+      ),
+      chartCard(
+        'Iterations to success',
+        successes.length > 0
+          ? h('div', {}, barChart(iterationsToSuccess, { label: 'Successful sessions by the number of iterations they took', barClass: 'bar-success' }), h('p', { class: 'chart-note muted' }, 'Successful sessions by the number of iterations they took'))
+          : h('p', { class: 'muted' }, 'No successful session yet.'),
+        'chart-iterations',
+      ),
+      chartCard(
+        'By project',
+        h(
+          'div',
+          {},
+          shareBars(projects, { label: 'Sessions and successes by project', describe: (row) => `${row.total} · ${percent(row.part / row.total)} success` }),
+          otherProjects > 0 ? h('p', { class: 'muted' }, `and ${otherProjects} more project${otherProjects === 1 ? '' : 's'}`) : null,
+        ),
+        'chart-projects',
+      ),
+    ),
+  ];
+}
+
+function tile(label: string, value: string): HTMLElement {
+  return h('div', { class: 'tile' }, h('div', { class: 'tile-value' }, value), h('div', { class: 'tile-label muted' }, label));
+}
+
+function chartCard(title: string, chart: Element, className: string): HTMLElement {
+  return h('section', { class: `chart-card ${className}`, 'aria-label': title }, h('h2', {}, title), chart as HTMLElement);
+}
+
+/** `2025-01-27` → `Jan 27`. */
+function shortDate(day: string): string {
+  const date = new Date(`${day}T00:00:00Z`);
+  return Number.isNaN(date.getTime()) ? day : date.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+}
+
+interface Periods {
+  unit: 'day' | 'week';
+  /** Every period from the first to the last, empty ones included. */
+  keys: string[];
+  keyOf(day: string): string;
+}
+
+/** Days (UTC, as the stats count them) from the first to the last, or weeks (from Monday) over a long span. */
+export function periodsOf(days: readonly string[]): Periods {
+  const sorted = [...days].sort();
+  if (sorted.length === 0) return { unit: 'day', keys: [], keyOf: (day) => day };
+  const first = Date.parse(`${sorted[0]}T00:00:00Z`);
+  const last = Date.parse(`${sorted.at(-1)}T00:00:00Z`);
+  const span = Math.round((last - first) / DAY_MS) + 1;
+  const unit = span > MAX_DAILY_PERIODS ? 'week' : 'day';
+  const keyOf = (day: string): string => {
+    if (unit === 'day') return day;
+    const time = Date.parse(`${day}T00:00:00Z`);
+    const sinceMonday = (new Date(time).getUTCDay() + 6) % 7;
+    return new Date(time - sinceMonday * DAY_MS).toISOString().slice(0, 10);
+  };
+  const keys: string[] = [];
+  for (let time = Date.parse(`${keyOf(sorted[0]!)}T00:00:00Z`); time <= last; time += (unit === 'week' ? 7 : 1) * DAY_MS) {
+    keys.push(new Date(time).toISOString().slice(0, 10));
+  }
+  return { unit, keys, keyOf };
+}
