@@ -1,5 +1,5 @@
 import type { RunEvent } from '../src/loop/runEvents.js';
-import type { IterationDetail, IterationView, SessionView } from '../src/sessionView/sessionView.js';
+import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
 import type { HostCapabilities, HostMessage } from '../src/sessionView/viewerProtocol.js';
 import { previewLine, takeTail } from '../src/text/truncate.js';
 import { renderDiff, renderText } from './diffView.js';
@@ -15,6 +15,9 @@ const OUTCOME_TEXT: Readonly<Record<NonNullable<SessionView['outcome']>, { label
   interrupted: { label: 'Interrupted', icon: 'debug-pause' },
   max_iterations_reached: { label: 'Iteration limit reached', icon: 'warning' },
 };
+const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = { resumed: 'debug-continue', interrupted: 'debug-pause', rollback: 'discard', rollback_undone: 'redo' };
+/** Outcomes a session can be carried on from (`codeloops resume`). */
+const RESUMABLE = new Set<SessionView['outcome']>([null, 'interrupted', 'failed', 'max_iterations_reached']);
 /** Streaming agent text kept on screen while a loop runs. */
 const LIVE_TEXT_CHARS = 6_000;
 
@@ -34,11 +37,13 @@ interface LiveState {
 export class ViewerApp {
   private view: SessionView | null = null;
   private running = false;
-  private capabilities: HostCapabilities = { openDiff: false };
+  private capabilities: HostCapabilities = { openDiff: false, resume: false };
   private readonly expanded = new Set<number>();
   private readonly details = new Map<number, IterationDetail>();
   private readonly detailSlots = new Map<number, HTMLElement>();
   private live: LiveState | null = null;
+  /** The iteration being stepped through, one at a time with its diff. */
+  private step: number | null = null;
   private liveTimer: ReturnType<typeof setInterval> | undefined;
   private readonly timeline = h('section', { class: 'timeline', 'aria-label': 'iterations' });
   private readonly header = h('header', { class: 'session-header' });
@@ -113,10 +118,18 @@ export class ViewerApp {
       ['Cost', formatCost(view.totalCostUsd)],
       ['Tokens', view.totalTokens === null ? null : view.totalTokens.toLocaleString('en-US')],
       ['Confidence', view.confidence === null ? null : `${Math.round(view.confidence * 100)}%`],
+      ['Carries on', view.resumedFrom],
     ];
+    const canResume = this.capabilities.resume && !this.running && RESUMABLE.has(view.outcome);
     setChildren(this.header, 
       h('h1', { class: 'title', title: view.prompt }, previewLine(view.prompt.trim().split('\n')[0] ?? view.prompt, 140)),
-      h('div', { class: `outcome outcome-${view.outcome ?? (this.running ? 'running' : 'none')}` }, icon(outcome.icon, this.running && !view.outcome ? 'codicon-modifier-spin' : ''), outcome.label),
+      h(
+        'div',
+        { class: `outcome outcome-${view.outcome ?? (this.running ? 'running' : 'none')}` },
+        icon(outcome.icon, this.running && !view.outcome ? 'codicon-modifier-spin' : ''),
+        outcome.label,
+        canResume ? button('Resume', () => this.transport.send({ type: 'resume' }), { icon: 'debug-continue', title: 'Carry this session on from where it stopped' }) : null,
+      ),
       h('dl', { class: 'facts' }, ...facts.filter(([, value]) => value !== null).flatMap(([label, value]) => [h('dt', {}, label), h('dd', {}, value!)])),
       view.summary ? h('div', { class: 'summary' }, h('h2', {}, 'Summary'), renderMarkdown(view.summary)) : null,
       view.error ? h('div', { class: 'error-box' }, icon('error'), ` ${view.error}`) : null,
@@ -130,12 +143,46 @@ export class ViewerApp {
   private renderTimeline(): void {
     const view = this.view!;
     this.detailSlots.clear();
-    const cards = view.iterations.map((iteration) => this.renderIteration(iteration));
-    setChildren(this.timeline, 
-      h('h2', {}, 'Timeline'),
-      cards.length === 0 ? h('p', { class: 'muted' }, this.running ? 'The first iteration is under way.' : 'No iteration was completed.') : null,
-      ...cards,
+    const notesAfter = (test: (after: number) => boolean) => view.notes.filter((note) => test(note.afterIteration)).map((note) => this.renderNote(note));
+    const entries: HTMLElement[] = [];
+    view.iterations.forEach((iteration, index) => {
+      const previous = index === 0 ? -1 : view.iterations[index - 1]!.number;
+      entries.push(...notesAfter((after) => after >= previous && after < iteration.number), this.renderIteration(iteration));
+    });
+    const last = view.iterations.at(-1)?.number ?? -1;
+    entries.push(...notesAfter((after) => after >= last));
+    setChildren(
+      this.timeline,
+      h('div', { class: 'timeline-heading' }, h('h2', {}, 'Timeline'), view.iterations.length > 1 ? this.renderStepper(view) : null),
+      view.iterations.length === 0 ? h('p', { class: 'muted' }, this.running ? 'The first iteration is under way.' : 'No iteration was completed.') : null,
+      ...entries,
     );
+  }
+
+  private renderNote(note: TimelineNote): HTMLElement {
+    return h('div', { class: `note note-${note.kind}`, role: 'note' }, icon(NOTE_ICONS[note.kind]), h('span', {}, ` ${note.text} `), h('span', { class: 'muted' }, formatTimestamp(note.at)));
+  }
+
+  /** Previous / next: opens one iteration at a time with its diff, to replay the session step by step. */
+  private renderStepper(view: SessionView): HTMLElement {
+    const numbers = view.iterations.map((iteration) => iteration.number);
+    const position = this.step === null ? -1 : numbers.indexOf(this.step);
+    const go = (index: number) => this.stepTo(numbers[Math.max(0, Math.min(numbers.length - 1, index))]!);
+    const previous = button('Previous', () => go(position - 1), { icon: 'arrow-left', title: 'Step to the previous iteration' });
+    const next = button(position === -1 ? 'Step through' : 'Next', () => go(position + 1), { icon: 'arrow-right', title: 'Step to the next iteration' });
+    previous.disabled = position <= 0;
+    next.disabled = position === numbers.length - 1;
+    return h('div', { class: 'stepper' }, previous, h('span', { class: 'step-position muted', 'aria-live': 'polite' }, position === -1 ? '' : `Iteration ${numbers[position]} of ${numbers.length}`), next);
+  }
+
+  private stepTo(number: number): void {
+    this.step = number;
+    this.expanded.clear();
+    this.expanded.add(number);
+    this.renderTimeline();
+    this.saveState();
+    const card = this.timeline.querySelector(`[data-iteration="${number}"]`);
+    if (card && typeof (card as HTMLElement).scrollIntoView === 'function') (card as HTMLElement).scrollIntoView({ block: 'start' });
   }
 
   private renderIteration(iteration: IterationView): HTMLElement {

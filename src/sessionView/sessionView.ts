@@ -37,6 +37,16 @@ export const iterationViewSchema = z.object({
 });
 export type IterationView = z.infer<typeof iterationViewSchema>;
 
+/** Something that happened between iterations: a resume, an interruption, a rollback or its undo. */
+export const timelineNoteSchema = z.object({
+  kind: z.enum(['resumed', 'interrupted', 'rollback', 'rollback_undone']),
+  at: z.string(),
+  /** Shown after this iteration (0: before the first). */
+  afterIteration: z.number().int().nonnegative(),
+  text: z.string(),
+});
+export type TimelineNote = z.infer<typeof timelineNoteSchema>;
+
 export const sessionViewSchema = z.object({
   id: z.string(),
   prompt: z.string(),
@@ -58,6 +68,9 @@ export const sessionViewSchema = z.object({
   totalCostUsd: z.number().nullable(),
   totalTokens: z.number().nullable(),
   warnings: z.array(z.string()),
+  /** The session this one carries on (`codeloops resume`), if any. */
+  resumedFrom: z.string().nullable(),
+  notes: z.array(timelineNoteSchema),
 });
 export type SessionView = z.infer<typeof sessionViewSchema>;
 

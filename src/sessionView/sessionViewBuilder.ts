@@ -1,7 +1,7 @@
 import type { RunEvent } from '../loop/runEvents.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
-import type { IterationDetail, IterationView, SessionView } from './sessionView.js';
+import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
 import { splitUnifiedDiff } from './unifiedDiff.js';
 
 /** Builds the viewer's model of a session from its file and its sidecar record. */
@@ -93,7 +93,33 @@ export function buildSessionView(session: Session, events: readonly RunEvent[]):
     totalCostUsd: costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null,
     totalTokens: tokens.length > 0 ? tokens.reduce((a, b) => a + b, 0) : null,
     warnings: session.warnings,
+    resumedFrom: start.resumed_from ?? null,
+    notes: buildNotes(session, events),
   };
+}
+
+/** Resumes, interruptions and rollbacks from the sidecar record, placed between the iterations. */
+function buildNotes(session: Session, events: readonly RunEvent[]): TimelineNote[] {
+  const notes: TimelineNote[] = [];
+  const lastIteration = session.iterations.at(-1)?.iteration_number ?? 0;
+  const listPaths = (paths: readonly string[]) => (paths.length <= 5 ? paths.join(', ') : `${paths.slice(0, 5).join(', ')} and ${paths.length - 5} more`);
+  let runs = 0;
+  for (const event of events) {
+    if (event.type === 'run_started') {
+      if (runs > 0 && event.first_iteration) {
+        notes.push({ kind: 'resumed', at: event.timestamp, afterIteration: event.first_iteration - 1, text: `Resumed at iteration ${event.first_iteration}.` });
+      }
+      runs += 1;
+    } else if (event.type === 'agent_finished' && event.interrupted) {
+      notes.push({ kind: 'interrupted', at: event.timestamp, afterIteration: event.iteration - 1, text: `Interrupted during iteration ${event.iteration} (the ${event.role} was stopped).` });
+    } else if (event.type === 'rollback') {
+      const parts = [event.restored.length > 0 ? `restored ${listPaths(event.restored)}` : '', event.removed.length > 0 ? `removed ${listPaths(event.removed)}` : '', event.overwritten.length > 0 ? `overwrote your changes to ${listPaths(event.overwritten)}` : ''].filter(Boolean);
+      notes.push({ kind: 'rollback', at: event.timestamp, afterIteration: lastIteration, text: `Rolled back to before iteration ${event.to_iteration}: ${parts.join('; ') || 'nothing to write'}.` });
+    } else if (event.type === 'rollback_undone') {
+      notes.push({ kind: 'rollback_undone', at: event.timestamp, afterIteration: lastIteration, text: `Rollback ${event.rollback} undone: ${event.restored.length + event.removed.length} file(s) put back.` });
+    }
+  }
+  return notes;
 }
 
 export function buildIterationDetail(session: Session, events: readonly RunEvent[], number: number): IterationDetail | undefined {

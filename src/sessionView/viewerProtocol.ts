@@ -12,6 +12,8 @@ import { iterationDetailSchema, sessionViewSchema } from './sessionView.js';
 export const hostCapabilitiesSchema = z.object({
   /** Open an iteration's changes in the editor's diff editor. */
   openDiff: z.boolean(),
+  /** Carry on an interrupted or crashed session (`codeloops resume`). */
+  resume: z.boolean().default(false),
 });
 export type HostCapabilities = z.infer<typeof hostCapabilitiesSchema>;
 
@@ -32,6 +34,8 @@ export const viewerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('requestIteration'), iteration: z.number().int().positive() }),
   /** Open the iteration's changes (all files, or one) in the diff editor. */
   z.object({ type: z.literal('openDiff'), iteration: z.number().int().positive(), path: z.string().optional() }),
+  /** Carry the session on (offered only when the host can). */
+  z.object({ type: z.literal('resume') }),
 ]);
 export type ViewerMessage = z.infer<typeof viewerMessageSchema>;
 

@@ -77,6 +77,8 @@ function session(overrides: Partial<SessionView> = {}): SessionView {
     totalCostUsd: 0.05,
     totalTokens: 2400,
     warnings: [],
+    resumedFrom: null,
+    notes: [],
     ...overrides,
   };
 }
@@ -86,12 +88,12 @@ describe('session viewer (rendered in a DOM)', () => {
   beforeEach(() => (dom = installDom()));
   afterEach(() => dom.remove());
 
-  function open(view: SessionView, options: { running?: boolean; openDiff?: boolean } = {}) {
+  function open(view: SessionView, options: { running?: boolean; openDiff?: boolean; resume?: boolean } = {}) {
     const root = document.createElement('div');
     document.body.appendChild(root);
     const transport = new FakeTransport();
     new ViewerApp(root, transport);
-    transport.deliver({ type: 'session', view, running: options.running ?? false, capabilities: { openDiff: options.openDiff ?? false } });
+    transport.deliver({ type: 'session', view, running: options.running ?? false, capabilities: { openDiff: options.openDiff ?? false, resume: options.resume ?? false } });
     return { root, transport };
   }
 
@@ -166,6 +168,52 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.equal(root.querySelectorAll('article.iteration').length, 100);
     assert.equal(root.querySelectorAll('.diff-line').length, 0);
   });
+  it('places resumes, interruptions and rollbacks between the iterations they came between', () => {
+    const { root } = open(
+      session({
+        iterations: [iteration(1), iteration(2), iteration(3, { decision: 'DONE', feedback: null })],
+        notes: [
+          { kind: 'interrupted', at: '2025-01-27T15:32:00Z', afterIteration: 1, text: 'Interrupted during iteration 2 (the actor was stopped).' },
+          { kind: 'resumed', at: '2025-01-27T15:33:00Z', afterIteration: 1, text: 'Resumed at iteration 2.' },
+          { kind: 'rollback', at: '2025-01-27T15:40:00Z', afterIteration: 3, text: 'Rolled back to before iteration 3: restored a.txt.' },
+        ],
+      }),
+    );
+    const order = [...root.querySelectorAll('.timeline > article, .timeline > .note')].map((element) =>
+      element.classList.contains('note') ? element.className.replace('note note-', '') : `#${element.getAttribute('data-iteration')}`,
+    );
+    assert.deepEqual(order, ['#1', 'interrupted', 'resumed', '#2', '#3', 'rollback']);
+    assert.match(root.querySelector('.note-rollback')!.textContent!, /Rolled back to before iteration 3: restored a\.txt\./);
+  });
+
+  it('steps through the iterations one at a time, each opened with its diff requested', () => {
+    const { root, transport } = open(session({ iterations: [iteration(1), iteration(2), iteration(3)] }));
+    const stepButton = (label: string) => [...root.querySelectorAll<HTMLButtonElement>('.stepper button')].find((candidate) => candidate.textContent!.includes(label))!;
+    stepButton('Step through').click();
+    const openCards = () => [...root.querySelectorAll<HTMLDetailsElement>('article details')].map((details) => details.open);
+    assert.deepEqual(openCards(), [true, false, false]);
+    assert.deepEqual(transport.sent.at(-1), { type: 'requestIteration', iteration: 1 });
+    assert.ok(stepButton('Previous').disabled);
+    stepButton('Next').click();
+    stepButton('Next').click();
+    assert.deepEqual(openCards(), [false, false, true]);
+    assert.equal(root.querySelector('.step-position')!.textContent, 'Iteration 3 of 3');
+    assert.ok(stepButton('Next').disabled);
+    assert.deepEqual(transport.sent.filter((message) => message.type === 'requestIteration').map((message) => (message as { iteration: number }).iteration), [1, 2, 3]);
+    stepButton('Previous').click();
+    assert.deepEqual(openCards(), [false, true, false]);
+  });
+
+  it('offers Resume only where the host can and the session can be carried on', () => {
+    const resumeButton = (root: HTMLElement) => [...root.querySelectorAll<HTMLButtonElement>('.outcome button')].find((candidate) => candidate.textContent!.includes('Resume'));
+    assert.equal(resumeButton(open(session({ outcome: 'interrupted' })).root), undefined, 'a host without the capability');
+    assert.equal(resumeButton(open(session({ outcome: 'success' }), { resume: true }).root), undefined, 'a finished session');
+    assert.equal(resumeButton(open(session({ outcome: null }), { resume: true, running: true }).root), undefined, 'a running session');
+    const { root, transport } = open(session({ outcome: 'interrupted' }), { resume: true });
+    resumeButton(root)!.click();
+    assert.deepEqual(transport.sent.at(-1), { type: 'resume' });
+  });
+
 });
 
 describe('viewer rendering pieces', () => {

@@ -106,7 +106,7 @@ export class HttpTransport implements Transport {
         try {
           const { view, running } = await fetchSessionView(this.sessionId);
           this.options.onTitle?.(view.prompt);
-          this.deliver({ type: 'session', view, running, capabilities: { openDiff: false } });
+          this.deliver({ type: 'session', view, running, capabilities: { openDiff: false, resume: false } });
           const held = this.held ?? [];
           this.held = null;
           for (const event of held) this.deliver({ type: 'live', event });

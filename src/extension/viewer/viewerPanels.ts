@@ -139,6 +139,9 @@ class SessionPanel implements vscode.Disposable {
           if (detail) this.post({ type: 'iterationDetail', detail });
           break;
         }
+        case 'resume':
+          await vscode.commands.executeCommand('codeloops.resumeSession', this.sessionId);
+          break;
         case 'openDiff':
           if (message.path) {
             const view = await this.library.view(this.sessionId);
@@ -159,7 +162,7 @@ class SessionPanel implements vscode.Disposable {
       this.panel.title = `Codeloops: ${previewLine(view.prompt, 40)}`;
       // A session with an end is not running, whatever the controller has not yet noticed.
       const running = view.outcome === null && this.runs.runningSessionIds().has(this.sessionId);
-      this.post({ type: 'session', view, running, capabilities: { openDiff: true } });
+      this.post({ type: 'session', view, running, capabilities: { openDiff: true, resume: true } });
     } catch (error) {
       this.post({ type: 'error', message: `This session cannot be shown: ${(error as Error).message}` });
     }
