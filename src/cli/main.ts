@@ -143,6 +143,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('-i, --iteration <n>', 'roll back to before this iteration (default: the last one)', positiveInteger)
     .option('--undo', "undo the session's last rollback")
     .option('--force', 'overwrite files you changed since the loop (they stay recoverable with --undo)')
+    .option('--dry-run', 'say what would be restored, removed or overwritten; change nothing')
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',

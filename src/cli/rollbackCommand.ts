@@ -8,6 +8,7 @@ export interface RollbackOptions {
   iteration?: number;
   undo?: boolean;
   force?: boolean;
+  dryRun?: boolean;
   json?: boolean;
 }
 
@@ -20,7 +21,7 @@ export async function rollbackCommand(idOrPrefix: string, options: RollbackOptio
   const store = openStore();
   const sessionId = await store.resolveId(idOrPrefix);
   const { start } = await store.load(sessionId);
-  const request = { sessionId, workingDir: start.working_dir, sidecarDirectory: sidecarDir(sessionId), force: Boolean(options.force) };
+  const request = { sessionId, workingDir: start.working_dir, sidecarDirectory: sidecarDir(sessionId), force: Boolean(options.force), dryRun: Boolean(options.dryRun) };
   const outcome = options.undo ? await undoRollback(request) : await rollBack({ ...request, iteration: options.iteration });
   if (options.json) process.stdout.write(JSON.stringify(outcome, null, 2) + '\n');
   else printOutcome(outcome);

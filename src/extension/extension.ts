@@ -14,6 +14,7 @@ import { openViewerOnRun } from './settings.js';
 import { bundledCliPath, RunController } from './runs/runController.js';
 import type { FileNode, IterationNode, SessionNode, TreeNode } from './sessionsTree/sessionsTreeModel.js';
 import { SessionsTreeProvider } from './sessionsTree/sessionsTreeProvider.js';
+import { resumeSession, rollBackIteration, undoLastRollback, type TimeTravelDeps } from './timeTravel/timeTravelCommands.js';
 import { ViewerPanels } from './viewer/viewerPanels.js';
 
 /**
@@ -27,6 +28,7 @@ export interface CodeloopsApi {
   sessionsTree: SessionsTreeProvider;
   viewers: ViewerPanels;
   library: SessionLibrary;
+  timeTravel: TimeTravelDeps;
 }
 
 export function activate(context: vscode.ExtensionContext): CodeloopsApi {
@@ -53,6 +55,17 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     if (!prompt) return;
     log.show(true);
     await runs.start(folder, prompt);
+  };
+
+  const timeTravel: TimeTravelDeps = {
+    store,
+    runs,
+    log,
+    changed: (sessionId) => {
+      library.invalidate(sessionId);
+      viewers.sessionChanged(sessionId);
+      tree.refresh();
+    },
   };
 
   const command = (id: string, handler: (...args: never[]) => unknown) =>
@@ -106,6 +119,20 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
       if (vscode.env.remoteName) await vscode.window.showTextDocument(uri, { preview: true });
       else await vscode.commands.executeCommand('revealFileInOS', uri);
     }),
+    command(COMMANDS.rollbackIteration, async (node?: IterationNode) => {
+      if (!node || !(await ensureTrusted('roll back files'))) return;
+      await rollBackIteration(timeTravel, node.sessionId, node.number);
+    }),
+    command(COMMANDS.undoRollback, async (target?: SessionNode | string) => {
+      const sessionId = typeof target === 'string' ? target : (target?.id ?? (await pickSession(store)));
+      if (!sessionId || !(await ensureTrusted('undo a rollback'))) return;
+      await undoLastRollback(timeTravel, sessionId);
+    }),
+    command(COMMANDS.resumeSession, async (target?: SessionNode | string) => {
+      if (!(await ensureTrusted())) return;
+      const sessionId = typeof target === 'string' ? target : (target?.id ?? (await pickSession(store)));
+      if (sessionId) await resumeSession(timeTravel, sessionId);
+    }),
     command(COMMANDS.deleteSession, async (node?: TreeNode) => {
       const sessionId = node?.kind === 'session' ? node.id : await pickSession(store);
       if (!sessionId) return;
@@ -127,7 +154,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   );
   void vscode.commands.executeCommand('setContext', CONTEXT_RUNNING, false);
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
-  return { runs, sessionsTree: tree, viewers, library };
+  return { runs, sessionsTree: tree, viewers, library, timeTravel };
 }
 
 export function deactivate(): void {

@@ -16,6 +16,9 @@ export const COMMANDS = {
   refreshSessions: 'codeloops.refreshSessions',
   showMoreSessions: 'codeloops.showMoreSessions',
   showOutput: 'codeloops.showOutput',
+  rollbackIteration: 'codeloops.rollbackIteration',
+  undoRollback: 'codeloops.undoRollback',
+  resumeSession: 'codeloops.resumeSession',
 } as const;
 
 export const VIEWS = {
@@ -41,6 +44,8 @@ export const SETTINGS_SECTION = 'codeloops';
 export const TREE_ITEM_KINDS = {
   session: 'session',
   runningSession: 'session.running',
+  /** Ended interrupted, failed or at its limit, or stopped without an end: it can be resumed. */
+  resumableSession: 'session.resumable',
   iteration: 'iteration',
   file: 'file',
   more: 'more',

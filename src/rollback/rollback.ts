@@ -57,6 +57,8 @@ export const rollbackOutcomeSchema = z.object({
   /** The ref holding the tree as it was just before this move. */
   saved_ref: z.string().nullable(),
   warnings: z.array(z.string()),
+  /** True when nothing was written: the result says what would happen (--dry-run). */
+  dry_run: z.boolean(),
 });
 export type RollbackOutcome = z.infer<typeof rollbackOutcomeSchema>;
 
@@ -76,6 +78,8 @@ export interface RollbackRequest {
   /** The session's sidecar folder, where the rollback is recorded. */
   sidecarDirectory: string;
   force: boolean;
+  /** Say what would happen, write nothing. */
+  dryRun?: boolean;
 }
 
 /** Puts the tree back to how it was before `iteration` (default: the last iteration with snapshots). */
@@ -118,12 +122,16 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
       saveCurrentAs: rollbackRef(request.sessionId, rollback, 'before'),
       afterRefs: [rollbackRef(request.sessionId, rollback, 'after'), sessionHeadRef(request.sessionId)],
       message: `codeloops ${request.sessionId} rollback ${rollback} to before iteration ${iteration}`,
+      dryRun: Boolean(request.dryRun),
     });
     const base = { ...outcome, ...moved.lists, iteration };
     if (moved.kind === 'nothing') {
       return { ...base, result: 'nothing_to_roll_back', message: `The files session ${request.sessionId} changed are already as they were before iteration ${iteration}. Nothing was changed.` };
     }
     if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists.conflicts, 'roll back') };
+    if (moved.kind === 'preview') {
+      return { ...base, result: 'rolled_back', dry_run: true, message: `Would roll session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).` };
+    }
     const warnings = record(request.sidecarDirectory, {
       type: 'rollback',
       rollback,
@@ -180,10 +188,14 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
       saveCurrentAs: rollbackRef(request.sessionId, rollback, 'replaced'),
       afterRefs: [rollbackRef(request.sessionId, rollback, 'undone'), sessionHeadRef(request.sessionId)],
       message: `codeloops ${request.sessionId} undo rollback ${rollback}`,
+      dryRun: Boolean(request.dryRun),
     });
     const base = { ...outcome, ...moved.lists, rollback };
     if (moved.kind === 'nothing') return { ...base, result: 'nothing_to_roll_back', message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
     if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists.conflicts, 'undo the rollback') };
+    if (moved.kind === 'preview') {
+      return { ...base, result: 'undone', dry_run: true, message: `Would undo rollback ${rollback} of session ${request.sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).` };
+    }
     const warnings = record(request.sidecarDirectory, {
       type: 'rollback_undone',
       rollback,
@@ -211,7 +223,7 @@ interface MoveLists {
   overwritten: string[];
 }
 
-type Move = { kind: 'moved' | 'nothing' | 'conflict'; lists: MoveLists };
+type Move = { kind: 'moved' | 'nothing' | 'conflict' | 'preview'; lists: MoveLists };
 
 interface MoveRequest {
   /** The tree codeloops last left. */
@@ -223,6 +235,7 @@ interface MoveRequest {
   /** Refs pointed at the tree after the move. */
   afterRefs: string[];
   message: string;
+  dryRun: boolean;
 }
 
 async function moveTree(repository: Repository, request: MoveRequest): Promise<Move> {
@@ -240,6 +253,19 @@ async function moveTree(repository: Repository, request: MoveRequest): Promise<M
   const lists: MoveLists = { restored: [], removed: [], skipped: [], conflicts, overwritten: [] };
   if (pending.length === 0) return { kind: 'nothing', lists };
   if (conflicts.length > 0 && !request.force) return { kind: 'conflict', lists };
+  if (request.dryRun) {
+    const touched = pending.filter((change) => !change.isGitLink);
+    return {
+      kind: 'preview',
+      lists: {
+        ...lists,
+        restored: touched.filter((change) => change.presentInTarget).map((change) => change.path),
+        removed: touched.filter((change) => !change.presentInTarget).map((change) => change.path),
+        skipped: pending.filter((change) => change.isGitLink).map((change) => change.path),
+        overwritten: request.force ? conflicts : [],
+      },
+    };
+  }
 
   // Saved before the first file is written: a crash half-way still leaves the way back.
   await pointRef(repository, request.saveCurrentAs, current.commit, `${request.message} (the tree before)`);
@@ -290,6 +316,7 @@ function emptyOutcome(sessionId: string): RollbackOutcome {
     overwritten: [],
     saved_ref: null,
     warnings: [],
+    dry_run: false,
   };
 }
 
@@ -301,12 +328,13 @@ function conflictMessage(conflicts: readonly string[], action: string): string {
   );
 }
 
-function describeMove(lists: MoveLists): string {
+function describeMove(lists: MoveLists, would = ''): string {
+  const verb = (past: string, present: string) => (would ? `${would}${present}` : past);
   const parts: string[] = [];
-  if (lists.restored.length > 0) parts.push(`restored ${listPaths(lists.restored)}`);
-  if (lists.removed.length > 0) parts.push(`removed ${listPaths(lists.removed)}`);
-  if (lists.overwritten.length > 0) parts.push(`overwrote your changes to ${listPaths(lists.overwritten)}`);
-  if (lists.skipped.length > 0) parts.push(`left the nested repositories ${listPaths(lists.skipped)} alone`);
+  if (lists.restored.length > 0) parts.push(`${verb('restored', 'restore')} ${listPaths(lists.restored)}`);
+  if (lists.removed.length > 0) parts.push(`${verb('removed', 'remove')} ${listPaths(lists.removed)}`);
+  if (lists.overwritten.length > 0) parts.push(`${verb('overwrote', 'overwrite')} your changes to ${listPaths(lists.overwritten)}`);
+  if (lists.skipped.length > 0) parts.push(`${verb('left', 'leave')} the nested repositories ${listPaths(lists.skipped)} alone`);
   return parts.join('; ') || 'nothing to write';
 }
 

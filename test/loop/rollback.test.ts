@@ -86,7 +86,14 @@ describe('rollback and its undo', () => {
     const afterLoop = treeOf(repo);
     assert.equal(afterLoop['vendor/lib/lib.js'], 'the agent was here\n');
 
+    const preview = await rollBack({ ...request(repo, loop), iteration: 2, dryRun: true });
+    assert.equal(preview.dry_run, true);
+    assert.match(preview.message, /Would roll session .* back to before iteration 2: would restore src\/app\.js; would remove/);
+    assert.deepEqual(treeOf(repo), afterLoop, 'a dry run writes nothing');
+
     const outcome = rollbackOutcomeSchema.parse(await rollBack({ ...request(repo, loop), iteration: 2 }));
+    assert.equal(outcome.dry_run, false);
+    assert.deepEqual([outcome.restored, outcome.removed.sort()], [preview.restored, preview.removed.sort()], 'the dry run said what would happen');
     assert.equal(outcome.result, 'rolled_back', outcome.message);
     assert.equal(outcome.iteration, 2);
     assert.equal(outcome.rollback, 1);

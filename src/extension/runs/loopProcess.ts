@@ -9,7 +9,8 @@ export interface LoopProcessOptions {
   /** The program that runs it: the editor's own executable, as Node. */
   nodePath: string;
   workingDir: string;
-  prompt: { text: string } | { file: string };
+  /** What to run: a prompt, or an earlier session to carry on (`codeloops resume`). */
+  prompt: { text: string } | { file: string } | { resume: string; force?: boolean };
   /** Editor settings as a config layer (JSON), between the global and the project config. */
   editorSettings?: string;
   env?: NodeJS.ProcessEnv;
@@ -35,11 +36,18 @@ export class LoopProcess {
   readonly done: Promise<LoopProcessEnd>;
 
   constructor(options: LoopProcessOptions, onEvent: (event: RunEvent) => void) {
-    const args = [options.cliPath, 'run', '--events', 'ndjson', '--working-dir', options.workingDir];
-    // `--prompt=<text>`: one argument, so a prompt that starts with "-" is never read as a flag.
-    if ('text' in options.prompt) args.push(`--prompt=${options.prompt.text}`);
-    else args.push('--prompt-file', options.prompt.file);
+    const args: string[] = [options.cliPath];
+    if ('resume' in options.prompt) {
+      // `--` first: the session id is an operand, never a flag.
+      args.push('resume', '--events', 'ndjson', ...(options.prompt.force ? ['--force'] : []));
+    } else {
+      args.push('run', '--events', 'ndjson', '--working-dir', options.workingDir);
+      // `--prompt=<text>`: one argument, so a prompt that starts with "-" is never read as a flag.
+      if ('text' in options.prompt) args.push(`--prompt=${options.prompt.text}`);
+      else args.push('--prompt-file', options.prompt.file);
+    }
     if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
+    if ('resume' in options.prompt) args.push('--', options.prompt.resume);
     this.child = spawn(options.nodePath, args, {
       cwd: options.workingDir,
       // The editor's executable runs as plain Node with this variable.

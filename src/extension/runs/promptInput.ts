@@ -11,13 +11,13 @@ let lastFolder: string | undefined;
  * A loop runs agents that edit files and execute commands in the folder: never in a
  * workspace the user has not trusted. Browsing sessions stays available.
  */
-export async function ensureTrusted(): Promise<boolean> {
+export async function ensureTrusted(action?: string): Promise<boolean> {
   if (vscode.workspace.isTrusted) return true;
   const manage = 'Manage Workspace Trust';
-  const choice = await vscode.window.showErrorMessage(
-    'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.',
-    manage,
-  );
+  const message = action
+    ? `Codeloops does not ${action} in an untrusted workspace: it changes files in this folder. Trust the workspace first; sessions can be browsed either way.`
+    : 'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.';
+  const choice = await vscode.window.showErrorMessage(message, manage);
   if (choice === manage) await vscode.commands.executeCommand('workbench.trust.manage');
   return false;
 }

@@ -4,7 +4,7 @@ import { describeEvent, type LineTone } from '../../loop/describeEvent.js';
 import type { RunEvent } from '../../loop/runEvents.js';
 import { CONTEXT_RUNNING } from '../ids.js';
 import { editorSettingsJson, showAgentText } from '../settings.js';
-import { LoopProcess, type LoopProcessEnd } from './loopProcess.js';
+import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions } from './loopProcess.js';
 import { RunStatusItem } from './runStatusItem.js';
 
 export interface RunningLoop {
@@ -52,7 +52,7 @@ export class RunController implements vscode.Disposable {
   }
 
   /** Starts a loop; resolves when it has ended. Refuses a second loop in the same folder. */
-  async start(folder: vscode.WorkspaceFolder, prompt: { text: string } | { file: string }): Promise<LoopProcessEnd | undefined> {
+  async start(folder: vscode.WorkspaceFolder, prompt: LoopProcessOptions['prompt']): Promise<LoopProcessEnd | undefined> {
     const key = folder.uri.toString();
     if (this.running.has(key)) {
       void vscode.window.showWarningMessage(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);

@@ -111,7 +111,7 @@ export function sessionNode(summary: SessionSummary, running: boolean, now: numb
         `Session: ${summary.id}`,
       ],
     },
-    contextValue: running ? TREE_ITEM_KINDS.runningSession : TREE_ITEM_KINDS.session,
+    contextValue: running ? TREE_ITEM_KINDS.runningSession : summary.outcome === 'success' ? TREE_ITEM_KINDS.session : TREE_ITEM_KINDS.resumableSession,
   };
 }
 

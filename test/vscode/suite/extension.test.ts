@@ -8,6 +8,7 @@ import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
 import type { FileNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
 import { sessionsDir } from '../../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
+import { rollBackIteration, undoLastRollback } from '../../../src/extension/timeTravel/timeTravelCommands.js';
 
 /**
  * Runs inside the extension host of a real VS Code, against a workspace that is a
@@ -134,6 +135,43 @@ describe('Codeloops in a real VS Code', () => {
     const end = await running;
     assert.ok(end?.kind === 'finished' && end.summary.status === 'interrupted', JSON.stringify(end));
     assert.equal(codeloops.runs.runningLoops().length, 0);
+  });
+
+  it('resumes the interrupted session from the tree, then rolls its iteration back after a confirmation that lists the files, and undoes it', async () => {
+    const folder = workspaceFolder();
+    const store = new SessionStore(sessionsDir());
+    const [interrupted] = await store.list();
+    assert.equal(interrupted?.outcome, 'interrupted');
+    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
+    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === interrupted!.id)!;
+    assert.equal(codeloops.sessionsTree.getTreeItem(node).contextValue, 'session.resumable', 'the tree offers Resume');
+
+    fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify({ actor: [[{ write: { path: 'resumed.txt', content: 'carried on\n' } }]], critic: [[{ print: 'TASK COMPLETE' }]] }));
+    for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+    await vscode.commands.executeCommand(COMMANDS.resumeSession, node);
+    const [resumed] = await store.list();
+    assert.ok(resumed && resumed.id !== interrupted!.id, 'a new session carries the ended one on');
+    assert.equal(resumed.outcome, 'success');
+    const loaded = await store.load(resumed.id);
+    assert.equal(loaded.start.resumed_from, interrupted!.id);
+    assert.equal(loaded.start.prompt, 'A slow task');
+    const resumedFile = path.join(folder.uri.fsPath, 'resumed.txt');
+    assert.equal(fs.readFileSync(resumedFile, 'utf8'), 'carried on\n');
+
+    const asked: string[] = [];
+    const confirm = async (question: string, detail: string, action: string) => {
+      asked.push(`${question}\n${detail}`);
+      return action;
+    };
+    const rolled = await rollBackIteration({ ...codeloops.timeTravel, confirm }, resumed.id, loaded.iterations[0]!.iteration_number);
+    assert.equal(rolled?.result, 'rolled_back', rolled?.message);
+    assert.match(asked[0]!, /^Roll back to before iteration 1\?\nRemove \(1\):\n  resumed\.txt/);
+    assert.ok(!fs.existsSync(resumedFile), 'the file the resumed iteration made is gone');
+    const undone = await undoLastRollback({ ...codeloops.timeTravel, confirm }, resumed.id);
+    assert.equal(undone?.result, 'undone', undone?.message);
+    assert.match(asked[1]!, /^Undo the last rollback\?\nRestore \(1\):\n  resumed\.txt/);
+    assert.equal(fs.readFileSync(resumedFile, 'utf8'), 'carried on\n');
+    fs.rmSync(resumedFile);
   });
 
   it('passes the editor’s settings to the runner, under the project’s codeloops.toml', async () => {

@@ -1,0 +1,128 @@
+import * as vscode from 'vscode';
+import { rollBack, undoRollback, type RollbackOutcome, type RollbackRequest } from '../../rollback/rollback.js';
+import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
+import type { SessionStore } from '../../sessions/sessionStore.js';
+import type { RunController } from '../runs/runController.js';
+
+/**
+ * Rollback, its undo and resume, as the editor offers them: every change to the
+ * user's files is shown first in a modal that lists them, conflicts are said in
+ * words with an explicit "overwrite", and each rollback offers its undo at once.
+ * The engine does the work; these functions only ask and tell.
+ */
+
+const MAX_LISTED = 20;
+
+export interface TimeTravelDeps {
+  store: SessionStore;
+  runs: RunController;
+  log: vscode.LogOutputChannel;
+  /** Called after the files or the record changed, so the tree and viewers show it. */
+  changed: (sessionId: string) => void;
+  /** Asks before files change (a modal warning); the chosen action, or undefined. */
+  confirm?: (question: string, detail: string, action: string) => Thenable<string | undefined>;
+}
+
+const modal = (question: string, detail: string, action: string): Thenable<string | undefined> => vscode.window.showWarningMessage(question, { modal: true, detail }, action);
+
+export async function rollBackIteration(deps: TimeTravelDeps, sessionId: string, iteration: number): Promise<RollbackOutcome | undefined> {
+  const request = await requestFor(deps, sessionId);
+  if (!request) return undefined;
+  const outcome = await confirmAndMove(deps, (force, dryRun) => rollBack({ ...request, iteration, force, dryRun }), {
+    question: `Roll back to before iteration ${iteration}?`,
+    action: 'Roll Back',
+  });
+  if (outcome?.result === 'rolled_back') {
+    const undo = 'Undo Rollback';
+    void vscode.window.showInformationMessage(`Codeloops: rolled back to before iteration ${iteration} (${fileCount(outcome)}).`, undo).then((choice) => {
+      if (choice === undo) void vscode.commands.executeCommand('codeloops.undoRollback', sessionId);
+    });
+  }
+  return outcome;
+}
+
+export async function undoLastRollback(deps: TimeTravelDeps, sessionId: string): Promise<RollbackOutcome | undefined> {
+  const request = await requestFor(deps, sessionId);
+  if (!request) return undefined;
+  const outcome = await confirmAndMove(deps, (force, dryRun) => undoRollback({ ...request, force, dryRun }), { question: 'Undo the last rollback?', action: 'Undo Rollback' });
+  if (outcome?.result === 'undone') void vscode.window.showInformationMessage(`Codeloops: rollback undone (${fileCount(outcome)}).`);
+  return outcome;
+}
+
+/** Carries a session on in the workspace folder that holds it; offers --force when the files changed since. */
+export async function resumeSession(deps: TimeTravelDeps, sessionId: string): Promise<void> {
+  const session = await deps.store.load(sessionId);
+  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(session.start.working_dir));
+  if (!folder) {
+    void vscode.window.showErrorMessage(`Codeloops: this session ran in ${session.start.working_dir}. Open that folder to resume it.`);
+    return;
+  }
+  if (deps.runs.isRunning(folder)) {
+    void vscode.window.showWarningMessage(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);
+    return;
+  }
+  deps.log.show(true);
+  const end = await deps.runs.start(folder, { resume: sessionId });
+  if (end?.kind === 'refused' && /differ from how the loop left them|has no snapshots/.test(end.message)) {
+    const anyway = 'Resume Anyway';
+    const choice = await (deps.confirm ?? modal)('Resume with the files as they are now?', end.message, anyway);
+    if (choice === anyway) await deps.runs.start(folder, { resume: sessionId, force: true });
+  }
+}
+
+async function requestFor(deps: TimeTravelDeps, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
+  if (deps.runs.runningSessionIds().has(sessionId)) {
+    void vscode.window.showWarningMessage('This session is still running: interrupt it first.');
+    return undefined;
+  }
+  const session = await deps.store.load(sessionId);
+  return { sessionId, workingDir: session.start.working_dir, sidecarDirectory: sidecarDir(sessionId) };
+}
+
+/** Dry run, then a modal listing what will change (and what would be overwritten), then the move. */
+async function confirmAndMove(
+  deps: TimeTravelDeps,
+  move: (force: boolean, dryRun: boolean) => Promise<RollbackOutcome>,
+  texts: { question: string; action: string },
+): Promise<RollbackOutcome | undefined> {
+  let force = false;
+  let preview = await move(false, true);
+  if (preview.result === 'conflict') {
+    const overwrite = 'Overwrite My Changes';
+    const choice = await (deps.confirm ?? modal)(
+      'You changed files since the loop last touched them.',
+      `${listed('Your changes to these would be overwritten', preview.conflicts)}\n\nCommit or move them first, or overwrite them: they stay recoverable with "Undo Rollback".`,
+      overwrite,
+    );
+    if (choice !== overwrite) return undefined;
+    force = true;
+    preview = await move(true, true);
+  }
+  if (!preview.dry_run) {
+    // Nothing to do, or the snapshots are gone: the engine's words say which.
+    void vscode.window.showInformationMessage(`Codeloops: ${preview.message}`);
+    return preview;
+  }
+  const detail = [listed('Restore', preview.restored), listed('Remove', preview.removed), listed('Overwrite your changes to', preview.overwritten), listed('Leave alone (nested repositories)', preview.skipped)]
+    .filter(Boolean)
+    .join('\n\n');
+  const choice = await (deps.confirm ?? modal)(texts.question, `${detail}\n\nOnly these files are touched; the current state is kept so this can be undone.`, texts.action);
+  if (choice !== texts.action) return undefined;
+  const outcome = await move(force, false);
+  deps.log.info(outcome.message);
+  deps.changed(outcome.session_id);
+  if (outcome.result !== 'rolled_back' && outcome.result !== 'undone') void vscode.window.showWarningMessage(`Codeloops: ${outcome.message}`);
+  return outcome;
+}
+
+function listed(title: string, paths: readonly string[]): string {
+  if (paths.length === 0) return '';
+  const shown = paths.slice(0, MAX_LISTED).map((file) => `  ${file}`);
+  if (paths.length > MAX_LISTED) shown.push(`  … and ${paths.length - MAX_LISTED} more`);
+  return `${title} (${paths.length}):\n${shown.join('\n')}`;
+}
+
+function fileCount(outcome: RollbackOutcome): string {
+  const count = outcome.restored.length + outcome.removed.length;
+  return `${count} file${count === 1 ? '' : 's'}`;
+}
