@@ -12,8 +12,10 @@ import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.j
 
 describe('end to end: the real Claude Code CLI against a scripted Messages API', () => {
   let api: FakeAnthropicApi;
+  let resumeApi: FakeAnthropicApi | undefined;
   after(async () => {
     await api?.close();
+    await resumeApi?.close();
     removeTempDirs();
   });
 
@@ -76,5 +78,40 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
     assert.equal(finished[0]!.tool_calls, 2);
     const raw = fs.readFileSync(path.join(sidecar, 'iteration-1-actor.stdout'), 'utf8');
     assert.match(raw.split('\n')[0]!, /"type":"system","subtype":"init"/);
+  });
+
+  it('resumes a stopped session in the actor’s own Claude Code session: the model sees the earlier conversation', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    resumeApi = await startFakeAnthropicApi(scriptedClaude(repo));
+    const { env, home } = realAgentHome({ anthropic: resumeApi });
+    const first = await runCli(['-p', TASK, '--json-output', '-n', '1'], { cwd: repo, env });
+    assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
+    const stopped = JSON.parse(first.stdout);
+    assert.equal(stopped.status, 'max_iterations_reached');
+    const sidecar = (id: string) => readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', id, 'events.jsonl')).map((event) => runEventSchema.parse(event)) as RunEvent[];
+    const actorSession = sidecar(stopped.session_id).find((event) => event.type === 'agent_finished' && event.role === 'actor');
+    assert.ok(actorSession?.type === 'agent_finished' && actorSession.agent_session_id);
+    const requestsBefore = resumeApi.requests.length;
+
+    const resumed = await runCli(['resume', stopped.session_id, '--json-output', '-n', '2'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, `stderr:\n${resumed.stderr}`);
+    const outcome = JSON.parse(resumed.stdout);
+    assert.equal(outcome.status, 'success');
+    assert.equal(outcome.iterations, 2);
+    assert.deepEqual(treeOf(repo), { 'README.md': '# demo\n', 'greeting.txt': 'Hello, world\n', 'build-note.txt': 'noted by a shell\n' });
+    const { lines } = assertValidSessionFile(outcome.session_file);
+    assert.equal(lines[0]!.resumed_from, stopped.session_id);
+    assert.deepEqual(lines.filter((line) => line.type === 'iteration').map((line) => line.iteration_number), [2]);
+
+    // The resumed actor ran in its earlier Claude Code session: its first request carries that
+    // conversation (the typo'd Write and its reply) before the feedback.
+    const actorRequest = resumeApi.requests.slice(requestsBefore).find((request) => request.toolNames.length > 0 && !isCritic(request));
+    assert.ok(actorRequest, 'the resumed actor reached the model');
+    const earlier = JSON.stringify(actorRequest.body.messages);
+    assert.match(earlier, /Writing the file now\./, 'the earlier assistant turn is in the conversation');
+    assert.match(earlier, /Helo, world/);
+    assert.match(actorRequest.lastUserText, /greeting\.txt says Helo: it must say Hello, world/);
+    const resumedRun = sidecar(outcome.session_id).find((event) => event.type === 'agent_finished' && event.role === 'actor');
+    assert.ok(resumedRun?.type === 'agent_finished' && resumedRun.succeeded);
   });
 });
