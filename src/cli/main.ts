@@ -3,7 +3,7 @@ import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { AgentNotFoundError } from '../agents/agentProgram.js';
 import { ConfigError } from '../config/configFiles.js';
 import { GitNotInstalledError, MissingDirectoryError, NotAGitRepositoryError } from '../git/repository.js';
-import { endRunningLoopsNow } from '../loop/loopRunner.js';
+import { endRunningLoopsNow, LoopFailure } from '../loop/loopRunner.js';
 import { LoopAlreadyRunningError } from '../loop/repositoryLock.js';
 import { ResumeRefusedError } from '../resume/resumePlan.js';
 import { InvalidFilterError } from '../sessions/sessionFilter.js';
@@ -35,6 +35,7 @@ const EXPECTED_ERRORS = [
   NotASessionError,
   IterationNotFoundError,
   ResumeRefusedError,
+  LoopFailure,
 ];
 
 /** More iterations than anyone means; also keeps the number exact in JSON. */

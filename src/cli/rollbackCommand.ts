@@ -3,6 +3,7 @@ import { sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './sessionsCommand.js';
 import { colorEnabled, paint } from './terminal.js';
+import { UsageError } from './usageError.js';
 
 export interface RollbackOptions {
   iteration?: number;
@@ -21,6 +22,10 @@ export async function rollbackCommand(idOrPrefix: string, options: RollbackOptio
   const store = openStore();
   const sessionId = await store.resolveId(idOrPrefix);
   const { start } = await store.load(sessionId);
+  const carriedOnAfter = start.resumed_after_iteration;
+  if (!options.undo && options.iteration !== undefined && start.resumed_from && carriedOnAfter !== undefined && options.iteration <= carriedOnAfter) {
+    throw new UsageError(`Iteration ${options.iteration} belongs to the session this one carries on: roll back ${start.resumed_from} instead (codeloops rollback ${start.resumed_from} --iteration ${options.iteration}).`);
+  }
   const request = { sessionId, workingDir: start.working_dir, sidecarDirectory: sidecarDir(sessionId), force: Boolean(options.force), dryRun: Boolean(options.dryRun) };
   const outcome = options.undo ? await undoRollback(request) : await rollBack({ ...request, iteration: options.iteration });
   if (options.json) process.stdout.write(JSON.stringify(outcome, null, 2) + '\n');

@@ -113,6 +113,10 @@ export interface TreeEntryChange {
   rawPath: string;
   /** What the path is in the target: absent means it must be removed. */
   presentInTarget: boolean;
+  /** Whether the source tree has the path (absent: the target adds it). */
+  presentInSource: boolean;
+  /** The object id the target has at the path (all zeros when absent). */
+  targetObject: string;
   /** Git links (nested repositories, submodules) are never touched. */
   isGitLink: boolean;
 }
@@ -127,12 +131,14 @@ export async function changedPaths(repository: Repository, from: string, to: str
   for (let i = 0; i < fields.length; ) {
     const meta = fields[i++];
     if (!meta || !meta.startsWith(':')) continue;
-    const [oldMode, newMode, , , status] = meta.slice(1).split(' ');
+    const [oldMode, newMode, , newObject, status] = meta.slice(1).split(' ');
     const rawPath = fields[i++] ?? '';
     changes.push({
       path: displayPath(rawPath),
       rawPath,
       presentInTarget: status !== 'D',
+      presentInSource: status !== 'A',
+      targetObject: newObject ?? '',
       isGitLink: oldMode === '160000' || newMode === '160000',
     });
   }

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { AgentEvent } from '../agents/agentEvents.js';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
@@ -8,6 +9,7 @@ import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
 import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
 import type { Outcome } from '../sessionFormat/sessionLines.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
+import { readLinesBackward } from '../sessions/lineReader.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
 import { captureUserGitState, undoCriticChanges } from './criticGuard.js';
@@ -90,6 +92,10 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   let writer: SessionWriter;
   const continuation = request.continuation;
   try {
+    // Checked again under the lock: the loop that wrote it may have ended it since resume looked.
+    if (continuation?.appendTo && hasEnded(continuation.appendTo)) {
+      throw new LoopFailure(`Session ${continuation.sessionId} ended while resume was starting; run resume again to carry it on in a new session.`);
+    }
     writer = continuation?.appendTo
       ? SessionWriter.reopen(continuation.appendTo)
       : SessionWriter.create(
@@ -425,6 +431,17 @@ class LoopRun {
       this.sidecar?.close();
       this.sidecar = null;
     }
+  }
+}
+
+/** Whether a session file's last line is a `session_end` (read from the end: its lines may be huge). */
+function hasEnded(filePath: string): boolean {
+  const fd = fs.openSync(filePath, 'r');
+  try {
+    const last = readLinesBackward(fd, fs.fstatSync(fd).size, 0).next();
+    return !last.done && /^\{\s*"type"\s*:\s*"session_end"/.test(last.value.prefix(200));
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

@@ -62,15 +62,21 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
   const snapshotsTaken = iterations.length > 0 || [...events.values()].some((list) => list.some((event) => event.type === 'snapshot'));
   const treeChanges = snapshotsTaken ? await changesSinceLastTree(repository, chain, request.force, warnings) : [];
 
+  // After a rollback the files are as they were before an iteration: later feedback and
+  // the agent's memory of later work would mislead the actor.
+  const rolledBackTo = activeRollback(events.get(session.id) ?? []);
+  if (rolledBackTo !== undefined) {
+    warnings.push(`the session was rolled back to before iteration ${rolledBackTo}: the actor gets the feedback up to then, in a fresh agent session`);
+  }
   return {
     session,
     repository,
     continuation: {
       sessionId: session.id,
       appendTo: session.end ? null : session.filePath,
-      history: iterations.map(feedbackRecord),
+      history: iterations.filter((line) => rolledBackTo === undefined || line.iteration_number < rolledBackTo).map(feedbackRecord),
       lastIteration,
-      actorSession: actorSessionOf(chain, events),
+      actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
     },
     recorded: {
@@ -153,6 +159,12 @@ async function changesSinceLastTree(repository: Repository, chain: readonly Sess
   }
   if (files.length > 0) warnings.push(`carrying on with ${files.length} file${files.length === 1 ? '' : 's'} changed since the loop's last snapshot (--force)`);
   return files;
+}
+
+/** The iteration the session's files were last rolled back to before, unless that rollback was undone. */
+function activeRollback(events: readonly RunEvent[]): number | undefined {
+  const last = events.findLast((event) => event.type === 'rollback' || event.type === 'rollback_undone' || event.type === 'run_started');
+  return last?.type === 'rollback' ? last.to_iteration : undefined;
 }
 
 /** The actor's last agent session and what it has cost so far, from the sidecar records. */

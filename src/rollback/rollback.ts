@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
+import { displayPath } from '../git/gitProcess.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { restorePaths } from '../git/restore.js';
 import {
@@ -52,6 +56,8 @@ export const rollbackOutcomeSchema = z.object({
   skipped: z.array(z.string()),
   /** Paths changed by the user since codeloops last touched the tree that the move would overwrite. */
   conflicts: z.array(z.string()),
+  /** Paths in the way that no snapshot holds (ignored files, folders with such files): never removed, not even with --force. */
+  blocked: z.array(z.string()),
   /** Conflicting paths overwritten because of --force (their content is in the undo snapshot). */
   overwritten: z.array(z.string()),
   /** The ref holding the tree as it was just before this move. */
@@ -128,7 +134,7 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
     if (moved.kind === 'nothing') {
       return { ...base, result: 'nothing_to_roll_back', message: `The files session ${request.sessionId} changed are already as they were before iteration ${iteration}. Nothing was changed.` };
     }
-    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists.conflicts, 'roll back') };
+    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'roll back') };
     if (moved.kind === 'preview') {
       return { ...base, result: 'rolled_back', dry_run: true, message: `Would roll session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).` };
     }
@@ -192,7 +198,7 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
     });
     const base = { ...outcome, ...moved.lists, rollback };
     if (moved.kind === 'nothing') return { ...base, result: 'nothing_to_roll_back', message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
-    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists.conflicts, 'undo the rollback') };
+    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'undo the rollback') };
     if (moved.kind === 'preview') {
       return { ...base, result: 'undone', dry_run: true, message: `Would undo rollback ${rollback} of session ${request.sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).` };
     }
@@ -221,6 +227,8 @@ interface MoveLists {
   skipped: string[];
   conflicts: string[];
   overwritten: string[];
+  /** Paths in the way that no snapshot holds (ignored files, folders): a move never removes them. */
+  blocked: string[];
 }
 
 type Move = { kind: 'moved' | 'nothing' | 'conflict' | 'preview'; lists: MoveLists };
@@ -250,9 +258,12 @@ async function moveTree(repository: Repository, request: MoveRequest): Promise<M
   // Only paths codeloops moved and that are not already where the move would put them.
   const pending: TreeEntryChange[] = toTarget.filter((change) => own.has(change.rawPath));
   const conflicts = pending.filter((change) => byUser.has(change.rawPath) && !change.isGitLink).map((change) => change.path);
-  const lists: MoveLists = { restored: [], removed: [], skipped: [], conflicts, overwritten: [] };
+  const { blocked, inTheWay } = obstacles(repository.root, pending, own, byUser);
+  conflicts.push(...inTheWay.filter((file) => !conflicts.includes(file)));
+  const lists: MoveLists = { restored: [], removed: [], skipped: [], conflicts: [...new Set([...conflicts, ...blocked])], overwritten: [], blocked };
   if (pending.length === 0) return { kind: 'nothing', lists };
-  if (conflicts.length > 0 && !request.force) return { kind: 'conflict', lists };
+  // What is in the way and in no snapshot could never come back: not even --force overwrites it.
+  if (blocked.length > 0 || (conflicts.length > 0 && !request.force)) return { kind: 'conflict', lists };
   if (request.dryRun) {
     const touched = pending.filter((change) => !change.isGitLink);
     return {
@@ -275,6 +286,73 @@ async function moveTree(repository: Repository, request: MoveRequest): Promise<M
     kind: 'moved',
     lists: { ...lists, restored: restored.restored, removed: restored.removed, skipped: restored.skipped, overwritten: request.force ? conflicts : [] },
   };
+}
+
+/**
+ * What stands where a file is to be written and is not in the current snapshot, so
+ * that neither this move nor its undo could bring it back: a file there that git
+ * ignores, a folder there (with whatever it holds), a file where a folder must be
+ * that codeloops did not put there.
+ */
+function obstacles(root: string, pending: readonly TreeEntryChange[], own: ReadonlySet<string>, byUser: ReadonlySet<string>): { blocked: string[]; inTheWay: string[] } {
+  const removals = new Set(pending.filter((change) => !change.presentInTarget).map((change) => change.rawPath));
+  const blocked = new Set<string>();
+  const inTheWay = new Set<string>();
+  for (const change of pending) {
+    if (!change.presentInTarget || change.isGitLink) continue;
+    const stat = statOf(root, change.rawPath);
+    // A folder the pending removals empty goes with them; anything else in it would be lost.
+    if (stat?.isDirectory() && !holdsOnly(root, change.rawPath, removals)) blocked.add(`${change.path}/`);
+    // A file no snapshot has (git ignores it now) is in the way, unless it already is what would be written.
+    else if (stat && !stat.isDirectory() && !change.presentInSource && !holdsObject(root, change.rawPath, stat, change.targetObject)) blocked.add(change.path);
+    const parts = change.rawPath.split('/');
+    for (let depth = 1; depth < parts.length; depth++) {
+      const prefix = parts.slice(0, depth).join('/');
+      const parent = statOf(root, prefix);
+      if (!parent) break;
+      if (!parent.isDirectory()) {
+        // A file where a folder must be: codeloops' own goes; the user's is a conflict; an ignored one is kept.
+        if (byUser.has(prefix)) inTheWay.add(displayPath(prefix));
+        else if (!own.has(prefix)) blocked.add(displayPath(prefix));
+        break;
+      }
+    }
+  }
+  return { blocked: [...blocked], inTheWay: [...inTheWay] };
+}
+
+/** Whether everything under a folder on disk is among these paths (nested repositories never are). */
+function holdsOnly(root: string, rawFolder: string, paths: ReadonlySet<string>): boolean {
+  let entries: fs.Dirent<Buffer>[];
+  try {
+    entries = fs.readdirSync(onDisk(root, rawFolder), { encoding: 'buffer', withFileTypes: true });
+  } catch {
+    return false;
+  }
+  return entries.every((entry) => {
+    const child = `${rawFolder}/${entry.name.toString('latin1')}`;
+    if (entry.name.toString('latin1') === '.git') return false;
+    return entry.isDirectory() ? holdsOnly(root, child, paths) : paths.has(child);
+  });
+}
+
+function statOf(root: string, rawPath: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(onDisk(root, rawPath));
+  } catch {
+    return undefined; // absent, or under a file (ENOTDIR)
+  }
+}
+
+/** Whether a file on disk has exactly the content of a git blob (git's own object id). */
+function holdsObject(root: string, rawPath: string, stat: fs.Stats, objectId: string): boolean {
+  if (!stat.isFile() || !/^[0-9a-f]{40}$/.test(objectId)) return false;
+  const bytes = fs.readFileSync(onDisk(root, rawPath));
+  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex') === objectId;
+}
+
+function onDisk(root: string, rawPath: string): Buffer {
+  return Buffer.concat([Buffer.from(root + path.sep, 'utf8'), Buffer.from(rawPath, 'latin1')]);
 }
 
 function nextRollbackNumber(refs: ReadonlyMap<string, string>, sessionId: string): number {
@@ -313,6 +391,7 @@ function emptyOutcome(sessionId: string): RollbackOutcome {
     removed: [],
     skipped: [],
     conflicts: [],
+    blocked: [],
     overwritten: [],
     saved_ref: null,
     warnings: [],
@@ -320,12 +399,23 @@ function emptyOutcome(sessionId: string): RollbackOutcome {
   };
 }
 
-function conflictMessage(conflicts: readonly string[], action: string): string {
-  return (
-    `Changed nothing: ${conflicts.length === 1 ? 'this file was' : `these ${conflicts.length} files were`} changed after codeloops last touched the tree, ` +
-    `and to ${action} would overwrite ${conflicts.length === 1 ? 'it' : 'them'}: ${conflicts.join(', ')}. ` +
-    `Commit or move those changes, or run again with --force to overwrite them (they stay recoverable with "codeloops rollback --undo").`
-  );
+function conflictMessage(lists: MoveLists, action: string): string {
+  const changed = lists.conflicts.filter((file) => !lists.blocked.includes(file));
+  const parts: string[] = [];
+  if (changed.length > 0) {
+    parts.push(
+      `${changed.length === 1 ? 'this file was' : `these ${changed.length} files were`} changed after codeloops last touched the tree, ` +
+        `and to ${action} would overwrite ${changed.length === 1 ? 'it' : 'them'}: ${changed.join(', ')}. ` +
+        `Commit or move those changes, or run again with --force to overwrite them (they stay recoverable with "codeloops rollback --undo")`,
+    );
+  }
+  if (lists.blocked.length > 0) {
+    parts.push(
+      `${lists.blocked.join(', ')} ${lists.blocked.length === 1 ? 'stands' : 'stand'} where files must be written and ${lists.blocked.length === 1 ? 'is' : 'are'} in no snapshot ` +
+        `(ignored by git, or a folder now): they could not be brought back, so even --force leaves them. Move them away first`,
+    );
+  }
+  return `Changed nothing: ${parts.join('. Also, ')}.`;
 }
 
 function describeMove(lists: MoveLists, would = ''): string {

@@ -73,33 +73,54 @@ export class AppendOnlyFile {
   }
 }
 
-/** How far back a torn tail is looked for; a line longer than this is cut at the previous newline found. */
+/** How much of a file's tail is read to find its last line; a longer last line is read whole. */
 const TAIL_CHUNK = 64 * 1024;
 
-/** Truncates a file that does not end with a newline to just after its last newline (or to empty). */
-export function cutTornTail(filePath: string): boolean {
+/**
+ * Makes a file end with a whole line before more are appended. A last line without
+ * its newline that still parses (written whole, the newline lost) gets its newline;
+ * a torn one is cut off. A file whose only line is torn is left alone and refused:
+ * cutting it would leave nothing a reader accepts.
+ */
+export function cutTornTail(filePath: string): 'whole' | 'completed' | 'cut' {
   const fd = fs.openSync(filePath, 'r+');
   try {
     const size = fs.fstatSync(fd).size;
-    if (size === 0) return false;
+    if (size === 0) return 'whole';
     const last = Buffer.alloc(1);
     fs.readSync(fd, last, 0, 1, size - 1);
-    if (last[0] === 0x0a) return false;
-    let end = size;
-    const chunk = Buffer.alloc(TAIL_CHUNK);
-    while (end > 0) {
+    if (last[0] === 0x0a) return 'whole';
+    let lineStart = 0;
+    for (let end = size; end > 0; ) {
       const start = Math.max(0, end - TAIL_CHUNK);
-      const read = fs.readSync(fd, chunk, 0, end - start, start);
-      const newline = chunk.subarray(0, read).lastIndexOf(0x0a);
+      const chunk = Buffer.alloc(end - start);
+      fs.readSync(fd, chunk, 0, chunk.length, start);
+      const newline = chunk.lastIndexOf(0x0a);
       if (newline >= 0) {
-        fs.ftruncateSync(fd, start + newline + 1);
-        return true;
+        lineStart = start + newline + 1;
+        break;
       }
       end = start;
     }
-    fs.ftruncateSync(fd, 0);
-    return true;
+    const tail = Buffer.alloc(size - lineStart);
+    fs.readSync(fd, tail, 0, tail.length, lineStart);
+    if (parsesAsJson(tail.toString('utf8'))) {
+      fs.writeSync(fd, '\n', size);
+      return 'completed';
+    }
+    if (lineStart === 0) throw new Error(`${filePath} holds only a torn line; it cannot be appended to.`);
+    fs.ftruncateSync(fd, lineStart);
+    return 'cut';
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }

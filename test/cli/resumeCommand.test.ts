@@ -173,6 +173,29 @@ describe('codeloops resume (the built CLI)', function () {
     assert.match(again.stderr, /already finished with success; there is nothing to resume/);
   });
 
+  it('after a rollback, resumes with the feedback from before the rolled-back iterations only', async () => {
+    const { repo, env, agent } = setup({
+      actor: [[{ write: { path: 'x.txt', content: 'one\n' } }], [{ write: { path: 'x.txt', content: 'two\n' } }], [{ write: { path: 'x.txt', content: 'three\n' } }]],
+      critic: [[carryOn('feedback on the first try')], [carryOn('feedback on the second try')], [done()]],
+    });
+    const first = await runCli(['-p', 'write x', '-n', '2'], { cwd: repo, env });
+    assert.equal(first.code, 1, first.stderr);
+    const rolled = await runCli(['rollback', 'latest', '--iteration', '2'], { cwd: repo, env });
+    assert.equal(rolled.code, 0, rolled.stdout + rolled.stderr);
+    assert.equal(treeOf(repo)['x.txt'], 'one\n');
+    const resumed = await runCli(['resume', 'latest', '-n', '3', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /rolled back to before iteration 2: the actor gets the feedback up to then, in a fresh agent session/);
+    const prompt = agent.prompt('actor', 3);
+    assert.match(prompt, /feedback on the first try/);
+    assert.doesNotMatch(prompt, /feedback on the second try/);
+    assert.equal(treeOf(repo)['x.txt'], 'three\n');
+
+    const earlier = await runCli(['rollback', 'latest', '--iteration', '1'], { cwd: repo, env });
+    assert.equal(earlier.code, 2);
+    assert.match(earlier.stderr, /Iteration 1 belongs to the session this one carries on: roll back .* instead/);
+  });
+
   it('refuses to resume over files changed since the loop, says which, and changes nothing; checks the iteration limit before starting', async () => {
     const { repo, env, agent } = setup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]], critic: [[carryOn('again')]] });
     const first = startCli(['-p', 'write a'], { cwd: repo, env });

@@ -101,9 +101,17 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     );
     browser = await launchChromium(tools);
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    // What the workbench and its webviews report, for when a step fails.
+    const consoleLog = fs.createWriteStream(path.join(SCREENSHOTS, 'flow-browser-console.log'));
+    page.on('console', (message) => consoleLog.write(`[${message.type()}] ${message.text()}\n`));
+    page.on('pageerror', (error) => consoleLog.write(`[pageerror] ${error.message}\n`));
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     await page.waitForTimeout(2000); // let the workbench settle before the first keystroke
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && page) await page.screenshot({ path: path.join(SCREENSHOTS, `flow-failed-${step}.png`) }).catch(() => {});
   });
 
   after(async () => {
@@ -213,6 +221,33 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     const { lines } = assertValidSessionFile(slow);
     assert.equal(lines.at(-1)!.outcome, 'interrupted');
     assert.equal(await status.count(), 0, 'the status bar item is gone');
+  });
+
+  it('rolls an iteration back from the tree’s context menu after a modal that lists the file, and undoes it from the notification', async () => {
+    let iteration = page.getByRole('treeitem', { name: /^Iteration 2/ });
+    if ((await iteration.count()) === 0) await page.getByRole('treeitem', { name: /^Create greeting\.txt/ }).click();
+    iteration = page.getByRole('treeitem', { name: /^Iteration 2/ });
+    await iteration.click({ button: 'right' });
+    // The workbench's context menu acts on the focused entry: hover it, then Enter, as with a keyboard.
+    await page.locator('.monaco-menu .action-menu-item', { hasText: 'Roll Back to Before This Iteration' }).hover();
+    await page.keyboard.press('Enter');
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 30_000 });
+    assert.match((await dialog.textContent()) ?? '', /Roll back to before iteration 2\?.*Restore \(1\):\s*greeting\.txt/s);
+    await shot('rollback-confirmation');
+    await dialog.locator('.monaco-button', { hasText: /^Roll Back$/ }).click();
+    const toast = page.locator('.notifications-toasts', { hasText: 'rolled back to before iteration 2' });
+    await toast.waitFor({ timeout: 30_000 });
+    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Helo, world\n', 'as it was before iteration 2');
+    assert.equal(fs.readFileSync(path.join(repo, 'build-note.txt'), 'utf8'), 'noted by a shell\n', 'iteration 1’s work stays');
+    await shot('rolled-back');
+    await toast.locator('.monaco-button', { hasText: 'Undo Rollback' }).click();
+    await dialog.waitFor({ timeout: 30_000 });
+    assert.match((await dialog.textContent()) ?? '', /Undo the last rollback\?.*Restore \(1\):\s*greeting\.txt/s);
+    await dialog.locator('.monaco-button', { hasText: /^Undo Rollback$/ }).click();
+    await page.locator('.notifications-toasts', { hasText: 'rollback undone' }).waitFor({ timeout: 30_000 });
+    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
+    await shot('rollback-undone');
   });
 });
 

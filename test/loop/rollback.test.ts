@@ -205,6 +205,51 @@ describe('rollback and its undo', () => {
     assert.equal((await undoRollback(request(repo, loop))).result, 'nothing_to_roll_back');
   });
 
+  it('never removes what no snapshot holds: a folder with ignored files where a file comes back, or a file git now ignores', async () => {
+    const repo = createRepo({ files: { config: 'plain config\n', 'src/a.js': 'a\n' }, gitignore: '*.secret\n' });
+    writeFile(repo, '.env', 'TOKEN=one\n'); // untracked, not ignored: in the snapshots
+    const loop = await runScriptedLoop(repo, {
+      actor: [[{ delete: 'config' }, { write: { path: 'config/settings.json', content: '{}\n' } }, { write: { path: '.gitignore', content: '*.secret\n.env\n' } }]],
+      critic: [[done()]],
+    });
+    // Without anything of the user's in the way, the folder goes and the file comes back.
+    const clean = await rollBack({ ...request(repo, loop), dryRun: true });
+    assert.equal(clean.result, 'rolled_back', clean.message);
+    assert.deepEqual(clean.blocked, []);
+
+    writeFile(repo, 'config/prod.secret', 'ignored, mine\n');
+    writeFile(repo, '.env', 'TOKEN=two\n'); // ignored now that the loop changed .gitignore
+    const before = treeOf(repo);
+    for (const force of [false, true]) {
+      const outcome = await rollBack({ ...request(repo, loop, force) });
+      assert.equal(outcome.result, 'conflict', outcome.message);
+      assert.deepEqual(outcome.blocked.sort(), ['.env', 'config/']);
+      assert.match(outcome.message, /in no snapshot .* even --force leaves them/);
+      assert.deepEqual(treeOf(repo), before, `nothing changed (force: ${force})`);
+    }
+    fs.rmSync(path.join(repo, 'config', 'prod.secret'));
+    fs.rmSync(path.join(repo, '.env'));
+    const done_ = await rollBack(request(repo, loop));
+    assert.equal(done_.result, 'rolled_back', done_.message);
+    assert.deepEqual(treeOf(repo), { config: 'plain config\n', 'src/a.js': 'a\n', '.gitignore': '*.secret\n', '.env': 'TOKEN=one\n' });
+  });
+
+  it('a file the user put where a folder comes back is a conflict; --force replaces it and the undo brings it back', async () => {
+    const repo = createRepo({ files: { 'docs/a.md': 'doc\n', 'keep.txt': 'k\n' } });
+    const loop = await runScriptedLoop(repo, { actor: [[{ delete: 'docs' }]], critic: [[done()]] });
+    writeFile(repo, 'docs', 'a file of mine named docs\n');
+    const conflict = await rollBack(request(repo, loop));
+    assert.equal(conflict.result, 'conflict', conflict.message);
+    assert.deepEqual(conflict.conflicts, ['docs']);
+    assert.equal(treeOf(repo).docs, 'a file of mine named docs\n');
+    const forced = await rollBack(request(repo, loop, true));
+    assert.equal(forced.result, 'rolled_back', forced.message);
+    assert.deepEqual(forced.overwritten, ['docs']);
+    assert.equal(treeOf(repo)['docs/a.md'], 'doc\n');
+    assert.equal((await undoRollback(request(repo, loop))).result, 'undone');
+    assert.equal(treeOf(repo).docs, 'a file of mine named docs\n');
+  });
+
   it('works on a repository with no commit (unborn HEAD) and does not create one', async () => {
     const repo = createRepo();
     writeFile(repo, 'mine.txt', 'mine\n');
