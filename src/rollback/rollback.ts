@@ -83,7 +83,8 @@ export interface RollbackRequest {
   workingDir: string;
   /** The session's sidecar folder, where the rollback is recorded. */
   sidecarDirectory: string;
-  force: boolean;
+  /** Overwrite conflicting paths: all of them (true), or only these (what a user was shown and agreed to). */
+  force: boolean | readonly string[];
   /** Say what would happen, write nothing. */
   dryRun?: boolean;
 }
@@ -237,7 +238,7 @@ interface MoveRequest {
   /** The tree codeloops last left. */
   from: Snapshot;
   to: Snapshot;
-  force: boolean;
+  force: boolean | readonly string[];
   /** Where the current tree is kept before anything is written. */
   saveCurrentAs: string;
   /** Refs pointed at the tree after the move. */
@@ -263,7 +264,8 @@ async function moveTree(repository: Repository, request: MoveRequest): Promise<M
   const lists: MoveLists = { restored: [], removed: [], skipped: [], conflicts: [...new Set([...conflicts, ...blocked])], overwritten: [], blocked };
   if (pending.length === 0) return { kind: 'nothing', lists };
   // What is in the way and in no snapshot could never come back: not even --force overwrites it.
-  if (blocked.length > 0 || (conflicts.length > 0 && !request.force)) return { kind: 'conflict', lists };
+  const forced = (file: string) => request.force === true || (Array.isArray(request.force) && request.force.includes(file));
+  if (blocked.length > 0 || conflicts.some((file) => !forced(file))) return { kind: 'conflict', lists };
   if (request.dryRun) {
     const touched = pending.filter((change) => !change.isGitLink);
     return {
@@ -273,7 +275,7 @@ async function moveTree(repository: Repository, request: MoveRequest): Promise<M
         restored: touched.filter((change) => change.presentInTarget).map((change) => change.path),
         removed: touched.filter((change) => !change.presentInTarget).map((change) => change.path),
         skipped: pending.filter((change) => change.isGitLink).map((change) => change.path),
-        overwritten: request.force ? conflicts : [],
+        overwritten: conflicts,
       },
     };
   }
@@ -284,7 +286,7 @@ async function moveTree(repository: Repository, request: MoveRequest): Promise<M
   await takeSnapshot(repository, request.message, request.afterRefs);
   return {
     kind: 'moved',
-    lists: { ...lists, restored: restored.restored, removed: restored.removed, skipped: restored.skipped, overwritten: request.force ? conflicts : [] },
+    lists: { ...lists, restored: restored.restored, removed: restored.removed, skipped: restored.skipped, overwritten: conflicts },
   };
 }
 

@@ -156,6 +156,14 @@ describe('rollback and its undo', () => {
     assert.match(conflict.message, /--force/);
     assert.deepEqual(treeOf(repo), edited, 'a conflict changes nothing');
 
+    // Forcing only what the user was shown: a file changed since is a new conflict, nothing is written.
+    writeFile(repo, 'gen/deep/out.txt', 'edited while the dialog was open\n');
+    const partly = await rollBack({ ...request(repo, loop), force: ['src/app.js'], iteration: 3 });
+    assert.equal(partly.result, 'conflict');
+    assert.deepEqual(partly.conflicts.sort(), ['gen/deep/out.txt', 'src/app.js']);
+    assert.equal(treeOf(repo)['src/app.js'], 'my own edit after the loop\n');
+    writeFile(repo, 'gen/deep/out.txt', 'generated\n');
+
     const forced = await rollBack({ ...request(repo, loop, true), iteration: 3 });
     assert.equal(forced.result, 'rolled_back', forced.message);
     assert.deepEqual(forced.overwritten, ['src/app.js']);

@@ -82,10 +82,10 @@ async function requestFor(deps: TimeTravelDeps, sessionId: string): Promise<Omit
 /** Dry run, then a modal listing what will change (and what would be overwritten), then the move. */
 async function confirmAndMove(
   deps: TimeTravelDeps,
-  move: (force: boolean, dryRun: boolean) => Promise<RollbackOutcome>,
+  move: (force: boolean | readonly string[], dryRun: boolean) => Promise<RollbackOutcome>,
   texts: { question: string; action: string },
 ): Promise<RollbackOutcome | undefined> {
-  let force = false;
+  let force: readonly string[] = [];
   let preview = await move(false, true);
   if (preview.result === 'conflict') {
     const overwrite = 'Overwrite My Changes';
@@ -95,8 +95,9 @@ async function confirmAndMove(
       overwrite,
     );
     if (choice !== overwrite) return undefined;
-    force = true;
-    preview = await move(true, true);
+    // Only what the user was shown: a file changed while the dialog was open is a new conflict.
+    force = preview.conflicts;
+    preview = await move(force, true);
   }
   if (!preview.dry_run) {
     // Nothing to do, or the snapshots are gone: the engine's words say which.
