@@ -81,9 +81,15 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
 /** Live events kept for a viewer that is not listening yet (it opens as the loop starts). */
 const MAX_REPLAYED_EVENTS = 200;
 
+/** How long a visible viewer may take to say it is ready before its page is loaded again, and how often. */
+const READY_TIMEOUT_MS = 5_000;
+const READY_RETRIES = 3;
+
 class SessionPanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private ready = false;
+  private disposed = false;
+  private readyTimer: ReturnType<typeof setTimeout> | undefined;
   /** The current iteration's live events, replayed to a viewer that was not ready when they happened. */
   private replay: RunEvent[] = [];
 
@@ -96,11 +102,27 @@ class SessionPanel implements vscode.Disposable {
     private readonly diffs: DiffOpener,
   ) {
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'codeloops.svg');
-    panel.webview.html = viewerHtml(panel.webview, extensionUri);
     this.disposables.push(
       panel.webview.onDidReceiveMessage((message: unknown) => void this.receive(message)),
       runs.onEvent(({ event }) => this.onRunEvent(event)),
     );
+    this.render(extensionUri, READY_RETRIES);
+  }
+
+  /**
+   * Loads the page; if a visible viewer has not said it is ready after a while, loads it
+   * again. A webview opened while the workbench is busy (a loop starting, panels
+   * moving) sometimes stays blank in VS Code for the web; a reload heals it.
+   */
+  private render(extensionUri: vscode.Uri, retries: number): void {
+    this.panel.webview.html = viewerHtml(this.panel.webview, extensionUri);
+    clearTimeout(this.readyTimer);
+    if (retries === 0) return;
+    this.readyTimer = setTimeout(() => {
+      if (this.ready || this.disposed) return;
+      if (this.panel.visible) this.render(extensionUri, retries - 1);
+      else this.readyTimer = undefined; // a hidden webview loads when shown
+    }, READY_TIMEOUT_MS);
   }
 
   private isOurs(event: RunEvent): boolean {
@@ -173,6 +195,8 @@ class SessionPanel implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
+    clearTimeout(this.readyTimer);
     for (const disposable of this.disposables) disposable.dispose();
   }
 }
