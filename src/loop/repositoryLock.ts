@@ -10,10 +10,14 @@ export interface RepositoryLock {
   release(): void;
 }
 
-interface LockOwner {
+/** What the lock file holds: who runs the loop, since when. */
+export interface LockOwner {
   pid: number;
   startedAt: string;
 }
+
+/** `<git dir>/codeloops.lock`. */
+export const LOCK_FILE_NAME = 'codeloops.lock';
 
 /**
  * One loop per repository at a time: two loops snapshotting and restoring the same
@@ -21,7 +25,7 @@ interface LockOwner {
  * taken over.
  */
 export function acquireRepositoryLock(repository: Repository): RepositoryLock {
-  const lockPath = path.join(repository.gitDir, 'codeloops.lock');
+  const lockPath = path.join(repository.gitDir, LOCK_FILE_NAME);
   const owner: LockOwner = { pid: process.pid, startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -42,8 +46,8 @@ export function acquireRepositoryLock(repository: Repository): RepositoryLock {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const raw = readLock(lockPath);
-      const existing = raw === undefined ? undefined : parseOwner(raw);
-      if (existing && isAlive(existing.pid)) {
+      const existing = raw === undefined ? undefined : parseLockOwner(raw);
+      if (existing && isProcessAlive(existing.pid)) {
         throw new LoopAlreadyRunningError(
           `Another codeloops loop is running in ${repository.root} (pid ${existing.pid}, since ${existing.startedAt}). ` +
             `Wait for it to finish or interrupt it; if no loop is running, delete ${lockPath}.`,
@@ -65,19 +69,22 @@ function readLock(lockPath: string): string | undefined {
   }
 }
 
-function parseOwner(raw: string): LockOwner | undefined {
+/** A lock file's owner, or undefined for anything that is not one (torn, foreign, garbage). */
+export function parseLockOwner(raw: string): LockOwner | undefined {
   try {
-    return JSON.parse(raw) as LockOwner;
+    const value = JSON.parse(raw) as Partial<LockOwner>;
+    return typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0 && typeof value.startedAt === 'string' ? (value as LockOwner) : undefined;
   } catch {
     return undefined;
   }
 }
 
-function isAlive(pid: number): boolean {
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
+    // EPERM: it exists, it is just not ours to signal.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

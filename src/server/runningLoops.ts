@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isProcessAlive, LOCK_FILE_NAME, parseLockOwner } from '../loop/repositoryLock.js';
 
 /**
  * Whether a session's loop is running right now, for sessions started by any runner
@@ -22,16 +23,12 @@ export interface SessionStartFacts {
   timestamp: string;
 }
 
-interface LockOwner {
-  pid: number;
-  startedAt: string;
-}
-
 export function isLoopRunning(session: SessionStartFacts): boolean {
   const gitDir = findGitDir(session.working_dir);
   if (!gitDir) return false;
-  const owner = readLock(path.join(gitDir, 'codeloops.lock'));
-  if (!owner || !isAlive(owner.pid)) return false;
+  const text = readSmallFile(path.join(gitDir, LOCK_FILE_NAME));
+  const owner = text === undefined ? undefined : parseLockOwner(text);
+  if (!owner || !isProcessAlive(owner.pid)) return false;
   const started = Date.parse(session.timestamp);
   const locked = Date.parse(owner.startedAt);
   return started >= locked - CLOCK_SLACK_MS && started - locked <= LOCK_TO_START_MAX_MS;
@@ -56,17 +53,6 @@ function findGitDir(workingDir: string): string | undefined {
   return undefined;
 }
 
-function readLock(file: string): LockOwner | undefined {
-  const text = readSmallFile(file);
-  if (text === undefined) return undefined;
-  try {
-    const value = JSON.parse(text) as Partial<LockOwner>;
-    return typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0 && typeof value.startedAt === 'string' ? (value as LockOwner) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A lock or a `.git` pointer is a few dozen bytes; anything big is not one. */
 function readSmallFile(file: string): string | undefined {
   try {
@@ -75,15 +61,5 @@ function readSmallFile(file: string): string | undefined {
     return fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, it is just not ours to signal.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
