@@ -62,6 +62,22 @@ function agentOption(flags: string, description: string): Option {
   return new Option(flags, description).choices(AGENT_KINDS as unknown as string[]);
 }
 
+/** What every command that runs a loop takes: agents and models per role, the iteration limit, how to report. */
+function loopOptions(command: Command, texts: { agentDefault: string; maxIterations: string }): Command {
+  return command
+    .addOption(agentOption('-a, --agent <agent>', `agent for both roles${texts.agentDefault}`))
+    .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
+    .addOption(agentOption('--critic-agent <agent>', 'agent that reviews it'))
+    .option('-m, --model <model>', 'model for both roles')
+    .option('--actor-model <model>', "the actor's model")
+    .option('--critic-model <model>', "the critic's model")
+    .option('-n, --max-iterations <n>', texts.maxIterations, iterationLimit)
+    .option('--json-output', 'print the outcome as one JSON object on stdout')
+    .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
+    .option('-q, --quiet', 'print nothing but errors while running')
+    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp());
+}
+
 export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('codeloops')
     .description('Run a coding agent in an actor–critic loop until the work is actually done.')
@@ -70,24 +86,14 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text) });
 
-  program
+  const run = program
     .command('run', { isDefault: true })
     .description('run the loop on a git repository (the default command)')
     .option('-p, --prompt <text>', 'the task (default: read --prompt-file)')
     .option('--prompt-file <file>', 'read the task from this file (default: prompt.md in the working directory)')
-    .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)')
-    .addOption(agentOption('-a, --agent <agent>', 'agent for both roles'))
-    .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
-    .addOption(agentOption('--critic-agent <agent>', 'agent that reviews it'))
-    .option('-m, --model <model>', 'model for both roles')
-    .option('--actor-model <model>', "the actor's model")
-    .option('--critic-model <model>', "the critic's model")
-    .option('-n, --max-iterations <n>', 'stop after n iterations (0: no limit)', iterationLimit)
-    .option('--json-output', 'print the outcome as one JSON object on stdout')
-    .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
-    .option('-q, --quiet', 'print nothing but errors while running')
+    .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)');
+  loopOptions(run, { agentDefault: '', maxIterations: 'stop after n iterations (0: no limit)' })
     .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
-    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
     .action(async (options: RunOptions) => setExitCode(await runCommand(options)));
 
   const sessions = program.command('sessions').description('list, show and compare recorded sessions');
@@ -121,21 +127,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     setExitCode(await statsCommand(options));
   });
 
-  program
+  const resume = program
     .command('resume <session>')
     .description('carry on an interrupted, crashed or stopped session (an id, a unique prefix, or "latest")')
-    .option('--force', 'carry on even though the files differ from how the loop left them')
-    .addOption(agentOption('-a, --agent <agent>', 'agent for both roles (default: as recorded)'))
-    .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
-    .addOption(agentOption('--critic-agent <agent>', 'agent that reviews it'))
-    .option('-m, --model <model>', 'model for both roles')
-    .option('--actor-model <model>', "the actor's model")
-    .option('--critic-model <model>', "the critic's model")
-    .option('-n, --max-iterations <n>', 'the limit on the iteration number (0: no limit; default: as recorded)', iterationLimit)
-    .option('--json-output', 'print the outcome as one JSON object on stdout')
-    .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
-    .option('-q, --quiet', 'print nothing but errors while running')
-    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
+    .option('--force', 'carry on even though the files differ from how the loop left them');
+  loopOptions(resume, { agentDefault: ' (default: as recorded)', maxIterations: 'the limit on the iteration number (0: no limit; default: as recorded)' })
     .action(async (id: string, options: ResumeOptions) => setExitCode(await resumeCommand(id, options)));
 
   program

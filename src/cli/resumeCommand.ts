@@ -1,7 +1,6 @@
-import { runLoop } from '../loop/loopRunner.js';
 import { prepareRun } from '../loop/prepareRun.js';
 import { planResume } from '../resume/resumePlan.js';
-import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { driveLoop, editorSettingsLayer, notStarted, type RunOptions } from './runCommand.js';
 import { openStore } from './sessionsCommand.js';
 import { UsageError } from './usageError.js';
@@ -52,19 +51,5 @@ export async function resumeCommand(idOrPrefix: string, options: ResumeOptions):
     const where = plan.continuation.appendTo ? 'in the same session file' : 'in a new session linked to it';
     process.stderr.write(`Resuming session ${plan.session.id} at iteration ${plan.continuation.lastIteration + 1}, ${where}.\n`);
   }
-  return driveLoop(options, (signal, onEvent) =>
-    runLoop({
-      prompt: plan.session.start.prompt,
-      workingDir: prepared.workingDir,
-      repository: prepared.repository,
-      actor: prepared.actor,
-      critic: prepared.critic,
-      maxIterations: prepared.settings.maxIterations,
-      sessionsDirectory: sessionsDir(),
-      sidecarDirectory: (sessionId) => sidecarDir(sessionId),
-      signal,
-      onEvent,
-      continuation: plan.continuation,
-    }),
-  );
+  return driveLoop(options, { prompt: plan.session.start.prompt, prepared, continuation: plan.continuation });
 }

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import { describeEvent } from '../loop/describeEvent.js';
-import { endRunningLoopsNow, runLoop } from '../loop/loopRunner.js';
-import { prepareRun } from '../loop/prepareRun.js';
+import { endRunningLoopsNow, runLoop, type Continuation } from '../loop/loopRunner.js';
+import { prepareRun, type PreparedRun } from '../loop/prepareRun.js';
 import type { RunEvent, RunSummary } from '../loop/runEvents.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
@@ -96,20 +96,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
     return 0;
   }
 
-  return driveLoop(options, (signal, onEvent) =>
-    runLoop({
-      prompt,
-      workingDir: prepared.workingDir,
-      repository: prepared.repository,
-      actor: prepared.actor,
-      critic: prepared.critic,
-      maxIterations: prepared.settings.maxIterations,
-      sessionsDirectory: sessionsDir(),
-      sidecarDirectory: (sessionId) => sidecarDir(sessionId),
-      signal,
-      onEvent,
-    }),
-  );
+  return driveLoop(options, { prompt, prepared });
 }
 
 /**
@@ -120,7 +107,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
  */
 export async function driveLoop(
   options: Pick<RunOptions, 'jsonOutput' | 'events' | 'quiet'>,
-  start: (signal: AbortSignal, onEvent: (event: RunEvent) => void) => Promise<RunSummary>,
+  run: { prompt: string; prepared: PreparedRun; continuation?: Continuation },
 ): Promise<number> {
   const controller = new AbortController();
   let signals = 0;
@@ -156,7 +143,19 @@ export async function driveLoop(
 
   let summary: RunSummary;
   try {
-    summary = await start(controller.signal, onEvent);
+    summary = await runLoop({
+      prompt: run.prompt,
+      workingDir: run.prepared.workingDir,
+      repository: run.prepared.repository,
+      actor: run.prepared.actor,
+      critic: run.prepared.critic,
+      maxIterations: run.prepared.settings.maxIterations,
+      sessionsDirectory: sessionsDir(),
+      sidecarDirectory: (sessionId) => sidecarDir(sessionId),
+      signal: controller.signal,
+      onEvent,
+      continuation: run.continuation,
+    });
   } catch (error) {
     // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
     if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
