@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import { timelineEntrySchema, type TimelineEntry } from '../../src/replay/timeline.js';
 import { rollbackOutcomeSchema } from '../../src/rollback/rollback.js';
 import { runCli } from '../support/cliProcess.js';
-import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
-import { createRepo, git, isolateHome, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
-
-function setup(script: AgentScript) {
-  const home = isolateHome();
-  home.restore(); // only children use it
-  const agent = scriptedAgent(script);
-  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
-  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent));
-  const repo = createRepo({ files: { 'README.md': '# project\n' } });
-  return { home, agent, repo, env: home.env };
-}
+import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
 
 const TWO_ITERATIONS: AgentScript = {
   actor: [[{ write: { path: 'x.txt', content: 'x1\n' } }, { print: 'wrote x' }], [{ write: { path: 'x.txt', content: 'x2\n' } }, { write: { path: 'y.txt', content: 'y\n' } }]],
@@ -34,7 +23,7 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
   after(removeTempDirs);
 
   it('rollback says each result with its exit code, as words or JSON, and replay shows the whole story in order', async () => {
-    const { repo, env } = setup(TWO_ITERATIONS);
+    const { repo, env } = scriptedCliSetup(TWO_ITERATIONS);
     const run = await runCli(['-p', 'write x and y'], { cwd: repo, env });
     assert.equal(run.code, 0, run.stderr);
 
@@ -109,7 +98,7 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
   });
 
   it('replays a session of the original codeloops from its three line types alone', async () => {
-    const { repo, env, home } = setup(TWO_ITERATIONS);
+    const { repo, env, home } = scriptedCliSetup(TWO_ITERATIONS);
     writeSession(home.sessionsDir, [
       startLine(),
       iterationLine(1, { timestamp: '2025-01-27T15:31:00Z' }),

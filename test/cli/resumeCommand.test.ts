@@ -4,23 +4,13 @@ import path from 'node:path';
 import { runEventSchema, type RunEvent } from '../../src/loop/runEvents.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
-import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOn, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, git, isolateHome, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
-
-function setup(script: AgentScript) {
-  const home = isolateHome();
-  home.restore(); // only children use it
-  const agent = scriptedAgent(script);
-  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
-  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent));
-  const repo = createRepo({ files: { 'README.md': '# project\n' } });
-  return { home, agent, repo, env: home.env };
-}
+import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
 
 /** Waits until the scripted role has been started this many times (the agent itself counts its calls). */
-async function untilCalled(agent: ReturnType<typeof scriptedAgent>, role: 'actor' | 'critic', calls: number): Promise<void> {
+async function untilCalled(agent: ScriptedAgent, role: 'actor' | 'critic', calls: number): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (agent.calls(role) < calls) {
     if (Date.now() > deadline) throw new Error(`the ${role} was never started ${calls} times`);
@@ -87,7 +77,7 @@ describe('codeloops resume (the built CLI)', function () {
   it('after SIGKILL at any point of a loop, every reader accepts the files and resume carries the session on to the end', async () => {
     const report: string[] = [];
     for (const point of KILL_POINTS) {
-      const { repo, env, home } = setup(TWO_ITERATIONS);
+      const { repo, env, home } = scriptedCliSetup(TWO_ITERATIONS);
       const killed = await runAndKill(repo, env, point.at);
       if (killed.signal !== 'SIGKILL') {
         // The loop ended before the kill landed (the last point can race the end): nothing to resume then.
@@ -136,7 +126,7 @@ describe('codeloops resume (the built CLI)', function () {
   });
 
   it('an interrupted session goes on in a new session linked by resumed_from, with the critic feedback and the numbering carried on', async () => {
-    const { repo, env, home, agent } = setup({
+    const { repo, env, home, agent } = scriptedCliSetup({
       actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
       critic: [[carryOn('now write b.txt', ['b.txt is missing'])], [done('both files', 0.95)]],
     });
@@ -174,7 +164,7 @@ describe('codeloops resume (the built CLI)', function () {
   });
 
   it('after a rollback, resumes with the feedback from before the rolled-back iterations only', async () => {
-    const { repo, env, agent } = setup({
+    const { repo, env, agent } = scriptedCliSetup({
       actor: [[{ write: { path: 'x.txt', content: 'one\n' } }], [{ write: { path: 'x.txt', content: 'two\n' } }], [{ write: { path: 'x.txt', content: 'three\n' } }]],
       critic: [[carryOn('feedback on the first try')], [carryOn('feedback on the second try')], [done()]],
     });
@@ -197,7 +187,7 @@ describe('codeloops resume (the built CLI)', function () {
   });
 
   it('refuses to resume over files changed since the loop, says which, and changes nothing; checks the iteration limit before starting', async () => {
-    const { repo, env, agent } = setup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]], critic: [[carryOn('again')]] });
+    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]], critic: [[carryOn('again')]] });
     const first = startCli(['-p', 'write a'], { cwd: repo, env });
     await untilCalled(agent, 'actor', 2);
     first.child.kill('SIGINT');
@@ -219,7 +209,7 @@ describe('codeloops resume (the built CLI)', function () {
   });
 
   it('refuses a session whose snapshots are gone unless --force, and a folder that is no longer a repository', async () => {
-    const { repo, env, agent } = setup({ actor: [[{ hang: true }]], critic: [[done()]] });
+    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ hang: true }]], critic: [[done()]] });
     const first = startCli(['-p', 'hang'], { cwd: repo, env });
     await untilCalled(agent, 'actor', 1);
     first.child.kill('SIGINT');

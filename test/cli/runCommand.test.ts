@@ -3,20 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runEventSchema } from '../../src/loop/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
-import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, isolateHome, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
-
-/** A repository, an isolated data/config home and a global config that makes both roles the scripted agent. */
-function setup(script: AgentScript, extraToml = '') {
-  const home = isolateHome();
-  home.restore(); // only children use it
-  const agent = scriptedAgent(script);
-  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
-  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent, extraToml));
-  const repo = createRepo({ files: { 'README.md': '# project\n' } });
-  return { home, agent, repo, env: home.env };
-}
+import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 function sessionFiles(sessionsDir: string): string[] {
   return fs.existsSync(sessionsDir) ? fs.readdirSync(sessionsDir).map((name) => path.join(sessionsDir, name)) : [];
@@ -26,7 +15,7 @@ describe('codeloops run (the built CLI)', () => {
   after(removeTempDirs);
 
   it('exits 0 on success and prints one JSON object with --json-output', async () => {
-    const { repo, env, home } = setup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x', 0.8)]] });
+    const { repo, env, home } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x', 0.8)]] });
     const result = await runCli(['-p', 'make x', '--json-output'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     const output = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -43,7 +32,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('exits 1 at the iteration limit, reading the task from prompt.md', async () => {
-    const { repo, env, agent } = setup({ actor: [[{ print: 'hm' }]], critic: [[carryOn('more')]] });
+    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ print: 'hm' }]], critic: [[carryOn('more')]] });
     writeFile(repo, 'prompt.md', '# Task\nDo the thing 🎯\n');
     const result = await runCli(['-n', '2', '--json-output'], { cwd: repo, env });
     assert.equal(result.code, 1, result.stderr);
@@ -52,7 +41,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('exits 2 when the loop fails, with the error in the JSON', async () => {
-    const { repo, env } = setup({ actor: [[{ exit: 1 }]], critic: [[carryOn('crashed')]] });
+    const { repo, env } = scriptedCliSetup({ actor: [[{ exit: 1 }]], critic: [[carryOn('crashed')]] });
     const result = await runCli(['run', '-p', 'x', '--json-output'], { cwd: repo, env });
     assert.equal(result.code, 2);
     const output = JSON.parse(result.stdout);
@@ -62,7 +51,7 @@ describe('codeloops run (the built CLI)', () => {
 
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`exits 130 within seconds on ${signal}, killing the agent and ending the session interrupted`, async () => {
-      const { repo, env, home, agent } = setup({ actor: [[{ spawnChild: true }, { print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });
+      const { repo, env, home, agent } = scriptedCliSetup({ actor: [[{ spawnChild: true }, { print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });
       const run = startCli(['-p', 'x'], { cwd: repo, env });
       await run.waitForStderr(/thinking hard/);
       const sentAt = performance.now();
@@ -82,7 +71,7 @@ describe('codeloops run (the built CLI)', () => {
 
   it('ends the session when the terminal closes (SIGHUP), and writes session_end even on a second Ctrl+C', async () => {
     for (const signals of [['SIGHUP'], ['SIGINT', 'SIGINT']] as const) {
-      const { repo, env, home } = setup({ actor: [[{ print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });
+      const { repo, env, home } = scriptedCliSetup({ actor: [[{ print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });
       const run = startCli(['-p', 'x'], { cwd: repo, env });
       await run.waitForStderr(/thinking hard/);
       for (const signal of signals) run.child.kill(signal);
@@ -97,7 +86,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('stops cleanly when whoever reads its events goes away (| head -1)', async () => {
-    const { repo, env, home } = setup({ actor: [[{ print: 'working' }, { sleep: 60_000 }]], critic: [[done()]] });
+    const { repo, env, home } = scriptedCliSetup({ actor: [[{ print: 'working' }, { sleep: 60_000 }]], critic: [[done()]] });
     const run = startCli(['-p', 'x', '--events', 'ndjson'], { cwd: repo, env });
     await new Promise<void>((resolve) => run.child.stdout!.once('data', () => resolve()));
     run.child.stdout!.destroy(); // the reader closes its end of the pipe
@@ -108,7 +97,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('never lets an agent’s escape sequences reach the terminal', async () => {
-    const { repo, env } = setup({ actor: [[{ print: 'title\u001b]0;pwned\u0007 clip\u001b]52;c;ZXZpbA==\u0007 \u001b[2Jcleared' }]], critic: [[done()]] });
+    const { repo, env } = scriptedCliSetup({ actor: [[{ print: 'title\u001b]0;pwned\u0007 clip\u001b]52;c;ZXZpbA==\u0007 \u001b[2Jcleared' }]], critic: [[done()]] });
     const result = await runCli(['-p', 'x'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /title clip cleared/);
@@ -116,7 +105,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('reads --prompt-file from where the user stands, not from -d', async () => {
-    const { repo, env, agent } = setup({ actor: [[{ print: 'ok' }]], critic: [[done()]] });
+    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ print: 'ok' }]], critic: [[done()]] });
     const elsewhere = tempDir();
     fs.writeFileSync(path.join(elsewhere, 'task.md'), 'the task from elsewhere');
     const result = await runCli(['-d', repo, '--prompt-file', 'task.md'], { cwd: elsewhere, env });
@@ -127,7 +116,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('streams validated run events as NDJSON with --events ndjson', async () => {
-    const { repo, env } = setup({ actor: [[{ print: 'hi' }]], critic: [[done()]] });
+    const { repo, env } = scriptedCliSetup({ actor: [[{ print: 'hi' }]], critic: [[done()]] });
     const result = await runCli(['-p', 'x', '--events', 'ndjson'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     const events = result.stdout.trim().split('\n').map((line) => runEventSchema.parse(JSON.parse(line)));
@@ -138,7 +127,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('prints the plan and runs nothing with --dry-run', async () => {
-    const { repo, env, home, agent } = setup({});
+    const { repo, env, home, agent } = scriptedCliSetup({});
     const result = await runCli(['-p', 'x', '--dry-run', '--json-output', '--critic-model', 'opus'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     const plan = JSON.parse(result.stdout);
@@ -151,7 +140,7 @@ describe('codeloops run (the built CLI)', () => {
 
   describe('bad input: a clear message, exit 2, and no session written', () => {
     it('a folder that is not a git repository', async () => {
-      const { env, home } = setup({});
+      const { env, home } = scriptedCliSetup({});
       const result = await runCli(['-p', 'x', '--json-output'], { cwd: tempDir(), env });
       assert.equal(result.code, 2);
       assert.match(result.stderr, /is not inside a git repository\. .*Run "git init"/);
@@ -160,7 +149,7 @@ describe('codeloops run (the built CLI)', () => {
     });
 
     it('invalid TOML in the project config', async () => {
-      const { repo, env } = setup({});
+      const { repo, env } = scriptedCliSetup({});
       writeFile(repo, 'codeloops.toml', 'agent = "claude"\n[actor\n');
       const result = await runCli(['-p', 'x'], { cwd: repo, env });
       assert.equal(result.code, 2);
@@ -169,14 +158,14 @@ describe('codeloops run (the built CLI)', () => {
     });
 
     it('a missing agent binary', async () => {
-      const { repo, env } = setup({});
+      const { repo, env } = scriptedCliSetup({});
       const result = await runCli(['-p', 'x', '-a', 'gemini'], { cwd: repo, env: { ...env, PATH: path.dirname(process.execPath) } });
       assert.equal(result.code, 2);
       assert.match(result.stderr, /Gemini CLI: "gemini" was not found on PATH.*\[agents\.gemini\] path/);
     });
 
     it('no prompt at all, and an empty one', async () => {
-      const { repo, env } = setup({});
+      const { repo, env } = scriptedCliSetup({});
       const none = await runCli([], { cwd: repo, env });
       assert.equal(none.code, 2);
       assert.match(none.stderr, /No prompt: pass -p "<task>".*prompt\.md/);
@@ -185,7 +174,7 @@ describe('codeloops run (the built CLI)', () => {
     });
 
     it('a loop already running in the repository, with the JSON still printed', async () => {
-      const { repo, env } = setup({});
+      const { repo, env } = scriptedCliSetup({});
       fs.writeFileSync(path.join(repo, '.git', 'codeloops.lock'), JSON.stringify({ pid: process.pid, startedAt: 'earlier' }));
       const result = await runCli(['-p', 'x', '--json-output'], { cwd: repo, env });
       assert.equal(result.code, 2);
@@ -194,7 +183,7 @@ describe('codeloops run (the built CLI)', () => {
     });
 
     it('an unknown agent name or a bad number', async () => {
-      const { repo, env } = setup({});
+      const { repo, env } = scriptedCliSetup({});
       const agentResult = await runCli(['-p', 'x', '--actor-agent', 'aider'], { cwd: repo, env });
       assert.equal(agentResult.code, 2);
       assert.match(agentResult.stderr, /Allowed choices are claude, opencode, cursor, codex, gemini, command/);

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
 import type { RunEvent } from '../../src/loop/runEvents.js';
 import { cliPath } from '../support/cliProcess.js';
-import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -12,9 +10,7 @@ import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/tes
 function start(script: AgentScript, options: { prompt?: { text: string } | { file: string }; workingDir?: string; editorSettings?: string } = {}) {
   const home = isolateHome();
   home.restore();
-  const agent = scriptedAgent(script);
-  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
-  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent));
+  const agent = configureScriptedAgent(home.configHome, script);
   const repo = options.workingDir ?? createRepo({ files: { 'a.txt': 'a\n' } });
   const events: RunEvent[] = [];
   const process = new LoopProcess(

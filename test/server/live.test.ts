@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sessionViewResponseSchema } from '../../src/server/apiPayloads.js';
 import type { UiServer } from '../../src/server/uiServer.js';
 import { startCli } from '../support/cliProcess.js';
-import { carryOn, done, scriptedAgent, scriptedConfigToml, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
 import { eventually, LiveClient, request, startTestServer } from './serverClient.js';
@@ -21,9 +21,7 @@ const THREE_ITERATIONS: AgentScript = {
 
 /** A loop run by the built CLI, as a user runs it in a terminal, writing into `home`. */
 function startLoop(home: IsolatedHome, script: AgentScript, prompt: string) {
-  const agent = scriptedAgent(script);
-  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
-  fs.writeFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent));
+  configureScriptedAgent(home.configHome, script);
   const repo = createRepo({ files: { 'README.md': '# project\n' } });
   return startCli(['-p', prompt], { cwd: repo, env: home.env });
 }

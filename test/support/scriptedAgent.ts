@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot, tempDir } from './testEnvironment.js';
+import { createRepo, isolateHome, repoRoot, tempDir, type IsolatedHome } from './testEnvironment.js';
 
 /** One step of the scripted agent (test/fixtures/agents/scriptedAgent.mjs). */
 export type ScriptStep =
@@ -65,4 +65,21 @@ export const carryOn = (feedback: string, remaining: string[] = []): ScriptStep 
 export function scriptedConfigToml(agent: ScriptedAgent, extra = ''): string {
   const command = agent.command.map((part) => JSON.stringify(part)).join(', ');
   return `[defaults]\nagent = "command"\nmax_iterations = 5\n\n[agents.command]\ncommand = [${command}]\nenv = { SCRIPTED_AGENT_DIR = ${JSON.stringify(agent.dir)} }\n${extra}`;
+}
+
+/** Makes the scripted agent both roles in the global config under `configHome`. */
+export function configureScriptedAgent(configHome: string, script: AgentScript, extraToml = ''): ScriptedAgent {
+  const agent = scriptedAgent(script);
+  fs.mkdirSync(path.join(configHome, 'codeloops'), { recursive: true });
+  fs.writeFileSync(path.join(configHome, 'codeloops', 'config.toml'), scriptedConfigToml(agent, extraToml));
+  return agent;
+}
+
+/** A repository, an isolated data/config home (for child processes) and the scripted agent in both roles. */
+export function scriptedCliSetup(script: AgentScript, extraToml = ''): { home: IsolatedHome; agent: ScriptedAgent; repo: string; env: Record<string, string> } {
+  const home = isolateHome();
+  home.restore(); // only children use it
+  const agent = configureScriptedAgent(home.configHome, script, extraToml);
+  const repo = createRepo({ files: { 'README.md': '# project\n' } });
+  return { home, agent, repo, env: home.env };
 }
