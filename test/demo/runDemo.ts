@@ -24,7 +24,8 @@ function run(args: string[], cwd: string, env: Record<string, string>): Promise<
 async function main(): Promise<void> {
   const repo = createRepo({ files: { 'README.md': '# demo project\n' } });
   const api = await startFakeAnthropicApi(scriptedGreetingModel(repo));
-  const { env, home } = realAgentHome({ anthropic: api });
+  // The demo needs only Claude Code (installed by npm ci), not the OpenCode the tests add to .cache/.
+  const { env, home } = realAgentHome({ anthropic: api }, ['claude']);
   process.stdout.write(`Demo repository: ${repo}\nCodeloops data:  ${home.dataHome}\n\n$ codeloops -p '${GREETING_TASK}'\n\n`);
   try {
     const code = await run(['-p', GREETING_TASK], repo, env);

@@ -8,10 +8,12 @@ import { isolateHome, repoRoot, tempDir, type IsolatedHome } from './testEnviron
  * Where the real agent CLIs live: Claude Code is a devDependency; OpenCode is
  * installed into .cache/agents by test/run.mjs (see CACHED_TOOLS there).
  */
-export function agentBinDirs(): string[] {
+export type RealAgent = 'claude' | 'opencode';
+
+export function agentBinDirs(needed: readonly RealAgent[] = ['claude', 'opencode']): string[] {
   const dirs = [path.join(repoRoot(), 'node_modules', '.bin'), path.join(repoRoot(), '.cache', 'agents', 'node_modules', '.bin')];
   for (const [name, dir] of [['claude', dirs[0]!], ['opencode', dirs[1]!]] as const) {
-    if (!fs.existsSync(path.join(dir, name))) throw new Error(`${name} is not installed in ${dir}: run npm ci, then the tests through npm test`);
+    if (needed.includes(name) && !fs.existsSync(path.join(dir, name))) throw new Error(`${name} is not installed in ${dir}: run npm ci, then the tests through npm test`);
   }
   return dirs;
 }
@@ -27,7 +29,7 @@ export interface RealAgentHome {
  * none of the user's own config, and the binaries on PATH as a user's would be.
  * Codeloops' own data and config live in the same isolated home.
  */
-export function realAgentHome(apis: { anthropic?: FakeAnthropicApi }): RealAgentHome {
+export function realAgentHome(apis: { anthropic?: FakeAnthropicApi }, needed: readonly RealAgent[] = ['claude', 'opencode']): RealAgentHome {
   const home = isolateHome();
   home.restore(); // only the child process uses it
   const agentsHome = tempDir('codeloops-agent-home-');
@@ -38,7 +40,7 @@ export function realAgentHome(apis: { anthropic?: FakeAnthropicApi }): RealAgent
     ...openCode,
     ...(apis.anthropic ? claudeEnvironment(apis.anthropic, agentsHome) : {}),
     ...home.env,
-    PATH: [...agentBinDirs(), process.env.PATH ?? ''].join(path.delimiter),
+    PATH: [...agentBinDirs(needed), process.env.PATH ?? ''].join(path.delimiter),
   };
   return { home, env };
 }
