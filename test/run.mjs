@@ -1,4 +1,4 @@
-// The whole test suite: build, type-check, then every mocha tier, ending with the
+// The whole test suite: build, type-check, lint, then every mocha tier, ending with the
 // plain line CI reads: "N passed, N failed".
 //   node test/run.mjs                 everything
 //   node test/run.mjs unit loop       only these tiers
@@ -12,9 +12,10 @@ const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 
+// controllers: the extension's controllers in plain Node, against the real runner and stubbed editor ports.
 // server: `codeloops ui`, its API over HTTP and its page in Chromium.
 // editor: the extension in a real VS Code (the server from code-server, in Chromium).
-const TIERS = ['unit', 'loop', 'cli', 'e2e', 'server', 'editor'];
+const TIERS = ['unit', 'loop', 'cli', 'controllers', 'e2e', 'server', 'editor'];
 let grep;
 const requested = [];
 for (let i = 2; i < process.argv.length; i++) {
@@ -39,7 +40,13 @@ function step(title, command, args) {
 }
 
 const built = step('build', process.execPath, ['esbuild.mjs', '--tests']);
-step('typecheck', process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit', '-p', '.']);
+// Each host on its own terms: the engine and extension without the DOM, the viewer without Node, the tests with both.
+for (const project of ['src', 'webview-ui', '.'])
+  step(`typecheck ${project}`, process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit', '-p', project]);
+// The lint guards the layers (eslint.config.mjs); the formatter keeps one style.
+const bin = (name) => path.join(root, 'node_modules', '.bin', process.platform === 'win32' ? `${name}.cmd` : name);
+step('lint', bin('eslint'), ['.']);
+step('format', bin('prettier'), ['--check', '--log-level', 'warn', '.']);
 
 function collect(directory) {
   if (!fs.existsSync(directory)) return [];
@@ -63,7 +70,9 @@ function ensureCachedTools() {
     if (fs.existsSync(path.join(prefix, 'node_modules', '.bin', tool.bin))) continue;
     process.stdout.write(`\n== installing ${tool.spec} into .cache/agents\n`);
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const result = spawnSync(npm, ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', tool.spec], { stdio: 'inherit' });
+    const result = spawnSync(npm, ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', tool.spec], {
+      stdio: 'inherit',
+    });
     if (result.status !== 0) throw new Error(`could not install ${tool.spec}`);
   }
 }

@@ -33,7 +33,13 @@ export function renderDiff(diff: string, pageLines = DIFF_PAGE_LINES): HTMLEleme
     shown = Math.min(lines.length, shown + pageLines);
     more.replaceChildren();
     if (shown < lines.length) {
-      more.appendChild(button(`Show ${Math.min(pageLines, lines.length - shown).toLocaleString('en-US')} more lines (${(lines.length - shown).toLocaleString('en-US')} left)`, showPage, { icon: 'unfold' }));
+      more.appendChild(
+        button(
+          `Show ${Math.min(pageLines, lines.length - shown).toLocaleString('en-US')} more lines (${(lines.length - shown).toLocaleString('en-US')} left)`,
+          showPage,
+          { icon: 'unfold' },
+        ),
+      );
     }
   };
   showPage();
@@ -53,7 +59,8 @@ export function renderText(text: string, pageChars = 200_000): HTMLElement {
     pre.appendChild(document.createTextNode(text.slice(shown, end)));
     shown = end;
     more.replaceChildren();
-    if (shown < text.length) more.appendChild(button(`Show more (${(text.length - shown).toLocaleString('en-US')} characters left)`, showPage, { icon: 'unfold' }));
+    if (shown < text.length)
+      more.appendChild(button(`Show more (${(text.length - shown).toLocaleString('en-US')} characters left)`, showPage, { icon: 'unfold' }));
   };
   showPage();
   container.appendChild(more);

@@ -1,4 +1,4 @@
-import type { Usage } from '../src/agents/agentEvents.js';
+import type { Usage } from '../src/sessionFormat/agentEvents.js';
 import { formatCount } from '../src/text/humanize.js';
 
 export { formatCount, formatDuration, relativeTime } from '../src/text/humanize.js';

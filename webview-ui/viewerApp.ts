@@ -1,6 +1,7 @@
-import type { RunEvent } from '../src/loop/runEvents.js';
+import type { RunEvent } from '../src/sessionFormat/runEvents.js';
+import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
-import type { HostCapabilities, HostMessage } from '../src/sessionView/viewerProtocol.js';
+import { hostMessageSchema, viewerStateSchema, type HostCapabilities, type HostMessage } from '../src/sessionView/viewerProtocol.js';
 import { previewLine, takeTail } from '../src/text/truncate.js';
 import { renderDiff, renderText } from './diffView.js';
 import { append, button, clear, h, icon, setChildren } from './dom.js';
@@ -8,16 +9,22 @@ import { formatCost, formatDuration, formatTimestamp, relativeTime, usageText } 
 import { renderMarkdown } from './markdown.js';
 import type { Transport } from './transport.js';
 
-const DECISION_ICONS: Readonly<Record<IterationView['decision'], string>> = { DONE: 'pass-filled', CONTINUE: 'debug-continue', ERROR: 'error' };
-const OUTCOME_TEXT: Readonly<Record<NonNullable<SessionView['outcome']>, { label: string; icon: string }>> = {
+const DECISION_ICONS: Readonly<Record<IterationView['critic_decision'], string>> = { DONE: 'pass-filled', CONTINUE: 'debug-continue', ERROR: 'error' };
+const OUTCOME_TEXT: Readonly<Record<Outcome, { label: string; icon: string }>> = {
   success: { label: 'Success', icon: 'pass-filled' },
   failed: { label: 'Failed', icon: 'error' },
   interrupted: { label: 'Interrupted', icon: 'debug-pause' },
   max_iterations_reached: { label: 'Iteration limit reached', icon: 'warning' },
 };
-const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = { resumed: 'debug-continue', interrupted: 'debug-pause', rollback: 'discard', rollback_undone: 'redo' };
+const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = {
+  resumed: 'debug-continue',
+  interrupted: 'debug-pause',
+  rollback: 'discard',
+  rollback_undone: 'redo',
+  stall: 'sync-ignored',
+};
 /** Outcomes a session can be carried on from (`codeloops resume`). */
-const RESUMABLE = new Set<SessionView['outcome']>([null, 'interrupted', 'failed', 'max_iterations_reached']);
+const RESUMABLE = new Set<Outcome | null>([null, 'interrupted', 'failed', 'max_iterations_reached']);
 /** Streaming agent text kept on screen while a loop runs. */
 const LIVE_TEXT_CHARS = 6_000;
 
@@ -56,9 +63,14 @@ export class ViewerApp {
   ) {
     clear(root);
     append(root, h('main', { class: 'viewer' }, this.status, this.header, this.timeline, this.livePanel));
-    const saved = transport.loadState();
-    for (const number of saved?.expanded ?? []) this.expanded.add(number);
-    transport.onMessage((message) => this.handle(message));
+    const saved = viewerStateSchema.safeParse(transport.loadState());
+    for (const number of saved.success ? saved.data.expanded : []) this.expanded.add(number);
+    transport.onMessage((raw) => {
+      // Checked on arrival, like everything the host gets from the page: only a well-formed message is shown.
+      const message = hostMessageSchema.safeParse(raw);
+      if (message.success) this.handle(message.data);
+      else console.warn('codeloops viewer: ignored a message that is not one of its host’s', message.error.issues.slice(0, 3));
+    });
     transport.send({ type: 'ready' });
   }
 
@@ -107,33 +119,39 @@ export class ViewerApp {
 
   private renderHeader(): void {
     const view = this.view!;
-    const outcome = view.outcome ? OUTCOME_TEXT[view.outcome] : this.running ? { label: 'Running', icon: 'sync' } : { label: 'Not finished', icon: 'question' };
+    const { start, end } = view;
+    const outcome = end ? OUTCOME_TEXT[end.outcome] : this.running ? { label: 'Running', icon: 'sync' } : { label: 'Not finished', icon: 'question' };
     const facts: Array<[string, string | null]> = [
-      ['Project', `${view.project} (${view.workingDir})`],
-      ['Actor', view.actorModel ? `${view.actorAgent} · ${view.actorModel}` : view.actorAgent],
-      ['Critic', view.criticModel ? `${view.criticAgent} · ${view.criticModel}` : view.criticAgent],
-      ['Started', `${formatTimestamp(view.startedAt)} (${relativeTime(view.startedAt)})`],
-      ['Iterations', `${view.iterations.length}${view.maxIterations ? ` of at most ${view.maxIterations}` : ''}`],
-      ['Duration', view.durationSecs === null ? null : formatDuration(view.durationSecs)],
-      ['Cost', formatCost(view.totalCostUsd)],
-      ['Tokens', view.totalTokens === null ? null : view.totalTokens.toLocaleString('en-US')],
-      ['Confidence', view.confidence === null ? null : `${Math.round(view.confidence * 100)}%`],
-      ['Carries on', view.resumedFrom],
+      ['Project', `${view.project} (${view.start.working_dir})`],
+      ['Actor', view.start.actor_model ? `${view.start.actor_agent} · ${view.start.actor_model}` : view.start.actor_agent],
+      ['Critic', view.start.critic_model ? `${view.start.critic_agent} · ${view.start.critic_model}` : view.start.critic_agent],
+      ['Started', `${formatTimestamp(view.start.timestamp)} (${relativeTime(view.start.timestamp)})`],
+      ['Iterations', `${view.iterations.length}${view.start.max_iterations ? ` of at most ${view.start.max_iterations}` : ''}`],
+      ['Duration', end ? formatDuration(end.duration_secs) : null],
+      ['Cost', costText(view)],
+      ['Checks', view.guards && view.guards.checks.length > 0 ? view.guards.checks.map((check) => check.name).join(', ') : null],
+      ['Stopped by', end?.stop_reason ? (STOP_TEXT[end.stop_reason] ?? end.stop_reason) : null],
+      ['Tokens', view.total_tokens === null ? null : view.total_tokens.toLocaleString('en-US')],
+      ['Confidence', end?.confidence == null ? null : `${Math.round(end.confidence * 100)}%`],
+      ['Carries on', start.resumed_from ?? null],
     ];
-    const canResume = this.capabilities.resume && !this.running && RESUMABLE.has(view.outcome);
-    setChildren(this.header, 
-      h('h1', { class: 'title', title: view.prompt }, previewLine(view.prompt.trim().split('\n')[0] ?? view.prompt, 140)),
+    const canResume = this.capabilities.resume && !this.running && RESUMABLE.has(end?.outcome ?? null);
+    setChildren(
+      this.header,
+      h('h1', { class: 'title', title: view.start.prompt }, previewLine(view.start.prompt.trim().split('\n')[0] ?? view.start.prompt, 140)),
       h(
         'div',
-        { class: `outcome outcome-${view.outcome ?? (this.running ? 'running' : 'none')}` },
-        icon(outcome.icon, this.running && !view.outcome ? 'codicon-modifier-spin' : ''),
+        { class: `outcome outcome-${end?.outcome ?? (this.running ? 'running' : 'none')}` },
+        icon(outcome.icon, this.running && !end ? 'codicon-modifier-spin' : ''),
         outcome.label,
-        canResume ? button('Resume', () => this.transport.send({ type: 'resume' }), { icon: 'debug-continue', title: 'Carry this session on from where it stopped' }) : null,
+        canResume
+          ? button('Resume', () => this.transport.send({ type: 'resume' }), { icon: 'debug-continue', title: 'Carry this session on from where it stopped' })
+          : null,
       ),
       h('dl', { class: 'facts' }, ...facts.filter(([, value]) => value !== null).flatMap(([label, value]) => [h('dt', {}, label), h('dd', {}, value!)])),
-      view.summary ? h('div', { class: 'summary' }, h('h2', {}, 'Summary'), renderMarkdown(view.summary)) : null,
-      view.error ? h('div', { class: 'error-box' }, icon('error'), ` ${view.error}`) : null,
-      h('details', { class: 'prompt' }, h('summary', {}, 'Prompt'), h('pre', { class: 'output' }, view.prompt)),
+      end?.summary ? h('div', { class: 'summary' }, h('h2', {}, 'Summary'), renderMarkdown(end.summary)) : null,
+      end?.error ? h('div', { class: 'error-box' }, icon('error'), ` ${end.error}`) : null,
+      h('details', { class: 'prompt' }, h('summary', {}, 'Prompt'), h('pre', { class: 'output' }, view.start.prompt)),
       ...view.warnings.map((warning) => h('div', { class: 'warning-box' }, icon('warning'), ` ${warning}`)),
     );
   }
@@ -143,13 +161,13 @@ export class ViewerApp {
   private renderTimeline(): void {
     const view = this.view!;
     this.detailSlots.clear();
-    const notesAfter = (test: (after: number) => boolean) => view.notes.filter((note) => test(note.afterIteration)).map((note) => this.renderNote(note));
+    const notesAfter = (test: (after: number) => boolean) => view.notes.filter((note) => test(note.after_iteration)).map((note) => this.renderNote(note));
     const entries: HTMLElement[] = [];
     view.iterations.forEach((iteration, index) => {
-      const previous = index === 0 ? -1 : view.iterations[index - 1]!.number;
-      entries.push(...notesAfter((after) => after >= previous && after < iteration.number), this.renderIteration(iteration));
+      const previous = index === 0 ? -1 : view.iterations[index - 1]!.iteration_number;
+      entries.push(...notesAfter((after) => after >= previous && after < iteration.iteration_number), this.renderIteration(iteration));
     });
-    const last = view.iterations.at(-1)?.number ?? -1;
+    const last = view.iterations.at(-1)?.iteration_number ?? -1;
     entries.push(...notesAfter((after) => after >= last));
     setChildren(
       this.timeline,
@@ -159,20 +177,52 @@ export class ViewerApp {
     );
   }
 
+  private renderChecks(iteration: IterationView): HTMLElement {
+    return h(
+      'ul',
+      { class: 'checks', 'aria-label': 'checks' },
+      ...iteration.checks.map((check) =>
+        h(
+          'li',
+          { class: `check ${check.passed ? 'check-passed' : check.required ? 'check-failed' : 'check-advisory'}`, title: check.command },
+          icon(check.passed ? 'pass' : check.required ? 'error' : 'warning'),
+          h('span', { class: 'check-name' }, ` ${check.name}`),
+          h(
+            'span',
+            { class: 'muted' },
+            ` ${check.passed ? 'passed' : check.timed_out ? 'timed out' : `failed (exit ${check.exit_code ?? 'by a signal'})`} · ${formatDuration(check.duration_secs)}${check.required ? '' : ' · advisory'}`,
+          ),
+        ),
+      ),
+    );
+  }
+
   private renderNote(note: TimelineNote): HTMLElement {
-    return h('div', { class: `note note-${note.kind}`, role: 'note' }, icon(NOTE_ICONS[note.kind]), h('span', {}, ` ${note.text} `), h('span', { class: 'muted' }, formatTimestamp(note.at)));
+    return h(
+      'div',
+      { class: `note note-${note.kind}`, role: 'note' },
+      icon(NOTE_ICONS[note.kind]),
+      h('span', {}, ` ${note.text} `),
+      h('span', { class: 'muted' }, formatTimestamp(note.at)),
+    );
   }
 
   /** Previous / next: opens one iteration at a time with its diff, to replay the session step by step. */
   private renderStepper(view: SessionView): HTMLElement {
-    const numbers = view.iterations.map((iteration) => iteration.number);
+    const numbers = view.iterations.map((iteration) => iteration.iteration_number);
     const position = this.step === null ? -1 : numbers.indexOf(this.step);
     const go = (index: number) => this.stepTo(numbers[Math.max(0, Math.min(numbers.length - 1, index))]!);
     const previous = button('Previous', () => go(position - 1), { icon: 'arrow-left', title: 'Step to the previous iteration' });
     const next = button(position === -1 ? 'Step through' : 'Next', () => go(position + 1), { icon: 'arrow-right', title: 'Step to the next iteration' });
     previous.disabled = position <= 0;
     next.disabled = position === numbers.length - 1;
-    return h('div', { class: 'stepper' }, previous, h('span', { class: 'step-position muted', 'aria-live': 'polite' }, position === -1 ? '' : `Iteration ${numbers[position]} of ${numbers.length}`), next);
+    return h(
+      'div',
+      { class: 'stepper' },
+      previous,
+      h('span', { class: 'step-position muted', 'aria-live': 'polite' }, position === -1 ? '' : `Iteration ${numbers[position]} of ${numbers.length}`),
+      next,
+    );
   }
 
   private stepTo(number: number): void {
@@ -187,26 +237,26 @@ export class ViewerApp {
 
   private renderIteration(iteration: IterationView): HTMLElement {
     const facts = [
-      `actor ${formatDuration(iteration.actorDurationSecs)}${iteration.actorExitCode !== 0 ? ` (exit ${iteration.actorExitCode})` : ''}`,
-      iteration.criticDurationSecs !== null ? `critic ${formatDuration(iteration.criticDurationSecs)}` : null,
-      `${iteration.filesChanged} file${iteration.filesChanged === 1 ? '' : 's'}${iteration.insertions !== null ? ` +${iteration.insertions} −${iteration.deletions ?? 0}` : ''}`,
-      iteration.toolCalls !== null ? `${iteration.toolCalls} tool call${iteration.toolCalls === 1 ? '' : 's'}` : null,
-      usageText(iteration.actorUsage) ? `actor ${usageText(iteration.actorUsage)}` : null,
-      usageText(iteration.criticUsage) ? `critic ${usageText(iteration.criticUsage)}` : null,
+      `actor ${formatDuration(iteration.actor_duration_secs)}${iteration.actor_exit_code !== 0 ? ` (exit ${iteration.actor_exit_code})` : ''}`,
+      iteration.critic_duration_secs !== null ? `critic ${formatDuration(iteration.critic_duration_secs)}` : null,
+      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
+      iteration.tool_calls !== null ? `${iteration.tool_calls} tool call${iteration.tool_calls === 1 ? '' : 's'}` : null,
+      usageText(iteration.actor_usage) ? `actor ${usageText(iteration.actor_usage)}` : null,
+      usageText(iteration.critic_usage) ? `critic ${usageText(iteration.critic_usage)}` : null,
     ].filter((fact): fact is string => fact !== null);
 
     const detailSlot = h('div', { class: 'detail' });
-    this.detailSlots.set(iteration.number, detailSlot);
+    this.detailSlots.set(iteration.iteration_number, detailSlot);
     const details = h('details', { class: 'iteration-details' }, h('summary', {}, 'Outputs and diff'), detailSlot);
-    details.open = this.expanded.has(iteration.number);
+    details.open = this.expanded.has(iteration.iteration_number);
     details.addEventListener('toggle', () => {
       if (details.open) {
-        this.expanded.add(iteration.number);
-        this.ensureDetail(iteration.number);
-      } else this.expanded.delete(iteration.number);
+        this.expanded.add(iteration.iteration_number);
+        this.ensureDetail(iteration.iteration_number);
+      } else this.expanded.delete(iteration.iteration_number);
       this.saveState();
     });
-    if (details.open) this.ensureDetail(iteration.number);
+    if (details.open) this.ensureDetail(iteration.iteration_number);
 
     const files =
       iteration.files.length === 0
@@ -220,28 +270,64 @@ export class ViewerApp {
                 { class: `file file-${file.status}` },
                 h('span', { class: 'file-status', title: file.status }, STATUS_LETTER[file.status] ?? '?'),
                 h('span', { class: 'file-path' }, file.oldPath ? `${file.oldPath} → ${file.path}` : file.path),
-                file.insertions !== null ? h('span', { class: 'file-counts' }, h('span', { class: 'add' }, `+${file.insertions}`), ' ', h('span', { class: 'del' }, `−${file.deletions ?? 0}`)) : h('span', { class: 'file-counts muted' }, 'binary'),
-                this.capabilities.openDiff ? button('', () => this.transport.send({ type: 'openDiff', iteration: iteration.number, path: file.path }), { icon: 'diff', title: `Open the diff of ${file.path}`, class: 'icon-button' }) : null,
+                file.insertions !== null
+                  ? h(
+                      'span',
+                      { class: 'file-counts' },
+                      h('span', { class: 'add' }, `+${file.insertions}`),
+                      ' ',
+                      h('span', { class: 'del' }, `−${file.deletions ?? 0}`),
+                    )
+                  : h('span', { class: 'file-counts muted' }, 'binary'),
+                this.capabilities.openDiff
+                  ? button('', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number, path: file.path }), {
+                      icon: 'diff',
+                      title: `Open the diff of ${file.path}`,
+                      class: 'icon-button',
+                    })
+                  : null,
               ),
             ),
           );
 
     return h(
       'article',
-      { class: `iteration decision-${iteration.decision.toLowerCase()}`, 'data-iteration': String(iteration.number), 'aria-label': `Iteration ${iteration.number}: ${iteration.decision}` },
+      {
+        class: `iteration decision-${iteration.critic_decision.toLowerCase()}`,
+        'data-iteration': String(iteration.iteration_number),
+        'aria-label': `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}`,
+      },
       h(
         'header',
         {},
-        icon(DECISION_ICONS[iteration.decision], 'decision-icon'),
-        h('h3', {}, `Iteration ${iteration.number}`),
-        h('span', { class: `badge badge-${iteration.decision.toLowerCase()}` }, iteration.decision),
+        icon(DECISION_ICONS[iteration.critic_decision], 'decision-icon'),
+        h('h3', {}, `Iteration ${iteration.iteration_number}`),
+        h('span', { class: `badge badge-${iteration.critic_decision.toLowerCase()}` }, iteration.critic_decision),
         h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
-        this.capabilities.openDiff && iteration.filesChanged > 0 ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.number }), { icon: 'diff-multiple', title: 'Open all changes of this iteration in the diff editor' }) : null,
+        this.capabilities.openDiff && iteration.git_files_changed > 0
+          ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number }), {
+              icon: 'diff-multiple',
+              title: 'Open all changes of this iteration in the diff editor',
+            })
+          : null,
       ),
-      iteration.decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
+      iteration.critic_verdict === 'DONE' && iteration.critic_decision !== 'DONE'
+        ? h(
+            'div',
+            { class: 'warning-box refused' },
+            icon('shield'),
+            ` The critic said DONE; refused because required checks fail: ${(iteration.failed_checks ?? []).join(', ')}.`,
+          )
+        : null,
+      iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
+      iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
       iteration.feedback ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback)) : null,
-      iteration.remainingIssues.length > 0 ? h('div', { class: 'issues' }, h('h4', {}, 'Remaining issues'), h('ul', {}, ...iteration.remainingIssues.map((issue) => h('li', {}, issue)))) : null,
-      iteration.criticRevertedFiles.length > 0 ? h('div', { class: 'warning-box' }, icon('warning'), ` The critic changed ${iteration.criticRevertedFiles.join(', ')}; those changes were reverted.`) : null,
+      iteration.remaining_issues.length > 0
+        ? h('div', { class: 'issues' }, h('h4', {}, 'Remaining issues'), h('ul', {}, ...iteration.remaining_issues.map((issue) => h('li', {}, issue))))
+        : null,
+      iteration.critic_reverted_files.length > 0
+        ? h('div', { class: 'warning-box' }, icon('warning'), ` The critic changed ${iteration.critic_reverted_files.join(', ')}; those changes were reverted.`)
+        : null,
       files,
       details,
     );
@@ -264,9 +350,9 @@ export class ViewerApp {
       h('h4', {}, 'Diff'),
       renderDiff(detail.diff),
       h('h4', {}, "Actor's output"),
-      detail.actorOutput.trim() ? renderText(detail.actorOutput) : h('p', { class: 'muted' }, '(no output)'),
-      detail.actorStderr.trim() ? h('div', {}, h('h4', {}, "Actor's stderr"), renderText(detail.actorStderr)) : null,
-      detail.criticOutput ? h('div', {}, h('h4', {}, "Critic's review"), renderText(detail.criticOutput)) : null,
+      detail.actor_output.trim() ? renderText(detail.actor_output) : h('p', { class: 'muted' }, '(no output)'),
+      detail.actor_stderr.trim() ? h('div', {}, h('h4', {}, "Actor's stderr"), renderText(detail.actor_stderr)) : null,
+      detail.critic_output ? h('div', {}, h('h4', {}, "Critic's review"), renderText(detail.critic_output)) : null,
     );
   }
 
@@ -279,7 +365,12 @@ export class ViewerApp {
         break;
       case 'phase':
         if (event.status === 'started') {
-          this.live = { iteration: event.iteration, phase: event.phase === 'critic_repair' ? 'critic (asked again)' : event.phase, phaseStartedAt: Date.parse(event.timestamp), text: this.live?.text ?? '' };
+          this.live = {
+            iteration: event.iteration,
+            phase: event.phase === 'critic_repair' ? 'critic (asked again)' : event.phase,
+            phaseStartedAt: Date.parse(event.timestamp),
+            text: this.live?.text ?? '',
+          };
           if (event.phase === 'actor') this.live.text = '';
         }
         break;
@@ -302,7 +393,7 @@ export class ViewerApp {
   private renderLive(): void {
     clearInterval(this.liveTimer);
     if (!this.running) {
-      setChildren(this.livePanel, );
+      setChildren(this.livePanel);
       return;
     }
     const live = this.live;
@@ -312,7 +403,8 @@ export class ViewerApp {
     };
     tick();
     this.liveTimer = setInterval(tick, 1000);
-    setChildren(this.livePanel, 
+    setChildren(
+      this.livePanel,
       h('h2', {}, icon('sync', 'codicon-modifier-spin'), live ? ` Iteration ${live.iteration}: ${live.phase} ` : ' Running ', elapsed),
       live?.text ? h('pre', { class: 'output live-output' }, live.text) : h('p', { class: 'muted' }, 'Waiting for the agent…'),
     );
@@ -320,3 +412,19 @@ export class ViewerApp {
 }
 
 const STATUS_LETTER: Readonly<Record<string, string>> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' };
+
+const STOP_TEXT: Readonly<Record<string, string>> = {
+  budget_cost: 'its cost budget',
+  budget_tokens: 'its token budget',
+  duration: 'its time budget',
+  stalled: 'stall detection (it went in circles)',
+};
+
+/** What the session cost, against its cap when it had one. */
+function costText(view: SessionView): string | null {
+  const cost = view.end?.total_cost_usd ?? view.total_cost_usd;
+  const cap = view.guards?.max_cost_usd ?? null;
+  const spent = cost === null || cost === undefined ? null : `${view.end?.cost_estimated ? '≈' : ''}${formatCost(cost)}`;
+  if (cap === null) return spent;
+  return `${spent ?? '$0.00'} of ${formatCost(cap)}`;
+}

@@ -1,5 +1,4 @@
-import type { HostMessage, ViewerMessage, ViewerState } from '../src/sessionView/viewerProtocol.js';
-import { isHostMessage, isViewerState } from './messageGuards.js';
+import type { ViewerMessage, ViewerState } from '../src/sessionView/viewerProtocol.js';
 import type { Transport } from './transport.js';
 
 interface VsCodeApi {
@@ -18,23 +17,15 @@ export class VsCodeTransport implements Transport {
     this.api.postMessage(message);
   }
 
-  onMessage(listener: (message: HostMessage) => void): void {
-    window.addEventListener('message', (event: MessageEvent) => {
-      if (isHostMessage(event.data)) listener(event.data);
-      else console.warn('codeloops viewer: ignored a message that is not from its host');
-    });
+  onMessage(listener: (message: unknown) => void): void {
+    window.addEventListener('message', (event: MessageEvent<unknown>) => listener(event.data));
   }
 
-  loadState(): ViewerState | undefined {
-    const state = this.api.getState();
-    return isViewerState(state) ? state : undefined;
+  loadState(): unknown {
+    return this.api.getState();
   }
 
   saveState(state: ViewerState): void {
     this.api.setState(state);
   }
-}
-
-export function inVsCodeWebview(): boolean {
-  return typeof (globalThis as { acquireVsCodeApi?: unknown }).acquireVsCodeApi === 'function';
 }

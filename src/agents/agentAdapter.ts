@@ -1,5 +1,5 @@
 import type { AgentKind } from './agentKinds.js';
-import type { AgentEvent } from './agentEvents.js';
+import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 
 export type AgentRole = 'actor' | 'critic';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import which from 'which';
-import type { RoleSettings } from '../config/runSettings.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { AgentAdapter } from './agentAdapter.js';
 
 /** The program to start for a role and the arguments that come before the adapter's. */
@@ -10,8 +10,22 @@ export interface AgentProgram {
   leadingArgs: string[];
 }
 
-export class AgentNotFoundError extends Error {
+/** Where a role's program comes from: the part of a role's settings this module reads. */
+export interface ProgramSettings {
+  env: Readonly<Record<string, string>>;
+  /** For the `command` agent: the program and its arguments. */
+  command: readonly string[] | null;
+  /** The configured binary path, or null to look the adapter's default name up on PATH. */
+  binaryPath: string | null;
+  /** Where `binaryPath`/`command` came from, for error messages ("[agents.claude] path in …"). */
+  binarySetting: string;
+}
+
+export class AgentNotFoundError extends CodeloopsError {
   override name = 'AgentNotFoundError';
+  constructor(message: string, details: { agent: string; program?: string; setting?: string }) {
+    super('agent_missing', message, details);
+  }
 }
 
 /**
@@ -20,7 +34,7 @@ export class AgentNotFoundError extends Error {
  */
 export function resolveAgentProgram(
   adapter: AgentAdapter,
-  settings: RoleSettings,
+  settings: ProgramSettings,
   workingDir: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): AgentProgram {
@@ -31,6 +45,7 @@ export function resolveAgentProgram(
       throw new AgentNotFoundError(
         'The "command" agent needs a program to run: set command = ["program", "arg", …] under [actor] or [critic] ' +
           '(or [agents.command]) in codeloops.toml or the global config.',
+        { agent: adapter.kind },
       );
     }
     const [program, ...leadingArgs] = command as [string, ...string[]];
@@ -50,6 +65,7 @@ function locate(program: string, workingDir: string, pathVariable: string, setti
       `${adapter.displayName}: ${absolute} ${fs.existsSync(absolute) ? 'is not executable' : 'does not exist'}` +
         (setting ? ` (set by ${setting}).` : '.') +
         ` Fix the path, or remove the setting to look "${adapter.defaultBinary || program}" up on PATH.`,
+      { agent: adapter.kind, program: absolute, ...(setting ? { setting } : {}) },
     );
   }
   const found = which.sync(program, { path: pathVariable, nothrow: true });
@@ -60,6 +76,7 @@ function locate(program: string, workingDir: string, pathVariable: string, setti
       (adapter.kind === 'command'
         ? ' Install it or give its full path in the command setting.'
         : ` Install it (${adapter.installHint}) or set its full path with [agents.${adapter.kind}] path = "/path/to/${program}" in the config.`),
+    { agent: adapter.kind, program, ...(setting ? { setting } : {}) },
   );
 }
 

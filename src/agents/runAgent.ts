@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
+import { signalGroup, stopGroup, trackGroup } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 import { LineSplitter } from '../text/lineSplitter.js';
 import type { AgentAdapter, InvocationRequest } from './agentAdapter.js';
-import type { AgentEvent, Usage } from './agentEvents.js';
+import type { AgentEvent, Usage } from '../sessionFormat/agentEvents.js';
 import type { AgentProgram } from './agentProgram.js';
 
 export interface AgentLaunch {
@@ -38,6 +39,8 @@ export interface AgentRunResult {
   /** The agent's last message, when it reports one. */
   finalText: string | null;
   stderr: string;
+  /** False when the agent's program could not be started at all (see `failureReason`). */
+  started: boolean;
   /** The process's exit code; 128 + the signal's number when a signal ended it; 127 when it could not start. */
   exitCode: number;
   signal: string | null;
@@ -49,6 +52,8 @@ export interface AgentRunResult {
   interrupted: boolean;
   agentSessionId: string | null;
   usage: Usage | null;
+  /** The model the agent says it used, when it says. */
+  model: string | null;
   toolCalls: number;
 }
 
@@ -61,9 +66,6 @@ export interface AgentRunResult {
 export const TRANSCRIPT_HEAD_CHARS = 200_000;
 export const TRANSCRIPT_TAIL_CHARS = 200_000;
 const STDERR_KEEP_CHARS = 32_000;
-/** After SIGINT, when SIGTERM follows, and when SIGKILL ends it for good. */
-const SIGTERM_AFTER_MS = 500;
-const SIGKILL_AFTER_MS = 2000;
 /** What Linux accepts as one argument (MAX_ARG_STRLEN). */
 const MAX_ARGUMENT_BYTES = 128 * 1024;
 /** After the agent exits, how long a background child may keep its stdout open. */
@@ -74,32 +76,16 @@ const DRAIN_GRACE_MS = 2000;
  * to start (set when the editor itself runs inside it), and git's location variables
  * (set inside git hooks), which would point the agent's git at another repository.
  */
-const STRIPPED_VARIABLES = ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY'];
-
-/** Process groups still running, killed if the runner itself exits. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const pid of liveGroups) signalGroup(pid, 'SIGKILL');
-  });
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    // A negative pid addresses the whole process group: the agent and every shell it started.
-    process.kill(process.platform === 'win32' ? pid : -pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
+const STRIPPED_VARIABLES = [
+  'CLAUDECODE',
+  'CLAUDE_CODE_ENTRYPOINT',
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_PREFIX',
+  'GIT_OBJECT_DIRECTORY',
+];
 
 export function agentEnvironment(...layers: Readonly<Record<string, string>>[]): Record<string, string> {
   const env: Record<string, string> = {};
@@ -124,7 +110,6 @@ function withExtraArgs(args: readonly string[], extra: readonly string[]): strin
  * killing the whole group. Memory stays flat however much it prints.
  */
 export async function runAgent(launch: AgentLaunch, request: InvocationRequest, options: AgentRunOptions = {}): Promise<AgentRunResult> {
-  installExitHook();
   const { adapter } = launch;
   const invocation = adapter.invocation(request);
   const args = [...launch.program.leadingArgs, ...withExtraArgs(invocation.args, launch.extraArgs)];
@@ -137,6 +122,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
   let rawLogError: string | null = null;
   let agentSessionId: string | null = null;
   let usage: Usage | null = null;
+  let model: string | null = null;
   let toolCalls = 0;
   let resultText: string | null = null;
   let atLineStart = true;
@@ -166,7 +152,10 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
         break;
       case 'usage':
         usage = ownUsage(event.total);
-        break;
+        model = event.model ?? model;
+        // Listeners get this run's own usage too (a resumed agent session reports the whole session's).
+        options.onEvent?.({ ...event, total: usage });
+        return;
       case 'result':
         resultText = event.text;
         break;
@@ -205,7 +194,9 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
   // An argument longer than the kernel takes (128 KiB on Linux) fails with E2BIG; say so plainly.
   const oversized = args.find((arg) => Buffer.byteLength(arg) >= MAX_ARGUMENT_BYTES);
   if (oversized !== undefined) {
-    return notStarted(`${adapter.displayName} takes its prompt as an argument, and this one is ${Buffer.byteLength(oversized).toLocaleString('en-US')} bytes: more than the ${MAX_ARGUMENT_BYTES.toLocaleString('en-US')} a single argument may hold. Shorten the task, or use an agent that reads the prompt from stdin.`);
+    return notStarted(
+      `${adapter.displayName} takes its prompt as an argument, and this one is ${Buffer.byteLength(oversized).toLocaleString('en-US')} bytes: more than the ${MAX_ARGUMENT_BYTES.toLocaleString('en-US')} a single argument may hold. Shorten the task, or use an agent that reads the prompt from stdin.`,
+    );
   }
 
   const startedAt = performance.now();
@@ -222,16 +213,14 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     windowsHide: true,
   });
   const pid = child.pid;
-  if (pid !== undefined) liveGroups.add(pid);
+  const forgetGroup = pid === undefined ? () => {} : trackGroup(pid);
 
   let stopReason: 'timeout' | 'interrupt' | null = null;
   const stop = (reason: 'timeout' | 'interrupt'): void => {
     if (stopReason || pid === undefined) return;
     stopReason = reason;
     // As a terminal would: SIGINT to the whole group, then SIGTERM, then SIGKILL.
-    signalGroup(pid, 'SIGINT');
-    setTimeout(() => signalGroup(pid, 'SIGTERM'), SIGTERM_AFTER_MS).unref();
-    setTimeout(() => signalGroup(pid, 'SIGKILL'), SIGKILL_AFTER_MS).unref();
+    stopGroup(pid);
   };
   // Not unref'd: while an agent runs, its timeout is what keeps the runner waiting.
   const timer = setTimeout(() => stop('timeout'), launch.timeoutSecs * 1000);
@@ -275,11 +264,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
   clearTimeout(timer);
   clearTimeout(drainTimer);
   options.signal?.removeEventListener('abort', onAbort);
-  if (pid !== undefined) {
-    // Whatever the agent started in its group does not outlive it.
-    signalGroup(pid, 'SIGKILL');
-    liveGroups.delete(pid);
-  }
+  forgetGroup();
   splitter.push(decoder.end());
   splitter.flush();
   flushText();
@@ -303,6 +288,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     transcript: transcript.toString(),
     finalText: verdict.finalText ?? resultText,
     stderr: stderrText,
+    started: !spawnFailed,
     exitCode,
     signal: outcome.signal ?? null,
     durationSecs,
@@ -312,6 +298,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     interrupted: stopReason === 'interrupt',
     agentSessionId,
     usage,
+    model,
     toolCalls,
   };
 }
@@ -322,6 +309,7 @@ function notStarted(reason: string): AgentRunResult {
     transcript: '',
     finalText: null,
     stderr: reason,
+    started: false,
     exitCode: 127,
     signal: null,
     durationSecs: 0,
@@ -331,6 +319,7 @@ function notStarted(reason: string): AgentRunResult {
     interrupted: false,
     agentSessionId: null,
     usage: null,
+    model: null,
     toolCalls: 0,
   };
 }

@@ -1,42 +1,18 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
-import { AgentNotFoundError } from '../agents/agentProgram.js';
-import { ConfigError } from '../config/configFiles.js';
-import { GitNotInstalledError, MissingDirectoryError, NotAGitRepositoryError } from '../git/repository.js';
-import { endRunningLoopsNow, LoopFailure } from '../loop/loopRunner.js';
-import { LoopAlreadyRunningError } from '../loop/repositoryLock.js';
-import { ResumeRefusedError } from '../resume/resumePlan.js';
-import { InvalidFilterError } from '../sessions/sessionFilter.js';
-import { AmbiguousSessionIdError, IterationNotFoundError, NotASessionError, SessionNotFoundError } from '../sessions/sessionStore.js';
-import { initCommand } from './initCommand.js';
-import { replayCommand } from './replayCommand.js';
-import { resumeCommand, type ResumeOptions } from './resumeCommand.js';
-import { rollbackCommand, type RollbackOptions } from './rollbackCommand.js';
-import { runCommand, EXIT_CODES, type RunOptions } from './runCommand.js';
-import { diffCommand, listCommand, showCommand, statsCommand, type ListOptions } from './sessionsCommand.js';
-import { uiCommand, type UiOptions } from './uiCommand.js';
+import { isCodeloopsError } from '../sessionFormat/failures.js';
+import { runCrashHandlers } from './crashHandlers.js';
+import { EXIT_CODES } from './exitCodes.js';
+import { cliHint } from './failureHints.js';
+import type { ResumeOptions } from './resumeCommand.js';
+import type { RollbackOptions } from './rollbackCommand.js';
+import type { RunOptions } from './runCommand.js';
+import type { ListOptions } from './sessionsCommand.js';
+import type { UiOptions } from './uiCommand.js';
 import { UsageError } from './usageError.js';
 
 declare const CODELOOPS_VERSION: string;
 const VERSION = typeof CODELOOPS_VERSION === 'string' ? CODELOOPS_VERSION : '0.0.0-dev';
-
-/** Errors whose message says everything: printed without a stack trace. */
-const EXPECTED_ERRORS = [
-  UsageError,
-  ConfigError,
-  AgentNotFoundError,
-  NotAGitRepositoryError,
-  MissingDirectoryError,
-  GitNotInstalledError,
-  LoopAlreadyRunningError,
-  InvalidFilterError,
-  SessionNotFoundError,
-  AmbiguousSessionIdError,
-  NotASessionError,
-  IterationNotFoundError,
-  ResumeRefusedError,
-  LoopFailure,
-];
 
 /** More iterations than anyone means; also keeps the number exact in JSON. */
 const MAX_ITERATIONS_FLAG = 1_000_000;
@@ -51,6 +27,21 @@ function iterationLimit(value: string): number {
 function positiveInteger(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('expected a positive whole number.');
   return Number(value);
+}
+
+function positiveNumber(value: string): number {
+  const number = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(number > 0)) throw new InvalidArgumentError('expected a positive number.');
+  return number;
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > MAX_ITERATIONS_FLAG) throw new InvalidArgumentError('expected a whole number (0: off).');
+  return Number(value);
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
 }
 
 function portNumber(value: string): number {
@@ -72,6 +63,13 @@ function loopOptions(command: Command, texts: { agentDefault: string; maxIterati
     .option('--actor-model <model>', "the actor's model")
     .option('--critic-model <model>', "the critic's model")
     .option('-n, --max-iterations <n>', texts.maxIterations, iterationLimit)
+    .option('--max-cost <usd>', 'stop when the agents have cost more than this many dollars, all runs together', positiveNumber)
+    .option('--max-tokens <n>', 'stop when the agents have used more tokens than this, all runs together', positiveInteger)
+    .option('--max-duration <secs>', 'stop when the loop has run this many seconds', positiveNumber)
+    .option('--check <command>', 'a required check: a shell command that must pass before DONE counts (repeatable)', collect)
+    .option('--no-checks', 'run no checks, not even the configured ones')
+    .option('--stall-after <n>', 'stop after n iterations in a row without progress (0: never)', wholeNumber)
+    .option('--trust', "run the project's codeloops.toml commands and checks this once, without asking")
     .option('--json-output', 'print the outcome as one JSON object on stdout')
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
     .option('-q, --quiet', 'print nothing but errors while running')
@@ -94,7 +92,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)');
   loopOptions(run, { agentDefault: '', maxIterations: 'stop after n iterations (0: no limit)' })
     .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
-    .action(async (options: RunOptions) => setExitCode(await runCommand(options)));
+    .action(async (options: RunOptions) => setExitCode(await (await import('./runCommand.js')).runCommand(options)));
 
   const sessions = program.command('sessions').description('list, show and compare recorded sessions');
   const filterOptions = (command: Command): Command =>
@@ -106,33 +104,40 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       .option('--project <name>', 'only sessions of this project (the folder name)')
       .option('--json', 'print JSON');
   filterOptions(sessions.command('list').description('list sessions, newest first')).action(async (options: ListOptions) => {
-    setExitCode(await listCommand(options));
+    setExitCode(await (await import('./sessionsCommand.js')).listCommand(options));
   });
   sessions
     .command('show <id>')
     .description('show a session (an id, a unique prefix of one, or "latest")')
     .option('--json', 'print JSON')
-    .action(async (id: string, options: { json?: boolean }) => setExitCode(await showCommand(id, options)));
+    .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./sessionsCommand.js')).showCommand(id, options)));
   sessions
     .command('diff <id>')
     .description("print a session's recorded diff")
     .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
-    .action(async (id: string, options: { iteration?: number }) => setExitCode(await diffCommand(id, options)));
+    .action(async (id: string, options: { iteration?: number }) => setExitCode(await (await import('./sessionsCommand.js')).diffCommand(id, options)));
   sessions
     .command('replay <id>')
     .description("a session's timeline: phases, tool calls, usage, diffs, verdicts, interruptions, rollbacks, resumes")
     .option('--json', 'one JSON entry a line (a stable, documented schema)')
-    .action(async (id: string, options: { json?: boolean }) => setExitCode(await replayCommand(id, options)));
+    .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./replayCommand.js')).replayCommand(id, options)));
+  sessions
+    .command('delete <id>')
+    .description('delete a session: its file, its record and its snapshots (your files are not touched)')
+    .option('--json', 'print what was deleted as JSON')
+    .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./sessionsCommand.js')).deleteCommand(id, options)));
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
-    setExitCode(await statsCommand(options));
+    setExitCode(await (await import('./sessionsCommand.js')).statsCommand(options));
   });
 
   const resume = program
     .command('resume <session>')
     .description('carry on an interrupted, crashed or stopped session (an id, a unique prefix, or "latest")')
     .option('--force', 'carry on even though the files differ from how the loop left them');
-  loopOptions(resume, { agentDefault: ' (default: as recorded)', maxIterations: 'the limit on the iteration number (0: no limit; default: as recorded)' })
-    .action(async (id: string, options: ResumeOptions) => setExitCode(await resumeCommand(id, options)));
+  loopOptions(resume, {
+    agentDefault: ' (default: as recorded)',
+    maxIterations: 'the limit on the iteration number (0: no limit; default: as recorded)',
+  }).action(async (id: string, options: ResumeOptions) => setExitCode(await (await import('./resumeCommand.js')).resumeCommand(id, options)));
 
   program
     .command('rollback <session>')
@@ -142,13 +147,10 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--force', 'overwrite files you changed since the loop (they stay recoverable with --undo)')
     .option('--dry-run', 'say what would be restored, removed or overwritten; change nothing')
     .option('--json', 'print the result as JSON')
-    .addHelpText(
-      'after',
-      '\nResults and exit codes: rolled_back or undone 0, nothing_to_roll_back 3, conflict 4 (nothing changed), snapshot_missing 5.',
-    )
+    .addHelpText('after', '\nResults and exit codes: rolled_back or undone 0, nothing_to_roll_back 3, conflict 4 (nothing changed), snapshot_missing 5.')
     .action(async (id: string, options: RollbackOptions) => {
       if (options.undo && options.iteration !== undefined) throw new UsageError('--undo takes no --iteration: it undoes the last rollback.');
-      setExitCode(await rollbackCommand(id, options));
+      setExitCode(await (await import('./rollbackCommand.js')).rollbackCommand(id, options));
     });
 
   program
@@ -156,13 +158,20 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('browse sessions in a web browser, live (serves 127.0.0.1 only, read-only)')
     .option('--port <port>', 'port to listen on (default 3100, or any free port when that one is taken; 0: any free port)', portNumber)
     .option('--no-open', 'print the URL without opening a browser')
-    .action(async (options: UiOptions) => setExitCode(await uiCommand(options)));
+    .action(async (options: UiOptions) => setExitCode(await (await import('./uiCommand.js')).uiCommand(options)));
+
+  program
+    .command('trust')
+    .description("trust the project's codeloops.toml as it is now: loops may run its commands and checks")
+    .option('-d, --working-dir <dir>', 'the project (default: the current folder)')
+    .option('--revoke', 'take the trust back')
+    .action(async (options: { workingDir?: string; revoke?: boolean }) => setExitCode(await (await import('./trustCommand.js')).trustCommand(options)));
 
   program
     .command('init')
-    .description('write a commented global config after detecting the installed agents')
-    .option('--force', 'replace an existing config')
-    .action((options: { force?: boolean }) => setExitCode(initCommand(options)));
+    .description("write a commented global config (the agents found) and, in a repository, a codeloops.toml suggesting the project's checks")
+    .option('--force', 'replace existing files')
+    .action(async (options: { force?: boolean }) => setExitCode(await (await import('./initCommand.js')).initCommand(options)));
 
   return program;
 }
@@ -179,8 +188,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       // --help and --version end here too, with exit code 0.
       return commanderError.exitCode === 0 ? 0 : EXIT_CODES.failed;
     }
-    const expected = EXPECTED_ERRORS.some((kind) => error instanceof kind);
-    process.stderr.write(`codeloops: ${(error as Error).message}\n`);
+    // An expected failure says everything in its message and the hint: no stack trace.
+    const expected = isCodeloopsError(error);
+    const hint = expected ? cliHint(error) : undefined;
+    process.stderr.write(`codeloops: ${(error as Error).message}\n${hint ? `${hint}\n` : ''}`);
     if (!expected || process.env.CODELOOPS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     return EXIT_CODES.failed;
   }
@@ -190,7 +201,7 @@ if (require.main === module) {
   // Until an outcome is known, an exit is a failure: nothing may end as a silent 0.
   process.exitCode = EXIT_CODES.failed;
   process.on('uncaughtException', (error) => {
-    endRunningLoopsNow('failed', `the runner crashed: ${error.message}`);
+    runCrashHandlers(`the runner crashed: ${error.message}`);
     process.stderr.write(`codeloops: the runner crashed: ${error.stack ?? error.message}\n`);
     process.exit(EXIT_CODES.failed);
   });

@@ -1,4 +1,5 @@
-import { buildTimeline, type TimelineEntry } from '../replay/timeline.js';
+import { buildTimeline } from '../replay/timeline.js';
+import type { TimelineEntry } from '../sessionFormat/timelineEntries.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import { formatDuration } from '../text/humanize.js';
@@ -32,7 +33,10 @@ export async function replayCommand(idOrPrefix: string, options: { json?: boolea
 function describeEntry(entry: TimelineEntry): [string, LineTone] {
   switch (entry.kind) {
     case 'session_started':
-      return [`session ${entry.session_id} started${entry.resumed_from ? ` (carrying on ${entry.resumed_from})` : ''}: ${previewLine(entry.prompt, 80)}`, 'heading'];
+      return [
+        `session ${entry.session_id} started${entry.resumed_from ? ` (carrying on ${entry.resumed_from})` : ''}: ${previewLine(entry.prompt, 80)}`,
+        'heading',
+      ];
     case 'resumed':
       return [`resumed at iteration ${entry.first_iteration}`, 'heading'];
     case 'phase':
@@ -44,22 +48,49 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       if (entry.input_tokens !== null || entry.output_tokens !== null) facts.push(`${entry.input_tokens ?? 0} in / ${entry.output_tokens ?? 0} out tokens`);
       if (entry.cost_usd !== null) facts.push(`$${entry.cost_usd.toFixed(4)}`);
       if (entry.tool_calls) facts.push(`${entry.tool_calls} tool call${entry.tool_calls === 1 ? '' : 's'}`);
-      const state = entry.interrupted ? 'interrupted' : entry.timed_out ? 'timed out' : entry.succeeded ? 'finished' : `failed: ${entry.failure_reason ?? 'unknown'}`;
+      const state = entry.interrupted
+        ? 'interrupted'
+        : entry.timed_out
+          ? 'timed out'
+          : entry.succeeded
+            ? 'finished'
+            : `failed: ${entry.failure_reason ?? 'unknown'}`;
       return [`${entry.role} ${state} (${facts.join(', ')})`, entry.succeeded ? 'muted' : 'warning'];
     }
     case 'diff':
-      return [`diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`, 'info'];
+      return [
+        `diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`,
+        'info',
+      ];
     case 'verdict':
-      return [`critic: ${entry.decision}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`, entry.decision === 'DONE' ? 'success' : entry.decision === 'ERROR' ? 'error' : 'warning'];
+      return [
+        `critic: ${entry.decision}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`,
+        entry.decision === 'DONE' ? 'success' : entry.decision === 'ERROR' ? 'error' : 'warning',
+      ];
     case 'critic_changes_reverted':
       return [`the critic's edits were reverted: ${entry.paths.join(', ')}`, 'warning'];
+    case 'check':
+      return [
+        `check ${entry.name} ${entry.passed ? 'passed' : entry.timed_out ? 'timed out' : `failed (exit ${entry.exit_code ?? 'by a signal'})`} in ${formatDuration(entry.duration_secs)}${entry.required ? '' : ' (advisory)'}`,
+        entry.passed ? 'muted' : entry.required ? 'error' : 'warning',
+      ];
+    case 'done_refused':
+      return [`the critic said DONE, refused: the required checks ${entry.failed_checks.join(', ')} fail`, 'warning'];
+    case 'stall':
+      return [`${entry.action === 'nudge' ? 'going in circles, the actor was told' : 'stopped, going in circles'}: ${entry.reason}`, 'warning'];
     case 'warning':
       return [`warning: ${entry.message}`, 'warning'];
     case 'rollback':
-      return [`rolled back to before iteration ${entry.to_iteration}: ${entry.restored.length} restored, ${entry.removed.length} removed${entry.overwritten.length ? `, ${entry.overwritten.length} of your changes overwritten (--force)` : ''}`, 'warning'];
+      return [
+        `rolled back to before iteration ${entry.to_iteration}: ${entry.restored.length} restored, ${entry.removed.length} removed${entry.overwritten.length ? `, ${entry.overwritten.length} of your changes overwritten (--force)` : ''}`,
+        'warning',
+      ];
     case 'rollback_undone':
       return [`rollback ${entry.rollback} undone: ${entry.restored.length + entry.removed.length} file(s) put back`, 'warning'];
     case 'session_ended':
-      return [`session ended: ${entry.outcome} after ${entry.iterations} iteration${entry.iterations === 1 ? '' : 's'} (${formatDuration(entry.duration_secs)})${entry.error ? ` — ${entry.error}` : ''}`, entry.outcome === 'success' ? 'success' : entry.outcome === 'failed' ? 'error' : 'warning'];
+      return [
+        `session ended: ${entry.outcome}${entry.stop_reason ? ` (${entry.stop_reason})` : ''} after ${entry.iterations} iteration${entry.iterations === 1 ? '' : 's'} (${formatDuration(entry.duration_secs)}${entry.total_cost_usd === null ? '' : `, $${entry.total_cost_usd.toFixed(2)}`})${entry.error ? ` — ${entry.error}` : ''}`,
+        entry.outcome === 'success' ? 'success' : entry.outcome === 'failed' ? 'error' : 'warning',
+      ];
   }
 }

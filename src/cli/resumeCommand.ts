@@ -1,8 +1,11 @@
-import { prepareRun } from '../loop/prepareRun.js';
-import { planResume } from '../resume/resumePlan.js';
+import type { ConfigLayer } from '../config/runSettings.js';
+import type { PreparedRun } from '../loop/prepareRun.js';
+import type { LoopGuards } from '../sessionFormat/runEvents.js';
+import { assertIterationsLeft, planResume } from '../resume/resumePlan.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
-import { driveLoop, editorSettingsLayer, notStarted, type RunOptions } from './runCommand.js';
+import { driveLoop, editorSettingsLayer, reportRefusal, type RunOptions } from './runCommand.js';
 import { openStore } from './sessionsCommand.js';
+import { prepareRunAsking } from './trustPrompt.js';
 import { UsageError } from './usageError.js';
 
 export interface ResumeOptions extends Omit<RunOptions, 'prompt' | 'promptFile' | 'workingDir' | 'dryRun'> {
@@ -17,7 +20,7 @@ export interface ResumeOptions extends Omit<RunOptions, 'prompt' | 'promptFile' 
 export async function resumeCommand(idOrPrefix: string, options: ResumeOptions): Promise<number> {
   if (options.jsonOutput && options.events) throw new UsageError('--json-output and --events cannot be used together.');
   let plan: Awaited<ReturnType<typeof planResume>>;
-  let prepared: Awaited<ReturnType<typeof prepareRun>>;
+  let prepared: PreparedRun;
   try {
     const store = openStore();
     const sessionId = await store.resolveId(idOrPrefix);
@@ -29,21 +32,21 @@ export async function resumeCommand(idOrPrefix: string, options: ResumeOptions):
     const actorModel = options.actorModel ?? options.model ?? (actorAgent === recorded.actorAgent ? (recorded.actorModel ?? undefined) : undefined);
     const criticModel = options.criticModel ?? options.model ?? (criticAgent === recorded.criticAgent ? (recorded.criticModel ?? undefined) : undefined);
     const maxIterations = options.maxIterations ?? recorded.maxIterations ?? 0;
-    const next = plan.continuation.lastIteration + 1;
-    if (maxIterations !== 0 && next > maxIterations) {
-      throw new UsageError(
-        `Session ${sessionId} has used its ${maxIterations} iteration${maxIterations === 1 ? '' : 's'}; the next would be iteration ${next}. ` +
-          `Allow more with -n (for example -n ${maxIterations + 5}), or -n 0 for no limit.`,
-      );
-    }
+    assertIterationsLeft(plan, maxIterations);
     const userLayers = options.editorSettings ? [editorSettingsLayer(options.editorSettings)] : [];
-    prepared = await prepareRun({
-      workingDir: plan.session.start.working_dir,
-      flags: { actorAgent, criticAgent, actorModel, criticModel, maxIterations },
-      userLayers,
-    });
+    prepared = await prepareRunAsking(
+      {
+        workingDir: plan.session.start.working_dir,
+        flags: { ...options, actorAgent, criticAgent, actorModel, criticModel, maxIterations },
+        userLayers,
+        // The guards the session ran with, unless a flag says otherwise (`--max-cost 10` raises a cap to carry on).
+        recordedLayer: recordedGuardsLayer(recorded.guards),
+        trust: options.trust,
+      },
+      !options.jsonOutput && !options.events,
+    );
   } catch (error) {
-    if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
+    reportRefusal(options, error);
     throw error;
   }
   if (!options.quiet && !options.events) {
@@ -52,4 +55,17 @@ export async function resumeCommand(idOrPrefix: string, options: ResumeOptions):
     process.stderr.write(`Resuming session ${plan.session.id} at iteration ${plan.continuation.lastIteration + 1}, ${where}.\n`);
   }
   return driveLoop(options, { prompt: plan.session.start.prompt, prepared, continuation: plan.continuation });
+}
+
+/** A resumed session's recorded guards as a config layer; none for a session from a runner that did not record them. */
+function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | undefined {
+  if (!guards) return undefined;
+  return {
+    source: 'the resumed session',
+    maxCostUsd: guards.max_cost_usd ?? undefined,
+    maxTokens: guards.max_tokens ?? undefined,
+    maxDurationSecs: guards.max_duration_secs ?? undefined,
+    stall: { unchanged_iterations: guards.stall_after, action: guards.stall_action },
+    checks: guards.checks.map((check) => ({ name: check.name, run: check.command, required: check.required })),
+  };
 }

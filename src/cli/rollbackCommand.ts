@@ -1,9 +1,19 @@
-import { rollBack, ROLLBACK_EXIT_CODES, undoRollback, type RollbackOutcome } from '../rollback/rollback.js';
+import { rollBack, undoRollback } from '../rollback/rollback.js';
+import type { RollbackOutcome, RollbackResultKind } from '../sessionFormat/rollbackOutcome.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './sessionsCommand.js';
 import { colorEnabled, paint } from './terminal.js';
 import { UsageError } from './usageError.js';
+
+/** Exit codes of `codeloops rollback`, one per result. */
+export const ROLLBACK_EXIT_CODES: Readonly<Record<RollbackResultKind, number>> = {
+  rolled_back: 0,
+  undone: 0,
+  nothing_to_roll_back: 3,
+  conflict: 4,
+  snapshot_missing: 5,
+};
 
 export interface RollbackOptions {
   iteration?: number;
@@ -24,9 +34,17 @@ export async function rollbackCommand(idOrPrefix: string, options: RollbackOptio
   const { start } = await store.load(sessionId);
   const carriedOnAfter = start.resumed_after_iteration;
   if (!options.undo && options.iteration !== undefined && start.resumed_from && carriedOnAfter !== undefined && options.iteration <= carriedOnAfter) {
-    throw new UsageError(`Iteration ${options.iteration} belongs to the session this one carries on: roll back ${start.resumed_from} instead (codeloops rollback ${start.resumed_from} --iteration ${options.iteration}).`);
+    throw new UsageError(
+      `Iteration ${options.iteration} belongs to the session this one carries on: roll back ${start.resumed_from} instead (codeloops rollback ${start.resumed_from} --iteration ${options.iteration}).`,
+    );
   }
-  const request = { sessionId, workingDir: start.working_dir, sidecarDirectory: sidecarDir(sessionId), force: Boolean(options.force), dryRun: Boolean(options.dryRun) };
+  const request = {
+    sessionId,
+    workingDir: start.working_dir,
+    sidecarDirectory: sidecarDir(sessionId),
+    force: Boolean(options.force),
+    dryRun: Boolean(options.dryRun),
+  };
   const outcome = options.undo ? await undoRollback(request) : await rollBack({ ...request, iteration: options.iteration });
   if (options.json) process.stdout.write(JSON.stringify(outcome, null, 2) + '\n');
   else printOutcome(outcome);
@@ -44,5 +62,20 @@ function printOutcome(outcome: RollbackOutcome): void {
     list('D', outcome.removed);
   }
   for (const warning of outcome.warnings) lines.push(paint(`warning: ${sanitizeForTerminal(warning)}`, 'warning', color));
+  const hint = nextStep(outcome);
+  if (hint) lines.push(hint);
   process.stdout.write(lines.join('\n') + '\n');
+}
+
+/** What to type next, in this command's own words (the engine's message names no flags). */
+function nextStep(outcome: RollbackOutcome): string | undefined {
+  if (outcome.dry_run) return undefined;
+  const undo = `codeloops rollback --undo ${outcome.session_id}`;
+  if (outcome.result === 'rolled_back') return `Undo it with: ${undo}`;
+  if (outcome.result !== 'conflict') return undefined;
+  const overwritable = outcome.conflicts.filter((file) => !outcome.blocked.includes(file));
+  const hints: string[] = [];
+  if (overwritable.length > 0) hints.push(`Run again with --force to overwrite your changes (they stay recoverable with: ${undo}).`);
+  if (outcome.blocked.length > 0) hints.push('--force never removes what no snapshot holds: move those paths away first.');
+  return hints.join(' ');
 }

@@ -4,10 +4,14 @@ import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import { describeEvent } from '../loop/describeEvent.js';
 import { endRunningLoopsNow, runLoop, type Continuation } from '../loop/loopRunner.js';
-import { prepareRun, type PreparedRun } from '../loop/prepareRun.js';
-import type { RunEvent, RunSummary } from '../loop/runEvents.js';
+import type { PreparedRun } from '../loop/prepareRun.js';
+import { isCodeloopsError, type FailureCode, type FailureDetails } from '../sessionFormat/failures.js';
+import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
+import { onCrash } from './crashHandlers.js';
+import { prepareRunAsking } from './trustPrompt.js';
+import { EXIT_CODES } from './exitCodes.js';
 import { UsageError } from './usageError.js';
 
 export interface RunOptions extends FlagOverrides {
@@ -20,10 +24,9 @@ export interface RunOptions extends FlagOverrides {
   quiet?: boolean;
   /** Settings from an editor, as JSON in the project file's shape: ranked between the global and the project config. */
   editorSettings?: string;
+  /** Run what the project file adds without asking (`--trust`). */
+  trust?: boolean;
 }
-
-/** Exit codes of `codeloops run`, one per outcome. */
-export const EXIT_CODES = { success: 0, max_iterations_reached: 1, failed: 2, interrupted: 130 } as const;
 
 export const DEFAULT_PROMPT_FILE = 'prompt.md';
 
@@ -43,7 +46,8 @@ export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, w
     if (!options.promptFile && code === 'ENOENT') {
       throw new UsageError(`No prompt: pass -p "<task>", or --prompt-file <file>, or write the task in ${file}.`);
     }
-    const reason = code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+    const reason =
+      code === 'ENOENT' ? 'it does not exist' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
     throw new UsageError(`Cannot read the prompt file ${file}: ${reason}.`);
   }
   if (text.trim() === '') throw new UsageError(`The prompt file ${file} is empty.`);
@@ -59,14 +63,13 @@ export async function runCommand(options: RunOptions): Promise<number> {
   if (options.jsonOutput && options.events) throw new UsageError('--json-output and --events cannot be used together.');
   const workingDir = path.resolve(options.workingDir ?? process.cwd());
   let prompt: string;
-  let prepared: Awaited<ReturnType<typeof prepareRun>>;
+  let prepared: PreparedRun;
   try {
     prompt = readPrompt(options, workingDir);
     const userLayers = options.editorSettings ? [editorSettingsLayer(options.editorSettings)] : [];
-    prepared = await prepareRun({ workingDir, flags: options, userLayers });
+    prepared = await prepareRunAsking({ workingDir, flags: options, userLayers, trust: options.trust }, !options.jsonOutput && !options.events);
   } catch (error) {
-    // A script reading --json-output still gets its one object when nothing could start.
-    if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
+    reportRefusal(options, error);
     throw error;
   }
 
@@ -78,9 +81,19 @@ export async function runCommand(options: RunOptions): Promise<number> {
       max_iterations: prepared.settings.maxIterations,
       actor: describeRole(prepared.actor.launch, prepared.actor.model),
       critic: describeRole(prepared.critic.launch, prepared.critic.model),
+      checks: prepared.settings.checks.map((check) => ({ name: check.name, run: check.run, required: check.required, timeout_secs: check.timeoutSecs })),
+      max_cost_usd: prepared.settings.budget.maxCostUsd,
+      max_tokens: prepared.settings.budget.maxTokens,
+      max_duration_secs: prepared.settings.budget.maxDurationSecs,
+      stall: { unchanged_iterations: prepared.settings.stall.unchangedIterations, action: prepared.settings.stall.action },
       sessions_dir: sessionsDir(),
       config_files: prepared.settings.sources,
     };
+    const budget = [
+      plan.max_cost_usd === null ? null : `$${plan.max_cost_usd}`,
+      plan.max_tokens === null ? null : `${plan.max_tokens.toLocaleString('en-US')} tokens`,
+      plan.max_duration_secs === null ? null : `${plan.max_duration_secs} s`,
+    ].filter(Boolean);
     if (options.jsonOutput) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
     else {
       process.stderr.write(
@@ -89,6 +102,9 @@ export async function runCommand(options: RunOptions): Promise<number> {
           `  actor        ${plan.actor.agent}${plan.actor.model ? ` (${plan.actor.model})` : ''}: ${plan.actor.program} (timeout ${plan.actor.timeout_secs}s)\n` +
           `  critic       ${plan.critic.agent}${plan.critic.model ? ` (${plan.critic.model})` : ''}: ${plan.critic.program} (timeout ${plan.critic.timeout_secs}s)\n` +
           `  iterations   ${plan.max_iterations ?? 'no limit'}\n` +
+          `  checks       ${plan.checks.length > 0 ? plan.checks.map((check) => `${check.name} (${check.required ? 'required' : 'advisory'}): ${check.run}`).join('; ') : 'none'}\n` +
+          `  budget       ${budget.length > 0 ? budget.join(', ') : 'none'}\n` +
+          `  stall        ${plan.stall.unchanged_iterations === 0 ? 'off' : `${plan.stall.action} after ${plan.stall.unchanged_iterations} iterations without progress`}\n` +
           `  sessions in  ${plan.sessions_dir}\n` +
           `  config from  ${plan.config_files.length > 0 ? plan.config_files.join(', ') : 'built-in defaults'}\n`,
       );
@@ -125,6 +141,8 @@ export async function driveLoop(
   };
   const signalNames: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
   for (const name of signalNames) process.on(name, onSignal);
+  // A crash of the runner still ends the session properly: `failed`, with why.
+  const forgetCrash = onCrash((message) => endRunningLoopsNow('failed', { error: message, code: 'internal' }));
   // Whoever reads stdout went away (`| head -1`): stop the loop as if interrupted.
   let stdoutOpen = true;
   const onStdoutError = (): void => {
@@ -150,6 +168,10 @@ export async function driveLoop(
       actor: run.prepared.actor,
       critic: run.prepared.critic,
       maxIterations: run.prepared.settings.maxIterations,
+      checks: run.prepared.settings.checks,
+      budget: run.prepared.settings.budget,
+      stall: run.prepared.settings.stall,
+      prices: run.prepared.settings.prices,
       sessionsDirectory: sessionsDir(),
       sidecarDirectory: (sessionId) => sidecarDir(sessionId),
       signal: controller.signal,
@@ -158,10 +180,11 @@ export async function driveLoop(
     });
   } catch (error) {
     // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
-    if (options.jsonOutput) process.stdout.write(JSON.stringify(notStarted((error as Error).message)) + '\n');
+    reportRefusal(options, error);
     throw error;
   } finally {
     for (const name of signalNames) process.off(name, onSignal);
+    forgetCrash();
     process.stdout.off('error', onStdoutError);
   }
   if (options.jsonOutput && stdoutOpen) process.stdout.write(JSON.stringify(summary) + '\n');
@@ -190,12 +213,47 @@ export function editorSettingsLayer(json: string): ConfigLayer {
   return layerFromProjectFile(parsed.data, source);
 }
 
-/** The --json-output object for a run that never started: no session was written. */
-export function notStarted(error: string) {
-  return { status: 'failed', iterations: 0, summary: null, confidence: null, error, total_duration_secs: 0, session_id: null, session_file: null };
+interface Refusal {
+  code: FailureCode;
+  message: string;
+  details: FailureDetails;
 }
 
-function describeRole(launch: { adapter: { displayName: string }; program: { program: string; leadingArgs: string[] }; timeoutSecs: number }, model: string | null) {
+function refusalOf(error: unknown): Refusal {
+  if (isCodeloopsError(error)) return { code: error.code, message: error.message, details: error.details };
+  return { code: 'internal', message: (error as Error).message ?? String(error), details: {} };
+}
+
+/**
+ * A run that could not start, told to whoever reads stdout: the one --json-output
+ * object (no session was written), or a `run_refused` event on the --events stream.
+ * The error itself goes on to be printed on stderr with what to do.
+ */
+export function reportRefusal(options: Pick<RunOptions, 'jsonOutput' | 'events'>, error: unknown): void {
+  const refusal = refusalOf(error);
+  if (options.jsonOutput) {
+    const summary = {
+      status: 'failed',
+      iterations: 0,
+      summary: null,
+      confidence: null,
+      error: refusal.message,
+      error_code: refusal.code,
+      error_details: refusal.details,
+      total_duration_secs: 0,
+      session_id: null,
+      session_file: null,
+    };
+    process.stdout.write(JSON.stringify(summary) + '\n');
+  } else if (options.events === 'ndjson') {
+    process.stdout.write(JSON.stringify(stampEvent({ type: 'run_refused', ...refusal, details: { ...refusal.details } })) + '\n');
+  }
+}
+
+function describeRole(
+  launch: { adapter: { displayName: string }; program: { program: string; leadingArgs: string[] }; timeoutSecs: number },
+  model: string | null,
+) {
   return {
     agent: launch.adapter.displayName,
     model,

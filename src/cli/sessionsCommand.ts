@@ -1,4 +1,5 @@
-import { sessionsDir } from '../sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { deleteSession } from '../sessions/deleteSession.js';
 import { formatDuration, indent } from '../text/humanize.js';
 import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
 import { SessionStore, type Session } from '../sessions/sessionStore.js';
@@ -38,10 +39,11 @@ export async function listCommand(options: ListOptions): Promise<number> {
     summary.outcome ?? 'running/crashed',
     String(summary.iterations),
     summary.duration_secs === null ? '—' : formatDuration(summary.duration_secs),
+    summary.total_cost_usd === null ? '—' : `$${summary.total_cost_usd.toFixed(2)}`,
     summary.project,
     summary.prompt_preview,
   ]);
-  process.stdout.write(renderTable(['ID', 'OUTCOME', 'ITER', 'DURATION', 'PROJECT', 'PROMPT'], rows, Math.max(20, width - 90)));
+  process.stdout.write(renderTable(['ID', 'OUTCOME', 'ITER', 'DURATION', 'COST', 'PROJECT', 'PROMPT'], rows, Math.max(20, width - 98)));
   return 0;
 }
 
@@ -75,6 +77,8 @@ export function renderSession(session: Session, color: boolean): string {
   if (end) {
     const tone = end.outcome === 'success' ? 'success' : end.outcome === 'failed' ? 'error' : 'warning';
     out.push(`  outcome    ${paint(end.outcome, tone, color)} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
+    if (end.stop_reason) out.push(`  stopped by ${clean(end.stop_reason)}${end.error ? `: ${clean(end.error)}` : ''}`);
+    if (typeof end.total_cost_usd === 'number') out.push(`  cost       $${end.total_cost_usd.toFixed(2)}${end.cost_estimated ? ' (partly estimated)' : ''}`);
     if (end.confidence !== null) out.push(`  confidence ${Math.round(end.confidence * 100)}%`);
     if (end.summary) out.push(`  summary    ${clean(end.summary)}`);
   } else {
@@ -96,7 +100,6 @@ export function renderSession(session: Session, color: boolean): string {
   for (const warning of session.warnings) out.push(paint(`warning: ${clean(warning)}`, 'warning', color));
   return out.join('\n') + '\n';
 }
-
 
 export async function diffCommand(idOrPrefix: string, options: { iteration?: number }): Promise<number> {
   const store = openStore();
@@ -125,11 +128,28 @@ export async function statsCommand(options: ListOptions): Promise<number> {
     `Avg duration     ${formatDuration(stats.avg_duration_secs)}`,
     '',
     'By project',
-    ...stats.by_project.map((project) => `  ${project.project.padEnd(28)} ${String(project.total).padStart(5)}  ${percent(project.success_rate).padStart(4)} success`),
+    ...stats.by_project.map(
+      (project) => `  ${project.project.padEnd(28)} ${String(project.total).padStart(5)}  ${percent(project.success_rate).padStart(4)} success`,
+    ),
     '',
     'Sessions per day',
     ...stats.sessions_over_time.slice(-30).map((day) => `  ${day.date}  ${String(day.count).padStart(4)}  ${'▇'.repeat(Math.min(60, day.count))}`),
   ];
   process.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}
+
+/** `codeloops sessions delete <id>`: the session's file, its record and its snapshots; never the user's files. */
+export async function deleteCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
+  const store = openStore();
+  const id = await store.resolveId(idOrPrefix);
+  const deleted = await deleteSession(store, id, sidecarDir(id));
+  if (options.json) process.stdout.write(JSON.stringify(deleted, null, 2) + '\n');
+  else {
+    process.stdout.write(
+      `Deleted session ${id} (its file, its record and ${deleted.snapshot_refs} snapshot ref${deleted.snapshot_refs === 1 ? '' : 's'}). Your files were not touched.\n`,
+    );
+    for (const warning of deleted.warnings) process.stderr.write(`warning: ${sanitizeForTerminal(warning)}\n`);
+  }
   return 0;
 }

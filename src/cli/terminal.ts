@@ -42,8 +42,14 @@ export function fitColumn(text: string, width: number): string {
 
 export function renderTable(headers: readonly string[], rows: readonly string[][], maxLastColumn: number): string {
   const widths = headers.map((header, column) =>
-    column === headers.length - 1 ? Math.min(maxLastColumn, Math.max(header.length, ...rows.map((row) => [...(row[column] ?? '')].length))) : Math.max(header.length, ...rows.map((row) => [...(row[column] ?? '')].length)),
+    column === headers.length - 1
+      ? Math.min(maxLastColumn, Math.max(header.length, ...rows.map((row) => [...(row[column] ?? '')].length)))
+      : Math.max(header.length, ...rows.map((row) => [...(row[column] ?? '')].length)),
   );
-  const line = (cells: readonly string[]) => cells.map((cell, column) => fitColumn(sanitizeForTerminal(cell), widths[column]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => fitColumn(sanitizeForTerminal(cell), widths[column]!))
+      .join('  ')
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n') + '\n';
 }

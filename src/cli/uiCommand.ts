@@ -50,7 +50,10 @@ async function listen(port: number | undefined, assetsDirectory: string): Promis
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
-    if (port !== undefined) throw new UsageError(`Port ${port} on 127.0.0.1 is ${code === 'EACCES' ? 'not allowed' : 'in use'}: pick another with --port, or --port 0 for any free one.`);
+    if (port !== undefined)
+      throw new UsageError(
+        `Port ${port} on 127.0.0.1 is ${code === 'EACCES' ? 'not allowed' : 'in use'}: pick another with --port, or --port 0 for any free one.`,
+      );
     const server = await start(0);
     process.stderr.write(`Port ${DEFAULT_UI_PORT} is in use; using ${server.port} instead.\n`);
     return server;
@@ -94,7 +97,8 @@ export function openInBrowser(url: string): void {
     void child.then(
       // explorer.exe answers 1 even when it opened the page.
       (result) => {
-        if (result.failed && process.platform !== 'win32') explain(result.code === 'ENOENT' ? `${command} was not found` : (result.shortMessage ?? `${command} failed`));
+        if (result.failed && process.platform !== 'win32')
+          explain(result.code === 'ENOENT' ? `${command} was not found` : (result.shortMessage ?? `${command} failed`));
       },
       (error: Error) => explain(error.message),
     );

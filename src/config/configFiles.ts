@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { z } from 'zod';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
+import * as z from '../sessionFormat/zod.js';
 
 /**
  * The two TOML files, validated strictly: a misspelt key or an unknown agent is an
@@ -21,57 +22,87 @@ import type { Environment } from '../sessionFormat/sessionFiles.js';
 const agentName = z.enum(AGENT_KINDS, {
   error: (issue) => `${JSON.stringify(issue.input)} is not a known agent (expected one of: ${AGENT_KINDS.join(', ')})`,
 });
-const nonEmpty = z.string().min(1, 'must not be empty');
+const nonEmpty = z.string().check(z.minLength(1, 'must not be empty'));
 /** setTimeout's limit (about 24.8 days): anything longer would fire at once. */
 export const MAX_TIMEOUT_SECS = 2_147_483;
-const positiveSecs = z.number().positive('must be a positive number of seconds').max(MAX_TIMEOUT_SECS, `must be at most ${MAX_TIMEOUT_SECS} seconds (about 24 days)`);
+const positiveSecs = z
+  .number()
+  .check(z.positive('must be a positive number of seconds'), z.maximum(MAX_TIMEOUT_SECS, `must be at most ${MAX_TIMEOUT_SECS} seconds (about 24 days)`));
 const stringList = z.array(z.string());
 const envTable = z.record(z.string(), z.string());
 /** A program and its arguments, as an array: never a shell string. */
-const commandLine = z.array(nonEmpty).min(1, 'needs at least the program name');
+const commandLine = z.array(nonEmpty).check(z.minLength(1, 'needs at least the program name'));
 
 export const roleTableSchema = z.strictObject({
-  agent: agentName.optional(),
-  model: nonEmpty.optional(),
-  timeout_secs: positiveSecs.optional(),
-  args: stringList.optional(),
-  env: envTable.optional(),
-  command: commandLine.optional(),
+  agent: z.optional(agentName),
+  model: z.optional(nonEmpty),
+  timeout_secs: z.optional(positiveSecs),
+  args: z.optional(stringList),
+  env: z.optional(envTable),
+  command: z.optional(commandLine),
 });
 
 export const agentTableSchema = z.strictObject({
-  path: nonEmpty.optional(),
-  args: stringList.optional(),
-  env: envTable.optional(),
-  command: commandLine.optional(),
+  path: z.optional(nonEmpty),
+  args: z.optional(stringList),
+  env: z.optional(envTable),
+  command: z.optional(commandLine),
 });
 
 const agentsTable = z.partialRecord(agentName, agentTableSchema);
 
-const maxIterations = z.number().int().nonnegative('must be 0 (no limit) or more').max(1_000_000, 'must be at most 1,000,000');
+const maxIterations = z.int().check(z.nonnegative('must be 0 (no limit) or more'), z.maximum(1_000_000, 'must be at most 1,000,000'));
 
-export const globalConfigSchema = z.strictObject({
-  defaults: z
-    .strictObject({
-      agent: agentName.optional(),
-      model: nonEmpty.optional(),
-      max_iterations: maxIterations.optional(),
-      timeout_secs: positiveSecs.optional(),
-      actor: roleTableSchema.optional(),
-      critic: roleTableSchema.optional(),
-    })
-    .optional(),
-  agents: agentsTable.optional(),
+/** `[[checks]]`: one of the project's own commands that says whether the work is right. */
+export const checkTableSchema = z.strictObject({
+  name: nonEmpty,
+  /** A shell command, run as a task runner would. */
+  run: nonEmpty,
+  timeout_secs: z.optional(positiveSecs),
+  /** Default true; false: shown to the critic, never blocking. */
+  required: z.optional(z.boolean()),
+});
+export type CheckTable = z.infer<typeof checkTableSchema>;
+
+const positiveAmount = (what: string) => z.number().check(z.positive(`must be a positive ${what}`));
+const positiveCount = z.int().check(z.positive('must be a positive whole number'));
+
+/** `[prices."<model>"]`: dollars per million tokens, for agents that report tokens but no cost. */
+const priceTableSchema = z.strictObject({
+  input: z.number().check(z.nonnegative()),
+  output: z.number().check(z.nonnegative()),
+  cache_read: z.optional(z.number().check(z.nonnegative())),
+  cache_write: z.optional(z.number().check(z.nonnegative())),
 });
 
+/** `[stall]`: iterations in a row without progress before the loop is stopped (or nudged first). */
+const stallTableSchema = z.strictObject({
+  unchanged_iterations: z.optional(z.int().check(z.nonnegative('must be 0 (off) or more'))),
+  action: z.optional(z.enum(['stop', 'nudge'])),
+});
+
+/** What a project file may set: the loop's agents, models, limits, roles, checks and guards. */
 export const projectConfigSchema = z.strictObject({
-  agent: agentName.optional(),
-  model: nonEmpty.optional(),
-  max_iterations: maxIterations.optional(),
-  timeout_secs: positiveSecs.optional(),
-  actor: roleTableSchema.optional(),
-  critic: roleTableSchema.optional(),
-  agents: agentsTable.optional(),
+  agent: z.optional(agentName),
+  model: z.optional(nonEmpty),
+  max_iterations: z.optional(maxIterations),
+  timeout_secs: z.optional(positiveSecs),
+  max_cost_usd: z.optional(positiveAmount('number of dollars')),
+  max_tokens: z.optional(positiveCount),
+  max_duration_secs: z.optional(positiveAmount('number of seconds')),
+  stall: z.optional(stallTableSchema),
+  checks: z.optional(z.array(checkTableSchema)),
+  prices: z.optional(z.record(z.string(), priceTableSchema)),
+  actor: z.optional(roleTableSchema),
+  critic: z.optional(roleTableSchema),
+  agents: z.optional(agentsTable),
+});
+
+/** The global file: the project's settings as `[defaults]`, the agents' tables and the prices. */
+export const globalConfigSchema = z.strictObject({
+  defaults: z.optional(z.omit(projectConfigSchema, { agents: true, prices: true })),
+  agents: z.optional(agentsTable),
+  prices: z.optional(z.record(z.string(), priceTableSchema)),
 });
 
 export type RoleTable = z.infer<typeof roleTableSchema>;
@@ -79,13 +110,13 @@ export type AgentTable = z.infer<typeof agentTableSchema>;
 export type GlobalConfigFile = z.infer<typeof globalConfigSchema>;
 export type ProjectConfigFile = z.infer<typeof projectConfigSchema>;
 
-export class ConfigError extends Error {
+export class ConfigError extends CodeloopsError {
   override name = 'ConfigError';
   constructor(
     readonly filePath: string,
     detail: string,
   ) {
-    super(`${filePath}: ${detail}`);
+    super('config_invalid', `${filePath}: ${detail}`, { file: filePath });
   }
 }
 
@@ -136,18 +167,22 @@ export function assertNoMachineSettings(filePath: string, file: ProjectConfigFil
 }
 
 /** Reads and validates one config file; a missing file is an empty config. */
-export function readConfigFile<T>(filePath: string, schema: z.ZodType<T>): T | undefined {
-  let text: string;
+export function readConfigFile<T>(filePath: string, schema: z.ZodMiniType<T>): T | undefined {
+  const text = readConfigText(filePath);
+  return text === undefined ? undefined : parseConfigText(filePath, text, schema);
+}
+
+/** A config file's text, or undefined when there is none. */
+export function readConfigText(filePath: string): string | undefined {
   try {
-    text = fs.readFileSync(filePath, 'utf8');
+    return fs.readFileSync(filePath, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new ConfigError(filePath, `cannot be read: ${(error as Error).message}`);
   }
-  return parseConfigText(filePath, text, schema);
 }
 
-export function parseConfigText<T>(filePath: string, text: string, schema: z.ZodType<T>): T {
+export function parseConfigText<T>(filePath: string, text: string, schema: z.ZodMiniType<T>): T {
   let data: unknown;
   try {
     data = parseToml(text);

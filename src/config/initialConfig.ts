@@ -20,9 +20,7 @@ export function detectAgents(pathVariable: string | undefined = process.env.PATH
 export function renderInitialConfig(detected: readonly DetectedAgent[]): string {
   const installed = detected.filter((agent) => agent.path);
   const preferred = installed[0]?.kind ?? 'claude';
-  const found = detected
-    .map((agent) => `#   ${agent.kind.padEnd(9)} ${AGENT_DISPLAY_NAMES[agent.kind].padEnd(12)} ${agent.path ?? 'not found'}`)
-    .join('\n');
+  const found = detected.map((agent) => `#   ${agent.kind.padEnd(9)} ${AGENT_DISPLAY_NAMES[agent.kind].padEnd(12)} ${agent.path ?? 'not found'}`).join('\n');
   return `# Codeloops global configuration.
 # A project's codeloops.toml overrides this file; command-line flags override both.
 #

@@ -1,4 +1,8 @@
 import type { AgentKind } from '../agents/agentKinds.js';
+import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../budget/prices.js';
+import { contentHash, isProjectTrusted, ProjectUntrustedError, programsOf } from './projectTrust.js';
+import type { Budget } from '../budget/spendTracker.js';
+import type { CheckSpec } from '../checks/runCheck.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import path from 'node:path';
 import {
@@ -6,15 +10,24 @@ import {
   findProjectConfig,
   globalConfigPath,
   globalConfigSchema,
+  parseConfigText,
   projectConfigSchema,
   readConfigFile,
+  readConfigText,
   type AgentTable,
+  type CheckTable,
   type GlobalConfigFile,
   type ProjectConfigFile,
   type RoleTable,
 } from './configFiles.js';
 
 export type Role = 'actor' | 'critic';
+
+/** `[stall]`: how many iterations in a row without progress make a stall (0: off), and what then. */
+export interface StallSettings {
+  unchangedIterations: number;
+  action: 'stop' | 'nudge';
+}
 
 /** Everything one role needs to start its agent, fully resolved. */
 export interface RoleSettings {
@@ -37,6 +50,11 @@ export interface RunSettings {
   critic: RoleSettings;
   /** null: no limit. */
   maxIterations: number | null;
+  /** The checks every iteration runs before the critic, in order. */
+  checks: CheckSpec[];
+  budget: Budget;
+  stall: StallSettings;
+  prices: PriceTable;
   /** The config files that were read, lowest precedence first. */
   sources: string[];
 }
@@ -50,6 +68,17 @@ export interface ConfigLayer {
   model?: string;
   maxIterations?: number;
   timeoutSecs?: number;
+  maxCostUsd?: number;
+  maxTokens?: number;
+  maxDurationSecs?: number;
+  stall?: { unchanged_iterations?: number; action?: 'stop' | 'nudge' };
+  /** Replace the checks of lower layers (a project names its own). */
+  checks?: CheckTable[];
+  /** Added to the checks of lower layers (`--check`). */
+  extraChecks?: CheckTable[];
+  /** No checks at all (`--no-checks`). */
+  noChecks?: boolean;
+  prices?: Record<string, ModelPrice>;
   actor?: RoleTable;
   critic?: RoleTable;
   agents?: Partial<Record<AgentKind, AgentTable>>;
@@ -64,12 +93,23 @@ export interface FlagOverrides {
   actorModel?: string;
   criticModel?: string;
   maxIterations?: number;
+  /** `--check <command>`, repeatable: required checks added to the configured ones. */
+  check?: string[];
+  /** `--no-checks`: commander's negation of `checks`. */
+  checks?: boolean;
+  maxCost?: number;
+  maxTokens?: number;
+  maxDuration?: number;
+  stallAfter?: number;
 }
 
 export const DEFAULT_AGENT: AgentKind = 'claude';
 /** Runaway loops are the most reported problem in this space: a limit by default. */
 export const DEFAULT_MAX_ITERATIONS = 10;
 export const DEFAULT_TIMEOUT_SECS: Readonly<Record<Role, number>> = { actor: 30 * 60, critic: 10 * 60 };
+export const DEFAULT_CHECK_TIMEOUT_SECS = 600;
+/** Three iterations in a row without progress is a stall, by default: stopped, not left running overnight. */
+export const DEFAULT_STALL: StallSettings = { unchangedIterations: 3, action: 'stop' };
 
 export function layerFromGlobalFile(file: GlobalConfigFile, source: string): ConfigLayer {
   const defaults = file.defaults ?? {};
@@ -80,6 +120,12 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
     model: defaults.model,
     maxIterations: defaults.max_iterations,
     timeoutSecs: defaults.timeout_secs,
+    maxCostUsd: defaults.max_cost_usd,
+    maxTokens: defaults.max_tokens,
+    maxDurationSecs: defaults.max_duration_secs,
+    stall: defaults.stall,
+    checks: defaults.checks,
+    prices: file.prices,
     actor: defaults.actor,
     critic: defaults.critic,
     agents: file.agents,
@@ -94,6 +140,12 @@ export function layerFromProjectFile(file: ProjectConfigFile, source: string, ba
     model: file.model,
     maxIterations: file.max_iterations,
     timeoutSecs: file.timeout_secs,
+    maxCostUsd: file.max_cost_usd,
+    maxTokens: file.max_tokens,
+    maxDurationSecs: file.max_duration_secs,
+    stall: file.stall,
+    checks: file.checks,
+    prices: file.prices,
     actor: file.actor,
     critic: file.critic,
     agents: file.agents,
@@ -106,6 +158,12 @@ export function layerFromFlags(flags: FlagOverrides): ConfigLayer {
     agent: flags.agent,
     model: flags.model,
     maxIterations: flags.maxIterations,
+    maxCostUsd: flags.maxCost,
+    maxTokens: flags.maxTokens,
+    maxDurationSecs: flags.maxDuration,
+    stall: flags.stallAfter === undefined ? undefined : { unchanged_iterations: flags.stallAfter },
+    extraChecks: flags.check?.map((command) => ({ name: command, run: command })),
+    noChecks: flags.checks === false,
     actor: { agent: flags.actorAgent, model: flags.actorModel },
     critic: { agent: flags.criticAgent, model: flags.criticModel },
   };
@@ -119,6 +177,10 @@ export interface LoadOptions {
   flags?: FlagOverrides;
   /** Layers between the global file and the project file, such as editor settings. */
   userLayers?: ConfigLayer[];
+  /** A layer above the project file and below the flags: what a resumed session ran with. */
+  recordedLayer?: ConfigLayer;
+  /** Run what the project file adds (commands, arguments, checks) even though it is not trusted: `--trust`. */
+  trust?: boolean;
 }
 
 /** Reads both files and resolves: flags > project > editor settings > global > defaults. */
@@ -130,11 +192,16 @@ export function loadRunSettings(options: LoadOptions): RunSettings {
   if (globalFile) layers.push(layerFromGlobalFile(globalFile, globalPath));
   layers.push(...(options.userLayers ?? []));
   const projectPath = findProjectConfig(options.workingDir, options.repositoryRoot);
-  const projectFile = projectPath ? readConfigFile(projectPath, projectConfigSchema) : undefined;
-  if (projectPath && projectFile) {
+  const projectText = projectPath ? readConfigText(projectPath) : undefined;
+  if (projectPath && projectText !== undefined) {
+    const projectFile = parseConfigText(projectPath, projectText, projectConfigSchema);
     assertNoMachineSettings(projectPath, projectFile);
+    const programs = programsOf(projectFile);
+    if (programs.length > 0 && !options.trust && !isProjectTrusted(projectPath, contentHash(projectText), env))
+      throw new ProjectUntrustedError(projectPath, programs);
     layers.push(layerFromProjectFile(projectFile, projectPath, path.dirname(projectPath)));
   }
+  if (options.recordedLayer) layers.push(options.recordedLayer);
   if (options.flags) layers.push(layerFromFlags(options.flags));
   return resolveLayers(layers, options.workingDir);
 }
@@ -165,7 +232,11 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
         const specific = table ? roleValue(table) : undefined;
         return specific !== undefined ? specific : general(layer);
       });
-    const agent = fromRoleOrGeneral((t) => t.agent, (l) => l.agent)?.value ?? DEFAULT_AGENT;
+    const agent =
+      fromRoleOrGeneral(
+        (t) => t.agent,
+        (l) => l.agent,
+      )?.value ?? DEFAULT_AGENT;
     const agentOfLayer = (layer: ConfigLayer): AgentKind | undefined => layer[role]?.agent ?? layer.agent;
     const model = pick((layer) => {
       const chosen = layer[role]?.model ?? layer.model;
@@ -189,7 +260,11 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     return {
       agent,
       model: model?.value ?? null,
-      timeoutSecs: fromRoleOrGeneral((t) => t.timeout_secs, (l) => l.timeoutSecs)?.value ?? DEFAULT_TIMEOUT_SECS[role],
+      timeoutSecs:
+        fromRoleOrGeneral(
+          (t) => t.timeout_secs,
+          (l) => l.timeoutSecs,
+        )?.value ?? DEFAULT_TIMEOUT_SECS[role],
       extraArgs: [...(agentValue('args')?.value ?? []), ...(pick((layer) => layer[role]?.args)?.value ?? [])],
       env,
       command: command ? [locate(command.value[0]!, command.layer), ...command.value.slice(1)] : null,
@@ -198,10 +273,32 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     };
   };
 
+  const checkTables = layersLowToHigh.some((layer) => layer.noChecks)
+    ? []
+    : [...(pick((layer) => layer.checks)?.value ?? []), ...layersLowToHigh.flatMap((layer) => layer.extraChecks ?? [])];
+  const checks = checkTables.map((table): CheckSpec => ({
+    name: table.name,
+    run: table.run,
+    timeoutSecs: table.timeout_secs ?? DEFAULT_CHECK_TIMEOUT_SECS,
+    required: table.required ?? true,
+  }));
+  const prices: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
+  for (const layer of layersLowToHigh) Object.assign(prices, layer.prices);
   return {
     actor: resolveRole('actor'),
     critic: resolveRole('critic'),
     maxIterations: maxIterations === 0 ? null : maxIterations,
+    checks,
+    budget: {
+      maxCostUsd: pick((layer) => layer.maxCostUsd)?.value ?? null,
+      maxTokens: pick((layer) => layer.maxTokens)?.value ?? null,
+      maxDurationSecs: pick((layer) => layer.maxDurationSecs)?.value ?? null,
+    },
+    stall: {
+      unchangedIterations: pick((layer) => layer.stall?.unchanged_iterations)?.value ?? DEFAULT_STALL.unchangedIterations,
+      action: pick((layer) => layer.stall?.action)?.value ?? DEFAULT_STALL.action,
+    },
+    prices,
     sources: layersLowToHigh.map((layer) => layer.source),
   };
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../sessionFormat/zod.js';
 
 /**
  * The critic's verdict, in the contract of the original codeloops: a final
@@ -17,29 +17,31 @@ export interface ParsedDecision {
   source: 'block' | 'marker';
 }
 
-const text = z.string().trim();
+const text = z.string().check(z.trim());
+const required = (message: string) => z.string().check(z.trim(), z.minLength(1, message));
 /** A confidence that cannot be read is dropped, not allowed to sink a valid verdict. */
-const confidence = z
-  .unknown()
-  .transform((value): number | null => {
+const confidence = z.pipe(
+  z.unknown(),
+  z.transform((value): number | null => {
     const number = typeof value === 'string' ? Number.parseFloat(value) : value;
     if (typeof number !== 'number' || !Number.isFinite(number)) return null;
     // Some models answer 95 meaning 95 %.
     const scaled = number > 1 && number <= 100 ? number / 100 : number;
     return scaled >= 0 && scaled <= 1 ? scaled : null;
-  });
+  }),
+);
 
 const decisionBlockSchema = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('done'), summary: text.default(''), confidence: confidence.optional() }),
+  z.looseObject({ type: z.literal('done'), summary: z._default(text, ''), confidence: z.optional(confidence) }),
   z.looseObject({
     type: z.literal('continue'),
-    feedback: text.min(1, 'feedback is empty'),
-    remaining_issues: z.array(z.string()).default([]),
+    feedback: required('feedback is empty'),
+    remaining_issues: z._default(z.array(z.string()), []),
   }),
   z.looseObject({
     type: z.literal('error'),
-    error_description: text.min(1, 'error_description is empty'),
-    recovery_suggestion: text.default(''),
+    error_description: required('error_description is empty'),
+    recovery_suggestion: z._default(text, ''),
   }),
 ]);
 
@@ -67,7 +69,8 @@ export function explainUnreadableDecision(answer: string): string {
   const json = extractJson(last[1] ?? '');
   if (json === undefined) return 'the <decision> block did not contain valid JSON';
   const result = decisionBlockSchema.safeParse(normalizeType(json));
-  if (!result.success) return `the <decision> JSON did not match the contract (${result.error.issues.map((issue) => `${issue.path.join('.') || 'type'}: ${issue.message}`).join('; ')})`;
+  if (!result.success)
+    return `the <decision> JSON did not match the contract (${result.error.issues.map((issue) => `${issue.path.join('.') || 'type'}: ${issue.message}`).join('; ')})`;
   return 'the decision could not be read';
 }
 
@@ -89,7 +92,10 @@ function parseBlock(body: string): CriticDecision | null {
 
 /** JSON in the block, tolerating a Markdown fence or prose around the object. */
 function extractJson(body: string): unknown {
-  const unfenced = body.replace(/^\s*```(?:json)?\s*/i, '').replace(/\s*```\s*$/, '').trim();
+  const unfenced = body
+    .replace(/^\s*```(?:json)?\s*/i, '')
+    .replace(/\s*```\s*$/, '')
+    .trim();
   for (const candidate of [unfenced, unfenced.slice(unfenced.indexOf('{'), unfenced.lastIndexOf('}') + 1)]) {
     if (!candidate) continue;
     try {

@@ -1,3 +1,6 @@
+import { describeChecks } from '../checks/checkReport.js';
+import type { CheckResult } from '../checks/runCheck.js';
+import { fence } from '../text/fence.js';
 import { truncateMiddle } from '../text/truncate.js';
 
 export interface CriticPromptInput {
@@ -16,6 +19,8 @@ export interface CriticPromptInput {
   /** Paths changed since the loop started, for context beyond this iteration. */
   changedSinceStart: string[];
   previousFeedback: string | null;
+  /** The project's checks, run on the tree under review. */
+  checks: readonly CheckResult[];
 }
 
 /**
@@ -69,7 +74,7 @@ ${input.diff.trim() ? fence(truncateMiddle(input.diff, LIMITS.diff), 'diff') : '
 
 ## Files changed since the loop started
 ${sinceStart}
-
+${input.checks.length > 0 ? checksSection(input.checks) : ''}
 ## Your answer
 ${DECISION_CONTRACT}
 `;
@@ -86,9 +91,11 @@ ${DECISION_CONTRACT}
 `;
 }
 
-/** A fence longer than any run of backticks inside, so agent output cannot close it early. */
-function fence(body: string, language = ''): string {
-  const longestRun = Math.max(2, ...[...body.matchAll(/`+/g)].map((match) => match[0].length));
-  const marks = '`'.repeat(longestRun + 1);
-  return `${marks}${language}\n${body}\n${marks}`;
+/** The checks' results: evidence, and a limit on "done" (a required check that fails keeps the loop going, whatever the verdict). */
+function checksSection(checks: readonly CheckResult[]): string {
+  const failedRequired = checks.filter((check) => check.required && !check.passed).length;
+  return `
+## The project's checks, run on this tree
+${describeChecks(checks)}
+${failedRequired > 0 ? `\nA required check fails: the loop will not end with "done" until it passes, whatever you decide. Say what the actor must fix.\n` : ''}`;
 }

@@ -1,4 +1,4 @@
-import type { AgentEvent } from '../agents/agentEvents.js';
+import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import { takeTail } from '../text/truncate.js';
 import { explainUnreadableDecision, parseCriticDecision, type CriticDecision } from './criticDecision.js';
@@ -20,6 +20,8 @@ export interface ReviewOptions {
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent, attempt: 'review' | 'repair') => void;
   onRepair?: (problem: string) => void;
+  /** Each agent run as it ends (the review, and the repair if there is one). */
+  onRunFinished?: (run: AgentRunResult) => void;
   rawStdoutPath?: (attempt: 'review' | 'repair') => string | undefined;
   runEnv?: Readonly<Record<string, string>>;
 }
@@ -47,6 +49,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
     );
 
   const first = await run(buildCriticPrompt(input), 'review', null);
+  options.onRunFinished?.(first);
   const runs = [first];
   if (first.interrupted) return { decision: interruptedDecision(), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
   const firstRead = readDecision(first);
@@ -63,6 +66,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
     canResume ? first.usage?.costUsd : undefined,
   );
   runs.push(repair);
+  options.onRunFinished?.(repair);
   const answer = `${first.transcript}\n\n--- repair ---\n\n${repair.transcript}`;
   if (repair.interrupted) return { decision: interruptedDecision(), source: 'critic_failed', answer, runs, interrupted: true };
   const repaired = readDecision(repair);

@@ -18,7 +18,8 @@ export function editorSettingsJson(folder: vscode.WorkspaceFolder): string | und
     const value = config.get<number | null>(key);
     return typeof value === 'number' && value > 0 ? value : undefined;
   };
-  const role = (name: 'actor' | 'critic') => prune({ agent: agent(`${name}.agent`), model: text(`${name}.model`), timeout_secs: positive(`${name}.timeoutSecs`) });
+  const role = (name: 'actor' | 'critic') =>
+    prune({ agent: agent(`${name}.agent`), model: text(`${name}.model`), timeout_secs: positive(`${name}.timeoutSecs`) });
   const paths = config.get<Record<string, string>>('agentPaths') ?? {};
   const agents = Object.fromEntries(
     Object.entries(paths)
@@ -26,10 +27,28 @@ export function editorSettingsJson(folder: vscode.WorkspaceFolder): string | und
       .map(([kind, path]) => [kind, { path: path.trim() }]),
   );
   const maxIterations = config.get<number | null>('maxIterations');
+  const stallAfter = config.get<number | null>('stallAfter');
+  const checks = (config.get<unknown[]>('checks') ?? []).flatMap((entry) => {
+    const check = entry as { name?: unknown; run?: unknown; timeoutSecs?: unknown; required?: unknown };
+    if (typeof check.name !== 'string' || typeof check.run !== 'string' || !check.name.trim() || !check.run.trim()) return [];
+    return [
+      prune({
+        name: check.name.trim(),
+        run: check.run,
+        timeout_secs: typeof check.timeoutSecs === 'number' && check.timeoutSecs > 0 ? check.timeoutSecs : undefined,
+        required: typeof check.required === 'boolean' ? check.required : undefined,
+      }),
+    ];
+  });
   const layer = prune({
     agent: agent('agent'),
     model: text('model'),
     max_iterations: typeof maxIterations === 'number' && maxIterations >= 0 ? Math.floor(maxIterations) : undefined,
+    max_cost_usd: positive('maxCostUsd'),
+    max_tokens: positive('maxTokens') === undefined ? undefined : Math.floor(positive('maxTokens')!),
+    max_duration_secs: positive('maxDurationSecs'),
+    stall: typeof stallAfter === 'number' && stallAfter >= 0 ? { unchanged_iterations: Math.floor(stallAfter) } : undefined,
+    checks: checks.length > 0 ? checks : undefined,
     actor: role('actor'),
     critic: role('critic'),
     agents: Object.keys(agents).length > 0 ? agents : undefined,

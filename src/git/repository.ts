@@ -1,29 +1,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitClient } from './gitProcess.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
+import { GitCommandError, gitText } from './gitProcess.js';
 
-export class NotAGitRepositoryError extends Error {
+export class NotAGitRepositoryError extends CodeloopsError {
   override name = 'NotAGitRepositoryError';
   constructor(readonly directory: string) {
     super(
+      'not_a_repository',
       `${directory} is not inside a git repository. Codeloops uses git to snapshot the tree before and after each ` +
-        `iteration (it never commits to your branch). Run "git init" in that folder (no commit is needed), ` +
-        `or pass -d with a folder inside a repository.`,
+        `iteration (it never commits to your branch). Run "git init" in that folder (no commit is needed), or work in a folder inside a repository.`,
+      { directory },
     );
   }
 }
 
-export class MissingDirectoryError extends Error {
+export class MissingDirectoryError extends CodeloopsError {
   override name = 'MissingDirectoryError';
   constructor(readonly directory: string) {
-    super(`The working directory ${directory} does not exist. Pass -d with an existing folder.`);
-  }
-}
-
-export class GitNotInstalledError extends Error {
-  override name = 'GitNotInstalledError';
-  constructor() {
-    super('git was not found on PATH. Codeloops needs git to snapshot the working tree: install git and try again.');
+    super('directory_missing', `The working directory ${directory} does not exist or is not a folder.`, { directory });
   }
 }
 
@@ -48,11 +43,10 @@ export async function openRepository(directory: string): Promise<Repository> {
   if (!stat.isDirectory()) throw new MissingDirectoryError(absolute);
   let output: string;
   try {
-    output = await gitClient(absolute).raw(['rev-parse', '--is-inside-work-tree', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index']);
+    output = await gitText(absolute, ['rev-parse', '--is-inside-work-tree', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index']);
   } catch (error) {
-    const message = (error as Error).message;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || /spawn git ENOENT/.test(message)) throw new GitNotInstalledError();
-    if (/not a git repository/i.test(message)) throw new NotAGitRepositoryError(absolute);
+    // git says so on stderr; LC_ALL=C keeps its words in English.
+    if (error instanceof GitCommandError && /not a git repository/i.test(error.stderr)) throw new NotAGitRepositoryError(absolute);
     throw error;
   }
   const [insideWorkTree, root, gitDir, indexFile] = output.split('\n').map((line) => line.trim());
@@ -63,6 +57,6 @@ export async function openRepository(directory: string): Promise<Repository> {
 
 /** HEAD's commit, or null on a branch with no commits yet. */
 export async function headCommit(repository: Repository): Promise<string | null> {
-  const sha = (await gitClient(repository.root).raw(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])).trim();
+  const sha = (await gitText(repository.root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { mayFindNothing: true })).trim();
   return sha.length > 0 ? sha : null;
 }

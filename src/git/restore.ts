@@ -53,7 +53,10 @@ export async function restorePaths(repository: Repository, target: string, chang
     try {
       const variables = { GIT_INDEX_FILE: temporaryIndex };
       await gitBytes(repository.root, ['read-tree', target], { variables });
-      await gitBytes(repository.root, ['checkout-index', '--force', '-z', '--stdin'], { variables, input: nulSeparated(toWrite.map((change) => change.rawPath)) });
+      await gitBytes(repository.root, ['checkout-index', '--force', '-z', '--stdin'], {
+        variables,
+        input: nulSeparated(toWrite.map((change) => change.rawPath)),
+      });
     } finally {
       removeTemporaryIndex(temporaryIndex);
     }
@@ -96,7 +99,12 @@ async function directoriesIn(repository: Repository, target: string, folders: st
   }
   if (wanted.size === 0) return new Set();
   const output = await gitBytes(repository.root, ['ls-tree', '-d', '-r', '-z', '--name-only', target]);
-  return new Set(output.toString('latin1').split('\0').filter((entry) => wanted.has(entry)));
+  return new Set(
+    output
+      .toString('latin1')
+      .split('\0')
+      .filter((entry) => wanted.has(entry)),
+  );
 }
 
 function removeEmptyDirectories(root: string, rawFolder: string, keep: ReadonlySet<string>): void {

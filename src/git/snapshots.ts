@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitBytes, gitClient, NEUTRAL_CONFIG, nulSeparated, SNAPSHOT_IDENTITY, type GitVariable } from './gitProcess.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
+import { GitCommandError, gitBytes, gitText, nulSeparated, SNAPSHOT_IDENTITY, type GitVariable } from './gitProcess.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 import { headCommit, type Repository } from './repository.js';
 
@@ -17,7 +18,7 @@ export interface Snapshot {
 
 export const SNAPSHOT_REF_ROOT = 'refs/codeloops';
 
-export type SnapshotLabel = 'pre' | 'post' | 'critic';
+export type SnapshotLabel = 'pre' | 'post' | 'critic' | 'checks';
 
 /** `refs/codeloops/<session>/<iteration>/<label>`. */
 export function snapshotRef(sessionId: string, iteration: number, label: SnapshotLabel): string {
@@ -67,10 +68,9 @@ export async function takeSnapshot(repository: Repository, message: string, refs
     const variables = { GIT_INDEX_FILE: temporaryIndex, ...SNAPSHOT_IDENTITY };
     await seeEveryFile(repository, temporaryIndex);
     const leftOut = await addAll(repository, variables);
-    const git = gitClient(repository.root, variables);
-    const tree = (await git.raw(['write-tree'])).trim();
+    const tree = (await gitText(repository.root, ['write-tree'], { variables })).trim();
     const parent = await headCommit(repository);
-    const commit = (await git.raw([...NEUTRAL_CONFIG, 'commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message])).trim();
+    const commit = (await gitText(repository.root, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message], { variables })).trim();
     await pointRefs(repository, typeof refs === 'string' ? [refs] : refs, commit, message);
     return { commit, tree, leftOut };
   } finally {
@@ -97,7 +97,8 @@ async function seeEveryFile(repository: Repository, temporaryIndex: string): Pro
     else if (tag === 'S' && fs.existsSync(Buffer.concat([Buffer.from(repository.root + path.sep), Buffer.from(rawPath, 'latin1')]))) skipped.push(rawPath);
   }
   // One flag per call: update-index applies only the last of several to --stdin paths.
-  if (assumed.length > 0) await gitBytes(repository.root, ['update-index', '--no-assume-unchanged', '-z', '--stdin'], { variables, input: nulSeparated(assumed) });
+  if (assumed.length > 0)
+    await gitBytes(repository.root, ['update-index', '--no-assume-unchanged', '-z', '--stdin'], { variables, input: nulSeparated(assumed) });
   if (skipped.length > 0) await gitBytes(repository.root, ['update-index', '--no-skip-worktree', '-z', '--stdin'], { variables, input: nulSeparated(skipped) });
 }
 
@@ -106,16 +107,16 @@ const MAX_LEFT_OUT = 100;
 
 /** `git add --all`, leaving out nested repositories that have no commit yet (git refuses them). */
 async function addAll(repository: Repository, variables: Partial<Record<GitVariable, string>>): Promise<string[]> {
-  const git = gitClient(repository.root, variables);
   const leftOut: string[] = [];
   for (;;) {
     const exclusions = leftOut.map((folder) => `:(top,exclude,literal)${folder}`);
     try {
       // Ignored files stay out, as in any commit; nested repositories are recorded as links.
-      await git.raw([...NEUTRAL_CONFIG, '-c', 'advice.addEmbeddedRepo=false', 'add', '--all', '--', ':/', ...exclusions]);
+      await gitBytes(repository.root, ['-c', 'advice.addEmbeddedRepo=false', 'add', '--all', '--', ':/', ...exclusions], { variables });
       return leftOut;
     } catch (error) {
-      const unborn = /'(.+?)\/?' does not have a commit checked out/.exec((error as Error).message)?.[1];
+      // git names the nested repository on stderr (in English: LC_ALL=C); there is no code for it.
+      const unborn = error instanceof GitCommandError ? /'(.+?)\/?' does not have a commit checked out/.exec(error.stderr)?.[1] : undefined;
       if (!unborn || leftOut.includes(unborn) || leftOut.length >= MAX_LEFT_OUT) throw error;
       leftOut.push(unborn);
     }
@@ -124,17 +125,16 @@ async function addAll(repository: Repository, variables: Partial<Record<GitVaria
 
 /** The snapshot a ref points at, or undefined when the ref is gone (pruned, another clone). */
 export async function readSnapshot(repository: Repository, ref: string): Promise<Snapshot | undefined> {
-  const git = gitClient(repository.root);
-  const commit = (await git.raw(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
+  const commit = (await gitText(repository.root, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { mayFindNothing: true })).trim();
   if (!commit) return undefined;
-  const tree = (await git.raw(['rev-parse', '--verify', '--quiet', `${commit}^{tree}`])).trim();
+  const tree = (await gitText(repository.root, ['rev-parse', '--verify', '--quiet', `${commit}^{tree}`], { mayFindNothing: true })).trim();
   return tree ? { commit, tree } : undefined;
 }
 
-export class SnapshotMissingError extends Error {
+export class SnapshotMissingError extends CodeloopsError {
   override name = 'SnapshotMissingError';
   constructor(readonly ref: string) {
-    super(`The snapshot ${ref} is gone from this repository (deleted, or the repository was cloned afresh).`);
+    super('snapshot_missing', `The snapshot ${ref} is gone from this repository (deleted, or the repository was cloned afresh).`, { ref });
   }
 }
 
@@ -145,12 +145,12 @@ export class SnapshotMissingError extends Error {
 export async function readSnapshotFile(repository: Repository, ref: string, filePath: string): Promise<Buffer | undefined> {
   const snapshot = await readSnapshot(repository, ref);
   if (!snapshot) throw new SnapshotMissingError(ref);
-  const git = gitClient(repository.root);
   // `:` after the commit, then the path from the top of the tree.
   const object = `${snapshot.commit}:${filePath.replace(/^\/+/, '')}`;
-  const type = (await git.raw(['cat-file', '-t', object]).catch(() => '')).trim();
+  // `cat-file -e` fails quietly when the snapshot has no such path.
+  const type = (await gitText(repository.root, ['cat-file', '-t', object], { mayFindNothing: true }).catch(() => '')).trim();
   if (type !== 'blob') return undefined;
-  return git.binaryCatFile(['blob', object]);
+  return gitBytes(repository.root, ['cat-file', 'blob', object]);
 }
 
 export async function pointRef(repository: Repository, ref: string, commit: string, message: string): Promise<void> {
@@ -161,7 +161,7 @@ export async function pointRef(repository: Repository, ref: string, commit: stri
 export async function pointRefs(repository: Repository, refs: readonly string[], commit: string, message: string): Promise<void> {
   if (refs.length === 0) return;
   if (refs.length === 1) {
-    await gitClient(repository.root).raw(['update-ref', '-m', message, refs[0]!, commit]);
+    await gitBytes(repository.root, ['update-ref', '-m', message, refs[0]!, commit]);
     return;
   }
   const input = refs.map((ref) => `update ${ref} ${commit}\n`).join('');
@@ -170,7 +170,7 @@ export async function pointRefs(repository: Repository, refs: readonly string[],
 
 /** Every snapshot ref of a session, by name. */
 export async function listSessionRefs(repository: Repository, sessionId: string): Promise<Map<string, string>> {
-  const output = await gitClient(repository.root).raw(['for-each-ref', '--format=%(objectname) %(refname)', `${SNAPSHOT_REF_ROOT}/${sessionId}/`]);
+  const output = await gitText(repository.root, ['for-each-ref', '--format=%(objectname) %(refname)', `${SNAPSHOT_REF_ROOT}/${sessionId}/`]);
   const refs = new Map<string, string>();
   for (const line of output.split('\n')) {
     const space = line.indexOf(' ');
@@ -181,8 +181,10 @@ export async function listSessionRefs(repository: Repository, sessionId: string)
 
 export async function deleteSessionRefs(repository: Repository, sessionId: string): Promise<number> {
   const refs = await listSessionRefs(repository, sessionId);
-  const git = gitClient(repository.root);
-  for (const ref of refs.keys()) await git.raw(['update-ref', '-d', ref]);
+  if (refs.size === 0) return 0;
+  // One transaction: all of the session's refs go, or none.
+  const input = [...refs.keys()].map((ref) => `delete ${ref}\n`).join('');
+  await gitBytes(repository.root, ['update-ref', '--stdin'], { input: Buffer.from(input) });
   return refs.size;
 }
 

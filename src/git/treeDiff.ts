@@ -1,17 +1,6 @@
-import { displayPath, gitBytes, gitClient, gitStreamed, NEUTRAL_CONFIG } from './gitProcess.js';
+import { displayPath, gitBytes, gitStreamed, gitText } from './gitProcess.js';
+import type { FileChange, FileChangeStatus } from '../sessionFormat/runEvents.js';
 import type { Repository } from './repository.js';
-
-export type FileChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
-
-export interface FileChange {
-  path: string;
-  /** For renames and copies: where it came from. */
-  oldPath?: string;
-  status: FileChangeStatus;
-  /** null for binary files. */
-  insertions: number | null;
-  deletions: number | null;
-}
 
 export interface DiffSummary {
   /** Unified diff, head and tail kept when it is larger than the limit. */
@@ -36,18 +25,12 @@ const STATUS_LETTERS: Readonly<Record<string, FileChangeStatus>> = {
 };
 
 /** What changed between two snapshots (commits or trees), with renames detected. */
-export async function diffSnapshots(
-  repository: Repository,
-  from: string,
-  to: string,
-  maxDiffChars: number = MAX_RECORDED_DIFF_CHARS,
-): Promise<DiffSummary> {
+export async function diffSnapshots(repository: Repository, from: string, to: string, maxDiffChars: number = MAX_RECORDED_DIFF_CHARS): Promise<DiffSummary> {
   if (from === to) return { diff: '', diffTruncated: false, filesChanged: 0, insertions: 0, deletions: 0, files: [] };
-  const git = gitClient(repository.root);
   const common = ['--no-ext-diff', '--no-textconv', '--find-renames', '--no-color'];
   const [nameStatus, numstat, patch] = await Promise.all([
-    git.raw([...NEUTRAL_CONFIG, 'diff', ...common, '--name-status', '-z', from, to]),
-    git.raw([...NEUTRAL_CONFIG, 'diff', ...common, '--numstat', '-z', from, to]),
+    gitText(repository.root, ['diff', ...common, '--name-status', '-z', from, to]),
+    gitText(repository.root, ['diff', ...common, '--numstat', '-z', from, to]),
     gitStreamed(repository.root, ['diff', ...common, from, to], maxDiffChars),
   ]);
   const files = parseNameStatus(nameStatus);
@@ -70,7 +53,7 @@ export async function diffSnapshots(
 export function parseNameStatus(output: string): FileChange[] {
   const fields = output.split('\0');
   const files: FileChange[] = [];
-  for (let i = 0; i < fields.length; ) {
+  for (let i = 0; i < fields.length;) {
     const code = fields[i++];
     if (!code) continue;
     const status = STATUS_LETTERS[code[0]!] ?? 'modified';
@@ -89,7 +72,7 @@ export function parseNameStatus(output: string): FileChange[] {
 export function parseNumstat(output: string): Map<string, { insertions: number | null; deletions: number | null }> {
   const fields = output.split('\0');
   const counts = new Map<string, { insertions: number | null; deletions: number | null }>();
-  for (let i = 0; i < fields.length; ) {
+  for (let i = 0; i < fields.length;) {
     const record = fields[i++];
     if (!record) continue;
     const [added, removed, ...rest] = record.split('\t');
@@ -128,7 +111,7 @@ export async function changedPaths(repository: Repository, from: string, to: str
   // Raw format: `:oldmode newmode oldsha newsha X\0path\0`.
   const fields = output.split('\0');
   const changes: TreeEntryChange[] = [];
-  for (let i = 0; i < fields.length; ) {
+  for (let i = 0; i < fields.length;) {
     const meta = fields[i++];
     if (!meta || !meta.startsWith(':')) continue;
     const [oldMode, newMode, , newObject, status] = meta.slice(1).split(' ');

@@ -1,6 +1,7 @@
-import type { AgentEvent, Usage } from '../agents/agentEvents.js';
+import type { AgentEvent, Usage } from '../sessionFormat/agentEvents.js';
 import { formatCount, formatDuration, indent } from '../text/humanize.js';
-import type { RunEvent } from './runEvents.js';
+import { takeTail } from '../text/truncate.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
 
 /**
  * Run events as lines a person reads: the CLI prints them, the editor's output
@@ -25,10 +26,15 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       const limit = event.max_iterations === null ? 'no iteration limit' : `max ${event.max_iterations} iterations`;
       return [
         { text: `Session ${event.session_id}${event.resumed_from ? ` (resuming ${event.resumed_from})` : ''}`, tone: 'heading' },
-        { text: `actor ${agentLabel(event.actor_agent, event.actor_model)} · critic ${agentLabel(event.critic_agent, event.critic_model)} · ${limit}`, tone: 'muted' },
+        {
+          text: `actor ${agentLabel(event.actor_agent, event.actor_model)} · critic ${agentLabel(event.critic_agent, event.critic_model)} · ${limit}`,
+          tone: 'muted',
+        },
         { text: `in ${event.working_dir}`, tone: 'muted' },
       ];
     }
+    case 'run_refused':
+      return [{ text: `Could not start: ${event.message}`, tone: 'error' }];
     case 'iteration_started':
       return [{ text: `── Iteration ${event.iteration} ──`, tone: 'heading' }];
     case 'phase':
@@ -69,6 +75,35 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       }
       return lines;
     }
+    case 'check_finished': {
+      const outcome = event.passed
+        ? `passed in ${formatDuration(event.duration_secs)}`
+        : event.timed_out
+          ? `timed out after ${formatDuration(event.duration_secs)}`
+          : `failed (exit ${event.exit_code ?? 'by a signal'}) in ${formatDuration(event.duration_secs)}`;
+      const line = {
+        text: `check ${event.name}: ${outcome}${event.required ? '' : ' (advisory)'}`,
+        tone: event.passed ? ('muted' as const) : event.required ? ('error' as const) : ('warning' as const),
+      };
+      // The end of a failed check's output: what a user would scroll to.
+      return event.passed ? [line] : [line, { text: indent(takeTail(event.output.trim(), 1_500)), tone: 'agent' }];
+    }
+    case 'done_refused':
+      return [
+        {
+          text: `DONE refused: the required check${event.failed_checks.length === 1 ? '' : 's'} ${event.failed_checks.join(', ')} fail${event.failed_checks.length === 1 ? 's' : ''}`,
+          tone: 'warning',
+        },
+      ];
+    case 'spend':
+      return [];
+    case 'stall':
+      return [
+        {
+          text: event.action === 'nudge' ? `going in circles: ${event.reason}; telling the actor to change approach` : `going in circles: ${event.reason}`,
+          tone: 'warning',
+        },
+      ];
     case 'critic_changes_reverted':
       return [];
     case 'iteration_finished':
@@ -76,7 +111,9 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
     case 'warning':
       return [{ text: `warning: ${event.message}`, tone: 'warning' }];
     case 'rollback':
-      return [{ text: `rolled back to before iteration ${event.to_iteration}: ${pathCount(event.restored.length + event.removed.length)} restored`, tone: 'warning' }];
+      return [
+        { text: `rolled back to before iteration ${event.to_iteration}: ${pathCount(event.restored.length + event.removed.length)} restored`, tone: 'warning' },
+      ];
     case 'rollback_undone':
       return [{ text: `rollback ${event.rollback} undone: ${pathCount(event.restored.length + event.removed.length)} put back`, tone: 'warning' }];
     case 'run_finished':
@@ -100,6 +137,10 @@ function describeOutcome(event: Extract<RunEvent, { type: 'run_finished' }>): De
     case 'failed':
       lines.push({ text: `✗ Failed ${after}: ${event.error ?? 'unknown error'}`, tone: 'error' });
       break;
+  }
+  if (event.total_cost_usd !== null || event.total_tokens > 0) {
+    const cost = event.total_cost_usd === null ? '' : `$${event.total_cost_usd.toFixed(2)}${event.cost_estimated ? ' (partly estimated)' : ''}, `;
+    lines.push({ text: `used ${cost}${formatCount(event.total_tokens)} tokens`, tone: 'muted' });
   }
   lines.push({ text: `session: ${event.session_file}`, tone: 'muted' });
   return lines;
@@ -136,7 +177,6 @@ function usageFacts(usage: Usage | null): string[] {
 function statusMark(status: string): string {
   return { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' }[status] ?? '?';
 }
-
 
 function pathCount(count: number): string {
   return `${count} file${count === 1 ? '' : 's'}`;

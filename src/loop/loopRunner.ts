@@ -1,20 +1,27 @@
 import fs from 'node:fs';
-import type { AgentEvent } from '../agents/agentEvents.js';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
+import type { PriceTable } from '../budget/prices.js';
+import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTracker.js';
+import { runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
+import type { StallSettings } from '../config/runSettings.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import { reviewIteration, type Review } from '../critic/reviewIteration.js';
 import type { Repository } from '../git/repository.js';
 import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel } from '../git/snapshots.js';
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
 import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
-import type { Outcome } from '../sessionFormat/sessionLines.js';
+import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
+import { stampEvent, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary, type Spend } from '../sessionFormat/runEvents.js';
+import type { AgentEvent } from '../sessionFormat/agentEvents.js';
+import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
-import { captureUserGitState, undoCriticChanges } from './criticGuard.js';
+import { checkGate } from './checkGate.js';
+import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
 import { acquireRepositoryLock, type RepositoryLock } from './repositoryLock.js';
-import type { RunEvent, RunEventInput, RunEventListener, RunSummary } from './runEvents.js';
+import { StallDetector, type Stall } from './stallDetector.js';
 
 /** One role's agent, ready to start. */
 export interface RoleLaunch {
@@ -34,6 +41,12 @@ export interface LoopRequest {
   sessionsDirectory: string;
   /** Where this session's sidecar folder goes, given its id. */
   sidecarDirectory: (sessionId: string) => string;
+  /** The project's checks, run after the actor and before the critic in every iteration. */
+  checks: readonly CheckSpec[];
+  budget: Budget;
+  stall: StallSettings;
+  /** Prices for the agents that report tokens but no cost. */
+  prices: PriceTable;
   signal: AbortSignal;
   onEvent?: RunEventListener;
   /** Carry on an earlier session instead of starting afresh (`codeloops resume`). */
@@ -54,17 +67,23 @@ export interface Continuation {
   actorSession: { id: string; costAlreadyCounted: number } | null;
   /** The snapshot from before the first iteration of the whole task, for "changed since the start". */
   taskStart: Snapshot | null;
-}
-
-/** Ends the loop with `failed`: something no further iteration can fix. */
-export class LoopFailure extends Error {
-  override name = 'LoopFailure';
+  /** What the sessions carried on used: the budget counts on from there, it does not start again. */
+  spent: SpendTotals & { durationSecs: number };
 }
 
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
-const STALL_LIMIT = 2;
+const FAILURE_LIMIT = 2;
+/** How often, at most, the running totals are reported while an agent works. */
+const SPEND_EVENT_INTERVAL_MS = 1_000;
 
-type EndState = { status: Outcome; summary: string | null; confidence: number | null; error: string | null };
+type EndState = {
+  status: Outcome;
+  summary: string | null;
+  confidence: number | null;
+  error: string | null;
+  errorCode: FailureCode | null;
+  stopReason: StopReason | null;
+};
 
 /** Loops running in this process, for an exit that cannot wait (see `endRunningLoopsNow`). */
 const runningLoops = new Set<LoopRun>();
@@ -74,15 +93,17 @@ const runningLoops = new Set<LoopRun>();
  * lock released, temporary index files removed. For a second Ctrl+C, a closed
  * terminal or an uncaught error, when the normal path cannot be awaited.
  */
-export function endRunningLoopsNow(status: Outcome, error: string | null = null): void {
-  for (const loop of [...runningLoops]) loop.endNow({ status, summary: null, confidence: null, error });
+export function endRunningLoopsNow(status: Outcome, failure: { error: string; code: FailureCode } | null = null): void {
+  for (const loop of [...runningLoops])
+    loop.endNow({ status, summary: null, confidence: null, error: failure?.error ?? null, errorCode: failure?.code ?? null, stopReason: null });
   removeAllTemporaryIndexes();
 }
 
 /**
- * The actor–critic loop: snapshot, actor, snapshot, diff, critic, record, decide.
- * DONE ends with success; CONTINUE and ERROR feed back and loop; the iteration
- * limit, an interrupt or an unrecoverable failure end it too. Whatever happens, the
+ * The actor–critic loop: snapshot, actor, snapshot, diff, checks, critic, record,
+ * decide. DONE ends with success (when the required checks passed); CONTINUE and
+ * ERROR feed back and loop; the iteration limit, a budget crossed, a stall, an
+ * interrupt or an unrecoverable failure end it too. Whatever happens, the
  * session ends with a `session_end` line. Errors thrown before the session exists
  * (the repository is busy, the sessions folder cannot be written) reach the caller.
  */
@@ -94,24 +115,15 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   try {
     // Checked again under the lock: the loop that wrote it may have ended it since resume looked.
     if (continuation?.appendTo && hasEnded(continuation.appendTo)) {
-      throw new LoopFailure(`Session ${continuation.sessionId} ended while resume was starting; run resume again to carry it on in a new session.`);
+      throw new CodeloopsError(
+        'session_ended',
+        `Session ${continuation.sessionId} ended while resume was starting; resume it again to carry it on in a new session.`,
+        { session_id: continuation.sessionId },
+      );
     }
     writer = continuation?.appendTo
       ? SessionWriter.reopen(continuation.appendTo)
-      : SessionWriter.create(
-          request.sessionsDirectory,
-          {
-            prompt: request.prompt,
-            workingDir: request.workingDir,
-            actorAgent: request.actor.launch.adapter.displayName,
-            criticAgent: request.critic.launch.adapter.displayName,
-            actorModel: request.actor.model,
-            criticModel: request.critic.model,
-            maxIterations: request.maxIterations,
-            ...(continuation ? { resumedFrom: { sessionId: continuation.sessionId, afterIteration: continuation.lastIteration } } : {}),
-          },
-          new Date(),
-        );
+      : SessionWriter.create(request.sessionsDirectory, sessionHeader(request), new Date());
   } catch (error) {
     lock.release();
     throw error;
@@ -125,6 +137,12 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   }
 }
 
+/** A guard that ended the loop while something ran: why, in words. */
+interface GuardStop {
+  reason: StopReason;
+  message: string;
+}
+
 class LoopRun {
   private readonly sessionId: string;
   private readonly clockStart = performance.now();
@@ -132,10 +150,21 @@ class LoopRun {
   private readonly history: FeedbackRecord[] = [];
   private loopStart: Snapshot | undefined;
   private completedIterations = 0;
-  private actorStalls = 0;
+  private actorFailures = 0;
   private criticFailures = 0;
   private readonly reportedLeftOut = new Set<string>();
   private summary: RunSummary | undefined;
+  /** Aborted by the user's interrupt and by a guard: every agent and check of the run listens to it. */
+  private readonly stopper = new AbortController();
+  /** Set when a guard (budget, time) stopped what was running. */
+  private guardStop: GuardStop | null = null;
+  private readonly spend: SpendTracker;
+  private readonly earlierDurationSecs: number;
+  private lastSpendEvent = 0;
+  private durationTimer: NodeJS.Timeout | undefined;
+  private readonly stalls: StallDetector;
+  /** Said to the actor next time, after a stall was detected and the loop nudges instead of stopping. */
+  private nudge: Stall | null = null;
 
   constructor(
     private readonly request: LoopRequest,
@@ -149,6 +178,11 @@ class LoopRun {
       this.completedIterations = continuation.lastIteration;
       this.loopStart = continuation.taskStart ?? undefined;
     }
+    this.spend = new SpendTracker(request.prices, continuation?.spent);
+    this.earlierDurationSecs = continuation?.spent.durationSecs ?? 0;
+    this.stalls = new StallDetector(request.stall);
+    if (request.signal.aborted) this.stopper.abort();
+    else request.signal.addEventListener('abort', () => this.stopper.abort(), { once: true });
     try {
       this.sidecar = SidecarRecorder.open(request.sidecarDirectory(this.sessionId));
     } catch (error) {
@@ -160,26 +194,24 @@ class LoopRun {
   async execute(): Promise<RunSummary> {
     const { request } = this;
     this.emit({
+      ...sessionHeader(request),
       type: 'run_started',
       session_id: this.sessionId,
       session_file: this.writer.filePath,
-      prompt: request.prompt,
-      working_dir: request.workingDir,
-      actor_agent: request.actor.launch.adapter.displayName,
-      critic_agent: request.critic.launch.adapter.displayName,
-      actor_model: request.actor.model,
-      critic_model: request.critic.model,
-      max_iterations: request.maxIterations,
-      ...(request.continuation ? { resumed_from: request.continuation.sessionId, first_iteration: request.continuation.lastIteration + 1 } : {}),
+      ...(request.continuation ? { first_iteration: request.continuation.lastIteration + 1 } : {}),
+      guards: guardsOf(request),
     });
+    this.watchTheClock();
     let end: EndState;
     try {
-      end = await this.iterate();
+      end = this.guardStop ? this.stoppedByGuard() : await this.iterate();
     } catch (error) {
       // Ctrl+C in a terminal reaches git's processes too: a snapshot can fail a moment
       // before the interrupt itself is seen. Give the signal that moment.
-      if (!request.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 250));
-      end = request.signal.aborted ? interrupted() : { status: 'failed', summary: null, confidence: null, error: (error as Error).message };
+      if (!this.stopper.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 250));
+      end = this.guardStop ? this.stoppedByGuard() : request.signal.aborted ? interrupted() : failed(error);
+    } finally {
+      clearTimeout(this.durationTimer);
     }
     this.endNow(end);
     return this.summary!;
@@ -188,46 +220,53 @@ class LoopRun {
   private async iterate(): Promise<EndState> {
     const { request } = this;
     for (let iteration = (request.continuation?.lastIteration ?? 0) + 1; ; iteration++) {
+      if (this.guardStop) return this.stoppedByGuard();
       if (request.signal.aborted) return interrupted();
-      if (request.maxIterations !== null && iteration > request.maxIterations) {
-        return { status: 'max_iterations_reached', summary: null, confidence: null, error: null };
+      if (request.maxIterations !== null && iteration > request.maxIterations) return ended('max_iterations_reached');
+      const outcome = await this.runIteration(iteration);
+      if (this.guardStop) return this.stoppedByGuard();
+      if (!outcome) return interrupted();
+      const { decision, stall } = outcome;
+      if (decision.kind === 'DONE') return { ...ended('success'), summary: decision.summary, confidence: decision.confidence };
+      if (stall?.action === 'stop') {
+        return { ...ended('failed'), error: `The loop went in circles: ${stall.reason}.`, errorCode: 'stalled', stopReason: 'stalled' };
       }
-      const decision = await this.runIteration(iteration);
-      if (!decision) return interrupted();
-      if (decision.kind === 'DONE') return { status: 'success', summary: decision.summary, confidence: decision.confidence, error: null };
-      this.history.push({ iteration, decision });
+      this.nudge = stall;
     }
   }
 
-  /** One iteration; its decision, or null when it was interrupted before the review finished. */
-  private async runIteration(iteration: number): Promise<CriticDecision | null> {
+  /** One iteration; its decision (and a stall, if it showed one), or null when it was stopped before the review finished. */
+  private async runIteration(iteration: number): Promise<{ decision: CriticDecision; stall: Stall | null } | null> {
     const { request } = this;
     const runEnv = { CODELOOPS_SESSION_ID: this.sessionId, CODELOOPS_ITERATION: String(iteration) };
     this.emit({ type: 'iteration_started', iteration });
     const pre = await this.snapshot(iteration, 'pre');
     this.loopStart ??= pre;
 
-    const prompt = this.history.length === 0 ? request.prompt : buildContinuationPrompt(request.prompt, this.history, iteration);
+    const prompt = this.history.length === 0 && !this.nudge ? request.prompt : buildContinuationPrompt(request.prompt, this.history, iteration, this.nudge);
+    this.nudge = null;
     // A resumed run's first actor picks up its own agent session, context and all.
-    const agentSession = iteration === (request.continuation?.lastIteration ?? 0) + 1 && request.actor.launch.adapter.canResume ? request.continuation?.actorSession : null;
+    const agentSession =
+      iteration === (request.continuation?.lastIteration ?? 0) + 1 && request.actor.launch.adapter.canResume ? request.continuation?.actorSession : null;
     this.emit({ type: 'phase', iteration, phase: 'actor', status: 'started' });
+    const actorRun = `${iteration}/actor`;
     const actor = await runAgent(
       request.actor.launch,
       { role: 'actor', prompt, model: request.actor.model, resumeSessionId: agentSession?.id ?? null },
       {
         costAlreadyCounted: agentSession?.costAlreadyCounted,
-        signal: request.signal,
-        onEvent: (event: AgentEvent) => this.emit({ type: 'agent_event', iteration, role: 'actor', event }),
+        signal: this.stopper.signal,
+        onEvent: (event: AgentEvent) => this.onAgentEvent(iteration, 'actor', actorRun, event),
         rawStdoutPath: this.sidecar?.rawStdoutPath(iteration, 'actor'),
         runEnv,
       },
     );
-    this.agentFinished(iteration, 'actor', actor);
+    this.agentFinished(iteration, 'actor', actorRun, actor);
     this.emit({ type: 'phase', iteration, phase: 'actor', status: 'finished', duration_secs: actor.durationSecs });
-    // Even an interrupted actor may have changed files: keep them restorable.
+    // Even a stopped actor may have changed files: keep them restorable.
     const post = await this.snapshot(iteration, 'post');
-    if (actor.interrupted || request.signal.aborted) return null;
-    if (actor.exitCode === 127 && actor.failureReason?.startsWith('could not start')) throw new LoopFailure(`The actor ${actor.failureReason}`);
+    if (actor.interrupted || this.stopper.signal.aborted) return null;
+    if (!actor.started) throw new CodeloopsError('agent_not_started', `The actor ${actor.failureReason ?? 'could not start'}`, { role: 'actor' });
 
     this.emit({ type: 'phase', iteration, phase: 'diff', status: 'started' });
     const diffStarted = performance.now();
@@ -244,9 +283,13 @@ class LoopRun {
     });
     this.emit({ type: 'phase', iteration, phase: 'diff', status: 'finished', duration_secs: (performance.now() - diffStarted) / 1000 });
 
+    const checks = await this.runChecks(iteration, post);
+    if (checks === null) return null;
+
     this.emit({ type: 'phase', iteration, phase: 'critic', status: 'started' });
     const criticStarted = performance.now();
     const gitBeforeReview = await captureUserGitState(request.repository);
+    let criticRuns = 0;
     const review = await reviewIteration(
       request.critic.launch,
       {
@@ -263,108 +306,103 @@ class LoopRun {
         deletions: diff.deletions,
         changedSinceStart: sinceStart,
         previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
+        checks,
       },
       {
         model: request.critic.model,
-        signal: request.signal,
-        onEvent: (event) => this.emit({ type: 'agent_event', iteration, role: 'critic', event }),
+        signal: this.stopper.signal,
+        onEvent: (event) => this.onAgentEvent(iteration, 'critic', `${iteration}/critic/${criticRuns}`, event),
         onRepair: (problem) => {
           this.warn(`iteration ${iteration}: the critic's answer could not be read (${problem}); asking once more`);
           this.emit({ type: 'phase', iteration, phase: 'critic_repair', status: 'started' });
         },
+        onRunFinished: (run) => this.agentFinished(iteration, 'critic', `${iteration}/critic/${criticRuns++}`, run),
         rawStdoutPath: (attempt) => this.sidecar?.rawStdoutPath(iteration, 'critic', attempt),
         runEnv,
       },
     );
-    for (const run of review.runs) this.agentFinished(iteration, 'critic', run);
     this.emit({ type: 'phase', iteration, phase: 'critic', status: 'finished', duration_secs: (performance.now() - criticStarted) / 1000 });
-    const reverted = await this.undoCriticChanges(iteration, post, gitBeforeReview);
+    const reverted = await this.putBack(iteration, 'critic', post, gitBeforeReview);
     // A review that finished counts, even if Ctrl+C came right after it.
     if (review.interrupted) return null;
 
-    this.record(iteration, actor, diff, review, reverted);
+    const gate = checkGate(review.decision, checks);
+    if (gate.refused) this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name) });
+    this.record(iteration, actor, diff, review, gate.decision, checks, reverted);
     this.completedIterations = iteration;
 
-    this.actorStalls = !actor.succeeded && diff.filesChanged === 0 ? this.actorStalls + 1 : 0;
+    this.actorFailures = !actor.succeeded && diff.filesChanged === 0 ? this.actorFailures + 1 : 0;
     this.criticFailures = review.source === 'critic_failed' ? this.criticFailures + 1 : 0;
-    if (review.decision.kind !== 'DONE') {
-      if (this.actorStalls >= STALL_LIMIT) {
-        throw new LoopFailure(`The actor failed ${STALL_LIMIT} times in a row without changing anything: ${actor.failureReason ?? 'unknown failure'}`);
-      }
-      if (this.criticFailures >= STALL_LIMIT) {
-        throw new LoopFailure(`The critic failed ${STALL_LIMIT} times in a row: ${review.runs.at(-1)?.failureReason ?? 'unknown failure'}`);
-      }
-    }
-    return review.decision;
-  }
-
-  private async snapshot(iteration: number, label: SnapshotLabel, withRef = true): Promise<Snapshot> {
-    const ref = withRef ? snapshotRef(this.sessionId, iteration, label) : null;
-    // The session's head follows the tree the loop leaves: pre and post, not the critic's (undone).
-    const refs = ref ? [ref, ...(label === 'critic' ? [] : [sessionHeadRef(this.sessionId)])] : [];
-    const taken = await takeSnapshot(this.request.repository, `codeloops ${this.sessionId} iteration ${iteration} ${label}`, refs);
-    for (const folder of taken.leftOut) {
-      if (this.reportedLeftOut.has(folder)) continue;
-      this.reportedLeftOut.add(folder);
-      this.warn(`${folder}/ is a git repository with no commit yet: git cannot record it, so snapshots, diffs and reviews leave it out until it has one`);
-    }
-    if (withRef) this.emit({ type: 'snapshot', iteration, label, commit: taken.commit, ref });
-    return taken;
-  }
-
-  /** The critic reviews, it does not edit: anything it changed goes back, and the iteration says so. */
-  private async undoCriticChanges(iteration: number, post: Snapshot, gitBefore: Awaited<ReturnType<typeof captureUserGitState>>): Promise<string[]> {
-    const afterCritic = await this.snapshot(iteration, 'critic', false);
-    if (afterCritic.tree !== post.tree) {
-      const ref = snapshotRef(this.sessionId, iteration, 'critic');
-      await pointRef(this.request.repository, ref, afterCritic.commit, `codeloops ${this.sessionId} iteration ${iteration} critic changes`);
-      this.emit({ type: 'snapshot', iteration, label: 'critic', commit: afterCritic.commit, ref });
-    }
-    const report = await undoCriticChanges(this.request.repository, gitBefore, afterCritic, post);
-    if (report.revertedFiles.length > 0) {
-      const paths = report.revertedFiles;
-      this.emit({ type: 'critic_changes_reverted', iteration, paths });
-      this.warn(
-        `iteration ${iteration}: the critic changed ${paths.length} file${paths.length === 1 ? '' : 's'} (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}); ` +
-          `restored the actor's version. The critic's version (and anything edited by hand during the review) is kept at ${snapshotRef(this.sessionId, iteration, 'critic')}.`,
+    if (gate.decision.kind === 'DONE') return { decision: gate.decision, stall: null };
+    if (this.actorFailures >= FAILURE_LIMIT) {
+      throw new CodeloopsError(
+        'actor_failed',
+        `The actor failed ${FAILURE_LIMIT} times in a row without changing anything: ${actor.failureReason ?? 'unknown failure'}`,
       );
     }
-    if (report.revertedGitState.length > 0) this.warn(`iteration ${iteration}: the critic changed the repository; ${report.revertedGitState.join('; ')}`);
-    return report.revertedFiles;
-  }
-
-  private record(iteration: number, actor: AgentRunResult, diff: DiffSummary, review: Review, reverted: string[]): void {
-    const decision = review.decision;
-    this.emit({
-      type: 'critic_decision',
+    if (this.criticFailures >= FAILURE_LIMIT) {
+      throw new CodeloopsError('critic_failed', `The critic failed ${FAILURE_LIMIT} times in a row: ${review.runs.at(-1)?.failureReason ?? 'unknown failure'}`);
+    }
+    this.history.push({ iteration, decision: gate.decision, failedChecks: checks.filter((check) => !check.passed) });
+    const stall = this.stalls.observe({
       iteration,
-      decision: decision.kind,
-      feedback: feedbackText(decision),
-      summary: decision.kind === 'DONE' ? decision.summary : null,
-      confidence: decision.kind === 'DONE' ? decision.confidence : null,
-      remaining_issues: decision.kind === 'CONTINUE' ? decision.remainingIssues : [],
-      source: review.source,
-      critic_output: review.answer,
+      filesChanged: diff.filesChanged,
+      preTree: pre.tree,
+      postTree: post.tree,
+      feedback: feedbackText(gate.decision),
+      failedChecks: checks.filter((check) => !check.passed).map((check) => ({ name: check.name, output: check.output })),
     });
-    this.writer.writeIteration({
-      iterationNumber: iteration,
-      actorOutput: actor.transcript,
-      actorStderr: actor.stderr,
-      actorExitCode: actor.exitCode,
-      actorDurationSecs: actor.durationSecs,
-      gitDiff: diff.diff,
-      gitFilesChanged: diff.filesChanged,
-      gitInsertions: diff.insertions,
-      gitDeletions: diff.deletions,
-      criticDecision: decision.kind,
-      feedback: feedbackText(decision),
-      remainingIssues: decision.kind === 'CONTINUE' ? decision.remainingIssues : [],
-      criticRevertedFiles: reverted,
-    });
-    this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
+    if (stall) this.emit({ type: 'stall', iteration, action: stall.action, reason: stall.reason, since_iteration: stall.since });
+    return { decision: gate.decision, stall };
   }
 
-  private agentFinished(iteration: number, role: 'actor' | 'critic', result: AgentRunResult): void {
+  /**
+   * The project's checks, one after the other, on the tree the actor left. What they
+   * change is put back (a check judges the tree, it does not fix it), so their results
+   * hold for the tree that ends the iteration. Null when the run was stopped meanwhile.
+   */
+  private async runChecks(iteration: number, post: Snapshot): Promise<CheckResult[] | null> {
+    const { request } = this;
+    if (request.checks.length === 0) return [];
+    this.emit({ type: 'phase', iteration, phase: 'checks', status: 'started' });
+    const started = performance.now();
+    const gitBefore = await captureUserGitState(request.repository);
+    const results: CheckResult[] = [];
+    for (const check of request.checks) {
+      const result = await runCheck(check, { cwd: request.workingDir, signal: this.stopper.signal });
+      if (result.interrupted) break;
+      results.push(result);
+      this.emit({
+        type: 'check_finished',
+        iteration,
+        name: result.name,
+        command: result.command,
+        required: result.required,
+        passed: result.passed,
+        exit_code: result.exitCode,
+        duration_secs: result.durationSecs,
+        timed_out: result.timedOut,
+        output: result.output,
+        output_chars: result.outputChars,
+        tree: post.tree,
+      });
+    }
+    this.emit({ type: 'phase', iteration, phase: 'checks', status: 'finished', duration_secs: (performance.now() - started) / 1000 });
+    await this.putBack(iteration, 'checks', post, gitBefore);
+    return this.stopper.signal.aborted ? null : results;
+  }
+
+  private onAgentEvent(iteration: number, role: 'actor' | 'critic', run: string, event: AgentEvent): void {
+    this.emit({ type: 'agent_event', iteration, role, event });
+    if (event.kind !== 'usage') return;
+    this.spend.update(run, event.total, event.model ?? this.request[role].model);
+    this.reportSpend(false);
+    const crossed = this.spend.crossed(this.request.budget);
+    if (crossed) this.stopFor(crossed, this.budgetMessage(crossed));
+  }
+
+  private agentFinished(iteration: number, role: 'actor' | 'critic', run: string, result: AgentRunResult): void {
+    this.spend.finish(run, result.usage, result.model ?? this.request[role].model);
     this.emit({
       type: 'agent_finished',
       iteration,
@@ -379,6 +417,145 @@ class LoopRun {
       usage: result.usage,
       tool_calls: result.toolCalls,
     });
+    this.reportSpend(true);
+    const crossed = this.spend.crossed(this.request.budget);
+    if (crossed) this.stopFor(crossed, this.budgetMessage(crossed));
+  }
+
+  /** Ends the loop at the time cap, whatever is running then. */
+  private watchTheClock(): void {
+    const { maxDurationSecs } = this.request.budget;
+    if (maxDurationSecs === null) return;
+    const leftMs = (maxDurationSecs - this.earlierDurationSecs) * 1000;
+    const stop = () =>
+      this.stopFor(
+        'duration',
+        `The loop ran for its whole time budget of ${formatSeconds(maxDurationSecs)}${this.earlierDurationSecs > 0 ? ' (counting the sessions it carries on)' : ''}.`,
+      );
+    if (leftMs <= 0) stop();
+    else this.durationTimer = setTimeout(stop, leftMs);
+  }
+
+  /** A guard's stop: whatever runs is stopped as on an interrupt (its whole process group), and the loop ends `failed`. */
+  private stopFor(reason: StopReason, message: string): void {
+    if (this.guardStop) return;
+    this.guardStop = { reason, message };
+    this.warn(message);
+    this.stopper.abort();
+  }
+
+  private stoppedByGuard(): EndState {
+    const stop = this.guardStop!;
+    return { ...ended('failed'), error: stop.message, errorCode: 'budget_exceeded', stopReason: stop.reason };
+  }
+
+  private budgetMessage(crossed: 'budget_cost' | 'budget_tokens'): string {
+    const totals = this.spend.totals();
+    const { budget } = this.request;
+    return crossed === 'budget_cost'
+      ? `The agents' cost reached $${(totals.costUsd ?? 0).toFixed(2)}${totals.costEstimated ? ' (partly estimated)' : ''}, over the budget of $${budget.maxCostUsd!.toFixed(2)}.`
+      : `The agents used ${totals.tokens.toLocaleString('en-US')} tokens, over the budget of ${budget.maxTokens!.toLocaleString('en-US')}.`;
+  }
+
+  private currentSpend(): Spend {
+    const totals = this.spend.totals();
+    return {
+      total_cost_usd: totals.costUsd,
+      total_tokens: totals.tokens,
+      cost_estimated: totals.costEstimated,
+      elapsed_secs: this.earlierDurationSecs + (performance.now() - this.clockStart) / 1000,
+    };
+  }
+
+  /** The running totals, as they change: at most about once a second while an agent streams, and after each run. */
+  private reportSpend(always: boolean): void {
+    const now = performance.now();
+    if (!always && now - this.lastSpendEvent < SPEND_EVENT_INTERVAL_MS) return;
+    this.lastSpendEvent = now;
+    this.emit({ type: 'spend', ...this.currentSpend() });
+  }
+
+  private async snapshot(iteration: number, label: SnapshotLabel, withRef = true): Promise<Snapshot> {
+    const ref = withRef ? snapshotRef(this.sessionId, iteration, label) : null;
+    // The session's head follows the tree the loop leaves: pre and post, not the critic's or the checks' (undone).
+    const refs = ref ? [ref, ...(label === 'critic' || label === 'checks' ? [] : [sessionHeadRef(this.sessionId)])] : [];
+    const taken = await takeSnapshot(this.request.repository, `codeloops ${this.sessionId} iteration ${iteration} ${label}`, refs);
+    for (const folder of taken.leftOut) {
+      if (this.reportedLeftOut.has(folder)) continue;
+      this.reportedLeftOut.add(folder);
+      this.warn(`${folder}/ is a git repository with no commit yet: git cannot record it, so snapshots, diffs and reviews leave it out until it has one`);
+    }
+    if (withRef) this.emit({ type: 'snapshot', iteration, label, commit: taken.commit, ref });
+    return taken;
+  }
+
+  /**
+   * The critic reviews and the checks judge; neither changes the tree. Anything they
+   * changed goes back to the actor's version (theirs is kept under a ref), and the
+   * iteration says so.
+   */
+  private async putBack(iteration: number, who: 'critic' | 'checks', post: Snapshot, gitBefore: UserGitState): Promise<string[]> {
+    const after = await this.snapshot(iteration, who, false);
+    if (after.tree !== post.tree) {
+      const ref = snapshotRef(this.sessionId, iteration, who);
+      await pointRef(this.request.repository, ref, after.commit, `codeloops ${this.sessionId} iteration ${iteration} ${who} changes`);
+      this.emit({ type: 'snapshot', iteration, label: who, commit: after.commit, ref });
+    }
+    const report = await revertChangesSince(this.request.repository, gitBefore, after, post);
+    const whom = who === 'critic' ? 'the critic' : 'the checks';
+    if (report.revertedFiles.length > 0) {
+      const paths = report.revertedFiles;
+      if (who === 'critic') this.emit({ type: 'critic_changes_reverted', iteration, paths });
+      this.warn(
+        `iteration ${iteration}: ${whom} changed ${paths.length} file${paths.length === 1 ? '' : 's'} (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}); ` +
+          `restored the actor's version. Their version is kept at ${snapshotRef(this.sessionId, iteration, who)}.`,
+      );
+    }
+    if (report.revertedGitState.length > 0) this.warn(`iteration ${iteration}: ${whom} changed the repository; ${report.revertedGitState.join('; ')}`);
+    return report.revertedFiles;
+  }
+
+  private record(
+    iteration: number,
+    actor: AgentRunResult,
+    diff: DiffSummary,
+    review: Review,
+    decision: CriticDecision,
+    checks: readonly CheckResult[],
+    reverted: string[],
+  ): void {
+    const remainingIssues = decision.kind === 'CONTINUE' ? decision.remainingIssues : [];
+    const failedChecks = checks.filter((check) => !check.passed).map((check) => check.name);
+    this.emit({
+      type: 'critic_decision',
+      iteration,
+      decision: decision.kind,
+      feedback: feedbackText(decision),
+      summary: decision.kind === 'DONE' ? decision.summary : null,
+      confidence: decision.kind === 'DONE' ? decision.confidence : null,
+      remaining_issues: remainingIssues,
+      source: review.source,
+      critic_output: review.answer,
+    });
+    this.writer.writeIteration({
+      iteration_number: iteration,
+      actor_output: actor.transcript,
+      actor_stderr: actor.stderr,
+      actor_exit_code: actor.exitCode,
+      actor_duration_secs: actor.durationSecs,
+      git_diff: diff.diff,
+      git_files_changed: diff.filesChanged,
+      critic_decision: decision.kind,
+      feedback: feedbackText(decision),
+      git_insertions: diff.insertions,
+      git_deletions: diff.deletions,
+      // Extra fields that say nothing are left out, as other writers leave them out.
+      remaining_issues: remainingIssues.length > 0 ? remainingIssues : undefined,
+      critic_reverted_files: reverted.length > 0 ? reverted : undefined,
+      failed_checks: failedChecks.length > 0 ? failedChecks : undefined,
+      critic_verdict: decision.kind === review.decision.kind ? undefined : review.decision.kind,
+    });
+    this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
   }
 
   private warn(message: string): void {
@@ -386,7 +563,7 @@ class LoopRun {
   }
 
   private emit(input: RunEventInput): void {
-    const event = { ...input, timestamp: new Date().toISOString() } as RunEvent;
+    const event = stampEvent(input);
     if (this.sidecar) {
       try {
         this.sidecar.record(event);
@@ -404,13 +581,20 @@ class LoopRun {
    */
   endNow(end: EndState): void {
     if (this.summary) return;
+    clearTimeout(this.durationTimer);
     const totalDurationSecs = Math.round(((performance.now() - this.clockStart) / 1000) * 1000) / 1000;
+    const totals = this.spend.totals();
     this.summary = {
       status: end.status,
       iterations: this.completedIterations,
       summary: end.summary,
       confidence: end.confidence,
       error: end.error,
+      error_code: end.errorCode,
+      stop_reason: end.stopReason,
+      total_cost_usd: totals.costUsd,
+      total_tokens: totals.tokens,
+      cost_estimated: totals.costEstimated,
       total_duration_secs: totalDurationSecs,
       session_id: this.sessionId,
       session_file: this.writer.filePath,
@@ -421,8 +605,13 @@ class LoopRun {
         iterations: this.completedIterations,
         summary: end.summary,
         confidence: end.confidence,
-        durationSecs: totalDurationSecs,
-        error: end.error,
+        duration_secs: totalDurationSecs,
+        error: end.error ?? undefined,
+        error_code: end.errorCode ?? undefined,
+        stop_reason: end.stopReason ?? undefined,
+        total_cost_usd: totals.costUsd ?? undefined,
+        total_tokens: totals.tokens,
+        cost_estimated: totals.costEstimated || undefined,
       });
     } finally {
       this.writer.close();
@@ -445,6 +634,47 @@ function hasEnded(filePath: string): boolean {
   }
 }
 
+function ended(status: Outcome): EndState {
+  return { status, summary: null, confidence: null, error: null, errorCode: null, stopReason: null };
+}
+
 function interrupted(): EndState {
-  return { status: 'interrupted', summary: null, confidence: null, error: null };
+  return ended('interrupted');
+}
+
+/** A loop that cannot go on: an expected failure says which; anything else is a git failure or a bug. */
+function failed(error: unknown): EndState {
+  const code: FailureCode = isCodeloopsError(error) ? error.code : 'internal';
+  return { ...ended('failed'), error: (error as Error).message, errorCode: code };
+}
+
+/** The guards of a run, as its `run_started` event records them. */
+function guardsOf(request: LoopRequest): LoopGuards {
+  return {
+    checks: request.checks.map((check) => ({ name: check.name, command: check.run, required: check.required })),
+    max_cost_usd: request.budget.maxCostUsd,
+    max_tokens: request.budget.maxTokens,
+    max_duration_secs: request.budget.maxDurationSecs,
+    stall_after: request.stall.unchangedIterations,
+    stall_action: request.stall.action,
+  };
+}
+
+function formatSeconds(seconds: number): string {
+  return seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
+}
+
+/** The session's header, as its `session_start` line and its `run_started` event carry it. */
+function sessionHeader(request: LoopRequest): SessionHeader {
+  const continuation = request.continuation;
+  return {
+    prompt: request.prompt,
+    working_dir: request.workingDir,
+    actor_agent: request.actor.launch.adapter.displayName,
+    critic_agent: request.critic.launch.adapter.displayName,
+    actor_model: request.actor.model,
+    critic_model: request.critic.model,
+    max_iterations: request.maxIterations,
+    ...(continuation ? { resumed_from: continuation.sessionId, resumed_after_iteration: continuation.lastIteration } : {}),
+  };
 }

@@ -18,6 +18,8 @@ export interface PrepareOptions {
   workingDir: string;
   flags?: FlagOverrides;
   userLayers?: ConfigLayer[];
+  recordedLayer?: ConfigLayer;
+  trust?: boolean;
   env?: Environment;
 }
 
@@ -29,7 +31,15 @@ export interface PrepareOptions {
 export async function prepareRun(options: PrepareOptions): Promise<PreparedRun> {
   const workingDir = path.resolve(options.workingDir);
   const repository = await openRepository(workingDir);
-  const settings = loadRunSettings({ workingDir, repositoryRoot: repository.root, env: options.env, flags: options.flags, userLayers: options.userLayers });
+  const settings = loadRunSettings({
+    workingDir,
+    repositoryRoot: repository.root,
+    env: options.env,
+    flags: options.flags,
+    userLayers: options.userLayers,
+    recordedLayer: options.recordedLayer,
+    trust: options.trust,
+  });
   return {
     workingDir,
     repository,

@@ -1,23 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Repository } from '../git/repository.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
+import { LOCK_FILE_NAME, parseLockOwner, serializeLockOwner, type LockOwner } from '../sessionFormat/loopLock.js';
+import { isProcessAlive } from '../sessions/runningLoops.js';
 
-export class LoopAlreadyRunningError extends Error {
+export class LoopAlreadyRunningError extends CodeloopsError {
   override name = 'LoopAlreadyRunningError';
+  constructor(message: string, details: { pid?: number; started_at?: string; lock_file: string }) {
+    super('loop_running', message, details);
+  }
 }
 
 export interface RepositoryLock {
   release(): void;
 }
-
-/** What the lock file holds: who runs the loop, since when. */
-export interface LockOwner {
-  pid: number;
-  startedAt: string;
-}
-
-/** `<git dir>/codeloops.lock`. */
-export const LOCK_FILE_NAME = 'codeloops.lock';
 
 /**
  * One loop per repository at a time: two loops snapshotting and restoring the same
@@ -29,15 +26,15 @@ export function acquireRepositoryLock(repository: Repository): RepositoryLock {
   const owner: LockOwner = { pid: process.pid, startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(lockPath, JSON.stringify(owner), { flag: 'wx', mode: 0o600 });
+      fs.writeFileSync(lockPath, serializeLockOwner(owner), { flag: 'wx', mode: 0o600 });
       let released = false;
       return {
         release() {
           if (released) return;
           released = true;
           try {
-            const current = JSON.parse(fs.readFileSync(lockPath, 'utf8')) as LockOwner;
-            if (current.pid === owner.pid && current.startedAt === owner.startedAt) fs.rmSync(lockPath, { force: true });
+            const current = parseLockOwner(fs.readFileSync(lockPath, 'utf8'));
+            if (current?.pid === owner.pid && current.startedAt === owner.startedAt) fs.rmSync(lockPath, { force: true });
           } catch {
             // gone already
           }
@@ -51,6 +48,7 @@ export function acquireRepositoryLock(repository: Repository): RepositoryLock {
         throw new LoopAlreadyRunningError(
           `Another codeloops loop is running in ${repository.root} (pid ${existing.pid}, since ${existing.startedAt}). ` +
             `Wait for it to finish or interrupt it; if no loop is running, delete ${lockPath}.`,
+          { pid: existing.pid, started_at: existing.startedAt, lock_file: lockPath },
         );
       }
       // Stale: its runner is gone. Removed only if it is still the lock judged stale,
@@ -58,7 +56,7 @@ export function acquireRepositoryLock(repository: Repository): RepositoryLock {
       if (readLock(lockPath) === raw) fs.rmSync(lockPath, { force: true });
     }
   }
-  throw new LoopAlreadyRunningError(`Could not take the loop lock ${lockPath}.`);
+  throw new LoopAlreadyRunningError(`Could not take the loop lock ${lockPath}.`, { lock_file: lockPath });
 }
 
 function readLock(lockPath: string): string | undefined {
@@ -66,25 +64,5 @@ function readLock(lockPath: string): string | undefined {
     return fs.readFileSync(lockPath, 'utf8');
   } catch {
     return undefined;
-  }
-}
-
-/** A lock file's owner, or undefined for anything that is not one (torn, foreign, garbage). */
-export function parseLockOwner(raw: string): LockOwner | undefined {
-  try {
-    const value = JSON.parse(raw) as Partial<LockOwner>;
-    return typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0 && typeof value.startedAt === 'string' ? (value as LockOwner) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, it is just not ours to signal.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,114 +1,22 @@
-import { z } from 'zod';
-import { fileChangeSchema, type RunEvent } from '../loop/runEvents.js';
-import { CRITIC_DECISIONS, OUTCOMES } from '../sessionFormat/sessionLines.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
+import type { TimelineEntry, TimelineKind } from '../sessionFormat/timelineEntries.js';
 import type { Session } from '../sessions/sessionStore.js';
 
 /**
  * A session's replay: everything recorded, in order, one entry a step. Built from
  * the session file and, when there is one, its sidecar record; a session from the
  * original codeloops (three line types, no sidecar) gives the coarser timeline its
- * lines allow. The JSON form (`codeloops sessions replay --json`) is a documented,
- * stable schema: one entry a line, snake_case, new kinds and fields only added.
+ * lines allow. The entries' schema is in `sessionFormat/timelineEntries.ts`.
  */
-
-const common = {
-  /** When it happened (ISO 8601), or null when the record does not say. */
-  at: z.string().nullable(),
-  /** Seconds since the session started, when `at` is known. */
-  offset_secs: z.number().nullable(),
-  iteration: z.number().int().nullable(),
-};
-const role = z.enum(['actor', 'critic']);
-
-export const timelineEntrySchema = z.discriminatedUnion('kind', [
-  z.object({
-    ...common,
-    kind: z.literal('session_started'),
-    session_id: z.string(),
-    prompt: z.string(),
-    working_dir: z.string(),
-    actor_agent: z.string(),
-    critic_agent: z.string(),
-    actor_model: z.string().nullable(),
-    critic_model: z.string().nullable(),
-    max_iterations: z.number().int().nullable(),
-    resumed_from: z.string().nullable(),
-  }),
-  /** A run carried the session on (`codeloops resume` in the same file). */
-  z.object({ ...common, kind: z.literal('resumed'), first_iteration: z.number().int() }),
-  z.object({ ...common, kind: z.literal('phase'), phase: z.enum(['actor', 'diff', 'critic', 'critic_repair']), status: z.enum(['started', 'finished']), duration_secs: z.number().nullable() }),
-  z.object({ ...common, kind: z.literal('tool_call'), role, name: z.string(), input: z.string() }),
-  z.object({
-    ...common,
-    kind: z.literal('agent_finished'),
-    role,
-    exit_code: z.number().int(),
-    duration_secs: z.number(),
-    succeeded: z.boolean(),
-    failure_reason: z.string().nullable(),
-    timed_out: z.boolean(),
-    interrupted: z.boolean(),
-    agent_session_id: z.string().nullable(),
-    input_tokens: z.number().nullable(),
-    output_tokens: z.number().nullable(),
-    cost_usd: z.number().nullable(),
-    tool_calls: z.number().int().nullable(),
-  }),
-  z.object({
-    ...common,
-    kind: z.literal('diff'),
-    files_changed: z.number().int(),
-    insertions: z.number().int().nullable(),
-    deletions: z.number().int().nullable(),
-    files: z.array(fileChangeSchema).nullable(),
-  }),
-  z.object({
-    ...common,
-    kind: z.literal('verdict'),
-    decision: z.enum(CRITIC_DECISIONS),
-    feedback: z.string().nullable(),
-    summary: z.string().nullable(),
-    confidence: z.number().nullable(),
-    remaining_issues: z.array(z.string()),
-  }),
-  z.object({ ...common, kind: z.literal('critic_changes_reverted'), paths: z.array(z.string()) }),
-  z.object({ ...common, kind: z.literal('warning'), message: z.string() }),
-  z.object({ ...common, kind: z.literal('rollback'), rollback: z.number().int(), to_iteration: z.number().int(), restored: z.array(z.string()), removed: z.array(z.string()), overwritten: z.array(z.string()) }),
-  z.object({ ...common, kind: z.literal('rollback_undone'), rollback: z.number().int(), restored: z.array(z.string()), removed: z.array(z.string()), overwritten: z.array(z.string()) }),
-  z.object({
-    ...common,
-    kind: z.literal('session_ended'),
-    outcome: z.enum(OUTCOMES),
-    iterations: z.number().int(),
-    summary: z.string().nullable(),
-    confidence: z.number().nullable(),
-    error: z.string().nullable(),
-    duration_secs: z.number(),
-  }),
-]);
-export type TimelineEntry = z.infer<typeof timelineEntrySchema>;
-export type TimelineKind = TimelineEntry['kind'];
 
 type Entry<K extends TimelineKind> = Omit<Extract<TimelineEntry, { kind: K }>, 'offset_secs'>;
 type AnyEntry = { [K in TimelineKind]: Entry<K> }[TimelineKind];
 
 export function buildTimeline(session: Session, events: readonly RunEvent[]): TimelineEntry[] {
   const { start, end } = session;
+  const { type: _type, timestamp, ...header } = start;
   const entries: AnyEntry[] = [
-    {
-      kind: 'session_started',
-      at: start.timestamp,
-      iteration: null,
-      session_id: session.id,
-      prompt: start.prompt,
-      working_dir: start.working_dir,
-      actor_agent: start.actor_agent,
-      critic_agent: start.critic_agent,
-      actor_model: start.actor_model,
-      critic_model: start.critic_model,
-      max_iterations: start.max_iterations,
-      resumed_from: start.resumed_from ?? null,
-    },
+    { ...header, kind: 'session_started', at: timestamp, iteration: null, session_id: session.id, resumed_from: start.resumed_from ?? null },
   ];
   // Iterations the sidecar saw reviewed; the others come from their session lines.
   const reviewed = new Set(events.filter((event) => event.type === 'critic_decision').map((event) => event.iteration));
@@ -123,7 +31,15 @@ export function buildTimeline(session: Session, events: readonly RunEvent[]): Ti
     const iteration = line.iteration_number;
     // The line is written when the iteration ends: the actor ran before, for as long as it says.
     entries.push({ kind: 'phase', at: null, iteration, phase: 'actor', status: 'finished', duration_secs: line.actor_duration_secs });
-    entries.push({ kind: 'diff', at: line.timestamp, iteration, files_changed: line.git_files_changed, insertions: line.git_insertions ?? null, deletions: line.git_deletions ?? null, files: null });
+    entries.push({
+      kind: 'diff',
+      at: line.timestamp,
+      iteration,
+      files_changed: line.git_files_changed,
+      insertions: line.git_insertions ?? null,
+      deletions: line.git_deletions ?? null,
+      files: null,
+    });
     entries.push({
       kind: 'verdict',
       at: line.timestamp,
@@ -136,11 +52,27 @@ export function buildTimeline(session: Session, events: readonly RunEvent[]): Ti
     });
   }
   if (end) {
-    entries.push({ kind: 'session_ended', at: end.timestamp, iteration: null, outcome: end.outcome, iterations: end.iterations, summary: end.summary, confidence: end.confidence, error: end.error ?? null, duration_secs: end.duration_secs });
+    entries.push({
+      kind: 'session_ended',
+      at: end.timestamp,
+      iteration: null,
+      outcome: end.outcome,
+      iterations: end.iterations,
+      summary: end.summary,
+      confidence: end.confidence,
+      error: end.error ?? null,
+      error_code: end.error_code ?? null,
+      stop_reason: end.stop_reason ?? null,
+      total_cost_usd: end.total_cost_usd ?? null,
+      total_tokens: end.total_tokens ?? null,
+      duration_secs: end.duration_secs,
+    });
   }
   const startedAt = Date.parse(start.timestamp);
   // Stable by time; entries without a time keep their place next to their iteration.
-  return orderEntries(entries).map((entry) => ({ ...entry, offset_secs: entry.at === null ? null : Math.round(Date.parse(entry.at) - startedAt) / 1000 }) as TimelineEntry);
+  return orderEntries(entries).map(
+    (entry) => ({ ...entry, offset_secs: entry.at === null ? null : Math.round(Date.parse(entry.at) - startedAt) / 1000 }) as TimelineEntry,
+  );
 }
 
 function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
@@ -151,7 +83,9 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
     case 'phase':
       return { kind: 'phase', at, iteration: event.iteration, phase: event.phase, status: event.status, duration_secs: event.duration_secs ?? null };
     case 'agent_event':
-      return event.event.kind === 'tool_use' ? { kind: 'tool_call', at, iteration: event.iteration, role: event.role, name: event.event.name, input: event.event.summary } : undefined;
+      return event.event.kind === 'tool_use'
+        ? { kind: 'tool_call', at, iteration: event.iteration, role: event.role, name: event.event.name, input: event.event.summary }
+        : undefined;
     case 'agent_finished':
       return {
         kind: 'agent_finished',
@@ -171,7 +105,15 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
         tool_calls: event.tool_calls,
       };
     case 'diff_captured':
-      return { kind: 'diff', at, iteration: event.iteration, files_changed: event.files_changed, insertions: event.insertions, deletions: event.deletions, files: event.files };
+      return {
+        kind: 'diff',
+        at,
+        iteration: event.iteration,
+        files_changed: event.files_changed,
+        insertions: event.insertions,
+        deletions: event.deletions,
+        files: event.files,
+      };
     case 'critic_decision':
       return {
         kind: 'verdict',
@@ -185,12 +127,46 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
       };
     case 'critic_changes_reverted':
       return { kind: 'critic_changes_reverted', at, iteration: event.iteration, paths: event.paths };
+    case 'check_finished':
+      return {
+        kind: 'check',
+        at,
+        iteration: event.iteration,
+        name: event.name,
+        command: event.command,
+        required: event.required,
+        passed: event.passed,
+        exit_code: event.exit_code,
+        duration_secs: event.duration_secs,
+        timed_out: event.timed_out,
+      };
+    case 'done_refused':
+      return { kind: 'done_refused', at, iteration: event.iteration, failed_checks: event.failed_checks };
+    case 'stall':
+      return { kind: 'stall', at, iteration: event.iteration, action: event.action, reason: event.reason, since_iteration: event.since_iteration };
     case 'warning':
       return { kind: 'warning', at, iteration: null, message: event.message };
     case 'rollback':
-      return { kind: 'rollback', at, iteration: event.to_iteration, rollback: event.rollback, to_iteration: event.to_iteration, restored: event.restored, removed: event.removed, overwritten: event.overwritten };
+      return {
+        kind: 'rollback',
+        at,
+        iteration: event.to_iteration,
+        rollback: event.rollback,
+        to_iteration: event.to_iteration,
+        restored: event.restored,
+        removed: event.removed,
+        overwritten: event.overwritten,
+      };
     case 'rollback_undone':
-      return { kind: 'rollback_undone', at, iteration: null, rollback: event.rollback, restored: event.restored, removed: event.removed, overwritten: event.overwritten };
+      return {
+        kind: 'rollback_undone',
+        at,
+        iteration: null,
+        rollback: event.rollback,
+        restored: event.restored,
+        removed: event.removed,
+        overwritten: event.overwritten,
+      };
     default:
       // Snapshots, streamed text, iteration boundaries and the run's end are in other entries.
       return undefined;

@@ -2,10 +2,13 @@ import { agentKindFromDisplayName, type AgentKind } from '../agents/agentKinds.j
 import type { CriticDecision } from '../critic/criticDecision.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { lastTree, readSnapshot, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
-import { diffSnapshots, type FileChange } from '../git/treeDiff.js';
+import { diffSnapshots } from '../git/treeDiff.js';
 import type { FeedbackRecord } from '../loop/actorPrompt.js';
 import type { Continuation } from '../loop/loopRunner.js';
-import type { RunEvent } from '../loop/runEvents.js';
+import { DEFAULT_PRICES } from '../budget/prices.js';
+import { SpendTracker } from '../budget/spendTracker.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
+import type { FileChange, LoopGuards, RunEvent } from '../sessionFormat/runEvents.js';
 import type { IterationLine } from '../sessionFormat/sessionLines.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session, SessionStore } from '../sessions/sessionStore.js';
@@ -19,7 +22,7 @@ import type { Session, SessionStore } from '../sessions/sessionStore.js';
  * feedback, and its own agent session is resumed where its CLI can.
  */
 
-export class ResumeRefusedError extends Error {
+export class ResumeRefusedError extends CodeloopsError {
   override name = 'ResumeRefusedError';
 }
 
@@ -28,7 +31,15 @@ export interface ResumePlan {
   repository: Repository;
   continuation: Continuation;
   /** The agents and models the session ran with, as kinds the runner knows (undefined: unknown name, config decides). */
-  recorded: { actorAgent?: AgentKind; criticAgent?: AgentKind; actorModel: string | null; criticModel: string | null; maxIterations: number | null };
+  recorded: {
+    actorAgent?: AgentKind;
+    criticAgent?: AgentKind;
+    actorModel: string | null;
+    criticModel: string | null;
+    maxIterations: number | null;
+    /** The checks, budget and stall detection of its last run, when its record has them. */
+    guards?: LoopGuards;
+  };
   /** What differs between the work tree and the tree codeloops last left (empty, or overridden by `force`). */
   treeChanges: FileChange[];
   warnings: string[];
@@ -48,7 +59,9 @@ const MAX_CHAIN = 1000;
 export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
   const session = await request.store.load(request.sessionId);
   if (session.end?.outcome === 'success') {
-    throw new ResumeRefusedError(`Session ${session.id} already finished with success; there is nothing to resume. Start a new run for more work.`);
+    throw new ResumeRefusedError('session_finished', `Session ${session.id} already finished with success; there is nothing to resume.`, {
+      session_id: session.id,
+    });
   }
   const warnings: string[] = [];
   const chain = await loadChain(request.store, session, warnings);
@@ -78,6 +91,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       lastIteration,
       actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
+      spent: spentBy(chain, events),
     },
     recorded: {
       actorAgent: agentKindFromDisplayName(session.start.actor_agent),
@@ -85,6 +99,10 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       actorModel: session.start.actor_model,
       criticModel: session.start.critic_model,
       maxIterations: session.start.max_iterations,
+      guards: chain
+        .flatMap((link) => events.get(link.id) ?? [])
+        .flatMap((event) => (event.type === 'run_started' && event.guards ? [event.guards] : []))
+        .at(-1),
     },
     treeChanges,
     warnings,
@@ -95,7 +113,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
 async function loadChain(store: SessionStore, session: Session, warnings: string[]): Promise<Session[]> {
   const chain = [session];
   const seen = new Set([session.id]);
-  for (let current = session; current.start.resumed_from && chain.length < MAX_CHAIN; ) {
+  for (let current = session; current.start.resumed_from && chain.length < MAX_CHAIN;) {
     const previous = current.start.resumed_from;
     if (seen.has(previous)) break;
     try {
@@ -140,8 +158,10 @@ async function changesSinceLastTree(repository: Repository, chain: readonly Sess
   if (!last) {
     if (!force) {
       throw new ResumeRefusedError(
+        'snapshot_missing',
         `Session ${chain.at(-1)!.id} has no snapshots in ${repository.root} (deleted, another clone, or recorded by another runner), ` +
-          `so codeloops cannot check that the files are as the loop left them. Run again with --force to carry on with the files as they are.`,
+          `so codeloops cannot check that the files are as the loop left them. Nothing was changed.`,
+        { session_id: chain.at(-1)!.id, repository: repository.root },
       );
     }
     warnings.push('no snapshot to compare the files with; carrying on with them as they are');
@@ -153,11 +173,12 @@ async function changesSinceLastTree(repository: Repository, chain: readonly Sess
     const listed = files.slice(0, 20).map((file) => `  ${file.status} ${file.oldPath ? `${file.oldPath} → ` : ''}${file.path}`);
     if (files.length > 20) listed.push(`  … and ${files.length - 20} more`);
     throw new ResumeRefusedError(
-      `The files differ from how the loop left them (${files.length} changed since its last snapshot):\n${listed.join('\n')}\n` +
-        `Nothing was changed. Keep them and carry on with --force, or put the loop's files back first (codeloops rollback, or your own git commands).`,
+      'tree_changed',
+      `The files differ from how the loop left them (${files.length} changed since its last snapshot):\n${listed.join('\n')}\nNothing was changed.`,
+      { changed: files.map((file) => file.path) },
     );
   }
-  if (files.length > 0) warnings.push(`carrying on with ${files.length} file${files.length === 1 ? '' : 's'} changed since the loop's last snapshot (--force)`);
+  if (files.length > 0) warnings.push(`carrying on with ${files.length} file${files.length === 1 ? '' : 's'} changed since the loop's last snapshot, as asked`);
   return files;
 }
 
@@ -169,11 +190,71 @@ function activeRollback(events: readonly RunEvent[]): number | undefined {
 
 /** The actor's last agent session and what it has cost so far, from the sidecar records. */
 function actorSessionOf(chain: readonly Session[], events: ReadonlyMap<string, RunEvent[]>): Continuation['actorSession'] {
-  const finished = chain.flatMap((link) => events.get(link.id) ?? []).filter((event): event is Extract<RunEvent, { type: 'agent_finished' }> => event.type === 'agent_finished' && event.role === 'actor');
+  const finished = chain
+    .flatMap((link) => events.get(link.id) ?? [])
+    .filter((event): event is Extract<RunEvent, { type: 'agent_finished' }> => event.type === 'agent_finished' && event.role === 'actor');
   const id = finished.findLast((event) => event.agent_session_id)?.agent_session_id;
   if (!id) return null;
   const costAlreadyCounted = finished.filter((event) => event.agent_session_id === id).reduce((sum, event) => sum + (event.usage?.costUsd ?? 0), 0);
   return { id, costAlreadyCounted };
+}
+
+/**
+ * What the sessions of the chain used, so that a resumed loop's budget counts on
+ * instead of starting again: each ended session's own totals, or, for one that has
+ * none (it crashed, or an older runner wrote it), what its record says its agents
+ * used and how long its runs lasted.
+ */
+function spentBy(chain: readonly Session[], events: ReadonlyMap<string, RunEvent[]>): Continuation['spent'] {
+  const spent = { costUsd: null as number | null, tokens: 0, costEstimated: false, durationSecs: 0 };
+  const addCost = (cost: number | null | undefined) => {
+    if (cost !== null && cost !== undefined) spent.costUsd = (spent.costUsd ?? 0) + cost;
+  };
+  for (const link of chain) {
+    const record = events.get(link.id) ?? [];
+    if (link.end?.total_tokens !== undefined) {
+      spent.tokens += link.end.total_tokens;
+      addCost(link.end.total_cost_usd);
+      spent.costEstimated ||= link.end.cost_estimated === true;
+    } else {
+      const tracker = new SpendTracker(DEFAULT_PRICES);
+      for (const event of record) {
+        if (event.type !== 'agent_finished' || !event.usage) continue;
+        tracker.finish(
+          `${event.iteration}/${event.role}/${event.timestamp}`,
+          event.usage,
+          event.role === 'actor' ? link.start.actor_model : link.start.critic_model,
+        );
+      }
+      const totals = tracker.totals();
+      spent.tokens += totals.tokens;
+      addCost(totals.costUsd);
+      spent.costEstimated ||= totals.costEstimated;
+    }
+    spent.durationSecs += link.end ? link.end.duration_secs : runTimeOf(record);
+  }
+  return spent;
+}
+
+/** How long the runs of a record lasted: each run until it finished, or until its last event (it crashed). */
+function runTimeOf(record: readonly RunEvent[]): number {
+  let total = 0;
+  let runStart: number | null = null;
+  let last = 0;
+  for (const event of record) {
+    const at = Date.parse(event.timestamp);
+    if (event.type === 'run_started') {
+      if (runStart !== null) total += (last - runStart) / 1000;
+      runStart = at;
+    }
+    if (event.type === 'run_finished') {
+      total += event.total_duration_secs;
+      runStart = null;
+    }
+    last = at;
+  }
+  if (runStart !== null) total += (last - runStart) / 1000;
+  return total;
 }
 
 /** The snapshot from before the task's first iteration, from the oldest session of the chain. */
@@ -181,4 +262,18 @@ async function taskStart(repository: Repository, chain: readonly Session[]): Pro
   const first = chain[0]!;
   const firstIteration = first.start.resumed_after_iteration === undefined ? 1 : first.start.resumed_after_iteration + 1;
   return (await readSnapshot(repository, snapshotRef(first.id, firstIteration, 'pre'))) ?? null;
+}
+
+/**
+ * Refuses to go on past the session's iteration limit (`maxIterations`, 0 for none):
+ * the next iteration's number would be above it.
+ */
+export function assertIterationsLeft(plan: ResumePlan, maxIterations: number): void {
+  const next = plan.continuation.lastIteration + 1;
+  if (maxIterations === 0 || next <= maxIterations) return;
+  throw new ResumeRefusedError(
+    'iteration_limit',
+    `Session ${plan.session.id} has used its ${maxIterations} iteration${maxIterations === 1 ? '' : 's'}; the next would be iteration ${next}.`,
+    { max_iterations: maxIterations, next_iteration: next },
+  );
 }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
 import { displayPath } from '../git/gitProcess.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { restorePaths } from '../git/restore.js';
@@ -19,7 +18,8 @@ import {
 } from '../git/snapshots.js';
 import { changedPaths, type TreeEntryChange } from '../git/treeDiff.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
-import type { RunEvent, RunEventInput } from '../loop/runEvents.js';
+import type { RollbackOutcome } from '../sessionFormat/rollbackOutcome.js';
+import { stampEvent, type RunEventInput } from '../sessionFormat/runEvents.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { IterationNotFoundError } from '../sessions/sessionStore.js';
 
@@ -38,44 +38,6 @@ import { IterationNotFoundError } from '../sessions/sessionStore.js';
  * Never `reset --hard`, `clean` or `checkout` of a branch: HEAD, the index and the
  * stash stay as they are.
  */
-
-export const ROLLBACK_RESULTS = ['rolled_back', 'undone', 'conflict', 'nothing_to_roll_back', 'snapshot_missing'] as const;
-export type RollbackResultKind = (typeof ROLLBACK_RESULTS)[number];
-
-export const rollbackOutcomeSchema = z.object({
-  result: z.enum(ROLLBACK_RESULTS),
-  message: z.string(),
-  session_id: z.string(),
-  /** The iteration the tree was (or would have been) put back before; null for an undo. */
-  iteration: z.number().int().nullable(),
-  /** Which rollback of this session (1, 2, …) was made or undone. */
-  rollback: z.number().int().nullable(),
-  restored: z.array(z.string()),
-  removed: z.array(z.string()),
-  /** Nested repositories and submodules, never touched. */
-  skipped: z.array(z.string()),
-  /** Paths changed by the user since codeloops last touched the tree that the move would overwrite. */
-  conflicts: z.array(z.string()),
-  /** Paths in the way that no snapshot holds (ignored files, folders with such files): never removed, not even with --force. */
-  blocked: z.array(z.string()),
-  /** Conflicting paths overwritten because of --force (their content is in the undo snapshot). */
-  overwritten: z.array(z.string()),
-  /** The ref holding the tree as it was just before this move. */
-  saved_ref: z.string().nullable(),
-  warnings: z.array(z.string()),
-  /** True when nothing was written: the result says what would happen (--dry-run). */
-  dry_run: z.boolean(),
-});
-export type RollbackOutcome = z.infer<typeof rollbackOutcomeSchema>;
-
-/** Exit codes of `codeloops rollback`, one per result. */
-export const ROLLBACK_EXIT_CODES: Readonly<Record<RollbackResultKind, number>> = {
-  rolled_back: 0,
-  undone: 0,
-  nothing_to_roll_back: 3,
-  conflict: 4,
-  snapshot_missing: 5,
-};
 
 export interface RollbackRequest {
   sessionId: string;
@@ -109,7 +71,9 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
     }
     const iteration = request.iteration ?? iterations.at(-1)!;
     if (iteration < 1 || iteration > iterations.at(-1)!) {
-      throw new IterationNotFoundError(`Session ${request.sessionId} has no iteration ${iteration} to roll back (its snapshots cover iterations ${describeRange(iterations)}).`);
+      throw new IterationNotFoundError(
+        `Session ${request.sessionId} has no iteration ${iteration} to roll back (its snapshots cover iterations ${describeRange(iterations)}).`,
+      );
     }
     const target = await readSnapshot(repository, snapshotRef(request.sessionId, iteration, 'pre'));
     const last = await lastTree(repository, request.sessionId, refs, iterations);
@@ -133,11 +97,20 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
     });
     const base = { ...outcome, ...moved.lists, iteration };
     if (moved.kind === 'nothing') {
-      return { ...base, result: 'nothing_to_roll_back', message: `The files session ${request.sessionId} changed are already as they were before iteration ${iteration}. Nothing was changed.` };
+      return {
+        ...base,
+        result: 'nothing_to_roll_back',
+        message: `The files session ${request.sessionId} changed are already as they were before iteration ${iteration}. Nothing was changed.`,
+      };
     }
     if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'roll back') };
     if (moved.kind === 'preview') {
-      return { ...base, result: 'rolled_back', dry_run: true, message: `Would roll session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).` };
+      return {
+        ...base,
+        result: 'rolled_back',
+        dry_run: true,
+        message: `Would roll session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
+      };
     }
     const warnings = record(request.sidecarDirectory, {
       type: 'rollback',
@@ -156,7 +129,7 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
       warnings,
       message:
         `Rolled session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists)}. ` +
-        `The tree as it was is kept; undo with "codeloops rollback --undo ${request.sessionId}".`,
+        `The tree as it was is kept, so this can be undone.`,
     };
   } finally {
     lock.release();
@@ -171,13 +144,26 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
     const refs = await listSessionRefs(repository, request.sessionId);
     const outcome = emptyOutcome(request.sessionId);
     const rollback = nextRollbackNumber(refs, request.sessionId) - 1;
-    if (rollback === 0) return { ...outcome, result: 'nothing_to_roll_back', message: `Session ${request.sessionId} has no rollback to undo. Nothing was changed.` };
+    if (rollback === 0)
+      return { ...outcome, result: 'nothing_to_roll_back', message: `Session ${request.sessionId} has no rollback to undo. Nothing was changed.` };
     if (refs.has(rollbackRef(request.sessionId, rollback, 'undone'))) {
-      return { ...outcome, rollback, result: 'nothing_to_roll_back', message: `The last rollback of session ${request.sessionId} is already undone. Nothing was changed.` };
+      return {
+        ...outcome,
+        rollback,
+        result: 'nothing_to_roll_back',
+        message: `The last rollback of session ${request.sessionId} is already undone. Nothing was changed.`,
+      };
     }
-    const [before, after] = await Promise.all(['before', 'after'].map((label) => readSnapshot(repository, rollbackRef(request.sessionId, rollback, label as 'before' | 'after'))));
+    const [before, after] = await Promise.all(
+      ['before', 'after'].map((label) => readSnapshot(repository, rollbackRef(request.sessionId, rollback, label as 'before' | 'after'))),
+    );
     if (!before || !after) {
-      return { ...outcome, rollback, result: 'snapshot_missing', message: `The snapshots of rollback ${rollback} of session ${request.sessionId} are gone from ${repository.root}. Nothing was changed.` };
+      return {
+        ...outcome,
+        rollback,
+        result: 'snapshot_missing',
+        message: `The snapshots of rollback ${rollback} of session ${request.sessionId} are gone from ${repository.root}. Nothing was changed.`,
+      };
     }
     const head = refs.get(sessionHeadRef(request.sessionId));
     if (head !== after.commit) {
@@ -198,10 +184,16 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
       dryRun: Boolean(request.dryRun),
     });
     const base = { ...outcome, ...moved.lists, rollback };
-    if (moved.kind === 'nothing') return { ...base, result: 'nothing_to_roll_back', message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
+    if (moved.kind === 'nothing')
+      return { ...base, result: 'nothing_to_roll_back', message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
     if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'undo the rollback') };
     if (moved.kind === 'preview') {
-      return { ...base, result: 'undone', dry_run: true, message: `Would undo rollback ${rollback} of session ${request.sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).` };
+      return {
+        ...base,
+        result: 'undone',
+        dry_run: true,
+        message: `Would undo rollback ${rollback} of session ${request.sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
+      };
     }
     const warnings = record(request.sidecarDirectory, {
       type: 'rollback_undone',
@@ -296,7 +288,12 @@ async function moveTree(repository: Repository, request: MoveRequest): Promise<M
  * ignores, a folder there (with whatever it holds), a file where a folder must be
  * that codeloops did not put there.
  */
-function obstacles(root: string, pending: readonly TreeEntryChange[], own: ReadonlySet<string>, byUser: ReadonlySet<string>): { blocked: string[]; inTheWay: string[] } {
+function obstacles(
+  root: string,
+  pending: readonly TreeEntryChange[],
+  own: ReadonlySet<string>,
+  byUser: ReadonlySet<string>,
+): { blocked: string[]; inTheWay: string[] } {
   const removals = new Set(pending.filter((change) => !change.presentInTarget).map((change) => change.rawPath));
   const blocked = new Set<string>();
   const inTheWay = new Set<string>();
@@ -372,7 +369,7 @@ function record(sidecarDirectory: string, input: RunEventInput): string[] {
   try {
     const recorder = SidecarRecorder.open(sidecarDirectory);
     try {
-      recorder.record({ ...input, timestamp: new Date().toISOString() } as RunEvent);
+      recorder.record(stampEvent(input));
     } finally {
       recorder.close();
     }
@@ -408,13 +405,13 @@ function conflictMessage(lists: MoveLists, action: string): string {
     parts.push(
       `${changed.length === 1 ? 'this file was' : `these ${changed.length} files were`} changed after codeloops last touched the tree, ` +
         `and to ${action} would overwrite ${changed.length === 1 ? 'it' : 'them'}: ${changed.join(', ')}. ` +
-        `Commit or move those changes, or run again with --force to overwrite them (they stay recoverable with "codeloops rollback --undo")`,
+        `Commit or move those changes first, or overwrite them (they stay recoverable by undoing the rollback)`,
     );
   }
   if (lists.blocked.length > 0) {
     parts.push(
       `${lists.blocked.join(', ')} ${lists.blocked.length === 1 ? 'stands' : 'stand'} where files must be written and ${lists.blocked.length === 1 ? 'is' : 'are'} in no snapshot ` +
-        `(ignored by git, or a folder now): they could not be brought back, so even --force leaves them. Move them away first`,
+        `(ignored by git, or a folder now): they could not be brought back, so they are never overwritten. Move them away first`,
     );
   }
   return `Changed nothing: ${parts.join('. Also, ')}.`;

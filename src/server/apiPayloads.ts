@@ -1,28 +1,27 @@
-import { z } from 'zod';
-import { runEventSchema } from '../loop/runEvents.js';
+import * as z from '../sessionFormat/zod.js';
+import { runEventSchema } from '../sessionFormat/runEvents.js';
 import { iterationLineSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
-import { iterationDetailSchema, sessionViewSchema } from '../sessionView/sessionView.js';
-import { outcomeSchema, sessionStatsSchema, sessionSummarySchema } from '../sessions/sessionSummary.js';
+import { sessionViewSchema } from '../sessionView/sessionView.js';
+import { outcomeSchema, sessionSummarySchema } from '../sessionFormat/sessionSummaries.js';
 
 /**
  * What `codeloops ui` answers, route by route (documented in the README). The
- * summaries, stats and session lines are the types `codeloops sessions … --json`
- * prints; the view and iteration detail are what the editor's viewer gets. Tests
+ * summaries (`GET /api/sessions`), stats (`GET /api/stats`, `sessionStatsSchema`) and
+ * session lines are the types `codeloops sessions … --json` prints; the view and the
+ * iteration detail (`GET /api/sessions/:id/iterations/:n`, `iterationDetailSchema`) are
+ * what the editor's viewer gets. Tests
  * and clients validate against these; the browser page imports only their types.
  */
 
 /** `GET /api/sessions`: newest first. */
 export const sessionListSchema = z.array(sessionSummarySchema);
 
-/** `GET /api/stats`. */
-export { sessionStatsSchema };
-
 /** `GET /api/sessions/:id`: `sessions show --json`, plus the lines that were skipped and why. */
 export const sessionDocumentSchema = z.object({
   id: z.string(),
   start: sessionStartLineSchema,
   iterations: z.array(iterationLineSchema),
-  end: sessionEndLineSchema.nullable(),
+  end: z.nullable(sessionEndLineSchema),
   warnings: z.array(z.string()),
 });
 export type SessionDocument = z.infer<typeof sessionDocumentSchema>;
@@ -30,9 +29,6 @@ export type SessionDocument = z.infer<typeof sessionDocumentSchema>;
 /** `GET /api/sessions/:id/view`: the viewer's model of the session and whether its loop is running now. */
 export const sessionViewResponseSchema = z.object({ view: sessionViewSchema, running: z.boolean() });
 export type SessionViewResponse = z.infer<typeof sessionViewResponseSchema>;
-
-/** `GET /api/sessions/:id/iterations/:n`. */
-export { iterationDetailSchema };
 
 /** Every error: a status code and one sentence that says what to do. */
 export const apiErrorSchema = z.object({ error: z.string() });
@@ -50,7 +46,7 @@ export const liveEventSchema = z.discriminatedUnion('type', [
   /** A new session file appeared. */
   z.object({ type: z.literal('session_created'), id: z.string(), summary: sessionSummarySchema, running: z.boolean() }),
   /** A session gained an iteration (one event per new iteration, in order). */
-  z.object({ type: z.literal('session_updated'), id: z.string(), iteration: z.number().int().positive(), summary: sessionSummarySchema }),
+  z.object({ type: z.literal('session_updated'), id: z.string(), iteration: z.int().check(z.positive()), summary: sessionSummarySchema }),
   /** A session ended. */
   z.object({ type: z.literal('session_completed'), id: z.string(), outcome: outcomeSchema, summary: sessionSummarySchema }),
   /** A session file was deleted. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../sessionFormat/zod.js';
 import { InvalidFilterError, parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
 import { HttpError } from './httpResponses.js';
 
@@ -7,28 +7,28 @@ import { HttpError } from './httpResponses.js';
  * must not silently list everything), and so is a single-valued one given twice.
  */
 
-const text = z.string().max(2000, 'is longer than 2000 characters');
+const text = z.string().check(z.maxLength(2000, 'is longer than 2000 characters'));
 
 const filterQuerySchema = z.strictObject({
-  outcome: z.array(text).max(20).optional(),
-  after: text.optional(),
-  before: text.optional(),
-  search: text.optional(),
-  project: text.optional(),
+  outcome: z.optional(z.array(text).check(z.maxLength(20))),
+  after: z.optional(text),
+  before: z.optional(text),
+  search: z.optional(text),
+  project: z.optional(text),
 });
 
 const diffQuerySchema = z.strictObject({
-  iteration: z.string().regex(/^[1-9]\d{0,8}$/, 'must be a positive whole number').transform(Number).optional(),
+  iteration: z.optional(z.pipe(z.string().check(z.regex(/^[1-9]\d{0,8}$/, 'must be a positive whole number')), z.transform(Number))),
 });
 
-const liveQuerySchema = z.strictObject({ session: text.optional() });
+const liveQuerySchema = z.strictObject({ session: z.optional(text) });
 
 const emptyQuerySchema = z.strictObject({});
 
 /** Parameters that may be repeated (`?outcome=success&outcome=failed`). */
 const REPEATABLE = new Set(['outcome']);
 
-function parseQuery<T>(schema: z.ZodType<T>, query: URLSearchParams): T {
+function parseQuery<T>(schema: z.ZodMiniObject & z.ZodMiniType<T>, query: URLSearchParams): T {
   const record: Record<string, string | string[]> = {};
   for (const name of new Set(query.keys())) {
     const values = query.getAll(name);
@@ -40,8 +40,11 @@ function parseQuery<T>(schema: z.ZodType<T>, query: URLSearchParams): T {
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   if (issue.code === 'unrecognized_keys') {
-    const allowed = schema instanceof z.ZodObject ? Object.keys(schema.shape as object) : [];
-    throw new HttpError(400, `Unknown query parameter ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}${allowed.length > 0 ? ` (this route takes: ${allowed.join(', ')})` : ' (this route takes none)'}.`);
+    const allowed = Object.keys(schema.shape);
+    throw new HttpError(
+      400,
+      `Unknown query parameter ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}${allowed.length > 0 ? ` (this route takes: ${allowed.join(', ')})` : ' (this route takes none)'}.`,
+    );
   }
   throw new HttpError(400, `The query parameter "${issue.path.map(String).join('.')}" ${issue.message}.`);
 }

@@ -40,13 +40,25 @@ export function writeHead(response: http.ServerResponse, status: number, headers
 }
 
 /** A small JSON body, whole. */
-export function sendJson(request: http.IncomingMessage, response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   writeHead(response, status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text), ...headers });
   response.end(request.method === 'HEAD' ? undefined : text);
 }
 
-export function sendError(request: http.IncomingMessage, response: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+export function sendError(
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   if (response.headersSent) {
     // Too late for a status: cut the stream so the client sees it was not whole.
     response.destroy();

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import type { RunEvent } from '../loop/runEvents.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
 import type { Outcome } from '../sessionFormat/sessionLines.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
-import type { SessionSummary } from '../sessions/sessionSummary.js';
+import type { SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { SessionWatcher, type SessionChange } from '../sessions/sessionWatcher.js';
 import type { LiveEvent } from './apiPayloads.js';
-import { EVENTS_FILE } from '../sessionWriter/sidecarRecorder.js';
+import { EVENTS_FILE } from '../sessionFormat/sessionFiles.js';
 import { SidecarFollower } from './sidecarFollower.js';
 
 /** Run events every client gets: enough to show which phase each running loop is in. */
@@ -176,7 +176,8 @@ export class LiveHub {
       const running = summary.outcome === null && this.options.isRunning(summary);
       if (running) {
         this.running.add(id);
-        this.follow(id);
+        // Its clients just hear of it: its record from the first event on is news to them.
+        this.follow(id, { fromStart: true });
       }
       this.broadcast({ type: 'session_created', id, summary, running });
     } else if (summary.outcome === null && !this.running.has(id) && this.options.isRunning(summary)) {
@@ -195,7 +196,7 @@ export class LiveHub {
     this.followers.get(id)?.poke();
   }
 
-  private follow(id: string): SidecarFollower {
+  private follow(id: string, options: { fromStart?: boolean } = {}): SidecarFollower {
     const existing = this.followers.get(id);
     if (existing) return existing;
     const file = path.join(this.options.sidecarDirOf(id), EVENTS_FILE);
@@ -203,6 +204,7 @@ export class LiveHub {
       file,
       (event) => this.onRunEvent(id, event),
       () => this.unfollow(id),
+      options,
     );
     this.followers.set(id, follower);
     return follower;
@@ -210,10 +212,7 @@ export class LiveHub {
 
   private unfollowSoon(id: string): void {
     if (!this.followers.has(id) || this.followerTimers.has(id)) return;
-    this.followerTimers.set(
-      id,
-      setTimeout(() => this.unfollow(id), FOLLOW_AFTER_END_MS).unref(),
-    );
+    this.followerTimers.set(id, setTimeout(() => this.unfollow(id), FOLLOW_AFTER_END_MS).unref());
   }
 
   private unfollow(id: string): void {

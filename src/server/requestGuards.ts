@@ -27,7 +27,10 @@ export function checkRequest(request: http.IncomingMessage, port: number, isPage
   const { hosts, origins } = ownOrigins(port);
   const host = request.headers.host?.toLowerCase();
   if (!host || !hosts.has(host)) {
-    throw new HttpError(421, `This server answers only to http://127.0.0.1:${port}/ (the Host ${JSON.stringify(request.headers.host ?? '')} was refused: a web page may be trying to reach it under another name).`);
+    throw new HttpError(
+      421,
+      `This server answers only to http://127.0.0.1:${port}/ (the Host ${JSON.stringify(request.headers.host ?? '')} was refused: a web page may be trying to reach it under another name).`,
+    );
   }
   const origin = request.headers.origin;
   if (origin !== undefined && !origins.has(origin.toLowerCase())) {

@@ -4,7 +4,7 @@ import type { SessionPart, SessionStore } from '../sessions/sessionStore.js';
 import type { SessionViewResponse } from './apiPayloads.js';
 import { endResponse, HttpError, JSON_TYPE, sendJson, writeChunk, writeHead } from './httpResponses.js';
 import type { SessionFilter } from '../sessions/sessionFilter.js';
-import { isLoopRunning } from './runningLoops.js';
+import { isLoopRunning } from '../sessions/runningLoops.js';
 
 /**
  * The session routes. Lists and whole sessions are streamed a piece at a time, with
@@ -21,7 +21,12 @@ export interface SessionRoutesContext {
 }
 
 /** `GET /api/sessions`: summaries, newest first. */
-export async function listSessions(context: SessionRoutesContext, request: http.IncomingMessage, response: http.ServerResponse, filter: SessionFilter): Promise<void> {
+export async function listSessions(
+  context: SessionRoutesContext,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  filter: SessionFilter,
+): Promise<void> {
   const summaries = await context.store.list(filter);
   writeHead(response, 200, { 'Content-Type': JSON_TYPE });
   if (request.method === 'HEAD') return void response.end();
@@ -35,7 +40,12 @@ export async function listSessions(context: SessionRoutesContext, request: http.
 }
 
 /** `GET /api/stats`. */
-export async function sessionStats(context: SessionRoutesContext, request: http.IncomingMessage, response: http.ServerResponse, filter: SessionFilter): Promise<void> {
+export async function sessionStats(
+  context: SessionRoutesContext,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  filter: SessionFilter,
+): Promise<void> {
   sendJson(request, response, 200, await context.store.stats(filter));
 }
 
@@ -77,7 +87,13 @@ export async function sessionDocument(context: SessionRoutesContext, request: ht
  * `GET /api/sessions/:id/diff[?iteration=N]`: the recorded diff as plain text, as
  * `codeloops sessions diff` prints it, one iteration at a time.
  */
-export async function sessionDiff(context: SessionRoutesContext, request: http.IncomingMessage, response: http.ServerResponse, id: string, iteration: number | undefined): Promise<void> {
+export async function sessionDiff(
+  context: SessionRoutesContext,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  id: string,
+  iteration: number | undefined,
+): Promise<void> {
   const parts = context.store.recordedDiffParts(id, iteration);
   try {
     // The first piece (or the end) decides the status: an unknown iteration is a 404, not a cut stream.
@@ -97,18 +113,24 @@ export async function sessionDiff(context: SessionRoutesContext, request: http.I
 /** `GET /api/sessions/:id/view`: what the editor's viewer gets, and whether the loop runs now. */
 export async function sessionView(context: SessionRoutesContext, request: http.IncomingMessage, response: http.ServerResponse, id: string): Promise<void> {
   const view = await context.library.view(id);
-  const running = view.outcome === null && isLoopRunning({ working_dir: view.workingDir, timestamp: view.startedAt });
+  const running = view.end === null && isLoopRunning({ working_dir: view.start.working_dir, timestamp: view.start.timestamp });
   sendJson(request, response, 200, { view, running } satisfies SessionViewResponse);
 }
 
 /** `GET /api/sessions/:id/iterations/:n`: one iteration's outputs, diff and the critic's answer. */
-export async function iterationDetail(context: SessionRoutesContext, request: http.IncomingMessage, response: http.ServerResponse, id: string, rawNumber: string): Promise<void> {
+export async function iterationDetail(
+  context: SessionRoutesContext,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  id: string,
+  rawNumber: string,
+): Promise<void> {
   if (!/^[1-9]\d{0,8}$/.test(rawNumber)) throw new HttpError(400, `${JSON.stringify(rawNumber.slice(0, 40))} is not an iteration number (1, 2, …).`);
   const number = Number(rawNumber);
   const detail = await context.library.detail(id, number);
   if (!detail) {
     const view = await context.library.view(id);
-    const known = view.iterations.map((iteration) => iteration.number).join(', ') || 'none';
+    const known = view.iterations.map((iteration) => iteration.iteration_number).join(', ') || 'none';
     throw new HttpError(404, `Session ${id} has no iteration ${number} (iterations: ${known}).`);
   }
   sendJson(request, response, 200, detail);

@@ -1,10 +1,6 @@
 import fs from 'node:fs';
-import { runEventSchema, type RunEvent } from '../loop/runEvents.js';
-
-/** Events a viewer replays for the iteration under way (as the editor's viewer panel does). */
-const REPLAYED_EVENTS = new Set<RunEvent['type']>(['iteration_started', 'phase', 'agent_event', 'diff_captured', 'critic_decision']);
-/** Kept for a viewer that opens mid-iteration; the first (iteration_started) always stays. */
-const MAX_REPLAYED_EVENTS = 200;
+import { parseRunEvent, type RunEvent } from '../sessionFormat/runEvents.js';
+import { LiveReplay } from '../sessionView/liveReplay.js';
 const CHUNK_BYTES = 64 * 1024;
 /** While the record does not exist yet (the loop is starting), look again this often. */
 const RETRY_MS = 250;
@@ -24,7 +20,7 @@ export class SidecarFollower {
   private readAgain = false;
   private closed = false;
   private caughtUp = false;
-  private replay: RunEvent[] = [];
+  private readonly replay = new LiveReplay();
   /** Resolves once what the record held when following began has been read. */
   readonly ready: Promise<void>;
   private resolveReady!: () => void;
@@ -33,14 +29,17 @@ export class SidecarFollower {
     private readonly file: string,
     private readonly onEvent: (event: RunEvent) => void,
     private readonly onFinished: () => void,
+    options: { fromStart?: boolean } = {},
   ) {
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    // A loop whose session appeared while clients watched: everything it records is news to them.
+    if (options.fromStart) this.markCaughtUp();
     this.attach();
   }
 
   /** The current iteration's events so far, for a viewer that has just opened. */
   replayEvents(): readonly RunEvent[] {
-    return this.replay;
+    return this.replay.events();
   }
 
   /** Something may have been appended (the session file changed too): read now. */
@@ -110,17 +109,10 @@ export class SidecarFollower {
   }
 
   private handleLine(text: string): void {
-    if (text.trim() === '') return;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return; // a bad line, skipped as every reader of the record does
-    }
-    const parsed = runEventSchema.safeParse(json);
-    if (!parsed.success) return; // an event of a newer runner
-    const event = parsed.data;
-    this.remember(event);
+    // A bad line or an event of a newer runner is skipped, as every reader of the record does.
+    const event = parseRunEvent(text);
+    if (!event) return;
+    this.replay.add(event);
     if (this.caughtUp) this.onEvent(event);
     if (event.type === 'run_finished') {
       this.close();
@@ -128,19 +120,12 @@ export class SidecarFollower {
     }
   }
 
-  private remember(event: RunEvent): void {
-    if (event.type === 'iteration_started') this.replay = [];
-    if (!REPLAYED_EVENTS.has(event.type)) return;
-    this.replay.push(event);
-    if (this.replay.length > MAX_REPLAYED_EVENTS) this.replay.splice(1, this.replay.length - MAX_REPLAYED_EVENTS);
-  }
-
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.watcher?.close();
     clearTimeout(this.retryTimer);
-    this.replay = [];
+    this.replay.clear();
     this.partial = Buffer.alloc(0);
     if (!this.caughtUp) this.markCaughtUp();
   }

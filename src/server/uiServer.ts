@@ -1,12 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
-import { IterationNotFoundError, NotASessionError, SessionNotFoundError, SessionStore } from '../sessions/sessionStore.js';
+import { isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
+import { SessionStore } from '../sessions/sessionStore.js';
 import { diffQuery, filterFromQuery, liveQuery, noQuery } from './apiQuery.js';
 import { ClientGoneError, HttpError, sendError } from './httpResponses.js';
 import { LiveHub } from './liveHub.js';
 import { checkRequest, sessionIdFrom, type RequestTarget } from './requestGuards.js';
-import { isLoopRunning } from './runningLoops.js';
+import { isLoopRunning } from '../sessions/runningLoops.js';
 import { iterationDetail, listSessions, sessionDiff, sessionDocument, sessionStats, sessionView, type SessionRoutesContext } from './sessionRoutes.js';
 import { openLiveStream } from './sseStream.js';
 import { sendAsset, sendPage, type PageName } from './staticFiles.js';
@@ -42,7 +43,8 @@ export interface UiServer {
  */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const warn = options.warn ?? (() => {});
-  const store = new SessionStore(options.sessionsDirectory);
+  // Read-only: the summary index lives in memory here, and is not written.
+  const store = new SessionStore(options.sessionsDirectory, () => {}, { indexFile: null });
   const library = new SessionLibrary(store, options.sidecarDirOf);
   const hub = new LiveHub({ store, sidecarDirOf: options.sidecarDirOf, isRunning: isLoopRunning, lingerMs: options.liveLingerMs ?? 3_000 });
   const context: SessionRoutesContext = { store, library };
@@ -57,7 +59,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       if ((error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
       const status = statusOf(error);
       if (status === 500) warn(`${request.method} ${request.url}: ${(error as Error).stack ?? String(error)}`);
-      sendError(request, response, status, status === 500 ? `Internal error: ${(error as Error).message}` : (error as Error).message, error instanceof HttpError ? error.headers : {});
+      sendError(
+        request,
+        response,
+        status,
+        status === 500 ? `Internal error: ${(error as Error).message}` : (error as Error).message,
+        error instanceof HttpError ? error.headers : {},
+      );
     });
   });
 
@@ -122,9 +130,10 @@ function pageOf({ segments }: RequestTarget): PageName | undefined {
   return undefined;
 }
 
+/** The HTTP status of an engine failure, by its code. */
+const STATUS_BY_CODE: Partial<Record<FailureCode, number>> = { session_not_found: 404, iteration_not_found: 404, not_a_session: 422, usage: 400 };
+
 function statusOf(error: unknown): number {
   if (error instanceof HttpError) return error.status;
-  if (error instanceof SessionNotFoundError || error instanceof IterationNotFoundError) return 404;
-  if (error instanceof NotASessionError) return 422;
-  return 500;
+  return (isCodeloopsError(error) && STATUS_BY_CODE[error.code]) || 500;
 }

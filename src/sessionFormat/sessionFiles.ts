@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { CodeloopsError } from './failures.js';
 
 /**
  * Where sessions live and how their files are named. The same paths on every OS
@@ -31,6 +32,14 @@ export function sidecarDir(sessionId: string, env: Environment = process.env): s
   return path.join(sidecarsDir(env), assertSessionId(sessionId));
 }
 
+/** In a sidecar folder: every run event of the session, one a line (`runEvents.ts`), append-only. */
+export const EVENTS_FILE = 'events.jsonl';
+
+/** In a sidecar folder: one agent run's untouched stdout. */
+export function rawStdoutFileName(iteration: number, role: 'actor' | 'critic', attempt: 'review' | 'repair' = 'review'): string {
+  return `iteration-${iteration}-${role}${attempt === 'repair' ? '-repair' : ''}.stdout`;
+}
+
 /** First 6 hex digits of SHA-256 of the prompt, as in the documented file name. */
 export function promptHash(prompt: string): string {
   return createHash('sha256').update(prompt, 'utf8').digest('hex').slice(0, 6);
@@ -38,7 +47,10 @@ export function promptHash(prompt: string): string {
 
 /** `2025-01-27T15-30-45Z`: ISO 8601 at second precision with `-` for `:`. */
 export function fileTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '-');
+  return date
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/:/g, '-');
 }
 
 export function sessionIdFor(date: Date, prompt: string): string {
@@ -55,10 +67,10 @@ export function isSessionId(value: string): boolean {
   return SESSION_ID.test(value);
 }
 
-export class InvalidSessionIdError extends Error {
+export class InvalidSessionIdError extends CodeloopsError {
+  override name = 'InvalidSessionIdError';
   constructor(value: string) {
-    super(`"${value}" is not a session id (expected a name such as 2025-01-27T15-30-45Z_a3f2c1).`);
-    this.name = 'InvalidSessionIdError';
+    super('session_not_found', `"${value}" is not a session id (expected a name such as 2025-01-27T15-30-45Z_a3f2c1).`, { id: value });
   }
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunEvent } from '../loop/runEvents.js';
-import { EVENTS_FILE } from '../sessionWriter/sidecarRecorder.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { EVENTS_FILE } from '../sessionFormat/sessionFiles.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session, SessionStore } from '../sessions/sessionStore.js';
 import type { IterationDetail, SessionView } from './sessionView.js';

@@ -1,85 +1,75 @@
-import { z } from 'zod';
-import { usageSchema } from '../agents/agentEvents.js';
-import { fileChangeSchema } from '../loop/runEvents.js';
-import { CRITIC_DECISIONS, OUTCOMES } from '../sessionFormat/sessionLines.js';
+import { usageSchema } from '../sessionFormat/agentEvents.js';
+import { checkOutcomeShape, fileChangeSchema, loopGuardsSchema } from '../sessionFormat/runEvents.js';
+import { iterationFactsSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
+import * as z from '../sessionFormat/zod.js';
 
 /**
  * What a viewer shows of a session: light enough to send whole (no agent output, no
  * diffs), with per-iteration details fetched on demand. One model for the editor's
  * viewer and the browser's; this file has no Node imports, so both can load it.
- * Built by `sessionViewBuilder.ts`.
+ * Its records are the session's own lines (the start and end lines whole, each
+ * iteration line without its outputs and diff), with what the sidecar adds beside
+ * them. Built by `sessionViewBuilder.ts`.
  */
 
 export const iterationViewSchema = z.object({
-  number: z.number().int(),
-  decision: z.enum(CRITIC_DECISIONS),
-  feedback: z.string().nullable(),
-  remainingIssues: z.array(z.string()),
+  ...iterationFactsSchema.shape,
+  /** Line counts, from the line or else from the recorded diff; null where nothing says (binary files). */
+  git_insertions: z.nullable(z.int()),
+  git_deletions: z.nullable(z.int()),
+  remaining_issues: z.array(z.string()),
+  critic_reverted_files: z.array(z.string()),
   /** The critic's summary and confidence when it said DONE. */
-  summary: z.string().nullable(),
-  confidence: z.number().nullable(),
-  finishedAt: z.string(),
-  actorDurationSecs: z.number(),
-  actorExitCode: z.number().int(),
+  summary: z.nullable(z.string()),
+  confidence: z.nullable(z.number()),
   /** How long the review took (repair included), when the sidecar recorded it. */
-  criticDurationSecs: z.number().nullable(),
-  filesChanged: z.number().int(),
-  insertions: z.number().int().nullable(),
-  deletions: z.number().int().nullable(),
+  critic_duration_secs: z.nullable(z.number()),
   files: z.array(fileChangeSchema),
-  actorUsage: usageSchema.nullable(),
-  criticUsage: usageSchema.nullable(),
-  toolCalls: z.number().int().nullable(),
-  criticRevertedFiles: z.array(z.string()),
+  actor_usage: z.nullable(usageSchema),
+  critic_usage: z.nullable(usageSchema),
+  tool_calls: z.nullable(z.int()),
   /** Sizes, so a viewer can warn before asking for megabytes. */
-  actorOutputChars: z.number().int(),
-  diffChars: z.number().int(),
+  actor_output_chars: z.int(),
+  diff_chars: z.int(),
+  /** The project's checks on this iteration's tree, when the sidecar recorded them. */
+  checks: z.array(z.object(checkOutcomeShape)),
 });
 export type IterationView = z.infer<typeof iterationViewSchema>;
 
 /** Something that happened between iterations: a resume, an interruption, a rollback or its undo. */
 export const timelineNoteSchema = z.object({
-  kind: z.enum(['resumed', 'interrupted', 'rollback', 'rollback_undone']),
+  kind: z.enum(['resumed', 'interrupted', 'rollback', 'rollback_undone', 'stall']),
   at: z.string(),
   /** Shown after this iteration (0: before the first). */
-  afterIteration: z.number().int().nonnegative(),
+  after_iteration: z.int().check(z.nonnegative()),
   text: z.string(),
 });
 export type TimelineNote = z.infer<typeof timelineNoteSchema>;
 
 export const sessionViewSchema = z.object({
   id: z.string(),
-  prompt: z.string(),
-  workingDir: z.string(),
   project: z.string(),
-  actorAgent: z.string(),
-  criticAgent: z.string(),
-  actorModel: z.string().nullable(),
-  criticModel: z.string().nullable(),
-  maxIterations: z.number().int().nullable(),
-  startedAt: z.string(),
-  outcome: z.enum(OUTCOMES).nullable(),
-  summary: z.string().nullable(),
-  confidence: z.number().nullable(),
-  error: z.string().nullable(),
-  durationSecs: z.number().nullable(),
+  /** The `session_start` line as recorded (its documented and known fields). */
+  start: z.object(sessionStartLineSchema.shape),
+  /** The `session_end` line, or null while the session runs (or after a crash). */
+  end: z.nullable(z.object(sessionEndLineSchema.shape)),
   iterations: z.array(iterationViewSchema),
   /** Totals over every agent run that reported them. */
-  totalCostUsd: z.number().nullable(),
-  totalTokens: z.number().nullable(),
+  total_cost_usd: z.nullable(z.number()),
+  total_tokens: z.nullable(z.number()),
+  /** Lines of the session file that were skipped, and why. */
   warnings: z.array(z.string()),
-  /** The session this one carries on (`codeloops resume`), if any. */
-  resumedFrom: z.string().nullable(),
   notes: z.array(timelineNoteSchema),
+  /** The checks, budget and stall detection of its last run, when recorded. */
+  guards: z.nullable(loopGuardsSchema),
 });
 export type SessionView = z.infer<typeof sessionViewSchema>;
 
 export const iterationDetailSchema = z.object({
-  number: z.number().int(),
-  actorOutput: z.string(),
-  actorStderr: z.string(),
+  number: z.int(),
+  actor_output: z.string(),
+  actor_stderr: z.string(),
   diff: z.string(),
-  criticOutput: z.string().nullable(),
+  critic_output: z.nullable(z.string()),
 });
 export type IterationDetail = z.infer<typeof iterationDetailSchema>;
-

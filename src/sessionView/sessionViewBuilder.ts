@@ -1,4 +1,6 @@
-import type { RunEvent } from '../loop/runEvents.js';
+import { addUsage } from '../agents/agentEventHelpers.js';
+import type { Usage } from '../sessionFormat/agentEvents.js';
+import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
@@ -6,95 +8,77 @@ import { splitUnifiedDiff } from './unifiedDiff.js';
 
 /** Builds the viewer's model of a session from its file and its sidecar record. */
 
-type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
-
-function eventsFor<T extends RunEvent['type']>(events: readonly RunEvent[], type: T, iteration: number): EventOf<T>[] {
-  return events.filter((event): event is EventOf<T> => event.type === type && 'iteration' in event && event.iteration === iteration);
+function eventsFor<T extends RunEventType>(events: readonly RunEvent[], type: T, iteration: number): RunEventOf<T>[] {
+  return events.filter((event): event is RunEventOf<T> => event.type === type && 'iteration' in event && event.iteration === iteration);
 }
 
 /** The last recorded events of a number, for sessions that were resumed and repeat one. */
-function lastFor<T extends RunEvent['type']>(events: readonly RunEvent[], type: T, iteration: number): EventOf<T> | undefined {
+function lastFor<T extends RunEventType>(events: readonly RunEvent[], type: T, iteration: number): RunEventOf<T> | undefined {
   return eventsFor(events, type, iteration).at(-1);
 }
 
-function sumUsage(runs: readonly EventOf<'agent_finished'>[]) {
-  const withUsage = runs.filter((run) => run.usage);
-  if (withUsage.length === 0) return null;
-  const sum = (pick: (usage: NonNullable<EventOf<'agent_finished'>['usage']>) => number | undefined) => {
-    const values = withUsage.map((run) => pick(run.usage!)).filter((value): value is number => value !== undefined);
-    return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
-  };
-  return {
-    inputTokens: sum((usage) => usage.inputTokens),
-    outputTokens: sum((usage) => usage.outputTokens),
-    cacheReadTokens: sum((usage) => usage.cacheReadTokens),
-    cacheWriteTokens: sum((usage) => usage.cacheWriteTokens),
-    costUsd: sum((usage) => usage.costUsd),
-  };
+/** What these agent runs used together, or null when none of them said. */
+function sumUsage(runs: readonly RunEventOf<'agent_finished'>[]): Usage | null {
+  const usages = runs.flatMap((run) => (run.usage ? [run.usage] : []));
+  return usages.length === 0 ? null : usages.reduce(addUsage);
 }
 
 export function buildSessionView(session: Session, events: readonly RunEvent[]): SessionView {
   const iterations = session.iterations.map((line): IterationView => {
     const n = line.iteration_number;
+    const { type: _type, actor_output, actor_stderr: _stderr, git_diff, ...facts } = line;
     const captured = lastFor(events, 'diff_captured', n);
     const decided = lastFor(events, 'critic_decision', n);
     const runs = eventsFor(events, 'agent_finished', n);
     const actorRuns = runs.filter((run) => run.role === 'actor');
     const criticRuns = runs.filter((run) => run.role === 'critic');
-    const criticFinished = eventsFor(events, 'phase', n).filter((event) => event.phase === 'critic' && event.status === 'finished').at(-1);
-    const files = captured?.files ?? splitUnifiedDiff(line.git_diff).map(({ patch: _patch, ...file }) => file);
+    const criticFinished = eventsFor(events, 'phase', n)
+      .filter((event) => event.phase === 'critic' && event.status === 'finished')
+      .at(-1);
+    const files = captured?.files ?? splitUnifiedDiff(git_diff).map(({ patch: _patch, ...file }) => file);
     const countFrom = (pick: 'insertions' | 'deletions') =>
       files.every((file) => file[pick] === null) && files.length > 0 ? null : files.reduce((sum, file) => sum + (file[pick] ?? 0), 0);
     return {
-      number: n,
-      decision: line.critic_decision,
-      feedback: line.feedback,
-      remainingIssues: line.remaining_issues ?? [],
+      ...facts,
+      git_insertions: line.git_insertions ?? captured?.insertions ?? countFrom('insertions'),
+      git_deletions: line.git_deletions ?? captured?.deletions ?? countFrom('deletions'),
+      remaining_issues: line.remaining_issues ?? [],
+      critic_reverted_files: line.critic_reverted_files ?? [],
       summary: decided?.summary ?? null,
       confidence: decided?.confidence ?? null,
-      finishedAt: line.timestamp,
-      actorDurationSecs: line.actor_duration_secs,
-      actorExitCode: line.actor_exit_code,
-      criticDurationSecs: criticFinished?.duration_secs ?? null,
-      filesChanged: line.git_files_changed,
-      insertions: line.git_insertions ?? captured?.insertions ?? countFrom('insertions'),
-      deletions: line.git_deletions ?? captured?.deletions ?? countFrom('deletions'),
+      critic_duration_secs: criticFinished?.duration_secs ?? null,
       files,
-      actorUsage: sumUsage(actorRuns),
-      criticUsage: sumUsage(criticRuns),
-      toolCalls: actorRuns.length > 0 ? actorRuns.reduce((sum, run) => sum + run.tool_calls, 0) : null,
-      criticRevertedFiles: line.critic_reverted_files ?? [],
-      actorOutputChars: line.actor_output.length,
-      diffChars: line.git_diff.length,
+      actor_usage: sumUsage(actorRuns),
+      critic_usage: sumUsage(criticRuns),
+      tool_calls: actorRuns.length > 0 ? actorRuns.reduce((sum, run) => sum + run.tool_calls, 0) : null,
+      actor_output_chars: actor_output.length,
+      diff_chars: git_diff.length,
+      // The last run of each check for this number (a resumed session can repeat one).
+      checks: [...new Map(eventsFor(events, 'check_finished', n).map((check) => [check.name, check])).values()].map((check) => ({
+        name: check.name,
+        command: check.command,
+        required: check.required,
+        passed: check.passed,
+        exit_code: check.exit_code,
+        duration_secs: check.duration_secs,
+        timed_out: check.timed_out,
+      })),
     };
   });
-  const costs = iterations.flatMap((it) => [it.actorUsage?.costUsd, it.criticUsage?.costUsd]).filter((value): value is number => value !== undefined);
-  const tokens = iterations
-    .flatMap((it) => [it.actorUsage, it.criticUsage])
-    .flatMap((usage) => (usage ? [(usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)] : []));
-  const { start, end } = session;
+  const usages = iterations.flatMap((it) => [it.actor_usage, it.critic_usage]).filter((usage): usage is Usage => usage !== null);
+  const costs = usages.flatMap((usage) => (usage.costUsd === undefined ? [] : [usage.costUsd]));
+  const tokens = usages.map((usage) => (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0));
   return {
     id: session.id,
-    prompt: start.prompt,
-    workingDir: start.working_dir,
-    project: projectName(start.working_dir),
-    actorAgent: start.actor_agent,
-    criticAgent: start.critic_agent,
-    actorModel: start.actor_model,
-    criticModel: start.critic_model,
-    maxIterations: start.max_iterations,
-    startedAt: start.timestamp,
-    outcome: end?.outcome ?? null,
-    summary: end?.summary ?? null,
-    confidence: end?.confidence ?? null,
-    error: end?.error ?? null,
-    durationSecs: end?.duration_secs ?? null,
+    project: projectName(session.start.working_dir),
+    start: session.start,
+    end: session.end,
     iterations,
-    totalCostUsd: costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null,
-    totalTokens: tokens.length > 0 ? tokens.reduce((a, b) => a + b, 0) : null,
+    total_cost_usd: costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null,
+    total_tokens: tokens.length > 0 ? tokens.reduce((a, b) => a + b, 0) : null,
     warnings: session.warnings,
-    resumedFrom: start.resumed_from ?? null,
     notes: buildNotes(session, events),
+    guards: events.flatMap((event) => (event.type === 'run_started' && event.guards ? [event.guards] : [])).at(-1) ?? null,
   };
 }
 
@@ -107,16 +91,48 @@ function buildNotes(session: Session, events: readonly RunEvent[]): TimelineNote
   for (const event of events) {
     if (event.type === 'run_started') {
       if (runs > 0 && event.first_iteration) {
-        notes.push({ kind: 'resumed', at: event.timestamp, afterIteration: event.first_iteration - 1, text: `Resumed at iteration ${event.first_iteration}.` });
+        notes.push({
+          kind: 'resumed',
+          at: event.timestamp,
+          after_iteration: event.first_iteration - 1,
+          text: `Resumed at iteration ${event.first_iteration}.`,
+        });
       }
       runs += 1;
     } else if (event.type === 'agent_finished' && event.interrupted) {
-      notes.push({ kind: 'interrupted', at: event.timestamp, afterIteration: event.iteration - 1, text: `Interrupted during iteration ${event.iteration} (the ${event.role} was stopped).` });
+      notes.push({
+        kind: 'interrupted',
+        at: event.timestamp,
+        after_iteration: event.iteration - 1,
+        text: `Interrupted during iteration ${event.iteration} (the ${event.role} was stopped).`,
+      });
     } else if (event.type === 'rollback') {
-      const parts = [event.restored.length > 0 ? `restored ${listPaths(event.restored)}` : '', event.removed.length > 0 ? `removed ${listPaths(event.removed)}` : '', event.overwritten.length > 0 ? `overwrote your changes to ${listPaths(event.overwritten)}` : ''].filter(Boolean);
-      notes.push({ kind: 'rollback', at: event.timestamp, afterIteration: lastIteration, text: `Rolled back to before iteration ${event.to_iteration}: ${parts.join('; ') || 'nothing to write'}.` });
+      const parts = [
+        event.restored.length > 0 ? `restored ${listPaths(event.restored)}` : '',
+        event.removed.length > 0 ? `removed ${listPaths(event.removed)}` : '',
+        event.overwritten.length > 0 ? `overwrote your changes to ${listPaths(event.overwritten)}` : '',
+      ].filter(Boolean);
+      notes.push({
+        kind: 'rollback',
+        at: event.timestamp,
+        after_iteration: lastIteration,
+        text: `Rolled back to before iteration ${event.to_iteration}: ${parts.join('; ') || 'nothing to write'}.`,
+      });
+    } else if (event.type === 'stall') {
+      const what = event.action === 'nudge' ? 'the actor was told to change its approach' : 'the loop was stopped';
+      notes.push({
+        kind: 'stall',
+        at: event.timestamp,
+        after_iteration: event.iteration,
+        text: `Going in circles since iteration ${event.since_iteration}: ${event.reason}; ${what}.`,
+      });
     } else if (event.type === 'rollback_undone') {
-      notes.push({ kind: 'rollback_undone', at: event.timestamp, afterIteration: lastIteration, text: `Rollback ${event.rollback} undone: ${event.restored.length + event.removed.length} file(s) put back.` });
+      notes.push({
+        kind: 'rollback_undone',
+        at: event.timestamp,
+        after_iteration: lastIteration,
+        text: `Rollback ${event.rollback} undone: ${event.restored.length + event.removed.length} file(s) put back.`,
+      });
     }
   }
   return notes;
@@ -127,9 +143,9 @@ export function buildIterationDetail(session: Session, events: readonly RunEvent
   if (!line) return undefined;
   return {
     number,
-    actorOutput: line.actor_output,
-    actorStderr: line.actor_stderr,
+    actor_output: line.actor_output,
+    actor_stderr: line.actor_stderr,
     diff: line.git_diff,
-    criticOutput: lastFor(events, 'critic_decision', number)?.critic_output ?? null,
+    critic_output: lastFor(events, 'critic_decision', number)?.critic_output ?? null,
   };
 }

@@ -1,4 +1,4 @@
-import type { FileChange } from '../git/treeDiff.js';
+import type { FileChange } from '../sessionFormat/runEvents.js';
 
 /** One file's part of a unified diff. */
 export interface DiffFileSection extends FileChange {

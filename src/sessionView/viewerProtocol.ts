@@ -1,11 +1,12 @@
-import { z } from 'zod';
-import { runEventSchema } from '../loop/runEvents.js';
+import { runEventSchema } from '../sessionFormat/runEvents.js';
+import * as z from '../sessionFormat/zod.js';
 import { iterationDetailSchema, sessionViewSchema } from './sessionView.js';
 
 /**
  * The session viewer's messages, shared by both hosts (the editor's webview and the
- * browser page) and the viewer itself. Validated on arrival at both ends: the
- * webview is an untrusted boundary.
+ * browser page) and the viewer itself. Validated with these schemas on arrival at
+ * both ends: the host checks what the page sends (the webview is an untrusted
+ * boundary), the page checks what reaches it before showing anything.
  */
 
 /** What the host can do for the viewer beyond sending data. */
@@ -13,7 +14,7 @@ export const hostCapabilitiesSchema = z.object({
   /** Open an iteration's changes in the editor's diff editor. */
   openDiff: z.boolean(),
   /** Carry on an interrupted or crashed session (`codeloops resume`). */
-  resume: z.boolean().default(false),
+  resume: z._default(z.boolean(), false),
 });
 export type HostCapabilities = z.infer<typeof hostCapabilitiesSchema>;
 
@@ -31,9 +32,9 @@ export type HostMessage = z.infer<typeof hostMessageSchema>;
 export const viewerMessageSchema = z.discriminatedUnion('type', [
   /** The viewer is listening: the host sends the session only after this. */
   z.object({ type: z.literal('ready') }),
-  z.object({ type: z.literal('requestIteration'), iteration: z.number().int().positive() }),
+  z.object({ type: z.literal('requestIteration'), iteration: z.int().check(z.positive()) }),
   /** Open the iteration's changes (all files, or one) in the diff editor. */
-  z.object({ type: z.literal('openDiff'), iteration: z.number().int().positive(), path: z.string().optional() }),
+  z.object({ type: z.literal('openDiff'), iteration: z.int().check(z.positive()), path: z.optional(z.string()) }),
   /** Carry the session on (offered only when the host can). */
   z.object({ type: z.literal('resume') }),
 ]);
@@ -42,6 +43,6 @@ export type ViewerMessage = z.infer<typeof viewerMessageSchema>;
 /** What the viewer keeps across reloads of its host. */
 export const viewerStateSchema = z.object({
   sessionId: z.string(),
-  expanded: z.array(z.number().int()).default([]),
+  expanded: z._default(z.array(z.int()), []),
 });
 export type ViewerState = z.infer<typeof viewerStateSchema>;

@@ -91,7 +91,7 @@ export function cutTornTail(filePath: string): 'whole' | 'completed' | 'cut' {
     fs.readSync(fd, last, 0, 1, size - 1);
     if (last[0] === 0x0a) return 'whole';
     let lineStart = 0;
-    for (let end = size; end > 0; ) {
+    for (let end = size; end > 0;) {
       const start = Math.max(0, end - TAIL_CHUNK);
       const chunk = Buffer.alloc(end - start);
       fs.readSync(fd, chunk, 0, chunk.length, start);

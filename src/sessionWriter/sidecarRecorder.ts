@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunEvent } from '../loop/runEvents.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { EVENTS_FILE, rawStdoutFileName } from '../sessionFormat/sessionFiles.js';
 import { takeHead } from '../text/truncate.js';
 import { AppendOnlyFile } from './appendOnlyFile.js';
 
@@ -30,15 +31,13 @@ export class SidecarRecorder {
   }
 
   rawStdoutPath(iteration: number, role: 'actor' | 'critic', attempt: 'review' | 'repair' = 'review'): string {
-    return path.join(this.directory, `iteration-${iteration}-${role}${attempt === 'repair' ? '-repair' : ''}.stdout`);
+    return path.join(this.directory, rawStdoutFileName(iteration, role, attempt));
   }
 
   close(): void {
     this.events.close();
   }
 }
-
-export const EVENTS_FILE = 'events.jsonl';
 
 function compact(event: RunEvent): RunEvent {
   if (event.type === 'agent_event' && event.event.kind === 'text' && event.event.text.length > MAX_RECORDED_TEXT) {

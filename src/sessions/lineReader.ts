@@ -125,7 +125,9 @@ function rereadLine(fd: number, start: number, end: number, terminated: boolean)
     terminated,
     length: end - start,
     get text() {
-      return (text ??= readAt(fd, start, end - start).toString('utf8').replace(/\r$/, ''));
+      return (text ??= readAt(fd, start, end - start)
+        .toString('utf8')
+        .replace(/\r$/, ''));
     },
     prefix: (count) => readAt(fd, start, Math.min(count, end - start)).toString('utf8'),
     blank: false,
@@ -148,7 +150,6 @@ function locatedLine(chunks: Buffer[], start: number, end: number, terminated: b
     blank: bytes.findIndex((byte) => byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) < 0,
   };
 }
-
 
 /** Every line of a file with its 1-based number, streamed. */
 export async function* readAllLines(filePath: string): AsyncGenerator<{ text: string; lineNumber: number; last: boolean }> {

@@ -1,5 +1,6 @@
+import { CodeloopsError } from '../sessionFormat/failures.js';
 import { OUTCOMES, type Outcome } from '../sessionFormat/sessionLines.js';
-import type { SessionSummary } from './sessionSummary.js';
+import type { SessionSummary } from '../sessionFormat/sessionSummaries.js';
 
 export interface SessionFilter {
   /** Any of these outcomes (a session that has not ended has none, and never matches). */
@@ -11,8 +12,11 @@ export interface SessionFilter {
   project?: string;
 }
 
-export class InvalidFilterError extends Error {
+export class InvalidFilterError extends CodeloopsError {
   override name = 'InvalidFilterError';
+  constructor(message: string) {
+    super('usage', message);
+  }
 }
 
 /**
@@ -49,7 +53,10 @@ export interface FilterInput {
  * `--` for flags, nothing for query parameters.
  */
 export function parseFilterInput(input: FilterInput, namePrefix = '--'): SessionFilter {
-  const outcomes = (input.outcome ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  const outcomes = (input.outcome ?? [])
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter(Boolean);
   for (const outcome of outcomes) {
     if (!(OUTCOMES as readonly string[]).includes(outcome)) {
       throw new InvalidFilterError(`${namePrefix}outcome ${outcome} is not an outcome (one of: ${OUTCOMES.join(', ')}).`);
@@ -71,12 +78,13 @@ export function matchesDates(filter: SessionFilter, startedAt: Date): boolean {
   return true;
 }
 
-export function matchesFilter(filter: SessionFilter, summary: SessionSummary, fullPrompt: string): boolean {
+/** `fullPrompt` is asked for only when the filter searches the prompt. */
+export function matchesFilter(filter: SessionFilter, summary: SessionSummary, fullPrompt: () => string): boolean {
   if (filter.outcomes && filter.outcomes.length > 0) {
     if (summary.outcome === null || !filter.outcomes.includes(summary.outcome)) return false;
   }
   if (!matchesDates(filter, new Date(summary.timestamp))) return false;
-  if (filter.search && !fullPrompt.toLowerCase().includes(filter.search.toLowerCase())) return false;
+  if (filter.search && !fullPrompt().toLowerCase().includes(filter.search.toLowerCase())) return false;
   if (filter.project && summary.project !== filter.project) return false;
   return true;
 }

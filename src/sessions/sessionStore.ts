@@ -1,17 +1,14 @@
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import {
-  sessionLineSchema,
-  sessionStartLineSchema,
-  type IterationLine,
-  type SessionEndLine,
-  type SessionStartLine,
-} from '../sessionFormat/sessionLines.js';
+import { sessionLineSchema, sessionStartLineSchema, type IterationLine, type SessionEndLine, type SessionStartLine } from '../sessionFormat/sessionLines.js';
+import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import { isSessionId, timestampFromSessionId } from '../sessionFormat/sessionFiles.js';
 import { readAllLines, readFirstLine, readLinesBackward } from './lineReader.js';
 import { matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
-import { computeStats, summarize, type SessionStats, type SessionSummary } from './sessionSummary.js';
+import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
+import { computeStats, summarize } from './sessionSummary.js';
+import { SummaryIndex, summaryIndexPath } from './summaryIndex.js';
 
 export interface Session {
   id: string;
@@ -32,26 +29,39 @@ export type SessionPart =
   | { kind: 'end'; line: SessionEndLine }
   | { kind: 'warning'; message: string };
 
-export class SessionNotFoundError extends Error {
+export class SessionNotFoundError extends CodeloopsError {
   override name = 'SessionNotFoundError';
   constructor(id: string, directory: string) {
-    super(`No session "${id}" in ${directory}. Run "codeloops sessions list" to see the sessions there.`);
+    super('session_not_found', `No session "${id}" in ${directory}.`, { id, directory });
   }
 }
 
-export class AmbiguousSessionIdError extends Error {
+export class AmbiguousSessionIdError extends CodeloopsError {
   override name = 'AmbiguousSessionIdError';
   constructor(prefix: string, matches: readonly string[]) {
-    super(`"${prefix}" matches ${matches.length} sessions (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', …' : ''}); give more of the id.`);
+    super(
+      'session_ambiguous',
+      `"${prefix}" matches ${matches.length} sessions (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', …' : ''}); give more of the id.`,
+      {
+        prefix,
+        matches: matches.slice(0, 20),
+      },
+    );
   }
 }
 
-export class IterationNotFoundError extends Error {
+export class IterationNotFoundError extends CodeloopsError {
   override name = 'IterationNotFoundError';
+  constructor(message: string, details: FailureDetails = {}) {
+    super('iteration_not_found', message, details);
+  }
 }
 
-export class NotASessionError extends Error {
+export class NotASessionError extends CodeloopsError {
   override name = 'NotASessionError';
+  constructor(message: string, filePath: string) {
+    super('not_a_session', message, { file: filePath });
+  }
 }
 
 /** Files read between two yields to the event loop while listing (an editor must stay responsive). */
@@ -64,11 +74,31 @@ const FILE_NAME_DATE_SLACK_MS = 3600 * 1000;
  * file; loading a session streams it line by line. Bad lines are skipped with a
  * warning and reading goes on.
  */
+export interface SessionStoreOptions {
+  /**
+   * The summary index (`summaryIndex.ts`): a file, or null to keep it in memory only
+   * (a server that never writes). Default: `sessions-index.json` beside the folder.
+   */
+  indexFile?: string | null;
+}
+
+/** What listing learns from one file: its summary, its prompt (null: not kept, read it again) and what it warned about. */
+interface FileSummary {
+  summary: SessionSummary;
+  prompt: string | null;
+  warnings: string[];
+}
+
 export class SessionStore {
+  private readonly index: SummaryIndex;
+
   constructor(
     readonly directory: string,
     private readonly warn: WarningSink = () => {},
-  ) {}
+    options: SessionStoreOptions = {},
+  ) {
+    this.index = new SummaryIndex(directory, options.indexFile === undefined ? summaryIndexPath(directory) : options.indexFile);
+  }
 
   filePathOf(id: string): string {
     if (!isSessionId(id)) throw new SessionNotFoundError(id, this.directory);
@@ -83,31 +113,68 @@ export class SessionStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    return names.filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).filter(isSessionId);
+    return names
+      .filter((name) => name.endsWith('.jsonl'))
+      .map((name) => name.slice(0, -'.jsonl'.length))
+      .filter(isSessionId);
   }
 
-  /** Sessions matching the filter, newest first. */
+  /**
+   * Sessions matching the filter, newest first. A file is read (its first and last
+   * lines) only when the summary index has nothing for it as it is now.
+   */
   async list(filter: SessionFilter = {}): Promise<SessionSummary[]> {
-    const ids = (await this.listIds()).filter((id) => {
+    const all = await this.listIds();
+    const ids = all.filter((id) => {
       const startedAt = timestampFromSessionId(id);
       if (!startedAt) return true;
       return matchesDates(
-        { after: filter.after && new Date(filter.after.getTime() - FILE_NAME_DATE_SLACK_MS), before: filter.before && new Date(filter.before.getTime() + FILE_NAME_DATE_SLACK_MS) },
+        {
+          after: filter.after && new Date(filter.after.getTime() - FILE_NAME_DATE_SLACK_MS),
+          before: filter.before && new Date(filter.before.getTime() + FILE_NAME_DATE_SLACK_MS),
+        },
         startedAt,
       );
     });
     const summaries: SessionSummary[] = [];
     for (let index = 0; index < ids.length; index++) {
       if (index > 0 && index % FILES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-      const found = this.readSummary(ids[index]!);
-      if (found && matchesFilter(filter, found.summary, found.prompt)) summaries.push(found.summary);
+      const id = ids[index]!;
+      const found = this.summaryOf(id);
+      // A prompt too long for the index is read again, only when a search needs it.
+      if (found && matchesFilter(filter, found.summary, () => found.prompt ?? this.readSummary(id)?.prompt ?? '')) summaries.push(found.summary);
     }
+    this.index.retain(new Set(all));
+    this.index.save();
     return summaries.sort(newestFirst);
   }
 
   /** One session's summary from its first and last lines, or undefined if it is not readable. */
   async summary(id: string): Promise<SessionSummary | undefined> {
-    return this.readSummary(id)?.summary;
+    return this.summaryOf(id)?.summary;
+  }
+
+  /** From the index while the file is as it was, else from the file; what the file warned about is said either way. */
+  private summaryOf(id: string): FileSummary | undefined {
+    const filePath = path.join(this.directory, `${id}.jsonl`);
+    let stat: fsSync.Stats | undefined;
+    try {
+      stat = fsSync.statSync(filePath, { throwIfNoEntry: false });
+    } catch (error) {
+      this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
+      return undefined;
+    }
+    if (!stat) return undefined; // deleted since the folder was read: not a warning, just gone
+    if (!stat.isFile()) {
+      // A folder, a FIFO or a device named like a session: never opened (a FIFO would block).
+      this.warn(`${id}: skipped, ${filePath} is not a regular file`);
+      return undefined;
+    }
+    const cached = this.index.get(id, stat);
+    const found = cached ?? this.readSummary(id);
+    for (const warning of found?.warnings ?? []) this.warn(`${id}: ${warning}`);
+    if (found && !cached) this.index.set(id, stat, found);
+    return found;
   }
 
   async stats(filter: SessionFilter = {}): Promise<SessionStats> {
@@ -175,7 +242,7 @@ export class SessionStore {
       }
       const line = parsed.line;
       if (!started) {
-        if (line.type !== 'session_start') throw new NotASessionError(`${filePath} does not start with a session_start line.`);
+        if (line.type !== 'session_start') throw new NotASessionError(`${filePath} does not start with a session_start line.`, filePath);
         started = true;
         yield { kind: 'start', line, filePath };
       } else if (line.type === 'iteration') {
@@ -189,7 +256,7 @@ export class SessionStore {
         yield warning(`skipped line ${lineNumber}: a second session_start`);
       }
     }
-    if (!started) throw new NotASessionError(`${filePath} has no readable session_start line.`);
+    if (!started) throw new NotASessionError(`${filePath} has no readable session_start line.`, filePath);
   }
 
   /** The recorded diff of one iteration, or of every iteration in order. */
@@ -220,20 +287,30 @@ export class SessionStore {
     }
   }
 
-  private readSummary(id: string): { summary: SessionSummary; prompt: string } | undefined {
+  /**
+   * A session's summary from its first and last lines. Problems that skip the file are
+   * said at once; those within a listed file are returned, to be said again while the
+   * index serves it.
+   */
+  private readSummary(id: string): FileSummary | undefined {
     const filePath = path.join(this.directory, `${id}.jsonl`);
     let fd: number;
     try {
-      fd = fsSync.openSync(filePath, 'r');
+      // Non-blocking: a FIFO put there after the check above must not hang the reader.
+      fd = fsSync.openSync(filePath, fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0));
     } catch (error) {
       // Deleted between readdir and open: not a warning, just gone.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
       return undefined;
     }
     try {
+      if (!fsSync.fstatSync(fd).isFile()) {
+        this.warn(`${id}: skipped, ${filePath} is not a regular file`);
+        return undefined;
+      }
       return this.summaryFromFile(id, fd);
     } catch (error) {
-      // A folder named like a session, a file we may not read: say so, list the rest.
+      // A file we may not read: say so, list the rest.
       this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
       return undefined;
     } finally {
@@ -241,7 +318,7 @@ export class SessionStore {
     }
   }
 
-  private summaryFromFile(id: string, fd: number): { summary: SessionSummary; prompt: string } | undefined {
+  private summaryFromFile(id: string, fd: number): FileSummary | undefined {
     const { size } = fsSync.fstatSync(fd);
     const firstLine = readFirstLine(fd, size);
     if (!firstLine) {
@@ -253,6 +330,7 @@ export class SessionStore {
       this.warn(`${id}: skipped, its first line is not a session_start (${first.reason})`);
       return undefined;
     }
+    const warnings: string[] = [];
     let lastIteration: number | undefined;
     let end: SessionEndLine | undefined;
     if (firstLine.terminated) {
@@ -266,7 +344,7 @@ export class SessionStore {
         }
         const parsed = parseLine(candidate.text);
         if (!parsed.ok) {
-          this.warn(`${id}: skipped ${candidate.terminated ? 'a bad' : 'a torn'} line at byte ${candidate.start} (${parsed.reason})`);
+          warnings.push(`skipped ${candidate.terminated ? 'a bad' : 'a torn'} line at byte ${candidate.start} (${parsed.reason})`);
           continue;
         }
         if (parsed.line.type === 'session_end') end = parsed.line;
@@ -275,7 +353,7 @@ export class SessionStore {
         break;
       }
     }
-    return { summary: summarize(id, first.line, lastIteration, end), prompt: first.line.prompt };
+    return { summary: summarize(id, first.line, lastIteration, end), prompt: first.line.prompt, warnings };
   }
 }
 
@@ -291,7 +369,12 @@ function peekIterationNumber(prefix: string): number | undefined {
 type ParseResult<T> = { ok: true; line: T } | { ok: false; reason: string };
 
 /** One line through a schema; a byte-order mark (some editors add one) is not an error. */
-function parseWith<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: readonly { path: PropertyKey[]; message: string }[] } } }, text: string): ParseResult<T> {
+function parseWith<T>(
+  schema: {
+    safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: readonly { path: PropertyKey[]; message: string }[] } };
+  },
+  text: string,
+): ParseResult<T> {
   let json: unknown;
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ''));

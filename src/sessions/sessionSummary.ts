@@ -1,45 +1,7 @@
 import path from 'node:path';
-import { z } from 'zod';
-import { OUTCOMES } from '../sessionFormat/sessionLines.js';
 import type { SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
+import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { previewLine } from '../text/truncate.js';
-
-/**
- * What `sessions list --json`, `sessions stats --json` and the API return: the
- * original codeloops' `SessionSummary` and `SessionStats`, field for field.
- */
-
-export const outcomeSchema = z.enum(OUTCOMES);
-
-export const sessionSummarySchema = z.object({
-  id: z.string(),
-  timestamp: z.string(),
-  prompt_preview: z.string(),
-  working_dir: z.string(),
-  project: z.string(),
-  outcome: outcomeSchema.nullable(),
-  iterations: z.number().int().nonnegative(),
-  duration_secs: z.number().nullable(),
-  confidence: z.number().nullable(),
-  actor_agent: z.string(),
-  critic_agent: z.string(),
-});
-export type SessionSummary = z.infer<typeof sessionSummarySchema>;
-
-export const dayCountSchema = z.object({ date: z.string(), count: z.number().int() });
-export const projectStatsSchema = z.object({ project: z.string(), total: z.number().int(), success_rate: z.number() });
-
-export const sessionStatsSchema = z.object({
-  total_sessions: z.number().int(),
-  success_rate: z.number(),
-  avg_iterations: z.number(),
-  avg_duration_secs: z.number(),
-  sessions_over_time: z.array(dayCountSchema),
-  by_project: z.array(projectStatsSchema),
-});
-export type SessionStats = z.infer<typeof sessionStatsSchema>;
-export type DayCount = z.infer<typeof dayCountSchema>;
-export type ProjectStats = z.infer<typeof projectStatsSchema>;
 
 export const PROMPT_PREVIEW_CHARS = 100;
 
@@ -49,12 +11,7 @@ export function projectName(workingDir: string): string {
   return path.basename(trimmed) || trimmed || '(unknown)';
 }
 
-export function summarize(
-  id: string,
-  start: SessionStartLine,
-  lastIterationNumber: number | undefined,
-  end: SessionEndLine | undefined,
-): SessionSummary {
+export function summarize(id: string, start: SessionStartLine, lastIterationNumber: number | undefined, end: SessionEndLine | undefined): SessionSummary {
   return {
     id,
     timestamp: start.timestamp,
@@ -67,6 +24,7 @@ export function summarize(
     confidence: end?.confidence ?? null,
     actor_agent: start.actor_agent,
     critic_agent: start.critic_agent,
+    total_cost_usd: end?.total_cost_usd ?? null,
   };
 }
 
@@ -96,9 +54,7 @@ export function computeStats(summaries: readonly SessionSummary[]): SessionStats
     success_rate: successes / total,
     avg_iterations: summaries.reduce((sum, s) => sum + s.iterations, 0) / total,
     avg_duration_secs: durations.length === 0 ? 0 : durations.reduce((a, b) => a + b, 0) / durations.length,
-    sessions_over_time: [...perDay.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([date, count]) => ({ date, count })),
+    sessions_over_time: [...perDay.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([date, count]) => ({ date, count })),
     by_project: [...perProject.entries()]
       .map(([project, { total: projectTotal, successes: projectSuccesses }]) => ({
         project,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { runEventSchema, type RunEvent } from '../loop/runEvents.js';
-import { EVENTS_FILE } from '../sessionWriter/sidecarRecorder.js';
+import { runEventSchema, type RunEvent } from '../sessionFormat/runEvents.js';
+import { EVENTS_FILE } from '../sessionFormat/sessionFiles.js';
 import { readAllLines } from './lineReader.js';
 
 /**

@@ -9,8 +9,9 @@ export function formatDuration(secs: number): string {
 
 export function formatCount(value: number): string {
   if (value < 1000) return String(value);
-  if (value < 1_000_000) return `${(value / 1000).toFixed(1)}k`;
-  return `${(value / 1_000_000).toFixed(1)}M`;
+  // 120k, not 120.0k; 1.5k keeps its tenth.
+  const scaled = (divisor: number, unit: string) => `${(value / divisor).toFixed(1).replace(/\.0$/, '')}${unit}`;
+  return value < 999_950 ? scaled(1000, 'k') : scaled(1_000_000, 'M');
 }
 
 /** "3 minutes ago", from a timestamp and now. */

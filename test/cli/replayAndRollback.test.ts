@@ -1,21 +1,26 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { timelineEntrySchema, type TimelineEntry } from '../../src/replay/timeline.js';
-import { rollbackOutcomeSchema } from '../../src/rollback/rollback.js';
+import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
+import { timelineEntrySchema, type TimelineEntry } from '../../src/sessionFormat/timelineEntries.js';
 import { runCli } from '../support/cliProcess.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
 
 const TWO_ITERATIONS: AgentScript = {
-  actor: [[{ write: { path: 'x.txt', content: 'x1\n' } }, { print: 'wrote x' }], [{ write: { path: 'x.txt', content: 'x2\n' } }, { write: { path: 'y.txt', content: 'y\n' } }]],
+  actor: [
+    [{ write: { path: 'x.txt', content: 'x1\n' } }, { print: 'wrote x' }],
+    [{ write: { path: 'x.txt', content: 'x2\n' } }, { write: { path: 'y.txt', content: 'y\n' } }],
+  ],
   critic: [[carryOn('x needs a second pass', ['x.txt says x1'])], [done('x and y are right', 0.9)]],
 };
 
 async function replay(cwd: string, env: Record<string, string>): Promise<TimelineEntry[]> {
   const result = await runCli(['sessions', 'replay', 'latest', '--json'], { cwd, env });
   assert.equal(result.code, 0, result.stderr);
-  return result.stdout.trimEnd().split('\n').map((line) => timelineEntrySchema.parse(JSON.parse(line)));
+  return result.stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => timelineEntrySchema.parse(JSON.parse(line)));
 }
 
 describe('codeloops rollback and sessions replay (the built CLI)', function () {
@@ -30,7 +35,7 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
     const rolled = await runCli(['rollback', 'latest', '--iteration', '2'], { cwd: repo, env });
     assert.equal(rolled.code, 0, rolled.stderr);
     assert.match(rolled.stdout, /Rolled session .* back to before iteration 2: restored x\.txt; removed y\.txt/);
-    assert.match(rolled.stdout, /undo with "codeloops rollback --undo /);
+    assert.match(rolled.stdout, /Undo it with: codeloops rollback --undo /);
     assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'x.txt': 'x1\n' });
 
     const nothing = await runCli(['rollback', 'latest', '--iteration', '2', '--json'], { cwd: repo, env });
@@ -63,7 +68,10 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
     const timeline = await replay(repo, env);
     const story = timeline
       .filter((entry) => ['session_started', 'diff', 'verdict', 'session_ended', 'rollback', 'rollback_undone', 'agent_finished'].includes(entry.kind))
-      .map((entry) => `${entry.kind}${entry.iteration === null ? '' : ` ${entry.iteration}`}${'role' in entry ? ` ${entry.role}` : ''}${'decision' in entry ? ` ${entry.decision}` : ''}`);
+      .map(
+        (entry) =>
+          `${entry.kind}${entry.iteration === null ? '' : ` ${entry.iteration}`}${'role' in entry ? ` ${entry.role}` : ''}${'decision' in entry ? ` ${entry.decision}` : ''}`,
+      );
     assert.deepEqual(story, [
       'session_started',
       'agent_finished 1 actor',
@@ -79,15 +87,24 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
       'rollback_undone',
     ]);
     const offsets = timeline.map((entry) => entry.offset_secs).filter((offset): offset is number => offset !== null);
-    assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b), 'in time order');
+    assert.deepEqual(
+      offsets,
+      [...offsets].sort((a, b) => a - b),
+      'in time order',
+    );
     const firstDiff = timeline.find((entry) => entry.kind === 'diff' && entry.iteration === 2);
     assert.ok(firstDiff?.kind === 'diff');
-    assert.deepEqual(firstDiff.files?.map((file) => `${file.status} ${file.path}`), ['modified x.txt', 'added y.txt']);
+    assert.deepEqual(
+      firstDiff.files?.map((file) => `${file.status} ${file.path}`),
+      ['modified x.txt', 'added y.txt'],
+    );
     const verdict = timeline.find((entry) => entry.kind === 'verdict' && entry.iteration === 1);
     assert.ok(verdict?.kind === 'verdict');
     assert.equal(verdict.feedback, 'x needs a second pass');
     assert.deepEqual(verdict.remaining_issues, ['x.txt says x1']);
-    const phases = timeline.filter((entry) => entry.kind === 'phase' && entry.iteration === 1).map((entry) => (entry.kind === 'phase' ? `${entry.phase} ${entry.status}` : ''));
+    const phases = timeline
+      .filter((entry) => entry.kind === 'phase' && entry.iteration === 1)
+      .map((entry) => (entry.kind === 'phase' ? `${entry.phase} ${entry.status}` : ''));
     assert.deepEqual(phases, ['actor started', 'actor finished', 'diff started', 'diff finished', 'critic started', 'critic finished']);
 
     const text = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runEventSchema, type RunEvent } from '../../src/loop/runEvents.js';
+import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
@@ -19,12 +19,21 @@ async function untilCalled(agent: ScriptedAgent, role: 'actor' | 'critic', calls
 }
 
 function sessionFiles(sessionsDir: string): string[] {
-  return fs.existsSync(sessionsDir) ? fs.readdirSync(sessionsDir).sort().map((name) => path.join(sessionsDir, name)) : [];
+  return fs.existsSync(sessionsDir)
+    ? fs
+        .readdirSync(sessionsDir)
+        .sort()
+        .map((name) => path.join(sessionsDir, name))
+    : [];
 }
 
 /** Every iteration line of the files, in file order, as [file index, iteration number]. */
 function iterationNumbers(files: readonly string[]): number[] {
-  return files.flatMap((file) => readJsonLines(file).filter((line) => line.type === 'iteration').map((line) => line.iteration_number as number));
+  return files.flatMap((file) =>
+    readJsonLines(file)
+      .filter((line) => line.type === 'iteration')
+      .map((line) => line.iteration_number as number),
+  );
 }
 
 /**
@@ -45,7 +54,10 @@ const KILL_POINTS: Array<{ name: string; at: (event: RunEvent) => boolean }> = [
   { name: 'right after the actor', at: (event) => event.type === 'agent_finished' && event.role === 'actor' && event.iteration === 1 },
   { name: 'after the post snapshot', at: (event) => event.type === 'snapshot' && event.iteration === 1 && event.label === 'post' },
   { name: 'after the diff', at: (event) => event.type === 'diff_captured' && event.iteration === 1 },
-  { name: 'while the critic reviews', at: (event) => event.type === 'phase' && event.phase === 'critic' && event.status === 'started' && event.iteration === 1 },
+  {
+    name: 'while the critic reviews',
+    at: (event) => event.type === 'phase' && event.phase === 'critic' && event.status === 'started' && event.iteration === 1,
+  },
   { name: 'after the verdict', at: (event) => event.type === 'critic_decision' && event.iteration === 1 },
   { name: 'after the first iteration', at: (event) => event.type === 'iteration_finished' && event.iteration === 1 },
   { name: 'as the second iteration starts', at: (event) => event.type === 'iteration_started' && event.iteration === 2 },
@@ -116,7 +128,11 @@ describe('codeloops resume (the built CLI)', function () {
       assert.equal(files.length, 1, point.name);
       assertValidSessionFile(files[0]!);
       const numbers = iterationNumbers(files);
-      assert.deepEqual(numbers, numbers.map((_, index) => index + 1), `${point.name}: iterations carry on 1, 2, …`);
+      assert.deepEqual(
+        numbers,
+        numbers.map((_, index) => index + 1),
+        `${point.name}: iterations carry on 1, 2, …`,
+      );
       assert.equal(outcome.iterations, numbers.length, point.name);
       assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'work.txt': 'done\n' }, point.name);
       report.push(`${point.name}: resumed${forced ? ' with --force' : ''} after ${loaded.iterations.length} recorded iteration(s)`);
@@ -165,7 +181,11 @@ describe('codeloops resume (the built CLI)', function () {
 
   it('after a rollback, resumes with the feedback from before the rolled-back iterations only', async () => {
     const { repo, env, agent } = scriptedCliSetup({
-      actor: [[{ write: { path: 'x.txt', content: 'one\n' } }], [{ write: { path: 'x.txt', content: 'two\n' } }], [{ write: { path: 'x.txt', content: 'three\n' } }]],
+      actor: [
+        [{ write: { path: 'x.txt', content: 'one\n' } }],
+        [{ write: { path: 'x.txt', content: 'two\n' } }],
+        [{ write: { path: 'x.txt', content: 'three\n' } }],
+      ],
       critic: [[carryOn('feedback on the first try')], [carryOn('feedback on the second try')], [done()]],
     });
     const first = await runCli(['-p', 'write x', '-n', '2'], { cwd: repo, env });
@@ -205,7 +225,7 @@ describe('codeloops resume (the built CLI)', function () {
 
     const limit = await runCli(['resume', 'latest', '--force', '-n', '1'], { cwd: repo, env });
     assert.equal(limit.code, 2);
-    assert.match(limit.stderr, /used its 1 iteration; the next would be iteration 2. Allow more with -n/);
+    assert.match(limit.stderr, /used its 1 iteration; the next would be iteration 2\.\nAllow more with -n \(for example -n 6\)/);
   });
 
   it('refuses a session whose snapshots are gone unless --force, and a folder that is no longer a repository', async () => {
@@ -217,7 +237,10 @@ describe('codeloops resume (the built CLI)', function () {
     for (const ref of git(repo, 'for-each-ref', '--format=%(refname)', 'refs/codeloops/').split('\n').filter(Boolean)) git(repo, 'update-ref', '-d', ref);
     const unchecked = await runCli(['resume', 'latest'], { cwd: repo, env });
     assert.equal(unchecked.code, 2);
-    assert.match(unchecked.stderr, /has no snapshots in .* cannot check that the files are as the loop left them. Run again with --force/);
+    assert.match(
+      unchecked.stderr,
+      /has no snapshots in .* cannot check that the files are as the loop left them\. Nothing was changed\.\nRun again with --force/,
+    );
     fs.rmSync(path.join(repo, '.git'), { recursive: true, force: true });
     const result = await runCli(['resume', 'latest'], { cwd: repo, env });
     assert.equal(result.code, 2);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runEventSchema } from '../../src/loop/runEvents.js';
+import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
-import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
+import { isRunning } from '../support/processes.js';
+import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
@@ -19,12 +20,28 @@ describe('codeloops run (the built CLI)', () => {
     const result = await runCli(['-p', 'make x', '--json-output'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     const output = JSON.parse(result.stdout) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(output).sort(), ['confidence', 'error', 'iterations', 'session_file', 'session_id', 'status', 'summary', 'total_duration_secs']);
+    assert.deepEqual(Object.keys(output).sort(), [
+      'confidence',
+      'cost_estimated',
+      'error',
+      'error_code',
+      'iterations',
+      'session_file',
+      'session_id',
+      'status',
+      'stop_reason',
+      'summary',
+      'total_cost_usd',
+      'total_duration_secs',
+      'total_tokens',
+    ]);
     assert.equal(output.status, 'success');
     assert.equal(output.iterations, 1);
     assert.equal(output.summary, 'made x');
     assert.equal(output.confidence, 0.8);
     assert.equal(output.error, null);
+    assert.equal(output.error_code, null);
+    assert.equal(output.stop_reason, null, 'the critic said DONE: no guard stopped it');
     assert.equal(output.session_file, path.join(home.sessionsDir, `${output.session_id as string}.jsonl`));
     assertValidSessionFile(output.session_file as string);
     assert.match(result.stderr, /── Iteration 1 ──/);
@@ -47,6 +64,7 @@ describe('codeloops run (the built CLI)', () => {
     const output = JSON.parse(result.stdout);
     assert.equal(output.status, 'failed');
     assert.match(output.error, /failed 2 times in a row/);
+    assert.equal(output.error_code, 'actor_failed');
   });
 
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -54,18 +72,16 @@ describe('codeloops run (the built CLI)', () => {
       const { repo, env, home, agent } = scriptedCliSetup({ actor: [[{ spawnChild: true }, { print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });
       const run = startCli(['-p', 'x'], { cwd: repo, env });
       await run.waitForStderr(/thinking hard/);
-      const sentAt = performance.now();
       run.child.kill(signal);
       const result = await run.done;
       assert.equal(result.code, 130, result.stderr);
-      assert.ok(performance.now() - sentAt < 5000, 'exits within a few seconds');
       assert.equal(agent.calls('critic'), 0);
       const [file] = sessionFiles(home.sessionsDir);
       const { lines } = assertValidSessionFile(file!);
       assert.equal(lines.at(-1)!.outcome, 'interrupted');
       const agentPid = Number(agent.envSeen('actor', 1).pid);
       const grandchild = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
-      for (const pid of [agentPid, grandchild]) assert.throws(() => process.kill(pid, 0), 'the agent and its children are gone');
+      for (const pid of [agentPid, grandchild]) assert.ok(!isRunning(pid), 'the agent and its children are gone');
     });
   }
 
@@ -81,7 +97,11 @@ describe('codeloops run (the built CLI)', () => {
       const { lines } = assertValidSessionFile(file!);
       assert.equal(lines.at(-1)!.outcome, 'interrupted', signals.join('+'));
       assert.ok(!fs.existsSync(path.join(repo, '.git', 'codeloops.lock')), 'the lock is released');
-      assert.deepEqual(fs.readdirSync(path.join(repo, '.git')).filter((name) => name.startsWith('codeloops-')), [], 'no temporary index left');
+      assert.deepEqual(
+        fs.readdirSync(path.join(repo, '.git')).filter((name) => name.startsWith('codeloops-')),
+        [],
+        'no temporary index left',
+      );
     }
   });
 
@@ -97,11 +117,14 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('never lets an agent’s escape sequences reach the terminal', async () => {
-    const { repo, env } = scriptedCliSetup({ actor: [[{ print: 'title\u001b]0;pwned\u0007 clip\u001b]52;c;ZXZpbA==\u0007 \u001b[2Jcleared' }]], critic: [[done()]] });
+    const { repo, env } = scriptedCliSetup({
+      actor: [[{ print: 'title\u001b]0;pwned\u0007 clip\u001b]52;c;ZXZpbA==\u0007 \u001b[2Jcleared' }]],
+      critic: [[done()]],
+    });
     const result = await runCli(['-p', 'x'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /title clip cleared/);
-    assert.doesNotMatch(result.stderr, /\u001b/);
+    assert.ok(!result.stderr.includes('\u001b'), 'no escape character reaches the terminal');
   });
 
   it('reads --prompt-file from where the user stands, not from -d', async () => {
@@ -119,7 +142,10 @@ describe('codeloops run (the built CLI)', () => {
     const { repo, env } = scriptedCliSetup({ actor: [[{ print: 'hi' }]], critic: [[done()]] });
     const result = await runCli(['-p', 'x', '--events', 'ndjson'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
-    const events = result.stdout.trim().split('\n').map((line) => runEventSchema.parse(JSON.parse(line)));
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => runEventSchema.parse(JSON.parse(line)));
     assert.equal(events[0]!.type, 'run_started');
     assert.equal(events.at(-1)!.type, 'run_finished');
     assert.ok(events.some((event) => event.type === 'agent_event' && event.event.kind === 'text' && event.event.text === 'hi'));
@@ -143,8 +169,11 @@ describe('codeloops run (the built CLI)', () => {
       const { env, home } = scriptedCliSetup({});
       const result = await runCli(['-p', 'x', '--json-output'], { cwd: tempDir(), env });
       assert.equal(result.code, 2);
-      assert.match(result.stderr, /is not inside a git repository\. .*Run "git init"/);
-      assert.equal(JSON.parse(result.stdout).error.includes('git init'), true);
+      assert.match(result.stderr, /is not inside a git repository\. .*Run "git init".*\nPass -d <folder>/s);
+      const output = JSON.parse(result.stdout);
+      assert.equal(output.error.includes('git init'), true);
+      assert.equal(output.error_code, 'not_a_repository', 'a stable code, whatever the wording');
+      assert.equal(output.session_id, null);
       assert.deepEqual(sessionFiles(home.sessionsDir), []);
     });
 
@@ -164,6 +193,23 @@ describe('codeloops run (the built CLI)', () => {
       assert.match(result.stderr, /Gemini CLI: "gemini" was not found on PATH.*\[agents\.gemini\] path/);
     });
 
+    it('a refusal on the --events stream: one typed run_refused event with its code and details, nothing else', async () => {
+      const { repo, env, home } = scriptedCliSetup({});
+      const result = await runCli(['-p', 'x', '-a', 'gemini', '--events', 'ndjson'], { cwd: repo, env: { ...env, PATH: path.dirname(process.execPath) } });
+      assert.equal(result.code, 2);
+      const events = result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => runEventSchema.parse(JSON.parse(line)));
+      assert.equal(events.length, 1);
+      const [refused] = events;
+      assert.ok(refused?.type === 'run_refused');
+      assert.equal(refused.code, 'agent_missing');
+      assert.equal(refused.details.agent, 'gemini');
+      assert.match(refused.message, /"gemini" was not found on PATH/);
+      assert.deepEqual(sessionFiles(home.sessionsDir), []);
+    });
+
     it('no prompt at all, and an empty one', async () => {
       const { repo, env } = scriptedCliSetup({});
       const none = await runCli([], { cwd: repo, env });
@@ -179,7 +225,10 @@ describe('codeloops run (the built CLI)', () => {
       const result = await runCli(['-p', 'x', '--json-output'], { cwd: repo, env });
       assert.equal(result.code, 2);
       assert.match(result.stderr, /Another codeloops loop is running/);
-      assert.match(JSON.parse(result.stdout).error, /Another codeloops loop is running/);
+      const output = JSON.parse(result.stdout);
+      assert.match(output.error, /Another codeloops loop is running/);
+      assert.equal(output.error_code, 'loop_running');
+      assert.equal(output.error_details.pid, process.pid);
     });
 
     it('an unknown agent name or a bad number', async () => {

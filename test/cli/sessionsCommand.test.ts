@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sessionStatsSchema, sessionSummarySchema } from '../../src/sessions/sessionSummary.js';
+import { parseConfigText, projectConfigSchema } from '../../src/config/configFiles.js';
+import { loadRunSettings } from '../../src/config/runSettings.js';
+import { sessionStatsSchema, sessionSummarySchema } from '../../src/sessionFormat/sessionSummaries.js';
+import * as z from '../../src/sessionFormat/zod.js';
 import { runCli } from '../support/cliProcess.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
-import { isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 describe('codeloops sessions (the built CLI)', () => {
   let env: Record<string, string>;
@@ -16,9 +19,21 @@ describe('codeloops sessions (the built CLI)', () => {
     home.restore();
     env = home.env;
     ids = [
-      writeSession(home.sessionsDir, [startLine({ prompt: 'Add login 🔐', timestamp: '2025-01-01T10:00:00Z', working_dir: '/w/alpha' }), iterationLine(1, { critic_decision: 'DONE', feedback: null, git_diff: 'diff --git a/login b/login\n+ok\n' }), endLine()]),
-      writeSession(home.sessionsDir, [startLine({ prompt: 'Fix logout', timestamp: '2025-01-03T10:00:00Z', working_dir: '/w/beta' }), iterationLine(1), iterationLine(2, { git_diff: 'diff --git a/two b/two\n' }), endLine({ outcome: 'max_iterations_reached', iterations: 2, summary: null, confidence: null })]),
-      writeSession(home.sessionsDir, [startLine({ prompt: 'Still running', timestamp: '2025-01-04T10:00:00Z', working_dir: '/w/beta' }), { raw: '{"type":"iteration","iter' }]),
+      writeSession(home.sessionsDir, [
+        startLine({ prompt: 'Add login 🔐', timestamp: '2025-01-01T10:00:00Z', working_dir: '/w/alpha' }),
+        iterationLine(1, { critic_decision: 'DONE', feedback: null, git_diff: 'diff --git a/login b/login\n+ok\n' }),
+        endLine({ total_cost_usd: 0.4321, total_tokens: 52_000 }),
+      ]),
+      writeSession(home.sessionsDir, [
+        startLine({ prompt: 'Fix logout', timestamp: '2025-01-03T10:00:00Z', working_dir: '/w/beta' }),
+        iterationLine(1),
+        iterationLine(2, { git_diff: 'diff --git a/two b/two\n' }),
+        endLine({ outcome: 'max_iterations_reached', iterations: 2, summary: null, confidence: null }),
+      ]),
+      writeSession(home.sessionsDir, [
+        startLine({ prompt: 'Still running', timestamp: '2025-01-04T10:00:00Z', working_dir: '/w/beta' }),
+        { raw: '{"type":"iteration","iter' },
+      ]),
     ];
   });
   after(removeTempDirs);
@@ -27,18 +42,26 @@ describe('codeloops sessions (the built CLI)', () => {
     const table = await runCli(['sessions', 'list'], { cwd, env });
     assert.equal(table.code, 0, table.stderr);
     const rows = table.stdout.trim().split('\n');
-    assert.match(rows[0]!, /^ID\s+OUTCOME\s+ITER\s+DURATION\s+PROJECT\s+PROMPT$/);
-    assert.deepEqual(rows.slice(1).map((row) => row.split(/\s{2,}/)[0]), [ids[2], ids[1], ids[0]]);
-    assert.match(rows[3]!, /success\s+1\s+42\.0s\s+alpha\s+Add login 🔐/);
+    assert.match(rows[0]!, /^ID\s+OUTCOME\s+ITER\s+DURATION\s+COST\s+PROJECT\s+PROMPT$/);
+    assert.deepEqual(
+      rows.slice(1).map((row) => row.split(/\s{2,}/)[0]),
+      [ids[2], ids[1], ids[0]],
+    );
+    assert.match(rows[3]!, /success\s+1\s+42\.0s\s+\$0\.43\s+alpha\s+Add login 🔐/);
+    assert.match(rows[2]!, /max_iterations_reached\s+2\s+42\.0s\s+—\s+beta/, 'no cost recorded: a dash, not $0');
     assert.match(table.stderr, /warning: .*torn/);
 
     const json = await runCli(['sessions', 'list', '--json', '--outcome', 'success', 'max_iterations_reached'], { cwd, env });
-    const summaries = (JSON.parse(json.stdout) as unknown[]).map((item) => sessionSummarySchema.strict().parse(item));
-    assert.deepEqual(summaries.map((summary) => summary.id), [ids[1], ids[0]]);
+    const summaries = (JSON.parse(json.stdout) as unknown[]).map((item) => z.strictObject(sessionSummarySchema.shape).parse(item));
+    assert.deepEqual(
+      summaries.map((summary) => summary.id),
+      [ids[1], ids[0]],
+    );
   });
 
   it('filters by date, search and project', async () => {
-    const list = async (...args: string[]) => (JSON.parse((await runCli(['sessions', 'list', '--json', ...args], { cwd, env })).stdout) as Array<{ id: string }>).map((s) => s.id);
+    const list = async (...args: string[]) =>
+      (JSON.parse((await runCli(['sessions', 'list', '--json', ...args], { cwd, env })).stdout) as Array<{ id: string }>).map((s) => s.id);
     assert.deepEqual(await list('--after', '2025-01-02', '--before', '2025-01-03'), [ids[1]]);
     assert.deepEqual(await list('--search', 'LOGIN'), [ids[0]]);
     assert.deepEqual(await list('--project', 'beta'), [ids[2], ids[1]]);
@@ -73,10 +96,16 @@ describe('codeloops sessions (the built CLI)', () => {
 
   it('computes stats in the documented SessionStats shape', async () => {
     const result = await runCli(['sessions', 'stats', '--json'], { cwd, env });
-    const stats = sessionStatsSchema.strict().parse(JSON.parse(result.stdout));
+    const stats = z.strictObject(sessionStatsSchema.shape).parse(JSON.parse(result.stdout));
     assert.equal(stats.total_sessions, 3);
     assert.equal(stats.success_rate, 1 / 3);
-    assert.deepEqual(stats.by_project.map((project) => [project.project, project.total]), [['beta', 2], ['alpha', 1]]);
+    assert.deepEqual(
+      stats.by_project.map((project) => [project.project, project.total]),
+      [
+        ['beta', 2],
+        ['alpha', 1],
+      ],
+    );
     const text = await runCli(['sessions', 'stats'], { cwd, env });
     assert.match(text.stdout, /Success rate +33%/);
   });
@@ -99,5 +128,33 @@ describe('codeloops init', () => {
     const second = await runCli(['init'], { cwd: bin, env });
     assert.equal(second.code, 2);
     assert.match(second.stderr, /already exists.*--force/);
+  });
+
+  it("in a repository, suggests the project's own test commands as checks, commented out so nothing runs unasked", async () => {
+    const home = isolateHome();
+    home.restore();
+    const repo = createRepo({
+      files: {
+        'package.json': JSON.stringify({ scripts: { test: 'mocha' } }),
+        'yarn.lock': '',
+        Makefile: 'build:\n\tcc main.c\n\ntest: build\n\t./run-tests\n',
+        'go.mod': 'module example.com/demo\n',
+      },
+    });
+    const result = await runCli(['init'], { cwd: repo, env: home.env });
+    assert.equal(result.code, 0, result.stderr);
+    const file = path.join(repo, 'codeloops.toml');
+    assert.match(result.stdout, /Checks found: yarn test, go test \.\/\.\.\., make test/);
+    const text = fs.readFileSync(file, 'utf8');
+    assert.match(text, /# Found in the "test" script in package\.json:\n# \[\[checks\]\]\n# name = "tests"\n# run = "yarn test"/);
+    assert.match(text, /# run = "make test"/);
+    // As written it runs nothing, so it needs no trust; uncommented, it names the checks.
+    const settings = loadRunSettings({ workingDir: repo, env: home.env });
+    assert.deepEqual(settings.checks, []);
+    const uncommented = text.replace(/^# (\[\[checks\]\]|name|run|timeout_secs|required)/gm, '$1').replace(/ +# false:.*$/gm, '');
+    assert.deepEqual(
+      parseConfigText(file, uncommented, projectConfigSchema).checks?.map((check) => check.run),
+      ['yarn test', 'go test ./...', 'make test'],
+    );
   });
 });

@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startFakeAnthropicApi } from '../support/fakeAnthropicApi.js';
+import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
+import { startModelApi } from '../support/modelApi/scripted.js';
 import { cliPath } from '../support/cliProcess.js';
 import { realAgentHome } from '../support/realAgents.js';
 import { GREETING_TASK, scriptedGreetingModel } from '../support/scriptedClaude.js';
@@ -23,7 +24,7 @@ function run(args: string[], cwd: string, env: Record<string, string>): Promise<
 
 async function main(): Promise<void> {
   const repo = createRepo({ files: { 'README.md': '# demo project\n' } });
-  const api = await startFakeAnthropicApi(scriptedGreetingModel(repo));
+  const api = await startModelApi(anthropicMessages, scriptedGreetingModel(repo));
   // The demo needs only Claude Code (installed by npm ci), not the OpenCode the tests add to .cache/.
   const { env, home } = realAgentHome({ anthropic: api }, ['claude']);
   process.stdout.write(`Demo repository: ${repo}\nCodeloops data:  ${home.dataHome}\n\n$ codeloops -p '${GREETING_TASK}'\n\n`);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runEventSchema, type RunEvent } from '../../src/loop/runEvents.js';
+import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { runCli } from '../support/cliProcess.js';
-import { startFakeAnthropicApi, type FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
+import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
+import { startModelApi, type ModelApi } from '../support/modelApi/scripted.js';
 import { GREETING_TASK as TASK, isCriticRequest as isCritic, scriptedGreetingModel as scriptedClaude } from '../support/scriptedClaude.js';
 import { realAgentHome } from '../support/realAgents.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
@@ -11,8 +12,8 @@ import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.js';
 
 describe('end to end: the real Claude Code CLI against a scripted Messages API', () => {
-  let api: FakeAnthropicApi;
-  let resumeApi: FakeAnthropicApi | undefined;
+  let api: ModelApi;
+  let resumeApi: ModelApi | undefined;
   after(async () => {
     await api?.close();
     await resumeApi?.close();
@@ -21,7 +22,7 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
 
   it('runs two iterations: writes a file with a typo and a shell edit, gets CONTINUE, fixes it, gets DONE', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
-    api = await startFakeAnthropicApi(scriptedClaude(repo));
+    api = await startModelApi(anthropicMessages, scriptedClaude(repo));
     const { env, home } = realAgentHome({ anthropic: api });
     const result = await runCli(['-p', TASK, '--json-output', '--critic-model', 'sonnet'], { cwd: repo, env });
     assert.equal(result.code, 0, `stderr:\n${result.stderr}`);
@@ -35,11 +36,11 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
     assert.deepEqual(treeOf(repo), { 'README.md': '# demo\n', 'greeting.txt': 'Hello, world\n', 'build-note.txt': 'noted by a shell\n' });
 
     // The session file, line by line, in the documented format.
-    const { lines } = assertValidSessionFile(outcome.session_file);
-    const [start, first, second, end] = lines as Array<Record<string, any>>;
-    assert.equal(start!.actor_agent, 'Claude Code');
-    assert.equal(start!.critic_model, 'sonnet');
-    assert.equal(start!.prompt, TASK);
+    const { start, iterations, end } = assertValidSessionFile(outcome.session_file);
+    const [first, second] = iterations;
+    assert.equal(start.actor_agent, 'Claude Code');
+    assert.equal(start.critic_model, 'sonnet');
+    assert.equal(start.prompt, TASK);
     assert.equal(first!.critic_decision, 'CONTINUE');
     assert.equal(first!.feedback, 'greeting.txt says Helo: it must say Hello, world');
     assert.deepEqual(first!.remaining_issues, ['typo in greeting.txt']);
@@ -51,17 +52,22 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
     assert.equal(second!.feedback, null);
     assert.match(second!.git_diff, /-Helo, world\n\+Hello, world/);
     assert.equal(second!.git_files_changed, 1);
-    assert.equal(end!.outcome, 'success');
+    assert.equal(end?.outcome, 'success');
 
     // What the real CLI sent: the continuation prompt carried the feedback; the critic
     // could not edit (its tool list has no Write or Edit) and ran on the requested model.
     const actorRequests = api.requests.filter((request) => request.toolNames.length > 0 && !isCritic(request));
-    assert.ok(actorRequests.some((request) => request.lastUserText.includes('greeting.txt says Helo: it must say Hello, world') && request.lastUserText.includes('- typo in greeting.txt')));
+    assert.ok(
+      actorRequests.some(
+        (request) =>
+          request.lastUserText.includes('greeting.txt says Helo: it must say Hello, world') && request.lastUserText.includes('- typo in greeting.txt'),
+      ),
+    );
     const criticRequests = api.requests.filter(isCritic);
     assert.equal(criticRequests.length, 2);
     for (const request of criticRequests) {
       assert.ok(!request.toolNames.includes('Write') && !request.toolNames.includes('Edit'), `critic tools: ${request.toolNames.join(', ')}`);
-      assert.match(String(request.body.model), /sonnet/);
+      assert.match(request.model, /sonnet/);
     }
     assert.ok(actorRequests.every((request) => request.toolNames.includes('Write') && request.toolNames.includes('Bash')));
 
@@ -78,17 +84,19 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
     assert.equal(finished[0]!.tool_calls, 2);
     const raw = fs.readFileSync(path.join(sidecar, 'iteration-1-actor.stdout'), 'utf8');
     assert.match(raw.split('\n')[0]!, /"type":"system","subtype":"init"/);
+    assert.deepEqual(api.unexpected, [], 'the CLI asked only for model turns');
   });
 
   it('resumes a stopped session in the actor’s own Claude Code session: the model sees the earlier conversation', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
-    resumeApi = await startFakeAnthropicApi(scriptedClaude(repo));
+    resumeApi = await startModelApi(anthropicMessages, scriptedClaude(repo));
     const { env, home } = realAgentHome({ anthropic: resumeApi });
     const first = await runCli(['-p', TASK, '--json-output', '-n', '1'], { cwd: repo, env });
     assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
     const stopped = JSON.parse(first.stdout);
     assert.equal(stopped.status, 'max_iterations_reached');
-    const sidecar = (id: string) => readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', id, 'events.jsonl')).map((event) => runEventSchema.parse(event)) as RunEvent[];
+    const sidecar = (id: string) =>
+      readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', id, 'events.jsonl')).map((event) => runEventSchema.parse(event)) as RunEvent[];
     const actorSession = sidecar(stopped.session_id).find((event) => event.type === 'agent_finished' && event.role === 'actor');
     assert.ok(actorSession?.type === 'agent_finished' && actorSession.agent_session_id);
     const requestsBefore = resumeApi.requests.length;
@@ -101,7 +109,10 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
     assert.deepEqual(treeOf(repo), { 'README.md': '# demo\n', 'greeting.txt': 'Hello, world\n', 'build-note.txt': 'noted by a shell\n' });
     const { lines } = assertValidSessionFile(outcome.session_file);
     assert.equal(lines[0]!.resumed_from, stopped.session_id);
-    assert.deepEqual(lines.filter((line) => line.type === 'iteration').map((line) => line.iteration_number), [2]);
+    assert.deepEqual(
+      lines.filter((line) => line.type === 'iteration').map((line) => line.iteration_number),
+      [2],
+    );
 
     // The resumed actor ran in its earlier Claude Code session: its first request carries that
     // conversation (the typo'd Write and its reply) before the feedback.

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { runEventSchema, type RunEvent } from '../../src/loop/runEvents.js';
+import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { runCli } from '../support/cliProcess.js';
-import { startFakeAnthropicApi, type FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
-import { OPEN_CODE_MODEL, startFakeOpenAiApi, writeOpenCodeProjectConfig, type FakeOpenAiApi, type OpenAiReply, type RecordedChatRequest } from '../support/fakeOpenAiApi.js';
+import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
+import { OPEN_CODE_MODEL, openAiChat, writeOpenCodeProjectConfig } from '../support/modelApi/openAiChat.js';
+import { startModelApi, type ModelApi } from '../support/modelApi/scripted.js';
 import { realAgentHome } from '../support/realAgents.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
@@ -12,7 +13,7 @@ import { createRepo, git, removeTempDirs, treeOf } from '../support/testEnvironm
 const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
 
 /** OpenCode's project config is the user's own file: committed, so it is not part of any diff. */
-function repoWithOpenCode(api: FakeOpenAiApi): string {
+function repoWithOpenCode(api: ModelApi): string {
   const repo = createRepo({ files: { 'README.md': '# demo\n' } });
   writeOpenCodeProjectConfig(repo, api);
   git(repo, 'add', 'opencode.json');
@@ -21,8 +22,8 @@ function repoWithOpenCode(api: FakeOpenAiApi): string {
 }
 
 describe('end to end: the real OpenCode CLI against a scripted chat-completions API', () => {
-  let openai: FakeOpenAiApi | undefined;
-  let anthropic: FakeAnthropicApi | undefined;
+  let openai: ModelApi | undefined;
+  let anthropic: ModelApi | undefined;
   afterEach(async () => {
     await openai?.close();
     await anthropic?.close();
@@ -32,7 +33,7 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
 
   it('runs two iterations with OpenCode as actor and critic', async () => {
     let repo = '';
-    openai = await startFakeOpenAiApi((request: RecordedChatRequest): OpenAiReply => {
+    openai = await startModelApi(openAiChat, (request) => {
       if (request.toolNames.length === 0) return { text: 'Add a version file' }; // the title generator
       if (request.allUserText.includes(CRITIC_MARK)) {
         return request.allUserText.includes('+1.0.0')
@@ -41,7 +42,7 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
       }
       if (request.hasToolResult) return { text: 'Done.' };
       const fix = request.allUserText.includes('VERSION must hold 1.0.0');
-      return { toolCalls: [{ name: 'write', arguments: { filePath: path.join(repo, 'VERSION'), content: fix ? '1.0.0\n' : '0.1\n' } }] };
+      return { toolCalls: [{ name: 'write', input: { filePath: path.join(repo, 'VERSION'), content: fix ? '1.0.0\n' : '0.1\n' } }] };
     });
     repo = repoWithOpenCode(openai);
     const { env, home } = realAgentHome({});
@@ -52,10 +53,10 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
     assert.equal(outcome.iterations, 2);
     assert.equal(treeOf(repo).VERSION, '1.0.0\n');
 
-    const { lines } = assertValidSessionFile(outcome.session_file);
-    const [start, first, second] = lines as Array<Record<string, any>>;
-    assert.equal(start!.actor_agent, 'OpenCode');
-    assert.equal(start!.actor_model, OPEN_CODE_MODEL);
+    const { start, iterations } = assertValidSessionFile(outcome.session_file);
+    const [first, second] = iterations;
+    assert.equal(start.actor_agent, 'OpenCode');
+    assert.equal(start.actor_model, OPEN_CODE_MODEL);
     assert.equal(first!.critic_decision, 'CONTINUE');
     assert.equal(first!.feedback, 'VERSION must hold 1.0.0, not 0.1');
     assert.match(first!.git_diff, /\+0\.1/);
@@ -70,27 +71,29 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
       assert.ok(!request.toolNames.includes('write') && !request.toolNames.includes('edit'), request.toolNames.join(', '));
     }
 
-    const events = readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', outcome.session_id, 'events.jsonl')).map((event) => runEventSchema.parse(event)) as RunEvent[];
+    const events = readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', outcome.session_id, 'events.jsonl')).map((event) =>
+      runEventSchema.parse(event),
+    ) as RunEvent[];
     const actorRun = events.find((event) => event.type === 'agent_finished' && event.role === 'actor');
     assert.ok(actorRun?.type === 'agent_finished');
     assert.match(actorRun.agent_session_id ?? '', /^ses_/);
     assert.ok((actorRun.usage?.costUsd ?? 0) > 0, 'cost summed from step_finish');
     assert.equal(actorRun.tool_calls, 1);
+    assert.deepEqual(openai.unexpected, [], 'the CLI asked only for model turns');
   });
 
   it('runs a loop with OpenCode as actor and Claude Code as critic', async () => {
-    let repo = '';
-    openai = await startFakeOpenAiApi((request) => {
+    openai = await startModelApi(openAiChat, (request) => {
       if (request.toolNames.length === 0) return { text: 'Changelog' };
       if (request.hasToolResult) return { text: 'Changelog written with a shell command.' };
-      return { toolCalls: [{ name: 'bash', arguments: { command: 'printf "# Changelog\\n" > CHANGELOG.md', description: 'write the changelog' } }] };
+      return { toolCalls: [{ name: 'bash', input: { command: 'printf "# Changelog\\n" > CHANGELOG.md', description: 'write the changelog' } }] };
     });
-    anthropic = await startFakeAnthropicApi((request) =>
+    anthropic = await startModelApi(anthropicMessages, (request) =>
       request.allUserText.includes('+# Changelog')
         ? { text: '<decision>{"type":"done","summary":"CHANGELOG.md exists","confidence":0.8}</decision>' }
         : { text: '<decision>{"type":"continue","feedback":"no changelog yet"}</decision>' },
     );
-    repo = repoWithOpenCode(openai);
+    const repo = repoWithOpenCode(openai);
     const { env } = realAgentHome({ anthropic });
     const result = await runCli(['-p', 'Start a changelog', '--actor-agent', 'opencode', '--critic-agent', 'claude', '--json-output'], { cwd: repo, env });
     assert.equal(result.code, 0, `stderr:\n${result.stderr}`);
@@ -102,5 +105,6 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
     assert.equal(lines[0]!.actor_agent, 'OpenCode');
     assert.equal(lines[0]!.critic_agent, 'Claude Code');
     assert.equal(anthropic.requests.length, 1, 'the critic reviewed once');
+    assert.deepEqual([...openai.unexpected, ...anthropic.unexpected], []);
   });
 });

@@ -22,7 +22,10 @@ export interface SuiteResults {
 
 /** The two-iteration script the suite's first loop follows (see extension.test.ts). */
 const SCRIPT = {
-  actor: [[{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }], [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed it' }]],
+  actor: [
+    [{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }],
+    [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed it' }],
+  ],
   critic: [
     [{ print: '<decision>{"type":"continue","feedback":"hello.txt says helo","remaining_issues":["typo"]}</decision>' }],
     [{ print: '<decision>{"type":"done","summary":"hello.txt says hello","confidence":0.9}</decision>' }],
@@ -46,7 +49,11 @@ export function prepareSuiteWorkspace(): SuiteWorkspace {
   const configHome = path.join(scratch, 'config');
   const dataHome = path.join(scratch, 'data');
   for (const dir of [workspace, agentDir, path.join(configHome, 'codeloops'), dataHome]) fs.mkdirSync(dir, { recursive: true });
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: workspace,
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    });
   git('init', '-q', '-b', 'main');
   fs.writeFileSync(path.join(workspace, 'README.md'), '# extension host test\n');
   git('add', '-A');
@@ -79,10 +86,22 @@ export async function runExtensionHostSuite(outputDir: string): Promise<SuiteRes
     tools,
     [
       path.join(tools.codeServerDir, 'lib', 'vscode', 'out', 'server-main.js'),
-      '--host', '127.0.0.1', '--port', String(port),
-      '--without-connection-token', '--accept-server-license-terms', '--enable-smoke-test-driver',
-      '--disable-workspace-trust', '--telemetry-level', 'off',
-      '--server-data-dir', path.join(scratch, 'server-data'), '--user-data-dir', path.join(scratch, 'user-data'), '--extensions-dir', path.join(scratch, 'extensions'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--without-connection-token',
+      '--accept-server-license-terms',
+      '--enable-smoke-test-driver',
+      '--disable-workspace-trust',
+      '--telemetry-level',
+      'off',
+      '--server-data-dir',
+      path.join(scratch, 'server-data'),
+      '--user-data-dir',
+      path.join(scratch, 'user-data'),
+      '--extensions-dir',
+      path.join(scratch, 'extensions'),
     ],
     { env, ready: /Web UI available at|Extension host agent listening/, logFile: path.join(outputDir, 'extension-host-server.log') },
   );
@@ -97,7 +116,9 @@ export async function runExtensionHostSuite(outputDir: string): Promise<SuiteRes
       });
     });
     // The workbench's own chatter; kept for a post-mortem, not printed.
-    await context.exposeFunction('codeAutomationLog', (...args: unknown[]) => fs.appendFileSync(path.join(outputDir, 'extension-host-suite.log'), `${JSON.stringify(args)}\n`));
+    await context.exposeFunction('codeAutomationLog', (...args: unknown[]) =>
+      fs.appendFileSync(path.join(outputDir, 'extension-host-suite.log'), `${JSON.stringify(args)}\n`),
+    );
     const page = await context.newPage();
     const payload = [
       ['extensionDevelopmentPath', remote(root)],

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { freePort, launchChromium, startServer, type RunningServer } from '../support/codeServer.js';
-import { startFakeAnthropicApi, type FakeAnthropicApi } from '../support/fakeAnthropicApi.js';
+import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
+import { startModelApi, type ModelApi } from '../support/modelApi/scripted.js';
 import { realAgentHome } from '../support/realAgents.js';
 import { GREETING_TASK, isCriticRequest, scriptedGreetingModel } from '../support/scriptedClaude.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
@@ -24,7 +25,7 @@ const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
 describe('the packaged extension, used as a user would (code-server + Chromium)', function () {
   this.timeout(600_000);
   let tools: VsCodeTools;
-  let api: FakeAnthropicApi;
+  let api: ModelApi;
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let page: Page;
@@ -59,7 +60,7 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
 
     repo = createRepo({ files: { 'README.md': '# greeting service\n' } });
     const slowModel = scriptedGreetingModel(repo);
-    api = await startFakeAnthropicApi((request) => {
+    api = await startModelApi(anthropicMessages, (request) => {
       // The second loop's actor waits on its model for as long as the test lets it.
       if (!isCriticRequest(request) && request.allUserText.includes(SLOW_TASK)) return new Promise(() => {});
       return slowModel(request);
@@ -84,18 +85,47 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
         'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') },
       }),
     );
+    // A machine setting belongs in the remote's own settings too (Preferences: Open Remote
+    // Settings): after a window reload the server's extension host reads it from there.
+    fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
+    fs.writeFileSync(
+      path.join(userData, 'Machine', 'settings.json'),
+      JSON.stringify({ 'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') } }),
+    );
     const serverEnv = { ...process.env, ...env };
-    execFileSync(tools.node24, [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', path.join(repoRoot(), 'codeloops.vsix')], {
-      env: serverEnv,
-      stdio: 'inherit',
-    });
+    execFileSync(
+      tools.node24,
+      [
+        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
+        '--extensions-dir',
+        extensions,
+        '--user-data-dir',
+        userData,
+        '--install-extension',
+        path.join(repoRoot(), 'codeloops.vsix'),
+      ],
+      {
+        env: serverEnv,
+        stdio: 'inherit',
+      },
+    );
     const port = await freePort();
     server = await startServer(
       tools,
       [
         path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
-        '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-        '--user-data-dir', userData, '--extensions-dir', extensions, repo,
+        '--bind-addr',
+        `127.0.0.1:${port}`,
+        '--auth',
+        'none',
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--user-data-dir',
+        userData,
+        '--extensions-dir',
+        extensions,
+        repo,
       ],
       { env: serverEnv, ready: /HTTP server listening/, logFile: path.join(SCREENSHOTS, 'flow-server.log') },
     );
@@ -134,7 +164,10 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
     const [file] = sessionFiles();
     const { lines } = assertValidSessionFile(file!);
-    assert.deepEqual(lines.map((line) => line.type), ['session_start', 'iteration', 'iteration', 'session_end']);
+    assert.deepEqual(
+      lines.map((line) => line.type),
+      ['session_start', 'iteration', 'iteration', 'session_end'],
+    );
     assert.equal(lines.at(-1)!.outcome, 'success');
   });
 
@@ -272,19 +305,49 @@ describe('the packaged extension in an untrusted workspace', function () {
     fs.mkdirSync(home.sessionsDir, { recursive: true });
     fs.writeFileSync(
       path.join(home.sessionsDir, '2026-01-01T00-00-00Z_abcdef.jsonl'),
-      JSON.stringify({ type: 'session_start', timestamp: '2026-01-01T00:00:00Z', prompt: 'An earlier session', working_dir: repo, actor_agent: 'Claude Code', critic_agent: 'Claude Code', actor_model: null, critic_model: null, max_iterations: 3 }) + '\n',
+      JSON.stringify({
+        type: 'session_start',
+        timestamp: '2026-01-01T00:00:00Z',
+        prompt: 'An earlier session',
+        working_dir: repo,
+        actor_agent: 'Claude Code',
+        critic_agent: 'Claude Code',
+        actor_model: null,
+        critic_model: null,
+        max_iterations: 3,
+      }) + '\n',
     );
     const scratch = tempDir('codeloops-vscode-untrusted-');
     const userData = path.join(scratch, 'user-data');
     const extensions = path.join(scratch, 'extensions');
     fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-    fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({ 'workbench.startupEditor': 'none', 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'chat.disableAIFeatures': true }));
+    fs.writeFileSync(
+      path.join(userData, 'User', 'settings.json'),
+      JSON.stringify({ 'workbench.startupEditor': 'none', 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'chat.disableAIFeatures': true }),
+    );
     const serverEnv = { ...process.env, ...env };
-    execFileSync(tools.node24, [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', vsix], { env: serverEnv, stdio: 'ignore' });
+    execFileSync(
+      tools.node24,
+      [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', vsix],
+      { env: serverEnv, stdio: 'ignore' },
+    );
     const port = await freePort();
     server = await startServer(
       tools,
-      [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--user-data-dir', userData, '--extensions-dir', extensions, repo],
+      [
+        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
+        '--bind-addr',
+        `127.0.0.1:${port}`,
+        '--auth',
+        'none',
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--user-data-dir',
+        userData,
+        '--extensions-dir',
+        extensions,
+        repo,
+      ],
       { env: serverEnv, ready: /HTTP server listening/ },
     );
     browser = await launchChromium(tools);

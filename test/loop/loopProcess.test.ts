@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
-import type { RunEvent } from '../../src/loop/runEvents.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { cliPath } from '../support/cliProcess.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
@@ -14,7 +16,14 @@ function start(script: AgentScript, options: { prompt?: { text: string } | { fil
   const repo = options.workingDir ?? createRepo({ files: { 'a.txt': 'a\n' } });
   const events: RunEvent[] = [];
   const process = new LoopProcess(
-    { cliPath: cliPath(), nodePath: globalThis.process.execPath, workingDir: repo, prompt: options.prompt ?? { text: '-n is not a flag 🎉' }, editorSettings: options.editorSettings, env: { ...globalThis.process.env, ...home.env } },
+    {
+      cliPath: cliPath(),
+      nodePath: globalThis.process.execPath,
+      workingDir: repo,
+      prompt: options.prompt ?? { text: '-n is not a flag 🎉' },
+      editorSettings: options.editorSettings,
+      env: { ...globalThis.process.env, ...home.env },
+    },
     (event) => events.push(event),
   );
   return { process, events, agent, home, repo };
@@ -28,7 +37,10 @@ describe('the runner as a child process (how the extension runs loops)', () => {
     const end = await process.done;
     assert.equal(end.kind, 'finished');
     assert.ok(end.kind === 'finished' && end.summary.status === 'success' && end.summary.iterations === 2);
-    assert.deepEqual(events.filter((event) => event.type === 'iteration_finished').map((event) => event.type === 'iteration_finished' && event.decision), ['CONTINUE', 'DONE']);
+    assert.deepEqual(
+      events.filter((event) => event.type === 'iteration_finished').map((event) => event.type === 'iteration_finished' && event.decision),
+      ['CONTINUE', 'DONE'],
+    );
     assert.equal(agent.prompt('actor', 1), '-n is not a flag 🎉');
     assert.ok(end.kind === 'finished' && assertValidSessionFile(end.summary.session_file));
   });
@@ -41,15 +53,34 @@ describe('the runner as a child process (how the extension runs loops)', () => {
     assert.ok(end.kind === 'finished' && end.summary.status === 'interrupted');
   });
 
-  it('reports a run that could not start with the runner’s own words', async () => {
-    const { process } = start({}, { workingDir: tempDir() });
+  it('reports a run that could not start by its code, with the runner’s own words and details', async () => {
+    const folder = tempDir();
+    const { process } = start({}, { workingDir: folder });
     const end = await process.done;
-    assert.equal(end.kind, 'refused');
-    assert.ok(end.kind === 'refused' && /is not inside a git repository/.test(end.message));
+    assert.ok(end.kind === 'refused', end.kind);
+    assert.equal(end.code, 'not_a_repository');
+    assert.equal(end.details.directory, folder);
+    assert.match(end.message, /is not inside a git repository/);
+    assert.doesNotMatch(end.message, /-d\b/, 'the engine names no command-line flags');
+  });
+
+  it('calls a runner that exits without saying why crashed, with its stderr, never refused', async () => {
+    const runner = path.join(tempDir(), 'broken-runner.js');
+    fs.writeFileSync(runner, "process.stderr.write('codeloops: something broke inside'); process.exit(2);\n");
+    const events: RunEvent[] = [];
+    const end = await new LoopProcess({ cliPath: runner, nodePath: globalThis.process.execPath, workingDir: tempDir(), prompt: { text: 'x' } }, (event) =>
+      events.push(event),
+    ).done;
+    assert.equal(end.kind, 'crashed');
+    assert.ok(end.kind === 'crashed' && /something broke inside/.test(end.message));
+    assert.deepEqual(events, []);
   });
 
   it('passes the editor’s settings between the global and the project config', async () => {
-    const { process, events } = start({ actor: [[{ print: 'x' }]], critic: [[carryOn('more')]] }, { editorSettings: JSON.stringify({ max_iterations: 1, critic: { model: 'from-the-editor' } }) });
+    const { process, events } = start(
+      { actor: [[{ print: 'x' }]], critic: [[carryOn('more')]] },
+      { editorSettings: JSON.stringify({ max_iterations: 1, critic: { model: 'from-the-editor' } }) },
+    );
     const end = await process.done;
     assert.ok(end.kind === 'finished' && end.summary.status === 'max_iterations_reached' && end.summary.iterations === 1);
     const started = events.find((event) => event.type === 'run_started');

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openRepository } from '../../src/git/repository.js';
 import { listSessionRefs } from '../../src/git/snapshots.js';
-import { runEventSchema } from '../../src/loop/runEvents.js';
+import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
@@ -16,7 +16,10 @@ describe('the loop with scripted agents', () => {
   it('runs actor → diff → critic twice: CONTINUE with feedback, then DONE, and records it all', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     const { summary, events, agent, sidecarDir } = await runScriptedLoop(repo, {
-      actor: [[{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }], [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed the typo' }]],
+      actor: [
+        [{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }],
+        [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed the typo' }],
+      ],
       critic: [[carryOn('There is a typo in hello.txt', ['"helo" should be "hello"'])], [done('hello.txt says hello', 0.97)]],
     });
     assert.equal(summary.status, 'success');
@@ -27,7 +30,10 @@ describe('the loop with scripted agents', () => {
     assert.deepEqual(treeOf(repo), { 'README.md': '# demo\n', 'hello.txt': 'hello\n' });
 
     const { lines } = assertValidSessionFile(summary.session_file);
-    assert.deepEqual(lines.map((line) => line.type), ['session_start', 'iteration', 'iteration', 'session_end']);
+    assert.deepEqual(
+      lines.map((line) => line.type),
+      ['session_start', 'iteration', 'iteration', 'session_end'],
+    );
     const [start, first, second, end] = lines as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
     assert.equal(start.actor_agent, 'Command');
     assert.equal(start.working_dir, repo);
@@ -56,8 +62,15 @@ describe('the loop with scripted agents', () => {
     assert.match(review, /<decision>/);
 
     const refs = await listSessionRefs(await openRepository(repo), summary.session_id);
-    assert.deepEqual([...refs.keys()].sort(), ['1/post', '1/pre', '2/post', '2/pre', 'head'].map((suffix) => `refs/codeloops/${summary.session_id}/${suffix}`));
-    assert.equal(refs.get(`refs/codeloops/${summary.session_id}/head`), refs.get(`refs/codeloops/${summary.session_id}/2/post`), 'head is the last tree the loop left');
+    assert.deepEqual(
+      [...refs.keys()].sort(),
+      ['1/post', '1/pre', '2/post', '2/pre', 'head'].map((suffix) => `refs/codeloops/${summary.session_id}/${suffix}`),
+    );
+    assert.equal(
+      refs.get(`refs/codeloops/${summary.session_id}/head`),
+      refs.get(`refs/codeloops/${summary.session_id}/2/post`),
+      'head is the last tree the loop left',
+    );
     assert.equal(git(repo, 'rev-list', '--count', 'HEAD').trim(), '1', 'no commit on the user branch');
 
     // Events: valid, in order, and the same in the sidecar record.
@@ -65,7 +78,10 @@ describe('the loop with scripted agents', () => {
     const types = events.map((event) => event.type).filter((type) => type !== 'agent_event');
     assert.equal(types[0], 'run_started');
     assert.equal(types.at(-1), 'run_finished');
-    assert.deepEqual(readJsonLines(path.join(sidecarDir, 'events.jsonl')).map((event) => event.type), events.map((event) => event.type));
+    assert.deepEqual(
+      readJsonLines(path.join(sidecarDir, 'events.jsonl')).map((event) => event.type),
+      events.map((event) => event.type),
+    );
     assert.equal(fs.readFileSync(path.join(sidecarDir, 'iteration-1-actor.stdout'), 'utf8'), 'Wrote hello.txt\n');
     const decided = events.find((event) => event.type === 'critic_decision' && event.iteration === 1);
     assert.ok(decided?.type === 'critic_decision' && /Reviewed the change/.test(decided.critic_output));
@@ -84,7 +100,9 @@ describe('the loop with scripted agents', () => {
     const repo = createRepo({ files: { 'a.txt': 'a\n' } });
     writeFile(repo, 'user-wip.txt', 'the user was already editing this\n');
     const { summary } = await runScriptedLoop(repo, {
-      actor: [[{ write: { path: 'feature.txt', content: 'feature\n' } }, { commit: 'agent: add feature' }, { shell: ['sh', '-c', 'echo from-shell >> a.txt'] }]],
+      actor: [
+        [{ write: { path: 'feature.txt', content: 'feature\n' } }, { commit: 'agent: add feature' }, { shell: ['sh', '-c', 'echo from-shell >> a.txt'] }],
+      ],
       critic: [[done()]],
     });
     const session = await new SessionStore(path.dirname(summary.session_file)).load(summary.session_id);
@@ -144,7 +162,10 @@ describe('the loop with scripted agents', () => {
     const repo = createRepo({ files: { 'a.txt': 'a\n' } });
     const { summary, agent } = await runScriptedLoop(
       repo,
-      { actor: [[{ write: { path: 'b.txt', content: 'b\n' } }], [{ print: 'second try' }]], critic: [[{ print: 'lgtm' }], [{ print: 'really, lgtm' }], [done()]] },
+      {
+        actor: [[{ write: { path: 'b.txt', content: 'b\n' } }], [{ print: 'second try' }]],
+        critic: [[{ print: 'lgtm' }], [{ print: 'really, lgtm' }], [done()]],
+      },
       { maxIterations: 3 },
     );
     assert.equal(summary.status, 'success');
@@ -188,7 +209,6 @@ describe('the loop with scripted agents', () => {
   it('ends interrupted at once: agent killed, critic skipped, partial work kept in a snapshot', async () => {
     const repo = createRepo({ files: { 'a.txt': 'a\n' } });
     const controller = new AbortController();
-    const started = performance.now();
     const { summary, agent } = await runScriptedLoop(
       repo,
       { actor: [[{ write: { path: 'partial.txt', content: 'half\n' } }, { print: 'working' }, { sleep: 60_000 }]], critic: [[done()]] },
@@ -199,12 +219,15 @@ describe('the loop with scripted agents', () => {
         },
       },
     );
-    assert.ok(performance.now() - started < 5000);
+    // The agent sleeps a minute: ending at all, within mocha's timeout, is ending at once. How fast: npm run bench.
     assert.equal(summary.status, 'interrupted');
     assert.equal(summary.iterations, 0);
     assert.equal(agent.calls('critic'), 0, 'no critic pass after an interrupt');
     const { lines } = assertValidSessionFile(summary.session_file);
-    assert.deepEqual(lines.map((line) => line.type), ['session_start', 'session_end']);
+    assert.deepEqual(
+      lines.map((line) => line.type),
+      ['session_start', 'session_end'],
+    );
     assert.equal(lines[1]!.outcome, 'interrupted');
     const refs = await listSessionRefs(await openRepository(repo), summary.session_id);
     const post = refs.get(`refs/codeloops/${summary.session_id}/1/post`);

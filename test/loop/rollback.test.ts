@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openRepository } from '../../src/git/repository.js';
 import { deleteSessionRefs, listSessionRefs } from '../../src/git/snapshots.js';
-import { rollBack, rollbackOutcomeSchema, undoRollback } from '../../src/rollback/rollback.js';
+import { rollBack, undoRollback } from '../../src/rollback/rollback.js';
+import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
 import { readSidecarEvents } from '../../src/sessions/sidecarReader.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
 import { runScriptedLoop, type ScriptedLoopResult } from '../support/scriptedLoop.js';
@@ -58,8 +59,17 @@ async function sessionWithThreeIterations(): Promise<{ repo: string; loop: Scrip
           { shell: ['mv', 'old-name.txt', 'new-name.txt'] },
           { shell: [process.execPath, '-e', "require('fs').writeFileSync('logo.bin', Buffer.from([1,2,3,0,255]))"] },
         ],
-        [{ write: { path: 'src/app.js', content: 'v2\n' } }, { write: { path: 'src/util.js', content: 'util\n' } }, { commit: 'agent commit' }, { write: { path: 'build.log', content: 'ignored, the loop\n' } }],
-        [{ write: { path: 'src/app.js', content: 'v3\n' } }, { write: { path: 'gen/deep/out.txt', content: 'generated\n' } }, { write: { path: 'vendor/lib/lib.js', content: 'the agent was here\n' } }],
+        [
+          { write: { path: 'src/app.js', content: 'v2\n' } },
+          { write: { path: 'src/util.js', content: 'util\n' } },
+          { commit: 'agent commit' },
+          { write: { path: 'build.log', content: 'ignored, the loop\n' } },
+        ],
+        [
+          { write: { path: 'src/app.js', content: 'v3\n' } },
+          { write: { path: 'gen/deep/out.txt', content: 'generated\n' } },
+          { write: { path: 'vendor/lib/lib.js', content: 'the agent was here\n' } },
+        ],
       ],
       critic: [[carryOn('more')], [carryOn('more')], [done()]],
     },
@@ -125,7 +135,10 @@ describe('rollback and its undo', () => {
 
     const events = await readSidecarEvents(loop.sidecarDir);
     const recorded = events.filter((event) => event.type === 'rollback' || event.type === 'rollback_undone');
-    assert.deepEqual(recorded.map((event) => event.type), ['rollback', 'rollback_undone']);
+    assert.deepEqual(
+      recorded.map((event) => event.type),
+      ['rollback', 'rollback_undone'],
+    );
   });
 
   it('rolls back to before the first iteration: deleted, renamed and binary files come back byte for byte', async () => {
@@ -153,7 +166,8 @@ describe('rollback and its undo', () => {
     assert.equal(conflict.result, 'conflict');
     assert.deepEqual(conflict.conflicts, ['src/app.js']);
     assert.match(conflict.message, /src\/app\.js/);
-    assert.match(conflict.message, /--force/);
+    assert.match(conflict.message, /would overwrite it: src\/app\.js\. Commit or move those changes first, or overwrite them/);
+    assert.doesNotMatch(conflict.message, /--/, 'the engine names no command-line flags: each surface words its own');
     assert.deepEqual(treeOf(repo), edited, 'a conflict changes nothing');
 
     // Forcing only what the user was shown: a file changed since is a new conflict, nothing is written.
@@ -217,7 +231,9 @@ describe('rollback and its undo', () => {
     const repo = createRepo({ files: { config: 'plain config\n', 'src/a.js': 'a\n' }, gitignore: '*.secret\n' });
     writeFile(repo, '.env', 'TOKEN=one\n'); // untracked, not ignored: in the snapshots
     const loop = await runScriptedLoop(repo, {
-      actor: [[{ delete: 'config' }, { write: { path: 'config/settings.json', content: '{}\n' } }, { write: { path: '.gitignore', content: '*.secret\n.env\n' } }]],
+      actor: [
+        [{ delete: 'config' }, { write: { path: 'config/settings.json', content: '{}\n' } }, { write: { path: '.gitignore', content: '*.secret\n.env\n' } }],
+      ],
       critic: [[done()]],
     });
     // Without anything of the user's in the way, the folder goes and the file comes back.
@@ -232,7 +248,7 @@ describe('rollback and its undo', () => {
       const outcome = await rollBack({ ...request(repo, loop, force) });
       assert.equal(outcome.result, 'conflict', outcome.message);
       assert.deepEqual(outcome.blocked.sort(), ['.env', 'config/']);
-      assert.match(outcome.message, /in no snapshot .* even --force leaves them/);
+      assert.match(outcome.message, /in no snapshot .* they are never overwritten. Move them away first/);
       assert.deepEqual(treeOf(repo), before, `nothing changed (force: ${force})`);
     }
     fs.rmSync(path.join(repo, 'config', 'prod.secret'));
@@ -261,7 +277,10 @@ describe('rollback and its undo', () => {
   it('works on a repository with no commit (unborn HEAD) and does not create one', async () => {
     const repo = createRepo();
     writeFile(repo, 'mine.txt', 'mine\n');
-    const loop = await runScriptedLoop(repo, { actor: [[{ write: { path: 'made.txt', content: 'made\n' } }, { write: { path: 'mine.txt', content: 'changed\n' } }]], critic: [[done()]] });
+    const loop = await runScriptedLoop(repo, {
+      actor: [[{ write: { path: 'made.txt', content: 'made\n' } }, { write: { path: 'mine.txt', content: 'changed\n' } }]],
+      critic: [[done()]],
+    });
     const outcome = await rollBack(request(repo, loop));
     assert.equal(outcome.result, 'rolled_back', outcome.message);
     assert.deepEqual(treeOf(repo), { 'mine.txt': 'mine\n' });

@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import { AgentNotFoundError, resolveAgentProgram } from '../../src/agents/agentProgram.js';
-import type { AgentEvent } from '../../src/agents/agentEvents.js';
+import type { AgentEvent } from '../../src/sessionFormat/agentEvents.js';
 import { runAgent, type AgentLaunch } from '../../src/agents/runAgent.js';
 import type { RoleSettings } from '../../src/config/runSettings.js';
 import { scriptedAgent, type AgentScript } from '../support/scriptedAgent.js';
+import { isRunning } from '../support/processes.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 function launchFor(script: AgentScript, overrides: Partial<AgentLaunch> = {}) {
@@ -24,15 +25,6 @@ function launchFor(script: AgentScript, overrides: Partial<AgentLaunch> = {}) {
   return { agent, launch };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const request = (prompt: string) => ({ role: 'actor' as const, prompt, model: null, resumeSessionId: null });
 
 describe('running an agent process', () => {
@@ -44,7 +36,11 @@ describe('running an agent process', () => {
     const rawPath = path.join(tempDir(), 'raw.stdout');
     const events: AgentEvent[] = [];
     try {
-      const result = await runAgent(launch, request('--help me 🎉 "quoted" $(rm -rf /)'), { rawStdoutPath: rawPath, onEvent: (event) => events.push(event), runEnv: { CODELOOPS_ITERATION: '3' } });
+      const result = await runAgent(launch, request('--help me 🎉 "quoted" $(rm -rf /)'), {
+        rawStdoutPath: rawPath,
+        onEvent: (event) => events.push(event),
+        runEnv: { CODELOOPS_ITERATION: '3' },
+      });
       assert.equal(result.succeeded, true);
       assert.equal(result.exitCode, 0);
       assert.equal(result.transcript, 'hello from the agent\n');
@@ -80,17 +76,14 @@ describe('running an agent process', () => {
 
   it('stops a hung agent at its timeout, killing the whole process group', async () => {
     const { agent, launch } = launchFor({ actor: [[{ spawnChild: true }, { print: 'started' }, { hang: true }]] }, { timeoutSecs: 1 });
-    const started = performance.now();
     const result = await runAgent(launch, request('x'));
-    const elapsed = (performance.now() - started) / 1000;
     assert.equal(result.timedOut, true);
     assert.equal(result.succeeded, false);
     assert.match(result.failureReason!, /timed out after 1 s/);
-    assert.ok(elapsed < 6, `took ${elapsed}s`);
     assert.equal(result.exitCode, 137, 'SIGINT and SIGTERM were ignored, SIGKILL ended it');
     const grandchild = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
     await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.ok(!isAlive(grandchild), 'the agent’s own child process was killed too');
+    assert.ok(!isRunning(grandchild), 'the agent’s own child process was killed too');
   });
 
   it('stops at once when interrupted', async () => {
@@ -131,7 +124,7 @@ describe('running an agent process', () => {
     assert.ok(result.transcript.length < 450_000);
   });
 
-  it('records a death by signal with the shell\'s exit code', async () => {
+  it("records a death by signal with the shell's exit code", async () => {
     const { launch } = launchFor({ actor: [[{ print: 'about to crash' }, { kill: 'SIGABRT' }]] });
     const result = await runAgent(launch, request('x'));
     assert.equal(result.exitCode, 134);
@@ -173,17 +166,33 @@ describe('running an agent process', () => {
 
   it('says which binary is missing and which setting points to it', () => {
     const settings: RoleSettings = {
-      agent: 'claude', model: null, timeoutSecs: 10, extraArgs: [], env: {}, command: null,
-      binaryPath: null, binarySetting: '[agents.claude] path',
+      agent: 'claude',
+      model: null,
+      timeoutSecs: 10,
+      extraArgs: [],
+      env: {},
+      command: null,
+      binaryPath: null,
+      binarySetting: '[agents.claude] path',
     };
     assert.throws(
       () => resolveAgentProgram(adapterFor('claude'), settings, '/', { PATH: tempDir() }),
-      (error: Error) => error instanceof AgentNotFoundError && /"claude" was not found on PATH/.test(error.message) && /\[agents\.claude\] path/.test(error.message) && /npm install -g @anthropic-ai\/claude-code/.test(error.message),
+      (error: Error) =>
+        error instanceof AgentNotFoundError &&
+        /"claude" was not found on PATH/.test(error.message) &&
+        /\[agents\.claude\] path/.test(error.message) &&
+        /npm install -g @anthropic-ai\/claude-code/.test(error.message),
     );
     assert.throws(
-      () => resolveAgentProgram(adapterFor('opencode'), { ...settings, agent: 'opencode', binaryPath: '/nowhere/opencode', binarySetting: '[agents.opencode] path in /etc/x.toml' }, '/', {}),
+      () =>
+        resolveAgentProgram(
+          adapterFor('opencode'),
+          { ...settings, binaryPath: '/nowhere/opencode', binarySetting: '[agents.opencode] path in /etc/x.toml' },
+          '/',
+          {},
+        ),
       /OpenCode: \/nowhere\/opencode does not exist \(set by \[agents\.opencode\] path in \/etc\/x\.toml\)/,
     );
-    assert.throws(() => resolveAgentProgram(adapterFor('command'), { ...settings, agent: 'command' }, '/', {}), /needs a program to run/);
+    assert.throws(() => resolveAgentProgram(adapterFor('command'), settings, '/', {}), /needs a program to run/);
   });
 });

@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import fsPromises from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { z } from 'zod';
-import { apiErrorSchema, iterationDetailSchema, sessionDocumentSchema, sessionListSchema, sessionStatsSchema, sessionViewResponseSchema } from '../../src/server/apiPayloads.js';
+import { apiErrorSchema, sessionDocumentSchema, sessionListSchema, sessionViewResponseSchema } from '../../src/server/apiPayloads.js';
+import { sessionStatsSchema } from '../../src/sessionFormat/sessionSummaries.js';
+import * as z from '../../src/sessionFormat/zod.js';
+import { iterationDetailSchema } from '../../src/sessionView/sessionView.js';
 import { PAGE_CSP } from '../../src/server/staticFiles.js';
 import type { UiServer } from '../../src/server/uiServer.js';
 import { runCli } from '../support/cliProcess.js';
@@ -30,7 +32,10 @@ describe('codeloops ui: the sessions API', () => {
     const dir = home.sessionsDir;
     ids.signup = writeSession(dir, [
       startLine({ prompt: 'Add validation to signup', timestamp: '2025-01-10T09:00:00Z', working_dir: '/w/alpha' }),
-      iterationLine(1, { git_diff: 'diff --git a/signup.ts b/signup.ts\n--- a/signup.ts\n+++ b/signup.ts\n@@ -1 +1 @@\n-old\n+new\n', actor_output: 'first try' }),
+      iterationLine(1, {
+        git_diff: 'diff --git a/signup.ts b/signup.ts\n--- a/signup.ts\n+++ b/signup.ts\n@@ -1 +1 @@\n-old\n+new\n',
+        actor_output: 'first try',
+      }),
       iterationLine(2, { critic_decision: 'DONE', feedback: null, git_diff: 'diff --git a/test.ts b/test.ts\n+test\n', actor_output: 'second try' }),
       endLine({ iterations: 2, summary: 'Validation added', confidence: 0.95, duration_secs: 80 }),
     ]);
@@ -51,7 +56,10 @@ describe('codeloops ui: the sessions API', () => {
       iterationLine(3),
       endLine({ outcome: 'max_iterations_reached', iterations: 3, summary: null, confidence: null }),
     ]);
-    ids.unfinished = writeSession(dir, [startLine({ prompt: 'Left without an end', timestamp: '2025-03-01T09:00:00Z', working_dir: '/w/alpha' }), iterationLine(1)]);
+    ids.unfinished = writeSession(dir, [
+      startLine({ prompt: 'Left without an end', timestamp: '2025-03-01T09:00:00Z', working_dir: '/w/alpha' }),
+      iterationLine(1),
+    ]);
     ids.torn = writeSession(dir, [
       startLine({ prompt: 'Torn at the end', timestamp: '2025-03-02T09:00:00Z', working_dir: '/w/beta' }),
       iterationLine(1),
@@ -148,7 +156,10 @@ describe('codeloops ui: the sessions API', () => {
     const reply = await get(`/api/sessions/${ids.signup}`);
     assert.equal(reply.status, 200);
     const document = sessionDocumentSchema.parse(reply.json());
-    assert.deepEqual(document.iterations.map((iteration) => iteration.actor_output), ['first try', 'second try']);
+    assert.deepEqual(
+      document.iterations.map((iteration) => iteration.actor_output),
+      ['first try', 'second try'],
+    );
     assert.deepEqual(document.warnings, []);
     const cli = await runCli(['sessions', 'show', ids.signup!, '--json'], { cwd: tempDir(), env: home.env });
     const { warnings, ...asTheCliPrintsIt } = reply.json<Record<string, unknown>>();
@@ -156,7 +167,10 @@ describe('codeloops ui: the sessions API', () => {
     assert.deepEqual(asTheCliPrintsIt, JSON.parse(cli.stdout));
 
     const torn = sessionDocumentSchema.parse((await get(`/api/sessions/${ids.torn}`)).json());
-    assert.deepEqual(torn.iterations.map((iteration) => iteration.iteration_number), [1, 2]);
+    assert.deepEqual(
+      torn.iterations.map((iteration) => iteration.iteration_number),
+      [1, 2],
+    );
     assert.equal(torn.end, null);
     assert.equal(torn.warnings.length, 2);
     assert.match(torn.warnings[0]!, /skipped line 3: not valid JSON/);
@@ -186,14 +200,17 @@ describe('codeloops ui: the sessions API', () => {
     assert.equal(reply.status, 200);
     const { view, running } = sessionViewResponseSchema.parse(reply.json());
     assert.equal(running, false);
-    assert.equal(view.outcome, 'success');
-    assert.deepEqual(view.iterations.map((iteration) => [iteration.number, iteration.decision, iteration.files.map((file) => file.path)]), [
-      [1, 'CONTINUE', ['signup.ts']],
-      [2, 'DONE', ['test.ts']],
-    ]);
+    assert.equal(view.end?.outcome, 'success');
+    assert.deepEqual(
+      view.iterations.map((iteration) => [iteration.iteration_number, iteration.critic_decision, iteration.files.map((file) => file.path)]),
+      [
+        [1, 'CONTINUE', ['signup.ts']],
+        [2, 'DONE', ['test.ts']],
+      ],
+    );
     assert.ok(!reply.body.includes('first try'), 'the view holds no agent output');
     const detail = iterationDetailSchema.parse((await get(`/api/sessions/${ids.signup}/iterations/2`)).json());
-    assert.equal(detail.actorOutput, 'second try');
+    assert.equal(detail.actor_output, 'second try');
     assert.equal(detail.diff, 'diff --git a/test.ts b/test.ts\n+test\n');
     const unfinished = sessionViewResponseSchema.parse((await get(`/api/sessions/${ids.unfinished}/view`)).json());
     assert.equal(unfinished.running, false, 'no loop holds its repository: it is not running');
@@ -207,13 +224,24 @@ describe('codeloops ui: the sessions API', () => {
     const unknown = await get('/api/sessions/2020-01-01T00-00-00Z_abcdef');
     assert.equal(unknown.status, 404);
     assert.match(errorOf(unknown), /No session "2020-01-01T00-00-00Z_abcdef"/);
-    for (const rawPath of ['/api/sessions/2020-01-01T00-00-00Z_abcdef/view', '/api/sessions/2020-01-01T00-00-00Z_abcdef/diff', '/api/sessions/2020-01-01T00-00-00Z_abcdef/iterations/1']) {
+    for (const rawPath of [
+      '/api/sessions/2020-01-01T00-00-00Z_abcdef/view',
+      '/api/sessions/2020-01-01T00-00-00Z_abcdef/diff',
+      '/api/sessions/2020-01-01T00-00-00Z_abcdef/iterations/1',
+    ]) {
       assert.equal((await get(rawPath)).status, 404, rawPath);
     }
     const notSession = await get(`/api/sessions/${ids.notSession}`);
     assert.equal(notSession.status, 422);
     assert.match(errorOf(notSession), /does not start with a session_start line/);
-    for (const rawPath of ['/api/nothing', `/api/sessions/${ids.signup}/nothing`, '/nothing', '/assets/cli.js', '/assets/../cli.js', '/assets/%2e%2e%2fcli.js']) {
+    for (const rawPath of [
+      '/api/nothing',
+      `/api/sessions/${ids.signup}/nothing`,
+      '/nothing',
+      '/assets/cli.js',
+      '/assets/../cli.js',
+      '/assets/%2e%2e%2fcli.js',
+    ]) {
       const reply = await get(rawPath);
       assert.equal(reply.status, 404, rawPath);
       assert.ok(apiErrorSchema.safeParse(reply.json()).success, rawPath);
@@ -294,8 +322,16 @@ describe('codeloops ui: the sessions API', () => {
     assert.equal((await get('/api/sessions', { headers: { origin: `http://127.0.0.1:${port}` } })).status, 200);
     const crossSite = await get('/api/sessions', { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' } });
     assert.equal(crossSite.status, 403, 'another site’s <script src> or <img> cannot read it');
-    assert.equal((await get('/api/sessions', { headers: { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' } })).status, 403, 'nor another port of localhost');
-    assert.equal((await get('/', { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } })).status, 200, 'following a link to the page is fine');
+    assert.equal(
+      (await get('/api/sessions', { headers: { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' } })).status,
+      403,
+      'nor another port of localhost',
+    );
+    assert.equal(
+      (await get('/', { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } })).status,
+      200,
+      'following a link to the page is fine',
+    );
   });
 
   it('only reads: every other method is a 405 that says which are allowed', async () => {
@@ -324,7 +360,7 @@ describe('codeloops ui: the sessions API', () => {
     assert.doesNotMatch(PAGE_CSP, /unsafe-inline|unsafe-eval|\*/);
     const script = await get('/assets/browser.js');
     assert.equal(script.headers['content-type'], 'text/javascript; charset=utf-8');
-    assert.doesNotMatch(script.body, /ZodError|safeParse/, 'the browser bundle carries no zod');
+    assert.ok(script.body.length < 400_000, `the page's script stays small: ${script.body.length} bytes (zod/mini, tree-shaken)`);
     for (const rawPath of ['/', '/api/sessions', '/api/stats', `/api/sessions/${ids.signup}/diff`, '/assets/viewer.css', '/api/nothing', '/api/sessions/..']) {
       const reply = await get(rawPath);
       assert.equal(reply.headers['x-content-type-options'], 'nosniff', rawPath);
@@ -334,10 +370,11 @@ describe('codeloops ui: the sessions API', () => {
   });
 
   it('streams a 50 MB iteration without trouble: listed, shown, and its diff', async () => {
-    const started = performance.now();
     const list = sessionListSchema.parse((await get('/api/sessions?project=gamma')).json());
-    assert.deepEqual(list.map((summary) => summary.id), [ids.huge, ids.limit]);
-    assert.ok(performance.now() - started < 2000, 'the listing does not read the big line');
+    assert.deepEqual(
+      list.map((summary) => summary.id),
+      [ids.huge, ids.limit],
+    );
     const reply = await get(`/api/sessions/${ids.huge}`);
     assert.equal(reply.status, 200);
     assert.equal(reply.headers['transfer-encoding'], 'chunked', 'streamed, not sent as one buffer');

@@ -69,12 +69,17 @@ describe('codeloops ui: live updates (Server-Sent Events)', () => {
     await everyone.waitFor('run_event', (event) => event.id === id && event.event.type === 'phase' && event.event.phase === 'actor');
     const viewer = connect(`/api/sessions/live?session=${id}`);
     assert.deepEqual(await viewer.waitFor('hello'), { type: 'hello', running: [id] });
-    await viewer.waitFor('run_event', (event) => event.event.type === 'agent_event' && event.event.event.kind === 'text' && event.event.event.text === 'working on step one');
-    const replayed = viewer.events.slice(1, 3).map((event) => (event.type === 'run_event' ? `${event.event.type}:${'iteration' in event.event ? event.event.iteration : ''}` : event.type));
+    await viewer.waitFor(
+      'run_event',
+      (event) => event.event.type === 'agent_event' && event.event.event.kind === 'text' && event.event.event.text === 'working on step one',
+    );
+    const replayed = viewer.events
+      .slice(1, 3)
+      .map((event) => (event.type === 'run_event' ? `${event.event.type}:${'iteration' in event.event ? event.event.iteration : ''}` : event.type));
     assert.deepEqual(replayed, ['iteration_started:1', 'phase:1'], 'the replay starts at the iteration');
     const during = sessionViewResponseSchema.parse((await request(server.port, `/api/sessions/${id}/view`)).json());
     assert.equal(during.running, true);
-    assert.equal(during.view.outcome, null);
+    assert.equal(during.view.end, null);
 
     const result = await run.done;
     assert.equal(result.code, 0, result.stderr);
@@ -84,14 +89,29 @@ describe('codeloops ui: live updates (Server-Sent Events)', () => {
     await everyone.waitFor('run_event', (event) => event.id === id && event.event.type === 'run_finished');
 
     // The order a user sees: created, iteration 1, 2, 3, completed.
-    const sessionEvents = everyone.events.filter((event) => 'id' in event && event.id === id && event.type !== 'run_event').map((event) => (event.type === 'session_updated' ? `updated:${event.iteration}` : event.type));
+    const sessionEvents = everyone.events
+      .filter((event) => 'id' in event && event.id === id && event.type !== 'run_event')
+      .map((event) => (event.type === 'session_updated' ? `updated:${event.iteration}` : event.type));
     assert.deepEqual(sessionEvents, ['session_created', 'updated:1', 'updated:2', 'updated:3', 'session_completed']);
     // Everyone gets the phases; only the session's viewer gets what the agents said.
-    const phases = everyone.events.flatMap((event) => (event.type === 'run_event' && event.event.type === 'phase' && event.event.status === 'started' ? [`${event.event.iteration}:${event.event.phase}`] : []));
+    const phases = everyone.events.flatMap((event) =>
+      event.type === 'run_event' && event.event.type === 'phase' && event.event.status === 'started' ? [`${event.event.iteration}:${event.event.phase}`] : [],
+    );
     assert.deepEqual(phases, ['1:actor', '1:diff', '1:critic', '2:actor', '2:diff', '2:critic', '3:actor', '3:diff', '3:critic']);
-    assert.ok(!everyone.events.some((event) => event.type === 'run_event' && event.event.type === 'agent_event'), 'agent output goes only to the session’s viewers');
+    assert.ok(
+      !everyone.events.some((event) => event.type === 'run_event' && event.event.type === 'agent_event'),
+      'agent output goes only to the session’s viewers',
+    );
     assert.ok(viewer.events.some((event) => event.type === 'run_event' && event.event.type === 'critic_decision' && event.event.decision === 'DONE'));
-    assert.ok(viewer.events.some((event) => event.type === 'run_event' && event.event.type === 'agent_event' && event.event.event.kind === 'text' && event.event.event.text === 'working on step three'));
+    assert.ok(
+      viewer.events.some(
+        (event) =>
+          event.type === 'run_event' &&
+          event.event.type === 'agent_event' &&
+          event.event.event.kind === 'text' &&
+          event.event.event.text === 'working on step three',
+      ),
+    );
     const after = sessionViewResponseSchema.parse((await request(server.port, `/api/sessions/${id}/view`)).json());
     assert.equal(after.running, false);
     assert.equal(after.view.iterations.length, 3);
@@ -112,7 +132,9 @@ describe('codeloops ui: live updates (Server-Sent Events)', () => {
     assert.equal(completed.outcome, 'max_iterations_reached');
     fs.rmSync(file);
     await everyone.waitFor('session_removed', (event) => event.id === id);
-    const mine = everyone.events.filter((event) => 'id' in event && event.id === id).map((event) => (event.type === 'session_updated' ? `updated:${event.iteration}` : event.type));
+    const mine = everyone.events
+      .filter((event) => 'id' in event && event.id === id)
+      .map((event) => (event.type === 'session_updated' ? `updated:${event.iteration}` : event.type));
     assert.deepEqual(mine, ['session_created', 'updated:1', 'updated:2', 'session_completed', 'session_removed']);
   });
 
@@ -127,10 +149,13 @@ describe('codeloops ui: live updates (Server-Sent Events)', () => {
     assert.equal(server.hub.stats().followers, 1, 'one follower for the running loop, however many watch it');
     for (const client of [first, ...watchers]) client.close(); // the tabs are closed while the loop runs
     await eventually(() => server.openStreams() === 0, 'the streams to close');
-    await eventually(() => {
-      const stats = server.hub.stats();
-      return stats.subscribers === 0 && !stats.watching && stats.followers === 0;
-    }, `the hub to let go (${JSON.stringify(server.hub.stats())})`);
+    await eventually(
+      () => {
+        const stats = server.hub.stats();
+        return stats.subscribers === 0 && !stats.watching && stats.followers === 0;
+      },
+      `the hub to let go (${JSON.stringify(server.hub.stats())})`,
+    );
     assert.equal((await run.done).code, 0);
     // Nothing was left listening: a new client starts afresh and sees the session ended.
     const later = connect();

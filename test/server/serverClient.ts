@@ -30,15 +30,18 @@ export interface Reply {
  */
 export function request(port: number, rawPath: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: rawPath, method: options.method ?? 'GET', headers: { host: `127.0.0.1:${port}`, ...options.headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode!, headers: res.headers, body, json: <T>() => JSON.parse(body) as T });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path: rawPath, method: options.method ?? 'GET', headers: { host: `127.0.0.1:${port}`, ...options.headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode!, headers: res.headers, body, json: <T>() => JSON.parse(body) as T });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -80,13 +83,16 @@ export class LiveClient {
 
   constructor(port: number, rawPath = '/api/sessions/live') {
     this.opened = new Promise((resolve, reject) => {
-      this.request = http.get({ host: '127.0.0.1', port, path: rawPath, headers: { host: `127.0.0.1:${port}`, accept: 'text/event-stream' }, agent: false }, (res) => {
-        this.response = res;
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => this.take(chunk));
-        res.on('error', () => {});
-        resolve(res);
-      });
+      this.request = http.get(
+        { host: '127.0.0.1', port, path: rawPath, headers: { host: `127.0.0.1:${port}`, accept: 'text/event-stream' }, agent: false },
+        (res) => {
+          this.response = res;
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => this.take(chunk));
+          res.on('error', () => {});
+          resolve(res);
+        },
+      );
       this.request.on('error', (error) => {
         this.error = error;
         reject(error);
@@ -111,12 +117,22 @@ export class LiveClient {
   }
 
   /** The first event (from `from` on) that matches; waits for it if needed. */
-  async waitFor<T extends LiveEvent['type']>(type: T, predicate: (event: Extract<LiveEvent, { type: T }>) => boolean = () => true, timeoutMs = 20_000, from = 0): Promise<Extract<LiveEvent, { type: T }>> {
+  async waitFor<T extends LiveEvent['type']>(
+    type: T,
+    predicate: (event: Extract<LiveEvent, { type: T }>) => boolean = () => true,
+    timeoutMs = 20_000,
+    from = 0,
+  ): Promise<Extract<LiveEvent, { type: T }>> {
     const started = Date.now();
     for (;;) {
-      const found = this.events.slice(from).find((event): event is Extract<LiveEvent, { type: T }> => event.type === type && predicate(event as Extract<LiveEvent, { type: T }>));
+      const found = this.events
+        .slice(from)
+        .find((event): event is Extract<LiveEvent, { type: T }> => event.type === type && predicate(event as Extract<LiveEvent, { type: T }>));
       if (found) return found;
-      if (Date.now() - started > timeoutMs) throw new Error(`no ${type} event within ${timeoutMs} ms; got: ${this.events.map((event) => (event.type === 'run_event' ? `run_event:${event.event.type}` : event.type)).join(', ')}`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(
+          `no ${type} event within ${timeoutMs} ms; got: ${this.events.map((event) => (event.type === 'run_event' ? `run_event:${event.event.type}` : event.type)).join(', ')}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 200);
         this.waiters.push(() => (clearTimeout(timer), resolve()));

@@ -5,7 +5,14 @@ import { chromium, type Browser } from 'playwright-core';
 import type { VsCodeTools } from './vscodeTools.js';
 
 /** Chromium as this machine allows it: no sandbox as root, no GPU, no calls home. */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -24,7 +31,11 @@ export interface RunningServer {
 }
 
 /** Starts a VS Code server (with Node 24) and resolves once it prints `ready`; output goes to `logFile` too. */
-export async function startServer(tools: VsCodeTools, args: string[], options: { env: NodeJS.ProcessEnv; ready: RegExp; logFile?: string }): Promise<RunningServer> {
+export async function startServer(
+  tools: VsCodeTools,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; ready: RegExp; logFile?: string },
+): Promise<RunningServer> {
   const child = spawn(tools.node24, args, { env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const record = (chunk: string): void => {

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { claudeEnvironment, type FakeAnthropicApi } from './fakeAnthropicApi.js';
-import { openCodeEnvironment } from './fakeOpenAiApi.js';
+import { claudeEnvironment } from './modelApi/anthropicMessages.js';
+import { openCodeEnvironment } from './modelApi/openAiChat.js';
+import type { ModelApi } from './modelApi/scripted.js';
 import { isolateHome, repoRoot, tempDir, type IsolatedHome } from './testEnvironment.js';
 
 /**
@@ -12,8 +13,12 @@ export type RealAgent = 'claude' | 'opencode';
 
 export function agentBinDirs(needed: readonly RealAgent[] = ['claude', 'opencode']): string[] {
   const dirs = [path.join(repoRoot(), 'node_modules', '.bin'), path.join(repoRoot(), '.cache', 'agents', 'node_modules', '.bin')];
-  for (const [name, dir] of [['claude', dirs[0]!], ['opencode', dirs[1]!]] as const) {
-    if (needed.includes(name) && !fs.existsSync(path.join(dir, name))) throw new Error(`${name} is not installed in ${dir}: run npm ci, then the tests through npm test`);
+  for (const [name, dir] of [
+    ['claude', dirs[0]!],
+    ['opencode', dirs[1]!],
+  ] as const) {
+    if (needed.includes(name) && !fs.existsSync(path.join(dir, name)))
+      throw new Error(`${name} is not installed in ${dir}: run npm ci, then the tests through npm test`);
   }
   return dirs;
 }
@@ -29,7 +34,7 @@ export interface RealAgentHome {
  * none of the user's own config, and the binaries on PATH as a user's would be.
  * Codeloops' own data and config live in the same isolated home.
  */
-export function realAgentHome(apis: { anthropic?: FakeAnthropicApi }, needed: readonly RealAgent[] = ['claude', 'opencode']): RealAgentHome {
+export function realAgentHome(apis: { anthropic?: ModelApi }, needed: readonly RealAgent[] = ['claude', 'opencode']): RealAgentHome {
   const home = isolateHome();
   home.restore(); // only the child process uses it
   const agentsHome = tempDir('codeloops-agent-home-');

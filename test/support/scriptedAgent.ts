@@ -58,8 +58,7 @@ export function decision(json: Record<string, unknown>): ScriptStep {
 }
 
 export const done = (summary = 'All done', confidence = 0.9): ScriptStep => decision({ type: 'done', summary, confidence });
-export const carryOn = (feedback: string, remaining: string[] = []): ScriptStep =>
-  decision({ type: 'continue', feedback, remaining_issues: remaining });
+export const carryOn = (feedback: string, remaining: string[] = []): ScriptStep => decision({ type: 'continue', feedback, remaining_issues: remaining });
 
 /** A global config.toml that makes both roles the scripted agent. */
 export function scriptedConfigToml(agent: ScriptedAgent, extra = ''): string {

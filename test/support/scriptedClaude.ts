@@ -1,10 +1,10 @@
 import path from 'node:path';
-import type { AnthropicReply, RecordedMessagesRequest } from './fakeAnthropicApi.js';
+import type { ModelRequest, ScriptedReply } from './modelApi/scripted.js';
 
 /** The task the scripted model below knows how to do. */
 export const GREETING_TASK = 'Create greeting.txt containing exactly "Hello, world" and a build note made with a shell command.';
 
-export function isCriticRequest(request: RecordedMessagesRequest): boolean {
+export function isCriticRequest(request: ModelRequest): boolean {
   return request.allUserText.includes('You are the critic in an actor–critic coding loop');
 }
 
@@ -14,20 +14,22 @@ export function isCriticRequest(request: RecordedMessagesRequest): boolean {
  * approves. Used by the end-to-end test and by `npm run demo`.
  */
 export function scriptedGreetingModel(repo: string) {
-  return (request: RecordedMessagesRequest): AnthropicReply => {
+  return (request: ModelRequest): ScriptedReply => {
     if (request.toolNames.length === 0) return { text: 'Greeting task' }; // side requests (titles)
     if (isCriticRequest(request)) {
       return request.allUserText.includes('+Hello, world')
         ? { text: 'The typo is fixed and the note exists.\n<decision>{"type":"done","summary":"greeting.txt says Hello, world","confidence":0.93}</decision>' }
-        : { text: 'greeting.txt has a typo.\n<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo in greeting.txt"]}</decision>' };
+        : {
+            text: 'greeting.txt has a typo.\n<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo in greeting.txt"]}</decision>',
+          };
     }
     const secondIteration = request.allUserText.includes('Reviewer feedback');
     if (request.hasToolResult) return { text: secondIteration ? 'Fixed the typo.' : 'Created greeting.txt and the build note.' };
     return secondIteration
-      ? { toolUses: [{ name: 'Write', input: { file_path: path.join(repo, 'greeting.txt'), content: 'Hello, world\n' } }] }
+      ? { toolCalls: [{ name: 'Write', input: { file_path: path.join(repo, 'greeting.txt'), content: 'Hello, world\n' } }] }
       : {
           text: 'Writing the file now.',
-          toolUses: [
+          toolCalls: [
             { name: 'Write', input: { file_path: path.join(repo, 'greeting.txt'), content: 'Helo, world\n' } },
             { name: 'Bash', input: { command: 'echo "noted by a shell" > build-note.txt', description: 'write the build note' } },
           ],

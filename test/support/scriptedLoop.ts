@@ -1,9 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
+import { DEFAULT_PRICES, type PriceTable } from '../../src/budget/prices.js';
+import type { Budget } from '../../src/budget/spendTracker.js';
+import type { CheckSpec } from '../../src/checks/runCheck.js';
+import { DEFAULT_STALL, type StallSettings } from '../../src/config/runSettings.js';
 import { openRepository } from '../../src/git/repository.js';
 import { runLoop, type RoleLaunch } from '../../src/loop/loopRunner.js';
-import type { RunEvent, RunSummary } from '../../src/loop/runEvents.js';
+import type { RunEvent, RunSummary } from '../../src/sessionFormat/runEvents.js';
 import { scriptedAgent, type AgentScript, type ScriptedAgent } from './scriptedAgent.js';
 import { tempDir } from './testEnvironment.js';
 
@@ -24,6 +28,10 @@ export interface ScriptedLoopOptions {
   sessionsDir?: string;
   /** Collect every event in `events` (default); off for runs that stream megabytes. */
   keepEvents?: boolean;
+  checks?: CheckSpec[];
+  budget?: Partial<Budget>;
+  stall?: Partial<StallSettings>;
+  prices?: PriceTable;
 }
 
 /** Runs the real loop in-process with both roles played by the scripted agent. */
@@ -45,6 +53,10 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
     actor: role(options.timeoutSecs?.actor ?? 30),
     critic: role(options.timeoutSecs?.critic ?? 30),
     maxIterations: options.maxIterations === undefined ? 5 : options.maxIterations,
+    checks: options.checks ?? [],
+    budget: { maxCostUsd: null, maxTokens: null, maxDurationSecs: null, ...options.budget },
+    stall: { ...DEFAULT_STALL, ...options.stall },
+    prices: options.prices ?? DEFAULT_PRICES,
     sessionsDirectory: sessionsDir,
     sidecarDirectory: (id) => path.join(sidecarRoot, id),
     signal: options.signal ?? new AbortController().signal,

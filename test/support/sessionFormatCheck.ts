@@ -1,6 +1,23 @@
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import {
+  iterationLineSchema,
+  sessionEndLineSchema,
+  sessionStartLineSchema,
+  type IterationLine,
+  type SessionEndLine,
+  type SessionStartLine,
+} from '../../src/sessionFormat/sessionLines.js';
+
+export interface ValidSessionFile {
+  /** Every line as JSON. */
+  lines: Record<string, unknown>[];
+  start: SessionStartLine;
+  iterations: IterationLine[];
+  end: SessionEndLine | null;
+}
 
 /**
  * Checks a session file against the documented format, line by line, as strictly as
@@ -9,18 +26,21 @@ import path from 'node:path';
  * iterations numbered from 1 (or on from `resumed_after_iteration`), `session_start` first and `session_end` (if any) last,
  * the file name `<timestamp>_<6 hex of sha256(prompt)>.jsonl`. Extra fields are allowed.
  */
-export function assertValidSessionFile(filePath: string): { lines: Record<string, unknown>[] } {
+export function assertValidSessionFile(filePath: string): ValidSessionFile {
   const name = path.basename(filePath);
   assert.match(name, /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}Z_[0-9a-f]{6}\.jsonl$/, `file name ${name}`);
   const text = fs.readFileSync(filePath, 'utf8');
   assert.ok(text.endsWith('\n'), 'the last line ends with a newline');
-  const lines = text.slice(0, -1).split('\n').map((line, index) => {
-    try {
-      return JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      assert.fail(`line ${index + 1} is not JSON`);
-    }
-  });
+  const lines = text
+    .slice(0, -1)
+    .split('\n')
+    .map((line, index) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        assert.fail(`line ${index + 1} is not JSON`);
+      }
+    });
   assert.ok(lines.length >= 1);
   const isoDate = (value: unknown, where: string) => {
     assert.equal(typeof value, 'string', `${where} is a string`);
@@ -39,8 +59,14 @@ export function assertValidSessionFile(filePath: string): { lines: Record<string
   nullableString(start.critic_model, 'critic_model');
   assert.ok(start.max_iterations === null || Number.isInteger(start.max_iterations), 'max_iterations');
   for (const key of ['actor_model', 'critic_model', 'max_iterations']) assert.ok(key in start, `session_start has ${key}`);
-  const { createHash } = require('node:crypto') as typeof import('node:crypto');
-  assert.equal(name.slice(21, 27), createHash('sha256').update(start.prompt as string).digest('hex').slice(0, 6), 'hash of the prompt');
+  assert.equal(
+    name.slice(21, 27),
+    createHash('sha256')
+      .update(start.prompt as string)
+      .digest('hex')
+      .slice(0, 6),
+    'hash of the prompt',
+  );
 
   // A resumed session (`resumed_from`) carries on the numbering of the one it continues.
   if (start.resumed_from !== undefined) {
@@ -76,5 +102,11 @@ export function assertValidSessionFile(filePath: string): { lines: Record<string
       assert.fail(`${where}: unexpected line type ${String(line.type)}`);
     }
   });
-  return { lines };
+  // Checked above against the documentation itself; typed here for the tests' own assertions.
+  return {
+    lines,
+    start: sessionStartLineSchema.parse(lines[0]),
+    iterations: lines.filter((line) => line.type === 'iteration').map((line) => iterationLineSchema.parse(line)),
+    end: lines.at(-1)?.type === 'session_end' ? sessionEndLineSchema.parse(lines.at(-1)) : null,
+  };
 }

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { summaryIndexPath } from '../../src/sessions/summaryIndex.js';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -28,7 +29,11 @@ export function removeTempDirs(): void {
     process.stdout.write(`kept test folders:\n${dirs.map((dir) => `  ${dir}`).join('\n')}\n`);
     return;
   }
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    // A temp folder used as a sessions folder gets its summary index beside it.
+    fs.rmSync(summaryIndexPath(dir), { force: true });
+  }
 }
 
 const GIT_IDENTITY = {

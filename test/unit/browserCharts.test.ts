@@ -37,7 +37,10 @@ describe('browser page pieces', () => {
         { label: 'Sessions per day' },
       );
       const bars = [...chart.querySelectorAll('rect.bar')];
-      assert.deepEqual(bars.map((bar) => bar.querySelector('title')!.textContent), ['2 sessions', '<img src=x onerror=alert(1)>']);
+      assert.deepEqual(
+        bars.map((bar) => bar.querySelector('title')!.textContent),
+        ['2 sessions', '<img src=x onerror=alert(1)>'],
+      );
       assert.equal(Number(bars[1]!.getAttribute('height')), 2 * Number(bars[0]!.getAttribute('height')));
       assert.equal(chart.querySelectorAll('img, b').length, 0);
       const shares = shareBars([{ label: 'a-very-long-project-name-that-goes-on', total: 10, part: 5, title: 't' }], { label: 'p', describe: () => '10' });

@@ -51,9 +51,21 @@ describe('critic decision parsing', () => {
   });
 
   it('drops a confidence it cannot read instead of throwing the verdict away', () => {
-    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":"very"}</decision>')?.decision, { kind: 'DONE', summary: 'ok', confidence: null });
-    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":7000}</decision>')?.decision, { kind: 'DONE', summary: 'ok', confidence: null });
-    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":"0.8"}</decision>')?.decision, { kind: 'DONE', summary: 'ok', confidence: 0.8 });
+    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":"very"}</decision>')?.decision, {
+      kind: 'DONE',
+      summary: 'ok',
+      confidence: null,
+    });
+    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":7000}</decision>')?.decision, {
+      kind: 'DONE',
+      summary: 'ok',
+      confidence: null,
+    });
+    assert.deepEqual(parseCriticDecision('<decision>{"type":"done","summary":"ok","confidence":"0.8"}</decision>')?.decision, {
+      kind: 'DONE',
+      summary: 'ok',
+      confidence: 0.8,
+    });
   });
 
   it('falls back to the plain markers, the last one winning', () => {
@@ -74,10 +86,8 @@ describe('critic decision parsing', () => {
     assert.equal(parsed?.decision.kind === 'DONE' && parsed.decision.summary, 'Añadido ✅ 🎉');
   });
 
-  it('reads a huge answer quickly', () => {
+  it('reads the decision at the end of a huge answer (how fast: npm run bench)', () => {
     const answer = 'x'.repeat(5_000_000) + '<decision>{"type":"done","summary":"ok","confidence":1}</decision>';
-    const started = performance.now();
     assert.equal(parseCriticDecision(answer)?.decision.kind, 'DONE');
-    assert.ok(performance.now() - started < 2000);
   });
 });

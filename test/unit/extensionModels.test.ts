@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseRecordedDiffQuery, parseSnapshotQuery, snapshotQuery } from '../../src/extension/diffs/snapshotUris.js';
+import { spendText } from '../../src/extension/runs/runController.js';
 import { COMMANDS, SETTINGS_SECTION, TREE_ITEM_KINDS, VIEWER_PANEL_TYPE, VIEWS } from '../../src/extension/ids.js';
 import { fileNodes, iterationNodes, moreNode, sessionNode } from '../../src/extension/sessionsTree/sessionsTreeModel.js';
 import type { SessionView } from '../../src/sessionView/sessionView.js';
-import type { SessionSummary } from '../../src/sessions/sessionSummary.js';
+import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
 const NOW = Date.parse('2025-01-27T16:00:00Z');
@@ -23,6 +24,7 @@ function summary(overrides: Partial<SessionSummary> = {}): SessionSummary {
     confidence: 0.9,
     actor_agent: 'Claude Code',
     critic_agent: 'Claude Code',
+    total_cost_usd: 0.42,
     ...overrides,
   };
 }
@@ -35,9 +37,17 @@ describe('sessions tree model', () => {
     assert.deepEqual(node.icon, { id: 'pass-filled', color: 'testing.iconPassed' });
     assert.equal(node.contextValue, TREE_ITEM_KINDS.session);
     assert.match(node.tooltip.lines.join('\n'), /Outcome: success \(confidence 90%\)/);
-    const others = (['failed', 'interrupted', 'max_iterations_reached', null] as const).map((outcome) => sessionNode(summary({ outcome, duration_secs: null }), false, NOW));
-    assert.deepEqual(others.map((other) => other.icon.id), ['error', 'debug-pause', 'warning', 'circle-large-outline']);
-    assert.deepEqual(others.map((other) => other.description.split(' · ')[0]), ['failed', 'interrupted', 'iteration limit reached', 'not finished']);
+    const others = (['failed', 'interrupted', 'max_iterations_reached', null] as const).map((outcome) =>
+      sessionNode(summary({ outcome, duration_secs: null }), false, NOW),
+    );
+    assert.deepEqual(
+      others.map((other) => other.icon.id),
+      ['error', 'debug-pause', 'warning', 'circle-large-outline'],
+    );
+    assert.deepEqual(
+      others.map((other) => other.description.split(' · ')[0]),
+      ['failed', 'interrupted', 'iteration limit reached', 'not finished'],
+    );
   });
 
   it('marks a running session: a spinner, "running", and its own context menu', () => {
@@ -51,15 +61,40 @@ describe('sessions tree model', () => {
     const view = {
       id: 's',
       iterations: [
-        { number: 1, decision: 'CONTINUE', feedback: 'Fix **this**', remainingIssues: ['one'], summary: null, filesChanged: 2, insertions: 5, deletions: 1, actorDurationSecs: 30, files: [] },
-        { number: 2, decision: 'DONE', feedback: null, remainingIssues: [], summary: 'Done well', filesChanged: 0, insertions: 0, deletions: 0, actorDurationSecs: 5, files: [] },
+        {
+          iteration_number: 1,
+          critic_decision: 'CONTINUE',
+          feedback: 'Fix **this**',
+          remaining_issues: ['one'],
+          summary: null,
+          git_files_changed: 2,
+          git_insertions: 5,
+          git_deletions: 1,
+          actor_duration_secs: 30,
+          files: [],
+        },
+        {
+          iteration_number: 2,
+          critic_decision: 'DONE',
+          feedback: null,
+          remaining_issues: [],
+          summary: 'Done well',
+          git_files_changed: 0,
+          git_insertions: 0,
+          git_deletions: 0,
+          actor_duration_secs: 5,
+          files: [],
+        },
       ],
     } as unknown as SessionView;
     const nodes = iterationNodes(view);
-    assert.deepEqual(nodes.map((node) => [node.label, node.description, node.icon.id]), [
-      ['Iteration 1', 'CONTINUE · 2 files +5 −1 · 30.0s', 'debug-continue'],
-      ['Iteration 2', 'DONE · 0 files +0 −0 · 5.0s', 'pass'],
-    ]);
+    assert.deepEqual(
+      nodes.map((node) => [node.label, node.description, node.icon.id]),
+      [
+        ['Iteration 1', 'CONTINUE · 2 files +5 −1 · 30.0s', 'debug-continue'],
+        ['Iteration 2', 'DONE · 0 files +0 −0 · 5.0s', 'pass'],
+      ],
+    );
     assert.equal(nodes[0]!.tooltip.markdown, 'Fix **this**');
     assert.deepEqual(nodes[0]!.tooltip.lines, ['• one']);
     assert.equal(nodes[1]!.tooltip.markdown, 'Done well');
@@ -68,11 +103,14 @@ describe('sessions tree model', () => {
       { path: 'README.md', status: 'added', insertions: 3, deletions: 0 },
       { path: 'img/logo.png', status: 'renamed', oldPath: 'logo.png', insertions: null, deletions: null },
     ]);
-    assert.deepEqual(files.map((file) => [file.label, file.description]), [
-      ['logo.png', 'img · renamed · binary'],
-      ['README.md', 'added · +3 −0'],
-      ['z.ts', 'src · modified · +1 −1'],
-    ]);
+    assert.deepEqual(
+      files.map((file) => [file.label, file.description]),
+      [
+        ['logo.png', 'img · renamed · binary'],
+        ['README.md', 'added · +3 −0'],
+        ['z.ts', 'src · modified · +1 −1'],
+      ],
+    );
     assert.equal(moreNode(450).label, 'Show 200 more (450 older)');
   });
 });
@@ -81,7 +119,15 @@ describe('diff addresses', () => {
   it('round-trip an iteration, a side and a path, and refuse anything else', () => {
     const file = { session: 's1', iteration: 2, side: 'pre' as const, path: 'src/ünï code.ts' };
     assert.deepEqual(parseSnapshotQuery(snapshotQuery(file)), file);
-    for (const bad of ['', 'not json', '{}', JSON.stringify({ ...file, side: 'both' }), JSON.stringify({ ...file, path: '../../etc/passwd' }), JSON.stringify({ ...file, path: '/etc/passwd' }), JSON.stringify({ ...file, iteration: 0 })]) {
+    for (const bad of [
+      '',
+      'not json',
+      '{}',
+      JSON.stringify({ ...file, side: 'both' }),
+      JSON.stringify({ ...file, path: '../../etc/passwd' }),
+      JSON.stringify({ ...file, path: '/etc/passwd' }),
+      JSON.stringify({ ...file, iteration: 0 }),
+    ]) {
       assert.throws(() => parseSnapshotQuery(bad), /./, bad);
     }
     assert.deepEqual(parseRecordedDiffQuery('{"session":"s","iteration":1}'), { session: 's', iteration: 1 });
@@ -104,8 +150,36 @@ describe('the extension manifest', () => {
     assert.ok(manifest.activationEvents.includes(`onWebviewPanel:${VIEWER_PANEL_TYPE}`));
     assert.ok(manifest.activationEvents.includes(`onView:${VIEWS.sessions}`));
     const settings = Object.keys(manifest.contributes.configuration.properties);
-    const read = ['agent', 'model', 'maxIterations', 'agentPaths', 'showAgentOutput', 'openViewerOnRun', 'actor.agent', 'actor.model', 'actor.timeoutSecs', 'critic.agent', 'critic.model', 'critic.timeoutSecs'];
+    const read = [
+      'agent',
+      'model',
+      'maxIterations',
+      'agentPaths',
+      'showAgentOutput',
+      'openViewerOnRun',
+      'actor.agent',
+      'actor.model',
+      'actor.timeoutSecs',
+      'critic.agent',
+      'critic.model',
+      'critic.timeoutSecs',
+      'maxCostUsd',
+      'maxTokens',
+      'maxDurationSecs',
+      'stallAfter',
+      'checks',
+    ];
     assert.deepEqual(settings.sort(), read.map((key) => `${SETTINGS_SECTION}.${key}`).sort());
+  });
+
+  it('shows a running loop’s cost against its cap in the status bar text, marking estimates', () => {
+    const guards = { checks: [], max_cost_usd: 5, max_tokens: null, max_duration_secs: null, stall_after: 3, stall_action: 'stop' as const };
+    const spend = (cost: number | null, estimated = false) => ({ total_cost_usd: cost, total_tokens: 1000, cost_estimated: estimated, elapsed_secs: 3 });
+    assert.equal(spendText({ guards, spend: null }), '$0.00 of $5.00', 'the cap shows before any cost');
+    assert.equal(spendText({ guards, spend: spend(0.4213) }), '$0.42 of $5.00');
+    assert.equal(spendText({ guards, spend: spend(1.5, true) }), '≈$1.50 of $5.00');
+    assert.equal(spendText({ guards: { ...guards, max_cost_usd: null }, spend: spend(1.5) }), '$1.50');
+    assert.equal(spendText({ guards: null, spend: null }), undefined, 'nothing to show');
   });
 
   it('keeps loops out of untrusted workspaces and machine paths out of workspace settings', () => {

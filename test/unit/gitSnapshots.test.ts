@@ -16,7 +16,10 @@ function userGitState(dir: string) {
     status,
     index: fs.existsSync(path.join(gitDir, 'index')) ? fs.readFileSync(path.join(gitDir, 'index')).toString('base64') : null,
     head: fs.readFileSync(path.join(gitDir, 'HEAD'), 'utf8'),
-    refs: git(dir, 'for-each-ref', '--format=%(refname) %(objectname)').split('\n').filter((line) => !line.startsWith('refs/codeloops/')).join('\n'),
+    refs: git(dir, 'for-each-ref', '--format=%(refname) %(objectname)')
+      .split('\n')
+      .filter((line) => !line.startsWith('refs/codeloops/'))
+      .join('\n'),
   };
 }
 
@@ -72,7 +75,10 @@ describe('git snapshots', () => {
   });
 
   it('leave ignored files out and diff what an agent committed, changed through a shell, deleted and renamed', async () => {
-    const dir = createRepo({ files: { 'keep.txt': 'keep\n', 'gone.txt': 'bye\n', 'old-name.txt': 'same content\nline 2\nline 3\n', 'ünï.txt': 'x\n' }, gitignore: 'build/\n' });
+    const dir = createRepo({
+      files: { 'keep.txt': 'keep\n', 'gone.txt': 'bye\n', 'old-name.txt': 'same content\nline 2\nline 3\n', 'ünï.txt': 'x\n' },
+      gitignore: 'build/\n',
+    });
     const repository = await openRepository(dir);
     const pre = await takeSnapshot(repository, 'pre');
     writeFile(dir, 'build/out.bin', 'ignored');
@@ -169,7 +175,15 @@ describe('git snapshots', () => {
     const dir = createRepo({ files: { 'a.txt': 'a' } });
     const elsewhere = createRepo({ files: { 'other.txt': 'other' } });
     const saved = { ...process.env };
-    Object.assign(process.env, { EDITOR: 'vim', VISUAL: 'code --wait', PAGER: 'less', PREFIX: '/usr/local', GIT_PAGER: 'cat', GIT_DIR: path.join(elsewhere, '.git'), GIT_INDEX_FILE: '/nonexistent/index' });
+    Object.assign(process.env, {
+      EDITOR: 'vim',
+      VISUAL: 'code --wait',
+      PAGER: 'less',
+      PREFIX: '/usr/local',
+      GIT_PAGER: 'cat',
+      GIT_DIR: path.join(elsewhere, '.git'),
+      GIT_INDEX_FILE: '/nonexistent/index',
+    });
     let snapshot;
     try {
       const repository = await openRepository(dir);
@@ -192,7 +206,10 @@ describe('surgical restore', () => {
   after(removeTempDirs);
 
   it('puts back exactly the paths that changed and touches nothing else', async () => {
-    const dir = createRepo({ files: { 'keep.txt': 'keep\n', 'edit.txt': 'original\n', 'remove.txt': 'was here\n', 'dir/nested.txt': 'n\n' }, gitignore: '*.log\n' });
+    const dir = createRepo({
+      files: { 'keep.txt': 'keep\n', 'edit.txt': 'original\n', 'remove.txt': 'was here\n', 'dir/nested.txt': 'n\n' },
+      gitignore: '*.log\n',
+    });
     writeFile(dir, 'untracked-before.txt', 'mine\n');
     const repository = await openRepository(dir);
     const target = await takeSnapshot(repository, 'target');

@@ -9,28 +9,26 @@ import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 const START = {
   prompt: 'Fix the typo in greeting.rs',
-  workingDir: '/home/user/myapp',
-  actorAgent: 'Claude Code',
-  criticAgent: 'Claude Code',
-  actorModel: null,
-  criticModel: 'opus',
-  maxIterations: 10,
+  working_dir: '/home/user/myapp',
+  actor_agent: 'Claude Code',
+  critic_agent: 'Claude Code',
+  actor_model: null,
+  critic_model: 'opus',
+  max_iterations: 10,
 };
 
 const ITERATION = {
-  iterationNumber: 1,
-  actorOutput: "I found and fixed the typo. 'Helo' is now 'Hello'.",
-  actorStderr: '',
-  actorExitCode: 0,
-  actorDurationSecs: 23.4,
-  gitDiff: 'diff --git a/src/greeting.rs b/src/greeting.rs\n',
-  gitFilesChanged: 1,
-  gitInsertions: 1,
-  gitDeletions: 1,
-  criticDecision: 'DONE' as const,
+  iteration_number: 1,
+  actor_output: "I found and fixed the typo. 'Helo' is now 'Hello'.",
+  actor_stderr: '',
+  actor_exit_code: 0,
+  actor_duration_secs: 23.4,
+  git_diff: 'diff --git a/src/greeting.rs b/src/greeting.rs\n',
+  git_files_changed: 1,
+  critic_decision: 'DONE' as const,
   feedback: 'ignored for DONE',
-  remainingIssues: [],
-  criticRevertedFiles: [],
+  git_insertions: 1,
+  git_deletions: 1,
 };
 
 describe('session writer', () => {
@@ -41,13 +39,32 @@ describe('session writer', () => {
     const writer = SessionWriter.create(dir, START, new Date('2025-01-27T15:30:45.123Z'));
     assert.equal(writer.sessionId, `2025-01-27T15-30-45Z_${promptHash(START.prompt)}`);
     writer.writeIteration(ITERATION, new Date('2025-01-27T15:31:08Z'));
-    writer.writeEnd({ outcome: 'success', iterations: 1, summary: 'Fixed', confidence: 1, durationSecs: 23.4, error: null }, new Date('2025-01-27T15:31:08Z'));
+    writer.writeEnd({ outcome: 'success', iterations: 1, summary: 'Fixed', confidence: 1, duration_secs: 23.4 }, new Date('2025-01-27T15:31:08Z'));
     writer.close();
     const { lines } = assertValidSessionFile(writer.filePath);
-    assert.deepEqual(Object.keys(lines[0]!), ['type', 'timestamp', 'prompt', 'working_dir', 'actor_agent', 'critic_agent', 'actor_model', 'critic_model', 'max_iterations']);
+    assert.deepEqual(Object.keys(lines[0]!), [
+      'type',
+      'timestamp',
+      'prompt',
+      'working_dir',
+      'actor_agent',
+      'critic_agent',
+      'actor_model',
+      'critic_model',
+      'max_iterations',
+    ]);
     assert.deepEqual(Object.keys(lines[1]!).slice(0, 11), [
-      'type', 'iteration_number', 'actor_output', 'actor_stderr', 'actor_exit_code', 'actor_duration_secs',
-      'git_diff', 'git_files_changed', 'critic_decision', 'feedback', 'timestamp',
+      'type',
+      'iteration_number',
+      'actor_output',
+      'actor_stderr',
+      'actor_exit_code',
+      'actor_duration_secs',
+      'git_diff',
+      'git_files_changed',
+      'critic_decision',
+      'feedback',
+      'timestamp',
     ]);
     assert.equal(lines[1]!.feedback, null, 'DONE never carries feedback');
     assert.deepEqual(Object.keys(lines[2]!), ['type', 'outcome', 'iterations', 'summary', 'confidence', 'duration_secs', 'timestamp']);
@@ -68,7 +85,7 @@ describe('session writer', () => {
 
   it('refuses to write after session_end', () => {
     const writer = SessionWriter.create(tempDir(), START, new Date());
-    writer.writeEnd({ outcome: 'interrupted', iterations: 0, summary: null, confidence: null, durationSecs: 1, error: null });
+    writer.writeEnd({ outcome: 'interrupted', iterations: 0, summary: null, confidence: null, duration_secs: 1 });
     assert.throws(() => writer.writeIteration(ITERATION), /already ended/);
     writer.close();
   });
@@ -77,7 +94,7 @@ describe('session writer', () => {
     const dir = tempDir();
     const prompt = 'Ünïcödé 🎉 "quotes" \\ back\nslash \u2028 \u0000 end';
     const writer = SessionWriter.create(dir, { ...START, prompt }, new Date());
-    writer.writeIteration({ ...ITERATION, actorOutput: '👨‍👩‍👧 done\r\n', criticDecision: 'CONTINUE', feedback: 'more ✨' });
+    writer.writeIteration({ ...ITERATION, actor_output: '👨‍👩‍👧 done\r\n', critic_decision: 'CONTINUE', feedback: 'more ✨' });
     writer.close();
     const session = await new SessionStore(dir).load(writer.sessionId);
     assert.equal(session.start.prompt, prompt);

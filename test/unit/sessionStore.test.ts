@@ -28,7 +28,12 @@ describe('session store', () => {
   it('lists from the first and last lines only: a multi-megabyte middle line is never read', async () => {
     const dir = tempDir();
     const huge = 'x'.repeat(8 * 1024 * 1024);
-    writeSession(dir, [startLine(), iterationLine(1, { actor_output: huge, git_diff: huge }), iterationLine(2, { critic_decision: 'DONE', feedback: null }), endLine({ iterations: 2 })]);
+    writeSession(dir, [
+      startLine(),
+      iterationLine(1, { actor_output: huge, git_diff: huge }),
+      iterationLine(2, { critic_decision: 'DONE', feedback: null }),
+      endLine({ iterations: 2 }),
+    ]);
     const warnings: string[] = [];
     const store = new SessionStore(dir, (message) => warnings.push(message));
     const { result, bytes } = await bytesReadDuring(() => store.list());
@@ -72,7 +77,10 @@ describe('session store', () => {
     const store = new SessionStore(dir, (message) => warnings.push(message));
     const [summary] = await store.list();
     assert.equal(summary!.iterations, 1);
-    assert.ok(warnings.some((warning) => /torn/.test(warning)), warnings.join('\n'));
+    assert.ok(
+      warnings.some((warning) => /torn/.test(warning)),
+      warnings.join('\n'),
+    );
     const session = await store.load(id);
     assert.equal(session.iterations.length, 1);
     assert.equal(session.end, null);
@@ -81,9 +89,20 @@ describe('session store', () => {
 
   it('skips bad lines in the middle with a warning and reads the rest', async () => {
     const dir = tempDir();
-    const id = writeSession(dir, [startLine(), { raw: 'not json\n' }, iterationLine(1), { raw: '{"type":"iteration","iteration_number":"two"}\n' }, { raw: '\n' }, iterationLine(2, { critic_decision: 'DONE', feedback: null }), endLine({ iterations: 2 })]);
+    const id = writeSession(dir, [
+      startLine(),
+      { raw: 'not json\n' },
+      iterationLine(1),
+      { raw: '{"type":"iteration","iteration_number":"two"}\n' },
+      { raw: '\n' },
+      iterationLine(2, { critic_decision: 'DONE', feedback: null }),
+      endLine({ iterations: 2 }),
+    ]);
     const session = await new SessionStore(dir).load(id);
-    assert.deepEqual(session.iterations.map((it) => it.iteration_number), [1, 2]);
+    assert.deepEqual(
+      session.iterations.map((it) => it.iteration_number),
+      [1, 2],
+    );
     assert.equal(session.end?.outcome, 'success');
     assert.equal(session.warnings.length, 2);
     assert.match(session.warnings[0]!, /line 2: not valid JSON/);
@@ -111,8 +130,11 @@ describe('session store', () => {
     fs.writeFileSync(path.join(dir, `${id}.jsonl`), '\uFEFF' + fs.readFileSync(path.join(dir, `${id}.jsonl`), 'utf8'));
     const warnings: string[] = [];
     const summaries = await new SessionStore(dir, (message) => warnings.push(message)).list();
-    assert.deepEqual(summaries.map((summary) => summary.id), [id]);
-    assert.match(warnings.join('\n'), /folder: skipped, it cannot be read \(EISDIR/);
+    assert.deepEqual(
+      summaries.map((summary) => summary.id),
+      [id],
+    );
+    assert.match(warnings.join('\n'), /folder: skipped, .*folder\.jsonl is not a regular file/);
   });
 
   it('reads a session whose only line has no newline yet', async () => {
@@ -124,7 +146,11 @@ describe('session store', () => {
 
   it('reads sessions written by the original codeloops, display strings and all', async () => {
     const dir = tempDir();
-    const id = writeSession(dir, [startLine(), iterationLine(1, { critic_decision: 'DONE (confidence: 95%)', feedback: null }), endLine({ outcome: 'user_interrupted' })]);
+    const id = writeSession(dir, [
+      startLine(),
+      iterationLine(1, { critic_decision: 'DONE (confidence: 95%)', feedback: null }),
+      endLine({ outcome: 'user_interrupted' }),
+    ]);
     const session = await new SessionStore(dir).load(id);
     assert.equal(session.iterations[0]!.critic_decision, 'DONE');
     assert.equal(session.end!.outcome, 'interrupted');
@@ -153,14 +179,26 @@ describe('session store', () => {
     });
 
     it('sorts newest first', async () => {
-      assert.deepEqual((await store.list()).map((s) => s.prompt_preview), ['Refactor', 'Write docs', 'Fix logout', 'Add LOGIN page']);
+      assert.deepEqual(
+        (await store.list()).map((s) => s.prompt_preview),
+        ['Refactor', 'Write docs', 'Fix logout', 'Add LOGIN page'],
+      );
     });
 
     it('filters by several outcomes, dates, search and project', async () => {
       assert.equal((await store.list({ outcomes: ['success', 'failed'] })).length, 3);
-      assert.deepEqual((await store.list({ after: parseFilterDate('2025-01-02', 'after'), before: parseFilterDate('2025-01-02', 'before') })).map((s) => s.prompt_preview), ['Write docs', 'Fix logout']);
-      assert.deepEqual((await store.list({ search: 'login' })).map((s) => s.prompt_preview), ['Add LOGIN page']);
-      assert.deepEqual((await store.list({ project: 'beta' })).map((s) => s.project), ['beta', 'beta']);
+      assert.deepEqual(
+        (await store.list({ after: parseFilterDate('2025-01-02', 'after'), before: parseFilterDate('2025-01-02', 'before') })).map((s) => s.prompt_preview),
+        ['Write docs', 'Fix logout'],
+      );
+      assert.deepEqual(
+        (await store.list({ search: 'login' })).map((s) => s.prompt_preview),
+        ['Add LOGIN page'],
+      );
+      assert.deepEqual(
+        (await store.list({ project: 'beta' })).map((s) => s.project),
+        ['beta', 'beta'],
+      );
       assert.throws(() => parseFilterDate('yesterday', 'after'), /not a date/);
     });
 
@@ -193,5 +231,104 @@ describe('session store', () => {
 
   it('lists nothing, without error, when the folder does not exist', async () => {
     assert.deepEqual(await new SessionStore(path.join(tempDir(), 'missing')).list(), []);
+  });
+});
+
+describe('session summary index (listing reads only what changed)', () => {
+  after(removeTempDirs);
+
+  /** Makes a file look old enough to be cached (changed more than the racy window ago). */
+  const age = (file: string, secondsAgo = 60) => {
+    const when = new Date(Date.now() - secondsAgo * 1000);
+    fs.utimesSync(file, when, when);
+  };
+
+  function twoSessions() {
+    const dir = tempDir();
+    const a = writeSession(dir, [startLine({ prompt: 'alpha' }), iterationLine(1, { critic_decision: 'DONE', feedback: null }), endLine()]);
+    const b = writeSession(dir, [startLine({ prompt: 'beta', timestamp: '2025-01-28T10:00:00Z' }), iterationLine(1)]);
+    for (const id of [a, b]) age(path.join(dir, `${id}.jsonl`));
+    return { dir, a, b };
+  }
+
+  it('keeps summaries beside the folder and reads no unchanged file on the next listing, even in another process', async () => {
+    const { dir } = twoSessions();
+    const first = await new SessionStore(dir).list();
+    assert.ok(fs.existsSync(path.join(path.dirname(dir), `${path.basename(dir)}-index.json`)), 'the index is written beside the folder');
+    const again = await bytesReadDuring(() => new SessionStore(dir).list());
+    assert.deepEqual(again.result, first);
+    assert.equal(again.bytes, 0, 'a fresh store (another process) reads the index, not the sessions');
+  });
+
+  it('never trusts the index over a file that changed: a session that grew is read again', async () => {
+    const { dir, b } = twoSessions();
+    await new SessionStore(dir).list();
+    const file = path.join(dir, `${b}.jsonl`);
+    fs.appendFileSync(file, JSON.stringify(endLine({ outcome: 'failed', timestamp: '2025-01-28T10:05:00Z' })) + '\n');
+    const listed = await new SessionStore(dir).list();
+    assert.equal(listed.find((summary) => summary.id === b)?.outcome, 'failed');
+  });
+
+  it('reads a file changed in the last moments every time: a same-size rewrite within the timestamp’s resolution is never missed', async () => {
+    const dir = tempDir();
+    const id = writeSession(dir, [startLine({ prompt: 'gamma' }), iterationLine(1)]);
+    const file = path.join(dir, `${id}.jsonl`);
+    const stamp = fs.statSync(file);
+    await new SessionStore(dir).list();
+    // Same size, same modification time, different content: only reading the file can tell.
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"iteration_number":1', '"iteration_number":7'));
+    fs.utimesSync(file, stamp.atime, stamp.mtime);
+    const [summary] = await new SessionStore(dir).list();
+    assert.equal(summary!.iterations, 7);
+  });
+
+  it('rebuilds a damaged index and ignores one that belongs to another folder', async () => {
+    const { dir } = twoSessions();
+    const expected = await new SessionStore(dir).list();
+    const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
+    fs.writeFileSync(indexFile, '{"version":1,"sessions_dir":');
+    assert.deepEqual(await new SessionStore(dir).list(), expected);
+    assert.equal(JSON.parse(fs.readFileSync(indexFile, 'utf8')).sessions_dir, dir, 'rewritten whole');
+    const moved = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as { sessions_dir: string; entries: Record<string, { summary: { prompt_preview: string } }> };
+    for (const entry of Object.values(moved.entries)) entry.summary.prompt_preview = 'from another folder';
+    moved.sessions_dir = '/elsewhere';
+    fs.writeFileSync(indexFile, JSON.stringify(moved));
+    assert.deepEqual(await new SessionStore(dir).list(), expected);
+  });
+
+  it('says again what a file warned about while the index serves it, and drops sessions that are gone', async () => {
+    const dir = tempDir();
+    const id = writeSession(dir, [startLine({ prompt: 'torn' }), iterationLine(1), { raw: '{"type":"iteration","iter' }]);
+    age(path.join(dir, `${id}.jsonl`));
+    for (let round = 0; round < 2; round++) {
+      const warnings: string[] = [];
+      await new SessionStore(dir, (message) => warnings.push(message)).list();
+      assert.match(warnings.join('\n'), /torn/, `listing ${round + 1}`);
+    }
+    fs.rmSync(path.join(dir, `${id}.jsonl`));
+    assert.deepEqual(await new SessionStore(dir).list(), []);
+    const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
+    assert.deepEqual(JSON.parse(fs.readFileSync(indexFile, 'utf8')).entries, {});
+  });
+
+  it('searches a prompt too long for the index by reading it from its file', async () => {
+    const dir = tempDir();
+    const long = `${'context '.repeat(1000)}needle at the end`;
+    const id = writeSession(dir, [startLine({ prompt: long }), iterationLine(1)]);
+    age(path.join(dir, `${id}.jsonl`));
+    await new SessionStore(dir).list();
+    assert.deepEqual(
+      (await new SessionStore(dir).list({ search: 'needle at the end' })).map((summary) => summary.id),
+      [id],
+    );
+  });
+
+  it('writes nothing when told to keep the index in memory (the read-only server)', async () => {
+    const { dir } = twoSessions();
+    const store = new SessionStore(dir, () => {}, { indexFile: null });
+    await store.list();
+    const again = await bytesReadDuring(() => store.list());
+    assert.equal(again.bytes, 0, 'served from memory');
+    assert.ok(!fs.existsSync(path.join(path.dirname(dir), `${path.basename(dir)}-index.json`)));
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { RunEvent } from '../../src/loop/runEvents.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { buildIterationDetail, buildSessionView } from '../../src/sessionView/sessionViewBuilder.js';
 import { splitUnifiedDiff } from '../../src/sessionView/unifiedDiff.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
@@ -66,28 +66,76 @@ describe('the viewer’s model of a session', () => {
     ]);
     const at = '2025-01-27T15:31:00Z';
     const events: RunEvent[] = [
-      { type: 'agent_finished', iteration: 1, role: 'actor', exit_code: 0, duration_secs: 10, succeeded: true, failure_reason: null, timed_out: false, interrupted: false, agent_session_id: 'a', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.5 }, tool_calls: 3, timestamp: at },
-      { type: 'agent_finished', iteration: 1, role: 'critic', exit_code: 0, duration_secs: 4, succeeded: true, failure_reason: null, timed_out: false, interrupted: false, agent_session_id: 'b', usage: { inputTokens: 50, outputTokens: 5, costUsd: 0.25 }, tool_calls: 0, timestamp: at },
+      {
+        type: 'agent_finished',
+        iteration: 1,
+        role: 'actor',
+        exit_code: 0,
+        duration_secs: 10,
+        succeeded: true,
+        failure_reason: null,
+        timed_out: false,
+        interrupted: false,
+        agent_session_id: 'a',
+        usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.5 },
+        tool_calls: 3,
+        timestamp: at,
+      },
+      {
+        type: 'agent_finished',
+        iteration: 1,
+        role: 'critic',
+        exit_code: 0,
+        duration_secs: 4,
+        succeeded: true,
+        failure_reason: null,
+        timed_out: false,
+        interrupted: false,
+        agent_session_id: 'b',
+        usage: { inputTokens: 50, outputTokens: 5, costUsd: 0.25 },
+        tool_calls: 0,
+        timestamp: at,
+      },
       { type: 'phase', iteration: 1, phase: 'critic', status: 'finished', duration_secs: 4.5, timestamp: at },
-      { type: 'critic_decision', iteration: 1, decision: 'CONTINUE', feedback: 'feedback 1', summary: null, confidence: null, remaining_issues: ['tests'], source: 'block', critic_output: 'The critic’s full answer', timestamp: at },
-      { type: 'diff_captured', iteration: 2, files_changed: 1, insertions: 4, deletions: 0, files: [{ path: 'x.ts', status: 'added', insertions: 4, deletions: 0 }], truncated: false, timestamp: at },
+      {
+        type: 'critic_decision',
+        iteration: 1,
+        decision: 'CONTINUE',
+        feedback: 'feedback 1',
+        summary: null,
+        confidence: null,
+        remaining_issues: ['tests'],
+        source: 'block',
+        critic_output: 'The critic’s full answer',
+        timestamp: at,
+      },
+      {
+        type: 'diff_captured',
+        iteration: 2,
+        files_changed: 1,
+        insertions: 4,
+        deletions: 0,
+        files: [{ path: 'x.ts', status: 'added', insertions: 4, deletions: 0 }],
+        truncated: false,
+        timestamp: at,
+      },
     ];
     const session = await new SessionStore(dir).load(id);
     const view = buildSessionView(session, events);
     assert.equal(view.project, 'proj');
-    assert.equal(view.outcome, 'success');
-    assert.equal(view.totalCostUsd, 0.75);
-    assert.equal(view.totalTokens, 165);
+    assert.equal(view.end?.outcome, 'success');
+    assert.equal(view.total_cost_usd, 0.75);
+    assert.equal(view.total_tokens, 165);
     const [first, second] = view.iterations;
     assert.equal(first!.files.length, 5, 'from the recorded diff');
-    assert.equal(first!.insertions, 3);
-    assert.equal(first!.criticDurationSecs, 4.5);
-    assert.equal(first!.toolCalls, 3);
-    assert.deepEqual(first!.remainingIssues, ['tests']);
+    assert.equal(first!.git_insertions, 3);
+    assert.equal(first!.critic_duration_secs, 4.5);
+    assert.equal(first!.tool_calls, 3);
+    assert.deepEqual(first!.remaining_issues, ['tests']);
     assert.deepEqual(second!.files, [{ path: 'x.ts', status: 'added', insertions: 4, deletions: 0 }], 'from the sidecar when it has them');
-    assert.equal(second!.actorUsage, null);
+    assert.equal(second!.actor_usage, null);
     const detail = buildIterationDetail(session, events, 1)!;
-    assert.equal(detail.criticOutput, 'The critic’s full answer');
+    assert.equal(detail.critic_output, 'The critic’s full answer');
     assert.equal(detail.diff, DIFF);
     assert.equal(buildIterationDetail(session, events, 9), undefined);
   });

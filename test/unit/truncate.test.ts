@@ -87,7 +87,10 @@ describe('LineSplitter', () => {
     for (let i = 0; i < 50; i++) splitter.push('y'.repeat(100));
     splitter.push('\n');
     assert.ok(pieces.every((piece) => piece.length <= 1000));
-    assert.equal(pieces.reduce((sum, piece) => sum + piece.length, 0), 5000);
+    assert.equal(
+      pieces.reduce((sum, piece) => sum + piece.length, 0),
+      5000,
+    );
     assert.equal(pieces.at(-1)!.partial, false);
   });
 });

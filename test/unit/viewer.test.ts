@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { Outcome } from '../../src/sessionFormat/sessionLines.js';
 import type { IterationView, SessionView } from '../../src/sessionView/sessionView.js';
 import type { HostMessage, ViewerMessage, ViewerState } from '../../src/sessionView/viewerProtocol.js';
 import { DIFF_PAGE_LINES, renderDiff, renderText } from '../../webview-ui/diffView.js';
@@ -32,53 +33,66 @@ class FakeTransport implements Transport {
 
 function iteration(number: number, overrides: Partial<IterationView> = {}): IterationView {
   return {
-    number,
-    decision: 'CONTINUE',
+    iteration_number: number,
+    critic_decision: 'CONTINUE',
     feedback: `Feedback **${number}**`,
-    remainingIssues: [],
+    remaining_issues: [],
     summary: null,
     confidence: null,
-    finishedAt: '2025-01-27T15:31:30Z',
-    actorDurationSecs: 12.5,
-    actorExitCode: 0,
-    criticDurationSecs: 4,
-    filesChanged: 1,
-    insertions: 3,
-    deletions: 1,
+    timestamp: '2025-01-27T15:31:30Z',
+    actor_duration_secs: 12.5,
+    actor_exit_code: 0,
+    critic_duration_secs: 4,
+    git_files_changed: 1,
+    git_insertions: 3,
+    git_deletions: 1,
     files: [{ path: `src/file${number}.ts`, status: 'modified', insertions: 3, deletions: 1 }],
-    actorUsage: { inputTokens: 1000, outputTokens: 200, costUsd: 0.0123 },
-    criticUsage: null,
-    toolCalls: 2,
-    criticRevertedFiles: [],
-    actorOutputChars: 100,
-    diffChars: 100,
+    actor_usage: { inputTokens: 1000, outputTokens: 200, costUsd: 0.0123 },
+    critic_usage: null,
+    tool_calls: 2,
+    critic_reverted_files: [],
+    actor_output_chars: 100,
+    diff_chars: 100,
+    checks: [],
     ...overrides,
   };
 }
 
-function session(overrides: Partial<SessionView> = {}): SessionView {
+interface SessionFixture extends Partial<Omit<SessionView, 'start' | 'end'>> {
+  prompt?: string;
+  /** null: the session has no end (running, or crashed). */
+  outcome?: Outcome | null;
+  summary?: string | null;
+}
+
+function session({
+  prompt = 'Add validation\n\nwith tests',
+  outcome = 'success',
+  summary = 'Validation added',
+  ...overrides
+}: SessionFixture = {}): SessionView {
   return {
     id: '2025-01-27T15-30-45Z_a3f2c1',
-    prompt: 'Add validation\n\nwith tests',
-    workingDir: '/home/user/app',
     project: 'app',
-    actorAgent: 'Claude Code',
-    criticAgent: 'OpenCode',
-    actorModel: 'sonnet',
-    criticModel: null,
-    maxIterations: 10,
-    startedAt: '2025-01-27T15:30:45Z',
-    outcome: 'success',
-    summary: 'Validation added',
-    confidence: 0.9,
-    error: null,
-    durationSecs: 95,
-    iterations: [iteration(1), iteration(2, { decision: 'DONE', feedback: null, summary: 'All good' })],
-    totalCostUsd: 0.05,
-    totalTokens: 2400,
+    start: {
+      type: 'session_start',
+      timestamp: '2025-01-27T15:30:45Z',
+      prompt,
+      working_dir: '/home/user/app',
+      actor_agent: 'Claude Code',
+      critic_agent: 'OpenCode',
+      actor_model: 'sonnet',
+      critic_model: null,
+      max_iterations: 10,
+    },
+    end:
+      outcome === null ? null : { type: 'session_end', outcome, iterations: 2, summary, confidence: 0.9, duration_secs: 95, timestamp: '2025-01-27T15:32:20Z' },
+    iterations: [iteration(1), iteration(2, { critic_decision: 'DONE', feedback: null, summary: 'All good' })],
+    total_cost_usd: 0.05,
+    total_tokens: 2400,
     warnings: [],
-    resumedFrom: null,
     notes: [],
+    guards: null,
     ...overrides,
   };
 }
@@ -93,7 +107,12 @@ describe('session viewer (rendered in a DOM)', () => {
     document.body.appendChild(root);
     const transport = new FakeTransport();
     new ViewerApp(root, transport);
-    transport.deliver({ type: 'session', view, running: options.running ?? false, capabilities: { openDiff: options.openDiff ?? false, resume: options.resume ?? false } });
+    transport.deliver({
+      type: 'session',
+      view,
+      running: options.running ?? false,
+      capabilities: { openDiff: options.openDiff ?? false, resume: options.resume ?? false },
+    });
     return { root, transport };
   }
 
@@ -109,18 +128,89 @@ describe('session viewer (rendered in a DOM)', () => {
     const facts = root.querySelector('.facts')!.textContent!;
     for (const fact of ['Claude Code · sonnet', 'OpenCode', '1m 35s', '$0.05', '2,400', '90%']) assert.ok(facts.includes(fact), fact);
     const cards = [...root.querySelectorAll('article.iteration')];
-    assert.deepEqual(cards.map((card) => card.getAttribute('aria-label')), ['Iteration 1: CONTINUE', 'Iteration 2: DONE']);
+    assert.deepEqual(
+      cards.map((card) => card.getAttribute('aria-label')),
+      ['Iteration 1: CONTINUE', 'Iteration 2: DONE'],
+    );
     assert.equal(cards[0]!.querySelector('.feedback strong')!.textContent, '1', 'feedback rendered as Markdown');
-    assert.match(cards[0]!.querySelector('.facts-inline')!.textContent!, /actor 12\.5s · critic 4\.0s · 1 file \+3 −1 · 2 tool calls · actor \$0\.0123 · 1\.2k tokens/);
+    assert.match(
+      cards[0]!.querySelector('.facts-inline')!.textContent!,
+      /actor 12\.5s · critic 4\.0s · 1 file \+3 −1 · 2 tool calls · actor \$0\.0123 · 1\.2k tokens/,
+    );
+  });
+
+  it('shows each iteration’s checks, a DONE the checks refused, the stop reason and the cost against its cap', () => {
+    const check = { command: 'npm test', required: true, duration_secs: 3.5, timed_out: false };
+    const { root } = open(
+      session({
+        outcome: 'failed',
+        summary: null,
+        guards: {
+          checks: [{ name: 'tests', command: 'npm test', required: true }],
+          max_cost_usd: 2,
+          max_tokens: null,
+          max_duration_secs: null,
+          stall_after: 3,
+          stall_action: 'stop',
+        },
+        iterations: [
+          iteration(1, {
+            critic_verdict: 'DONE',
+            failed_checks: ['tests'],
+            checks: [
+              { ...check, name: 'tests', passed: false, exit_code: 1 },
+              { ...check, name: 'lint', required: false, passed: false, exit_code: 2 },
+            ],
+          }),
+          iteration(2, { checks: [{ ...check, name: 'tests', passed: false, exit_code: null, timed_out: true }] }),
+        ],
+        total_cost_usd: 2.31,
+      }),
+    );
+    const [first, second] = [...root.querySelectorAll('article.iteration')];
+    assert.match(first!.querySelector('.refused')!.textContent!, /The critic said DONE; refused because required checks fail: tests/);
+    assert.deepEqual(
+      [...first!.querySelectorAll('.checks li')].map((item) => item.textContent!.trim()),
+      ['tests failed (exit 1) · 3.5s', 'lint failed (exit 2) · 3.5s · advisory'],
+    );
+    assert.equal(second!.querySelector('.refused'), null);
+    assert.match(second!.querySelector('.checks')!.textContent!, /tests timed out/);
+    const facts = root.querySelector('.facts')!.textContent!;
+    assert.match(facts, /\$2\.31 of \$2\.00/);
+    assert.match(facts, /tests/);
+  });
+
+  it('checks what reaches it against the protocol: a message that is not one of its host’s is ignored', () => {
+    const root = document.createElement('div');
+    document.body.appendChild(root);
+    const transport = new FakeTransport();
+    const warn = console.warn;
+    console.warn = () => {};
+    try {
+      new ViewerApp(root, transport);
+      transport.deliver({ type: 'session', view: { id: 'x', prompt: 'not a session view' }, running: false } as unknown as HostMessage);
+      transport.deliver({ type: 'iterationDetail', detail: { number: 1, actor_output: 42 } } as unknown as HostMessage);
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(root.querySelectorAll('article.iteration').length, 0);
+    assert.equal(root.querySelector('.status')!.textContent, 'Loading session…');
+    transport.deliver({ type: 'session', view: session(), running: false, capabilities: { openDiff: false, resume: false } });
+    assert.equal(root.querySelectorAll('article.iteration').length, 2, 'a well-formed one is shown');
   });
 
   it('renders agent text as text: a hostile critic or actor cannot run anything', () => {
-    const { root, transport } = open(session({ prompt: HOSTILE, summary: HOSTILE, iterations: [iteration(1, { feedback: HOSTILE, remainingIssues: [HOSTILE] })] }));
+    const { root, transport } = open(
+      session({ prompt: HOSTILE, summary: HOSTILE, iterations: [iteration(1, { feedback: HOSTILE, remaining_issues: [HOSTILE] })] }),
+    );
     const details = root.querySelector('details.iteration-details') as HTMLDetailsElement;
     details.open = true;
     details.dispatchEvent(new dom.window.Event('toggle') as unknown as Event);
     assert.deepEqual(transport.sent.at(-1), { type: 'requestIteration', iteration: 1 });
-    transport.deliver({ type: 'iterationDetail', detail: { number: 1, actorOutput: HOSTILE, actorStderr: HOSTILE, diff: `+${HOSTILE}\n`, criticOutput: HOSTILE } });
+    transport.deliver({
+      type: 'iterationDetail',
+      detail: { number: 1, actor_output: HOSTILE, actor_stderr: HOSTILE, diff: `+${HOSTILE}\n`, critic_output: HOSTILE },
+    });
     assert.equal(root.querySelectorAll('script').length, 0);
     assert.equal(root.querySelectorAll('img').length, 0);
     assert.equal([...root.querySelectorAll('a')].filter((link) => link.getAttribute('href')?.startsWith('javascript')).length, 0);
@@ -153,17 +243,42 @@ describe('session viewer (rendered in a DOM)', () => {
     const at = new Date().toISOString();
     transport.deliver({ type: 'live', event: { type: 'iteration_started', iteration: 1, timestamp: at } });
     transport.deliver({ type: 'live', event: { type: 'phase', iteration: 1, phase: 'actor', status: 'started', timestamp: at } });
-    transport.deliver({ type: 'live', event: { type: 'agent_event', iteration: 1, role: 'actor', event: { kind: 'text', text: 'Reading the tests 🎉' }, timestamp: at } });
-    transport.deliver({ type: 'live', event: { type: 'agent_event', iteration: 1, role: 'actor', event: { kind: 'tool_use', name: 'Edit', summary: 'src/a.ts' }, timestamp: at } });
+    transport.deliver({
+      type: 'live',
+      event: { type: 'agent_event', iteration: 1, role: 'actor', event: { kind: 'text', text: 'Reading the tests 🎉' }, timestamp: at },
+    });
+    transport.deliver({
+      type: 'live',
+      event: { type: 'agent_event', iteration: 1, role: 'actor', event: { kind: 'tool_use', name: 'Edit', summary: 'src/a.ts' }, timestamp: at },
+    });
     const live = root.querySelector('.live')!;
     assert.match(live.querySelector('h2')!.textContent!, /Iteration 1: actor/);
     assert.equal(live.querySelector('pre')!.textContent, 'Reading the tests 🎉\n→ Edit: src/a.ts');
-    transport.deliver({ type: 'live', event: { type: 'run_finished', status: 'interrupted', iterations: 0, summary: null, confidence: null, error: null, total_duration_secs: 1, session_id: 'x', session_file: 'x', timestamp: at } });
+    transport.deliver({
+      type: 'live',
+      event: {
+        type: 'run_finished',
+        status: 'interrupted',
+        iterations: 0,
+        summary: null,
+        confidence: null,
+        error: null,
+        error_code: null,
+        stop_reason: null,
+        total_cost_usd: null,
+        total_tokens: 0,
+        cost_estimated: false,
+        total_duration_secs: 1,
+        session_id: 'x',
+        session_file: 'x',
+        timestamp: at,
+      },
+    });
     assert.equal(root.querySelector('.live')!.textContent, '');
   });
 
   it('opens a session of 100 iterations with megabytes of diff without rendering any diff', () => {
-    const many = Array.from({ length: 100 }, (_, index) => iteration(index + 1, { diffChars: 3_000_000, actorOutputChars: 1_000_000 }));
+    const many = Array.from({ length: 100 }, (_, index) => iteration(index + 1, { diff_chars: 3_000_000, actor_output_chars: 1_000_000 }));
     const { root } = open(session({ iterations: many }));
     assert.equal(root.querySelectorAll('article.iteration').length, 100);
     assert.equal(root.querySelectorAll('.diff-line').length, 0);
@@ -171,11 +286,11 @@ describe('session viewer (rendered in a DOM)', () => {
   it('places resumes, interruptions and rollbacks between the iterations they came between', () => {
     const { root } = open(
       session({
-        iterations: [iteration(1), iteration(2), iteration(3, { decision: 'DONE', feedback: null })],
+        iterations: [iteration(1), iteration(2), iteration(3, { critic_decision: 'DONE', feedback: null })],
         notes: [
-          { kind: 'interrupted', at: '2025-01-27T15:32:00Z', afterIteration: 1, text: 'Interrupted during iteration 2 (the actor was stopped).' },
-          { kind: 'resumed', at: '2025-01-27T15:33:00Z', afterIteration: 1, text: 'Resumed at iteration 2.' },
-          { kind: 'rollback', at: '2025-01-27T15:40:00Z', afterIteration: 3, text: 'Rolled back to before iteration 3: restored a.txt.' },
+          { kind: 'interrupted', at: '2025-01-27T15:32:00Z', after_iteration: 1, text: 'Interrupted during iteration 2 (the actor was stopped).' },
+          { kind: 'resumed', at: '2025-01-27T15:33:00Z', after_iteration: 1, text: 'Resumed at iteration 2.' },
+          { kind: 'rollback', at: '2025-01-27T15:40:00Z', after_iteration: 3, text: 'Rolled back to before iteration 3: restored a.txt.' },
         ],
       }),
     );
@@ -188,7 +303,8 @@ describe('session viewer (rendered in a DOM)', () => {
 
   it('steps through the iterations one at a time, each opened with its diff requested', () => {
     const { root, transport } = open(session({ iterations: [iteration(1), iteration(2), iteration(3)] }));
-    const stepButton = (label: string) => [...root.querySelectorAll<HTMLButtonElement>('.stepper button')].find((candidate) => candidate.textContent!.includes(label))!;
+    const stepButton = (label: string) =>
+      [...root.querySelectorAll<HTMLButtonElement>('.stepper button')].find((candidate) => candidate.textContent!.includes(label))!;
     stepButton('Step through').click();
     const openCards = () => [...root.querySelectorAll<HTMLDetailsElement>('article details')].map((details) => details.open);
     assert.deepEqual(openCards(), [true, false, false]);
@@ -199,13 +315,17 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.deepEqual(openCards(), [false, false, true]);
     assert.equal(root.querySelector('.step-position')!.textContent, 'Iteration 3 of 3');
     assert.ok(stepButton('Next').disabled);
-    assert.deepEqual(transport.sent.filter((message) => message.type === 'requestIteration').map((message) => (message as { iteration: number }).iteration), [1, 2, 3]);
+    assert.deepEqual(
+      transport.sent.filter((message) => message.type === 'requestIteration').map((message) => (message as { iteration: number }).iteration),
+      [1, 2, 3],
+    );
     stepButton('Previous').click();
     assert.deepEqual(openCards(), [false, true, false]);
   });
 
   it('offers Resume only where the host can and the session can be carried on', () => {
-    const resumeButton = (root: HTMLElement) => [...root.querySelectorAll<HTMLButtonElement>('.outcome button')].find((candidate) => candidate.textContent!.includes('Resume'));
+    const resumeButton = (root: HTMLElement) =>
+      [...root.querySelectorAll<HTMLButtonElement>('.outcome button')].find((candidate) => candidate.textContent!.includes('Resume'));
     assert.equal(resumeButton(open(session({ outcome: 'interrupted' })).root), undefined, 'a host without the capability');
     assert.equal(resumeButton(open(session({ outcome: 'success' }), { resume: true }).root), undefined, 'a finished session');
     assert.equal(resumeButton(open(session({ outcome: null }), { resume: true, running: true }).root), undefined, 'a running session');
@@ -213,7 +333,6 @@ describe('session viewer (rendered in a DOM)', () => {
     resumeButton(root)!.click();
     assert.deepEqual(transport.sent.at(-1), { type: 'resume' });
   });
-
 });
 
 describe('viewer rendering pieces', () => {
@@ -224,7 +343,10 @@ describe('viewer rendering pieces', () => {
   it('colours diff lines by kind and renders a huge diff a page at a time', () => {
     const lines = ['diff --git a/x b/x', '--- a/x', '+++ b/x', '@@ -1,2 +1,2 @@', '-old', '+new', ' same'];
     const small = renderDiff(lines.join('\n') + '\n');
-    assert.deepEqual([...small.querySelectorAll('.diff-line')].map((line) => line.className.replace('diff-line ', '')), ['diff-file', 'diff-meta', 'diff-meta', 'diff-hunk', 'diff-del', 'diff-add', 'diff-context']);
+    assert.deepEqual(
+      [...small.querySelectorAll('.diff-line')].map((line) => line.className.replace('diff-line ', '')),
+      ['diff-file', 'diff-meta', 'diff-meta', 'diff-hunk', 'diff-del', 'diff-add', 'diff-context'],
+    );
     const huge = renderDiff(Array.from({ length: 10_000 }, (_, i) => `+line ${i}`).join('\n'));
     assert.equal(huge.querySelectorAll('.diff-line').length, DIFF_PAGE_LINES);
     (huge.querySelector('.diff-more button') as HTMLButtonElement).click();
@@ -240,7 +362,9 @@ describe('viewer rendering pieces', () => {
   });
 
   it('renders Markdown lists, code and links, keeping only http(s) targets', () => {
-    const rendered = renderMarkdown('1. first `code`\n2. [docs](https://example.com) and [bad](javascript:alert(1))\n\n```js\nlet x = "<b>";\n```\n\n<b>raw html</b>');
+    const rendered = renderMarkdown(
+      '1. first `code`\n2. [docs](https://example.com) and [bad](javascript:alert(1))\n\n```js\nlet x = "<b>";\n```\n\n<b>raw html</b>',
+    );
     assert.equal(rendered.querySelectorAll('ol li').length, 2);
     assert.equal(rendered.querySelector('li code')!.textContent, 'code');
     const links = [...rendered.querySelectorAll('a')];

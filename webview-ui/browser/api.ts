@@ -1,6 +1,6 @@
 import type { SessionViewResponse } from '../../src/server/apiPayloads.js';
 import type { IterationDetail } from '../../src/sessionView/sessionView.js';
-import type { SessionStats, SessionSummary } from '../../src/sessions/sessionSummary.js';
+import type { SessionStats, SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
 
 /**
  * The browser page's calls to its server (`codeloops ui`). Same origin only; the
@@ -21,7 +21,10 @@ async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
   const response = await fetch(path, { signal, headers: { Accept: 'application/json' } });
   const body: unknown = await response.json().catch(() => undefined);
   if (!response.ok) {
-    const message = typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string' ? (body as { error: string }).error : `HTTP ${response.status}`;
+    const message =
+      typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string'
+        ? (body as { error: string }).error
+        : `HTTP ${response.status}`;
     throw new ApiError(response.status, message);
   }
   return body as T;

@@ -11,7 +11,11 @@ const MARGIN = { top: 14, right: 14, bottom: 30, left: 44 };
 
 type SvgChild = SVGElement | string | null;
 
-export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Record<string, string | number> = {}, ...children: SvgChild[]): SVGElementTagNameMap[K] {
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string | number> = {},
+  ...children: SvgChild[]
+): SVGElementTagNameMap[K] {
   const element = document.createElementNS(SVG_NS, tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
   for (const child of children) {
@@ -22,7 +26,11 @@ export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Re
 }
 
 function chartFrame(label: string, width = WIDTH, height = HEIGHT): SVGSVGElement {
-  return svg('svg', { class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label, preserveAspectRatio: 'xMidYMid meet' }, svg('title', {}, label));
+  return svg(
+    'svg',
+    { class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label, preserveAspectRatio: 'xMidYMid meet' },
+    svg('title', {}, label),
+  );
 }
 
 /**
@@ -77,7 +85,19 @@ export function barChart(data: readonly BarDatum[], options: { label: string; ba
   data.forEach((datum, index) => {
     const height = (datum.value / max) * plotHeight;
     const x = MARGIN.left + index * slot + (slot - barWidth) / 2;
-    bars.appendChild(svg('rect', { class: `bar ${options.barClass ?? ''}`.trim(), x: x.toFixed(1), y: (MARGIN.top + plotHeight - height).toFixed(1), width: barWidth.toFixed(1), height: height.toFixed(1) }, svg('title', {}, datum.title)));
+    bars.appendChild(
+      svg(
+        'rect',
+        {
+          class: `bar ${options.barClass ?? ''}`.trim(),
+          x: x.toFixed(1),
+          y: (MARGIN.top + plotHeight - height).toFixed(1),
+          width: barWidth.toFixed(1),
+          height: height.toFixed(1),
+        },
+        svg('title', {}, datum.title),
+      ),
+    );
     if (labels.has(index)) xAxis.appendChild(svg('text', { x: (x + barWidth / 2).toFixed(1), y: HEIGHT - 10, 'text-anchor': 'middle' }, datum.label));
   });
   root.append(bars, xAxis);
@@ -91,8 +111,14 @@ export function rateChart(data: readonly BarDatum[], options: { label: string })
   const plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom;
   root.appendChild(yAxis(1, 0.25, plotHeight, (value) => `${Math.round(value * 100)}%`));
   const step = data.length > 1 ? plotWidth / (data.length - 1) : 0;
-  const point = (index: number, value: number): [number, number] => [MARGIN.left + (data.length > 1 ? index * step : plotWidth / 2), MARGIN.top + plotHeight * (1 - value)];
-  const path = data.map((datum, index) => point(index, datum.value)).map(([x, y], index) => `${index === 0 ? 'M' : 'L'}${x.toFixed(1)},${y.toFixed(1)}`).join(' ');
+  const point = (index: number, value: number): [number, number] => [
+    MARGIN.left + (data.length > 1 ? index * step : plotWidth / 2),
+    MARGIN.top + plotHeight * (1 - value),
+  ];
+  const path = data
+    .map((datum, index) => point(index, datum.value))
+    .map(([x, y], index) => `${index === 0 ? 'M' : 'L'}${x.toFixed(1)},${y.toFixed(1)}`)
+    .join(' ');
   if (data.length > 1) root.appendChild(svg('path', { class: 'rate-line', d: path }));
   const dots = svg('g', { class: 'rate-dots' });
   const labels = labelIndexes(data.length, 8);

@@ -75,14 +75,18 @@ export function createFilterBar(initial: URLSearchParams, onChange: (filter: URL
     typingTimer = setTimeout(changed, TYPING_DELAY_MS);
   });
 
-  const clear = button('Clear', () => {
-    searchInput.value = '';
-    for (const { box } of outcomeBoxes) box.checked = false;
-    after.value = '';
-    before.value = '';
-    project.value = '';
-    changed();
-  }, { icon: 'clear-all', title: 'Show every session', class: 'button filter-clear' });
+  const clear = button(
+    'Clear',
+    () => {
+      searchInput.value = '';
+      for (const { box } of outcomeBoxes) box.checked = false;
+      after.value = '';
+      before.value = '';
+      project.value = '';
+      changed();
+    },
+    { icon: 'clear-all', title: 'Show every session', class: 'button filter-clear' },
+  );
 
   function current(): URLSearchParams {
     const filter = new URLSearchParams();

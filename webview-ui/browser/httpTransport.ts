@@ -1,7 +1,6 @@
 import type { LiveEvent } from '../../src/server/apiPayloads.js';
-import type { RunEvent } from '../../src/loop/runEvents.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import type { HostMessage, ViewerMessage, ViewerState } from '../../src/sessionView/viewerProtocol.js';
-import { isViewerState } from '../messageGuards.js';
 import type { Transport } from '../transport.js';
 import { fetchIterationDetail, fetchSessionView } from './api.js';
 import { openLiveFeed, type FeedStatus, type LiveFeed } from './liveFeed.js';
@@ -12,7 +11,7 @@ import { openLiveFeed, type FeedStatus, type LiveFeed } from './liveFeed.js';
  * The viewer (ViewerApp) is the same code in both hosts.
  */
 export class HttpTransport implements Transport {
-  private listener: ((message: HostMessage) => void) | undefined;
+  private listener: ((message: unknown) => void) | undefined;
   private feed: LiveFeed | undefined;
   /** Live events that arrive before the session itself are held, then shown in order. */
   private held: RunEvent[] | null = [];
@@ -41,14 +40,13 @@ export class HttpTransport implements Transport {
     }
   }
 
-  onMessage(listener: (message: HostMessage) => void): void {
+  onMessage(listener: (message: unknown) => void): void {
     this.listener = listener;
   }
 
-  loadState(): ViewerState | undefined {
+  loadState(): unknown {
     try {
-      const state: unknown = JSON.parse(sessionStorage.getItem(this.stateKey()) ?? 'null');
-      return isViewerState(state) ? state : undefined;
+      return JSON.parse(sessionStorage.getItem(this.stateKey()) ?? 'null');
     } catch {
       return undefined;
     }
@@ -105,7 +103,7 @@ export class HttpTransport implements Transport {
         this.loadAgain = false;
         try {
           const { view, running } = await fetchSessionView(this.sessionId);
-          this.options.onTitle?.(view.prompt);
+          this.options.onTitle?.(view.start.prompt);
           this.deliver({ type: 'session', view, running, capabilities: { openDiff: false, resume: false } });
           const held = this.held ?? [];
           this.held = null;

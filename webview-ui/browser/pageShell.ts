@@ -38,7 +38,11 @@ export function renderShell(root: HTMLElement, page: PageName): PageShell {
     'nav',
     { class: 'top-nav', 'aria-label': 'pages' },
     pageLink('/', { class: 'brand' }, icon('sync'), ' Codeloops'),
-    pageLink('/', { class: `nav-link${page === 'sessions' || page === 'session' ? ' active' : ''}`, ...(page === 'sessions' ? { 'aria-current': 'page' } : {}) }, 'Sessions'),
+    pageLink(
+      '/',
+      { class: `nav-link${page === 'sessions' || page === 'session' ? ' active' : ''}`, ...(page === 'sessions' ? { 'aria-current': 'page' } : {}) },
+      'Sessions',
+    ),
     pageLink('/stats', { class: `nav-link${page === 'stats' ? ' active' : ''}`, ...(page === 'stats' ? { 'aria-current': 'page' } : {}) }, 'Stats'),
     h('span', { class: 'spacer' }),
     status,

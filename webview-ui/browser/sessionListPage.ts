@@ -1,5 +1,5 @@
 import type { LiveEvent } from '../../src/server/apiPayloads.js';
-import type { SessionSummary } from '../../src/sessions/sessionSummary.js';
+import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
 import { h, icon } from '../dom.js';
 import { formatDuration, formatTimestamp, relativeTime } from '../format.js';
 import { fetchSessions, fetchStats } from './api.js';
@@ -56,7 +56,14 @@ export function renderSessionListPage(shell: PageShell): void {
     h('h1', { class: 'page-title' }, 'Sessions'),
     bar.element,
     count,
-    h('div', { class: 'list-header', 'aria-hidden': 'true' }, h('span', {}, 'Prompt'), h('span', {}, 'Iterations'), h('span', {}, 'Duration'), h('span', {}, 'Started')),
+    h(
+      'div',
+      { class: 'list-header', 'aria-hidden': 'true' },
+      h('span', {}, 'Prompt'),
+      h('span', {}, 'Iterations'),
+      h('span', {}, 'Duration'),
+      h('span', {}, 'Started'),
+    ),
     list.element,
     empty,
   );
@@ -75,7 +82,12 @@ export function renderSessionListPage(shell: PageShell): void {
       }
       showCount();
       list.setItems(summaries);
-      empty.textContent = summaries.length === 0 ? (filter.toString() ? 'No session matches these filters.' : 'No sessions yet. Run "codeloops -p <task>" in a repository, and it shows up here.') : '';
+      empty.textContent =
+        summaries.length === 0
+          ? filter.toString()
+            ? 'No session matches these filters.'
+            : 'No sessions yet. Run "codeloops -p <task>" in a repository, and it shows up here.'
+          : '';
     } catch (error) {
       if (controller.signal.aborted) return;
       count.textContent = `The sessions cannot be listed: ${(error as Error).message}`;
@@ -136,7 +148,8 @@ export function renderSessionListPage(shell: PageShell): void {
         const runEvent = event.event;
         if (runEvent.type === 'run_finished') running.delete(event.id);
         else if (runEvent.type === 'iteration_started') running.set(event.id, { iteration: runEvent.iteration, phase: 'starting' });
-        else if (runEvent.type === 'phase' && runEvent.status === 'started') running.set(event.id, { iteration: runEvent.iteration, phase: runEvent.phase === 'critic_repair' ? 'critic' : runEvent.phase });
+        else if (runEvent.type === 'phase' && runEvent.status === 'started')
+          running.set(event.id, { iteration: runEvent.iteration, phase: runEvent.phase === 'critic_repair' ? 'critic' : runEvent.phase });
         else if (runEvent.type === 'run_started') running.set(event.id, { iteration: null, phase: null });
         else return;
         showCount();

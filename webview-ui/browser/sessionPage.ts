@@ -16,7 +16,14 @@ export function renderSessionPage(shell: PageShell, sessionId: string): void {
   const diff = h('a', { class: 'button', title: 'Every iteration’s recorded diff as text (GET /api/sessions/:id/diff)' }, icon('diff'), 'Whole diff');
   diff.setAttribute('href', `${sessionPath(sessionId)}/diff`);
   shell.content.replaceChildren(
-    h('div', { class: 'session-actions' }, pageLink(backToList(), { class: 'back-link' }, icon('arrow-left'), ' All sessions'), h('span', { class: 'spacer' }), raw, diff),
+    h(
+      'div',
+      { class: 'session-actions' },
+      pageLink(backToList(), { class: 'back-link' }, icon('arrow-left'), ' All sessions'),
+      h('span', { class: 'spacer' }),
+      raw,
+      diff,
+    ),
     viewerRoot,
   );
   const transport = new HttpTransport(sessionId, {

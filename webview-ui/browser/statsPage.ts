@@ -1,4 +1,4 @@
-import type { SessionStats, SessionSummary } from '../../src/sessions/sessionSummary.js';
+import type { SessionStats, SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
 import { h } from '../dom.js';
 import { formatDuration } from '../format.js';
 import { fetchSessions, fetchStats } from './api.js';
@@ -92,7 +92,11 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
     .filter((key) => outcomesPerPeriod.has(key))
     .map((key) => {
       const { total, successes } = outcomesPerPeriod.get(key)!;
-      return { label: shortDate(key), value: successes / total, title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${successes} of ${total} succeeded (${percent(successes / total)})` };
+      return {
+        label: shortDate(key),
+        value: successes / total,
+        title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${successes} of ${total} succeeded (${percent(successes / total)})`,
+      };
     });
 
   const successes = summaries.filter((summary) => summary.outcome === 'success');
@@ -108,7 +112,12 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
 
   const projects = stats.by_project.slice(0, MAX_PROJECTS).map((project) => {
     const succeeded = Math.round(project.success_rate * project.total);
-    return { label: project.project, total: project.total, part: succeeded, title: `${project.project}: ${project.total} sessions, ${succeeded} succeeded (${percent(project.success_rate)})` };
+    return {
+      label: project.project,
+      total: project.total,
+      part: succeeded,
+      title: `${project.project}: ${project.total} sessions, ${succeeded} succeeded (${percent(project.success_rate)})`,
+    };
   });
   const otherProjects = stats.by_project.length - projects.length;
 
@@ -126,7 +135,12 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
       chartCard(
         'Iterations to success',
         successes.length > 0
-          ? h('div', {}, barChart(iterationsToSuccess, { label: 'Successful sessions by the number of iterations they took', barClass: 'bar-success' }), h('p', { class: 'chart-note muted' }, 'Successful sessions by the number of iterations they took'))
+          ? h(
+              'div',
+              {},
+              barChart(iterationsToSuccess, { label: 'Successful sessions by the number of iterations they took', barClass: 'bar-success' }),
+              h('p', { class: 'chart-note muted' }, 'Successful sessions by the number of iterations they took'),
+            )
           : h('p', { class: 'muted' }, 'No successful session yet.'),
         'chart-iterations',
       ),

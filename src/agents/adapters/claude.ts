@@ -1,5 +1,6 @@
-import { z } from 'zod';
-import { summarizeToolInput, clip, type AgentEvent } from '../agentEvents.js';
+import * as z from '../../sessionFormat/zod.js';
+import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
+import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type InvocationRequest, type StreamParser } from '../agentAdapter.js';
 
 /**
@@ -9,43 +10,59 @@ import { parseJsonLine, unstructuredLine, type AgentAdapter, type InvocationRequ
 
 const block = z.looseObject({
   type: z.string(),
-  text: z.string().optional(),
-  id: z.string().optional(),
-  name: z.string().optional(),
-  input: z.unknown().optional(),
-  tool_use_id: z.string().optional(),
-  content: z.unknown().optional(),
-  is_error: z.boolean().optional(),
+  text: z.optional(z.string()),
+  id: z.optional(z.string()),
+  name: z.optional(z.string()),
+  input: z.optional(z.unknown()),
+  tool_use_id: z.optional(z.string()),
+  content: z.optional(z.unknown()),
+  is_error: z.optional(z.boolean()),
+});
+
+const tokenUsage = z.looseObject({
+  input_tokens: z.optional(z.number()),
+  output_tokens: z.optional(z.number()),
+  cache_creation_input_tokens: z.optional(z.number()),
+  cache_read_input_tokens: z.optional(z.number()),
 });
 
 const claudeLine = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('system'), subtype: z.string().optional(), session_id: z.string().optional() }),
+  z.looseObject({ type: z.literal('system'), subtype: z.optional(z.string()), session_id: z.optional(z.string()) }),
   z.looseObject({
     type: z.literal('assistant'),
-    session_id: z.string().optional(),
-    message: z.looseObject({ content: z.array(block).or(z.string()).optional() }),
+    session_id: z.optional(z.string()),
+    message: z.looseObject({
+      id: z.optional(z.string()),
+      model: z.optional(z.string()),
+      content: z.optional(z.union([z.array(block), z.string()])),
+      usage: z.optional(tokenUsage),
+    }),
   }),
   z.looseObject({
     type: z.literal('user'),
-    message: z.looseObject({ content: z.array(block).or(z.string()).optional() }),
+    message: z.looseObject({ content: z.optional(z.union([z.array(block), z.string()])) }),
   }),
   z.looseObject({
     type: z.literal('result'),
-    subtype: z.string().optional(),
-    is_error: z.boolean().optional(),
-    result: z.string().optional(),
-    session_id: z.string().optional(),
-    total_cost_usd: z.number().optional(),
-    usage: z
-      .looseObject({
-        input_tokens: z.number().optional(),
-        output_tokens: z.number().optional(),
-        cache_creation_input_tokens: z.number().optional(),
-        cache_read_input_tokens: z.number().optional(),
-      })
-      .optional(),
+    subtype: z.optional(z.string()),
+    is_error: z.optional(z.boolean()),
+    result: z.optional(z.string()),
+    session_id: z.optional(z.string()),
+    total_cost_usd: z.optional(z.number()),
+    usage: z.optional(tokenUsage),
   }),
 ]);
+
+type TokenUsage = z.infer<typeof tokenUsage>;
+
+function usageOf(usage: TokenUsage | undefined): Usage {
+  return {
+    inputTokens: usage?.input_tokens,
+    outputTokens: usage?.output_tokens,
+    cacheReadTokens: usage?.cache_read_input_tokens,
+    cacheWriteTokens: usage?.cache_creation_input_tokens,
+  };
+}
 
 /**
  * Tools taken from the critic: it judges, it does not edit. Shell commands stay, so
@@ -75,6 +92,9 @@ export const claudeAdapter: AgentAdapter = {
 
   createParser(): StreamParser {
     let result: { isError: boolean; detail: string; text: string } | undefined;
+    // Each model call's usage as its messages arrive (a call's blocks share its id): the running total of the turn.
+    const calls = new Map<string, Usage>();
+    let model: string | undefined;
     return {
       parseLine(line) {
         const json = parseJsonLine(line);
@@ -88,6 +108,11 @@ export const claudeAdapter: AgentAdapter = {
             if (event.subtype === 'init' && event.session_id) events.push({ kind: 'session', agentSessionId: event.session_id });
             break;
           case 'assistant':
+            if (event.message.usage) {
+              model = event.message.model ?? model;
+              calls.set(event.message.id ?? `call-${calls.size}`, usageOf(event.message.usage));
+              events.push({ kind: 'usage', total: [...calls.values()].reduce(addUsage), ...(model ? { model } : {}) });
+            }
             for (const part of Array.isArray(event.message.content) ? event.message.content : []) {
               if (part.type === 'text' && part.text) events.push({ kind: 'text', text: part.text });
               if (part.type === 'tool_use') {
@@ -104,17 +129,8 @@ export const claudeAdapter: AgentAdapter = {
             break;
           case 'result': {
             if (event.session_id) events.push({ kind: 'session', agentSessionId: event.session_id });
-            const usage = event.usage;
-            events.push({
-              kind: 'usage',
-              total: {
-                inputTokens: usage?.input_tokens,
-                outputTokens: usage?.output_tokens,
-                cacheReadTokens: usage?.cache_read_input_tokens,
-                cacheWriteTokens: usage?.cache_creation_input_tokens,
-                costUsd: event.total_cost_usd,
-              },
-            });
+            // The turn's own account: its whole usage, and what it cost.
+            events.push({ kind: 'usage', total: { ...usageOf(event.usage), costUsd: event.total_cost_usd }, ...(model ? { model } : {}) });
             const isError = event.is_error === true || (event.subtype !== undefined && event.subtype !== 'success');
             result = { isError, detail: event.subtype ?? '', text: event.result ?? '' };
             events.push({ kind: 'result', text: event.result ?? '', isError, detail: event.subtype });
@@ -128,7 +144,11 @@ export const claudeAdapter: AgentAdapter = {
           return { succeeded: false, failureReason: `Claude Code exited (code ${exitCode ?? 'none'}) without a final result event`, finalText: null };
         }
         if (result.isError) {
-          return { succeeded: false, failureReason: `Claude Code reported an error (${result.detail || 'is_error'}): ${clip(result.text)}`, finalText: result.text };
+          return {
+            succeeded: false,
+            failureReason: `Claude Code reported an error (${result.detail || 'is_error'}): ${clip(result.text)}`,
+            finalText: result.text,
+          };
         }
         return { succeeded: true, failureReason: null, finalText: result.text };
       },

@@ -1,5 +1,6 @@
-import { z } from 'zod';
-import { clip, type AgentEvent, type Usage } from '../agentEvents.js';
+import * as z from '../../sessionFormat/zod.js';
+import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
+import { clip } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
 
 /**
@@ -9,27 +10,27 @@ import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser }
  */
 
 const item = z.looseObject({
-  id: z.string().optional(),
+  id: z.optional(z.string()),
   type: z.string(),
-  text: z.string().optional(),
-  command: z.string().optional(),
-  aggregated_output: z.string().optional(),
-  exit_code: z.number().nullable().optional(),
-  status: z.string().optional(),
-  changes: z.array(z.looseObject({ path: z.string(), kind: z.string().optional() })).optional(),
-  server: z.string().optional(),
-  tool: z.string().optional(),
+  text: z.optional(z.string()),
+  command: z.optional(z.string()),
+  aggregated_output: z.optional(z.string()),
+  exit_code: z.optional(z.nullable(z.number())),
+  status: z.optional(z.string()),
+  changes: z.optional(z.array(z.looseObject({ path: z.string(), kind: z.optional(z.string()) }))),
+  server: z.optional(z.string()),
+  tool: z.optional(z.string()),
 });
 
 const codexLine = z.looseObject({
   type: z.string(),
-  thread_id: z.string().optional(),
-  item: item.optional(),
-  usage: z
-    .looseObject({ input_tokens: z.number().optional(), cached_input_tokens: z.number().optional(), output_tokens: z.number().optional() })
-    .optional(),
-  error: z.looseObject({ message: z.string().optional() }).optional(),
-  message: z.string().optional(),
+  thread_id: z.optional(z.string()),
+  item: z.optional(item),
+  usage: z.optional(
+    z.looseObject({ input_tokens: z.optional(z.number()), cached_input_tokens: z.optional(z.number()), output_tokens: z.optional(z.number()) }),
+  ),
+  error: z.optional(z.looseObject({ message: z.optional(z.string()) })),
+  message: z.optional(z.string()),
 });
 
 export const codexAdapter: AgentAdapter = {

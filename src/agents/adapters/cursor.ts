@@ -1,5 +1,6 @@
-import { z } from 'zod';
-import { clip, summarizeToolInput, type AgentEvent } from '../agentEvents.js';
+import * as z from '../../sessionFormat/zod.js';
+import type { AgentEvent } from '../../sessionFormat/agentEvents.js';
+import { clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
 
 /**
@@ -10,13 +11,13 @@ import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser }
 
 const cursorLine = z.looseObject({
   type: z.string(),
-  subtype: z.string().optional(),
-  session_id: z.string().optional(),
-  message: z.looseObject({ content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })).optional() }).optional(),
-  tool_call: z.record(z.string(), z.unknown()).optional(),
-  call_id: z.string().optional(),
-  is_error: z.boolean().optional(),
-  result: z.string().optional(),
+  subtype: z.optional(z.string()),
+  session_id: z.optional(z.string()),
+  message: z.optional(z.looseObject({ content: z.optional(z.array(z.looseObject({ type: z.string(), text: z.optional(z.string()) }))) })),
+  tool_call: z.optional(z.record(z.string(), z.unknown())),
+  call_id: z.optional(z.string()),
+  is_error: z.optional(z.boolean()),
+  result: z.optional(z.string()),
 });
 
 export const cursorAdapter: AgentAdapter = {
@@ -70,7 +71,8 @@ export const cursorAdapter: AgentAdapter = {
         return events;
       },
       finish(exitCode) {
-        if (!result) return { succeeded: false, failureReason: `cursor-agent exited (code ${exitCode ?? 'none'}) without a final result event`, finalText: null };
+        if (!result)
+          return { succeeded: false, failureReason: `cursor-agent exited (code ${exitCode ?? 'none'}) without a final result event`, finalText: null };
         if (result.isError) return { succeeded: false, failureReason: `cursor-agent reported an error: ${clip(result.text)}`, finalText: result.text };
         return { succeeded: true, failureReason: null, finalText: result.text };
       },

@@ -1,5 +1,6 @@
-import { z } from 'zod';
-import { clip, summarizeToolInput, type AgentEvent } from '../agentEvents.js';
+import * as z from '../../sessionFormat/zod.js';
+import type { AgentEvent } from '../../sessionFormat/agentEvents.js';
+import { clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
 
 /**
@@ -10,25 +11,25 @@ import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser }
 
 const geminiLine = z.looseObject({
   type: z.string(),
-  session_id: z.string().optional(),
-  sessionId: z.string().optional(),
-  role: z.string().optional(),
-  content: z.string().optional(),
-  delta: z.boolean().optional(),
-  tool_name: z.string().optional(),
-  tool_id: z.string().optional(),
-  parameters: z.unknown().optional(),
-  status: z.string().optional(),
-  output: z.unknown().optional(),
-  error: z.unknown().optional(),
-  message: z.string().optional(),
-  stats: z
-    .looseObject({
-      input_tokens: z.number().optional(),
-      output_tokens: z.number().optional(),
-      cached: z.number().optional(),
-    })
-    .optional(),
+  session_id: z.optional(z.string()),
+  sessionId: z.optional(z.string()),
+  role: z.optional(z.string()),
+  content: z.optional(z.string()),
+  delta: z.optional(z.boolean()),
+  tool_name: z.optional(z.string()),
+  tool_id: z.optional(z.string()),
+  parameters: z.optional(z.unknown()),
+  status: z.optional(z.string()),
+  output: z.optional(z.unknown()),
+  error: z.optional(z.unknown()),
+  message: z.optional(z.string()),
+  stats: z.optional(
+    z.looseObject({
+      input_tokens: z.optional(z.number()),
+      output_tokens: z.optional(z.number()),
+      cached: z.optional(z.number()),
+    }),
+  ),
 });
 
 export const geminiAdapter: AgentAdapter = {

@@ -1,5 +1,6 @@
-import { z } from 'zod';
-import { addUsage, clip, summarizeToolInput, type AgentEvent, type Usage } from '../agentEvents.js';
+import * as z from '../../sessionFormat/zod.js';
+import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
+import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
 
 /**
@@ -9,37 +10,37 @@ import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser }
  * a `step_finish` and exit 0.
  */
 
-const tokens = z
-  .looseObject({
-    input: z.number().optional(),
-    output: z.number().optional(),
-    reasoning: z.number().optional(),
-    cache: z.looseObject({ read: z.number().optional(), write: z.number().optional() }).optional(),
-  })
-  .optional();
+const tokens = z.optional(
+  z.looseObject({
+    input: z.optional(z.number()),
+    output: z.optional(z.number()),
+    reasoning: z.optional(z.number()),
+    cache: z.optional(z.looseObject({ read: z.optional(z.number()), write: z.optional(z.number()) })),
+  }),
+);
 
 const part = z.looseObject({
-  text: z.string().optional(),
-  tool: z.string().optional(),
-  callID: z.string().optional(),
-  state: z
-    .looseObject({
-      status: z.string().optional(),
-      input: z.unknown().optional(),
-      output: z.unknown().optional(),
-      error: z.unknown().optional(),
-      title: z.string().optional(),
-    })
-    .optional(),
-  cost: z.number().optional(),
+  text: z.optional(z.string()),
+  tool: z.optional(z.string()),
+  callID: z.optional(z.string()),
+  state: z.optional(
+    z.looseObject({
+      status: z.optional(z.string()),
+      input: z.optional(z.unknown()),
+      output: z.optional(z.unknown()),
+      error: z.optional(z.unknown()),
+      title: z.optional(z.string()),
+    }),
+  ),
+  cost: z.optional(z.number()),
   tokens,
 });
 
 const opencodeLine = z.looseObject({
   type: z.string(),
-  sessionID: z.string().optional(),
-  part: part.optional(),
-  error: z.unknown().optional(),
+  sessionID: z.optional(z.string()),
+  part: z.optional(part),
+  error: z.optional(z.unknown()),
 });
 
 export const opencodeAdapter: AgentAdapter = {
@@ -99,7 +100,12 @@ export const opencodeAdapter: AgentAdapter = {
             if (state?.status === 'completed' || state?.status === 'error') {
               const isError = state.status === 'error';
               const detail = isError ? state.error : state.output;
-              events.push({ kind: 'tool_result', id: event.part?.callID, isError, summary: clip(typeof detail === 'string' ? detail : JSON.stringify(detail ?? '')) });
+              events.push({
+                kind: 'tool_result',
+                id: event.part?.callID,
+                isError,
+                summary: clip(typeof detail === 'string' ? detail : JSON.stringify(detail ?? '')),
+              });
             }
             break;
           }

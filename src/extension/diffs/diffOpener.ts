@@ -1,6 +1,6 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
-import type { FileChange } from '../../git/treeDiff.js';
+import type { FileChange } from '../../sessionFormat/runEvents.js';
 import { openRepository } from '../../git/repository.js';
 import { readSnapshot, snapshotRef } from '../../git/snapshots.js';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
@@ -33,7 +33,7 @@ export class DiffOpener {
 
   async openIteration(sessionId: string, iteration: number): Promise<void> {
     const view = await this.library.view(sessionId);
-    const entry = view.iterations.find((it) => it.number === iteration);
+    const entry = view.iterations.find((it) => it.iteration_number === iteration);
     if (!entry) throw new Error(`Session ${sessionId} has no iteration ${iteration}.`);
     if (entry.files.length === 0) {
       void vscode.window.showInformationMessage(`Iteration ${iteration} changed no files.`);
@@ -53,7 +53,9 @@ export class DiffOpener {
     const document = await vscode.workspace.openTextDocument(recordedDiffUri(sessionId, iteration));
     await vscode.languages.setTextDocumentLanguage(document, 'diff');
     await vscode.window.showTextDocument(document, this.showOptions());
-    void vscode.window.showInformationMessage(`The snapshots of iteration ${iteration} are gone from the repository: showing the diff recorded in the session.`);
+    void vscode.window.showInformationMessage(
+      `The snapshots of iteration ${iteration} are gone from the repository: showing the diff recorded in the session.`,
+    );
   }
 
   /** The repository root when both snapshots of the iteration still exist. */

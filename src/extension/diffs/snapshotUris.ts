@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../../sessionFormat/zod.js';
 
 /**
  * Diff parameters travel as JSON in the URI query (the path is the file's, so the
@@ -8,11 +8,11 @@ import { z } from 'zod';
  */
 
 export const snapshotFileSchema = z.object({
-  session: z.string().min(1),
-  iteration: z.number().int().positive(),
+  session: z.string().check(z.minLength(1)),
+  iteration: z.int().check(z.positive()),
   side: z.enum(['pre', 'post']),
   /** Path from the top of the repository, with forward slashes. */
-  path: z.string().min(1),
+  path: z.string().check(z.minLength(1)),
 });
 export type SnapshotFile = z.infer<typeof snapshotFileSchema>;
 
@@ -32,7 +32,7 @@ export function parseSnapshotQuery(query: string): SnapshotFile {
   return file;
 }
 
-export const recordedDiffSchema = z.object({ session: z.string().min(1), iteration: z.number().int().positive() });
+export const recordedDiffSchema = z.object({ session: z.string().check(z.minLength(1)), iteration: z.int().check(z.positive()) });
 export type RecordedDiffRef = z.infer<typeof recordedDiffSchema>;
 
 export function parseRecordedDiffQuery(query: string): RecordedDiffRef {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { runEventSchema, type RunEvent, type RunSummary } from '../../loop/runEvents.js';
+import type { FailureCode, FailureDetails } from '../../sessionFormat/failures.js';
+import { parseRunEvent, type RunEvent, type RunEventOf, type RunSummary } from '../../sessionFormat/runEvents.js';
 import { HeadTailBuffer } from '../../text/headTailBuffer.js';
 import { LineSplitter } from '../../text/lineSplitter.js';
 
@@ -18,8 +19,8 @@ export interface LoopProcessOptions {
 
 export type LoopProcessEnd =
   | { kind: 'finished'; summary: RunSummary; exitCode: number | null }
-  /** The runner stopped before it could start the loop (bad config, missing agent…). */
-  | { kind: 'refused'; message: string; exitCode: number | null }
+  /** The runner could not start the loop (bad config, missing agent…) and said why (`run_refused`). */
+  | { kind: 'refused'; code: FailureCode; message: string; details: FailureDetails; exitCode: number | null }
   /** The runner died without reporting an outcome. */
   | { kind: 'crashed'; message: string; exitCode: number | null; signal: NodeJS.Signals | null };
 
@@ -32,7 +33,7 @@ export class LoopProcess {
   private readonly child: ChildProcess;
   private readonly stderr = new HeadTailBuffer(4_000, 8_000);
   private summary: RunSummary | undefined;
-  private sessionId: string | undefined;
+  private refusal: RunEventOf<'run_refused'> | undefined;
   readonly done: Promise<LoopProcessEnd>;
 
   constructor(options: LoopProcessOptions, onEvent: (event: RunEvent) => void) {
@@ -47,6 +48,8 @@ export class LoopProcess {
       else args.push('--prompt-file', options.prompt.file);
     }
     if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
+    // The editor runs loops only in a workspace the user trusts: that trust covers the project's codeloops.toml.
+    args.push('--trust');
     if ('resume' in options.prompt) args.push('--', options.prompt.resume);
     this.child = spawn(options.nodePath, args, {
       cwd: options.workingDir,
@@ -56,18 +59,11 @@ export class LoopProcess {
       windowsHide: true,
     });
     const lines = new LineSplitter((line) => {
-      if (line.trim() === '') return;
-      let json: unknown;
-      try {
-        json = JSON.parse(line);
-      } catch {
-        return; // not an event (a stray print): ignored
-      }
-      const parsed = runEventSchema.safeParse(json);
-      if (!parsed.success) return;
-      const event = parsed.data;
-      if (event.type === 'run_started') this.sessionId = event.session_id;
+      // Anything that is not an event (a stray print) is ignored.
+      const event = parseRunEvent(line);
+      if (!event) return;
       if (event.type === 'run_finished') this.summary = event;
+      if (event.type === 'run_refused') this.refusal = event;
       onEvent(event);
     });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk));
@@ -78,30 +74,23 @@ export class LoopProcess {
         lines.flush();
         const stderr = this.stderr.toString().trim();
         if (this.summary) resolve({ kind: 'finished', summary: this.summary, exitCode });
-        else if (!this.sessionId && exitCode !== null && signal === null) {
-          resolve({ kind: 'refused', message: stderr.replace(/^codeloops: /, '') || `The runner exited with code ${exitCode}.`, exitCode });
+        else if (this.refusal) {
+          const { code, message, details } = this.refusal;
+          resolve({ kind: 'refused', code, message, details, exitCode });
         } else {
-          resolve({ kind: 'crashed', message: stderr || `The runner stopped (${signal ?? `exit ${exitCode}`}) without reporting an outcome.`, exitCode, signal });
+          resolve({
+            kind: 'crashed',
+            message: stderr || `The runner stopped (${signal ?? `exit ${exitCode}`}) without reporting an outcome.`,
+            exitCode,
+            signal,
+          });
         }
       });
     });
   }
 
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  get currentSessionId(): string | undefined {
-    return this.sessionId;
-  }
-
   /** Like Ctrl+C in a terminal: the runner stops the agent, skips the critic, ends the session `interrupted`. */
   interrupt(): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGINT');
-  }
-
-  /** A second request, or the editor closing: the runner ends at once. */
-  terminate(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
   }
 }

@@ -1,43 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-
-export type LoopPrompt = { text: string } | { file: string };
+import type { LoopPrompt } from './loopStarter.js';
 
 const PROMPT_FILE = 'prompt.md';
-let lastFolder: string | undefined;
-
-/**
- * A loop runs agents that edit files and execute commands in the folder: never in a
- * workspace the user has not trusted. Browsing sessions stays available.
- */
-export async function ensureTrusted(action?: string): Promise<boolean> {
-  if (vscode.workspace.isTrusted) return true;
-  const manage = 'Manage Workspace Trust';
-  const message = action
-    ? `Codeloops does not ${action} in an untrusted workspace: it changes files in this folder. Trust the workspace first; sessions can be browsed either way.`
-    : 'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.';
-  const choice = await vscode.window.showErrorMessage(message, manage);
-  if (choice === manage) await vscode.commands.executeCommand('workbench.trust.manage');
-  return false;
-}
-
-/** The folder to run in: the only one, or the user's pick (asked once per run, the last one offered first). */
-export async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
-  const folders = vscode.workspace.workspaceFolders ?? [];
-  if (folders.length === 0) {
-    void vscode.window.showErrorMessage('Codeloops runs in a workspace folder: open the folder of a git repository first.');
-    return undefined;
-  }
-  if (folders.length === 1) return folders[0];
-  const ordered = [...folders].sort((a, b) => Number(b.uri.toString() === lastFolder) - Number(a.uri.toString() === lastFolder));
-  const picked = await vscode.window.showQuickPick(
-    ordered.map((folder) => ({ label: folder.name, description: folder.uri.fsPath, folder })),
-    { placeHolder: 'Run the loop in which folder?', ignoreFocusOut: true },
-  );
-  if (picked) lastFolder = picked.folder.uri.toString();
-  return picked?.folder;
-}
 
 /** Asks for the task, prefilled from the folder's prompt.md when it has one. */
 export async function askForPrompt(folder: vscode.WorkspaceFolder): Promise<LoopPrompt | undefined> {
@@ -63,7 +29,12 @@ export async function askForPrompt(folder: vscode.WorkspaceFolder): Promise<Loop
 export async function promptFileToRun(folder: vscode.WorkspaceFolder): Promise<LoopPrompt | undefined> {
   const editor = vscode.window.activeTextEditor;
   const active = editor?.document;
-  if (active && active.languageId === 'markdown' && active.uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(active.uri)?.uri.toString() === folder.uri.toString()) {
+  if (
+    active &&
+    active.languageId === 'markdown' &&
+    active.uri.scheme === 'file' &&
+    vscode.workspace.getWorkspaceFolder(active.uri)?.uri.toString() === folder.uri.toString()
+  ) {
     if (active.isDirty) await active.save();
     return { file: active.uri.fsPath };
   }

@@ -1,14 +1,14 @@
 import * as vscode from 'vscode';
 import { formatDuration } from '../../text/humanize.js';
 import { COMMANDS } from '../ids.js';
-import type { RunningLoop } from './runController.js';
+import { spendText, type RunningLoop } from './runController.js';
 
 /** The status bar while a loop runs: iteration, phase, elapsed time; a click interrupts. */
 export class RunStatusItem implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('codeloops.run', vscode.StatusBarAlignment.Left, 100);
   private readonly timer: ReturnType<typeof setInterval>;
 
-  constructor(private readonly loop: RunningLoop) {
+  constructor(private readonly loop: RunningLoop<vscode.WorkspaceFolder>) {
     this.item.name = 'Codeloops loop';
     this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder] };
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
@@ -21,9 +21,15 @@ export class RunStatusItem implements vscode.Disposable {
     const { loop } = this;
     const elapsed = formatDuration((Date.now() - loop.startedAt) / 1000);
     const where = loop.iteration > 0 ? `iteration ${loop.iteration} · ${loop.phase}` : loop.phase;
-    this.item.text = `$(debug-stop) Codeloops: ${where} · ${elapsed}`;
-    this.item.tooltip = `A Codeloops loop is running in ${loop.folder.name} (${where}, ${elapsed}).\nClick to interrupt: the agent is stopped at once and the session ends as interrupted.`;
-    this.item.accessibilityInformation = { label: `Codeloops loop in ${loop.folder.name}, ${where}, ${elapsed}. Interrupt.`, role: 'button' };
+    const cost = spendText(loop);
+    this.item.text = `$(debug-stop) Codeloops: ${where} · ${elapsed}${cost ? ` · ${cost}` : ''}`;
+    this.item.tooltip =
+      `A Codeloops loop is running in ${loop.folder.name} (${where}, ${elapsed}${cost ? `, ${cost}` : ''}).\n` +
+      `Click to interrupt: the agent is stopped at once and the session ends as interrupted.`;
+    this.item.accessibilityInformation = {
+      label: `Codeloops loop in ${loop.folder.name}, ${where}, ${elapsed}${cost ? `, ${cost}` : ''}. Interrupt.`,
+      role: 'button',
+    };
   }
 
   dispose(): void {

@@ -1,7 +1,8 @@
 import path from 'node:path';
-import type { FileChange } from '../../git/treeDiff.js';
+import type { FileChange } from '../../sessionFormat/runEvents.js';
+import type { CriticDecisionKind } from '../../sessionFormat/sessionLines.js';
 import type { SessionView } from '../../sessionView/sessionView.js';
-import type { SessionSummary } from '../../sessions/sessionSummary.js';
+import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import { formatDuration, relativeTime } from '../../text/humanize.js';
 import { TREE_ITEM_KINDS } from '../ids.js';
 
@@ -79,7 +80,7 @@ const OUTCOME_LABELS: Readonly<Record<NonNullable<SessionSummary['outcome']>, st
   max_iterations_reached: 'iteration limit reached',
 };
 
-const DECISION_ICONS: Readonly<Record<SessionView['iterations'][number]['decision'], IconSpec>> = {
+const DECISION_ICONS: Readonly<Record<CriticDecisionKind, IconSpec>> = {
   DONE: { id: 'pass', color: 'testing.iconPassed' },
   CONTINUE: { id: 'debug-continue', color: 'editorWarning.foreground' },
   ERROR: { id: 'error', color: 'testing.iconFailed' },
@@ -117,18 +118,18 @@ export function sessionNode(summary: SessionSummary, running: boolean, now: numb
 
 export function iterationNodes(view: SessionView): IterationNode[] {
   return view.iterations.map((iteration) => {
-    const counts = iteration.insertions !== null ? ` +${iteration.insertions} −${iteration.deletions ?? 0}` : '';
+    const counts = iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : '';
     return {
       kind: 'iteration',
       sessionId: view.id,
-      number: iteration.number,
-      label: `Iteration ${iteration.number}`,
-      description: `${iteration.decision} · ${plural(iteration.filesChanged, 'file')}${counts} · ${formatDuration(iteration.actorDurationSecs)}`,
-      icon: DECISION_ICONS[iteration.decision],
+      number: iteration.iteration_number,
+      label: `Iteration ${iteration.iteration_number}`,
+      description: `${iteration.critic_decision} · ${plural(iteration.git_files_changed, 'file')}${counts} · ${formatDuration(iteration.actor_duration_secs)}`,
+      icon: DECISION_ICONS[iteration.critic_decision],
       tooltip: {
-        title: `Iteration ${iteration.number}: ${iteration.decision}`,
-        lines: iteration.remainingIssues.map((issue) => `• ${issue}`),
-        markdown: iteration.decision === 'DONE' ? (iteration.summary ?? undefined) : (iteration.feedback ?? undefined),
+        title: `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}`,
+        lines: iteration.remaining_issues.map((issue) => `• ${issue}`),
+        markdown: iteration.critic_decision === 'DONE' ? (iteration.summary ?? undefined) : (iteration.feedback ?? undefined),
       },
       files: iteration.files,
       contextValue: TREE_ITEM_KINDS.iteration,

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { SessionWatcher } from '../../sessions/sessionWatcher.js';
 import { COMMANDS } from '../ids.js';
-import type { RunController } from '../runs/runController.js';
+import type { RunningLoopsView } from '../runs/runController.js';
 import { fileNodes, iterationNodes, moreNode, SESSIONS_PAGE, sessionNode, type TooltipSpec, type TreeNode } from './sessionsTreeModel.js';
 
 /** Refreshes are gathered: a loop writes in bursts. */
@@ -23,7 +23,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
 
   constructor(
     private readonly library: SessionLibrary,
-    private readonly runs: RunController,
+    private readonly runs: RunningLoopsView,
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.disposables.push(

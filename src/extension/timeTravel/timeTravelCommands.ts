@@ -1,7 +1,10 @@
-import * as vscode from 'vscode';
-import { rollBack, undoRollback, type RollbackOutcome, type RollbackRequest } from '../../rollback/rollback.js';
+import { rollBack, undoRollback, type RollbackRequest } from '../../rollback/rollback.js';
+import type { RollbackOutcome } from '../../sessionFormat/rollbackOutcome.js';
 import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
+import type { FailureCode } from '../../sessionFormat/failures.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
+import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
+import { COMMANDS } from '../ids.js';
 import type { RunController } from '../runs/runController.js';
 
 /**
@@ -13,19 +16,23 @@ import type { RunController } from '../runs/runController.js';
 
 const MAX_LISTED = 20;
 
-export interface TimeTravelDeps {
+export interface TimeTravelDeps<F extends FolderRef = FolderRef> {
   store: SessionStore;
-  runs: RunController;
-  log: vscode.LogOutputChannel;
+  runs: RunController<F>;
+  log: RunLog;
+  window: EditorWindow;
+  commands: EditorCommands;
+  /** The open workspace folder that holds a path, if any. */
+  folderOf: (filePath: string) => F | undefined;
   /** Called after the files or the record changed, so the tree and viewers show it. */
   changed: (sessionId: string) => void;
-  /** Asks before files change (a modal warning); the chosen action, or undefined. */
-  confirm?: (question: string, detail: string, action: string) => Thenable<string | undefined>;
 }
 
-const modal = (question: string, detail: string, action: string): Thenable<string | undefined> => vscode.window.showWarningMessage(question, { modal: true, detail }, action);
-
-export async function rollBackIteration(deps: TimeTravelDeps, sessionId: string, iteration: number): Promise<RollbackOutcome | undefined> {
+export async function rollBackIteration<F extends FolderRef>(
+  deps: TimeTravelDeps<F>,
+  sessionId: string,
+  iteration: number,
+): Promise<RollbackOutcome | undefined> {
   const request = await requestFor(deps, sessionId);
   if (!request) return undefined;
   const outcome = await confirmAndMove(deps, (force, dryRun) => rollBack({ ...request, iteration, force, dryRun }), {
@@ -34,45 +41,51 @@ export async function rollBackIteration(deps: TimeTravelDeps, sessionId: string,
   });
   if (outcome?.result === 'rolled_back') {
     const undo = 'Undo Rollback';
-    void vscode.window.showInformationMessage(`Codeloops: rolled back to before iteration ${iteration} (${fileCount(outcome)}).`, undo).then((choice) => {
-      if (choice === undo) void vscode.commands.executeCommand('codeloops.undoRollback', sessionId);
+    void deps.window.showInfo(`Codeloops: rolled back to before iteration ${iteration} (${fileCount(outcome)}).`, undo).then((choice) => {
+      if (choice === undo) void deps.commands.execute(COMMANDS.undoRollback, sessionId);
     });
   }
   return outcome;
 }
 
-export async function undoLastRollback(deps: TimeTravelDeps, sessionId: string): Promise<RollbackOutcome | undefined> {
+export async function undoLastRollback<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<RollbackOutcome | undefined> {
   const request = await requestFor(deps, sessionId);
   if (!request) return undefined;
-  const outcome = await confirmAndMove(deps, (force, dryRun) => undoRollback({ ...request, force, dryRun }), { question: 'Undo the last rollback?', action: 'Undo Rollback' });
-  if (outcome?.result === 'undone') void vscode.window.showInformationMessage(`Codeloops: rollback undone (${fileCount(outcome)}).`);
+  const outcome = await confirmAndMove(deps, (force, dryRun) => undoRollback({ ...request, force, dryRun }), {
+    question: 'Undo the last rollback?',
+    action: 'Undo Rollback',
+  });
+  if (outcome?.result === 'undone') void deps.window.showInfo(`Codeloops: rollback undone (${fileCount(outcome)}).`);
   return outcome;
 }
 
-/** Carries a session on in the workspace folder that holds it; offers --force when the files changed since. */
-export async function resumeSession(deps: TimeTravelDeps, sessionId: string): Promise<void> {
+/** Refusals of resume that the user can overrule: the files cannot be checked, or differ from how the loop left them. */
+const OVERRULABLE: readonly FailureCode[] = ['tree_changed', 'snapshot_missing'];
+
+/** Carries a session on in the workspace folder that holds it; offers to go on anyway when the files changed since. */
+export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<void> {
   const session = await deps.store.load(sessionId);
-  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(session.start.working_dir));
+  const folder = deps.folderOf(session.start.working_dir);
   if (!folder) {
-    void vscode.window.showErrorMessage(`Codeloops: this session ran in ${session.start.working_dir}. Open that folder to resume it.`);
+    void deps.window.showError(`Codeloops: this session ran in ${session.start.working_dir}. Open that folder to resume it.`);
     return;
   }
   if (deps.runs.isRunning(folder)) {
-    void vscode.window.showWarningMessage(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);
+    void deps.window.showWarning(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);
     return;
   }
   deps.log.show(true);
-  const end = await deps.runs.start(folder, { resume: sessionId });
-  if (end?.kind === 'refused' && /differ from how the loop left them|has no snapshots/.test(end.message)) {
+  const end = await deps.runs.start(folder, { resume: sessionId }, { handles: OVERRULABLE });
+  if (end?.kind === 'refused' && OVERRULABLE.includes(end.code)) {
     const anyway = 'Resume Anyway';
-    const choice = await (deps.confirm ?? modal)('Resume with the files as they are now?', end.message, anyway);
+    const choice = await deps.window.confirm('Resume with the files as they are now?', end.message, anyway);
     if (choice === anyway) await deps.runs.start(folder, { resume: sessionId, force: true });
   }
 }
 
-async function requestFor(deps: TimeTravelDeps, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
+async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
   if (deps.runs.runningSessionIds().has(sessionId)) {
-    void vscode.window.showWarningMessage('This session is still running: interrupt it first.');
+    void deps.window.showWarning('This session is still running: interrupt it first.');
     return undefined;
   }
   const session = await deps.store.load(sessionId);
@@ -81,7 +94,7 @@ async function requestFor(deps: TimeTravelDeps, sessionId: string): Promise<Omit
 
 /** Dry run, then a modal listing what will change (and what would be overwritten), then the move. */
 async function confirmAndMove(
-  deps: TimeTravelDeps,
+  deps: Pick<TimeTravelDeps, 'window' | 'log' | 'changed'>,
   move: (force: boolean | readonly string[], dryRun: boolean) => Promise<RollbackOutcome>,
   texts: { question: string; action: string },
 ): Promise<RollbackOutcome | undefined> {
@@ -89,7 +102,7 @@ async function confirmAndMove(
   let preview = await move(false, true);
   if (preview.result === 'conflict') {
     const overwrite = 'Overwrite My Changes';
-    const choice = await (deps.confirm ?? modal)(
+    const choice = await deps.window.confirm(
       'You changed files since the loop last touched them.',
       `${listed('Your changes to these would be overwritten', preview.conflicts)}\n\nCommit or move them first, or overwrite them: they stay recoverable with "Undo Rollback".`,
       overwrite,
@@ -101,18 +114,27 @@ async function confirmAndMove(
   }
   if (!preview.dry_run) {
     // Nothing to do, or the snapshots are gone: the engine's words say which.
-    void vscode.window.showInformationMessage(`Codeloops: ${preview.message}`);
+    void deps.window.showInfo(`Codeloops: ${preview.message}`);
     return preview;
   }
-  const detail = [listed('Restore', preview.restored), listed('Remove', preview.removed), listed('Overwrite your changes to', preview.overwritten), listed('Leave alone (nested repositories)', preview.skipped)]
+  const detail = [
+    listed('Restore', preview.restored),
+    listed('Remove', preview.removed),
+    listed('Overwrite your changes to', preview.overwritten),
+    listed('Leave alone (nested repositories)', preview.skipped),
+  ]
     .filter(Boolean)
     .join('\n\n');
-  const choice = await (deps.confirm ?? modal)(texts.question, `${detail}\n\nOnly these files are touched; the current state is kept so this can be undone.`, texts.action);
+  const choice = await deps.window.confirm(
+    texts.question,
+    `${detail}\n\nOnly these files are touched; the current state is kept so this can be undone.`,
+    texts.action,
+  );
   if (choice !== texts.action) return undefined;
   const outcome = await move(force, false);
   deps.log.info(outcome.message);
   deps.changed(outcome.session_id);
-  if (outcome.result !== 'rolled_back' && outcome.result !== 'undone') void vscode.window.showWarningMessage(`Codeloops: ${outcome.message}`);
+  if (outcome.result !== 'rolled_back' && outcome.result !== 'undone') void deps.window.showWarning(`Codeloops: ${outcome.message}`);
   return outcome;
 }
 

@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { RunEvent } from '../../loop/runEvents.js';
+import type { RunEvent } from '../../sessionFormat/runEvents.js';
+import { LIVE_EVENT_TYPES, LiveReplay } from '../../sessionView/liveReplay.js';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { viewerMessageSchema, viewerStateSchema, type HostMessage } from '../../sessionView/viewerProtocol.js';
 import { previewLine } from '../../text/truncate.js';
 import type { DiffOpener } from '../diffs/diffOpener.js';
 import { VIEWER_PANEL_TYPE } from '../ids.js';
-import type { RunController } from '../runs/runController.js';
+import type { RunningLoopsView } from '../runs/runController.js';
 
-/** Run events a viewer shows live; the rest arrive as a fresh session when the file changes. */
-const LIVE_EVENTS = new Set<RunEvent['type']>(['iteration_started', 'phase', 'agent_event', 'diff_captured', 'critic_decision', 'run_finished']);
 /** Events after which the session file has grown: the viewer gets the whole session again. */
 const RELOAD_EVENTS = new Set<RunEvent['type']>(['iteration_finished', 'run_finished', 'run_started']);
 
@@ -23,7 +22,7 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly library: SessionLibrary,
-    private readonly runs: RunController,
+    private readonly runs: RunningLoopsView,
     private readonly diffs: DiffOpener,
   ) {}
 
@@ -35,7 +34,12 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
       existing.panel.reveal(undefined, preserveFocus);
       return;
     }
-    const panel = vscode.window.createWebviewPanel(VIEWER_PANEL_TYPE, 'Codeloops session', { viewColumn: vscode.ViewColumn.Active, preserveFocus }, this.webviewOptions());
+    const panel = vscode.window.createWebviewPanel(
+      VIEWER_PANEL_TYPE,
+      'Codeloops session',
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus },
+      this.webviewOptions(),
+    );
     this.adopt(panel, sessionId);
   }
 
@@ -78,9 +82,6 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
   }
 }
 
-/** Live events kept for a viewer that is not listening yet (it opens as the loop starts). */
-const MAX_REPLAYED_EVENTS = 200;
-
 /** How long a visible viewer may take to say it is ready before its page is loaded again, and how often. */
 const READY_TIMEOUT_MS = 5_000;
 const READY_RETRIES = 3;
@@ -91,14 +92,14 @@ class SessionPanel implements vscode.Disposable {
   private disposed = false;
   private readyTimer: ReturnType<typeof setTimeout> | undefined;
   /** The current iteration's live events, replayed to a viewer that was not ready when they happened. */
-  private replay: RunEvent[] = [];
+  private readonly replay = new LiveReplay();
 
   constructor(
     readonly panel: vscode.WebviewPanel,
     private readonly sessionId: string,
     extensionUri: vscode.Uri,
     private readonly library: SessionLibrary,
-    private readonly runs: RunController,
+    private readonly runs: RunningLoopsView,
     private readonly diffs: DiffOpener,
   ) {
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'codeloops.svg');
@@ -107,6 +108,16 @@ class SessionPanel implements vscode.Disposable {
       runs.onEvent(({ event }) => this.onRunEvent(event)),
     );
     this.render(extensionUri, READY_RETRIES);
+    // The tab names its session from the start, not only once the page has loaded: a panel
+    // opened or restored in the background does not load its page until it is shown.
+    void this.library.view(sessionId).then(
+      (view) => this.showTitle(view.start.prompt),
+      () => undefined, // the page says why when it loads
+    );
+  }
+
+  private showTitle(prompt: string): void {
+    if (!this.disposed) this.panel.title = `Codeloops: ${previewLine(prompt, 40)}`;
   }
 
   /**
@@ -132,16 +143,10 @@ class SessionPanel implements vscode.Disposable {
 
   private onRunEvent(event: RunEvent): void {
     if (!this.isOurs(event)) return;
-    if (LIVE_EVENTS.has(event.type)) {
-      if (event.type === 'iteration_started') this.replay = [];
-      this.replay.push(event);
-      if (this.replay.length > MAX_REPLAYED_EVENTS) this.replay.splice(1, this.replay.length - MAX_REPLAYED_EVENTS);
-      if (this.ready) this.post({ type: 'live', event });
-    }
-    if (RELOAD_EVENTS.has(event.type)) {
-      if (event.type === 'run_finished') this.replay = [];
-      if (this.ready) void this.sendSession();
-    }
+    this.replay.add(event);
+    // The end too, so the viewer's live panel goes at once.
+    if (this.ready && (LIVE_EVENT_TYPES.has(event.type) || event.type === 'run_finished')) this.post({ type: 'live', event });
+    if (this.ready && RELOAD_EVENTS.has(event.type)) void this.sendSession();
   }
 
   private async receive(raw: unknown): Promise<void> {
@@ -154,7 +159,7 @@ class SessionPanel implements vscode.Disposable {
         case 'ready':
           this.ready = true;
           await this.sendSession();
-          for (const event of this.replay) this.post({ type: 'live', event });
+          for (const event of this.replay.events()) this.post({ type: 'live', event });
           break;
         case 'requestIteration': {
           const detail = await this.library.detail(this.sessionId, message.iteration);
@@ -167,7 +172,7 @@ class SessionPanel implements vscode.Disposable {
         case 'openDiff':
           if (message.path) {
             const view = await this.library.view(this.sessionId);
-            const file = view.iterations.find((it) => it.number === message.iteration)?.files.find((candidate) => candidate.path === message.path);
+            const file = view.iterations.find((it) => it.iteration_number === message.iteration)?.files.find((candidate) => candidate.path === message.path);
             if (file) await this.diffs.openFile(this.sessionId, message.iteration, file);
           } else await this.diffs.openIteration(this.sessionId, message.iteration);
           break;
@@ -181,9 +186,9 @@ class SessionPanel implements vscode.Disposable {
     if (!this.ready) return;
     try {
       const view = await this.library.view(this.sessionId);
-      this.panel.title = `Codeloops: ${previewLine(view.prompt, 40)}`;
+      this.showTitle(view.start.prompt);
       // A session with an end is not running, whatever the controller has not yet noticed.
-      const running = view.outcome === null && this.runs.runningSessionIds().has(this.sessionId);
+      const running = view.end === null && this.runs.runningSessionIds().has(this.sessionId);
       this.post({ type: 'session', view, running, capabilities: { openDiff: true, resume: true } });
     } catch (error) {
       this.post({ type: 'error', message: `This session cannot be shown: ${(error as Error).message}` });

@@ -6,14 +6,14 @@ import * as vscode from 'vscode';
 import type { CodeloopsApi } from '../../../src/extension/extension.js';
 import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
 import type { FileNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
-import { sessionsDir } from '../../../src/sessionFormat/sessionFiles.js';
+import { EVENTS_FILE, sessionsDir, sidecarDir } from '../../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
 import { rollBackIteration, undoLastRollback } from '../../../src/extension/timeTravel/timeTravelCommands.js';
 
 /**
  * Runs inside the extension host of a real VS Code, against a workspace that is a
  * git repository, with agents scripted through the `command` agent (see
- * runExtensionHostSuite.mjs, which writes their script and the global config).
+ * test/editor/extensionHostSuite.ts, which writes their script and the global config).
  */
 
 const EXTENSION_ID = 'codeloops.codeloops';
@@ -41,7 +41,10 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
 }
 
 function diffTabs(): vscode.TabInputTextDiff[] {
-  return vscode.window.tabGroups.all.flatMap((group) => group.tabs).map((tab) => tab.input).filter((input): input is vscode.TabInputTextDiff => input instanceof vscode.TabInputTextDiff);
+  return vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .map((tab) => tab.input)
+    .filter((input): input is vscode.TabInputTextDiff => input instanceof vscode.TabInputTextDiff);
 }
 
 describe('Codeloops in a real VS Code', () => {
@@ -56,7 +59,10 @@ describe('Codeloops in a real VS Code', () => {
     const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { commands: Array<{ command: string }> } };
     const registered = new Set(await vscode.commands.getCommands(true));
     for (const { command } of manifest.contributes.commands) assert.ok(registered.has(command), command);
-    assert.deepEqual(Object.values(COMMANDS).filter((command) => !registered.has(command)), []);
+    assert.deepEqual(
+      Object.values(COMMANDS).filter((command) => !registered.has(command)),
+      [],
+    );
   });
 
   it('runs a loop in the workspace: two iterations, the tree shows the session, its iterations and its files', async () => {
@@ -75,9 +81,15 @@ describe('Codeloops in a real VS Code', () => {
     const item = codeloops.sessionsTree.getTreeItem(node);
     assert.equal(item.contextValue, 'session');
     const iterations = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
-    assert.deepEqual(iterations.map((iteration) => iteration.description.split(' · ')[0]), ['CONTINUE', 'DONE']);
+    assert.deepEqual(
+      iterations.map((iteration) => iteration.description.split(' · ')[0]),
+      ['CONTINUE', 'DONE'],
+    );
     const files = (await codeloops.sessionsTree.getChildren(iterations[1])) as FileNode[];
-    assert.deepEqual(files.map((file) => file.file.path), ['hello.txt']);
+    assert.deepEqual(
+      files.map((file) => file.file.path),
+      ['hello.txt'],
+    );
     const fileItem = codeloops.sessionsTree.getTreeItem(files[0]!);
     assert.equal(fileItem.command?.command, COMMANDS.showFileDiff);
   });
@@ -105,20 +117,27 @@ describe('Codeloops in a real VS Code', () => {
     const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest!.id)!;
     const [first] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
     await vscode.commands.executeCommand(COMMANDS.showIterationChanges, first);
-    await waitFor('the multi-file diff tab', () => vscode.window.tabGroups.all.flatMap((group) => group.tabs).find((tab) => tab.label.includes('Codeloops: iteration 1')));
+    await waitFor('the multi-file diff tab', () =>
+      vscode.window.tabGroups.all.flatMap((group) => group.tabs).find((tab) => tab.label.includes('Codeloops: iteration 1')),
+    );
   });
 
   it('opens the session viewer as a webview panel', async () => {
     const [latest] = await new SessionStore(sessionsDir()).list();
     await vscode.commands.executeCommand(COMMANDS.openViewer, latest!.id);
     await waitFor('the viewer tab', () =>
-      vscode.window.tabGroups.all.flatMap((group) => group.tabs).find((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith('codeloops.viewer')),
+      vscode.window.tabGroups.all
+        .flatMap((group) => group.tabs)
+        .find((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith('codeloops.viewer')),
     );
   });
 
   it('interrupts a running loop: the session ends interrupted', async () => {
     const folder = workspaceFolder();
-    fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify({ actor: [[{ print: 'a long job' }, { sleep: 120_000 }]], critic: [[{ print: 'TASK COMPLETE' }]] }));
+    fs.writeFileSync(
+      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
+      JSON.stringify({ actor: [[{ print: 'a long job' }, { sleep: 120_000 }]], critic: [[{ print: 'TASK COMPLETE' }]] }),
+    );
     for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
     const running = codeloops.runs.start(folder, { text: 'A slow task' });
     await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.phase === 'actor'));
@@ -146,7 +165,10 @@ describe('Codeloops in a real VS Code', () => {
     const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === interrupted!.id)!;
     assert.equal(codeloops.sessionsTree.getTreeItem(node).contextValue, 'session.resumable', 'the tree offers Resume');
 
-    fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify({ actor: [[{ write: { path: 'resumed.txt', content: 'carried on\n' } }]], critic: [[{ print: 'TASK COMPLETE' }]] }));
+    fs.writeFileSync(
+      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
+      JSON.stringify({ actor: [[{ write: { path: 'resumed.txt', content: 'carried on\n' } }]], critic: [[{ print: 'TASK COMPLETE' }]] }),
+    );
     for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
     await vscode.commands.executeCommand(COMMANDS.resumeSession, node);
     const [resumed] = await store.list();
@@ -163,20 +185,27 @@ describe('Codeloops in a real VS Code', () => {
       asked.push(`${question}\n${detail}`);
       return action;
     };
-    const rolled = await rollBackIteration({ ...codeloops.timeTravel, confirm }, resumed.id, loaded.iterations[0]!.iteration_number);
+    const rolled = await rollBackIteration(
+      { ...codeloops.timeTravel, window: { ...codeloops.timeTravel.window, confirm } },
+      resumed.id,
+      loaded.iterations[0]!.iteration_number,
+    );
     assert.equal(rolled?.result, 'rolled_back', rolled?.message);
-    assert.match(asked[0]!, /^Roll back to before iteration 1\?\nRemove \(1\):\n  resumed\.txt/);
+    assert.match(asked[0]!, /^Roll back to before iteration 1\?\nRemove \(1\):\n {2}resumed\.txt/);
     assert.ok(!fs.existsSync(resumedFile), 'the file the resumed iteration made is gone');
-    const undone = await undoLastRollback({ ...codeloops.timeTravel, confirm }, resumed.id);
+    const undone = await undoLastRollback({ ...codeloops.timeTravel, window: { ...codeloops.timeTravel.window, confirm } }, resumed.id);
     assert.equal(undone?.result, 'undone', undone?.message);
-    assert.match(asked[1]!, /^Undo the last rollback\?\nRestore \(1\):\n  resumed\.txt/);
+    assert.match(asked[1]!, /^Undo the last rollback\?\nRestore \(1\):\n {2}resumed\.txt/);
     assert.equal(fs.readFileSync(resumedFile, 'utf8'), 'carried on\n');
     fs.rmSync(resumedFile);
   });
 
   it('passes the editor’s settings to the runner, under the project’s codeloops.toml', async () => {
     const folder = workspaceFolder();
-    fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify({ actor: [[{ print: 'tried' }]], critic: [[{ print: '<decision>{"type":"continue","feedback":"more"}</decision>' }]] }));
+    fs.writeFileSync(
+      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
+      JSON.stringify({ actor: [[{ print: 'tried' }]], critic: [[{ print: '<decision>{"type":"continue","feedback":"more"}</decision>' }]] }),
+    );
     const config = vscode.workspace.getConfiguration('codeloops', folder.uri);
     await config.update('maxIterations', 1, vscode.ConfigurationTarget.Workspace);
     await config.update('critic.model', 'model-from-settings', vscode.ConfigurationTarget.Workspace);
@@ -193,12 +222,70 @@ describe('Codeloops in a real VS Code', () => {
     }
   });
 
+  it('runs the checks and budgets from the editor’s settings: a failing check refuses DONE until it passes', async () => {
+    const folder = workspaceFolder();
+    fs.writeFileSync(
+      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
+      JSON.stringify({
+        actor: [[{ write: { path: 'feature.txt', content: 'half\n' } }], [{ write: { path: 'fixed.txt', content: 'fixed\n' } }]],
+        critic: [[{ print: '<decision>{"type":"done","summary":"complete","confidence":0.9}</decision>' }]],
+      }),
+    );
+    // The scripted agent counts its calls across runs: this script starts from its first step.
+    for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+    const config = vscode.workspace.getConfiguration('codeloops', folder.uri);
+    await config.update(
+      'checks',
+      [{ name: 'fixed', run: 'test -f fixed.txt || { echo "fixed.txt is missing"; exit 1; }' }],
+      vscode.ConfigurationTarget.Workspace,
+    );
+    await config.update('maxCostUsd', 25, vscode.ConfigurationTarget.Workspace);
+    await config.update('stallAfter', 0, vscode.ConfigurationTarget.Workspace);
+    try {
+      const end = await codeloops.runs.start(folder, { text: 'Checks from settings' });
+      assert.ok(end?.kind === 'finished');
+      assert.equal(end.summary.status, 'success');
+      assert.equal(end.summary.iterations, 2);
+      const session = await new SessionStore(sessionsDir()).load(end.summary.session_id);
+      const [first] = session.iterations;
+      assert.equal(first!.critic_decision, 'CONTINUE');
+      assert.equal((first as unknown as Record<string, unknown>).critic_verdict, 'DONE');
+      assert.match(first!.feedback ?? '', /fixed\.txt is missing/);
+      const events = fs
+        .readFileSync(path.join(sidecarDir(end.summary.session_id), EVENTS_FILE), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { type: string; passed?: boolean; guards?: { max_cost_usd: number | null; stall_after: number } });
+      assert.deepEqual(
+        events.filter((event) => event.type === 'check_finished').map((event) => event.passed),
+        [false, true],
+      );
+      const started = events.find((event) => event.type === 'run_started');
+      assert.equal(started?.guards?.max_cost_usd, 25);
+      assert.equal(started?.guards?.stall_after, 0);
+    } finally {
+      fs.rmSync(path.join(folder.uri.fsPath, 'fixed.txt'), { force: true });
+      fs.rmSync(path.join(folder.uri.fsPath, 'feature.txt'), { force: true });
+      for (const key of ['checks', 'maxCostUsd', 'stallAfter']) await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
   it('shows a session written by the CLI in a terminal without a refresh', async () => {
     const store = new SessionStore(sessionsDir());
     const id = '2030-01-01T00-00-00Z_abcdef';
     fs.writeFileSync(
       store.filePathOf(id),
-      JSON.stringify({ type: 'session_start', timestamp: '2030-01-01T00:00:00Z', prompt: 'Written by a terminal', working_dir: '/elsewhere', actor_agent: 'Claude Code', critic_agent: 'Claude Code', actor_model: null, critic_model: null, max_iterations: 3 }) + '\n',
+      JSON.stringify({
+        type: 'session_start',
+        timestamp: '2030-01-01T00:00:00Z',
+        prompt: 'Written by a terminal',
+        working_dir: '/elsewhere',
+        actor_agent: 'Claude Code',
+        critic_agent: 'Claude Code',
+        actor_model: null,
+        critic_model: null,
+        max_iterations: 3,
+      }) + '\n',
     );
     const seen = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), 10_000);
@@ -225,14 +312,17 @@ describe('Codeloops in a real VS Code', () => {
     const [, second] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
     const [file] = (await codeloops.sessionsTree.getChildren(second)) as FileNode[];
     const folder = workspaceFolder().uri.fsPath;
-    const refs = execFileSync('git', ['for-each-ref', '--format=%(refname)', `refs/codeloops/${latest!.id}/`], { cwd: folder, encoding: 'utf8' }).split('\n').filter(Boolean);
+    const refs = execFileSync('git', ['for-each-ref', '--format=%(refname)', `refs/codeloops/${latest!.id}/`], { cwd: folder, encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
     assert.ok(refs.length >= 4);
     // As after a fresh clone: the session is there, its snapshots are not.
     for (const ref of refs) execFileSync('git', ['update-ref', '-d', ref], { cwd: folder });
     await vscode.commands.executeCommand(COMMANDS.showFileDiff, file);
-    const editor = await waitFor('the recorded diff', () => vscode.window.visibleTextEditors.find((candidate) => candidate.document.uri.scheme === URI_SCHEMES.recordedDiff));
+    const editor = await waitFor('the recorded diff', () =>
+      vscode.window.visibleTextEditors.find((candidate) => candidate.document.uri.scheme === URI_SCHEMES.recordedDiff),
+    );
     assert.equal(editor.document.languageId, 'diff');
     assert.match(editor.document.getText(), /-helo\n\+hello/);
   });
-
 });

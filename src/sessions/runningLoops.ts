@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isProcessAlive, LOCK_FILE_NAME, parseLockOwner } from '../loop/repositoryLock.js';
+import { LOCK_FILE_NAME, parseLockOwner } from '../sessionFormat/loopLock.js';
 
 /**
  * Whether a session's loop is running right now, for sessions started by any runner
@@ -61,5 +61,16 @@ function readSmallFile(file: string): string | undefined {
     return fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;
+  }
+}
+
+/** Whether a process with this pid exists (a lock's holder, say). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, it is just not ours to signal.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
-import { gitClient } from '../git/gitProcess.js';
+import { gitBytes, gitText } from '../git/gitProcess.js';
 import type { Repository } from '../git/repository.js';
 import { restoreChangedPaths } from '../git/restore.js';
 import type { Snapshot } from '../git/snapshots.js';
 
 /**
- * The critic reviews; it does not change anything. Claude Code's critic may still
- * run shell commands (to run the tests), so whatever it changed is put back:
- * files to the actor's version, and HEAD, the branch and the index to what they
- * were before the review.
+ * The critic reviews and the checks judge; neither changes anything. Claude Code's
+ * critic may still run shell commands (to run the tests), and a check may write
+ * files, so whatever changed is put back: files to the actor's version, and HEAD,
+ * the branch and the index to what they were before.
  */
 
 export interface UserGitState {
@@ -19,9 +19,9 @@ export interface UserGitState {
 }
 
 export async function captureUserGitState(repository: Repository): Promise<UserGitState> {
-  const git = gitClient(repository.root);
-  const branch = (await git.raw(['symbolic-ref', '--quiet', 'HEAD']).catch(() => '')).trim() || null;
-  const head = (await git.raw(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])).trim() || null;
+  const root = repository.root;
+  const branch = (await gitText(root, ['symbolic-ref', '--quiet', 'HEAD'], { mayFindNothing: true })).trim() || null;
+  const head = (await gitText(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { mayFindNothing: true })).trim() || null;
   let index: Buffer | null = null;
   try {
     index = fs.readFileSync(repository.indexFile);
@@ -38,20 +38,22 @@ export interface GuardReport {
   revertedGitState: string[];
 }
 
-export async function undoCriticChanges(repository: Repository, before: UserGitState, afterCritic: Snapshot, actorVersion: Snapshot): Promise<GuardReport> {
+export async function revertChangesSince(repository: Repository, before: UserGitState, afterCritic: Snapshot, actorVersion: Snapshot): Promise<GuardReport> {
   const revertedGitState: string[] = [];
   const now = await captureUserGitState(repository);
-  const git = gitClient(repository.root);
+  const root = repository.root;
   if (now.branch !== before.branch && before.branch) {
-    await git.raw(['symbolic-ref', '-m', 'codeloops: undo the critic', 'HEAD', before.branch]);
+    await gitBytes(root, ['symbolic-ref', '-m', 'codeloops: undo the critic', 'HEAD', before.branch]);
     revertedGitState.push(`switched back to ${before.branch.replace(/^refs\/heads\//, '')}`);
   }
   if (before.branch && before.head && now.head !== before.head) {
     // Compare-and-swap: only if the branch is still where the critic left it.
-    const current = (await git.raw(['rev-parse', '--verify', '--quiet', `${before.branch}^{commit}`])).trim();
+    const current = (await gitText(root, ['rev-parse', '--verify', '--quiet', `${before.branch}^{commit}`], { mayFindNothing: true })).trim();
     if (current && current !== before.head) {
-      await git.raw(['update-ref', '-m', 'codeloops: undo the critic', before.branch, before.head, current]);
-      revertedGitState.push(`moved ${before.branch.replace(/^refs\/heads\//, '')} back to ${before.head.slice(0, 12)} (the critic's commit ${current.slice(0, 12)} is kept in the reflog)`);
+      await gitBytes(root, ['update-ref', '-m', 'codeloops: undo the critic', before.branch, before.head, current]);
+      revertedGitState.push(
+        `moved ${before.branch.replace(/^refs\/heads\//, '')} back to ${before.head.slice(0, 12)} (the critic's commit ${current.slice(0, 12)} is kept in the reflog)`,
+      );
     }
   }
   if (before.index && now.index && !before.index.equals(now.index)) {

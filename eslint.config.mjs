@@ -1,0 +1,114 @@
+// The lint: typescript-eslint's recommended rules, and the import rules that keep the
+// design's layers apart. `npm test` runs it before the tests; a test of this file
+// (test/unit/lintLayers.test.ts) shows each rule catching a deliberate violation.
+import js from '@eslint/js';
+import globals from 'globals';
+import { builtinModules } from 'node:module';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The engine's folders, lowest first, and what each may import besides itself.
+ * A folder never imports one above it: a lower layer that needs something of a
+ * higher one means the thing belongs lower (or in sessionFormat/, the home of every
+ * record and wire format).
+ */
+const LOWER = ['text', 'process', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions'];
+const ENGINE = [...LOWER, 'loop', 'rollback', 'resume', 'replay', 'sessionView'];
+const MAY_IMPORT = {
+  text: [],
+  process: [],
+  sessionFormat: ['text'],
+  git: ['text', 'sessionFormat'],
+  agents: ['text', 'process', 'sessionFormat'],
+  checks: ['text', 'process', 'sessionFormat'],
+  budget: ['text', 'sessionFormat'],
+  config: ['text', 'sessionFormat', 'agents', 'checks', 'budget'],
+  critic: ['text', 'sessionFormat', 'agents', 'checks'],
+  sessionWriter: ['text', 'sessionFormat'],
+  sessions: ['text', 'sessionFormat', 'git'],
+  loop: LOWER,
+  rollback: [...LOWER, 'loop'],
+  resume: [...LOWER, 'loop'],
+  replay: [...LOWER, 'loop'],
+  sessionView: [...LOWER, 'loop'],
+  // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).
+  server: ENGINE,
+  cli: [...ENGINE, 'server'],
+  extension: ENGINE,
+};
+const FOLDERS = Object.keys(MAY_IMPORT);
+
+/** Import patterns (gitignore-style, as no-restricted-imports reads them) that reach a folder of src/ from anywhere. */
+const folderPatterns = (folder) => [`**/${folder}/*`, `**/${folder}`];
+
+const layerRules = FOLDERS.map((folder) => {
+  const forbidden = FOLDERS.filter((other) => other !== folder && !MAY_IMPORT[folder].includes(other));
+  const below = MAY_IMPORT[folder].length > 0 ? MAY_IMPORT[folder].join(', ') : 'nothing else of src/';
+  return {
+    files: [`src/${folder}/**/*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths:
+            folder === 'extension'
+              ? []
+              : [{ name: 'vscode', message: 'Only src/extension/ may import vscode: the engine runs in the CLI and the web server too.' }],
+          patterns: [
+            {
+              group: forbidden.flatMap(folderPatterns),
+              message: `src/${folder}/ may import only ${below}: the layers go one way (see eslint.config.mjs).`,
+            },
+            ...(folder === 'sessionFormat' ? [] : [{ group: ['zod', 'zod/*'], message: 'Import z from src/sessionFormat/zod.ts: one zod, configured once.' }]),
+          ],
+        },
+      ],
+    },
+  };
+});
+
+const NODE_MODULES = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+
+export default tseslint.config(
+  { ignores: ['dist/', 'out/', '.cache/', 'node_modules/', 'test-output/', 'test/fixtures/', 'media/', '**/*.js', '**/*.cjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'No barrel files: import from the module that declares the thing.' }],
+    },
+  },
+  ...layerRules,
+  {
+    files: ['webview-ui/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'The webview talks to the extension by messages (src/sessionView/viewerProtocol.ts), never through the API.' }],
+          patterns: [
+            { group: NODE_MODULES, message: 'The viewer runs in a web page: no Node modules (webview-ui/tsconfig.json has no Node types either).' },
+            {
+              group: FOLDERS.filter((folder) => !['text', 'sessionFormat', 'sessionView', 'server'].includes(folder)).flatMap(folderPatterns),
+              message: 'The viewer may use only what a page can run: src/text, src/sessionFormat, src/sessionView and the API payloads of src/server.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The build and test scripts run in Node.
+    files: ['**/*.mjs'],
+    languageOptions: { globals: globals.node },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // Tests reach into anything, and stand in for agents and APIs with loose data.
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+);

@@ -1,0 +1,26 @@
+import { fence } from '../text/fence.js';
+import { takeTail } from '../text/truncate.js';
+import type { CheckResult } from './runCheck.js';
+
+/** How much of a check's output is quoted to an agent: its end, where failures are summed up. */
+const QUOTED_OUTPUT_CHARS = 2_000;
+
+/** How a check ended, in words. */
+export function outcomeOf(check: CheckResult): string {
+  if (check.passed) return `passed in ${check.durationSecs.toFixed(1)} s`;
+  if (check.timedOut) return `timed out after ${check.durationSecs.toFixed(0)} s and was stopped`;
+  return check.exitCode === null ? 'stopped by a signal' : `failed with exit code ${check.exitCode}`;
+}
+
+/**
+ * Check results as an agent reads them: each with its command and how it ended; a
+ * failed one with the end of its output.
+ */
+export function describeChecks(checks: readonly CheckResult[]): string {
+  return checks
+    .map((check) => {
+      const line = `- ${check.passed ? '✓' : '✗'} ${check.name} (\`${check.command}\`): ${outcomeOf(check)}${check.required ? '' : ' (advisory: it does not block)'}`;
+      return check.passed ? line : `${line}\n${fence(takeTail(check.output.trim(), QUOTED_OUTPUT_CHARS) || '(no output)')}`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { stopGroup, trackGroup } from '../process/processGroup.js';
+import { HeadTailBuffer } from '../text/headTailBuffer.js';
+
+/** One of the project's own commands that tells whether the work is right (`[[checks]]`). */
+export interface CheckSpec {
+  name: string;
+  /** A shell command, run as a task runner would (`sh -c`, `cmd /c` on Windows). */
+  run: string;
+  timeoutSecs: number;
+  /** A required check that fails refuses DONE; an advisory one is only shown to the critic. */
+  required: boolean;
+}
+
+export interface CheckResult {
+  name: string;
+  command: string;
+  required: boolean;
+  passed: boolean;
+  /** null when a signal ended it (a timeout, an interrupt). */
+  exitCode: number | null;
+  durationSecs: number;
+  timedOut: boolean;
+  interrupted: boolean;
+  /** Stdout and stderr as they came, head and tail kept. */
+  output: string;
+  outputChars: number;
+}
+
+/** What a check's output keeps: its start and, more, its end (where the failures are summed up). */
+const OUTPUT_HEAD_CHARS = 4_000;
+const OUTPUT_TAIL_CHARS = 12_000;
+
+/** Variables that would point a project's git (its hooks, its tests) at another repository. */
+const STRIPPED_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY'];
+
+/**
+ * Runs a check in its own process group in the repository, keeping the head and
+ * tail of its output (flat memory however much it prints), and stops the whole
+ * group at its timeout or on an interrupt. Never throws: a command that cannot start
+ * is a failed check.
+ */
+export function runCheck(check: CheckSpec, options: { cwd: string; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<CheckResult> {
+  const output = new HeadTailBuffer(OUTPUT_HEAD_CHARS, OUTPUT_TAIL_CHARS);
+  const decoder = new StringDecoder('utf8');
+  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), NO_COLOR: '1', CODELOOPS_CHECK: check.name };
+  for (const name of STRIPPED_VARIABLES) delete env[name];
+  const [shell, flag] = process.platform === 'win32' ? ['cmd.exe', '/c'] : ['sh', '-c'];
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let stopped: 'timeout' | 'interrupt' | null = null;
+    const child = spawn(shell, [flag, check.run], {
+      cwd: options.cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+      windowsHide: true,
+    });
+    const forgetGroup = child.pid === undefined ? () => {} : trackGroup(child.pid);
+    const stop = (reason: 'timeout' | 'interrupt'): void => {
+      if (stopped || child.pid === undefined) return;
+      stopped = reason;
+      stopGroup(child.pid);
+    };
+    const timer = setTimeout(() => stop('timeout'), check.timeoutSecs * 1000);
+    const onAbort = (): void => stop('interrupt');
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const take = (chunk: Buffer): void => void output.append(decoder.write(chunk));
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    let finished = false;
+    const finish = (exitCode: number | null, error?: Error): void => {
+      // A program that cannot start reports an error and may close too: one result.
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      forgetGroup();
+      output.append(decoder.end());
+      if (error) output.append(`\n[codeloops: the check could not start: ${error.message}]`);
+      if (stopped === 'timeout') output.append(`\n[codeloops: stopped after ${check.timeoutSecs} s]`);
+      resolve({
+        name: check.name,
+        command: check.run,
+        required: check.required,
+        passed: exitCode === 0 && stopped === null,
+        exitCode,
+        durationSecs: (performance.now() - started) / 1000,
+        timedOut: stopped === 'timeout',
+        interrupted: stopped === 'interrupt',
+        output: output.toString(),
+        outputChars: output.totalChars,
+      });
+    };
+    child.on('error', (error) => finish(null, error));
+    child.on('close', (exitCode) => finish(exitCode));
+  });
+}

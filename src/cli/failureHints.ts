@@ -1,0 +1,31 @@
+import type { CodeloopsError } from '../sessionFormat/failures.js';
+
+/**
+ * What to type next after a failure, in the command line's own words: the engine's
+ * messages say what is wrong without naming any surface's controls, and each
+ * surface adds its own (the editor offers buttons instead).
+ */
+export function cliHint(error: CodeloopsError): string | undefined {
+  const details = error.details;
+  switch (error.code) {
+    case 'directory_missing':
+    case 'not_a_repository':
+      return 'Pass -d <folder> to work in another folder.';
+    case 'session_not_found':
+      return 'Run "codeloops sessions list" to see the sessions there.';
+    case 'session_finished':
+      return 'Start a new run for more work: codeloops -p "<task>".';
+    case 'tree_changed':
+      return 'Keep your files and carry on with --force, or put the loop\'s files back first ("codeloops rollback <session>", or your own git commands).';
+    case 'snapshot_missing':
+      return 'Run again with --force to carry on with the files as they are.';
+    case 'iteration_limit': {
+      const max = typeof details.max_iterations === 'number' ? details.max_iterations : 10;
+      return `Allow more with -n (for example -n ${max + 5}), or -n 0 for no limit.`;
+    }
+    case 'session_ended':
+      return 'Run "codeloops resume" again to carry it on in a new session.';
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,71 @@
+import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
+import type { RunController } from './runController.js';
+
+export type LoopPrompt = { text: string } | { file: string };
+
+export interface LoopStarterDeps<F extends FolderRef> {
+  runs: RunController<F>;
+  window: EditorWindow;
+  commands: EditorCommands;
+  log: RunLog;
+  isTrusted: () => boolean;
+  folders: () => readonly F[];
+}
+
+/**
+ * What happens between "Run Prompt" and a running loop: the workspace must be
+ * trusted, a folder chosen, no loop already running there, a prompt given.
+ */
+export class LoopStarter<F extends FolderRef> {
+  /** The folder picked last, offered first next time. */
+  private lastFolder: string | undefined;
+
+  constructor(private readonly deps: LoopStarterDeps<F>) {}
+
+  async start(choosePrompt: (folder: F) => Promise<LoopPrompt | undefined>): Promise<void> {
+    const { deps } = this;
+    if (!(await this.ensureTrusted())) return;
+    const folder = await this.pickFolder();
+    if (!folder) return;
+    if (deps.runs.isRunning(folder)) {
+      void deps.window.showWarning(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);
+      return;
+    }
+    const prompt = await choosePrompt(folder);
+    if (!prompt) return;
+    deps.log.show(true);
+    await deps.runs.start(folder, prompt);
+  }
+
+  /**
+   * A loop runs agents that edit files and execute commands in the folder: never in a
+   * workspace the user has not trusted. Browsing sessions stays available.
+   */
+  async ensureTrusted(action?: string): Promise<boolean> {
+    if (this.deps.isTrusted()) return true;
+    const manage = 'Manage Workspace Trust';
+    const message = action
+      ? `Codeloops does not ${action} in an untrusted workspace: it changes files in this folder. Trust the workspace first; sessions can be browsed either way.`
+      : 'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.';
+    const choice = await this.deps.window.showError(message, manage);
+    if (choice === manage) await this.deps.commands.execute('workbench.trust.manage');
+    return false;
+  }
+
+  /** The folder to run in: the only one, or the user's pick (the last one picked offered first). */
+  private async pickFolder(): Promise<F | undefined> {
+    const folders = this.deps.folders();
+    if (folders.length === 0) {
+      void this.deps.window.showError('Codeloops runs in a workspace folder: open the folder of a git repository first.');
+      return undefined;
+    }
+    if (folders.length === 1) return folders[0];
+    const ordered = [...folders].sort((a, b) => Number(b.uri.toString() === this.lastFolder) - Number(a.uri.toString() === this.lastFolder));
+    const picked = await this.deps.window.pick(
+      ordered.map((folder) => ({ label: folder.name, description: folder.uri.fsPath, value: folder })),
+      'Run the loop in which folder?',
+    );
+    if (picked) this.lastFolder = picked.uri.toString();
+    return picked;
+  }
+}

@@ -1,0 +1,20 @@
+import * as vscode from 'vscode';
+import type { EditorCommands, EditorWindow } from './editorPorts.js';
+
+/** The controllers' ports (`editorPorts.ts`) on the real VS Code API: one line each, nothing decided here. */
+
+export const vscodeWindow: EditorWindow = {
+  showInfo: (message, ...actions) => vscode.window.showInformationMessage(message, ...actions),
+  showWarning: (message, ...actions) => vscode.window.showWarningMessage(message, ...actions),
+  showError: (message, ...actions) => vscode.window.showErrorMessage(message, ...actions),
+  confirm: (question, detail, action) => vscode.window.showWarningMessage(question, { modal: true, detail }, action),
+  pick: async (items, placeholder) =>
+    (await vscode.window.showQuickPick([...items], { placeHolder: placeholder, matchOnDescription: true, matchOnDetail: true }))?.value,
+  openFile: (filePath) => vscode.window.showTextDocument(vscode.Uri.file(filePath), { preview: true }),
+  flashStatus: (text) => void vscode.window.setStatusBarMessage(text, 3000),
+};
+
+export const vscodeCommands: EditorCommands = {
+  execute: (command, ...args) => vscode.commands.executeCommand(command, ...args),
+  setContext: (key, value) => void vscode.commands.executeCommand('setContext', key, value),
+};

@@ -1,0 +1,76 @@
+/**
+ * Every failure and refusal the engine reports has a stable code. Surfaces decide by
+ * the code and word it for their users (the CLI adds the flags to use, the editor
+ * the buttons to press); a message may be reworded at any time, a code never.
+ * Carried in the `run_refused` run event, in `--json-output` (`error_code`) and in
+ * a failed session's `session_end` (`error_code`).
+ */
+export const FAILURE_CODES = [
+  /** A flag, an argument or a prompt that cannot be used as given. */
+  'usage',
+  /** A config file (or the editor's settings) cannot be read or has a wrong value. */
+  'config_invalid',
+  /** An agent's program is not installed, not on PATH, or not executable. */
+  'agent_missing',
+  /** The working directory does not exist or is not a folder. */
+  'directory_missing',
+  'not_a_repository',
+  'git_missing',
+  /** Another loop runs in this repository. */
+  'loop_running',
+  'session_not_found',
+  /** A session id prefix that matches several sessions. */
+  'session_ambiguous',
+  /** A file in the sessions folder that is not a session. */
+  'not_a_session',
+  'iteration_not_found',
+  /** Resume: the files differ from how the loop left them. */
+  'tree_changed',
+  /** The session's snapshots are gone (deleted, another clone, another runner). */
+  'snapshot_missing',
+  /** Resume: the session already ended with success. */
+  'session_finished',
+  /** Resume: the session has used its iterations. */
+  'iteration_limit',
+  /** Resume: the session ended while resume was starting. */
+  'session_ended',
+  /** A loop ended: the actor failed twice in a row without changing anything. */
+  'actor_failed',
+  /** A loop ended: the critic failed twice in a row. */
+  'critic_failed',
+  /** A loop ended: an agent's program could not be started at all. */
+  'agent_not_started',
+  /** A loop ended: it crossed a budget (cost, tokens or time); `stop_reason` says which. */
+  'budget_exceeded',
+  /** A loop ended: it went in circles (`stop_reason` `stalled`). */
+  'stalled',
+  /** A project file would run programs (agents' commands, arguments, checks) that the user has not trusted. */
+  'project_untrusted',
+  /** A git command the loop needs failed (a snapshot, a diff). */
+  'git_failed',
+  /** The runner itself failed: a bug. */
+  'internal',
+] as const;
+export type FailureCode = (typeof FAILURE_CODES)[number];
+
+/** Structured facts about a failure: the file, the key, the paths, the pid. Plain JSON. */
+export type FailureDetails = Readonly<Record<string, unknown>>;
+
+/**
+ * An expected failure: its message says what is wrong and how to fix it without
+ * naming any surface's controls; `code` says which failure it is.
+ */
+export class CodeloopsError extends Error {
+  override name = 'CodeloopsError';
+  constructor(
+    readonly code: FailureCode,
+    message: string,
+    readonly details: FailureDetails = {},
+  ) {
+    super(message);
+  }
+}
+
+export function isCodeloopsError(error: unknown): error is CodeloopsError {
+  return error instanceof CodeloopsError;
+}

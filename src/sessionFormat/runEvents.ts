@@ -1,0 +1,205 @@
+import { agentEventSchema, usageSchema } from './agentEvents.js';
+import { FAILURE_CODES } from './failures.js';
+import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
+import * as z from './zod.js';
+
+/**
+ * What a running loop reports as it goes: printed by the CLI, streamed as NDJSON
+ * to the editor (`run --events ndjson`), and kept in the session's sidecar record.
+ * Validated with zod wherever it crosses a process boundary.
+ */
+
+const timestamp = z.string();
+const iteration = z.int().check(z.positive());
+const role = z.enum(['actor', 'critic']);
+const paths = z.array(z.string());
+
+/** The steps of an iteration, in order. */
+export const PHASES = ['actor', 'diff', 'checks', 'critic', 'critic_repair'] as const;
+
+export const fileChangeSchema = z.object({
+  path: z.string(),
+  /** For renames and copies: where it came from. */
+  oldPath: z.optional(z.string()),
+  status: z.enum(['added', 'modified', 'deleted', 'renamed', 'copied', 'type_changed']),
+  /** null for binary files. */
+  insertions: z.nullable(z.int()),
+  deletions: z.nullable(z.int()),
+});
+export type FileChange = z.infer<typeof fileChangeSchema>;
+export type FileChangeStatus = FileChange['status'];
+
+/** How one of the project's checks went, as the sidecar, the timeline and the viewers keep it. */
+export const checkOutcomeShape = {
+  name: z.string(),
+  command: z.string(),
+  required: z.boolean(),
+  passed: z.boolean(),
+  /** null when a signal ended it (a timeout, an interrupt). */
+  exit_code: z.nullable(z.int()),
+  duration_secs: z.number(),
+  timed_out: z.boolean(),
+};
+
+/** The guards a run goes with: its checks, its budget, its stall detection. */
+export const loopGuardsSchema = z.object({
+  checks: z.array(z.object({ name: z.string(), command: z.string(), required: z.boolean() })),
+  max_cost_usd: z.nullable(z.number()),
+  max_tokens: z.nullable(z.number()),
+  max_duration_secs: z.nullable(z.number()),
+  /** Iterations in a row without progress before a stall (0: off). */
+  stall_after: z.int(),
+  stall_action: z.enum(['stop', 'nudge']),
+});
+export type LoopGuards = z.infer<typeof loopGuardsSchema>;
+
+/** What the agents have used so far, against the budget. */
+export const spendSchema = z.object({
+  total_cost_usd: z.nullable(z.number()),
+  total_tokens: z.number(),
+  cost_estimated: z.boolean(),
+  elapsed_secs: z.number(),
+});
+export type Spend = z.infer<typeof spendSchema>;
+
+/** How a run ended: `--json-output`, and the `run_finished` event. */
+export const runSummarySchema = z.object({
+  status: z.enum(OUTCOMES),
+  iterations: z.int().check(z.nonnegative()),
+  summary: z.nullable(z.string()),
+  confidence: z.nullable(z.number()),
+  error: z.nullable(z.string()),
+  /** Which failure, when `status` is `failed` (see `failures.ts`). */
+  error_code: z.nullable(z.enum(FAILURE_CODES)),
+  /** Which guard ended the loop, when one did. */
+  stop_reason: z.nullable(z.enum(STOP_REASONS)),
+  /** What the agents used, all runs of the session (and the sessions it carries on) together. */
+  total_cost_usd: z.nullable(z.number()),
+  total_tokens: z.number(),
+  cost_estimated: z.boolean(),
+  total_duration_secs: z.number(),
+  session_id: z.string(),
+  session_file: z.string(),
+});
+export type RunSummary = z.infer<typeof runSummarySchema>;
+
+const event = <T extends string, S extends z.core.$ZodLooseShape>(type: T, shape: S) => z.object({ type: z.literal(type), timestamp, ...shape });
+
+export const runEventSchema = z.discriminatedUnion('type', [
+  /** The session's header as its `session_start` line has it, and where the session is. */
+  event('run_started', {
+    ...sessionHeaderSchema.shape,
+    session_id: z.string(),
+    session_file: z.string(),
+    /** Set when this run continues an earlier session: its first iteration's number. */
+    first_iteration: z.optional(iteration),
+    /** The checks, budget and stall detection it runs with (absent in records of older runners). */
+    guards: z.optional(loopGuardsSchema),
+  }),
+  /**
+   * The run could not start: nothing was run and no session written. Only on the
+   * NDJSON stream (there is no session to keep it in).
+   */
+  event('run_refused', { code: z.enum(FAILURE_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) }),
+  event('iteration_started', { iteration }),
+  event('phase', {
+    iteration,
+    phase: z.enum(PHASES),
+    status: z.enum(['started', 'finished']),
+    duration_secs: z.optional(z.number()),
+  }),
+  event('agent_event', { iteration, role, event: agentEventSchema }),
+  event('agent_finished', {
+    iteration,
+    role,
+    exit_code: z.int(),
+    duration_secs: z.number(),
+    succeeded: z.boolean(),
+    failure_reason: z.nullable(z.string()),
+    timed_out: z.boolean(),
+    interrupted: z.boolean(),
+    agent_session_id: z.nullable(z.string()),
+    usage: z.nullable(usageSchema),
+    tool_calls: z.int(),
+  }),
+  event('snapshot', { iteration, label: z.enum(['pre', 'post', 'critic', 'checks']), commit: z.string(), ref: z.nullable(z.string()) }),
+  event('diff_captured', {
+    iteration,
+    files_changed: z.int(),
+    insertions: z.int(),
+    deletions: z.int(),
+    files: z.array(fileChangeSchema),
+    truncated: z.boolean(),
+  }),
+  event('critic_decision', {
+    iteration,
+    decision: z.enum(CRITIC_DECISIONS),
+    feedback: z.nullable(z.string()),
+    summary: z.nullable(z.string()),
+    confidence: z.nullable(z.number()),
+    remaining_issues: paths,
+    source: z.enum(['block', 'marker', 'repair', 'unreadable', 'critic_failed']),
+    /** The critic's own words (head and tail), kept out of the session file. */
+    critic_output: z.string(),
+  }),
+  /** One of the project's checks ran on the iteration's tree (`tree`: the snapshot's tree id). */
+  event('check_finished', {
+    iteration,
+    ...checkOutcomeShape,
+    /** Head and tail of its output. */
+    output: z.string(),
+    output_chars: z.int(),
+    tree: z.string(),
+  }),
+  /** The gate refused the critic's DONE: required checks failed on this tree. */
+  event('done_refused', { iteration, failed_checks: paths }),
+  /** What the agents have used so far (sent as it changes, at most about once a second, and after each agent run). */
+  event('spend', { ...spendSchema.shape }),
+  /** The loop is going in circles: the actor is told so (`nudge`) or the loop ends (`stop`). */
+  event('stall', { iteration, action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: iteration }),
+  event('critic_changes_reverted', { iteration, paths }),
+  event('iteration_finished', { iteration, decision: z.enum(CRITIC_DECISIONS) }),
+  event('warning', { message: z.string() }),
+  /** The tree was put back to how it was before `to_iteration` (`codeloops rollback`). */
+  event('rollback', {
+    rollback: z.int().check(z.positive()),
+    to_iteration: iteration,
+    restored: paths,
+    removed: paths,
+    /** Paths the user had changed since the loop, replaced on the user's say (kept in the undo snapshot). */
+    overwritten: paths,
+    before_ref: z.string(),
+  }),
+  /** A rollback was undone. */
+  event('rollback_undone', { rollback: z.int().check(z.positive()), restored: paths, removed: paths, overwritten: paths }),
+  z.extend(runSummarySchema, { type: z.literal('run_finished'), timestamp }),
+]);
+
+export type RunEvent = z.infer<typeof runEventSchema>;
+export type RunEventType = RunEvent['type'];
+export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
+
+/** Distributes a union over its members so each keeps its own fields. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event as emitted, before it is stamped with a time. */
+export type RunEventInput = DistributiveOmit<RunEvent, 'timestamp'>;
+
+export type RunEventListener = (event: RunEvent) => void;
+
+/** An event with the time it happened. */
+export function stampEvent(input: RunEventInput, at: Date = new Date()): RunEvent {
+  return { ...input, timestamp: at.toISOString() } as RunEvent;
+}
+
+/** One line of a run event stream or record, or undefined for anything else (a stray print, an event of a newer runner). */
+export function parseRunEvent(line: string): RunEvent | undefined {
+  if (line.trim() === '') return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const parsed = runEventSchema.safeParse(json);
+  return parsed.success ? parsed.data : undefined;
+}

@@ -1,0 +1,76 @@
+import { checkOutcomeShape, fileChangeSchema, PHASES } from './runEvents.js';
+import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
+import * as z from './zod.js';
+
+/**
+ * One step of a session's replay (`codeloops sessions replay --json`, one entry a
+ * line): a documented, stable schema, snake_case; new kinds and fields are only
+ * added. Built by `replay/timeline.ts`.
+ */
+
+const common = {
+  /** When it happened (ISO 8601), or null when the record does not say. */
+  at: z.nullable(z.string()),
+  /** Seconds since the session started, when `at` is known. */
+  offset_secs: z.nullable(z.number()),
+  iteration: z.nullable(z.int()),
+};
+const role = z.enum(['actor', 'critic']);
+const paths = z.array(z.string());
+const entry = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, shape: S) => z.object({ ...common, kind: z.literal(kind), ...shape });
+
+export const timelineEntrySchema = z.discriminatedUnion('kind', [
+  /** The session's header as its `session_start` line has it. */
+  entry('session_started', { ...sessionHeaderSchema.shape, session_id: z.string(), resumed_from: z.nullable(z.string()) }),
+  /** A run carried the session on (`codeloops resume` in the same file). */
+  entry('resumed', { first_iteration: z.int() }),
+  entry('phase', {
+    phase: z.enum(PHASES),
+    status: z.enum(['started', 'finished']),
+    duration_secs: z.nullable(z.number()),
+  }),
+  entry('tool_call', { role, name: z.string(), input: z.string() }),
+  entry('agent_finished', {
+    role,
+    exit_code: z.int(),
+    duration_secs: z.number(),
+    succeeded: z.boolean(),
+    failure_reason: z.nullable(z.string()),
+    timed_out: z.boolean(),
+    interrupted: z.boolean(),
+    agent_session_id: z.nullable(z.string()),
+    input_tokens: z.nullable(z.number()),
+    output_tokens: z.nullable(z.number()),
+    cost_usd: z.nullable(z.number()),
+    tool_calls: z.nullable(z.int()),
+  }),
+  entry('diff', { files_changed: z.int(), insertions: z.nullable(z.int()), deletions: z.nullable(z.int()), files: z.nullable(z.array(fileChangeSchema)) }),
+  entry('verdict', {
+    decision: z.enum(CRITIC_DECISIONS),
+    feedback: z.nullable(z.string()),
+    summary: z.nullable(z.string()),
+    confidence: z.nullable(z.number()),
+    remaining_issues: paths,
+  }),
+  entry('check', checkOutcomeShape),
+  entry('done_refused', { failed_checks: paths }),
+  entry('stall', { action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: z.int() }),
+  entry('critic_changes_reverted', { paths }),
+  entry('warning', { message: z.string() }),
+  entry('rollback', { rollback: z.int(), to_iteration: z.int(), restored: paths, removed: paths, overwritten: paths }),
+  entry('rollback_undone', { rollback: z.int(), restored: paths, removed: paths, overwritten: paths }),
+  entry('session_ended', {
+    outcome: z.enum(OUTCOMES),
+    iterations: z.int(),
+    summary: z.nullable(z.string()),
+    confidence: z.nullable(z.number()),
+    error: z.nullable(z.string()),
+    error_code: z.nullable(z.string()),
+    stop_reason: z.nullable(z.string()),
+    total_cost_usd: z.nullable(z.number()),
+    total_tokens: z.nullable(z.number()),
+    duration_secs: z.number(),
+  }),
+]);
+export type TimelineEntry = z.infer<typeof timelineEntrySchema>;
+export type TimelineKind = TimelineEntry['kind'];

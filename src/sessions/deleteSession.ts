@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import { openRepository } from '../git/repository.js';
+import { deleteSessionRefs } from '../git/snapshots.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
+import { isLoopRunning } from './runningLoops.js';
+import type { SessionStore } from './sessionStore.js';
+
+export interface DeletedSession {
+  session_id: string;
+  /** Snapshot refs removed from the session's repository. */
+  snapshot_refs: number;
+  /** Why the snapshots stayed, when they could not be removed (the repository is gone, say). */
+  warnings: string[];
+}
+
+/**
+ * Deletes a session: its file, its sidecar record and its snapshots in its
+ * repository. The user's files, index, HEAD and branches are not touched. A session
+ * whose loop is running is refused (code `loop_running`): its runner would go on
+ * writing a file that is gone.
+ */
+export async function deleteSession(store: SessionStore, sessionId: string, sidecarDirectory: string): Promise<DeletedSession> {
+  const summary = await store.summary(sessionId);
+  if (summary && summary.outcome === null && isLoopRunning(summary)) {
+    throw new CodeloopsError('loop_running', `Session ${sessionId} is running: interrupt its loop before deleting it.`, { session_id: sessionId });
+  }
+  const file = store.filePathOf(sessionId);
+  if (!summary && !fs.existsSync(file)) throw new CodeloopsError('session_not_found', `No session "${sessionId}" in ${store.directory}.`, { id: sessionId });
+  fs.rmSync(file, { force: true });
+  fs.rmSync(sidecarDirectory, { recursive: true, force: true });
+  const warnings: string[] = [];
+  let snapshotRefs = 0;
+  const workingDir = summary?.working_dir;
+  if (workingDir && fs.existsSync(workingDir)) {
+    try {
+      snapshotRefs = await deleteSessionRefs(await openRepository(workingDir), sessionId);
+    } catch (error) {
+      warnings.push(`its snapshots in ${workingDir} could not be removed: ${(error as Error).message}`);
+    }
+  } else if (workingDir) {
+    warnings.push(`its repository ${workingDir} is gone, so there were no snapshots to remove`);
+  }
+  return { session_id: sessionId, snapshot_refs: snapshotRefs, warnings };
+}

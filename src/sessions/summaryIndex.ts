@@ -1,0 +1,114 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  SESSION_INDEX_VERSION,
+  sessionIndexEntrySchema,
+  sessionIndexFileName,
+  sessionIndexFileSchema,
+  type SessionIndexEntry,
+} from '../sessionFormat/sessionIndex.js';
+
+/** Files changed this recently may change again within their timestamp's granularity: not cached (git's "racy" files). */
+const SETTLED_AFTER_MS = 2_000;
+/** Prompts longer than this are not kept in the index; a search reads them from the file. */
+const MAX_KEPT_PROMPT_CHARS = 4_000;
+
+export interface FileStamp {
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * Summaries of session files keyed by size and modification time, in memory and,
+ * when given a file, on disk (`sessionFormat/sessionIndex.ts`). Never trusted over a
+ * file that changed; a damaged index file is ignored and rewritten; writing it is
+ * best effort (it is a cache), atomic (a temporary file renamed over it), so that
+ * runners and editors listing at once never read half of one.
+ */
+export class SummaryIndex {
+  private readonly entries = new Map<string, SessionIndexEntry>();
+  private loaded = false;
+  private dirty = false;
+
+  /** `file` null: in memory only. */
+  constructor(
+    private readonly sessionsDirectory: string,
+    private readonly file: string | null,
+  ) {}
+
+  /** The entry for a session whose file is exactly as stamped, or undefined. */
+  get(id: string, stamp: FileStamp): SessionIndexEntry | undefined {
+    this.load();
+    const entry = this.entries.get(id);
+    return entry && entry.size === stamp.size && entry.mtime_ms === stamp.mtimeMs ? entry : undefined;
+  }
+
+  /** Remembers what was read from a file, unless the file may still be changing. */
+  set(id: string, stamp: FileStamp, read: Omit<SessionIndexEntry, 'size' | 'mtime_ms'>, now: number = Date.now()): void {
+    if (now - stamp.mtimeMs < SETTLED_AFTER_MS) {
+      if (this.entries.delete(id)) this.dirty = true;
+      return;
+    }
+    const prompt = read.prompt !== null && read.prompt.length <= MAX_KEPT_PROMPT_CHARS ? read.prompt : null;
+    this.entries.set(id, { ...read, prompt, size: stamp.size, mtime_ms: stamp.mtimeMs });
+    this.dirty = true;
+  }
+
+  /** Forgets sessions whose files are gone. */
+  retain(ids: ReadonlySet<string>): void {
+    this.load();
+    for (const id of this.entries.keys()) {
+      if (!ids.has(id)) {
+        this.entries.delete(id);
+        this.dirty = true;
+      }
+    }
+  }
+
+  /** Writes the index if it changed; a failure (read-only disk, no space) only means the next listing reads more. */
+  save(): void {
+    if (!this.dirty || !this.file) return;
+    this.dirty = false;
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    try {
+      fs.writeFileSync(
+        temporary,
+        JSON.stringify({ version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries: Object.fromEntries(this.entries) }),
+        { mode: 0o600 },
+      );
+      fs.renameSync(temporary, this.file);
+    } catch {
+      fs.rmSync(temporary, { force: true });
+    }
+  }
+
+  private load(): void {
+    if (this.loaded) return;
+    this.loaded = true;
+    if (!this.file) return;
+    let json: unknown;
+    try {
+      const stat = fs.statSync(this.file, { throwIfNoEntry: false });
+      if (!stat?.isFile()) return; // none yet, or something that is not ours: rebuilt on save
+      json = JSON.parse(fs.readFileSync(this.file, 'utf8'));
+    } catch {
+      this.dirty = true; // damaged: rewritten from what the files say
+      return;
+    }
+    const index = sessionIndexFileSchema.safeParse(json);
+    if (!index.success || index.data.sessions_dir !== this.sessionsDirectory) {
+      this.dirty = true;
+      return;
+    }
+    for (const [id, value] of Object.entries(index.data.entries)) {
+      const entry = sessionIndexEntrySchema.safeParse(value);
+      if (entry.success && entry.data.summary.id === id) this.entries.set(id, entry.data);
+      else this.dirty = true;
+    }
+  }
+}
+
+/** Where a sessions folder's index lives: beside it, outside the `sessions/*.jsonl` glob. */
+export function summaryIndexPath(sessionsDirectory: string): string {
+  return path.join(path.dirname(sessionsDirectory), sessionIndexFileName(path.basename(sessionsDirectory)));
+}

@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import type { FolderRef } from '../../src/extension/editorPorts.js';
+import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
+import { RunController } from '../../src/extension/runs/runController.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
+import { cliPath } from '../support/cliProcess.js';
+import { FakeEditor, folderAt } from '../support/fakeEditor.js';
+import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+
+/**
+ * The extension's run controller in plain Node: the real runner (dist/cli.js) as a
+ * child process with a scripted agent, the editor's window stubbed by FakeEditor.
+ * What the user is told, and what each button does, is decided here.
+ */
+function controllerFor(script: AgentScript, options: { editorSettings?: string } = {}) {
+  const setup = scriptedCliSetup(script);
+  const editor = new FakeEditor();
+  const runs = new RunController<FolderRef>({
+    cliPath: cliPath(),
+    nodePath: process.execPath,
+    log: editor.log,
+    window: editor.window,
+    commands: editor.commands,
+    showStatus: editor.showStatus,
+    editorSettingsJson: () => options.editorSettings,
+    showAgentText: () => true,
+    env: { ...process.env, ...setup.env },
+  });
+  return { ...setup, editor, runs, folder: folderAt(setup.repo) };
+}
+
+describe('run controller (plain Node, the real runner, a stubbed editor)', () => {
+  after(removeTempDirs);
+
+  it('runs a loop: the status item and context key while it runs, every event, then a notification that opens the session', async () => {
+    const { runs, editor, folder } = controllerFor({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[carryOn('again')], [done('made a')]] });
+    editor.answer(/^Codeloops finished/, 'Open Session');
+    const events: RunEvent[] = [];
+    runs.onEvent(({ event }) => events.push(event));
+    let runningDuring: string[] = [];
+    runs.onEvent(({ event }) => {
+      if (event.type === 'iteration_started') runningDuring = [...runs.runningSessionIds()];
+    });
+    const end = await runs.start(folder, { text: 'make a' });
+    await editor.settled();
+    assert.ok(end?.kind === 'finished', end?.kind);
+    assert.equal(end.summary.status, 'success');
+    assert.deepEqual(runningDuring, [end.summary.session_id], 'counted as running while it ran');
+    assert.deepEqual(runs.runningSessionIds(), new Set(), 'and not after');
+    assert.deepEqual(
+      events.filter((event) => event.type === 'iteration_finished').map((event) => event.type === 'iteration_finished' && event.decision),
+      ['CONTINUE', 'DONE'],
+    );
+    assert.deepEqual(editor.statusItems, [{ folder: folder.name, disposed: true }]);
+    assert.equal(editor.context.get('codeloops.running'), false);
+    assert.deepEqual(editor.texts('info'), [`Codeloops finished in ${folder.name} after 2 iterations: made a`]);
+    assert.deepEqual(editor.executed, [{ command: 'codeloops.openViewer', args: [end.summary.session_id] }]);
+    assert.ok(editor.logLines.includes('warn: critic: CONTINUE'), 'the log follows the loop');
+    assertValidSessionFile(end.summary.session_file);
+  });
+
+  it('refuses to start a second loop in a folder that runs one', async () => {
+    const { runs, editor, folder } = controllerFor({ actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
+    const first = runs.start(folder, { text: 'slow' });
+    await new Promise<void>((resolve) => runs.onEvent(({ event }) => event.type === 'agent_event' && resolve()));
+    assert.equal(await runs.start(folder, { text: 'again' }), undefined);
+    assert.match(editor.texts('warning')[0]!, /already running in/);
+    await runs.interrupt();
+    const end = await first;
+    assert.ok(end?.kind === 'finished' && end.summary.status === 'interrupted');
+  });
+
+  it('asks which loop to stop when several run, and stops only that one', async () => {
+    const one = controllerFor({ actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
+    const twoFolder = folderAt(scriptedCliSetup({}).repo, 'second');
+    const started = new Set<string>();
+    const bothRunning = new Promise<void>((resolve) =>
+      one.runs.onEvent(({ folder, event }) => {
+        if (event.type === 'agent_event') started.add(folder.name);
+        if (started.size === 2) resolve();
+      }),
+    );
+    const first = one.runs.start(one.folder, { text: 'slow one' });
+    const second = one.runs.start(twoFolder, { text: 'slow two' });
+    await bothRunning;
+    one.editor.answer(/^Which loop should stop\?/, 'second');
+    await one.runs.interrupt();
+    const secondEnd = await second;
+    assert.deepEqual(one.editor.shown.find((entry) => entry.kind === 'pick')?.actions.sort(), [one.folder.name, 'second'].sort());
+    assert.ok(secondEnd?.kind === 'finished' && secondEnd.summary.status === 'interrupted');
+    assert.deepEqual(
+      one.runs.runningLoops().map((loop) => loop.folder.name),
+      [one.folder.name],
+      'the other loop goes on',
+    );
+    await one.runs.interrupt(one.folder);
+    await first;
+  });
+
+  it('decides by the refusal’s code what to offer: a missing agent opens the setting for its path', async () => {
+    const { runs, editor, folder } = controllerFor({}, { editorSettings: JSON.stringify({ agent: 'gemini' }) });
+    editor.answer(/could not start/, 'Set Agent Path');
+    const end = await runs.start(folder, { text: 'x' });
+    await editor.settled();
+    assert.ok(end?.kind === 'refused' && end.code === 'agent_missing');
+    const [error] = editor.shown.filter((entry) => entry.kind === 'error');
+    assert.match(error!.text, /could not start in .*: Gemini CLI: "gemini" was not found on PATH/);
+    assert.deepEqual(error!.actions, ['Set Agent Path', 'Show Log']);
+    assert.deepEqual(editor.executed, [{ command: 'workbench.action.openSettings', args: ['codeloops.agentPaths'] }]);
+  });
+
+  it('offers to open the config file that is wrong, and to initialize a folder that is not a repository', async () => {
+    const broken = controllerFor({});
+    writeFile(broken.repo, 'codeloops.toml', 'agent = "claude"\n[actor\n');
+    broken.editor.answer(/could not start/, 'Open Config File');
+    const configEnd = await broken.runs.start(broken.folder, { text: 'x' });
+    await broken.editor.settled();
+    assert.ok(configEnd?.kind === 'refused' && configEnd.code === 'config_invalid');
+    assert.deepEqual(broken.editor.texts('openFile'), [path.join(broken.repo, 'codeloops.toml')]);
+
+    const plain = controllerFor({});
+    const notARepo = folderAt(tempDir('not-a-repo-'));
+    plain.editor.answer(/could not start/, 'Initialize Repository');
+    const repoEnd = await plain.runs.start(notARepo, { text: 'x' });
+    await plain.editor.settled();
+    assert.ok(repoEnd?.kind === 'refused' && repoEnd.code === 'not_a_repository');
+    assert.deepEqual(plain.editor.executed, [{ command: 'git.init', args: [] }]);
+  });
+
+  it('leaves a refusal its caller handles to the caller: nothing is shown', async () => {
+    const { runs, editor } = controllerFor({});
+    const end = await runs.start(folderAt(tempDir('not-a-repo-')), { text: 'x' }, { handles: ['not_a_repository'] });
+    await editor.settled();
+    assert.ok(end?.kind === 'refused');
+    assert.deepEqual(editor.texts('error'), []);
+  });
+});
+
+describe('loop starter (Run Prompt, before a loop starts)', () => {
+  after(removeTempDirs);
+
+  function starterFor(options: { trusted?: boolean; folders?: (own: FolderRef) => FolderRef[] }) {
+    const { runs, editor, folder } = controllerFor({ actor: [[{ print: 'x' }]], critic: [[done()]] });
+    const starter = new LoopStarter<FolderRef>({
+      runs,
+      window: editor.window,
+      commands: editor.commands,
+      log: editor.log,
+      isTrusted: () => options.trusted ?? true,
+      folders: () => options.folders?.(folder) ?? [folder],
+    });
+    return { starter, editor, folder, runs };
+  }
+
+  it('never runs in an untrusted workspace, and offers to manage trust', async () => {
+    const { starter, editor } = starterFor({ trusted: false });
+    editor.answer(/untrusted workspace/, 'Manage Workspace Trust');
+    let asked = false;
+    await starter.start(async () => {
+      asked = true;
+      return { text: 'x' };
+    });
+    await editor.settled();
+    assert.equal(asked, false, 'not even asked for a prompt');
+    assert.match(editor.texts('error')[0]!, /does not run loops in an untrusted workspace/);
+    assert.deepEqual(editor.executed, [{ command: 'workbench.trust.manage', args: [] }]);
+  });
+
+  it('asks for a folder when there are several, offering the last one picked first', async () => {
+    const other = folderAt(tempDir('other-'), 'other');
+    const { starter: withTwo, editor, folder } = starterFor({ folders: (own) => [other, own] });
+    editor.answer(/^Run the loop in which folder\?/, folder.name);
+    const prompts: string[] = [];
+    await withTwo.start(async (chosen) => {
+      prompts.push(chosen.name);
+      return undefined; // the user cancels the prompt: nothing runs
+    });
+    editor.answer(/^Run the loop in which folder\?/, (labels) => labels[0]);
+    await withTwo.start(async (chosen) => {
+      prompts.push(chosen.name);
+      return undefined;
+    });
+    const picks = editor.shown.filter((entry) => entry.kind === 'pick').map((entry) => entry.actions);
+    assert.deepEqual(picks, [
+      ['other', folder.name],
+      [folder.name, 'other'],
+    ]);
+    assert.deepEqual(prompts, [folder.name, folder.name]);
+  });
+
+  it('says so when no folder is open', async () => {
+    const { starter, editor } = starterFor({ folders: () => [] });
+    await starter.start(async () => ({ text: 'x' }));
+    assert.match(editor.texts('error')[0]!, /open the folder of a git repository first/);
+  });
+});

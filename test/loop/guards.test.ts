@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CheckSpec } from '../../src/checks/runCheck.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
+import { carryOn, done } from '../support/scriptedAgent.js';
+import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
+import { isRunning } from '../support/processes.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { createRepo, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+
+const check = (name: string, run: string, fields: Partial<CheckSpec> = {}): CheckSpec => ({ name, run, timeoutSecs: 60, required: true, ...fields });
+
+/** A check that passes only once `fixed.txt` exists, and says so when it fails, as a test runner would. */
+const TESTS = check(
+  'tests',
+  'if test -f fixed.txt; then echo "1 passing"; else echo "noise before the summary"; echo "FAIL: fixed.txt is missing"; exit 1; fi',
+);
+
+function eventsOf<T extends RunEvent['type']>(events: RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
+  return events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
+}
+
+/** Critic feedback different enough each time that only the rule under test can see a stall. */
+const VARIED_FEEDBACK = [
+  'The parser ignores trailing commas in arrays',
+  'Error messages should name the offending line number',
+  'Please add a unit test covering empty input files',
+  'Rename the helper so its purpose is obvious to readers',
+  'The README example does not match the new flag spelling',
+  'Consider streaming large inputs instead of buffering them',
+  'Logging at debug level leaks the API token into files',
+  'The changelog entry is missing for this behaviour change',
+].map((feedback) => [carryOn(feedback)]);
+
+describe('guards: evidence before DONE, budgets, stalls', () => {
+  after(removeTempDirs);
+
+  it('refuses DONE while a required check fails, feeds the failure back, and succeeds once it passes', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary, events, agent, sidecarDir } = await runScriptedLoop(
+      repo,
+      {
+        actor: [[{ write: { path: 'feature.txt', content: 'half done\n' } }], [{ write: { path: 'fixed.txt', content: 'fixed\n' } }]],
+        critic: [[done('Looks complete, tests pass')]], // a critic that believes the actor
+      },
+      { checks: [TESTS] },
+    );
+    assert.equal(summary.status, 'success');
+    assert.equal(summary.iterations, 2);
+
+    const { lines } = assertValidSessionFile(summary.session_file);
+    const first = lines[1] as Record<string, unknown>;
+    assert.equal(first.critic_decision, 'CONTINUE', 'the session file keeps its three decision values');
+    assert.equal(first.critic_verdict, 'DONE', "the critic's own verdict is kept beside it");
+    assert.deepEqual(first.failed_checks, ['tests']);
+    assert.match(first.feedback as string, /required check fails/);
+    assert.match(first.feedback as string, /FAIL: fixed\.txt is missing/);
+    const second = lines[2] as Record<string, unknown>;
+    assert.equal(second.critic_decision, 'DONE');
+    assert.equal(second.critic_verdict, undefined);
+    assert.equal(second.failed_checks, undefined);
+
+    // The critic saw the check's result; the next actor was told what failed, with its output.
+    assert.match(agent.prompt('critic', 1), /tests[\s\S]*FAIL: fixed\.txt is missing/);
+    assert.match(agent.prompt('actor', 2), /FAIL: fixed\.txt is missing/);
+
+    const results = eventsOf(events, 'check_finished');
+    assert.deepEqual(
+      results.map((result) => [result.iteration, result.name, result.passed, result.exit_code]),
+      [
+        [1, 'tests', false, 1],
+        [2, 'tests', true, 0],
+      ],
+    );
+    // Each result names the tree it ran on: the tree the actor left in that iteration.
+    const posts = eventsOf(events, 'snapshot').filter((snapshot) => snapshot.label === 'post');
+    assert.equal(results.length, posts.length);
+    assert.notEqual(results[0]!.tree, results[1]!.tree);
+    assert.deepEqual(
+      eventsOf(events, 'done_refused').map((refusal) => [refusal.iteration, refusal.failed_checks]),
+      [[1, ['tests']]],
+    );
+    // The sidecar keeps the same records.
+    const recorded = readJsonLines(path.join(sidecarDir, 'events.jsonl')).filter((event) => event.type === 'check_finished');
+    assert.equal(recorded.length, 2);
+    assert.match(recorded[0]!.output as string, /FAIL: fixed\.txt is missing/);
+  });
+
+  it('kills a check that hangs at its timeout, with its children, and counts it as failed', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const pidFile = path.join(tempDir(), 'check.pid');
+    const hanging = check('hangs', `sleep 600 & echo $! > ${JSON.stringify(pidFile)}; echo started; wait`, { timeoutSecs: 1 });
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] },
+      { checks: [hanging], maxIterations: 1 },
+    );
+    const [result] = eventsOf(events, 'check_finished');
+    assert.equal(result?.timed_out, true);
+    assert.equal(result?.passed, false);
+    assert.match(result!.output, /started/);
+    assert.equal(isRunning(Number(fs.readFileSync(pidFile, 'utf8'))), false, "the check's child was stopped with it");
+    // DONE was refused; with one iteration allowed the loop ends at its limit, not in success.
+    assert.equal(summary.status, 'max_iterations_reached');
+  });
+
+  it('shows advisory checks to the critic but never lets them block DONE', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const lint = check('lint', 'echo "style: 3 warnings"; exit 1', { required: false });
+    const { summary, agent, events } = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] },
+      { checks: [lint] },
+    );
+    assert.equal(summary.status, 'success');
+    assert.equal(summary.iterations, 1);
+    assert.match(agent.prompt('critic', 1), /lint[\s\S]*style: 3 warnings/);
+    assert.equal(eventsOf(events, 'done_refused').length, 0);
+  });
+
+  it('puts back what a check changed: a check judges the tree, it does not fix it', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const formatter = check('format', 'echo formatted > a.txt');
+    const { summary } = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'a.txt', content: 'the actor wrote this\n' } }]], critic: [[done()]] },
+      { checks: [formatter] },
+    );
+    assert.equal(summary.status, 'success');
+    assert.equal(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'the actor wrote this\n');
+  });
+
+  it('stops an actor that goes back and forth between two trees, saying what repeated and since when', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const write = (content: string) => [{ write: { path: 'switch.txt', content } }];
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      { actor: [write('on\n'), write('off\n'), write('on\n'), write('off\n'), write('on\n'), write('off\n')], critic: VARIED_FEEDBACK },
+      { stall: { unchangedIterations: 2, action: 'stop' }, maxIterations: 8 },
+    );
+    assert.equal(summary.status, 'failed');
+    assert.equal(summary.stop_reason, 'stalled');
+    assert.equal(summary.error_code, 'stalled');
+    assert.equal(summary.iterations, 4);
+    assert.match(summary.error!, /back to how they were after iteration \d/);
+    assert.match(summary.error!, /iterations 3–4/);
+    const { lines } = assertValidSessionFile(summary.session_file);
+    const end = lines.at(-1) as Record<string, unknown>;
+    assert.equal(end.outcome, 'failed');
+    assert.equal(end.stop_reason, 'stalled');
+    assert.deepEqual(
+      eventsOf(events, 'stall').map((stall) => [stall.iteration, stall.action, stall.since_iteration]),
+      [[4, 'stop', 3]],
+    );
+  });
+
+  it('stops when the critic says nearly the same thing again and again, though the actor changes files', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary } = await runScriptedLoop(
+      repo,
+      {
+        actor: [1, 2, 3, 4, 5].map((n) => [{ write: { path: 'n.txt', content: `${n}\n` } }]),
+        critic: [2, 3, 4, 5, 6].map((line) => [carryOn(`The function on line ${line} still returns the wrong value for negative inputs`)]),
+      },
+      { stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 5 },
+    );
+    assert.equal(summary.stop_reason, 'stalled');
+    assert.equal(summary.iterations, 3);
+    assert.match(summary.error!, /nearly the same feedback in iterations 1–3/);
+  });
+
+  it('nudges a stuck actor once; an actor that changes approach goes on to finish', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const idle = [{ print: 'I looked around.' }];
+    const { summary, agent, events } = await runScriptedLoop(
+      repo,
+      {
+        actor: [idle, idle, [{ write: { path: 'done.txt', content: 'finally\n' } }]],
+        critic: [...VARIED_FEEDBACK.slice(0, 2), [done('done.txt exists')]],
+      },
+      { stall: { unchangedIterations: 2, action: 'nudge' } },
+    );
+    assert.equal(summary.status, 'success');
+    assert.equal(summary.iterations, 3);
+    assert.deepEqual(
+      eventsOf(events, 'stall').map((stall) => [stall.iteration, stall.action]),
+      [[2, 'nudge']],
+    );
+    assert.doesNotMatch(agent.prompt('actor', 2), /going in circles/);
+    assert.match(agent.prompt('actor', 3), /You are going in circles\nSince iteration 1, the actor changed nothing in iterations 1–2/);
+  });
+
+  it('stops an actor that goes on in circles after its nudge', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      { actor: [[{ print: 'Nothing to do.' }]], critic: VARIED_FEEDBACK },
+      { stall: { unchangedIterations: 2, action: 'nudge' }, maxIterations: 8 },
+    );
+    assert.equal(summary.stop_reason, 'stalled');
+    assert.equal(summary.iterations, 4);
+    assert.deepEqual(
+      eventsOf(events, 'stall').map((stall) => [stall.iteration, stall.action]),
+      [
+        [2, 'nudge'],
+        [4, 'stop'],
+      ],
+    );
+  });
+
+  it('stops on the same failing check output several times in a row', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary } = await runScriptedLoop(
+      repo,
+      { actor: [1, 2, 3, 4].map((n) => [{ write: { path: 'attempt.txt', content: `${n}\n` } }]), critic: VARIED_FEEDBACK },
+      { checks: [TESTS], stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 6 },
+    );
+    assert.equal(summary.stop_reason, 'stalled');
+    assert.equal(summary.iterations, 3);
+    assert.match(summary.error!, /the same checks failed the same way in iterations 1–3: tests/);
+  });
+
+  it('turns stall detection off with 0', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary } = await runScriptedLoop(
+      repo,
+      { actor: [[{ print: 'Nothing to do.' }]], critic: [[carryOn('Same feedback every time')]] },
+      { stall: { unchangedIterations: 0, action: 'stop' }, maxIterations: 4 },
+    );
+    assert.equal(summary.status, 'max_iterations_reached');
+    assert.equal(summary.stop_reason, null);
+  });
+
+  it('ends at its time budget: the running actor is stopped with its process group and the session says why', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary, agent } = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'partial.txt', content: 'started\n' } }, { spawnChild: true }, { hang: true }]], critic: [[done()]] },
+      { budget: { maxDurationSecs: 1 }, timeoutSecs: { actor: 600 } },
+    );
+    assert.equal(summary.status, 'failed');
+    assert.equal(summary.stop_reason, 'duration');
+    assert.equal(summary.error_code, 'budget_exceeded');
+    assert.match(summary.error!, /time budget of 1 s/);
+    assert.equal(agent.calls('critic'), 0, 'nothing runs after the cap');
+    const { lines } = assertValidSessionFile(summary.session_file);
+    const end = lines.at(-1) as Record<string, unknown>;
+    assert.equal(end.stop_reason, 'duration');
+    // The actor's partial work is kept in the post snapshot, and nothing it started lives on.
+    assert.equal(fs.readFileSync(path.join(repo, 'partial.txt'), 'utf8'), 'started\n');
+    const childPid = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
+    assert.equal(isRunning(childPid), false);
+  });
+});

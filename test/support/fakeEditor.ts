@@ -1,0 +1,99 @@
+import type { Disposable, EditorCommands, EditorWindow, FolderRef, PickItem, RunLog } from '../../src/extension/editorPorts.js';
+
+/** What the user saw: one entry per notification, question or picker, in order. */
+export interface Shown {
+  kind: 'info' | 'warning' | 'error' | 'confirm' | 'pick' | 'openFile' | 'status';
+  text: string;
+  /** The buttons offered (for a pick: the labels, in order). */
+  actions: string[];
+  /** The detail of a modal question. */
+  detail?: string;
+}
+
+/**
+ * The editor's ports (`src/extension/editorPorts.ts`) for tests in plain Node: it
+ * records what a controller showed and answers as a user would, by script. An
+ * answer is chosen by the text shown (the first rule whose pattern matches);
+ * without one, the user dismisses it.
+ */
+export class FakeEditor {
+  readonly shown: Shown[] = [];
+  readonly executed: { command: string; args: unknown[] }[] = [];
+  readonly context = new Map<string, unknown>();
+  readonly logLines: string[] = [];
+  private readonly answers: { pattern: RegExp; answer: string | ((labels: string[]) => string | undefined) }[] = [];
+  private pending: Promise<unknown>[] = [];
+
+  /** Answers whatever matches `pattern` with `answer` (a button, or for a picker the label to pick). */
+  answer(pattern: RegExp, answer: string | ((labels: string[]) => string | undefined)): this {
+    this.answers.push({ pattern, answer });
+    return this;
+  }
+
+  /** Resolves once every answer given so far, and what it set off, has been handled. */
+  async settled(): Promise<void> {
+    while (this.pending.length > 0) {
+      const pending = this.pending;
+      this.pending = [];
+      await Promise.all(pending);
+      // Let `.then` callbacks of the answers run, and the commands they started.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  texts(kind?: Shown['kind']): string[] {
+    return this.shown.filter((entry) => kind === undefined || entry.kind === kind).map((entry) => entry.text);
+  }
+
+  private respond(entry: Shown): Promise<string | undefined> {
+    this.shown.push(entry);
+    const rule = this.answers.find((candidate) => candidate.pattern.test(entry.text));
+    const chosen = rule === undefined ? undefined : typeof rule.answer === 'function' ? rule.answer(entry.actions) : rule.answer;
+    const reply = Promise.resolve(chosen !== undefined && entry.actions.includes(chosen) ? chosen : undefined);
+    this.pending.push(reply);
+    return reply;
+  }
+
+  readonly window: EditorWindow = {
+    showInfo: (text, ...actions) => this.respond({ kind: 'info', text, actions }),
+    showWarning: (text, ...actions) => this.respond({ kind: 'warning', text, actions }),
+    showError: (text, ...actions) => this.respond({ kind: 'error', text, actions }),
+    confirm: (text, detail, action) => this.respond({ kind: 'confirm', text, detail, actions: [action] }),
+    pick: async <T>(items: readonly PickItem<T>[], placeholder: string) => {
+      const label = await this.respond({ kind: 'pick', text: placeholder, actions: items.map((item) => item.label) });
+      return items.find((item) => item.label === label)?.value;
+    },
+    openFile: async (filePath) => {
+      this.shown.push({ kind: 'openFile', text: filePath, actions: [] });
+    },
+    flashStatus: (text) => void this.shown.push({ kind: 'status', text, actions: [] }),
+  };
+
+  readonly commands: EditorCommands = {
+    execute: async (command, ...args) => {
+      this.executed.push({ command, args });
+    },
+    setContext: (key, value) => void this.context.set(key, value),
+  };
+
+  readonly log: RunLog = {
+    info: (message) => void this.logLines.push(`info: ${message}`),
+    warn: (message) => void this.logLines.push(`warn: ${message}`),
+    error: (message) => void this.logLines.push(`error: ${message}`),
+    debug: (message) => void this.logLines.push(`debug: ${message}`),
+    show: () => void this.logLines.push('(shown)'),
+  };
+
+  /** A status item that records it was shown and taken away. */
+  readonly statusItems: { folder: string; disposed: boolean }[] = [];
+  showStatus = (loop: { folder: FolderRef }): Disposable => {
+    const item = { folder: loop.folder.name, disposed: false };
+    this.statusItems.push(item);
+    return { dispose: () => (item.disposed = true) };
+  };
+}
+
+/** A workspace folder as VS Code gives one: a name and a file URI. */
+export function folderAt(fsPath: string, name = fsPath.split('/').at(-1) ?? fsPath): FolderRef {
+  return { name, uri: { fsPath, toString: () => `file://${fsPath}` } };
+}

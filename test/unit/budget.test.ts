@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { DEFAULT_PRICES, costOf, priceFor } from '../../src/budget/prices.js';
+import { SpendTracker } from '../../src/budget/spendTracker.js';
+
+const NO_CAP = { maxCostUsd: null, maxTokens: null, maxDurationSecs: null };
+
+describe('budget: prices and running totals', () => {
+  it('finds a model price by the names agents use, and converts tokens to dollars', () => {
+    assert.equal(priceFor('claude-sonnet-4-5-20250929', DEFAULT_PRICES), DEFAULT_PRICES['claude-sonnet-4']);
+    assert.equal(priceFor('anthropic/claude-haiku-4-5', DEFAULT_PRICES), DEFAULT_PRICES['claude-haiku-4-5']);
+    assert.equal(priceFor('gpt-5-mini-2025-08-07', DEFAULT_PRICES), DEFAULT_PRICES['gpt-5-mini'], 'the longest name that fits');
+    assert.equal(priceFor('a-model-nobody-knows', DEFAULT_PRICES), undefined);
+    assert.equal(costOf({ inputTokens: 1_000_000, outputTokens: 100_000 }, { input: 3, output: 15 }), 4.5);
+  });
+
+  it('adds what runs report as they go to what earlier runs and sessions used, and says which cap is crossed', () => {
+    const spend = new SpendTracker(DEFAULT_PRICES, { costUsd: 1, tokens: 10_000, costEstimated: false });
+    spend.update('1/actor', { inputTokens: 5_000, outputTokens: 1_000, costUsd: 0.5 }, null);
+    assert.deepEqual(spend.totals(), { costUsd: 1.5, tokens: 16_000, costEstimated: false });
+    assert.equal(spend.crossed({ ...NO_CAP, maxTokens: 16_000 }), null, 'at the cap is not over it');
+    assert.equal(spend.crossed({ ...NO_CAP, maxTokens: 15_999 }), 'budget_tokens');
+    assert.equal(spend.crossed({ ...NO_CAP, maxCostUsd: 1.25 }), 'budget_cost');
+    spend.finish('1/actor', { inputTokens: 5_000, outputTokens: 2_000, costUsd: 0.6 }, null);
+    assert.deepEqual(spend.totals(), { costUsd: 1.6, tokens: 17_000, costEstimated: false });
+  });
+
+  it('estimates the cost of tokens without dollars at the model price, and says it is estimated', () => {
+    const spend = new SpendTracker(DEFAULT_PRICES);
+    spend.update('1/actor', { inputTokens: 1_000_000 }, 'gpt-5');
+    assert.deepEqual(spend.totals(), { costUsd: 1.25, tokens: 1_000_000, costEstimated: true });
+    const unknown = new SpendTracker(DEFAULT_PRICES);
+    unknown.update('1/actor', { inputTokens: 10 }, 'a-model-nobody-knows');
+    assert.deepEqual(unknown.totals(), { costUsd: null, tokens: 10, costEstimated: false }, 'no price: tokens only, no made-up dollars');
+  });
+
+  it('keeps the running total of a run stopped mid-call, whose final account leaves that call out', () => {
+    const spend = new SpendTracker(DEFAULT_PRICES);
+    spend.update('1/actor', { inputTokens: 51_000 }, 'claude-sonnet-4');
+    spend.update('1/actor', { inputTokens: 1_000, outputTokens: 22 }, 'claude-sonnet-4');
+    assert.equal(spend.totals().tokens, 51_000, 'a running total never goes down');
+    spend.finish('1/actor', { inputTokens: 1_000, outputTokens: 22, costUsd: 0.2 }, 'claude-sonnet-4');
+    const totals = spend.totals();
+    assert.equal(totals.tokens, 51_000);
+    assert.equal(totals.costUsd, 0.2, "the agent's own dollars beat the estimate when they are larger");
+  });
+});
