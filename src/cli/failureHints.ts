@@ -23,6 +23,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
       const max = typeof details.max_iterations === 'number' ? details.max_iterations : 10;
       return `Allow more with -n (for example -n ${max + 5}), or -n 0 for no limit.`;
     }
+    case 'project_untrusted':
+      return 'Trust it with "codeloops trust" (a change to the file needs trusting again), or run once without trusting it with --trust.';
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
     default:

@@ -8,7 +8,7 @@ import * as z from './zod.js';
  * counts only while its file is exactly as it was, and a damaged index is rebuilt.
  */
 
-export const SESSION_INDEX_VERSION = 1;
+export const SESSION_INDEX_VERSION = 2;
 
 /** `<folder>-index.json` beside the sessions folder, outside the `sessions/*.jsonl` glob: `sessions-index.json`. */
 export function sessionIndexFileName(sessionsFolderName: string): string {
@@ -26,9 +26,17 @@ export const sessionIndexEntrySchema = z.object({
 });
 export type SessionIndexEntry = z.infer<typeof sessionIndexEntrySchema>;
 
-export const sessionIndexFileSchema = z.object({
+/**
+ * The file is two parts: this header on its first line, then the entries as one JSON
+ * object (id → entry) on the second. The header carries the SHA-256 of the entries'
+ * text: an index whose text is exactly what a runner wrote (and validated) is taken as
+ * it is, without parsing ten thousand entries through the schema on every listing
+ * (that cost more than reading the index); a damaged or edited one is rebuilt.
+ */
+export const sessionIndexHeaderSchema = z.object({
   version: z.literal(SESSION_INDEX_VERSION),
   /** The folder it indexes: an index found beside another folder (moved, copied) is not used. */
   sessions_dir: z.string(),
-  entries: z.record(z.string(), z.unknown()),
+  entries_sha256: z.string(),
 });
+export type SessionIndexHeader = z.infer<typeof sessionIndexHeaderSchema>;

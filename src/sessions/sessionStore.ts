@@ -125,17 +125,20 @@ export class SessionStore {
    */
   async list(filter: SessionFilter = {}): Promise<SessionSummary[]> {
     const all = await this.listIds();
-    const ids = all.filter((id) => {
-      const startedAt = timestampFromSessionId(id);
-      if (!startedAt) return true;
-      return matchesDates(
-        {
-          after: filter.after && new Date(filter.after.getTime() - FILE_NAME_DATE_SLACK_MS),
-          before: filter.before && new Date(filter.before.getTime() + FILE_NAME_DATE_SLACK_MS),
-        },
-        startedAt,
-      );
-    });
+    const ids =
+      !filter.after && !filter.before
+        ? all
+        : all.filter((id) => {
+            const startedAt = timestampFromSessionId(id);
+            if (!startedAt) return true;
+            return matchesDates(
+              {
+                after: filter.after && new Date(filter.after.getTime() - FILE_NAME_DATE_SLACK_MS),
+                before: filter.before && new Date(filter.before.getTime() + FILE_NAME_DATE_SLACK_MS),
+              },
+              startedAt,
+            );
+          });
     const summaries: SessionSummary[] = [];
     for (let index = 0; index < ids.length; index++) {
       if (index > 0 && index % FILES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));

@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
   SESSION_INDEX_VERSION,
-  sessionIndexEntrySchema,
   sessionIndexFileName,
-  sessionIndexFileSchema,
+  sessionIndexHeaderSchema,
   type SessionIndexEntry,
+  type SessionIndexHeader,
 } from '../sessionFormat/sessionIndex.js';
 
 /** Files changed this recently may change again within their timestamp's granularity: not cached (git's "racy" files). */
@@ -71,11 +72,9 @@ export class SummaryIndex {
     this.dirty = false;
     const temporary = `${this.file}.${process.pid}.tmp`;
     try {
-      fs.writeFileSync(
-        temporary,
-        JSON.stringify({ version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries: Object.fromEntries(this.entries) }),
-        { mode: 0o600 },
-      );
+      const entries = JSON.stringify(Object.fromEntries(this.entries));
+      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_sha256: sha256(entries) };
+      fs.writeFileSync(temporary, `${JSON.stringify(header)}\n${entries}\n`, { mode: 0o600 });
       fs.renameSync(temporary, this.file);
     } catch {
       fs.rmSync(temporary, { force: true });
@@ -86,26 +85,34 @@ export class SummaryIndex {
     if (this.loaded) return;
     this.loaded = true;
     if (!this.file) return;
-    let json: unknown;
+    let text: string;
     try {
       const stat = fs.statSync(this.file, { throwIfNoEntry: false });
       if (!stat?.isFile()) return; // none yet, or something that is not ours: rebuilt on save
-      json = JSON.parse(fs.readFileSync(this.file, 'utf8'));
+      text = fs.readFileSync(this.file, 'utf8');
     } catch {
-      this.dirty = true; // damaged: rewritten from what the files say
+      this.dirty = true; // unreadable: rewritten from what the files say
       return;
     }
-    const index = sessionIndexFileSchema.safeParse(json);
-    if (!index.success || index.data.sessions_dir !== this.sessionsDirectory) {
+    const newline = text.indexOf('\n');
+    const entriesText = newline < 0 ? '' : text.slice(newline + 1).trimEnd();
+    let entries: Record<string, SessionIndexEntry>;
+    try {
+      const header = sessionIndexHeaderSchema.safeParse(JSON.parse(text.slice(0, Math.max(newline, 0))));
+      // An older version, another folder's index, or text that is not what a runner wrote: rebuilt.
+      if (!header.success || header.data.sessions_dir !== this.sessionsDirectory || header.data.entries_sha256 !== sha256(entriesText))
+        throw new Error('stale');
+      entries = JSON.parse(entriesText) as Record<string, SessionIndexEntry>;
+    } catch {
       this.dirty = true;
       return;
     }
-    for (const [id, value] of Object.entries(index.data.entries)) {
-      const entry = sessionIndexEntrySchema.safeParse(value);
-      if (entry.success && entry.data.summary.id === id) this.entries.set(id, entry.data);
-      else this.dirty = true;
-    }
+    for (const [id, entry] of Object.entries(entries)) this.entries.set(id, entry);
   }
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** Where a sessions folder's index lives: beside it, outside the `sessions/*.jsonl` glob. */

@@ -4,7 +4,11 @@
  * The original codeloops cut at byte offsets and panicked on the first emoji.
  */
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/** Made on first use: building a segmenter loads ICU's break rules, some 15 ms that activation should not pay. */
+let segmenter: Intl.Segmenter | undefined;
+function graphemes(): Intl.Segmenter {
+  return (segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' }));
+}
 
 /** How far around a cut point we look for a grapheme boundary; longer clusters are pathological. */
 const BOUNDARY_WINDOW = 64;
@@ -16,7 +20,7 @@ export function graphemeBoundaryAtOrBefore(text: string, index: number): number 
   const windowStart = Math.max(0, index - BOUNDARY_WINDOW);
   const windowText = text.slice(windowStart, Math.min(text.length, index + BOUNDARY_WINDOW));
   let best = windowStart;
-  for (const { index: offset } of graphemes.segment(windowText)) {
+  for (const { index: offset } of graphemes().segment(windowText)) {
     const absolute = windowStart + offset;
     if (absolute > index) break;
     best = absolute;
@@ -34,7 +38,7 @@ export function graphemeBoundaryAtOrAfter(text: string, index: number): number {
   const windowStart = Math.max(0, index - BOUNDARY_WINDOW);
   const windowEnd = Math.min(text.length, index + BOUNDARY_WINDOW);
   const windowText = text.slice(windowStart, windowEnd);
-  for (const { index: offset } of graphemes.segment(windowText)) {
+  for (const { index: offset } of graphemes().segment(windowText)) {
     const absolute = windowStart + offset;
     if (absolute >= index) return absolute;
   }

@@ -67,6 +67,34 @@ describe('codeloops run (the built CLI)', () => {
     assert.equal(output.error_code, 'actor_failed');
   });
 
+  it('runs nothing a cloned project file names until it is trusted; --check and --no-checks on the command line', async () => {
+    const { repo, env, home } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x')]] });
+    writeFile(repo, 'codeloops.toml', '[[checks]]\nname = "marker"\nrun = "echo ran > checked.txt"\n');
+    const refused = await runCli(['-p', 'make x', '--json-output'], { cwd: repo, env });
+    assert.equal(refused.code, 2, refused.stderr);
+    const output = JSON.parse(refused.stdout);
+    assert.equal(output.error_code, 'project_untrusted');
+    assert.deepEqual(output.error_details.programs, [{ key: '[[checks]] marker', runs: 'sh -c "echo ran > checked.txt"' }]);
+    const told = await runCli(['-p', 'make x'], { cwd: repo, env });
+    assert.equal(told.code, 2);
+    assert.match(told.stderr, /would run programs on this machine[\s\S]*codeloops trust/, 'says what and how to go on');
+    assert.equal(fs.existsSync(path.join(repo, 'checked.txt')), false, 'nothing ran');
+    assert.deepEqual(sessionFiles(home.sessionsDir), [], 'no session was started');
+
+    const trusted = await runCli(['trust'], { cwd: repo, env });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.match(trusted.stdout, /\[\[checks\]\] marker: sh -c "echo ran > checked.txt"/);
+    const ran = await runCli(['-p', 'make x', '--json-output', '--check', 'test -f x.txt'], { cwd: repo, env });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stderr, /check marker: passed/);
+    assert.match(ran.stderr, /check test -f x\.txt: passed/);
+    assert.equal(fs.existsSync(path.join(repo, 'checked.txt')), false, 'what a check changes is put back: it judges, it does not edit');
+
+    const none = await runCli(['-p', 'make x', '--json-output', '--no-checks'], { cwd: repo, env });
+    assert.equal(none.code, 0, none.stderr);
+    assert.doesNotMatch(none.stderr, /check marker/);
+  });
+
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`exits 130 within seconds on ${signal}, killing the agent and ending the session interrupted`, async () => {
       const { repo, env, home, agent } = scriptedCliSetup({ actor: [[{ spawnChild: true }, { print: 'thinking hard' }, { hang: true }]], critic: [[done()]] });

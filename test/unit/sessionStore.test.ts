@@ -234,6 +234,12 @@ describe('session store', () => {
   });
 });
 
+/** The index file: a header line, then the entries (sessionFormat/sessionIndex.ts). */
+function readIndex(file: string): { header: { sessions_dir: string; entries_sha256: string }; entries: Record<string, unknown> } {
+  const [header, entries] = fs.readFileSync(file, 'utf8').split('\n');
+  return { header: JSON.parse(header!), entries: JSON.parse(entries!) };
+}
+
 describe('session summary index (listing reads only what changed)', () => {
   after(removeTempDirs);
 
@@ -282,18 +288,24 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.equal(summary!.iterations, 7);
   });
 
-  it('rebuilds a damaged index and ignores one that belongs to another folder', async () => {
+  it('rebuilds a damaged or edited index and ignores one that belongs to another folder', async () => {
     const { dir } = twoSessions();
     const expected = await new SessionStore(dir).list();
     const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
-    fs.writeFileSync(indexFile, '{"version":1,"sessions_dir":');
+    fs.writeFileSync(indexFile, '{"version":2,"sessions_dir":');
     assert.deepEqual(await new SessionStore(dir).list(), expected);
-    assert.equal(JSON.parse(fs.readFileSync(indexFile, 'utf8')).sessions_dir, dir, 'rewritten whole');
-    const moved = JSON.parse(fs.readFileSync(indexFile, 'utf8')) as { sessions_dir: string; entries: Record<string, { summary: { prompt_preview: string } }> };
-    for (const entry of Object.values(moved.entries)) entry.summary.prompt_preview = 'from another folder';
-    moved.sessions_dir = '/elsewhere';
-    fs.writeFileSync(indexFile, JSON.stringify(moved));
+    assert.equal(readIndex(indexFile).header.sessions_dir, dir, 'rewritten whole');
+
+    // An entry changed by hand no longer matches the header's hash: not believed.
+    const edited = fs.readFileSync(indexFile, 'utf8').replace(/"prompt_preview":"[^"]*"/g, '"prompt_preview":"edited"');
+    fs.writeFileSync(indexFile, edited);
     assert.deepEqual(await new SessionStore(dir).list(), expected);
+
+    // An index copied from another folder, however intact, is not used.
+    const [header, entries] = fs.readFileSync(indexFile, 'utf8').split('\n');
+    fs.writeFileSync(indexFile, `${JSON.stringify({ ...JSON.parse(header!), sessions_dir: '/elsewhere' })}\n${entries}\n`);
+    assert.deepEqual(await new SessionStore(dir).list(), expected);
+    assert.equal(readIndex(indexFile).header.sessions_dir, dir);
   });
 
   it('says again what a file warned about while the index serves it, and drops sessions that are gone', async () => {
@@ -308,7 +320,7 @@ describe('session summary index (listing reads only what changed)', () => {
     fs.rmSync(path.join(dir, `${id}.jsonl`));
     assert.deepEqual(await new SessionStore(dir).list(), []);
     const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
-    assert.deepEqual(JSON.parse(fs.readFileSync(indexFile, 'utf8')).entries, {});
+    assert.deepEqual(readIndex(indexFile).entries, {});
   });
 
   it('searches a prompt too long for the index by reading it from its file', async () => {
