@@ -1,7 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { isCodeloopsError } from '../sessionFormat/failures.js';
-import { runCrashHandlers } from './crashHandlers.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import type { ResumeOptions } from './resumeCommand.js';
@@ -195,23 +194,4 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (!expected || process.env.CODELOOPS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     return EXIT_CODES.failed;
   }
-}
-
-if (require.main === module) {
-  // Until an outcome is known, an exit is a failure: nothing may end as a silent 0.
-  process.exitCode = EXIT_CODES.failed;
-  process.on('uncaughtException', (error) => {
-    runCrashHandlers(`the runner crashed: ${error.message}`);
-    process.stderr.write(`codeloops: the runner crashed: ${error.stack ?? error.message}\n`);
-    process.exit(EXIT_CODES.failed);
-  });
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`codeloops: ${String(error)}\n`);
-      process.exitCode = EXIT_CODES.failed;
-    },
-  );
 }

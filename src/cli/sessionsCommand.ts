@@ -24,11 +24,13 @@ export function filterFromOptions(options: ListOptions): SessionFilter {
 }
 
 export async function listCommand(options: ListOptions): Promise<number> {
-  const summaries = await openStore().list(filterFromOptions(options));
+  const listed = await openStore().listSessions(filterFromOptions(options));
   if (options.json) {
-    process.stdout.write(JSON.stringify(summaries, null, 2) + '\n');
+    // One summary a line, as the index keeps it: thousands of sessions are printed without parsing one.
+    process.stdout.write(listed.length === 0 ? '[]\n' : `[\n${listed.map((session) => session.summaryJson).join(',\n')}\n]\n`);
     return 0;
   }
+  const summaries = listed.map((session) => session.summary);
   if (summaries.length === 0) {
     process.stdout.write(`No sessions${hasFilter(options) ? ' match' : ` in ${sessionsDir()}`}.\n`);
     return 0;

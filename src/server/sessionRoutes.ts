@@ -27,12 +27,12 @@ export async function listSessions(
   response: http.ServerResponse,
   filter: SessionFilter,
 ): Promise<void> {
-  const summaries = await context.store.list(filter);
+  const summaries = await context.store.listSessions(filter);
   writeHead(response, 200, { 'Content-Type': JSON_TYPE });
   if (request.method === 'HEAD') return void response.end();
   await writeChunk(response, '[');
   for (let index = 0; index < summaries.length; index += SUMMARIES_PER_CHUNK) {
-    const chunk = summaries.slice(index, index + SUMMARIES_PER_CHUNK).map((summary) => JSON.stringify(summary));
+    const chunk = summaries.slice(index, index + SUMMARIES_PER_CHUNK).map((session) => session.summaryJson);
     await writeChunk(response, (index > 0 ? ',' : '') + chunk.join(','));
   }
   await writeChunk(response, ']');

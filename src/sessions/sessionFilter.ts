@@ -78,6 +78,11 @@ export function matchesDates(filter: SessionFilter, startedAt: Date): boolean {
   return true;
 }
 
+/** A filter that lets every session through: listing need not look at any. */
+export function isEmptyFilter(filter: SessionFilter): boolean {
+  return !filter.outcomes?.length && !filter.after && !filter.before && !filter.search && !filter.project;
+}
+
 /** `fullPrompt` is asked for only when the filter searches the prompt. */
 export function matchesFilter(filter: SessionFilter, summary: SessionSummary, fullPrompt: () => string): boolean {
   if (filter.outcomes && filter.outcomes.length > 0) {

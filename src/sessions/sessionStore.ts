@@ -5,10 +5,10 @@ import { sessionLineSchema, sessionStartLineSchema, type IterationLine, type Ses
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import { isSessionId, timestampFromSessionId } from '../sessionFormat/sessionFiles.js';
 import { readAllLines, readFirstLine, readLinesBackward } from './lineReader.js';
-import { matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
+import { isEmptyFilter, matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { computeStats, summarize } from './sessionSummary.js';
-import { SummaryIndex, summaryIndexPath } from './summaryIndex.js';
+import { ListedSession, SummaryIndex, summaryIndexPath } from './summaryIndex.js';
 
 export interface Session {
   id: string;
@@ -82,10 +82,10 @@ export interface SessionStoreOptions {
   indexFile?: string | null;
 }
 
-/** What listing learns from one file: its summary, its prompt (null: not kept, read it again) and what it warned about. */
+/** What listing learns from one file: its summary, its whole prompt and what it warned about. */
 interface FileSummary {
   summary: SessionSummary;
-  prompt: string | null;
+  prompt: string;
   warnings: string[];
 }
 
@@ -119,12 +119,21 @@ export class SessionStore {
       .filter(isSessionId);
   }
 
-  /**
-   * Sessions matching the filter, newest first. A file is read (its first and last
-   * lines) only when the summary index has nothing for it as it is now.
-   */
+  /** Summaries of the sessions matching the filter, newest first. */
   async list(filter: SessionFilter = {}): Promise<SessionSummary[]> {
-    const all = await this.listIds();
+    return (await this.listSessions(filter)).map((listed) => listed.summary);
+  }
+
+  /**
+   * The sessions matching the filter, newest first, as listing knows them: each
+   * summary as JSON text, parsed only when the filter needs a field (`ListedSession`).
+   * A file is read (its first and last lines) only when the summary index has nothing
+   * for it as it is now.
+   */
+  async listSessions(filter: SessionFilter = {}): Promise<ListedSession[]> {
+    const reading = this.listIds();
+    this.index.prepare(); // while the folder is read
+    const all = await reading;
     const ids =
       !filter.after && !filter.before
         ? all
@@ -139,17 +148,19 @@ export class SessionStore {
               startedAt,
             );
           });
-    const summaries: SessionSummary[] = [];
+    const filtering = !isEmptyFilter(filter);
+    const listed: ListedSession[] = [];
     for (let index = 0; index < ids.length; index++) {
       if (index > 0 && index % FILES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
       const id = ids[index]!;
       const found = this.summaryOf(id);
+      if (!found) continue;
       // A prompt too long for the index is read again, only when a search needs it.
-      if (found && matchesFilter(filter, found.summary, () => found.prompt ?? this.readSummary(id)?.prompt ?? '')) summaries.push(found.summary);
+      if (!filtering || matchesFilter(filter, found.summary, () => found.prompt ?? this.readSummary(id)?.prompt ?? '')) listed.push(found);
     }
     this.index.retain(new Set(all));
     this.index.save();
-    return summaries.sort(newestFirst);
+    return listed.sort(newestFirst);
   }
 
   /** One session's summary from its first and last lines, or undefined if it is not readable. */
@@ -158,8 +169,9 @@ export class SessionStore {
   }
 
   /** From the index while the file is as it was, else from the file; what the file warned about is said either way. */
-  private summaryOf(id: string): FileSummary | undefined {
-    const filePath = path.join(this.directory, `${id}.jsonl`);
+  private summaryOf(id: string): ListedSession | undefined {
+    // Not path.join: listing calls this for every session, and the id is a plain file name (`isSessionId`).
+    const filePath = `${this.directory}${path.sep}${id}.jsonl`;
     let stat: fsSync.Stats | undefined;
     try {
       stat = fsSync.statSync(filePath, { throwIfNoEntry: false });
@@ -174,10 +186,16 @@ export class SessionStore {
       return undefined;
     }
     const cached = this.index.get(id, stat);
-    const found = cached ?? this.readSummary(id);
-    for (const warning of found?.warnings ?? []) this.warn(`${id}: ${warning}`);
-    if (found && !cached) this.index.set(id, stat, found);
-    return found;
+    if (cached) {
+      for (const warning of cached.warnings) this.warn(`${id}: ${warning}`);
+      return cached;
+    }
+    const read = this.readSummary(id);
+    if (!read) return undefined;
+    for (const warning of read.warnings) this.warn(`${id}: ${warning}`);
+    const listed = ListedSession.read(id, stat, read.summary, read.prompt, read.warnings);
+    this.index.set(listed);
+    return listed;
   }
 
   async stats(filter: SessionFilter = {}): Promise<SessionStats> {
@@ -399,7 +417,7 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
     .join('; ');
 }
 
-function newestFirst(a: SessionSummary, b: SessionSummary): number {
-  const byTime = Date.parse(b.timestamp) - Date.parse(a.timestamp);
+function newestFirst(a: ListedSession, b: ListedSession): number {
+  const byTime = b.entry.startedMs - a.entry.startedMs;
   return byTime !== 0 ? byTime : b.id.localeCompare(a.id);
 }

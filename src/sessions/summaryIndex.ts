@@ -2,12 +2,16 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  formatIndexLine,
+  indexLineId,
+  parseIndexLine,
   SESSION_INDEX_VERSION,
   sessionIndexFileName,
   sessionIndexHeaderSchema,
   type SessionIndexEntry,
   type SessionIndexHeader,
 } from '../sessionFormat/sessionIndex.js';
+import type { SessionSummary } from '../sessionFormat/sessionSummaries.js';
 
 /** Files changed this recently may change again within their timestamp's granularity: not cached (git's "racy" files). */
 const SETTLED_AFTER_MS = 2_000;
@@ -20,6 +24,56 @@ export interface FileStamp {
 }
 
 /**
+ * What listing knows of one session: its summary as JSON text (as the index keeps it),
+ * parsed only when something asks for a field. Listing ten thousand sessions as JSON
+ * parses none of them.
+ */
+export class ListedSession {
+  constructor(
+    readonly entry: SessionIndexEntry,
+    private parsed?: SessionSummary,
+  ) {}
+
+  /** A session just read from its file. */
+  static read(id: string, stamp: FileStamp, summary: SessionSummary, prompt: string, warnings: readonly string[]): ListedSession {
+    const entry: SessionIndexEntry = {
+      id,
+      size: stamp.size,
+      mtimeMs: stamp.mtimeMs,
+      startedMs: Date.parse(summary.timestamp),
+      summaryJson: JSON.stringify(summary),
+      warningsJson: warnings.length > 0 ? JSON.stringify(warnings) : '',
+      promptJson: JSON.stringify(prompt.length <= MAX_KEPT_PROMPT_CHARS ? prompt : null),
+    };
+    return new ListedSession(entry, summary);
+  }
+
+  get id(): string {
+    return this.entry.id;
+  }
+
+  /** The summary as JSON text: what a listing prints, as it is. */
+  get summaryJson(): string {
+    return this.entry.summaryJson;
+  }
+
+  get summary(): SessionSummary {
+    // The index's text is what a runner wrote from a checked summary (its hash says so).
+    return (this.parsed ??= JSON.parse(this.entry.summaryJson) as SessionSummary);
+  }
+
+  /** The whole prompt, or null when it was too long to keep (read it from the file). */
+  get prompt(): string | null {
+    return JSON.parse(this.entry.promptJson) as string | null;
+  }
+
+  /** What reading the file warned about (a torn last line). */
+  get warnings(): string[] {
+    return this.entry.warningsJson === '' ? [] : (JSON.parse(this.entry.warningsJson) as string[]);
+  }
+}
+
+/**
  * Summaries of session files keyed by size and modification time, in memory and,
  * when given a file, on disk (`sessionFormat/sessionIndex.ts`). Never trusted over a
  * file that changed; a damaged index file is ignored and rewritten; writing it is
@@ -27,7 +81,8 @@ export interface FileStamp {
  * runners and editors listing at once never read half of one.
  */
 export class SummaryIndex {
-  private readonly entries = new Map<string, SessionIndexEntry>();
+  /** By session id: an entry, or the index file's line for it, parsed when first asked for (most listings ask for each once). */
+  private readonly entries = new Map<string, SessionIndexEntry | string>();
   private loaded = false;
   private dirty = false;
 
@@ -37,21 +92,37 @@ export class SummaryIndex {
     private readonly file: string | null,
   ) {}
 
-  /** The entry for a session whose file is exactly as stamped, or undefined. */
-  get(id: string, stamp: FileStamp): SessionIndexEntry | undefined {
+  /** The session, if the index has it for its file exactly as stamped. */
+  get(id: string, stamp: FileStamp): ListedSession | undefined {
     this.load();
-    const entry = this.entries.get(id);
-    return entry && entry.size === stamp.size && entry.mtime_ms === stamp.mtimeMs ? entry : undefined;
+    const found = this.entries.get(id);
+    if (found === undefined) return undefined;
+    const entry = typeof found === 'string' ? parseIndexLine(found) : found;
+    if (entry?.id !== id) {
+      this.entries.delete(id); // not a line a runner wrote: read the file again
+      this.dirty = true;
+      return undefined;
+    }
+    if (typeof found === 'string') this.entries.set(id, entry);
+    return entry.size === stamp.size && entry.mtimeMs === stamp.mtimeMs ? new ListedSession(entry) : undefined;
+  }
+
+  /**
+   * Reads the index file now rather than on the first `get`: a caller waiting for
+   * something else (the folder's listing) can have it read meanwhile.
+   */
+  prepare(): void {
+    this.load();
   }
 
   /** Remembers what was read from a file, unless the file may still be changing. */
-  set(id: string, stamp: FileStamp, read: Omit<SessionIndexEntry, 'size' | 'mtime_ms'>, now: number = Date.now()): void {
-    if (now - stamp.mtimeMs < SETTLED_AFTER_MS) {
-      if (this.entries.delete(id)) this.dirty = true;
+  set(listed: ListedSession, now: number = Date.now()): void {
+    const { entry } = listed;
+    if (now - entry.mtimeMs < SETTLED_AFTER_MS) {
+      if (this.entries.delete(entry.id)) this.dirty = true;
       return;
     }
-    const prompt = read.prompt !== null && read.prompt.length <= MAX_KEPT_PROMPT_CHARS ? read.prompt : null;
-    this.entries.set(id, { ...read, prompt, size: stamp.size, mtime_ms: stamp.mtimeMs });
+    this.entries.set(entry.id, entry);
     this.dirty = true;
   }
 
@@ -72,9 +143,9 @@ export class SummaryIndex {
     this.dirty = false;
     const temporary = `${this.file}.${process.pid}.tmp`;
     try {
-      const entries = JSON.stringify(Object.fromEntries(this.entries));
-      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_sha256: sha256(entries) };
-      fs.writeFileSync(temporary, `${JSON.stringify(header)}\n${entries}\n`, { mode: 0o600 });
+      const lines = [...this.entries.values()].map((entry) => (typeof entry === 'string' ? entry : formatIndexLine(entry))).join('\n');
+      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_sha256: sha256(lines) };
+      fs.writeFileSync(temporary, `${JSON.stringify(header)}\n${lines}\n`, { mode: 0o600 });
       fs.renameSync(temporary, this.file);
     } catch {
       fs.rmSync(temporary, { force: true });
@@ -85,33 +156,40 @@ export class SummaryIndex {
     if (this.loaded) return;
     this.loaded = true;
     if (!this.file) return;
-    let text: string;
+    let bytes: Buffer;
     try {
       const stat = fs.statSync(this.file, { throwIfNoEntry: false });
       if (!stat?.isFile()) return; // none yet, or something that is not ours: rebuilt on save
-      text = fs.readFileSync(this.file, 'utf8');
+      bytes = fs.readFileSync(this.file);
     } catch {
       this.dirty = true; // unreadable: rewritten from what the files say
       return;
     }
-    const newline = text.indexOf('\n');
-    const entriesText = newline < 0 ? '' : text.slice(newline + 1).trimEnd();
-    let entries: Record<string, SessionIndexEntry>;
+    // Read as bytes and decoded a line at a time: one multi-megabyte string holding a
+    // single emoji would be decoded whole into two bytes a character, at twice the cost.
+    const newline = bytes.indexOf(NEWLINE);
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE ? bytes.length - 1 : bytes.length;
+    const lines = newline < 0 ? bytes.subarray(0, 0) : bytes.subarray(newline + 1, Math.max(newline + 1, end));
     try {
-      const header = sessionIndexHeaderSchema.safeParse(JSON.parse(text.slice(0, Math.max(newline, 0))));
+      const header = sessionIndexHeaderSchema.safeParse(JSON.parse(bytes.toString('utf8', 0, Math.max(newline, 0))));
       // An older version, another folder's index, or text that is not what a runner wrote: rebuilt.
-      if (!header.success || header.data.sessions_dir !== this.sessionsDirectory || header.data.entries_sha256 !== sha256(entriesText))
-        throw new Error('stale');
-      entries = JSON.parse(entriesText) as Record<string, SessionIndexEntry>;
+      if (!header.success || header.data.sessions_dir !== this.sessionsDirectory || header.data.entries_sha256 !== sha256(lines)) throw new Error('stale');
     } catch {
       this.dirty = true;
       return;
     }
-    for (const [id, entry] of Object.entries(entries)) this.entries.set(id, entry);
+    for (let start = 0; start < lines.length;) {
+      const next = lines.indexOf(NEWLINE, start);
+      const line = lines.toString('utf8', start, next < 0 ? lines.length : next);
+      this.entries.set(indexLineId(line), line);
+      start = next < 0 ? lines.length : next + 1;
+    }
   }
 }
 
-function sha256(text: string): string {
+const NEWLINE = 0x0a;
+
+function sha256(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
 

@@ -487,7 +487,7 @@ async function benchSize(): Promise<BenchResult> {
     .split('\n')
     .filter(Boolean)
     .reduce((sum, file) => sum + (fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0), 0);
-  const bundles = ['cli', 'extension', 'webview'].map((name) => {
+  const bundles = ['runner', 'extension', 'webview'].map((name) => {
     const meta = JSON.parse(fs.readFileSync(path.join('out', 'meta', `${name}.json`), 'utf8')) as {
       inputs: Record<string, { bytes: number }>;
       outputs: Record<string, { bytes: number }>;

@@ -5,7 +5,7 @@ import { parseConfigText, projectConfigSchema } from '../../src/config/configFil
 import { loadRunSettings } from '../../src/config/runSettings.js';
 import { sessionStatsSchema, sessionSummarySchema } from '../../src/sessionFormat/sessionSummaries.js';
 import * as z from '../../src/sessionFormat/zod.js';
-import { runCli } from '../support/cliProcess.js';
+import { runCli, startCli } from '../support/cliProcess.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -57,6 +57,25 @@ describe('codeloops sessions (the built CLI)', () => {
       summaries.map((summary) => summary.id),
       [ids[1], ids[0]],
     );
+  });
+
+  it('ends quietly when whoever reads its output goes away (| head)', async () => {
+    const home = isolateHome();
+    home.restore();
+    // More than a pipe holds, so that writing goes on after the reader has gone.
+    for (let i = 0; i < 1500; i++)
+      writeSession(home.sessionsDir, [startLine({ prompt: `task ${i}`, timestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString() })]);
+    for (const args of [
+      ['sessions', 'list'],
+      ['sessions', 'list', '--json'],
+    ]) {
+      const run = startCli(args, { cwd, env: home.env });
+      await new Promise<void>((resolve) => run.child.stdout!.once('data', () => resolve()));
+      run.child.stdout!.destroy(); // the reader closes its end of the pipe
+      const result = await run.done;
+      assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+      assert.doesNotMatch(result.stderr, /crash|EPIPE|at /, args.join(' '));
+    }
   });
 
   it('filters by date, search and project', async () => {

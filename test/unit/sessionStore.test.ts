@@ -7,18 +7,24 @@ import { endLine, iterationLine, startLine, writeSession } from '../support/sess
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 /** Counts the bytes every fs.readSync returns while `work` runs (the listing path reads synchronously). */
-async function bytesReadDuring<T>(work: () => Promise<T>): Promise<{ result: T; bytes: number }> {
-  const original = fs.readSync;
+/** What `work` read: bytes in all, and the session files (`*.jsonl`) it opened. */
+async function bytesReadDuring<T>(work: () => Promise<T>): Promise<{ result: T; bytes: number; sessionFilesOpened: string[] }> {
+  const { readSync, openSync } = fs;
   let bytes = 0;
+  const sessionFilesOpened: string[] = [];
   (fs as { readSync: typeof fs.readSync }).readSync = ((...args: Parameters<typeof fs.readSync>) => {
-    const count = original(...args);
+    const count = readSync(...args);
     bytes += count;
     return count;
   }) as typeof fs.readSync;
+  (fs as { openSync: typeof fs.openSync }).openSync = ((...args: Parameters<typeof fs.openSync>) => {
+    if (String(args[0]).endsWith('.jsonl')) sessionFilesOpened.push(String(args[0]));
+    return openSync(...args);
+  }) as typeof fs.openSync;
   try {
-    return { result: await work(), bytes };
+    return { result: await work(), bytes, sessionFilesOpened };
   } finally {
-    (fs as { readSync: typeof fs.readSync }).readSync = original;
+    Object.assign(fs, { readSync, openSync });
   }
 }
 
@@ -234,10 +240,10 @@ describe('session store', () => {
   });
 });
 
-/** The index file: a header line, then the entries (sessionFormat/sessionIndex.ts). */
-function readIndex(file: string): { header: { sessions_dir: string; entries_sha256: string }; entries: Record<string, unknown> } {
-  const [header, entries] = fs.readFileSync(file, 'utf8').split('\n');
-  return { header: JSON.parse(header!), entries: JSON.parse(entries!) };
+/** The index file: a header line, then a line per session (sessionFormat/sessionIndex.ts). */
+function readIndex(file: string): { header: { sessions_dir: string; entries_sha256: string }; ids: string[] } {
+  const [header, ...lines] = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+  return { header: JSON.parse(header!), ids: lines.map((line) => line.split('\t')[0]!) };
 }
 
 describe('session summary index (listing reads only what changed)', () => {
@@ -263,7 +269,7 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.ok(fs.existsSync(path.join(path.dirname(dir), `${path.basename(dir)}-index.json`)), 'the index is written beside the folder');
     const again = await bytesReadDuring(() => new SessionStore(dir).list());
     assert.deepEqual(again.result, first);
-    assert.equal(again.bytes, 0, 'a fresh store (another process) reads the index, not the sessions');
+    assert.deepEqual(again.sessionFilesOpened, [], 'a fresh store (another process) reads the index, not the sessions');
   });
 
   it('never trusts the index over a file that changed: a session that grew is read again', async () => {
@@ -292,7 +298,7 @@ describe('session summary index (listing reads only what changed)', () => {
     const { dir } = twoSessions();
     const expected = await new SessionStore(dir).list();
     const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
-    fs.writeFileSync(indexFile, '{"version":2,"sessions_dir":');
+    fs.writeFileSync(indexFile, '{"version":3,"sessions_dir":');
     assert.deepEqual(await new SessionStore(dir).list(), expected);
     assert.equal(readIndex(indexFile).header.sessions_dir, dir, 'rewritten whole');
 
@@ -302,8 +308,8 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.deepEqual(await new SessionStore(dir).list(), expected);
 
     // An index copied from another folder, however intact, is not used.
-    const [header, entries] = fs.readFileSync(indexFile, 'utf8').split('\n');
-    fs.writeFileSync(indexFile, `${JSON.stringify({ ...JSON.parse(header!), sessions_dir: '/elsewhere' })}\n${entries}\n`);
+    const [header, ...lines] = fs.readFileSync(indexFile, 'utf8').split('\n');
+    fs.writeFileSync(indexFile, [JSON.stringify({ ...JSON.parse(header!), sessions_dir: '/elsewhere' }), ...lines].join('\n'));
     assert.deepEqual(await new SessionStore(dir).list(), expected);
     assert.equal(readIndex(indexFile).header.sessions_dir, dir);
   });
@@ -320,7 +326,7 @@ describe('session summary index (listing reads only what changed)', () => {
     fs.rmSync(path.join(dir, `${id}.jsonl`));
     assert.deepEqual(await new SessionStore(dir).list(), []);
     const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
-    assert.deepEqual(readIndex(indexFile).entries, {});
+    assert.deepEqual(readIndex(indexFile).ids, []);
   });
 
   it('searches a prompt too long for the index by reading it from its file', async () => {
