@@ -42,8 +42,16 @@ if (cachedData === undefined || script.cachedDataRejected) {
       fs.mkdirSync(path.dirname(cache), { recursive: true, mode: 0o700 });
       fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
       fs.renameSync(temporary, cache);
+      // A cache of an earlier version (or engine) is never used again.
+      for (const name of fs.readdirSync(path.dirname(cache))) {
+        if (/^runner-[0-9a-f]+\.v8cache$/.test(name) && name !== path.basename(cache)) fs.rmSync(path.join(path.dirname(cache), name), { force: true });
+      }
     } catch {
-      fs.rmSync(temporary, { force: true });
+      try {
+        fs.rmSync(temporary, { force: true });
+      } catch {
+        // nothing was written
+      }
     }
   });
 }
