@@ -11,7 +11,8 @@ import * as z from './zod.js';
 
 const timestamp = z.string();
 const iteration = z.int().check(z.positive());
-const role = z.enum(['actor', 'critic']);
+/** Which agent of the loop. */
+export const roleSchema = z.enum(['actor', 'critic']);
 const paths = z.array(z.string());
 
 /** The steps of an iteration, in order. */
@@ -39,6 +40,18 @@ export const checkOutcomeShape = {
   exit_code: z.nullable(z.int()),
   duration_secs: z.number(),
   timed_out: z.boolean(),
+};
+
+/** How one agent run went, as the sidecar and the timeline keep it. */
+export const agentRunOutcomeShape = {
+  role: roleSchema,
+  exit_code: z.int(),
+  duration_secs: z.number(),
+  succeeded: z.boolean(),
+  failure_reason: z.nullable(z.string()),
+  timed_out: z.boolean(),
+  interrupted: z.boolean(),
+  agent_session_id: z.nullable(z.string()),
 };
 
 /** The guards a run goes with: its checks, its budget, its stall detection. */
@@ -108,17 +121,10 @@ export const runEventSchema = z.discriminatedUnion('type', [
     status: z.enum(['started', 'finished']),
     duration_secs: z.optional(z.number()),
   }),
-  event('agent_event', { iteration, role, event: agentEventSchema }),
+  event('agent_event', { iteration, role: roleSchema, event: agentEventSchema }),
   event('agent_finished', {
     iteration,
-    role,
-    exit_code: z.int(),
-    duration_secs: z.number(),
-    succeeded: z.boolean(),
-    failure_reason: z.nullable(z.string()),
-    timed_out: z.boolean(),
-    interrupted: z.boolean(),
-    agent_session_id: z.nullable(z.string()),
+    ...agentRunOutcomeShape,
     usage: z.nullable(usageSchema),
     tool_calls: z.int(),
   }),

@@ -1,4 +1,4 @@
-import { checkOutcomeShape, fileChangeSchema, PHASES } from './runEvents.js';
+import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, PHASES, roleSchema } from './runEvents.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -15,7 +15,6 @@ const common = {
   offset_secs: z.nullable(z.number()),
   iteration: z.nullable(z.int()),
 };
-const role = z.enum(['actor', 'critic']);
 const paths = z.array(z.string());
 const entry = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, shape: S) => z.object({ ...common, kind: z.literal(kind), ...shape });
 
@@ -29,16 +28,9 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     status: z.enum(['started', 'finished']),
     duration_secs: z.nullable(z.number()),
   }),
-  entry('tool_call', { role, name: z.string(), input: z.string() }),
+  entry('tool_call', { role: roleSchema, name: z.string(), input: z.string() }),
   entry('agent_finished', {
-    role,
-    exit_code: z.int(),
-    duration_secs: z.number(),
-    succeeded: z.boolean(),
-    failure_reason: z.nullable(z.string()),
-    timed_out: z.boolean(),
-    interrupted: z.boolean(),
-    agent_session_id: z.nullable(z.string()),
+    ...agentRunOutcomeShape,
     input_tokens: z.nullable(z.number()),
     output_tokens: z.nullable(z.number()),
     cost_usd: z.nullable(z.number()),

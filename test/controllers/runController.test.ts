@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { FolderRef } from '../../src/extension/editorPorts.js';
 import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
-import { RunController } from '../../src/extension/runs/runController.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { cliPath } from '../support/cliProcess.js';
-import { FakeEditor, folderAt } from '../support/fakeEditor.js';
+import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
@@ -18,17 +16,7 @@ import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.j
 function controllerFor(script: AgentScript, options: { editorSettings?: string } = {}) {
   const setup = scriptedCliSetup(script);
   const editor = new FakeEditor();
-  const runs = new RunController<FolderRef>({
-    cliPath: cliPath(),
-    nodePath: process.execPath,
-    log: editor.log,
-    window: editor.window,
-    commands: editor.commands,
-    showStatus: editor.showStatus,
-    editorSettingsJson: () => options.editorSettings,
-    showAgentText: () => true,
-    env: { ...process.env, ...setup.env },
-  });
+  const runs = runControllerFor(editor, setup.env, options);
   return { ...setup, editor, runs, folder: folderAt(setup.repo) };
 }
 

@@ -2,15 +2,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FolderRef } from '../../src/extension/editorPorts.js';
-import { RunController } from '../../src/extension/runs/runController.js';
 import { SessionCommands } from '../../src/extension/sessionCommands.js';
 import { resumeSession, rollBackIteration, undoLastRollback, type TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import { openRepository } from '../../src/git/repository.js';
 import { listSessionRefs } from '../../src/git/snapshots.js';
 import { sessionsDir, sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
-import { cliPath } from '../support/cliProcess.js';
-import { FakeEditor, folderAt } from '../support/fakeEditor.js';
+import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { createRepo, isolateHome, removeTempDirs, writeFile, type IsolatedHome } from '../support/testEnvironment.js';
 
@@ -33,17 +31,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     const folder = folderAt(repo);
     const store = new SessionStore(sessionsDir());
     const changed: string[] = [];
-    const runs = new RunController<FolderRef>({
-      cliPath: cliPath(),
-      nodePath: process.execPath,
-      log: editor.log,
-      window: editor.window,
-      commands: editor.commands,
-      showStatus: editor.showStatus,
-      editorSettingsJson: () => undefined,
-      showAgentText: () => false,
-      env: { ...process.env, ...home.env },
-    });
+    const runs = runControllerFor(editor, home.env, { showAgentText: false });
     const deps: TimeTravelDeps<FolderRef> = {
       store,
       runs,

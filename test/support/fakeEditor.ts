@@ -1,4 +1,6 @@
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, PickItem, RunLog } from '../../src/extension/editorPorts.js';
+import { RunController } from '../../src/extension/runs/runController.js';
+import { cliPath } from './cliProcess.js';
 
 /** What the user saw: one entry per notification, question or picker, in order. */
 export interface Shown {
@@ -96,4 +98,26 @@ export class FakeEditor {
 /** A workspace folder as VS Code gives one: a name and a file URI. */
 export function folderAt(fsPath: string, name = fsPath.split('/').at(-1) ?? fsPath): FolderRef {
   return { name, uri: { fsPath, toString: () => `file://${fsPath}` } };
+}
+
+/**
+ * The extension's run controller on the editor's stubbed ports: the real runner
+ * (`dist/cli.js`) started as the extension starts it, with this environment.
+ */
+export function runControllerFor(
+  editor: FakeEditor,
+  env: Record<string, string | undefined>,
+  options: { editorSettings?: string; showAgentText?: boolean } = {},
+): RunController<FolderRef> {
+  return new RunController<FolderRef>({
+    cliPath: cliPath(),
+    nodePath: process.execPath,
+    log: editor.log,
+    window: editor.window,
+    commands: editor.commands,
+    showStatus: editor.showStatus,
+    editorSettingsJson: () => options.editorSettings,
+    showAgentText: () => options.showAgentText ?? true,
+    env: { ...process.env, ...env },
+  });
 }
