@@ -3,6 +3,7 @@
 //   node test/run.mjs                 everything
 //   node test/run.mjs unit loop       only these tiers
 //   node test/run.mjs --grep text     only tests whose title matches
+//   node test/run.mjs --reverse       every tier's tests in the opposite order (none may depend on another)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,10 +18,20 @@ process.chdir(root);
 // editor: the extension in a real VS Code (the server from code-server, in Chromium).
 const TIERS = ['unit', 'loop', 'cli', 'controllers', 'e2e', 'server', 'editor'];
 let grep;
+let reverse = false;
 const requested = [];
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === '--grep') grep = process.argv[++i];
+  else if (process.argv[i] === '--reverse') reverse = true;
   else requested.push(process.argv[i]);
+}
+if (reverse) process.env.CODELOOPS_TEST_ORDER = 'reverse';
+
+/** Suites and tests in the opposite order, all the way down. */
+function reverseOrder(suite) {
+  suite.tests.reverse();
+  suite.suites.reverse();
+  for (const child of suite.suites) reverseOrder(child);
 }
 const tiers = requested.length > 0 ? TIERS.filter((tier) => requested.includes(tier)) : TIERS;
 
@@ -100,6 +111,10 @@ if (built) {
     process.stdout.write(`\n== ${tier} tests\n`);
     const mocha = new Mocha({ timeout: tier === 'e2e' || tier === 'editor' ? 300_000 : tier === 'server' ? 120_000 : 60_000, reporter: 'spec', grep });
     for (const file of files) mocha.addFile(path.resolve(file));
+    if (reverse) {
+      await mocha.loadFilesAsync();
+      reverseOrder(mocha.suite);
+    }
     await new Promise((resolve) => {
       const runner = mocha.run(() => resolve());
       runner.on('pass', () => (passed += 1));

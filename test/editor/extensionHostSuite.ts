@@ -20,18 +20,6 @@ export interface SuiteResults {
   failures: Array<{ title: string; error: string }>;
 }
 
-/** The two-iteration script the suite's first loop follows (see extension.test.ts). */
-const SCRIPT = {
-  actor: [
-    [{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }],
-    [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed it' }],
-  ],
-  critic: [
-    [{ print: '<decision>{"type":"continue","feedback":"hello.txt says helo","remaining_issues":["typo"]}</decision>' }],
-    [{ print: '<decision>{"type":"done","summary":"hello.txt says hello","confidence":0.9}</decision>' }],
-  ],
-};
-
 export interface SuiteWorkspace {
   scratch: string;
   /** The folder VS Code opens: a git repository. */
@@ -58,7 +46,8 @@ export function prepareSuiteWorkspace(): SuiteWorkspace {
   fs.writeFileSync(path.join(workspace, 'README.md'), '# extension host test\n');
   git('add', '-A');
   git('commit', '-q', '-m', 'initial');
-  fs.writeFileSync(path.join(agentDir, 'script.json'), JSON.stringify(SCRIPT));
+  // Each test scripts the agents before its loop (extension.test.ts); until then they have nothing to do.
+  fs.writeFileSync(path.join(agentDir, 'script.json'), JSON.stringify({ actor: [], critic: [] }));
   const agentCommand = [process.execPath, path.join(repoRoot(), 'test', 'fixtures', 'agents', 'scriptedAgent.mjs')];
   fs.writeFileSync(
     path.join(configHome, 'codeloops', 'config.toml'),

@@ -47,6 +47,68 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await page.keyboard.press('Enter');
   };
 
+  /** A tree entry opened (expanded), whether or not a test before opened it. */
+  const expand = async (name: RegExp): Promise<void> => {
+    const item = page.getByRole('treeitem', { name }).first();
+    await item.waitFor();
+    if ((await item.getAttribute('aria-expanded')) === 'false') await item.click();
+  };
+
+  /** The Sessions view, shown (clicking its icon when it is already shown would hide it). */
+  const showSessions = async (): Promise<void> => {
+    const shown = page.locator('.part.sidebar .title-label', { hasText: /codeloops/i });
+    if (!(await shown.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="Codeloops"]').click();
+    await shown.waitFor();
+  };
+
+  let greeting: Promise<void> | undefined;
+  /**
+   * The greeting loop, run from the Command Palette once for every test that looks at
+   * it, so that each test passes alone and in any order (`--reverse`).
+   */
+  const greetingLoop = (): Promise<void> =>
+    (greeting ??= (async () => {
+      await shot('workbench');
+      await runCommand('Codeloops: Run Prompt');
+      const box = page.locator('.quick-input-widget input');
+      await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
+      await box.fill(GREETING_TASK);
+      await shot('prompt-typed');
+      await page.keyboard.press('Enter');
+      await page.locator('.notifications-toasts', { hasText: 'Codeloops finished' }).waitFor({ timeout: 120_000 });
+      await shot('loop-finished');
+    })());
+
+  /** The greeting session's second iteration and its files, in the tree. */
+  const revealSecondIteration = async (): Promise<void> => {
+    await greetingLoop();
+    await showSessions();
+    await expand(/^Create greeting\.txt/);
+    await expand(/^Iteration 2/);
+    await page
+      .getByRole('treeitem', { name: /^greeting\.txt/ })
+      .first()
+      .waitFor();
+  };
+
+  /** The greeting session's viewer, in front: from the tree's context menu when it is not open yet. */
+  const showGreetingViewer = async () => {
+    await greetingLoop();
+    const tab = page.locator('.tab', { hasText: /Codeloops: Create greeting/ }).first();
+    if ((await tab.count()) === 0) {
+      await showSessions();
+      await page
+        .getByRole('treeitem', { name: /^Create greeting\.txt/ })
+        .first()
+        .click({ button: 'right' });
+      await page.locator('.monaco-menu .action-menu-item', { hasText: 'Open Session Viewer' }).hover();
+      await page.keyboard.press('Enter');
+      await tab.waitFor({ timeout: 30_000 });
+    }
+    await tab.click();
+    return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  };
+
   const sessionFiles = (): string[] => {
     const dir = path.join(dataHome, 'codeloops', 'sessions');
     return fs.existsSync(dir) ? fs.readdirSync(dir).map((name) => path.join(dir, name)) : [];
@@ -152,17 +214,11 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   });
 
   it('runs a prompt from the Command Palette: a real Claude Code loop of two iterations', async () => {
-    await shot('workbench');
-    await runCommand('Codeloops: Run Prompt');
-    const box = page.locator('.quick-input-widget input');
-    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
-    await box.fill(GREETING_TASK);
-    await shot('prompt-typed');
-    await page.keyboard.press('Enter');
-    await page.locator('.notifications-toasts', { hasText: 'Codeloops finished' }).waitFor({ timeout: 120_000 });
-    await shot('loop-finished');
+    await greetingLoop();
     assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
-    const [file] = sessionFiles();
+    const file = sessionFiles().find(
+      (candidate) => (JSON.parse(fs.readFileSync(candidate, 'utf8').split('\n')[0]!) as { prompt: string }).prompt === GREETING_TASK,
+    );
     const { lines } = assertValidSessionFile(file!);
     assert.deepEqual(
       lines.map((line) => line.type),
@@ -172,23 +228,24 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   });
 
   it('shows the session in the Sessions tree, with its iterations and files', async () => {
-    await page.locator('.activitybar .action-item a[aria-label^="Codeloops"]').click();
+    await revealSecondIteration();
     const session = page.getByRole('treeitem', { name: /^Create greeting\.txt/ });
-    await session.waitFor();
     assert.match((await session.getAttribute('aria-label')) ?? '', /2 iterations/);
-    await session.click();
-    const first = page.getByRole('treeitem', { name: /^Iteration 1/ });
-    await first.waitFor();
-    assert.match((await first.getAttribute('aria-label')) ?? '', /CONTINUE · 2 files \+2 −0/);
-    const second = page.getByRole('treeitem', { name: /^Iteration 2/ });
-    assert.match((await second.getAttribute('aria-label')) ?? '', /DONE · 1 file \+1 −1/);
-    await second.click();
-    await page.getByRole('treeitem', { name: /^greeting\.txt/ }).waitFor();
+    // The greeting session's first iteration: the entry above its second.
+    const iterations = page.getByRole('treeitem', { name: /^Iteration [12]\b/ });
+    const labels = await iterations.evaluateAll((items) => items.map((item) => item.getAttribute('aria-label') ?? ''));
+    const second = labels.findIndex((label) => /^Iteration 2/.test(label));
+    assert.match(labels[second - 1] ?? '', /^Iteration 1.*CONTINUE · 2 files \+2 −0/);
+    assert.match(labels[second] ?? '', /DONE · 1 file \+1 −1/);
     await shot('sessions-tree');
   });
 
   it('opens the diff editor when a changed file is clicked', async () => {
-    await page.getByRole('treeitem', { name: /^greeting\.txt/ }).click();
+    await revealSecondIteration();
+    await page
+      .getByRole('treeitem', { name: /^greeting\.txt/ })
+      .first()
+      .click();
     await page.locator('.tab', { hasText: 'greeting.txt (iteration 2)' }).waitFor();
     const diff = page.locator('.monaco-diff-editor').first();
     await diff.waitFor();
@@ -201,25 +258,32 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   });
 
   it('shows the timeline in the session viewer', async () => {
-    await page.locator('.tab', { hasText: 'Codeloops:' }).first().click();
-    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const viewer = await showGreetingViewer();
     const cards = viewer.locator('article.iteration');
     await cards.first().waitFor({ timeout: 30_000 });
     assert.equal(await cards.count(), 2);
     assert.match((await cards.nth(0).textContent()) ?? '', /Iteration 1.*CONTINUE.*greeting\.txt says Helo/s);
     assert.match((await cards.nth(1).textContent()) ?? '', /Iteration 2.*DONE/s);
     assert.match((await viewer.locator('.outcome').textContent()) ?? '', /Success/);
-    await cards.nth(1).locator('summary').click();
+    if ((await cards.nth(1).locator('details[open]').count()) === 0) await cards.nth(1).locator('summary').first().click();
     await viewer.locator('.diff-add', { hasText: 'Hello, world' }).first().waitFor();
     await shot('session-viewer');
   });
 
   it('brings the viewer back, with what was open, when the window reloads', async () => {
+    // The second iteration opened in the greeting session's viewer.
+    const before = (await showGreetingViewer()).locator('article.iteration').nth(1);
+    await before.waitFor({ timeout: 30_000 });
+    if ((await before.locator('details[open]').count()) === 0) await before.locator('summary').first().click();
+    await before.locator('details[open]').waitFor();
     // As a user does it: Developer: Reload Window (the workbench saves its state first).
     await runCommand('Developer: Reload Window');
     await page.waitForEvent('load', { timeout: 60_000 });
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    await page.locator('.tab', { hasText: 'Codeloops:' }).first().click();
+    await page
+      .locator('.tab', { hasText: /Codeloops: Create greeting/ })
+      .first()
+      .click();
     const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
     const second = viewer.locator('article.iteration').nth(1);
     await second.waitFor({ timeout: 30_000 });
@@ -244,6 +308,7 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await status.click();
     await page.locator('.notifications-toasts', { hasText: 'interrupted' }).waitFor({ timeout: 30_000 });
     await shot('slow-loop-interrupted');
+    await showSessions();
     await page.getByRole('treeitem', { name: /^A slow task.*interrupted · / }).waitFor({ timeout: 10_000 });
     const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
     await viewer.locator('.outcome', { hasText: 'Interrupted' }).waitFor();
@@ -257,10 +322,11 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   });
 
   it('rolls an iteration back from the tree’s context menu after a modal that lists the file, and undoes it from the notification', async () => {
-    let iteration = page.getByRole('treeitem', { name: /^Iteration 2/ });
-    if ((await iteration.count()) === 0) await page.getByRole('treeitem', { name: /^Create greeting\.txt/ }).click();
-    iteration = page.getByRole('treeitem', { name: /^Iteration 2/ });
-    await iteration.click({ button: 'right' });
+    await revealSecondIteration();
+    await page
+      .getByRole('treeitem', { name: /^Iteration 2/ })
+      .first()
+      .click({ button: 'right' });
     // The workbench's context menu acts on the focused entry: hover it, then Enter, as with a keyboard.
     await page.locator('.monaco-menu .action-menu-item', { hasText: 'Roll Back to Before This Iteration' }).hover();
     await page.keyboard.press('Enter');

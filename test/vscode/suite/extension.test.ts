@@ -47,13 +47,63 @@ function diffTabs(): vscode.TabInputTextDiff[] {
     .filter((input): input is vscode.TabInputTextDiff => input instanceof vscode.TabInputTextDiff);
 }
 
+/** The scripted agents follow this script from its first step on (test/fixtures/agents/scriptedAgent.mjs). */
+function scriptAgents(script: object): void {
+  fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify(script));
+  for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+}
+
+/** The two-iteration loop several tests look at: hello.txt written as "helo", then fixed. */
+const HELLO_SCRIPT = {
+  actor: [
+    [{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }],
+    [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed it' }],
+  ],
+  critic: [
+    [{ print: '<decision>{"type":"continue","feedback":"hello.txt says helo","remaining_issues":["typo"]}</decision>' }],
+    [{ print: '<decision>{"type":"done","summary":"hello.txt says hello","confidence":0.9}</decision>' }],
+  ],
+};
+
+/**
+ * Every test makes what it looks at itself (or shares a loop another test made, by
+ * its id, never "the latest session"), so that the tests pass alone and in any order
+ * (`node test/run.mjs editor --reverse` runs them backwards).
+ */
 describe('Codeloops in a real VS Code', () => {
   let codeloops: CodeloopsApi;
-  let diffFile: FileNode | undefined;
+  let helloLoop: Promise<string> | undefined;
 
   before(async () => {
     codeloops = await api();
   });
+
+  /** Runs a loop and returns its session id. */
+  async function runLoop(text: string, script: object): Promise<string> {
+    scriptAgents(script);
+    const end = await codeloops.runs.start(workspaceFolder(), { text });
+    assert.ok(end?.kind === 'finished', JSON.stringify(end));
+    return end.summary.session_id;
+  }
+
+  /** The hello loop's session, run once for every test that looks at it. */
+  function helloSession(): Promise<string> {
+    helloLoop ??= runLoop('Create hello.txt saying hello', HELLO_SCRIPT);
+    return helloLoop;
+  }
+
+  async function sessionNode(id: string): Promise<SessionNode> {
+    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
+    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === id);
+    assert.ok(node, `session ${id} is in the tree`);
+    return node;
+  }
+
+  /** An iteration's changed files, as the tree shows them. */
+  async function filesOf(id: string, iteration: number): Promise<FileNode[]> {
+    const iterations = (await codeloops.sessionsTree.getChildren(await sessionNode(id))) as IterationNode[];
+    return (await codeloops.sessionsTree.getChildren(iterations[iteration - 1])) as FileNode[];
+  }
 
   it('registers every command of its manifest', async () => {
     const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { commands: Array<{ command: string }> } };
@@ -67,15 +117,13 @@ describe('Codeloops in a real VS Code', () => {
 
   it('runs a loop in the workspace: two iterations, the tree shows the session, its iterations and its files', async () => {
     const folder = workspaceFolder();
-    const end = await codeloops.runs.start(folder, { text: 'Create hello.txt saying hello' });
-    assert.ok(end?.kind === 'finished', JSON.stringify(end));
-    assert.equal(end.summary.status, 'success');
-    assert.equal(end.summary.iterations, 2);
+    const id = await helloSession();
+    const summary = await new SessionStore(sessionsDir()).summary(id);
+    assert.equal(summary?.outcome, 'success');
+    assert.equal(summary?.iterations, 2);
     assert.equal(fs.readFileSync(path.join(folder.uri.fsPath, 'hello.txt'), 'utf8'), 'hello\n');
 
-    const sessions = (await codeloops.sessionsTree.getChildren()) as SessionNode[];
-    const node = sessions.find((candidate) => candidate.kind === 'session' && candidate.id === end.summary.session_id);
-    assert.ok(node, 'the new session is in the tree');
+    const node = await sessionNode(id);
     assert.equal(node.label, 'Create hello.txt saying hello');
     assert.equal(node.icon.id, 'pass-filled');
     const item = codeloops.sessionsTree.getTreeItem(node);
@@ -95,27 +143,17 @@ describe('Codeloops in a real VS Code', () => {
   });
 
   it('opens a changed file in the diff editor between the snapshots', async () => {
-    const store = new SessionStore(sessionsDir());
-    const [latest] = await store.list();
-    assert.ok(latest);
-    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
-    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest.id)!;
-    const [, second] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
-    const [file] = (await codeloops.sessionsTree.getChildren(second)) as FileNode[];
+    const [file] = await filesOf(await helloSession(), 2);
     await vscode.commands.executeCommand(COMMANDS.showFileDiff, file);
     const tab = await waitFor('a diff tab', () => diffTabs().find((input) => input.modified.scheme === URI_SCHEMES.snapshot));
     const left = await vscode.workspace.openTextDocument(tab.original);
     const right = await vscode.workspace.openTextDocument(tab.modified);
     assert.equal(left.getText(), 'helo\n', 'before iteration 2');
     assert.equal(right.getText(), 'hello\n', 'after iteration 2');
-    diffFile = file;
   });
 
   it('opens all of an iteration’s changes in the multi-file diff editor', async () => {
-    const [latest] = await new SessionStore(sessionsDir()).list();
-    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
-    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest!.id)!;
-    const [first] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
+    const [first] = (await codeloops.sessionsTree.getChildren(await sessionNode(await helloSession()))) as IterationNode[];
     await vscode.commands.executeCommand(COMMANDS.showIterationChanges, first);
     await waitFor('the multi-file diff tab', () =>
       vscode.window.tabGroups.all.flatMap((group) => group.tabs).find((tab) => tab.label.includes('Codeloops: iteration 1')),
@@ -123,8 +161,7 @@ describe('Codeloops in a real VS Code', () => {
   });
 
   it('opens the session viewer as a webview panel', async () => {
-    const [latest] = await new SessionStore(sessionsDir()).list();
-    await vscode.commands.executeCommand(COMMANDS.openViewer, latest!.id);
+    await vscode.commands.executeCommand(COMMANDS.openViewer, await helloSession());
     await waitFor('the viewer tab', () =>
       vscode.window.tabGroups.all
         .flatMap((group) => group.tabs)
@@ -132,15 +169,18 @@ describe('Codeloops in a real VS Code', () => {
     );
   });
 
+  /** Starts a loop whose actor works until it is interrupted; returns once the actor is at work, `running` settles when the loop ends. */
+  async function slowLoop(): Promise<{ running: Promise<Awaited<ReturnType<CodeloopsApi['runs']['start']>>> }> {
+    scriptAgents({ actor: [[{ print: 'a long job' }, { sleep: 120_000 }]], critic: [[{ print: 'TASK COMPLETE' }]] });
+    const running = codeloops.runs.start(workspaceFolder(), { text: 'A slow task' });
+    await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.phase === 'actor'));
+    return { running };
+  }
+
   it('interrupts a running loop: the session ends interrupted', async () => {
     const folder = workspaceFolder();
-    fs.writeFileSync(
-      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
-      JSON.stringify({ actor: [[{ print: 'a long job' }, { sleep: 120_000 }]], critic: [[{ print: 'TASK COMPLETE' }]] }),
-    );
-    for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
-    const running = codeloops.runs.start(folder, { text: 'A slow task' });
-    await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.phase === 'actor'));
+    const [diffFile] = await filesOf(await helloSession(), 2);
+    const { running } = await slowLoop();
     const second = await codeloops.runs.start(folder, { text: 'A second loop in the same folder' });
     assert.equal(second, undefined, 'one loop per folder');
     // Reviewing while a loop runs does not push the editor the user is in out of the way.
@@ -156,26 +196,25 @@ describe('Codeloops in a real VS Code', () => {
     assert.equal(codeloops.runs.runningLoops().length, 0);
   });
 
-  it('resumes the interrupted session from the tree, then rolls its iteration back after a confirmation that lists the files, and undoes it', async () => {
+  it('resumes an interrupted session from the tree, then rolls its iteration back after a confirmation that lists the files, and undoes it', async () => {
     const folder = workspaceFolder();
     const store = new SessionStore(sessionsDir());
-    const [interrupted] = await store.list();
-    assert.equal(interrupted?.outcome, 'interrupted');
-    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
-    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === interrupted!.id)!;
+    const { running } = await slowLoop();
+    await vscode.commands.executeCommand(COMMANDS.interrupt, folder);
+    const stopped = await running;
+    assert.ok(stopped?.kind === 'finished' && stopped.summary.status === 'interrupted', JSON.stringify(stopped));
+    const interrupted = stopped.summary.session_id;
+    const node = await sessionNode(interrupted);
     assert.equal(codeloops.sessionsTree.getTreeItem(node).contextValue, 'session.resumable', 'the tree offers Resume');
 
-    fs.writeFileSync(
-      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
-      JSON.stringify({ actor: [[{ write: { path: 'resumed.txt', content: 'carried on\n' } }]], critic: [[{ print: 'TASK COMPLETE' }]] }),
-    );
-    for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+    scriptAgents({ actor: [[{ write: { path: 'resumed.txt', content: 'carried on\n' } }]], critic: [[{ print: 'TASK COMPLETE' }]] });
+    const before = new Set(await store.listIds());
     await vscode.commands.executeCommand(COMMANDS.resumeSession, node);
-    const [resumed] = await store.list();
-    assert.ok(resumed && resumed.id !== interrupted!.id, 'a new session carries the ended one on');
+    const resumed = (await store.list()).find((summary) => !before.has(summary.id));
+    assert.ok(resumed, 'a new session carries the ended one on');
     assert.equal(resumed.outcome, 'success');
     const loaded = await store.load(resumed.id);
-    assert.equal(loaded.start.resumed_from, interrupted!.id);
+    assert.equal(loaded.start.resumed_from, interrupted);
     assert.equal(loaded.start.prompt, 'A slow task');
     const resumedFile = path.join(folder.uri.fsPath, 'resumed.txt');
     assert.equal(fs.readFileSync(resumedFile, 'utf8'), 'carried on\n');
@@ -202,10 +241,7 @@ describe('Codeloops in a real VS Code', () => {
 
   it('passes the editor’s settings to the runner, under the project’s codeloops.toml', async () => {
     const folder = workspaceFolder();
-    fs.writeFileSync(
-      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
-      JSON.stringify({ actor: [[{ print: 'tried' }]], critic: [[{ print: '<decision>{"type":"continue","feedback":"more"}</decision>' }]] }),
-    );
+    scriptAgents({ actor: [[{ print: 'tried' }]], critic: [[{ print: '<decision>{"type":"continue","feedback":"more"}</decision>' }]] });
     const config = vscode.workspace.getConfiguration('codeloops', folder.uri);
     await config.update('maxIterations', 1, vscode.ConfigurationTarget.Workspace);
     await config.update('critic.model', 'model-from-settings', vscode.ConfigurationTarget.Workspace);
@@ -224,15 +260,10 @@ describe('Codeloops in a real VS Code', () => {
 
   it('runs the checks and budgets from the editor’s settings: a failing check refuses DONE until it passes', async () => {
     const folder = workspaceFolder();
-    fs.writeFileSync(
-      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
-      JSON.stringify({
-        actor: [[{ write: { path: 'feature.txt', content: 'half\n' } }], [{ write: { path: 'fixed.txt', content: 'fixed\n' } }]],
-        critic: [[{ print: '<decision>{"type":"done","summary":"complete","confidence":0.9}</decision>' }]],
-      }),
-    );
-    // The scripted agent counts its calls across runs: this script starts from its first step.
-    for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+    scriptAgents({
+      actor: [[{ write: { path: 'feature.txt', content: 'half\n' } }], [{ write: { path: 'fixed.txt', content: 'fixed\n' } }]],
+      critic: [[{ print: '<decision>{"type":"done","summary":"complete","confidence":0.9}</decision>' }]],
+    });
     const config = vscode.workspace.getConfiguration('codeloops', folder.uri);
     await config.update(
       'checks',
@@ -304,15 +335,12 @@ describe('Codeloops in a real VS Code', () => {
   it('has the sessions view in its own activity bar container', async () => {
     await vscode.commands.executeCommand(`${VIEWS.sessions}.focus`);
   });
-  // Last: it deletes the snapshots the tests above look at.
   it('falls back to the recorded diff when the snapshots are gone', async () => {
-    const [latest] = await new SessionStore(sessionsDir()).list({ search: 'Create hello.txt saying hello' });
-    const sessions = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
-    const node = sessions.find((candidate): candidate is SessionNode => candidate.kind === 'session' && candidate.id === latest!.id)!;
-    const [, second] = (await codeloops.sessionsTree.getChildren(node)) as IterationNode[];
-    const [file] = (await codeloops.sessionsTree.getChildren(second)) as FileNode[];
+    // A loop of its own: this test deletes its snapshots.
+    const id = await runLoop('Create hello.txt, then delete its snapshots', HELLO_SCRIPT);
+    const [file] = await filesOf(id, 2);
     const folder = workspaceFolder().uri.fsPath;
-    const refs = execFileSync('git', ['for-each-ref', '--format=%(refname)', `refs/codeloops/${latest!.id}/`], { cwd: folder, encoding: 'utf8' })
+    const refs = execFileSync('git', ['for-each-ref', '--format=%(refname)', `refs/codeloops/${id}/`], { cwd: folder, encoding: 'utf8' })
       .split('\n')
       .filter(Boolean);
     assert.ok(refs.length >= 4);

@@ -8,9 +8,14 @@ import Mocha from 'mocha';
  * code-server here (test/vscode/runExtensionHostSuite.mjs). Results also go to
  * CODELOOPS_TEST_RESULTS as JSON, so the outer run can count them.
  */
-export function run(): Promise<void> {
+export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'bdd', timeout: 90_000, color: false, reporter: 'spec' });
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
+  // `node test/run.mjs editor --reverse`: the tests in the opposite order, to show that none depends on another.
+  if (process.env.CODELOOPS_TEST_ORDER === 'reverse') {
+    await mocha.loadFilesAsync();
+    reverseOrder(mocha.suite);
+  }
   return new Promise((resolve, reject) => {
     const results = { passed: 0, failed: 0, passes: [] as string[], failures: [] as Array<{ title: string; error: string }> };
     const runner = mocha.run((failures) => {
@@ -28,4 +33,10 @@ export function run(): Promise<void> {
       results.failures.push({ title: test.fullTitle(), error: error.stack ?? String(error) });
     });
   });
+}
+
+export function reverseOrder(suite: Mocha.Suite): void {
+  suite.tests.reverse();
+  suite.suites.reverse();
+  for (const child of suite.suites) reverseOrder(child);
 }
