@@ -12,9 +12,10 @@ import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/tes
 describe('codeloops sessions (the built CLI)', () => {
   let env: Record<string, string>;
   let ids: string[];
-  const cwd = tempDir();
+  let cwd: string;
 
   before(() => {
+    cwd = tempDir();
     const home = isolateHome();
     home.restore();
     env = home.env;
