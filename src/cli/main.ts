@@ -4,6 +4,7 @@ import { isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import type { ResumeOptions } from './resumeCommand.js';
+import type { CommentOptions, RejectOptions } from './reviewCommand.js';
 import type { RollbackOptions } from './rollbackCommand.js';
 import type { RunOptions } from './runCommand.js';
 import type { ListOptions } from './sessionsCommand.js';
@@ -68,6 +69,7 @@ function loopOptions(command: Command, texts: { agentDefault: string; maxIterati
     .option('--check <command>', 'a required check: a shell command that must pass before DONE counts (repeatable)', collect)
     .option('--no-checks', 'run no checks, not even the configured ones')
     .option('--stall-after <n>', 'stop after n iterations in a row without progress (0: never)', wholeNumber)
+    .option('--review', 'pause after each iteration that goes on, for your review (config: review = "pause")')
     .option('--trust', "run the project's codeloops.toml commands and checks this once, without asking")
     .option('--json-output', 'print the outcome as one JSON object on stdout')
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
@@ -151,6 +153,57 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       if (options.undo && options.iteration !== undefined) throw new UsageError('--undo takes no --iteration: it undoes the last rollback.');
       setExitCode(await (await import('./rollbackCommand.js')).rollbackCommand(id, options));
     });
+
+  program
+    .command('review <session>')
+    .description("an iteration's changes hunk by hunk, numbered, with the critic's findings and your comments")
+    .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { iteration?: number; json?: boolean }) =>
+      setExitCode(await (await import('./reviewCommand.js')).reviewCommand(id, options)),
+    );
+
+  program
+    .command('reject <session>')
+    .description('undo one hunk of an iteration in your files; the reason goes to the next actor run')
+    .option('-i, --iteration <n>', 'the iteration', positiveInteger)
+    .option('--hunk <k>', 'the hunk, as "codeloops review" numbers it', positiveInteger)
+    .option('--reason <text>', 'why: the actor is told')
+    .option('--undo', 'put a rejected hunk back (the last one, or --id)')
+    .option('--id <rejection>', 'with --undo: which rejection (R<iteration>.<n>)')
+    .option('--force', 'with --undo: overwrite your changes to its file (they stay recoverable)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nResults and exit codes: rejected or rejection_undone 0, nothing_to_do 3, conflict 4 (nothing changed), snapshot_missing 5.')
+    .action(async (id: string, options: RejectOptions) => setExitCode(await (await import('./reviewCommand.js')).rejectCommand(id, options)));
+
+  program
+    .command('comment <session> <text>')
+    .description('leave a comment for the next actor run, on a file and line of an iteration or on the session')
+    .option('-i, --iteration <n>', 'the iteration whose code it is about', positiveInteger)
+    .option('--file <path>', 'the file (relative to the repository)')
+    .option('--line <n>', 'the line', positiveInteger)
+    .option('--end-line <n>', 'the last line of a range', positiveInteger)
+    .option('--json', 'print the comment as JSON')
+    .action(async (id: string, text: string, options: CommentOptions) =>
+      setExitCode(await (await import('./reviewCommand.js')).commentCommand(id, text, options)),
+    );
+
+  program
+    .command('resolve <session> <item>')
+    .description('mark a finding (F…) or comment (U…) resolved: it is no longer told to the actor')
+    .option('--reopen', 'open it again')
+    .action(async (id: string, item: string, options: { reopen?: boolean }) =>
+      setExitCode(await (await import('./reviewCommand.js')).resolveCommand(id, item, options)),
+    );
+
+  program
+    .command('stage <session>')
+    .description("put exactly an iteration's changes (or the whole session's) into your index; your unstaged edits stay")
+    .option('-i, --iteration <n>', 'only this iteration (default: the whole session)', positiveInteger)
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, options: { iteration?: number; json?: boolean }) =>
+      setExitCode(await (await import('./reviewCommand.js')).stageCommand(id, options)),
+    );
 
   program
     .command('ui')

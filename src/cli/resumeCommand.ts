@@ -66,6 +66,7 @@ function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | unde
     maxTokens: guards.max_tokens ?? undefined,
     maxDurationSecs: guards.max_duration_secs ?? undefined,
     stall: { unchanged_iterations: guards.stall_after, action: guards.stall_action },
+    review: guards.review,
     checks: guards.checks.map((check) => ({ name: check.name, run: check.command, required: check.required })),
   };
 }

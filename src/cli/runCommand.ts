@@ -10,6 +10,7 @@ import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/run
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
 import { onCrash } from './crashHandlers.js';
+import { stdinReviewControl } from './reviewControl.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { UsageError } from './usageError.js';
@@ -86,6 +87,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
       max_tokens: prepared.settings.budget.maxTokens,
       max_duration_secs: prepared.settings.budget.maxDurationSecs,
       stall: { unchanged_iterations: prepared.settings.stall.unchangedIterations, action: prepared.settings.stall.action },
+      review: prepared.settings.review,
       sessions_dir: sessionsDir(),
       config_files: prepared.settings.sources,
     };
@@ -105,6 +107,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
           `  checks       ${plan.checks.length > 0 ? plan.checks.map((check) => `${check.name} (${check.required ? 'required' : 'advisory'}): ${check.run}`).join('; ') : 'none'}\n` +
           `  budget       ${budget.length > 0 ? budget.join(', ') : 'none'}\n` +
           `  stall        ${plan.stall.unchanged_iterations === 0 ? 'off' : `${plan.stall.action} after ${plan.stall.unchanged_iterations} iterations without progress`}\n` +
+          `  review       ${plan.review === 'pause' ? 'pause after each iteration that goes on, for your review' : 'off'}\n` +
           `  sessions in  ${plan.sessions_dir}\n` +
           `  config from  ${plan.config_files.length > 0 ? plan.config_files.join(', ') : 'built-in defaults'}\n`,
       );
@@ -151,7 +154,13 @@ export async function driveLoop(
   };
   process.stdout.on('error', onStdoutError);
 
+  let sessionId: string | undefined;
+  const review =
+    run.prepared.settings.review === 'pause'
+      ? stdinReviewControl({ json: options.events === 'ndjson', sessionId: () => sessionId, say: writeStderr })
+      : undefined;
   const onEvent = (event: RunEvent): void => {
+    if (event.type === 'run_started') sessionId = event.session_id;
     if (options.events === 'ndjson') {
       if (stdoutOpen) process.stdout.write(JSON.stringify(event) + '\n');
       return;
@@ -177,6 +186,7 @@ export async function driveLoop(
       signal: controller.signal,
       onEvent,
       continuation: run.continuation,
+      waitForReview: review?.wait,
     });
   } catch (error) {
     // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
@@ -186,6 +196,7 @@ export async function driveLoop(
     for (const name of signalNames) process.off(name, onSignal);
     forgetCrash();
     process.stdout.off('error', onStdoutError);
+    review?.close();
   }
   if (options.jsonOutput && stdoutOpen) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];

@@ -1,6 +1,7 @@
 import type { AgentEvent, Usage } from '../sessionFormat/agentEvents.js';
-import { formatCount, formatDuration, indent } from '../text/humanize.js';
+import { fileLocation, formatCount, formatDuration, indent } from '../text/humanize.js';
 import { takeTail } from '../text/truncate.js';
+import type { Finding } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 
 /**
@@ -73,6 +74,8 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
         if (event.feedback) lines.push({ text: indent(event.feedback), tone: 'agent' });
         for (const issue of event.remaining_issues) lines.push({ text: `  - ${issue}`, tone: 'agent' });
       }
+      for (const finding of event.findings ?? []) lines.push({ text: `  ${findingLine(finding)}`, tone: finding.severity === 'error' ? 'warning' : 'muted' });
+      if (event.resolved?.length) lines.push({ text: `  resolved: ${event.resolved.join(', ')}`, tone: 'muted' });
       return lines;
     }
     case 'check_finished': {
@@ -106,6 +109,14 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       ];
     case 'critic_changes_reverted':
       return [];
+    case 'review_delivered':
+      return [{ text: `review items for the actor: ${event.ids.join(', ')}`, tone: 'muted' }];
+    case 'review_claimed':
+      return [{ text: `the actor says it addressed ${event.ids.join(', ')}`, tone: 'muted' }];
+    case 'review_paused':
+      return [{ text: `paused for review after iteration ${event.iteration}: comment, reject hunks, then continue`, tone: 'warning' }];
+    case 'review_resumed':
+      return [{ text: event.action === 'continue' ? 'review done: continuing' : 'review done: stopping the loop', tone: 'info' }];
     case 'iteration_finished':
       return [];
     case 'warning':
@@ -159,6 +170,12 @@ function describeAgentEvent(role: 'actor' | 'critic', event: AgentEvent, options
     default:
       return [];
   }
+}
+
+/** `F2.1 src/a.ts:42-44 (error) message`: a finding on one line. */
+export function findingLine(finding: Finding): string {
+  const where = finding.file ? ` ${fileLocation(finding.file, finding.line, finding.end_line)}` : '';
+  return `${finding.id}${where} (${finding.severity}) ${finding.message}`;
 }
 
 function agentLabel(agent: string, model: string | null): string {

@@ -1,3 +1,4 @@
+import { findingSchema } from './reviewRecords.js';
 import * as z from './zod.js';
 
 /**
@@ -93,6 +94,8 @@ export const iterationLineSchema = z.looseObject({
   failed_checks: z.optional(z.array(z.string())),
   /** Extra field: the critic's own verdict when the gate overruled it (it said DONE, a required check failed). */
   critic_verdict: z.optional(criticDecision),
+  /** Extra field: the critic's findings on this iteration's code (see `reviewRecords.ts`). */
+  findings: z.optional(z.array(findingSchema)),
 });
 
 /** The fields of an iteration line that are not its outputs or its diff: what a listing or a viewer needs. */

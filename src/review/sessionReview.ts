@@ -1,0 +1,44 @@
+import type { SessionReview } from '../sessionFormat/reviewRecords.js';
+import { readReview } from '../sessions/reviewState.js';
+import { iterationHunks, type ReviewTarget } from './hunkReview.js';
+
+/**
+ * A session's review as one record: each iteration's hunks, numbered as `reject`
+ * takes them, and every finding, comment, rejection and staging with where it
+ * stands. What `codeloops review` prints and the viewers show.
+ */
+export async function sessionReview(target: ReviewTarget, iterations: readonly number[]): Promise<SessionReview> {
+  const [state, hunks] = await Promise.all([
+    readReview([target.sidecarDirectory]),
+    Promise.all(
+      iterations.map(async (iteration) => {
+        const files = await iterationHunks(target, iteration).catch(() => undefined);
+        return {
+          iteration,
+          hunks:
+            files?.flatMap((file) =>
+              file.hunks.map((hunk) => ({
+                number: hunk.number,
+                file: file.path,
+                status: file.status,
+                binary: file.binary,
+                old_start: hunk.oldStart,
+                old_lines: hunk.oldLines,
+                new_start: hunk.newStart,
+                new_lines: hunk.newLines,
+                text: hunk.text,
+              })),
+            ) ?? null,
+        };
+      }),
+    ),
+  ]);
+  return {
+    session_id: target.sessionId,
+    iterations: hunks,
+    findings: state.findings.map((item) => ({ ...item.finding, iteration: item.iteration, open: item.open, claimed: item.claimed })),
+    comments: state.comments.map((item) => ({ ...item.comment, open: item.open, claimed: item.claimed })),
+    rejections: state.rejections.map((item) => ({ ...item.rejection, undone: item.undone, delivered: item.delivered })),
+    staged: state.staged,
+  };
+}
