@@ -24,11 +24,11 @@ export interface CliRun {
 }
 
 /** Starts the built CLI as a user would: `node dist/cli.js …`, no shell. */
-export function startCli(args: string[], options: { cwd: string; env?: Record<string, string> }): CliRun {
+export function startCli(args: string[], options: { cwd: string; env?: Record<string, string>; stdin?: 'pipe' }): CliRun {
   const child = spawn(process.execPath, [cliPath(), ...args], {
     cwd: options.cwd,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
