@@ -33,6 +33,8 @@ interface LiveState {
   phase: string;
   phaseStartedAt: number;
   text: string;
+  /** The loop waits for the user's review. */
+  paused?: boolean;
 }
 
 /**
@@ -44,7 +46,7 @@ interface LiveState {
 export class ViewerApp {
   private view: SessionView | null = null;
   private running = false;
-  private capabilities: HostCapabilities = { openDiff: false, resume: false };
+  private capabilities: HostCapabilities = { openDiff: false, resume: false, openLocation: false, reviewControl: false };
   private readonly expanded = new Set<number>();
   private readonly details = new Map<number, IterationDetail>();
   private readonly detailSlots = new Map<number, HTMLElement>();
@@ -169,11 +171,13 @@ export class ViewerApp {
     });
     const last = view.iterations.at(-1)?.iteration_number ?? -1;
     entries.push(...notesAfter((after) => after >= last));
+    const onSession = this.renderReview(null);
     setChildren(
       this.timeline,
       h('div', { class: 'timeline-heading' }, h('h2', {}, 'Timeline'), view.iterations.length > 1 ? this.renderStepper(view) : null),
       view.iterations.length === 0 ? h('p', { class: 'muted' }, this.running ? 'The first iteration is under way.' : 'No iteration was completed.') : null,
       ...entries,
+      onSession ? h('section', { class: 'session-comments' }, h('h3', {}, 'Comments on the session'), onSession) : null,
     );
   }
 
@@ -328,9 +332,73 @@ export class ViewerApp {
       iteration.critic_reverted_files.length > 0
         ? h('div', { class: 'warning-box' }, icon('warning'), ` The critic changed ${iteration.critic_reverted_files.join(', ')}; those changes were reverted.`)
         : null,
+      this.renderReview(iteration.iteration_number),
       files,
       details,
     );
+  }
+
+  /** The critic's findings on an iteration, the user's comments on it and the hunks they rejected, with where each stands. */
+  private renderReview(iteration: number | null): HTMLElement | null {
+    const review = this.view!.review;
+    const findings = iteration === null ? [] : review.findings.filter((finding) => finding.iteration === iteration);
+    const comments = review.comments.filter((comment) => comment.iteration === iteration);
+    const rejections = iteration === null ? [] : review.rejections.filter((rejection) => rejection.iteration === iteration);
+    if (findings.length + comments.length + rejections.length === 0) return null;
+    const state = (open: boolean, claimed: boolean) =>
+      h(
+        'span',
+        { class: `review-state ${open ? 'review-open' : 'review-resolved'}` },
+        open ? (claimed ? 'open · the actor says addressed' : 'open') : 'resolved',
+      );
+    return h(
+      'ul',
+      { class: 'review', 'aria-label': iteration === null ? 'comments on the session' : 'review' },
+      ...findings.map((finding) =>
+        h(
+          'li',
+          { class: `review-item finding severity-${finding.severity}`, 'data-review-id': finding.id },
+          icon(finding.severity === 'error' ? 'error' : finding.severity === 'warning' ? 'warning' : 'info'),
+          h('span', { class: 'review-id' }, ` ${finding.id} `),
+          finding.file && finding.anchored ? this.locationLink(finding.file, finding.line, finding.end_line) : null,
+          h('span', { class: 'review-text' }, ` ${finding.message} `),
+          state(finding.open, finding.claimed),
+        ),
+      ),
+      ...comments.map((comment) =>
+        h(
+          'li',
+          { class: 'review-item comment', 'data-review-id': comment.id },
+          icon('comment'),
+          h('span', { class: 'review-id' }, ` ${comment.id} (yours) `),
+          comment.file ? this.locationLink(comment.file, comment.line, comment.end_line) : null,
+          h('span', { class: 'review-text' }, ` ${comment.text} `),
+          state(comment.open, comment.claimed),
+        ),
+      ),
+      ...rejections.map((rejection) =>
+        h(
+          'li',
+          { class: 'review-item rejection', 'data-review-id': rejection.id },
+          icon('discard'),
+          h('span', { class: 'review-id' }, ` ${rejection.id} `),
+          h('span', { class: 'review-text' }, ` You rejected hunk ${rejection.hunk} of ${rejection.file}${rejection.reason ? `: ${rejection.reason}` : ''} `),
+          h('span', { class: 'review-state' }, rejection.undone ? 'undone' : rejection.delivered ? 'told to the actor' : 'for the next actor run'),
+        ),
+      ),
+    );
+  }
+
+  /** `src/a.ts:42-44`: a link that opens the file at the line where the host can, text where it cannot. */
+  private locationLink(file: string, line: number | null, endLine: number | null): HTMLElement {
+    const text = `${file}${line === null ? '' : `:${line}${endLine !== null && endLine !== line ? `-${endLine}` : ''}`}`;
+    if (!this.capabilities.openLocation) return h('code', { class: 'location' }, text);
+    const link = h('a', { class: 'location', href: '#', title: `Open ${text}` }, text);
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      this.transport.send({ type: 'openLocation', file, line });
+    });
+    return link;
   }
 
   private ensureDetail(number: number): void {
@@ -380,6 +448,18 @@ export class ViewerApp {
           this.live.text = takeTail(`${this.live.text}${this.live.text ? '\n' : ''}${line}`, LIVE_TEXT_CHARS);
         }
         break;
+      case 'review_paused':
+        this.live = { iteration: event.iteration, phase: 'waiting for your review', phaseStartedAt: Date.parse(event.timestamp), text: '', paused: true };
+        break;
+      case 'review_resumed':
+        if (this.live)
+          this.live = {
+            ...this.live,
+            paused: false,
+            phase: event.action === 'continue' ? 'going on' : 'stopping',
+            phaseStartedAt: Date.parse(event.timestamp),
+          };
+        break;
       case 'run_finished':
         this.live = null;
         this.running = false;
@@ -403,6 +483,23 @@ export class ViewerApp {
     };
     tick();
     this.liveTimer = setInterval(tick, 1000);
+    if (live?.paused) {
+      const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
+      setChildren(
+        this.livePanel,
+        h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${live.iteration}: waiting for your review `, elapsed),
+        h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
+        this.capabilities.reviewControl
+          ? h(
+              'div',
+              { class: 'review-controls' },
+              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
+              button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
+            )
+          : null,
+      );
+      return;
+    }
     setChildren(
       this.livePanel,
       h('h2', {}, icon('sync', 'codicon-modifier-spin'), live ? ` Iteration ${live.iteration}: ${live.phase} ` : ' Running ', elapsed),

@@ -1,8 +1,8 @@
 import { buildTimeline } from '../replay/timeline.js';
 import type { TimelineEntry } from '../sessionFormat/timelineEntries.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
-import { readSidecarEvents } from '../sessions/sidecarReader.js';
-import { formatDuration } from '../text/humanize.js';
+import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
+import { fileLocation, formatDuration } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';
 import { openStore } from './sessionsCommand.js';
@@ -13,8 +13,8 @@ import type { LineTone } from '../loop/describeEvent.js';
 export async function replayCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
   const store = openStore();
   const session = await store.load(await store.resolveId(idOrPrefix));
-  const events = await readSidecarEvents(sidecarDir(session.id), (message) => process.stderr.write(`warning: ${message}\n`));
-  const timeline = buildTimeline(session, events);
+  const warn = (message: string) => process.stderr.write(`warning: ${message}\n`);
+  const timeline = buildTimeline(session, await readSidecarEvents(sidecarDir(session.id), warn), await readReviewRecords(sidecarDir(session.id), warn));
   if (options.json) {
     process.stdout.write(timeline.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
     return 0;
@@ -87,6 +87,35 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       ];
     case 'rollback_undone':
       return [`rollback ${entry.rollback} undone: ${entry.restored.length + entry.removed.length} file(s) put back`, 'warning'];
+    case 'finding':
+      return [
+        `finding ${entry.id}${entry.file ? ` ${fileLocation(entry.file, entry.line, entry.end_line)}` : ''} (${entry.severity}): ${previewLine(entry.message, 120)}`,
+        'warning',
+      ];
+    case 'resolved':
+      return [`${entry.ids.join(', ')} ${entry.reopened ? 'opened again' : 'resolved'} by ${entry.by === 'user' ? 'you' : 'the critic'}`, 'muted'];
+    case 'comment':
+      return [
+        `your comment ${entry.id}${entry.file ? ` on ${fileLocation(entry.file, entry.line, entry.end_line)}` : ''}: ${previewLine(entry.text, 120)}`,
+        'info',
+      ];
+    case 'hunk_rejected':
+      return [`you rejected hunk ${entry.hunk} of ${entry.file} (${entry.id})${entry.reason ? `: ${previewLine(entry.reason, 100)}` : ''}`, 'warning'];
+    case 'rejection_undone':
+      return [`${entry.id} undone: the hunk is back`, 'muted'];
+    case 'staged':
+      return [
+        `staged ${entry.iteration === null ? "the session's" : `iteration ${entry.iteration}'s`} changes: ${previewLine(entry.files.join(', '), 100)}`,
+        'muted',
+      ];
+    case 'review_delivered':
+      return [`the actor was told ${entry.ids.join(', ')}`, 'muted'];
+    case 'review_claimed':
+      return [`the actor says it addressed ${entry.ids.join(', ')}`, 'muted'];
+    case 'review_paused':
+      return ['paused for your review', 'warning'];
+    case 'review_resumed':
+      return [`you said to ${entry.action === 'continue' ? 'go on' : 'stop'} after ${formatDuration(entry.paused_secs)}`, 'info'];
     case 'session_ended':
       return [
         `session ended: ${entry.outcome}${entry.stop_reason ? ` (${entry.stop_reason})` : ''} after ${entry.iterations} iteration${entry.iterations === 1 ? '' : 's'} (${formatDuration(entry.duration_secs)}${entry.total_cost_usd === null ? '' : `, $${entry.total_cost_usd.toFixed(2)}`})${entry.error ? ` — ${entry.error}` : ''}`,

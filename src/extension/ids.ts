@@ -19,6 +19,15 @@ export const COMMANDS = {
   rollbackIteration: 'codeloops.rollbackIteration',
   undoRollback: 'codeloops.undoRollback',
   resumeSession: 'codeloops.resumeSession',
+  continueLoop: 'codeloops.continueLoop',
+  toggleReviewPause: 'codeloops.toggleReviewPause',
+  rejectHunk: 'codeloops.rejectHunk',
+  undoRejection: 'codeloops.undoRejection',
+  stageIteration: 'codeloops.stageIteration',
+  stageSession: 'codeloops.stageSession',
+  addComment: 'codeloops.addComment',
+  resolveThread: 'codeloops.resolveThread',
+  reopenThread: 'codeloops.reopenThread',
 } as const;
 
 export const VIEWS = {
@@ -30,6 +39,9 @@ export const VIEWER_PANEL_TYPE = 'codeloops.viewer';
 
 /** Set while a loop runs in this window, for `when` clauses. */
 export const CONTEXT_RUNNING = 'codeloops.running';
+
+/** Set while a loop of this window waits for the user's review. */
+export const CONTEXT_PAUSED = 'codeloops.pausedForReview';
 
 export const URI_SCHEMES = {
   /** A file as it was in one of an iteration's snapshots. */

@@ -1,5 +1,5 @@
 import type { SessionReview } from '../sessionFormat/reviewRecords.js';
-import { readReview } from '../sessions/reviewState.js';
+import { readReview, reviewItems } from '../sessions/reviewState.js';
 import { iterationHunks, type ReviewTarget } from './hunkReview.js';
 
 /**
@@ -33,12 +33,5 @@ export async function sessionReview(target: ReviewTarget, iterations: readonly n
       }),
     ),
   ]);
-  return {
-    session_id: target.sessionId,
-    iterations: hunks,
-    findings: state.findings.map((item) => ({ ...item.finding, iteration: item.iteration, open: item.open, claimed: item.claimed })),
-    comments: state.comments.map((item) => ({ ...item.comment, open: item.open, claimed: item.claimed })),
-    rejections: state.rejections.map((item) => ({ ...item.rejection, undone: item.undone, delivered: item.delivered })),
-    staged: state.staged,
-  };
+  return { session_id: target.sessionId, iterations: hunks, ...reviewItems(state) };
 }

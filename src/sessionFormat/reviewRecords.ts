@@ -162,14 +162,20 @@ export const reviewHunkSchema = z.object({
 });
 export type ReviewHunk = z.infer<typeof reviewHunkSchema>;
 
-/** A session's review: `codeloops review --json`, and what the viewers show under each iteration. */
-export const sessionReviewSchema = z.object({
-  session_id: z.string(),
-  /** Each iteration's hunks; null when its snapshots are gone (a fresh clone, an imported session). */
-  iterations: z.array(z.object({ iteration: z.int(), hunks: z.nullable(z.array(reviewHunkSchema)) })),
+/** Every finding, comment, rejection and staging of a session, with where each stands: what the viewers show. */
+export const reviewItemsSchema = z.object({
   findings: z.array(z.object({ ...findingSchema.shape, iteration: z.int(), open: z.boolean(), claimed: z.boolean() })),
   comments: z.array(z.object({ ...commentRecordSchema.shape, open: z.boolean(), claimed: z.boolean() })),
   rejections: z.array(z.object({ ...rejectionRecordSchema.shape, undone: z.boolean(), delivered: z.boolean() })),
   staged: z.array(stagedRecordSchema),
+});
+export type ReviewItems = z.infer<typeof reviewItemsSchema>;
+
+/** A session's review: `codeloops review --json`, each iteration's hunks with the review items. */
+export const sessionReviewSchema = z.object({
+  session_id: z.string(),
+  /** Each iteration's hunks; null when its snapshots are gone (a fresh clone, an imported session). */
+  iterations: z.array(z.object({ iteration: z.int(), hunks: z.nullable(z.array(reviewHunkSchema)) })),
+  ...reviewItemsSchema.shape,
 });
 export type SessionReview = z.infer<typeof sessionReviewSchema>;

@@ -1,4 +1,5 @@
 import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, PHASES, roleSchema } from './runEvents.js';
+import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -51,6 +52,23 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
   entry('warning', { message: z.string() }),
   entry('rollback', { rollback: z.int(), to_iteration: z.int(), restored: paths, removed: paths, overwritten: paths }),
   entry('rollback_undone', { rollback: z.int(), restored: paths, removed: paths, overwritten: paths }),
+  /** One of the critic's findings (`iteration`: the one it is about). */
+  entry('finding', { ...findingSchema.shape }),
+  /** Findings or comments resolved, by the critic (in its review) or the user; `reopened` when the user opened one again. */
+  entry('resolved', { ids: paths, by: z.enum(['critic', 'user']), reopened: z.boolean() }),
+  /** The user's comment. */
+  entry('comment', { id: z.string(), file: z.nullable(z.string()), line: z.nullable(z.int()), end_line: z.nullable(z.int()), text: z.string() }),
+  /** A hunk the user undid in the tree, and why. */
+  entry('hunk_rejected', { id: z.string(), hunk: z.int(), file: z.string(), reason: z.nullable(z.string()) }),
+  entry('rejection_undone', { id: z.string(), restored: paths }),
+  /** Changes put into the user's index (`iteration` null: the whole session's). */
+  entry('staged', { files: paths }),
+  /** The review items an actor run was told, and those it said it addressed. */
+  entry('review_delivered', { ids: paths }),
+  entry('review_claimed', { ids: paths }),
+  /** The loop waited for the user's review, and what they said. */
+  entry('review_paused', {}),
+  entry('review_resumed', { action: z.enum(['continue', 'stop']), paused_secs: z.number() }),
   entry('session_ended', {
     outcome: z.enum(OUTCOMES),
     iterations: z.int(),

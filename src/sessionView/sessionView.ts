@@ -1,5 +1,6 @@
 import { usageSchema } from '../sessionFormat/agentEvents.js';
 import { checkOutcomeShape, fileChangeSchema, loopGuardsSchema } from '../sessionFormat/runEvents.js';
+import { reviewItemsSchema } from '../sessionFormat/reviewRecords.js';
 import { iterationFactsSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
 import * as z from '../sessionFormat/zod.js';
 
@@ -62,6 +63,8 @@ export const sessionViewSchema = z.object({
   notes: z.array(timelineNoteSchema),
   /** The checks, budget and stall detection of its last run, when recorded. */
   guards: z.nullable(loopGuardsSchema),
+  /** The critic's findings and the user's comments, rejected hunks and stagings, with where each stands. */
+  review: reviewItemsSchema,
 });
 export type SessionView = z.infer<typeof sessionViewSchema>;
 

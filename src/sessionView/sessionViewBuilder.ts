@@ -1,6 +1,8 @@
 import { addUsage } from '../agents/agentEventHelpers.js';
 import type { Usage } from '../sessionFormat/agentEvents.js';
+import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
+import { foldReview, isReviewEvent, reviewItems } from '../sessions/reviewState.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
@@ -23,7 +25,7 @@ function sumUsage(runs: readonly RunEventOf<'agent_finished'>[]): Usage | null {
   return usages.length === 0 ? null : usages.reduce(addUsage);
 }
 
-export function buildSessionView(session: Session, events: readonly RunEvent[]): SessionView {
+export function buildSessionView(session: Session, events: readonly RunEvent[], review: readonly ReviewRecord[] = []): SessionView {
   const iterations = session.iterations.map((line): IterationView => {
     const n = line.iteration_number;
     const { type: _type, actor_output, actor_stderr: _stderr, git_diff, ...facts } = line;
@@ -79,6 +81,7 @@ export function buildSessionView(session: Session, events: readonly RunEvent[]):
     warnings: session.warnings,
     notes: buildNotes(session, events),
     guards: events.flatMap((event) => (event.type === 'run_started' && event.guards ? [event.guards] : [])).at(-1) ?? null,
+    review: reviewItems(foldReview(events.filter(isReviewEvent), review)),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { ReviewRecord, ReviewState } from '../sessionFormat/reviewRecords.js';
+import type { ReviewItems, ReviewRecord, ReviewState } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
 
@@ -79,6 +79,16 @@ export function foldReview(events: readonly RunEvent[], records: readonly Review
     }
   }
   return state;
+}
+
+/** Where each review item stands, as records a viewer or `codeloops review --json` shows. */
+export function reviewItems(state: ReviewState): ReviewItems {
+  return {
+    findings: state.findings.map((item) => ({ ...item.finding, iteration: item.iteration, open: item.open, claimed: item.claimed })),
+    comments: state.comments.map((item) => ({ ...item.comment, open: item.open, claimed: item.claimed })),
+    rejections: state.rejections.map((item) => ({ ...item.rejection, undone: item.undone, delivered: item.delivered })),
+    staged: state.staged,
+  };
 }
 
 /** The review of a session and the sessions it carries on (their sidecar folders, oldest first). */

@@ -167,6 +167,7 @@ describe('the extension manifest', () => {
       'maxTokens',
       'maxDurationSecs',
       'stallAfter',
+      'review',
       'checks',
     ];
     assert.deepEqual(settings.sort(), read.map((key) => `${SETTINGS_SECTION}.${key}`).sort());

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { describeEvent, type LineTone } from '../../loop/describeEvent.js';
 import type { FailureCode } from '../../sessionFormat/failures.js';
+import type { RunControl } from '../../sessionFormat/reviewRecords.js';
 import type { LoopGuards, RunEvent, Spend } from '../../sessionFormat/runEvents.js';
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
-import { COMMANDS, CONTEXT_RUNNING, SETTINGS_SECTION } from '../ids.js';
+import { COMMANDS, CONTEXT_PAUSED, CONTEXT_RUNNING, SETTINGS_SECTION } from '../ids.js';
 import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions } from './loopProcess.js';
 
 export interface RunningLoop<F extends FolderRef = FolderRef> {
@@ -18,6 +19,8 @@ export interface RunningLoop<F extends FolderRef = FolderRef> {
   guards: LoopGuards | null;
   /** What its agents have used so far. */
   spend: Spend | null;
+  /** The iteration after which it waits for the user's review, while it does. */
+  pausedAfter: number | null;
 }
 
 export interface LoopEvent<F extends FolderRef = FolderRef> {
@@ -93,7 +96,17 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       },
       (event) => this.handle(folder, event),
     );
-    const loop: RunningLoop<F> = { folder, process, sessionId: undefined, iteration: 0, phase: 'starting', startedAt: Date.now(), guards: null, spend: null };
+    const loop: RunningLoop<F> = {
+      folder,
+      process,
+      sessionId: undefined,
+      iteration: 0,
+      phase: 'starting',
+      startedAt: Date.now(),
+      guards: null,
+      spend: null,
+      pausedAfter: null,
+    };
     this.running.set(key, loop);
     const status = deps.showStatus(loop);
     deps.commands.setContext(CONTEXT_RUNNING, true);
@@ -107,6 +120,10 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       status.dispose();
       this.running.delete(key);
       deps.commands.setContext(CONTEXT_RUNNING, this.running.size > 0);
+      deps.commands.setContext(
+        CONTEXT_PAUSED,
+        this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
+      );
       // Listeners hear of the end once the loop is no longer counted as running.
       if (end) this.endEmitter.fire({ folder, end });
     }
@@ -139,8 +156,44 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     loop.process.interrupt();
   }
 
+  /** Tells a loop paused for review to go on (or to stop); the loop of this session, or the only one paused. */
+  async resumeAfterReview(action: RunControl['type'], sessionId?: string): Promise<void> {
+    const paused = this.runningLoops().filter((loop) => loop.pausedAfter !== null && (sessionId === undefined || loop.sessionId === sessionId));
+    const loop =
+      paused.length <= 1
+        ? paused[0]
+        : await this.deps.window.pick(
+            paused.map((candidate) => ({ label: candidate.folder.name, description: `after iteration ${candidate.pausedAfter}`, value: candidate })),
+            action === 'continue' ? 'Which loop should go on?' : 'Which loop should stop?',
+          );
+    if (!loop) {
+      if (paused.length === 0) void this.deps.window.showInfo('No Codeloops loop is waiting for your review.');
+      return;
+    }
+    loop.pausedAfter = null;
+    loop.phase = action === 'continue' ? 'continuing' : 'stopping';
+    this.deps.commands.setContext(
+      CONTEXT_PAUSED,
+      this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
+    );
+    loop.process.control(action);
+  }
+
   private handle(folder: F, event: RunEvent): void {
     const loop = this.running.get(folder.uri.toString());
+    if (loop && event.type === 'review_paused') {
+      loop.pausedAfter = event.iteration;
+      loop.phase = 'review';
+      this.deps.commands.setContext(CONTEXT_PAUSED, true);
+      this.offerReview(loop, event.iteration);
+    }
+    if (loop && event.type === 'review_resumed') {
+      loop.pausedAfter = null;
+      this.deps.commands.setContext(
+        CONTEXT_PAUSED,
+        this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
+      );
+    }
     if (loop) {
       if (event.type === 'run_started') {
         loop.sessionId = event.session_id;
@@ -157,6 +210,33 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     // A refusal is reported once, in report(), in the editor's own words.
     if (event.type !== 'run_refused') for (const line of describeEvent(event, { showAgentText: this.deps.showAgentText() })) this.write(line.text, line.tone);
     this.emitter.fire({ folder, event });
+  }
+
+  /**
+   * The loop waits for the user's review: a notification says so and offers to go on,
+   * to stop, or to look at the changes first. It takes no focus: the user reviews in
+   * their own time, and the status bar keeps saying that the loop waits.
+   */
+  private offerReview(loop: RunningLoop<F>, iteration: number): void {
+    const [go, stop, look] = ['Continue', 'Stop', 'Show Changes'];
+    const ask = (): void =>
+      void this.deps.window
+        .showInfo(
+          `Codeloops in ${loop.folder.name} is waiting for your review of iteration ${iteration}: comment, reject hunks, then continue.`,
+          go,
+          look,
+          stop,
+        )
+        .then((choice) => {
+          if (loop.pausedAfter !== iteration) return; // already answered elsewhere (the viewer, the status bar)
+          if (choice === go) void this.resumeAfterReview('continue', loop.sessionId);
+          else if (choice === stop) void this.resumeAfterReview('stop', loop.sessionId);
+          else if (choice === look && loop.sessionId) {
+            void this.deps.commands.execute(COMMANDS.showIterationChanges, { kind: 'iteration', sessionId: loop.sessionId, number: iteration });
+            ask(); // the question stays until it is answered
+          }
+        });
+    ask();
   }
 
   private write(text: string, tone: LineTone): void {
