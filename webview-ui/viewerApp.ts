@@ -1,3 +1,4 @@
+import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -137,7 +138,8 @@ export class ViewerApp {
       ['Confidence', end?.confidence == null ? null : `${Math.round(end.confidence * 100)}%`],
       ['Carries on', start.resumed_from ?? null],
     ];
-    const canResume = this.capabilities.resume && !this.running && RESUMABLE.has(end?.outcome ?? null);
+    // A finished session is open again once the user has commented on it or rejected part of it.
+    const canResume = this.capabilities.resume && !this.running && (RESUMABLE.has(end?.outcome ?? null) || hasOpenUserFeedback(view.review));
     setChildren(
       this.header,
       h('h1', { class: 'title', title: view.start.prompt }, previewLine(view.start.prompt.trim().split('\n')[0] ?? view.start.prompt, 140)),

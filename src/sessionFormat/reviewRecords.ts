@@ -179,3 +179,8 @@ export const sessionReviewSchema = z.object({
   ...reviewItemsSchema.shape,
 });
 export type SessionReview = z.infer<typeof sessionReviewSchema>;
+
+/** Whether the user has given feedback the loop has not acted on (an open comment, a rejection not told yet): a finished session is open again. */
+export function hasOpenUserFeedback(items: Pick<ReviewItems, 'comments' | 'rejections'>): boolean {
+  return items.comments.some((comment) => comment.open) || items.rejections.some((rejection) => !rejection.undone && !rejection.delivered);
+}

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { EVENTS_FILE, REVIEW_FILE } from '../sessionFormat/sessionFiles.js';
+import { hasUserFeedback, readReview } from '../sessions/reviewState.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session, SessionStore } from '../sessions/sessionStore.js';
 import type { IterationDetail, SessionView } from './sessionView.js';
@@ -41,6 +42,17 @@ export class SessionLibrary {
   async sessionAndEvents(sessionId: string): Promise<{ session: Session; events: RunEvent[] }> {
     const { session, events } = await this.load(sessionId);
     return { session, events };
+  }
+
+  /**
+   * Whether the user has commented on the session or rejected part of it since the
+   * loop last ran: a finished session is then open again (resume carries it on).
+   * Cheap for the many sessions nobody reviewed: they have no review record.
+   */
+  async hasOpenFeedback(sessionId: string): Promise<boolean> {
+    const directory = this.sidecarDirOf(sessionId);
+    if (!fs.existsSync(path.join(directory, REVIEW_FILE))) return false;
+    return hasUserFeedback(await readReview([directory]));
   }
 
   invalidate(sessionId: string): void {

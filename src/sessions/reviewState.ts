@@ -1,4 +1,4 @@
-import type { ReviewItems, ReviewRecord, ReviewState } from '../sessionFormat/reviewRecords.js';
+import { hasOpenUserFeedback, type ReviewItems, type ReviewRecord, type ReviewState } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
 
@@ -119,5 +119,5 @@ export function pendingForActor(state: ReviewState): ReviewState {
 
 /** Whether the user has given feedback the loop has not acted on: a resumed session carries it on. */
 export function hasUserFeedback(state: ReviewState): boolean {
-  return state.comments.some((item) => item.open) || state.rejections.some((item) => !item.undone && !item.delivered);
+  return hasOpenUserFeedback(reviewItems(state));
 }

@@ -90,7 +90,8 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-export function sessionNode(summary: SessionSummary, running: boolean, now: number = Date.now()): SessionNode {
+/** `openFeedback`: the user commented on it or rejected part of it since it finished, so it can be carried on. */
+export function sessionNode(summary: SessionSummary, running: boolean, openFeedback = false, now: number = Date.now()): SessionNode {
   const status = running ? 'running' : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'not finished (stopped without an end)';
   // Success is what the icon says; anything else is also said in words.
   const parts = [relativeTime(summary.timestamp, now), plural(summary.iterations, 'iteration')];
@@ -112,7 +113,11 @@ export function sessionNode(summary: SessionSummary, running: boolean, now: numb
         `Session: ${summary.id}`,
       ],
     },
-    contextValue: running ? TREE_ITEM_KINDS.runningSession : summary.outcome === 'success' ? TREE_ITEM_KINDS.session : TREE_ITEM_KINDS.resumableSession,
+    contextValue: running
+      ? TREE_ITEM_KINDS.runningSession
+      : summary.outcome === 'success' && !openFeedback
+        ? TREE_ITEM_KINDS.session
+        : TREE_ITEM_KINDS.resumableSession,
   };
 }
 

@@ -67,7 +67,10 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
       this.ensureWatching();
       const summaries = await this.library.store.list();
       const running = this.runs.runningSessionIds();
-      const nodes: TreeNode[] = summaries.slice(0, this.shown).map((summary) => sessionNode(summary, running.has(summary.id)));
+      const shown = summaries.slice(0, this.shown);
+      // A finished session the user has since commented on can be carried on.
+      const feedback = await Promise.all(shown.map((summary) => (summary.outcome === 'success' ? this.library.hasOpenFeedback(summary.id) : false)));
+      const nodes: TreeNode[] = shown.map((summary, index) => sessionNode(summary, running.has(summary.id), feedback[index]));
       if (summaries.length > this.shown) nodes.push(moreNode(summaries.length - this.shown));
       return nodes;
     }
