@@ -39,6 +39,11 @@ export class ReviewThreads implements vscode.Disposable {
     return this.items.get(thread);
   }
 
+  /** The threads shown for a session (for tests and the curious). */
+  threadsOf(sessionId: string): readonly vscode.CommentThread[] {
+    return this.threads.get(sessionId) ?? [];
+  }
+
   /** Whether the session's threads are shown (they are refreshed when it changes). */
   isShown(sessionId: string): boolean {
     return this.threads.has(sessionId);
