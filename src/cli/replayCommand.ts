@@ -48,6 +48,8 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       if (entry.input_tokens !== null || entry.output_tokens !== null) facts.push(`${entry.input_tokens ?? 0} in / ${entry.output_tokens ?? 0} out tokens`);
       if (entry.cost_usd !== null) facts.push(`$${entry.cost_usd.toFixed(4)}`);
       if (entry.tool_calls) facts.push(`${entry.tool_calls} tool call${entry.tool_calls === 1 ? '' : 's'}`);
+      if (entry.unknown_events || entry.unknown_fields)
+        facts.push(`${(entry.unknown_events ?? 0) + (entry.unknown_fields ?? 0)} unknown event(s) or field(s) ignored`);
       const state = entry.interrupted
         ? 'interrupted'
         : entry.timed_out

@@ -103,6 +103,8 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
         output_tokens: event.usage?.outputTokens ?? null,
         cost_usd: event.usage?.costUsd ?? null,
         tool_calls: event.tool_calls,
+        unknown_events: event.drift?.unknownEvents ?? null,
+        unknown_fields: event.drift?.unknownFields ?? null,
       };
     case 'diff_captured':
       return {

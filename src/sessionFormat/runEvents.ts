@@ -1,4 +1,4 @@
-import { agentEventSchema, usageSchema } from './agentEvents.js';
+import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
 import * as z from './zod.js';
@@ -121,6 +121,12 @@ export const runEventSchema = z.discriminatedUnion('type', [
     agent_session_id: z.nullable(z.string()),
     usage: z.nullable(usageSchema),
     tool_calls: z.int(),
+    /**
+     * Events of unknown types and unknown fields in the agent's stream (its CLI is
+     * newer or older than the versions its adapter knows): ignored, counted here.
+     * Absent in records of older runners.
+     */
+    drift: z.optional(streamDriftSchema),
   }),
   event('snapshot', { iteration, label: z.enum(['pre', 'post', 'critic', 'checks']), commit: z.string(), ref: z.nullable(z.string()) }),
   event('diff_captured', {

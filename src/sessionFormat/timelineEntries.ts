@@ -43,6 +43,9 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     output_tokens: z.nullable(z.number()),
     cost_usd: z.nullable(z.number()),
     tool_calls: z.nullable(z.int()),
+    /** Events of unknown types and unknown fields in the agent's stream, ignored (null: not recorded). */
+    unknown_events: z.nullable(z.int()),
+    unknown_fields: z.nullable(z.int()),
   }),
   entry('diff', { files_changed: z.int(), insertions: z.nullable(z.int()), deletions: z.nullable(z.int()), files: z.nullable(z.array(fileChangeSchema)) }),
   entry('verdict', {
