@@ -8,6 +8,7 @@ import type { ResumeOptions } from './resumeCommand.js';
 import type { RollbackOptions } from './rollbackCommand.js';
 import type { RunOptions } from './runCommand.js';
 import type { ListOptions } from './sessionsCommand.js';
+import type { DoctorOptions } from './doctorCommand.js';
 import type { UiOptions } from './uiCommand.js';
 import { UsageError } from './usageError.js';
 
@@ -166,6 +167,18 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('-d, --working-dir <dir>', 'the project (default: the current folder)')
     .option('--revoke', 'take the trust back')
     .action(async (options: { workingDir?: string; revoke?: boolean }) => setExitCode(await (await import('./trustCommand.js')).trustCommand(options)));
+
+  program
+    .command('doctor')
+    .description('check the agents a run here would use: found, their versions (tested or not), logged in; and how to fix what is not')
+    .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
+    .addOption(agentOption('-a, --agent <agent>', 'check this agent for both roles'))
+    .addOption(agentOption('--actor-agent <agent>', 'check this agent as the actor'))
+    .addOption(agentOption('--critic-agent <agent>', 'check this agent as the critic'))
+    .option('--json', 'print the report as JSON')
+    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
+    .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it, 2 a usage or configuration error.')
+    .action(async (options: DoctorOptions) => setExitCode(await (await import('./doctorCommand.js')).doctorCommand(options)));
 
   program
     .command('init')
