@@ -30,6 +30,12 @@ function positiveInteger(value: string): number {
   return Number(value);
 }
 
+/** An iteration as recorded: from 1, or from 0 in the original codeloops' sessions. */
+function iterationNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected an iteration number.');
+  return Number(value);
+}
+
 function positiveNumber(value: string): number {
   const number = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value) || !(number > 0)) throw new InvalidArgumentError('expected a positive number.');
@@ -115,7 +121,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   sessions
     .command('diff <id>')
     .description("print a session's recorded diff")
-    .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
+    .option('-i, --iteration <n>', 'only this iteration (the original codeloops numbered them from 0)', iterationNumber)
     .action(async (id: string, options: { iteration?: number }) => setExitCode(await (await import('./sessionsCommand.js')).diffCommand(id, options)));
   sessions
     .command('replay <id>')

@@ -5,7 +5,7 @@ import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import { formatDuration } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';
-import { openStore } from './sessionsCommand.js';
+import { openStore, writeWarning } from './sessionsCommand.js';
 import { colorEnabled, paint } from './terminal.js';
 import type { LineTone } from '../loop/describeEvent.js';
 
@@ -13,7 +13,7 @@ import type { LineTone } from '../loop/describeEvent.js';
 export async function replayCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
   const store = openStore();
   const session = await store.load(await store.resolveId(idOrPrefix));
-  const events = await readSidecarEvents(sidecarDir(session.id), (message) => process.stderr.write(`warning: ${message}\n`));
+  const events = await readSidecarEvents(sidecarDir(session.id), writeWarning);
   const timeline = buildTimeline(session, events);
   if (options.json) {
     process.stdout.write(timeline.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
@@ -61,12 +61,12 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
     }
     case 'diff':
       return [
-        `diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`,
+        `diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.since_head ? ' changed since HEAD (recorded whole by the original codeloops, not the iteration’s own)' : ''}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`,
         'info',
       ];
     case 'verdict':
       return [
-        `critic: ${entry.decision}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`,
+        `critic: ${entry.decision}${entry.decision_text === null ? '' : ` (recorded as "${entry.decision_text}")`}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`,
         entry.decision === 'DONE' ? 'success' : entry.decision === 'ERROR' ? 'error' : 'warning',
       ];
     case 'critic_changes_reverted':

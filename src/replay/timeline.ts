@@ -1,4 +1,5 @@
 import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import type { TimelineEntry, TimelineKind } from '../sessionFormat/timelineEntries.js';
 import type { Session } from '../sessions/sessionStore.js';
 
@@ -39,12 +40,14 @@ export function buildTimeline(session: Session, events: readonly RunEvent[]): Ti
       insertions: line.git_insertions ?? null,
       deletions: line.git_deletions ?? null,
       files: null,
+      since_head: diffIsSinceHead(line),
     });
     entries.push({
       kind: 'verdict',
       at: line.timestamp,
       iteration,
       decision: line.critic_decision,
+      decision_text: line.critic_decision_text ?? null,
       feedback: line.feedback,
       summary: null,
       confidence: null,
@@ -115,6 +118,7 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
         insertions: event.insertions,
         deletions: event.deletions,
         files: event.files,
+        since_head: false,
       };
     case 'critic_decision':
       return {
@@ -122,6 +126,7 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
         at,
         iteration: event.iteration,
         decision: event.decision,
+        decision_text: null,
         feedback: event.feedback,
         summary: event.summary,
         confidence: event.confidence,

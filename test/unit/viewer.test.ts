@@ -51,6 +51,7 @@ function iteration(number: number, overrides: Partial<IterationView> = {}): Iter
     critic_usage: null,
     tool_calls: 2,
     critic_reverted_files: [],
+    diff_since_head: false,
     actor_output_chars: 100,
     diff_chars: 100,
     checks: [],
