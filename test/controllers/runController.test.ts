@@ -102,7 +102,8 @@ describe('run controller (plain Node, the real runner, a stubbed editor)', () =>
   });
 
   it('decides by the refusal’s code what to offer: a missing agent opens the setting for its path', async () => {
-    const { runs, editor, folder } = controllerFor({}, { editorSettings: JSON.stringify({ agent: 'gemini' }) });
+    // Cursor: no package installs it, so it is on no PATH (npm test puts node_modules/.bin, with Gemini CLI, on PATH).
+    const { runs, editor, folder } = controllerFor({}, { editorSettings: JSON.stringify({ agent: 'cursor' }) });
     editor.answer(/could not start/, 'Set Agent Path');
     const end = await runs.start(folder, { text: 'x' });
     await editor.settled();
@@ -111,12 +112,16 @@ describe('run controller (plain Node, the real runner, a stubbed editor)', () =>
     // The editor ran the same check as `codeloops doctor`, with the editor's settings: its finding and its fix.
     assert.match(
       error!.text,
-      /could not start in .*: "gemini" was not found on PATH\. Fix: install it \(npm install -g @google\/gemini-cli\), or set \[agents\.gemini\] path/,
+      /could not start in .*: "cursor-agent" was not found on PATH\. Fix: install it \(see https:\/\/cursor\.com\/cli\), or set \[agents\.cursor\] path/,
     );
     assert.deepEqual(error!.actions, ['Set Agent Path', 'Show Log']);
     assert.deepEqual(editor.executed, [{ command: 'workbench.action.openSettings', args: ['codeloops.agentPaths'] }]);
-    assert.ok(editor.logLines.some((line) => /codeloops doctor: "gemini" was not found on PATH/.test(line)));
+    assert.ok(editor.logLines.some((line) => /codeloops doctor: "cursor-agent" was not found on PATH/.test(line)));
   });
+
+  /** Controllers whose loops run the real Claude Code: stopped after each test, whatever happened. */
+  const realControllers: RunController<FolderRef>[] = [];
+  afterEach(() => realControllers.splice(0).forEach((runs) => runs.dispose()));
 
   /** A folder whose agent is the real Claude Code CLI, in a home of its own where it is not logged in. */
   function realClaudeController(env: Record<string, string>) {
@@ -148,6 +153,7 @@ describe('run controller (plain Node, the real runner, a stubbed editor)', () =>
         ...env,
       },
     });
+    realControllers.push(runs);
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     return { runs, editor, folder: folderAt(repo), configFile };
   }
