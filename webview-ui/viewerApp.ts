@@ -245,7 +245,7 @@ export class ViewerApp {
     const facts = [
       `actor ${formatDuration(iteration.actor_duration_secs)}${iteration.actor_exit_code !== 0 ? ` (exit ${iteration.actor_exit_code})` : ''}`,
       iteration.critic_duration_secs !== null ? `critic ${formatDuration(iteration.critic_duration_secs)}` : null,
-      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
+      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.diff_since_head ? ' since HEAD' : ''}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
       iteration.tool_calls !== null ? `${iteration.tool_calls} tool call${iteration.tool_calls === 1 ? '' : 's'}` : null,
       usageText(iteration.actor_usage) ? `actor ${usageText(iteration.actor_usage)}` : null,
       usageText(iteration.critic_usage) ? `critic ${usageText(iteration.critic_usage)}` : null,
@@ -309,6 +309,7 @@ export class ViewerApp {
         icon(DECISION_ICONS[iteration.critic_decision], 'decision-icon'),
         h('h3', {}, `Iteration ${iteration.iteration_number}`),
         h('span', { class: `badge badge-${iteration.critic_decision.toLowerCase()}` }, iteration.critic_decision),
+        iteration.critic_decision_text !== undefined ? h('span', { class: 'muted decision-text' }, `recorded as “${iteration.critic_decision_text}”`) : null,
         h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
         this.capabilities.openDiff && iteration.git_files_changed > 0
           ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number }), {
@@ -335,6 +336,14 @@ export class ViewerApp {
         ? h('div', { class: 'warning-box' }, icon('warning'), ` The critic changed ${iteration.critic_reverted_files.join(', ')}; those changes were reverted.`)
         : null,
       this.renderReview(iteration.iteration_number),
+      iteration.diff_since_head && iteration.git_files_changed > 0
+        ? h(
+            'div',
+            { class: 'note-box' },
+            icon('info'),
+            ' Recorded by the original codeloops: these files and this diff are the whole change since HEAD at the end of this iteration, not the iteration’s own.',
+          )
+        : null,
       files,
       details,
     );

@@ -27,6 +27,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
     }
     case 'project_untrusted':
       return 'Trust it with "codeloops trust" (a change to the file needs trusting again), or run once without trusting it with --trust.';
+    case 'agent_missing':
+      return 'Run "codeloops doctor" to check every agent a run here would use.';
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
     default:

@@ -8,6 +8,7 @@ import type { CommentOptions, RejectOptions } from './reviewCommand.js';
 import type { RollbackOptions } from './rollbackCommand.js';
 import type { RunOptions } from './runCommand.js';
 import type { ListOptions } from './sessionsCommand.js';
+import type { DoctorOptions } from './doctorCommand.js';
 import type { UiOptions } from './uiCommand.js';
 import { UsageError } from './usageError.js';
 
@@ -26,6 +27,12 @@ function iterationLimit(value: string): number {
 
 function positiveInteger(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('expected a positive whole number.');
+  return Number(value);
+}
+
+/** An iteration as recorded: from 1, or from 0 in the original codeloops' sessions. */
+function iterationNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected an iteration number.');
   return Number(value);
 }
 
@@ -115,7 +122,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   sessions
     .command('diff <id>')
     .description("print a session's recorded diff")
-    .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
+    .option('-i, --iteration <n>', 'only this iteration (the original codeloops numbered them from 0)', iterationNumber)
     .action(async (id: string, options: { iteration?: number }) => setExitCode(await (await import('./sessionsCommand.js')).diffCommand(id, options)));
   sessions
     .command('replay <id>')
@@ -218,6 +225,18 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('-d, --working-dir <dir>', 'the project (default: the current folder)')
     .option('--revoke', 'take the trust back')
     .action(async (options: { workingDir?: string; revoke?: boolean }) => setExitCode(await (await import('./trustCommand.js')).trustCommand(options)));
+
+  program
+    .command('doctor')
+    .description('check the agents a run here would use: found, their versions (tested or not), logged in; and how to fix what is not')
+    .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
+    .addOption(agentOption('-a, --agent <agent>', 'check this agent for both roles'))
+    .addOption(agentOption('--actor-agent <agent>', 'check this agent as the actor'))
+    .addOption(agentOption('--critic-agent <agent>', 'check this agent as the critic'))
+    .option('--json', 'print the report as JSON')
+    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
+    .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it, 2 a usage or configuration error.')
+    .action(async (options: DoctorOptions) => setExitCode(await (await import('./doctorCommand.js')).doctorCommand(options)));
 
   program
     .command('init')

@@ -5,7 +5,7 @@ import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.
 import { fileLocation, formatDuration } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';
-import { openStore } from './sessionsCommand.js';
+import { openStore, writeWarning } from './sessionsCommand.js';
 import { colorEnabled, paint } from './terminal.js';
 import type { LineTone } from '../loop/describeEvent.js';
 
@@ -13,8 +13,11 @@ import type { LineTone } from '../loop/describeEvent.js';
 export async function replayCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
   const store = openStore();
   const session = await store.load(await store.resolveId(idOrPrefix));
-  const warn = (message: string) => process.stderr.write(`warning: ${message}\n`);
-  const timeline = buildTimeline(session, await readSidecarEvents(sidecarDir(session.id), warn), await readReviewRecords(sidecarDir(session.id), warn));
+  const timeline = buildTimeline(
+    session,
+    await readSidecarEvents(sidecarDir(session.id), writeWarning),
+    await readReviewRecords(sidecarDir(session.id), writeWarning),
+  );
   if (options.json) {
     process.stdout.write(timeline.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
     return 0;
@@ -48,6 +51,8 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       if (entry.input_tokens !== null || entry.output_tokens !== null) facts.push(`${entry.input_tokens ?? 0} in / ${entry.output_tokens ?? 0} out tokens`);
       if (entry.cost_usd !== null) facts.push(`$${entry.cost_usd.toFixed(4)}`);
       if (entry.tool_calls) facts.push(`${entry.tool_calls} tool call${entry.tool_calls === 1 ? '' : 's'}`);
+      if (entry.unknown_events || entry.unknown_fields)
+        facts.push(`${(entry.unknown_events ?? 0) + (entry.unknown_fields ?? 0)} unknown event(s) or field(s) ignored`);
       const state = entry.interrupted
         ? 'interrupted'
         : entry.timed_out
@@ -59,12 +64,12 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
     }
     case 'diff':
       return [
-        `diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`,
+        `diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.since_head ? ' changed since HEAD (recorded whole by the original codeloops, not the iteration’s own)' : ''}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`,
         'info',
       ];
     case 'verdict':
       return [
-        `critic: ${entry.decision}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`,
+        `critic: ${entry.decision}${entry.decision_text === null ? '' : ` (recorded as "${entry.decision_text}")`}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`,
         entry.decision === 'DONE' ? 'success' : entry.decision === 'ERROR' ? 'error' : 'warning',
       ];
     case 'critic_changes_reverted':

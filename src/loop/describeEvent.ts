@@ -1,4 +1,4 @@
-import type { AgentEvent, Usage } from '../sessionFormat/agentEvents.js';
+import type { AgentEvent, StreamDrift, Usage } from '../sessionFormat/agentEvents.js';
 import { fileLocation, formatCount, formatDuration, indent } from '../text/humanize.js';
 import { takeTail } from '../text/truncate.js';
 import type { Finding } from '../sessionFormat/reviewRecords.js';
@@ -47,10 +47,11 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
     case 'agent_finished': {
       if (event.interrupted) return [{ text: `${event.role} stopped (interrupted)`, tone: 'warning' }];
       const facts = [`${formatDuration(event.duration_secs)}`, `exit ${event.exit_code}`, ...usageFacts(event.usage)];
+      const drift = driftLine(event.role, event.drift);
       if (!event.succeeded) {
-        return [{ text: `${event.role} failed after ${facts.join(', ')}: ${event.failure_reason ?? 'unknown failure'}`, tone: 'error' }];
+        return [{ text: `${event.role} failed after ${facts.join(', ')}: ${event.failure_reason ?? 'unknown failure'}`, tone: 'error' }, ...drift];
       }
-      return [{ text: `${event.role} finished in ${facts.join(', ')}`, tone: 'muted' }];
+      return [{ text: `${event.role} finished in ${facts.join(', ')}`, tone: 'muted' }, ...drift];
     }
     case 'snapshot':
       return [];
@@ -197,4 +198,19 @@ function statusMark(status: string): string {
 
 function pathCount(count: number): string {
   return `${count} file${count === 1 ? '' : 's'}`;
+}
+
+/** A word about what the agent's stream held that its adapter does not know: harmless, but a sign its CLI changed. */
+function driftLine(role: string, drift: StreamDrift | undefined): DescribedLine[] {
+  if (!drift || drift.unknownEvents + drift.unknownFields === 0) return [];
+  const counts = [
+    drift.unknownEvents > 0 ? `${drift.unknownEvents} unknown event${drift.unknownEvents === 1 ? '' : 's'}` : '',
+    drift.unknownFields > 0 ? `${drift.unknownFields} unknown field${drift.unknownFields === 1 ? '' : 's'}` : '',
+  ].filter(Boolean);
+  return [
+    {
+      text: `${role}: its output held ${counts.join(' and ')} (${drift.examples.join(', ')}), ignored; its CLI may be a version codeloops was not tested with (codeloops doctor)`,
+      tone: 'muted',
+    },
+  ];
 }

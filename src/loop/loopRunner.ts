@@ -489,6 +489,7 @@ class LoopRun {
       agent_session_id: result.agentSessionId,
       usage: result.usage,
       tool_calls: result.toolCalls,
+      drift: result.drift,
     });
     this.reportSpend(true);
     const crossed = this.spend.crossed(this.request.budget);

@@ -1,5 +1,6 @@
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import type { TimelineEntry, TimelineKind } from '../sessionFormat/timelineEntries.js';
 import type { Session } from '../sessions/sessionStore.js';
 
@@ -43,12 +44,14 @@ export function buildTimeline(session: Session, events: readonly RunEvent[], rev
       insertions: line.git_insertions ?? null,
       deletions: line.git_deletions ?? null,
       files: null,
+      since_head: diffIsSinceHead(line),
     });
     entries.push({
       kind: 'verdict',
       at: line.timestamp,
       iteration,
       decision: line.critic_decision,
+      decision_text: line.critic_decision_text ?? null,
       feedback: line.feedback,
       summary: null,
       confidence: null,
@@ -89,6 +92,7 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry[] {
           at,
           iteration: event.iteration,
           decision: event.decision,
+          decision_text: null,
           feedback: event.feedback,
           summary: event.summary,
           confidence: event.confidence,
@@ -168,6 +172,8 @@ function fromOtherEvent(event: RunEvent, runsBefore: number): AnyEntry | undefin
         output_tokens: event.usage?.outputTokens ?? null,
         cost_usd: event.usage?.costUsd ?? null,
         tool_calls: event.tool_calls,
+        unknown_events: event.drift?.unknownEvents ?? null,
+        unknown_fields: event.drift?.unknownFields ?? null,
       };
     case 'diff_captured':
       return {
@@ -178,6 +184,7 @@ function fromOtherEvent(event: RunEvent, runsBefore: number): AnyEntry | undefin
         insertions: event.insertions,
         deletions: event.deletions,
         files: event.files,
+        since_head: false,
       };
     case 'critic_changes_reverted':
       return { kind: 'critic_changes_reverted', at, iteration: event.iteration, paths: event.paths };

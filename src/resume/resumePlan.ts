@@ -144,9 +144,19 @@ function feedbackRecord(line: IterationLine): FeedbackRecord {
   const feedback = line.feedback ?? '';
   let decision: CriticDecision;
   if (line.critic_decision === 'CONTINUE') decision = { kind: 'CONTINUE', feedback, remainingIssues: line.remaining_issues ?? [] };
-  else if (line.critic_decision === 'ERROR') decision = { kind: 'ERROR', description: feedback, recovery: '' };
+  else if (line.critic_decision === 'ERROR') decision = { kind: 'ERROR', ...errorFeedbackParts(feedback) };
   else decision = { kind: 'DONE', summary: feedback, confidence: null };
   return { iteration: line.iteration_number, decision };
+}
+
+/**
+ * An ERROR's feedback split back into what went wrong and how to recover, as this
+ * runner writes it (`…\n\nRecovery: …`) and as the original codeloops did
+ * (`Error encountered: …\n\nRecovery suggestion: …`).
+ */
+export function errorFeedbackParts(feedback: string): { description: string; recovery: string } {
+  const match = /^(?:Error encountered:\s*)?([\s\S]*?)\n\nRecovery(?: suggestion)?:\s*([\s\S]*)$/.exec(feedback);
+  return match ? { description: match[1]!.trim(), recovery: match[2]!.trim() } : { description: feedback.replace(/^Error encountered:\s*/, ''), recovery: '' };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { agentEventSchema, usageSchema } from './agentEvents.js';
+import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
 import { findingSchema, REVIEW_MODES } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
@@ -130,6 +130,12 @@ export const runEventSchema = z.discriminatedUnion('type', [
     ...agentRunOutcomeShape,
     usage: z.nullable(usageSchema),
     tool_calls: z.int(),
+    /**
+     * Events of unknown types and unknown fields in the agent's stream (its CLI is
+     * newer or older than the versions its adapter knows): ignored, counted here.
+     * Absent in records of older runners.
+     */
+    drift: z.optional(streamDriftSchema),
   }),
   event('snapshot', { iteration, label: z.enum(['pre', 'post', 'critic', 'checks']), commit: z.string(), ref: z.nullable(z.string()) }),
   event('diff_captured', {

@@ -36,10 +36,22 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     output_tokens: z.nullable(z.number()),
     cost_usd: z.nullable(z.number()),
     tool_calls: z.nullable(z.int()),
+    /** Events of unknown types and unknown fields in the agent's stream, ignored (null: not recorded). */
+    unknown_events: z.nullable(z.int()),
+    unknown_fields: z.nullable(z.int()),
   }),
-  entry('diff', { files_changed: z.int(), insertions: z.nullable(z.int()), deletions: z.nullable(z.int()), files: z.nullable(z.array(fileChangeSchema)) }),
+  entry('diff', {
+    files_changed: z.int(),
+    insertions: z.nullable(z.int()),
+    deletions: z.nullable(z.int()),
+    files: z.nullable(z.array(fileChangeSchema)),
+    /** The recorded diff is the whole change since HEAD, not the iteration's own (the original codeloops recorded it so). */
+    since_head: z.boolean(),
+  }),
   entry('verdict', {
     decision: z.enum(CRITIC_DECISIONS),
+    /** The decision as the session file wrote it, when in other words (the original codeloops: `DONE (confidence: 95%)`); else null. */
+    decision_text: z.nullable(z.string()),
     feedback: z.nullable(z.string()),
     summary: z.nullable(z.string()),
     confidence: z.nullable(z.number()),

@@ -29,6 +29,8 @@ export const iterationViewSchema = z.object({
   actor_usage: z.nullable(usageSchema),
   critic_usage: z.nullable(usageSchema),
   tool_calls: z.nullable(z.int()),
+  /** The recorded diff (and so `files`) is the whole change since HEAD, not the iteration's own: the original codeloops recorded it so. */
+  diff_since_head: z.boolean(),
   /** Sizes, so a viewer can warn before asking for megabytes. */
   actor_output_chars: z.int(),
   diff_chars: z.int(),

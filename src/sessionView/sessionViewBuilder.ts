@@ -3,6 +3,7 @@ import type { Usage } from '../sessionFormat/agentEvents.js';
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
 import { foldReview, isReviewEvent, reviewItems } from '../sessions/reviewState.js';
+import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
@@ -53,6 +54,7 @@ export function buildSessionView(session: Session, events: readonly RunEvent[], 
       actor_usage: sumUsage(actorRuns),
       critic_usage: sumUsage(criticRuns),
       tool_calls: actorRuns.length > 0 ? actorRuns.reduce((sum, run) => sum + run.tool_calls, 0) : null,
+      diff_since_head: diffIsSinceHead(line),
       actor_output_chars: actor_output.length,
       diff_chars: git_diff.length,
       // The last run of each check for this number (a resumed session can repeat one).

@@ -32,6 +32,8 @@ export interface ScriptedAgent {
   /** How many times the role was started. */
   calls(role: 'actor' | 'critic'): number;
   envSeen(role: 'actor' | 'critic', call: number): Record<string, string | number | undefined>;
+  /** The arguments the role was started with on its n-th call. */
+  argsSeen(role: 'actor' | 'critic', call: number): string[];
 }
 
 export const SCRIPTED_AGENT = (): string => path.join(repoRoot(), 'test', 'fixtures', 'agents', 'scriptedAgent.mjs');
@@ -49,6 +51,7 @@ export function scriptedAgent(script: AgentScript): ScriptedAgent {
       return fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) : 0;
     },
     envSeen: (role, call) => JSON.parse(fs.readFileSync(path.join(dir, `${role}-${call}.env`), 'utf8')) as Record<string, string | number | undefined>,
+    argsSeen: (role, call) => JSON.parse(fs.readFileSync(path.join(dir, `${role}-${call}.args`), 'utf8')) as string[],
   };
 }
 

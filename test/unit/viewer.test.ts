@@ -51,6 +51,7 @@ function iteration(number: number, overrides: Partial<IterationView> = {}): Iter
     critic_usage: null,
     tool_calls: 2,
     critic_reverted_files: [],
+    diff_since_head: false,
     actor_output_chars: 100,
     diff_chars: 100,
     checks: [],
@@ -227,6 +228,31 @@ describe('session viewer (rendered in a DOM)', () => {
       cards[0]!.querySelector('.facts-inline')!.textContent!,
       /actor 12\.5s · critic 4\.0s · 1 file \+3 −1 · 2 tool calls · actor \$0\.0123 · 1\.2k tokens/,
     );
+  });
+
+  it('shows a session of the original codeloops: iterations from 0, the decision’s own words, its diff as the whole change since HEAD', () => {
+    const { root } = open(
+      session({
+        iterations: [
+          iteration(0, { critic_decision: 'CONTINUE', critic_decision_text: 'CONTINUE (2 issues)', diff_since_head: true }),
+          iteration(1, { critic_decision: 'DONE', critic_decision_text: 'approved', diff_since_head: true, feedback: null }),
+        ],
+      }),
+    );
+    const cards = [...root.querySelectorAll('article.iteration')];
+    assert.deepEqual(
+      cards.map((card) => [card.getAttribute('aria-label'), card.querySelector('.decision-text')?.textContent]),
+      [
+        ['Iteration 0: CONTINUE', 'recorded as “CONTINUE (2 issues)”'],
+        ['Iteration 1: DONE', 'recorded as “approved”'],
+      ],
+    );
+    assert.match(cards[0]!.querySelector('.facts-inline')!.textContent!, /1 file since HEAD \+3 −1/);
+    assert.match(cards[0]!.querySelector('.note-box')!.textContent!, /the whole change since HEAD at the end of this iteration, not the iteration’s own/);
+    // This runner's own iterations carry neither.
+    const own = open(session()).root.querySelector('article.iteration')!;
+    assert.equal(own.querySelector('.note-box'), null);
+    assert.equal(own.querySelector('.decision-text'), null);
   });
 
   it('shows each iteration’s checks, a DONE the checks refused, the stop reason and the cost against its cap', () => {

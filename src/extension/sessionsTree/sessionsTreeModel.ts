@@ -129,12 +129,16 @@ export function iterationNodes(view: SessionView): IterationNode[] {
       sessionId: view.id,
       number: iteration.iteration_number,
       label: `Iteration ${iteration.iteration_number}`,
-      description: `${iteration.critic_decision} · ${plural(iteration.git_files_changed, 'file')}${counts} · ${formatDuration(iteration.actor_duration_secs)}`,
+      description: `${iteration.critic_decision} · ${plural(iteration.git_files_changed, 'file')}${iteration.diff_since_head ? ' since HEAD' : ''}${counts} · ${formatDuration(iteration.actor_duration_secs)}`,
       icon: DECISION_ICONS[iteration.critic_decision],
       tooltip: {
-        title: `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}`,
-        lines: iteration.remaining_issues.map((issue) => `• ${issue}`),
-        markdown: iteration.critic_decision === 'DONE' ? (iteration.summary ?? undefined) : (iteration.feedback ?? undefined),
+        title: `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}${iteration.critic_decision_text !== undefined ? ` (recorded as "${iteration.critic_decision_text}")` : ''}`,
+        lines: [
+          ...iteration.remaining_issues.map((issue) => `• ${issue}`),
+          ...(iteration.diff_since_head ? ['Recorded by the original codeloops: the files are the whole change since HEAD, not this iteration’s own.'] : []),
+        ],
+        // The original codeloops kept a DONE's summary in its feedback.
+        markdown: iteration.critic_decision === 'DONE' ? (iteration.summary ?? iteration.feedback ?? undefined) : (iteration.feedback ?? undefined),
       },
       files: iteration.files,
       contextValue: TREE_ITEM_KINDS.iteration,
