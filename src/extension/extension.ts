@@ -178,8 +178,9 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     command(COMMANDS.deleteSession, async (node?: TreeNode) => sessionCommands.delete(node?.kind === 'session' ? node.id : undefined)),
     command(COMMANDS.continueLoop, (sessionId?: string) => runs.resumeAfterReview('continue', typeof sessionId === 'string' ? sessionId : undefined)),
     command(COMMANDS.toggleReviewPause, () => toggleReviewPause()),
-    command(COMMANDS.rejectHunk, async (ref?: HunkRef) => {
-      const target = ref ?? (await hunkAtCursor(hunkLenses));
+    command(COMMANDS.rejectHunk, async (ref?: unknown) => {
+      // From a lens: the hunk. From the editor's context menu or title: the document's URI, and the hunk is under the cursor.
+      const target = isHunkRef(ref) ? ref : await hunkAtCursor(hunkLenses);
       if (!target || !(await starter.ensureTrusted('change files'))) return;
       await rejectHunkCommand(review, target.sessionId, target.iteration, target.hunk);
     }),
@@ -219,6 +220,11 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   vscodeCommands.setContext(CONTEXT_RUNNING, false);
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
   return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review };
+}
+
+function isHunkRef(value: unknown): value is HunkRef {
+  const ref = value as Partial<HunkRef> | undefined;
+  return typeof ref?.sessionId === 'string' && typeof ref.iteration === 'number' && typeof ref.hunk === 'number';
 }
 
 /** The hunk under the cursor of the active editor, when it shows the post side of an iteration's diff. */
