@@ -68,6 +68,29 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal((await readReview([target.sidecarDirectory])).rejections[0]?.undone, true);
   });
 
+  it('rejects adjacent hunks one at a time, each on its own, in either order', async () => {
+    // Seven unchanged lines apart: with three lines of context each, two hunks side by side that do not merge.
+    const repo = createRepo({ files: { 'app.txt': lines(20) } });
+    const target = await iterationOf(repo, () => fs.writeFileSync(path.join(repo, 'app.txt'), lines(20, { 4: 'four', 12: 'twelve' })));
+    const hunks = (await iterationHunks(target, 1))!.flatMap((file) => file.hunks);
+    assert.deepEqual(
+      hunks.map((hunk) => [hunk.oldStart, hunk.oldLines]),
+      [
+        [1, 7],
+        [9, 7],
+      ],
+    );
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: null })).result, 'rejected');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 4: 'four' }));
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 1, reason: null })).result, 'rejected');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20));
+    // Undone in the other order: the last rejection first, then the one before.
+    assert.equal((await undoRejection({ ...target })).result, 'rejection_undone');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 4: 'four' }));
+    assert.equal((await undoRejection({ ...target, id: 'R1.1' })).result, 'rejection_undone');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 4: 'four', 12: 'twelve' }));
+  });
+
   it('changes nothing when the user has since edited the hunk’s lines, and names the file', async () => {
     const repo = createRepo({ files: { 'app.txt': lines(10) } });
     const target = await iterationOf(repo, () => fs.writeFileSync(path.join(repo, 'app.txt'), lines(10, { 5: 'by the actor' })));
