@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
 import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTracker.js';
@@ -395,7 +396,13 @@ class LoopRun {
 
     const gate = checkGate(verdict.decision, checks);
     if (gate.refused) this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name) });
-    const findings = await anchorFindings(request.repository, post.commit, iteration, verdict.findings);
+    const findings = await anchorFindings(
+      request.repository,
+      post.commit,
+      iteration,
+      verdict.findings,
+      path.relative(request.repository.root, request.workingDir).split(path.sep).join('/'),
+    );
     const openIds = new Set([...openReview.findings.map((item) => item.finding.id), ...openReview.comments.map((item) => item.comment.id)]);
     const resolved = verdict.resolved.filter((id) => openIds.has(id));
     this.record(iteration, actor, diff, verdict, gate.decision, checks, reverted, { findings, resolved });

@@ -14,7 +14,14 @@ import type { Finding } from '../sessionFormat/reviewRecords.js';
  * A finding that points nowhere (a file the critic misnamed, lines past the end) is
  * kept, as a general finding: what it says still counts.
  */
-export async function anchorFindings(repository: Repository, commit: string, iteration: number, findings: readonly CriticFinding[]): Promise<Finding[]> {
+export async function anchorFindings(
+  repository: Repository,
+  commit: string,
+  iteration: number,
+  findings: readonly CriticFinding[],
+  /** Where the loop ran, from the top of the repository (`''` at the top): a critic there names files from there. */
+  workingDirPrefix = '',
+): Promise<Finding[]> {
   const lineCounts = new Map<string, number | undefined>();
   const linesOf = async (file: string): Promise<number | undefined> => {
     if (!lineCounts.has(file)) {
@@ -25,8 +32,19 @@ export async function anchorFindings(repository: Repository, commit: string, ite
   };
   const anchored: Finding[] = [];
   for (const [index, finding] of findings.entries()) {
-    const file = finding.file === null ? null : normalizePath(finding.file);
-    const lines = file === null ? undefined : await linesOf(file);
+    // The critic ran in the loop's folder: a path is first read from there, then from the top.
+    const named = finding.file === null ? null : normalizePath(finding.file);
+    const candidates =
+      named === null ? [] : workingDirPrefix === '' || named.startsWith(`${workingDirPrefix}/`) ? [named] : [`${workingDirPrefix}/${named}`, named];
+    let file = named;
+    let lines: number | undefined;
+    for (const candidate of candidates) {
+      lines = await linesOf(candidate);
+      if (lines !== undefined) {
+        file = candidate;
+        break;
+      }
+    }
     const inRange = lines !== undefined && (finding.line === null || (finding.line <= lines && (finding.endLine ?? finding.line) <= Math.max(lines, 1)));
     anchored.push({
       id: `F${iteration}.${index + 1}`,

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openRepository } from '../../src/git/repository.js';
 import { readSnapshot, sessionHeadRef, snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
+import { anchorFindings } from '../../src/loop/reviewItems.js';
 import { addComment } from '../../src/review/comments.js';
 import { iterationHunks, rejectHunk, stageChanges, undoRejection, type ReviewTarget } from '../../src/review/hunkReview.js';
 import type { RunEventOf } from '../../src/sessionFormat/runEvents.js';
@@ -225,6 +226,17 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.deepEqual(resolution.resolved, ['F1.1'], 'an id it does not know is not recorded');
     assert.doesNotMatch(agent.prompt('actor', 3), /F1\.1/, 'a resolved finding is not repeated');
     assert.match(agent.prompt('actor', 3), /F1\.2/, 'the others stay open');
+  });
+
+  it('finds a file the critic names from the folder the loop ran in, below the repository’s top', async () => {
+    const repo = createRepo({ files: { 'pkg/a.txt': 'one\ntwo\n', 'a.txt': 'top\n' } });
+    const repository = await openRepository(repo);
+    const { commit } = await takeSnapshot(repository, 'post');
+    const finding = (file: string) => ({ file, line: 2, endLine: 2, severity: 'info' as const, message: 'm' });
+    const [inFolder, atTop] = await anchorFindings(repository, commit, 3, [finding('a.txt'), finding('./pkg/a.txt')], 'pkg');
+    // `a.txt` at the top has one line: line 2 is in the folder's a.txt, where the critic stood.
+    assert.deepEqual([inFolder!.file, inFolder!.anchored], ['pkg/a.txt', true]);
+    assert.deepEqual([atTop!.id, atTop!.file, atTop!.anchored], ['F3.2', 'pkg/a.txt', true]);
   });
 
   it('pauses for review: the user comments and rejects a hunk, the next actor is told (the user first), and stop ends the loop interrupted', async () => {
