@@ -10,6 +10,7 @@ export function cliHint(error: CodeloopsError): string | undefined {
   switch (error.code) {
     case 'directory_missing':
     case 'not_a_repository':
+    case 'not_a_work_tree':
       return 'Pass -d <folder> to work in another folder.';
     case 'session_not_found':
       return 'Run "codeloops sessions list" to see the sessions there.';

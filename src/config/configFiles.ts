@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
+import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import * as z from '../sessionFormat/zod.js';
@@ -175,9 +176,11 @@ export function readConfigFile<T>(filePath: string, schema: z.ZodMiniType<T>): T
 /** A config file's text, or undefined when there is none. */
 export function readConfigText(filePath: string): string | undefined {
   try {
-    return fs.readFileSync(filePath, 'utf8');
+    // Never blocks: a FIFO named codeloops.toml must not hang a dry run.
+    return readRegularFileSync(filePath);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (error instanceof NotARegularFileError) throw new ConfigError(filePath, `${error.reason}; a config file must be a regular file.`);
     throw new ConfigError(filePath, `cannot be read: ${(error as Error).message}`);
   }
 }

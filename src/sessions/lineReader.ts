@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import readline from 'node:readline';
+import type { FileHandle } from 'node:fs/promises';
 
 /**
  * Reading JSONL without reading what we do not need: the first line from the front,
@@ -151,21 +151,107 @@ function locatedLine(chunks: Buffer[], start: number, end: number, terminated: b
   };
 }
 
-/** Every line of a file with its 1-based number, streamed. */
-export async function* readAllLines(filePath: string): AsyncGenerator<{ text: string; lineNumber: number; last: boolean }> {
-  const stream = fs.createReadStream(filePath, { encoding: 'utf8', highWaterMark: CHUNK_BYTES });
-  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
-  let lineNumber = 0;
-  let previous: string | undefined;
-  try {
-    for await (const line of lines) {
-      if (previous !== undefined) yield { text: previous, lineNumber, last: false };
-      previous = line;
-      lineNumber += 1;
+/** A line longer than this is not kept in pieces while its end is looked for: it is read again whole, once. */
+const KEEP_WHILE_SCANNING_BYTES = 1024 * 1024;
+
+/** One line of a file read front to back. */
+export interface ReadLine {
+  text: string;
+  /** 1-based. */
+  lineNumber: number;
+  /** The last line of the file as far as it has been read. */
+  last: boolean;
+  /** Byte offsets of its first byte and just past its last (before the newline): where to read it again alone. */
+  start: number;
+  end: number;
+}
+
+/**
+ * Every line of an open file, read only as it is asked for: a consumer that waits (a
+ * slow client) holds the reading, so memory is one line, never the file. Lines end at
+ * "\n" alone (a "\r" before it is dropped), as the listing reads them. A long line is
+ * scanned, then read into one buffer of its exact size and decoded, so it costs about
+ * its own size, not several copies. A class rather than a generator, so that nothing
+ * holds a line once it has been handed on.
+ */
+export class LineReader {
+  private size = 0;
+  private position = 0;
+  private lineStart = 0;
+  private lineNumber = 0;
+  private pieces: Buffer[] = [];
+  private keptBytes = 0;
+  private dropped = false;
+  /** The current chunk and where in it the next line starts. */
+  private chunk: Buffer = Buffer.alloc(0);
+  private from = 0;
+  private ended = false;
+
+  constructor(private readonly handle: FileHandle) {}
+
+  /** The next line, or undefined at the end of the file. */
+  async next(): Promise<ReadLine | undefined> {
+    if (this.position === 0 && this.size === 0) this.size = (await this.handle.stat()).size;
+    for (;;) {
+      const newlineAt = this.chunk.indexOf(NEWLINE, this.from);
+      if (newlineAt >= 0) {
+        this.keep(this.chunk.subarray(this.from, newlineAt));
+        const start = this.lineStart;
+        const end = this.position - this.chunk.length + newlineAt;
+        this.from = newlineAt + 1;
+        this.lineStart = end + 1;
+        this.lineNumber += 1;
+        return { text: await this.takeLine(start, end), lineNumber: this.lineNumber, last: this.lineStart >= this.size, start, end };
+      }
+      // Kept as a copy: the chunk itself is dropped as soon as its lines are out.
+      if (this.from < this.chunk.length) this.keep(Buffer.from(this.chunk.subarray(this.from)));
+      if (this.ended) return undefined;
+      this.chunk = await readRange(this.handle, this.position, CHUNK_BYTES);
+      this.from = 0;
+      this.position += this.chunk.length;
+      // A file that grows while it is read (a running loop) is read to its end as it is now.
+      this.size = Math.max(this.size, this.position);
+      if (this.chunk.length === 0) {
+        this.ended = true;
+        if (this.lineStart < this.position) {
+          const start = this.lineStart;
+          this.lineStart = this.position;
+          return { text: await this.takeLine(start, this.position), lineNumber: ++this.lineNumber, last: true, start, end: this.position };
+        }
+        return undefined;
+      }
     }
-    if (previous !== undefined) yield { text: previous, lineNumber, last: true };
-  } finally {
-    lines.close();
-    stream.destroy();
   }
+
+  private keep(piece: Buffer): void {
+    if (this.dropped || piece.length === 0) return;
+    this.keptBytes += piece.length;
+    if (this.keptBytes > KEEP_WHILE_SCANNING_BYTES) {
+      this.pieces = [];
+      this.dropped = true;
+    } else this.pieces.push(piece);
+  }
+
+  private async takeLine(start: number, end: number): Promise<string> {
+    const pieces = this.pieces;
+    const dropped = this.dropped;
+    this.pieces = [];
+    this.keptBytes = 0;
+    this.dropped = false;
+    const bytes = dropped ? await readRange(this.handle, start, end - start) : pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+    const text = bytes.toString('utf8');
+    return text.endsWith('\r') ? text.slice(0, -1) : text;
+  }
+}
+
+/** Reads a byte range of an open file (less at its end). */
+export async function readRange(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled === length ? buffer : buffer.subarray(0, filled);
 }

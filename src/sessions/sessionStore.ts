@@ -1,10 +1,11 @@
 import fsSync from 'node:fs';
-import fs from 'node:fs/promises';
+import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { sessionLineSchema, sessionStartLineSchema, type IterationLine, type SessionEndLine, type SessionStartLine } from '../sessionFormat/sessionLines.js';
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import { isSessionId, timestampFromSessionId } from '../sessionFormat/sessionFiles.js';
-import { readAllLines, readFirstLine, readLinesBackward } from './lineReader.js';
+import { NotARegularFileError, openRegularFile, openRegularFileSync, realFolderOf, statRegularFile } from '../files/regularFile.js';
+import { LineReader, readFirstLine, readLinesBackward, readRange } from './lineReader.js';
 import { matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { computeStats, summarize } from './sessionSummary.js';
@@ -22,12 +23,32 @@ export interface Session {
 
 export type WarningSink = (message: string) => void;
 
+/** Where a line is in its file, in bytes (its newline excluded): enough to read it again alone. */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
 /** One piece of a session as `SessionStore.read` streams it. */
 export type SessionPart =
   | { kind: 'start'; line: SessionStartLine; filePath: string }
-  | { kind: 'iteration'; line: IterationLine }
+  | { kind: 'iteration'; line: IterationLine; range: LineRange }
   | { kind: 'end'; line: SessionEndLine }
   | { kind: 'warning'; message: string };
+
+/** As SessionPart, with each iteration as its validated JSON text (`SessionStore.readAsJson`). */
+export type SessionJsonPart = Exclude<SessionPart, { kind: 'iteration' }> | { kind: 'iteration'; json: string };
+
+interface PartsReading {
+  id: string;
+  filePath: string;
+  lines: LineReader;
+  asJson: boolean;
+  started: boolean;
+  ended: boolean;
+  /** A part that follows the warning just handed on. */
+  pending?: SessionPart | SessionJsonPart;
+}
 
 export class SessionNotFoundError extends CodeloopsError {
   override name = 'SessionNotFoundError';
@@ -91,6 +112,8 @@ interface FileSummary {
 
 export class SessionStore {
   private readonly index: SummaryIndex;
+  /** The folder's real path, for telling links that stay in it from links that lead out. */
+  private readonly realDirectory = once(() => realFolderOf(this.directory));
 
   constructor(
     readonly directory: string,
@@ -162,17 +185,13 @@ export class SessionStore {
     const filePath = path.join(this.directory, `${id}.jsonl`);
     let stat: fsSync.Stats | undefined;
     try {
-      stat = fsSync.statSync(filePath, { throwIfNoEntry: false });
+      // A folder, a FIFO, a device or a link out of the folder named like a session: never opened.
+      stat = statRegularFile(filePath, this.directory, this.realDirectory);
     } catch (error) {
-      this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
+      this.warn(`${id}: skipped, ${error instanceof NotARegularFileError ? error.message : `it cannot be read (${(error as Error).message})`}`);
       return undefined;
     }
     if (!stat) return undefined; // deleted since the folder was read: not a warning, just gone
-    if (!stat.isFile()) {
-      // A folder, a FIFO or a device named like a session: never opened (a FIFO would block).
-      this.warn(`${id}: skipped, ${filePath} is not a regular file`);
-      return undefined;
-    }
     const cached = this.index.get(id, stat);
     const found = cached ?? this.readSummary(id);
     for (const warning of found?.warnings ?? []) this.warn(`${id}: ${warning}`);
@@ -224,42 +243,87 @@ export class SessionStore {
    * comes first; a later `end` replaces an earlier one.
    */
   async *read(id: string): AsyncGenerator<SessionPart> {
+    yield* this.readParts(id, false) as AsyncGenerator<SessionPart>;
+  }
+
+  /**
+   * As `read`, with each iteration as its JSON text, validated, to be written out as it
+   * is: a server sending a session does not hold both the text and what it parses to.
+   */
+  async *readAsJson(id: string): AsyncGenerator<SessionJsonPart> {
+    yield* this.readParts(id, true) as AsyncGenerator<SessionJsonPart>;
+  }
+
+  private async *readParts(id: string, asJson: boolean): AsyncGenerator<SessionPart | SessionJsonPart> {
     const filePath = this.filePathOf(id);
+    const handle = await openSessionFile(filePath, id, this.directory);
     try {
-      await fs.access(filePath);
-    } catch {
-      throw new SessionNotFoundError(id, this.directory);
+      const reading: PartsReading = { id, filePath, lines: new LineReader(handle), asJson, started: false, ended: false };
+      // One part at a time, made outside this generator: nothing here holds a line's text while its part is out.
+      for (let part = await this.nextPart(reading); part; part = await this.nextPart(reading)) yield part;
+      if (!reading.started) throw new NotASessionError(`${filePath} has no readable session_start line.`, filePath);
+    } finally {
+      await handle.close();
     }
-    let started = false;
-    let ended = false;
+  }
+
+  private async nextPart(reading: PartsReading): Promise<SessionPart | SessionJsonPart | undefined> {
     const warning = (message: string): SessionPart => {
-      this.warn(`${id}: ${message}`);
+      this.warn(`${reading.id}: ${message}`);
       return { kind: 'warning', message };
     };
-    for await (const { text, lineNumber, last } of readAllLines(filePath)) {
+    if (reading.pending) {
+      const pending = reading.pending;
+      reading.pending = undefined;
+      return pending;
+    }
+    for (;;) {
+      const read = await reading.lines.next();
+      if (!read) return undefined;
+      const { text, lineNumber, last } = read;
       if (text.trim() === '') continue;
       const parsed = parseLine(text);
-      if (!parsed.ok) {
-        yield warning(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
-        continue;
-      }
+      if (!parsed.ok) return warning(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
       const line = parsed.line;
-      if (!started) {
-        if (line.type !== 'session_start') throw new NotASessionError(`${filePath} does not start with a session_start line.`, filePath);
-        started = true;
-        yield { kind: 'start', line, filePath };
-      } else if (line.type === 'iteration') {
-        if (ended) yield warning(`line ${lineNumber}: iteration after session_end`);
-        yield { kind: 'iteration', line };
-      } else if (line.type === 'session_end') {
-        if (ended) yield warning(`line ${lineNumber}: a second session_end; the last one wins`);
-        ended = true;
-        yield { kind: 'end', line };
-      } else {
-        yield warning(`skipped line ${lineNumber}: a second session_start`);
+      if (!reading.started) {
+        if (line.type !== 'session_start') throw new NotASessionError(`${reading.filePath} does not start with a session_start line.`, reading.filePath);
+        reading.started = true;
+        return { kind: 'start', line, filePath: reading.filePath };
       }
+      if (line.type === 'iteration') {
+        const part: SessionPart | SessionJsonPart = reading.asJson
+          ? { kind: 'iteration', json: text }
+          : { kind: 'iteration', line, range: { start: read.start, end: read.end } };
+        if (!reading.ended) return part;
+        reading.pending = part;
+        return warning(`line ${lineNumber}: iteration after session_end`);
+      }
+      if (line.type === 'session_end') {
+        const part: SessionPart = { kind: 'end', line };
+        const again = reading.ended;
+        reading.ended = true;
+        if (!again) return part;
+        reading.pending = part;
+        return warning(`line ${lineNumber}: a second session_end; the last one wins`);
+      }
+      return warning(`skipped line ${lineNumber}: a second session_start`);
     }
-    if (!started) throw new NotASessionError(`${filePath} has no readable session_start line.`, filePath);
+  }
+
+  /**
+   * One iteration line, read alone from where an earlier reading found it; undefined
+   * when the file no longer holds that iteration there (it was rewritten since).
+   */
+  async readIterationAt(id: string, range: LineRange, iterationNumber: number): Promise<IterationLine | undefined> {
+    const filePath = this.filePathOf(id);
+    const handle = await openSessionFile(filePath, id, this.directory);
+    try {
+      const text = (await readRange(handle, range.start, range.end - range.start)).toString('utf8').replace(/\r$/, '');
+      const parsed = parseLine(text);
+      return parsed.ok && parsed.line.type === 'iteration' && parsed.line.iteration_number === iterationNumber ? parsed.line : undefined;
+    } finally {
+      await handle.close();
+    }
   }
 
   /** The recorded diff of one iteration, or of every iteration in order. */
@@ -299,18 +363,15 @@ export class SessionStore {
     const filePath = path.join(this.directory, `${id}.jsonl`);
     let fd: number;
     try {
-      // Non-blocking: a FIFO put there after the check above must not hang the reader.
-      fd = fsSync.openSync(filePath, fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0));
+      // Non-blocking, and a regular file only: a FIFO put there after the check above must not hang the reader.
+      fd = openRegularFileSync(filePath, { within: this.directory });
     } catch (error) {
       // Deleted between readdir and open: not a warning, just gone.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.warn(`${id}: skipped, ${error instanceof NotARegularFileError ? error.message : `it cannot be read (${(error as Error).message})`}`);
       return undefined;
     }
     try {
-      if (!fsSync.fstatSync(fd).isFile()) {
-        this.warn(`${id}: skipped, ${filePath} is not a regular file`);
-        return undefined;
-      }
       return this.summaryFromFile(id, fd);
     } catch (error) {
       // A file we may not read: say so, list the rest.
@@ -360,6 +421,26 @@ export class SessionStore {
   }
 }
 
+/**
+ * Opens a session file for reading, never blocking and never through a link out of
+ * the folder: what is not a regular file there is not a session, and says what it is.
+ */
+async function openSessionFile(filePath: string, id: string, directory: string): Promise<FileHandle> {
+  try {
+    return await openRegularFile(filePath, { within: directory });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionNotFoundError(id, directory);
+    if (error instanceof NotARegularFileError)
+      throw new NotASessionError(`${error.message}: only regular files in the sessions folder are read as sessions.`, filePath);
+    throw error;
+  }
+}
+
+function once<T>(compute: () => T): () => T {
+  let value: { of: T } | undefined;
+  return () => (value ??= { of: compute() }).of;
+}
+
 /** Lines longer than this are peeked at rather than parsed while listing. */
 const LARGE_LINE_BYTES = 256 * 1024;
 
@@ -382,7 +463,11 @@ function parseWith<T>(
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
-    return { ok: false, reason: 'not valid JSON' };
+    // Lines are ended by "\n": a file whose lines end in a carriage return alone reads as one long line.
+    return {
+      ok: false,
+      reason: text.includes('\r') ? 'not valid JSON; its lines end in a carriage return alone, and session lines must end in "\\n"' : 'not valid JSON',
+    };
   }
   const result = schema.safeParse(json);
   if (!result.success) return { ok: false, reason: describeIssues(result.error.issues) };

@@ -8,6 +8,8 @@ export interface CliResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+  /** It was still running at `timeoutMs` and was killed: it hung. */
+  timedOut: boolean;
 }
 
 export function cliPath(): string {
@@ -23,15 +25,35 @@ export interface CliRun {
   done: Promise<CliResult>;
 }
 
+export interface CliOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  /** Kill it after this long and report `timedOut` (a test of something that must not hang fails, not the run). */
+  timeoutMs?: number;
+  /** Run it as another user (a test run as root that needs a file root could read). */
+  uid?: number;
+  gid?: number;
+}
+
 /** Starts the built CLI as a user would: `node dist/cli.js …`, no shell. */
-export function startCli(args: string[], options: { cwd: string; env?: Record<string, string> }): CliRun {
+export function startCli(args: string[], options: CliOptions): CliRun {
   const child = spawn(process.execPath, [cliPath(), ...args], {
     cwd: options.cwd,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    uid: options.uid,
+    gid: options.gid,
   });
   let stdout = '';
   let stderr = '';
+  let timedOut = false;
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          child.kill('SIGKILL');
+        }, options.timeoutMs);
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -41,7 +63,12 @@ export function startCli(args: string[], options: { cwd: string; env?: Record<st
       else waiters.push(waiter);
     }
   });
-  const done = new Promise<CliResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, timedOut });
+    }),
+  );
   return {
     child,
     done,
@@ -55,6 +82,6 @@ export function startCli(args: string[], options: { cwd: string; env?: Record<st
   };
 }
 
-export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
   return startCli(args, options).done;
 }
