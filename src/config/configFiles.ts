@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.js';
-import { CodeloopsError } from '../sessionFormat/failures.js';
+import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import * as z from '../sessionFormat/zod.js';
 
@@ -116,9 +116,16 @@ export class ConfigError extends CodeloopsError {
   constructor(
     readonly filePath: string,
     detail: string,
+    /** More facts for scripts: the key, the argument. */
+    details: FailureDetails = {},
   ) {
-    super('config_invalid', `${filePath}: ${detail}`, { file: filePath });
+    super('config_invalid', `${filePath}: ${detail}`, { file: filePath, ...details });
   }
+}
+
+/** A program named with a path is relative to the folder of the file that names it; a bare name is looked up on PATH. */
+export function locateProgram(program: string, baseDir: string): string {
+  return program.includes('/') || program.includes('\\') ? path.resolve(baseDir, program) : program;
 }
 
 export function configHome(env: Environment = process.env): string {

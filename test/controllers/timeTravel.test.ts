@@ -41,6 +41,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
       commands: editor.commands,
       showStatus: editor.showStatus,
       editorSettingsJson: () => undefined,
+      isTrusted: () => true,
       showAgentText: () => false,
       env: { ...process.env, ...home.env },
     });

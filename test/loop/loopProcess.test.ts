@@ -22,6 +22,7 @@ function start(script: AgentScript, options: { prompt?: { text: string } | { fil
       workingDir: repo,
       prompt: options.prompt ?? { text: '-n is not a flag 🎉' },
       editorSettings: options.editorSettings,
+      trusted: true,
       env: { ...globalThis.process.env, ...home.env },
     },
     (event) => events.push(event),
@@ -68,8 +69,9 @@ describe('the runner as a child process (how the extension runs loops)', () => {
     const runner = path.join(tempDir(), 'broken-runner.js');
     fs.writeFileSync(runner, "process.stderr.write('codeloops: something broke inside'); process.exit(2);\n");
     const events: RunEvent[] = [];
-    const end = await new LoopProcess({ cliPath: runner, nodePath: globalThis.process.execPath, workingDir: tempDir(), prompt: { text: 'x' } }, (event) =>
-      events.push(event),
+    const end = await new LoopProcess(
+      { cliPath: runner, nodePath: globalThis.process.execPath, workingDir: tempDir(), prompt: { text: 'x' }, trusted: true },
+      (event) => events.push(event),
     ).done;
     assert.equal(end.kind, 'crashed');
     assert.ok(end.kind === 'crashed' && /something broke inside/.test(end.message));

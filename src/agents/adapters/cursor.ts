@@ -25,6 +25,7 @@ export const cursorAdapter: AgentAdapter = {
   displayName: 'Cursor',
   defaultBinary: 'cursor-agent',
   installHint: 'see https://cursor.com/cli',
+  permissionFlags: ['--force', '-f', '--yolo', '--mode', '--sandbox', '--approve-mcps', '--workspace', '--trust'],
   canResume: true,
   costCoversAgentSession: false,
   diagnose: () => null,

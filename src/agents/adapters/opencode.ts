@@ -48,6 +48,8 @@ export const opencodeAdapter: AgentAdapter = {
   displayName: 'OpenCode',
   defaultBinary: 'opencode',
   installHint: 'npm install -g opencode-ai',
+  // --agent picks the permissions (the critic runs as `plan`); --attach and --dir run elsewhere.
+  permissionFlags: ['--auto', '--dangerously-skip-permissions', '--agent', '--attach', '--dir'],
   canResume: true,
   costCoversAgentSession: false,
   diagnose: () => null,
