@@ -26,6 +26,11 @@ export function cliHint(error: CodeloopsError): string | undefined {
     }
     case 'project_untrusted':
       return 'Trust it with "codeloops trust" (a change to the file needs trusting again), or run once without trusting it with --trust.';
+    case 'loop_running':
+      // What a dead runner left running: the command that stops its whole group.
+      return typeof details.process_group === 'number'
+        ? `Stop it with "kill -- -${details.process_group}" (or "kill -9 -- -${details.process_group}" if it ignores that), then run again.`
+        : undefined;
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
     default:

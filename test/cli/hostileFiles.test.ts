@@ -5,6 +5,7 @@ import { runCli, type CliOptions, type CliResult } from '../support/cliProcess.j
 import { asUserWhoCannotReadEverything, HOSTILE_SESSIONS, mkfifo, writeHostileSessions } from '../support/hostileFiles.js';
 import { startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, git, isolateHome, removeTempDirs, tempDir, type IsolatedHome } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 /** Long enough for any honest answer; a command still running then has hung on a file. */
 const HANG_MS = 15_000;
@@ -15,6 +16,8 @@ function finished(result: CliResult, what: string): CliResult {
 }
 
 describe('files that are not what they seem (the built CLI)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let home: IsolatedHome;
   let options: CliOptions;
   let good: string;
@@ -90,6 +93,8 @@ describe('files that are not what they seem (the built CLI)', () => {
 });
 
 describe('working folders and project files that are not what they seem (the built CLI)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let env: Record<string, string>;
   before(() => {
     const home = isolateHome();

@@ -37,6 +37,8 @@ function controllerFor(script: AgentScript, options: { editorSettings?: string; 
 }
 
 describe('run controller (plain Node, the real runner, a stubbed editor)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('runs a loop: the status item and context key while it runs, every event, then a notification that opens the session', async () => {

@@ -9,6 +9,7 @@ import { realAgentHome } from '../support/realAgents.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, git, removeTempDirs, treeOf } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
 
@@ -22,6 +23,8 @@ function repoWithOpenCode(api: ModelApi): string {
 }
 
 describe('end to end: the real OpenCode CLI against a scripted chat-completions API', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let openai: ModelApi | undefined;
   let anthropic: ModelApi | undefined;
   afterEach(async () => {

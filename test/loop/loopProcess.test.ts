@@ -7,6 +7,7 @@ import { cliPath } from '../support/cliProcess.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 /** The runner as the extension starts it: a child process streaming NDJSON events. */
 function start(script: AgentScript, options: { prompt?: { text: string } | { file: string }; workingDir?: string; editorSettings?: string } = {}) {
@@ -31,6 +32,8 @@ function start(script: AgentScript, options: { prompt?: { text: string } | { fil
 }
 
 describe('the runner as a child process (how the extension runs loops)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('streams validated events and reports the outcome; the prompt arrives untouched', async () => {
