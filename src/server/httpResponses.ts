@@ -52,15 +52,6 @@ export function sendJson(
   response.end(request.method === 'HEAD' ? undefined : text);
 }
 
-/** A JSON body that may be big (an iteration's outputs): handed to the client in slices as it reads them. */
-export async function streamJson(request: http.IncomingMessage, response: http.ServerResponse, status: number, body: unknown): Promise<void> {
-  const text = JSON.stringify(body);
-  writeHead(response, status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(text) });
-  if (request.method === 'HEAD') return void response.end();
-  await writeChunk(response, text);
-  await endResponse(response);
-}
-
 export function sendError(
   request: http.IncomingMessage,
   response: http.ServerResponse,

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { EVENTS_FILE } from '../sessionFormat/sessionFiles.js';
-import type { SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
+import type { IterationLine, SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
-import type { LineRange, SessionStore } from '../sessions/sessionStore.js';
+import type { LineRange, OpenedIteration, SessionPart, SessionStore } from '../sessions/sessionStore.js';
 import type { IterationDetail, IterationView, SessionView } from './sessionView.js';
 import { assembleSessionView, buildIterationView, iterationDetailOf } from './sessionViewBuilder.js';
 
@@ -23,7 +23,32 @@ interface Loaded {
  * so this is hundreds of big sessions; a server asked for many cannot be run out of
  * memory by them.
  */
-const MAX_CACHED_BYTES = 32 * 1024 * 1024;
+export const MAX_CACHED_VIEW_BYTES = 32 * 1024 * 1024;
+
+/** Joins a text read in pieces. */
+async function join(pieces: AsyncIterable<string>): Promise<string> {
+  const parts: string[] = [];
+  for await (const piece of pieces) parts.push(piece);
+  return parts.join('');
+}
+
+/**
+ * An iteration's view from its part. Outputs left in the file are only measured; a
+ * diff left there is read only when the record did not capture its files.
+ */
+async function iterationView(part: Extract<SessionPart, { kind: 'iteration' }>, events: readonly RunEvent[]): Promise<IterationView> {
+  const { long } = part;
+  if (!long) return buildIterationView(part.line, events);
+  const line: Record<string, unknown> = { ...part.line };
+  const captured = events.some((event) => event.type === 'diff_captured' && event.iteration === part.line.iteration_number);
+  for (const key of long.chars.keys()) {
+    // What the view shows is read (a long feedback, say); the outputs and a diff whose files the record has are only measured.
+    if (key === 'actor_output' || key === 'actor_stderr' || (key === 'git_diff' && captured)) continue;
+    line[key] = await join(long.text(key));
+  }
+  const view = buildIterationView(line as IterationLine, events);
+  return { ...view, actor_output_chars: long.chars.get('actor_output') ?? view.actor_output_chars, diff_chars: long.chars.get('git_diff') ?? view.diff_chars };
+}
 
 /** Sidecar events the view is built from; the rest (agent events, tool calls) are read only for what asks for them. */
 const VIEW_EVENTS = new Set<RunEvent['type']>([
@@ -59,25 +84,72 @@ export class SessionLibrary {
     return (await this.load(sessionId)).view;
   }
 
+  /** One iteration's outputs, diff and the critic's whole answer, as strings (the editor's viewer). */
   async detail(sessionId: string, iteration: number): Promise<IterationDetail | undefined> {
+    const opened = await this.openIteration(sessionId, iteration);
+    if (!opened) return undefined;
+    try {
+      const { line, long } = opened;
+      const text = async (key: 'actor_output' | 'actor_stderr' | 'git_diff'): Promise<string> => (long?.chars.has(key) ? join(long.text(key)) : line[key]);
+      const whole = { ...line, actor_output: await text('actor_output'), actor_stderr: await text('actor_stderr'), git_diff: await text('git_diff') };
+      return iterationDetailOf(whole, await this.criticDecision(sessionId, iteration));
+    } finally {
+      await opened.close();
+    }
+  }
+
+  /**
+   * The same as JSON text, in pieces: an output of megabytes goes from the session
+   * file to whoever asked a slice at a time, never whole in memory (the web server).
+   * Undefined when the session has no such iteration.
+   */
+  async detailJson(sessionId: string, iteration: number): Promise<AsyncIterable<string | Buffer> | undefined> {
+    const opened = await this.openIteration(sessionId, iteration);
+    if (!opened) return undefined;
+    const decisions = await this.criticDecision(sessionId, iteration).catch(async (error: unknown) => {
+      await opened.close();
+      throw error;
+    });
+    return (async function* () {
+      try {
+        const { line, long } = opened;
+        const field = (key: 'actor_output' | 'actor_stderr' | 'git_diff'): AsyncIterable<string | Buffer> | Iterable<string> =>
+          long?.chars.has(key) ? long.json(key) : [JSON.stringify(line[key])];
+        // The fields of IterationDetail, in its order; the long ones straight from the file.
+        const { critic_output } = iterationDetailOf({ ...line, actor_output: '', actor_stderr: '', git_diff: '' }, decisions);
+        yield `{"number":${iteration},"actor_output":`;
+        yield* field('actor_output');
+        yield ',"actor_stderr":';
+        yield* field('actor_stderr');
+        yield ',"diff":';
+        yield* field('git_diff');
+        yield `,"critic_output":${JSON.stringify(critic_output)}}`;
+      } finally {
+        await opened.close();
+      }
+    })();
+  }
+
+  /** An iteration's line read alone from where the view found it; the view is read again if the file changed since. */
+  private async openIteration(sessionId: string, iteration: number): Promise<OpenedIteration | undefined> {
     let loaded = await this.load(sessionId);
     if (!loaded.ranges.has(iteration)) return undefined;
-    let line = await this.store.readIterationAt(sessionId, loaded.ranges.get(iteration)!, iteration);
-    if (!line) {
-      // The file was rewritten between the two readings: read it again.
-      this.invalidate(sessionId);
-      loaded = await this.load(sessionId);
-      const range = loaded.ranges.get(iteration);
-      line = range && (await this.store.readIterationAt(sessionId, range, iteration));
-      if (!line) return undefined;
-    }
-    // The critic's whole answer is in the record; only this iteration's decision is kept.
-    const decisions = await readSidecarEvents(
+    const opened = await this.store.openIterationAt(sessionId, loaded.ranges.get(iteration)!, iteration);
+    if (opened) return opened;
+    // The file was rewritten between the two readings: read it again.
+    this.invalidate(sessionId);
+    loaded = await this.load(sessionId);
+    const range = loaded.ranges.get(iteration);
+    return range && this.store.openIterationAt(sessionId, range, iteration);
+  }
+
+  /** The critic's decisions on this iteration from the record: the critic's whole answer is there, and nowhere else. */
+  private criticDecision(sessionId: string, iteration: number): Promise<RunEvent[]> {
+    return readSidecarEvents(
       this.sidecarDirOf(sessionId),
       () => {},
       (event) => (event.type === 'critic_decision' && event.iteration === iteration ? event : undefined),
     );
-    return iterationDetailOf(line, decisions);
   }
 
   invalidate(sessionId: string): void {
@@ -106,11 +178,11 @@ export class SessionLibrary {
     }
     this.invalidate(sessionId);
     const loaded = await this.build(sessionId, stamp);
-    if (loaded.bytes <= MAX_CACHED_BYTES) {
+    if (loaded.bytes <= MAX_CACHED_VIEW_BYTES) {
       this.cache.set(sessionId, loaded);
       this.cachedBytes += loaded.bytes;
       for (const [oldest, entry] of this.cache) {
-        if (this.cachedBytes <= MAX_CACHED_BYTES) break;
+        if (this.cachedBytes <= MAX_CACHED_VIEW_BYTES) break;
         this.cache.delete(oldest);
         this.cachedBytes -= entry.bytes;
       }
@@ -131,10 +203,10 @@ export class SessionLibrary {
     let end: SessionEndLine | null = null;
     const iterations: IterationView[] = [];
     const ranges = new Map<number, LineRange>();
-    for await (const part of this.store.read(sessionId)) {
+    for await (const part of this.store.read(sessionId, { leaveLongStrings: true })) {
       if (part.kind === 'start') start = part.line;
       else if (part.kind === 'iteration') {
-        iterations.push(buildIterationView(part.line, events));
+        iterations.push(await iterationView(part, events));
         // The first line of a number is the one shown, as everywhere else.
         if (!ranges.has(part.line.iteration_number)) ranges.set(part.line.iteration_number, part.range);
       } else if (part.kind === 'end') end = part.line;

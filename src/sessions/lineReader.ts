@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { releaseMemoryNow } from '../process/memoryRelease.js';
 
 /**
  * Reading JSONL without reading what we do not need: the first line from the front,
@@ -156,7 +158,8 @@ const KEEP_WHILE_SCANNING_BYTES = 1024 * 1024;
 
 /** One line of a file read front to back. */
 export interface ReadLine {
-  text: string;
+  /** Null for a line longer than the reader was told to decode (`leaveLongerThan`): it stays in the file. */
+  text: string | null;
   /** 1-based. */
   lineNumber: number;
   /** The last line of the file as far as it has been read. */
@@ -182,12 +185,18 @@ export class LineReader {
   private pieces: Buffer[] = [];
   private keptBytes = 0;
   private dropped = false;
+  /** One buffer for every chunk: what is kept of a chunk is copied out of it first. */
+  private readonly buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   /** The current chunk and where in it the next line starts. */
   private chunk: Buffer = Buffer.alloc(0);
   private from = 0;
   private ended = false;
 
-  constructor(private readonly handle: FileHandle) {}
+  constructor(
+    private readonly handle: FileHandle,
+    /** Lines longer than this (in bytes) are not decoded: their readers take them from the file themselves. */
+    private readonly leaveLongerThan = Infinity,
+  ) {}
 
   /** The next line, or undefined at the end of the file. */
   async next(): Promise<ReadLine | undefined> {
@@ -203,10 +212,10 @@ export class LineReader {
         this.lineNumber += 1;
         return { text: await this.takeLine(start, end), lineNumber: this.lineNumber, last: this.lineStart >= this.size, start, end };
       }
-      // Kept as a copy: the chunk itself is dropped as soon as its lines are out.
-      if (this.from < this.chunk.length) this.keep(Buffer.from(this.chunk.subarray(this.from)));
+      // Kept as a copy: the chunk's buffer is read into again.
+      if (this.from < this.chunk.length) this.keep(this.chunk.subarray(this.from), true);
       if (this.ended) return undefined;
-      this.chunk = await readRange(this.handle, this.position, CHUNK_BYTES);
+      this.chunk = await readInto(this.handle, this.buffer, this.position);
       this.from = 0;
       this.position += this.chunk.length;
       // A file that grows while it is read (a running loop) is read to its end as it is now.
@@ -223,35 +232,67 @@ export class LineReader {
     }
   }
 
-  private keep(piece: Buffer): void {
+  /** Keeps a piece of the line being read (a copy, when `copy`), until the line is too long to keep: then only its offsets count. */
+  private keep(piece: Buffer, copy = false): void {
     if (this.dropped || piece.length === 0) return;
     this.keptBytes += piece.length;
     if (this.keptBytes > KEEP_WHILE_SCANNING_BYTES) {
       this.pieces = [];
       this.dropped = true;
-    } else this.pieces.push(piece);
+    } else this.pieces.push(copy ? Buffer.from(piece) : piece);
   }
 
-  private async takeLine(start: number, end: number): Promise<string> {
+  private async takeLine(start: number, end: number): Promise<string | null> {
     const pieces = this.pieces;
     const dropped = this.dropped;
     this.pieces = [];
     this.keptBytes = 0;
     this.dropped = false;
-    const bytes = dropped ? await readRange(this.handle, start, end - start) : pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
-    const text = bytes.toString('utf8');
-    return text.endsWith('\r') ? text.slice(0, -1) : text;
+    if (end - start > this.leaveLongerThan) return null;
+    return dropped ? readLineText(this.handle, start, end) : stripCarriageReturn((pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)).toString('utf8'));
   }
 }
 
-/** Reads a byte range of an open file (less at its end). */
-export async function readRange(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
+function stripCarriageReturn(text: string): string {
+  return text.endsWith('\r') ? text.slice(0, -1) : text;
+}
+
+/** A line's text, read again from the file: for a line the reader left there. */
+export async function readLineText(handle: FileHandle, start: number, end: number): Promise<string> {
+  const text = await readText(handle, start, end - start);
+  // The pieces it was decoded from are garbage now: given back before the text is parsed into another copy.
+  if (end - start >= BIG_LINE_BYTES) releaseMemoryNow();
+  return stripCarriageReturn(text);
+}
+
+/** A line this long is given back to the system copy by copy as it is read (see memoryRelease.ts). */
+export const BIG_LINE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A byte range as text, read and decoded a slice at a time: a big line never exists
+ * as one buffer beside its text, only as pieces of text and then the whole.
+ */
+async function readText(handle: FileHandle, position: number, length: number): Promise<string> {
+  const slice = Buffer.allocUnsafe(Math.min(length, CHUNK_BYTES * 16));
+  const decoder = new StringDecoder('utf8');
+  const pieces: string[] = [];
+  for (let offset = 0; offset < length;) {
+    const { bytesRead } = await handle.read(slice, 0, Math.min(slice.length, length - offset), position + offset);
+    if (bytesRead === 0) break;
+    pieces.push(decoder.write(slice.subarray(0, bytesRead)));
+    offset += bytesRead;
+  }
+  pieces.push(decoder.end());
+  return pieces.join('');
+}
+
+/** Fills a buffer from a position of an open file (less at its end); the part filled. */
+async function readInto(handle: FileHandle, buffer: Buffer, position: number): Promise<Buffer> {
   let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+  while (filled < buffer.length) {
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, position + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
-  return filled === length ? buffer : buffer.subarray(0, filled);
+  return buffer.subarray(0, filled);
 }

@@ -33,7 +33,9 @@ export async function readSidecarEvents(
   try {
     const lines = new LineReader(handle);
     for (let line = await lines.next(); line; line = await lines.next()) {
-      const { text, lineNumber, last } = line;
+      const { lineNumber, last } = line;
+      // This reader decodes every line (it leaves none in the file).
+      const text = line.text!;
       if (text.trim() === '') continue;
       let json: unknown;
       try {
