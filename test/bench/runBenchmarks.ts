@@ -3,7 +3,7 @@
  * and prints its result as a ratio against a baseline measured in the same run.
  *
  *   node out/test/bench/runBenchmarks.js            all benchmarks
- *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream | viewer | api | activation | size | decision | processes | checks | checkOutput | slowClient | slowClients)
+ *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream | viewer | api | activation | size | decision | processes | checks | checkOutput | slowClient | slowClients | bigLine)
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -46,6 +46,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
   checkOutput: benchCheckOutput,
   slowClient: benchSlowClient,
   slowClients: benchSlowClients,
+  bigLine: benchBigLine,
 };
 
 function scratch(name: string): string {
@@ -810,6 +811,76 @@ async function benchSlowClients(): Promise<BenchResult> {
   } finally {
     server.stop();
   }
+}
+
+/** A session whose one iteration line is 50 MB, made once and kept. */
+function bigLineFixture(): { dataHome: string; id: string; file: string } {
+  const dataHome = path.join(scratch('big-line'), 'data');
+  const dir = path.join(dataHome, 'codeloops', 'sessions');
+  const id = '2025-05-02T10-00-00Z_50mbln';
+  const file = path.join(dir, `${id}.jsonl`);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dir, { recursive: true });
+    const lines = [
+      startLine({ prompt: 'One line of 50 MB', timestamp: '2025-05-02T10:00:00Z' }),
+      iterationLine(1, { actor_output: 'x'.repeat(50 * 1024 * 1024) }),
+      endLine(),
+    ];
+    fs.writeFileSync(file, lines.map((line) => JSON.stringify(line) + '\n').join(''));
+  }
+  return { dataHome, id, file };
+}
+
+/** The peak of a server's RSS above where it was, while one client fetches a route whole. */
+async function peakWhileServing(server: ServerProcess, route: string): Promise<number> {
+  const http = await import('node:http');
+  const before = server.rssMb();
+  fs.writeFileSync(`/proc/${server.pid}/clear_refs`, '5');
+  await new Promise<void>((resolve, reject) =>
+    http
+      .get({ host: '127.0.0.1', port: server.port, path: route, headers: { host: `127.0.0.1:${server.port}` }, agent: false }, (response) => {
+        response.resume();
+        response.on('end', resolve);
+      })
+      .on('error', reject),
+  );
+  const peak = Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+  return peak - before;
+}
+
+async function benchBigLine(): Promise<BenchResult> {
+  const fixture = bigLineFixture();
+  const env = { ...process.env, XDG_DATA_HOME: fixture.dataHome, XDG_CONFIG_HOME: path.join(fixture.dataHome, '..', 'config') };
+  const lineMb = 50;
+  const ours = await startServerProcess([path.join(process.cwd(), 'dist', 'cli.js'), 'ui', '--no-open', '--port', '0'], env);
+  let worst = 0;
+  let after: number;
+  let idle: number;
+  try {
+    idle = await idleRss(ours);
+    for (const route of ['', '/view', '/iterations/1', '/diff']) worst = Math.max(worst, await peakWhileServing(ours, `/api/sessions/${fixture.id}${route}`));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    after = ours.rssMb();
+  } finally {
+    ours.stop();
+  }
+  const whole = await startServerProcess(['-e', WHOLE_FILE_SERVER, fixture.file], env);
+  let baseline: number;
+  try {
+    baseline = await peakWhileServing(whole, '/');
+  } finally {
+    whole.stop();
+  }
+  const ratio = worst / lineMb;
+  return {
+    name: 'a session line of 50 MB served by `codeloops ui` (the whole session, its view, the iteration, its diff)',
+    ours: `peak +${worst.toFixed(0)} MB on the worst route; ${(after - idle).toFixed(0)} MB above idle afterwards`,
+    baseline: `a server sending the file as one buffer: peak +${baseline.toFixed(0)} MB`,
+    ratio,
+    ratioText: `${ratio.toFixed(2)}× the line`,
+    goal: '≤ 2× the line while serving, back to idle after',
+    met: ratio <= 2 && after - idle < 16,
+  };
 }
 
 function assertEqual<T>(actual: T, expected: T, what: string): void {
