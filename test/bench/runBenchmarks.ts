@@ -7,6 +7,7 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import type { ClientRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { runCheck } from '../../src/checks/runCheck.js';
@@ -711,7 +712,7 @@ async function startServerProcess(args: string[], env: NodeJS.ProcessEnv): Promi
  */
 async function withSlowClients(server: ServerProcess, route: string, count: number): Promise<{ rssMb: number; close(): void }> {
   const http = await import('node:http');
-  const requests: import('node:http').ClientRequest[] = [];
+  const requests: ClientRequest[] = [];
   for (let index = 0; index < count; index++) {
     await new Promise<void>((resolve, reject) => {
       const request = http.get(

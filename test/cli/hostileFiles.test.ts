@@ -58,6 +58,18 @@ describe('files that are not what they seem (the built CLI)', () => {
     }
   });
 
+  it('refuses to delete a folder or a FIFO named like a session, and leaves it be', async () => {
+    for (const [id, what] of [
+      ['fifo', /fifo\.jsonl is a named pipe \(FIFO\), not a file: it is not a session, and is left as it is/],
+      ['folder', /folder\.jsonl is a folder, not a file: it is not a session/],
+    ] as const) {
+      const result = finished(await runCli(['sessions', 'delete', id], options), `delete ${id}`);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, what);
+      assert.ok(fs.existsSync(path.join(home.sessionsDir, `${id}.jsonl`)), `${id} is still there`);
+    }
+  });
+
   it('reads a file with carriage-return line endings alike in list and show: neither, and both say why', async () => {
     const listed = finished(await runCli(['sessions', 'list', '--json'], options), 'list');
     assert.ok(!(JSON.parse(listed.stdout) as Array<{ id: string }>).some((summary) => summary.id.endsWith('cronly')), 'not listed');
