@@ -24,14 +24,6 @@ function sumUsage(runs: readonly RunEventOf<'agent_finished'>[]): Usage | null {
   return usages.length === 0 ? null : usages.reduce(addUsage);
 }
 
-export function buildSessionView(session: Session, events: readonly RunEvent[]): SessionView {
-  return assembleSessionView(
-    session,
-    session.iterations.map((line) => buildIterationView(line, events)),
-    events,
-  );
-}
-
 /** One iteration as the viewer shows it: its line without the outputs and the diff, and what the sidecar adds. */
 export function buildIterationView(line: IterationLine, events: readonly RunEvent[]): IterationView {
   const n = line.iteration_number;
@@ -151,11 +143,6 @@ function buildNotes(lastIteration: number, events: readonly RunEvent[]): Timelin
     }
   }
   return notes;
-}
-
-export function buildIterationDetail(session: Session, events: readonly RunEvent[], number: number): IterationDetail | undefined {
-  const line = session.iterations.find((it) => it.iteration_number === number);
-  return line ? iterationDetailOf(line, events) : undefined;
 }
 
 /** One iteration's outputs and diff, with the critic's whole answer from the sidecar record. */

@@ -153,6 +153,9 @@ function locatedLine(chunks: Buffer[], start: number, end: number, terminated: b
   };
 }
 
+/** A line this long is given back to the system copy by copy as it is read (see memoryRelease.ts). */
+const BIG_LINE_BYTES = 8 * 1024 * 1024;
+
 /** A line longer than this is not kept in pieces while its end is looked for: it is read again whole, once. */
 const KEEP_WHILE_SCANNING_BYTES = 1024 * 1024;
 
@@ -173,9 +176,9 @@ export interface ReadLine {
  * Every line of an open file, read only as it is asked for: a consumer that waits (a
  * slow client) holds the reading, so memory is one line, never the file. Lines end at
  * "\n" alone (a "\r" before it is dropped), as the listing reads them. A long line is
- * scanned, then read into one buffer of its exact size and decoded, so it costs about
- * its own size, not several copies. A class rather than a generator, so that nothing
- * holds a line once it has been handed on.
+ * not kept while its end is looked for: it is read again afterwards, decoded a slice
+ * at a time, or left in the file for its reader (`leaveLongerThan`). A class rather
+ * than a generator, so that nothing holds a line once it has been handed on.
  */
 export class LineReader {
   private size = 0;
@@ -264,9 +267,6 @@ export async function readLineText(handle: FileHandle, start: number, end: numbe
   if (end - start >= BIG_LINE_BYTES) releaseMemoryNow();
   return stripCarriageReturn(text);
 }
-
-/** A line this long is given back to the system copy by copy as it is read (see memoryRelease.ts). */
-export const BIG_LINE_BYTES = 8 * 1024 * 1024;
 
 /**
  * A byte range as text, read and decoded a slice at a time: a big line never exists
