@@ -12,20 +12,21 @@ import tseslint from 'typescript-eslint';
  * higher one means the thing belongs lower (or in sessionFormat/, the home of every
  * record and wire format).
  */
-const LOWER = ['text', 'process', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions'];
+const LOWER = ['text', 'process', 'files', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions'];
 const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView'];
 const MAY_IMPORT = {
   text: [],
   process: [],
+  files: [],
   sessionFormat: ['text'],
-  git: ['text', 'sessionFormat'],
+  git: ['text', 'process', 'files', 'sessionFormat'],
   agents: ['text', 'process', 'sessionFormat'],
   checks: ['text', 'process', 'sessionFormat'],
   budget: ['text', 'sessionFormat'],
-  config: ['text', 'sessionFormat', 'agents', 'checks', 'budget'],
+  config: ['text', 'files', 'sessionFormat', 'agents', 'checks', 'budget'],
   critic: ['text', 'sessionFormat', 'agents', 'checks'],
   sessionWriter: ['text', 'sessionFormat'],
-  sessions: ['text', 'sessionFormat', 'git'],
+  sessions: ['text', 'process', 'files', 'sessionFormat', 'git'],
   loop: LOWER,
   rollback: [...LOWER, 'loop'],
   review: [...LOWER, 'loop'],

@@ -64,6 +64,12 @@ export interface AgentAdapter {
   readonly testedVersions: readonly string[];
   /** True when a resumed run reports the cost of the whole agent session, earlier runs included (Claude Code). */
   readonly costCoversAgentSession: boolean;
+  /**
+   * The agent's own options that change what it may do: permissions, sandbox,
+   * tools, settings and hooks, extra folders, MCP servers. A project file's `args`
+   * may not hold them, trusted or not (`permissionFlags.ts`).
+   */
+  readonly permissionFlags: readonly string[];
   invocation(request: InvocationRequest): Invocation;
   createParser(): StreamParser;
   /** Recognises a known failure on stderr and says how to fix it, or returns null. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
-import { signalGroup, stopGroup, trackGroup } from '../process/processGroup.js';
+import { signalGroup, stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 import { LineSplitter } from '../text/lineSplitter.js';
 import type { AgentAdapter, InvocationRequest } from './agentAdapter.js';
@@ -27,6 +27,8 @@ export interface AgentRunOptions {
   rawStdoutPath?: string;
   /** Per-run variables such as CODELOOPS_ITERATION. */
   runEnv?: Readonly<Record<string, string>>;
+  /** Told of the agent's process group while it runs (the loop lock records it). */
+  groups?: GroupRecorder;
   /**
    * When resuming an agent session whose cost the agent reports as a running total:
    * the cost already counted for earlier runs, so this run reports only its own.
@@ -210,7 +212,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     windowsHide: true,
   });
   const pid = child.pid;
-  const forgetGroup = pid === undefined ? () => {} : trackGroup(pid);
+  const forgetGroup = pid === undefined ? () => {} : trackGroup(pid, options.groups);
 
   let stopReason: 'timeout' | 'interrupt' | null = null;
   const stop = (reason: 'timeout' | 'interrupt'): void => {

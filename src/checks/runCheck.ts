@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { stopGroup, trackGroup } from '../process/processGroup.js';
+import { stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
 /** One of the project's own commands that tells whether the work is right (`[[checks]]`). */
@@ -41,7 +41,10 @@ const STRIPPED_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_C
  * group at its timeout or on an interrupt. Never throws: a command that cannot start
  * is a failed check.
  */
-export function runCheck(check: CheckSpec, options: { cwd: string; signal?: AbortSignal; env?: NodeJS.ProcessEnv }): Promise<CheckResult> {
+export function runCheck(
+  check: CheckSpec,
+  options: { cwd: string; signal?: AbortSignal; env?: NodeJS.ProcessEnv; groups?: GroupRecorder },
+): Promise<CheckResult> {
   const output = new HeadTailBuffer(OUTPUT_HEAD_CHARS, OUTPUT_TAIL_CHARS);
   const decoder = new StringDecoder('utf8');
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), NO_COLOR: '1', CODELOOPS_CHECK: check.name };
@@ -57,7 +60,7 @@ export function runCheck(check: CheckSpec, options: { cwd: string; signal?: Abor
       detached: process.platform !== 'win32',
       windowsHide: true,
     });
-    const forgetGroup = child.pid === undefined ? () => {} : trackGroup(child.pid);
+    const forgetGroup = child.pid === undefined ? () => {} : trackGroup(child.pid, options.groups);
     const stop = (reason: 'timeout' | 'interrupt'): void => {
       if (stopped || child.pid === undefined) return;
       stopped = reason;

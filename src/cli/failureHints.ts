@@ -10,6 +10,7 @@ export function cliHint(error: CodeloopsError): string | undefined {
   switch (error.code) {
     case 'directory_missing':
     case 'not_a_repository':
+    case 'not_a_work_tree':
       return 'Pass -d <folder> to work in another folder.';
     case 'session_not_found':
       return 'Run "codeloops sessions list" to see the sessions there.';
@@ -29,6 +30,11 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return 'Trust it with "codeloops trust" (a change to the file needs trusting again), or run once without trusting it with --trust.';
     case 'agent_missing':
       return 'Run "codeloops doctor" to check every agent a run here would use.';
+    case 'loop_running':
+      // What a dead runner left running: the command that stops its whole group.
+      return typeof details.process_group === 'number'
+        ? `Stop it with "kill -- -${details.process_group}" (or "kill -9 -- -${details.process_group}" if it ignores that), then run again.`
+        : undefined;
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
     default:

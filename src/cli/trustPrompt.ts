@@ -20,15 +20,15 @@ export async function prepareRunAsking(options: PrepareOptions, interactive: boo
 }
 
 async function askToTrust(error: ProjectUntrustedError): Promise<boolean> {
+  const file = sanitizeForTerminal(error.file);
   const programs = error.programs.map((program) => `  ${sanitizeForTerminal(program.key)}: ${sanitizeForTerminal(program.runs)}`).join('\n');
   const prompt = readline.createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const answer = await prompt.question(
-      `${error.file} would run these programs on this machine:\n${programs}\nTrust this file as it is now, and run them? [y/N] `,
-    );
+    const answer = await prompt.question(`${file} would run these programs on this machine:\n${programs}\nTrust this file as it is now, and run them? [y/N] `);
     if (!/^\s*y(es)?\s*$/i.test(answer)) return false;
-    setProjectTrust(error.file, true);
-    process.stderr.write(`Trusted ${error.file} (a change to it needs trusting again; "codeloops trust --revoke" takes it back).\n`);
+    // Exactly the content that was shown: if the file changed meanwhile, the run is refused again.
+    setProjectTrust(error.file, error.hash);
+    process.stderr.write(`Trusted ${file} (a change to it needs trusting again; "codeloops trust --revoke" takes it back).\n`);
     return true;
   } finally {
     prompt.close();

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import path from 'node:path';
+import { enableMemoryRelease } from '../process/memoryRelease.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { startUiServer, type UiServer } from '../server/uiServer.js';
 import { UsageError } from './usageError.js';
@@ -20,6 +21,8 @@ export const DEFAULT_UI_PORT = 3100;
 export async function uiCommand(options: UiOptions, assetsDirectory = path.join(__dirname, 'webview')): Promise<number> {
   // Listening for Ctrl+C before anything else: whenever it comes, the server is closed properly.
   const stop = whenStopped();
+  // A server that has sent a 50 MB line goes back to its own size afterwards, not to the line's several copies.
+  enableMemoryRelease();
   let server: UiServer;
   try {
     server = await listen(options.port, assetsDirectory);

@@ -3,7 +3,8 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
-import { CodeloopsError } from '../sessionFormat/failures.js';
+import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.js';
+import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import { REVIEW_MODES } from '../sessionFormat/reviewRecords.js';
 import * as z from '../sessionFormat/zod.js';
@@ -118,9 +119,16 @@ export class ConfigError extends CodeloopsError {
   constructor(
     readonly filePath: string,
     detail: string,
+    /** More facts for scripts: the key, the argument. */
+    details: FailureDetails = {},
   ) {
-    super('config_invalid', `${filePath}: ${detail}`, { file: filePath });
+    super('config_invalid', `${filePath}: ${detail}`, { file: filePath, ...details });
   }
+}
+
+/** A program named with a path is relative to the folder of the file that names it; a bare name is looked up on PATH. */
+export function locateProgram(program: string, baseDir: string): string {
+  return program.includes('/') || program.includes('\\') ? path.resolve(baseDir, program) : program;
 }
 
 export function configHome(env: Environment = process.env): string {
@@ -178,9 +186,11 @@ export function readConfigFile<T>(filePath: string, schema: z.ZodMiniType<T>): T
 /** A config file's text, or undefined when there is none. */
 export function readConfigText(filePath: string): string | undefined {
   try {
-    return fs.readFileSync(filePath, 'utf8');
+    // Never blocks: a FIFO named codeloops.toml must not hang a dry run.
+    return readRegularFileSync(filePath);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (error instanceof NotARegularFileError) throw new ConfigError(filePath, `${error.reason}; a config file must be a regular file.`);
     throw new ConfigError(filePath, `cannot be read: ${(error as Error).message}`);
   }
 }

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { adapterFor } from '../agents/adapterRegistry.js';
+import { AGENT_DISPLAY_NAMES, type AgentKind } from '../agents/agentKinds.js';
+import { permissionFlagIn } from '../agents/permissionFlags.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import * as z from '../sessionFormat/zod.js';
-import { configHome, type ProjectConfigFile } from './configFiles.js';
+import { ConfigError, configHome, locateProgram, type ProjectConfigFile } from './configFiles.js';
 
 /**
  * A cloned repository must not run code without its user's say, as direnv and VS
@@ -27,6 +30,8 @@ export class ProjectUntrustedError extends CodeloopsError {
   constructor(
     readonly file: string,
     readonly programs: readonly ProjectProgram[],
+    /** The hash of the content that was read: trusting it trusts exactly what was shown. */
+    readonly hash: string,
   ) {
     super(
       'project_untrusted',
@@ -37,21 +42,63 @@ export class ProjectUntrustedError extends CodeloopsError {
   }
 }
 
-/** What a project file would run: its agents' commands and extra arguments, and its checks. */
-export function programsOf(file: ProjectConfigFile): ProjectProgram[] {
+type RoleAgents = Readonly<Record<'actor' | 'critic', AgentKind>>;
+
+/** An argument list as a shell would show it: words with spaces, quotes or shell characters quoted. */
+function words(parts: readonly string[]): string {
+  return parts.map((part) => (part === '' || /[\s"'\\$`;&|<>()*?]/.test(part) ? JSON.stringify(part) : part)).join(' ');
+}
+
+/**
+ * What a project file would run, exactly: its agents' commands (a program named with
+ * a path resolved from the file's folder, as it will run), the extra arguments each
+ * agent would get, and its checks.
+ */
+export function programsOf(file: ProjectConfigFile, baseDir: string, agents?: RoleAgents): ProjectProgram[] {
   const programs: ProjectProgram[] = [];
-  const words = (parts: readonly string[]) => parts.map((part) => (/[\s"']/.test(part) ? JSON.stringify(part) : part)).join(' ');
+  const command = (parts: readonly string[]) => words([locateProgram(parts[0]!, baseDir), ...parts.slice(1)]);
   for (const role of ['actor', 'critic'] as const) {
     const table = file[role];
-    if (table?.command) programs.push({ key: `[${role}] command`, runs: words(table.command) });
-    if (table?.args?.length) programs.push({ key: `[${role}] args`, runs: `${words(table.args)} (added to the agent's command line)` });
+    if (table?.command) programs.push({ key: `[${role}] command`, runs: command(table.command) });
+    const agent = agents ? AGENT_DISPLAY_NAMES[agents[role]] : 'the agent';
+    if (table?.args?.length) programs.push({ key: `[${role}] args`, runs: `${words(table.args)} (added to ${agent}'s command line as the ${role})` });
   }
   for (const [agent, table] of Object.entries(file.agents ?? {})) {
-    if (table?.command) programs.push({ key: `[agents.${agent}] command`, runs: words(table.command) });
-    if (table?.args?.length) programs.push({ key: `[agents.${agent}] args`, runs: `${words(table.args)} (added to ${agent}'s command line)` });
+    if (table?.command) programs.push({ key: `[agents.${agent}] command`, runs: command(table.command) });
+    if (table?.args?.length)
+      programs.push({ key: `[agents.${agent}] args`, runs: `${words(table.args)} (added to ${AGENT_DISPLAY_NAMES[agent as AgentKind]}'s command line)` });
   }
   for (const check of file.checks ?? []) programs.push({ key: `[[checks]] ${check.name}`, runs: `sh -c ${JSON.stringify(check.run)}` });
   return programs;
+}
+
+/**
+ * Project `args` that change what an agent may do (its permissions, sandbox, tools,
+ * settings, folders, MCP servers) are refused whether the file is trusted or not: a
+ * repository may bring its own scripts, never a wider licence for the agent. Role
+ * arguments are checked against the agent the role runs, an agent's table against
+ * that agent.
+ */
+export function assertNoPermissionArgs(filePath: string, file: ProjectConfigFile, agents: RoleAgents): void {
+  const tables: Array<[key: string, agent: AgentKind, args: readonly string[] | undefined]> = [
+    ['[actor] args', agents.actor, file.actor?.args],
+    ['[critic] args', agents.critic, file.critic?.args],
+    ...Object.entries(file.agents ?? {}).map(([agent, table]): [string, AgentKind, readonly string[] | undefined] => [
+      `[agents.${agent}] args`,
+      agent as AgentKind,
+      table?.args,
+    ]),
+  ];
+  for (const [key, agent, args] of tables) {
+    const argument = args && permissionFlagIn(adapterFor(agent), args);
+    if (argument === undefined) continue;
+    throw new ConfigError(
+      filePath,
+      `${key}: ${JSON.stringify(argument)} changes what ${AGENT_DISPLAY_NAMES[agent]} may do (its permissions, sandbox, tools, settings, folders or MCP servers), ` +
+        `and a project file may not set that, trusted or not. If you want it, put it in your own config: [agents.${agent}] args in ~/.config/codeloops/config.toml.`,
+      { key, argument, agent },
+    );
+  }
 }
 
 const trustedSchema = z.object({ version: z.literal(1), files: z.record(z.string(), z.string()) });
@@ -78,11 +125,14 @@ export function isProjectTrusted(file: string, hash: string, env: Environment = 
   return readStore(env)[path.resolve(file)] === hash;
 }
 
-/** Records the user's trust in this file as it is now (or takes it back). */
-export function setProjectTrust(file: string, trusted: boolean, env: Environment = process.env): void {
+/**
+ * Records the user's trust in a file's content, by the hash of what they were shown
+ * (null takes it back). A file changed since it was shown is then simply not trusted.
+ */
+export function setProjectTrust(file: string, hash: string | null, env: Environment = process.env): void {
   const files = readStore(env);
   const absolute = path.resolve(file);
-  if (trusted) files[absolute] = contentHash(fs.readFileSync(absolute));
+  if (hash !== null) files[absolute] = hash;
   else delete files[absolute];
   const store = trustStorePath(env);
   fs.mkdirSync(path.dirname(store), { recursive: true, mode: 0o700 });

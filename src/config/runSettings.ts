@@ -1,6 +1,6 @@
 import type { AgentKind } from '../agents/agentKinds.js';
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../budget/prices.js';
-import { contentHash, isProjectTrusted, ProjectUntrustedError, programsOf } from './projectTrust.js';
+import { assertNoPermissionArgs, contentHash, isProjectTrusted, ProjectUntrustedError, programsOf } from './projectTrust.js';
 import type { Budget } from '../budget/spendTracker.js';
 import type { ReviewMode } from '../sessionFormat/reviewRecords.js';
 import type { CheckSpec } from '../checks/runCheck.js';
@@ -11,6 +11,7 @@ import {
   findProjectConfig,
   globalConfigPath,
   globalConfigSchema,
+  locateProgram,
   parseConfigText,
   projectConfigSchema,
   readConfigFile,
@@ -202,17 +203,23 @@ export function loadRunSettings(options: LoadOptions): RunSettings {
   layers.push(...(options.userLayers ?? []));
   const projectPath = findProjectConfig(options.workingDir, options.repositoryRoot);
   const projectText = projectPath ? readConfigText(projectPath) : undefined;
-  if (projectPath && projectText !== undefined) {
-    const projectFile = parseConfigText(projectPath, projectText, projectConfigSchema);
+  const projectFile = projectPath && projectText !== undefined ? parseConfigText(projectPath, projectText, projectConfigSchema) : undefined;
+  if (projectPath && projectFile) {
     assertNoMachineSettings(projectPath, projectFile);
-    const programs = programsOf(projectFile);
-    if (programs.length > 0 && !options.trust && !isProjectTrusted(projectPath, contentHash(projectText), env))
-      throw new ProjectUntrustedError(projectPath, programs);
     layers.push(layerFromProjectFile(projectFile, projectPath, path.dirname(projectPath)));
   }
   if (options.recordedLayer) layers.push(options.recordedLayer);
   if (options.flags) layers.push(layerFromFlags(options.flags));
-  return resolveLayers(layers, options.workingDir);
+  const settings = resolveLayers(layers, options.workingDir);
+  if (projectPath && projectFile && projectText !== undefined) {
+    const agents = { actor: settings.actor.agent, critic: settings.critic.agent };
+    // Refused outright, trusted or not: a project may name its own programs, not widen what an agent may do.
+    assertNoPermissionArgs(projectPath, projectFile, agents);
+    const programs = programsOf(projectFile, path.dirname(projectPath), agents);
+    const hash = contentHash(projectText);
+    if (programs.length > 0 && !options.trust && !isProjectTrusted(projectPath, hash, env)) throw new ProjectUntrustedError(projectPath, programs, hash);
+  }
+  return settings;
 }
 
 /**
@@ -229,9 +236,7 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     }
     return undefined;
   };
-  /** A program named with a path is relative to the file that names it. */
-  const locate = (program: string, layer: ConfigLayer): string =>
-    program.includes('/') || program.includes('\\') ? path.resolve(layer.baseDir ?? workingDir, program) : program;
+  const locate = (program: string, layer: ConfigLayer): string => locateProgram(program, layer.baseDir ?? workingDir);
   const maxIterations = pick((layer) => layer.maxIterations)?.value ?? DEFAULT_MAX_ITERATIONS;
 
   const resolveRole = (role: Role): RoleSettings => {

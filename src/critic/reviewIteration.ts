@@ -1,5 +1,5 @@
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
-import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
+import { runAgent, type AgentLaunch, type AgentRunOptions, type AgentRunResult } from '../agents/runAgent.js';
 import { takeTail } from '../text/truncate.js';
 import { explainUnreadableDecision, parseCriticDecision, type CriticDecision, type CriticFinding, type ParsedDecision } from './criticDecision.js';
 import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
@@ -27,6 +27,8 @@ export interface ReviewOptions {
   onRunFinished?: (run: AgentRunResult) => void;
   rawStdoutPath?: (attempt: 'review' | 'repair') => string | undefined;
   runEnv?: Readonly<Record<string, string>>;
+  /** Told of the critic's process group while it runs. */
+  groups?: AgentRunOptions['groups'];
 }
 
 /** How much of an unreadable answer is quoted back in the repair prompt. */
@@ -47,6 +49,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
         onEvent: (event) => options.onEvent?.(event, attempt),
         rawStdoutPath: options.rawStdoutPath?.(attempt),
         runEnv: options.runEnv,
+        groups: options.groups,
         costAlreadyCounted,
       },
     );

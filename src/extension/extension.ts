@@ -52,6 +52,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     commands: vscodeCommands,
     showStatus: (loop) => new RunStatusItem(loop),
     editorSettingsJson,
+    isTrusted: () => vscode.workspace.isTrusted,
     showAgentText,
   });
   const tree = new SessionsTreeProvider(library, runs, log);

@@ -321,6 +321,7 @@ class LoopRun {
         onEvent: (event: AgentEvent) => this.onAgentEvent(iteration, 'actor', actorRun, event),
         rawStdoutPath: this.sidecar?.rawStdoutPath(iteration, 'actor'),
         runEnv,
+        groups: this.lock,
       },
     );
     this.agentFinished(iteration, 'actor', actorRun, actor);
@@ -387,6 +388,7 @@ class LoopRun {
         onRunFinished: (run) => this.agentFinished(iteration, 'critic', `${iteration}/critic/${criticRuns++}`, run),
         rawStdoutPath: (attempt) => this.sidecar?.rawStdoutPath(iteration, 'critic', attempt),
         runEnv,
+        groups: this.lock,
       },
     );
     this.emit({ type: 'phase', iteration, phase: 'critic', status: 'finished', duration_secs: (performance.now() - criticStarted) / 1000 });
@@ -449,7 +451,7 @@ class LoopRun {
     const gitBefore = await captureUserGitState(request.repository);
     const results: CheckResult[] = [];
     for (const check of request.checks) {
-      const result = await runCheck(check, { cwd: request.workingDir, signal: this.stopper.signal });
+      const result = await runCheck(check, { cwd: request.workingDir, signal: this.stopper.signal, groups: this.lock });
       if (result.interrupted) break;
       results.push(result);
       this.emit({

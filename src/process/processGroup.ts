@@ -1,8 +1,18 @@
+import fs from 'node:fs';
+
 /**
  * Programs the runner starts and must be able to stop whole: agents and checks run
  * in their own process group (`detached`), so that stopping one stops every shell
- * and child it started. A group still running when the runner exits is killed.
+ * and child it started. A group still running when the runner exits is killed; one
+ * that outlives a runner killed outright is recorded where the next runner looks
+ * (the loop lock, through a GroupRecorder).
  */
+
+/** Told of the process groups a program runs in, as they start and as they end. */
+export interface GroupRecorder {
+  add(pid: number): void;
+  remove(pid: number): void;
+}
 
 /** After SIGINT, when SIGTERM follows, and when SIGKILL ends it for good. */
 const SIGTERM_AFTER_MS = 500;
@@ -25,8 +35,12 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Remembers a group so that the runner's exit kills it; returns what forgets it (and kills what is left of it). */
-export function trackGroup(pid: number): () => void {
+/**
+ * Remembers a group so that the runner's exit kills it, and tells the recorder;
+ * returns what forgets it (and kills what is left of it: a program that exited
+ * normally may have left a background process in its group).
+ */
+export function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', () => {
@@ -34,10 +48,12 @@ export function trackGroup(pid: number): () => void {
     });
   }
   liveGroups.add(pid);
+  recorder?.add(pid);
   return () => {
     // Whatever the program started in its group does not outlive it.
     signalGroup(pid, 'SIGKILL');
     liveGroups.delete(pid);
+    recorder?.remove(pid);
   };
 }
 
@@ -46,4 +62,45 @@ export function stopGroup(pid: number): void {
   signalGroup(pid, 'SIGINT');
   setTimeout(() => signalGroup(pid, 'SIGTERM'), SIGTERM_AFTER_MS).unref();
   setTimeout(() => signalGroup(pid, 'SIGKILL'), SIGKILL_AFTER_MS).unref();
+}
+
+/** Whether a process with this pid exists (a lock's holder, say). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, it is just not ours to signal.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Whether any process of a group still runs. A group of zombies (killed, not yet
+ * reaped by whoever inherited them) has nothing running: on Linux, /proc tells.
+ */
+export function isGroupAlive(pgid: number): boolean {
+  if (process.platform === 'win32') return isProcessAlive(pgid);
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return true; // no /proc: the signal's word is all there is
+  }
+  return names.some((name) => {
+    if (!/^\d+$/.test(name)) return false;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      // `pid (command) state ppid pgrp …`: the command may hold spaces and parentheses.
+      const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(group) === pgid && state !== 'Z' && state !== 'X';
+    } catch {
+      return false;
+    }
+  });
 }

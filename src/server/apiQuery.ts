@@ -29,7 +29,8 @@ const emptyQuerySchema = z.strictObject({});
 const REPEATABLE = new Set(['outcome']);
 
 function parseQuery<T>(schema: z.ZodMiniObject & z.ZodMiniType<T>, query: URLSearchParams): T {
-  const record: Record<string, string | string[]> = {};
+  // No prototype: `?__proto__=1` is a parameter like any other, not a way to set one.
+  const record: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (const name of new Set(query.keys())) {
     const values = query.getAll(name);
     if (REPEATABLE.has(name)) record[name] = values;

@@ -68,22 +68,41 @@ export function sendError(
 }
 
 /**
+ * What is handed to the socket at once. A bigger chunk would be copied whole into
+ * the socket's buffer while the client reads it: written in slices, a slow client
+ * costs the server this much, not the size of what it asked for.
+ */
+const SLICE_CHARS = 256 * 1024;
+
+/**
  * Writes a chunk, waiting while the client's buffer is full. Throws ClientGoneError
  * once the client has gone, so whatever produces the chunks stops reading.
  */
 export async function writeChunk(response: http.ServerResponse, chunk: string | Buffer): Promise<void> {
-  if (response.destroyed || response.writableEnded) throw new ClientGoneError('the client went away');
-  if (response.write(chunk)) return;
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      response.off('drain', done);
-      response.off('close', done);
-      resolve();
-    };
-    response.on('drain', done);
-    response.on('close', done);
-  });
-  if (response.destroyed) throw new ClientGoneError('the client went away');
+  for (let offset = 0; offset < chunk.length;) {
+    let end = Math.min(chunk.length, offset + SLICE_CHARS);
+    // Never between the two halves of a surrogate pair: each half alone would be written as U+FFFD.
+    if (typeof chunk === 'string' && end < chunk.length && isHighSurrogate(chunk.charCodeAt(end - 1))) end -= 1;
+    const slice = offset === 0 && end === chunk.length ? chunk : typeof chunk === 'string' ? chunk.slice(offset, end) : chunk.subarray(offset, end);
+    offset = end;
+    if (response.destroyed || response.writableEnded) throw new ClientGoneError('the client went away');
+    if (response.write(slice)) continue;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        response.off('drain', done);
+        response.off('close', done);
+        resolve();
+      };
+      response.on('drain', done);
+      response.on('close', done);
+    });
+    if (response.destroyed) throw new ClientGoneError('the client went away');
+  }
+  if (chunk.length === 0 && (response.destroyed || response.writableEnded)) throw new ClientGoneError('the client went away');
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** Ends a streamed response, resolving once it has been handed to the socket. */

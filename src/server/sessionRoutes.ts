@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { SessionLibrary } from '../sessionView/sessionLibrary.js';
-import type { SessionPart, SessionStore } from '../sessions/sessionStore.js';
+import type { SessionJsonPart, SessionStore } from '../sessions/sessionStore.js';
 import type { SessionViewResponse } from './apiPayloads.js';
 import { endResponse, HttpError, JSON_TYPE, sendJson, writeChunk, writeHead } from './httpResponses.js';
 import type { SessionFilter } from '../sessions/sessionFilter.js';
@@ -55,10 +55,11 @@ export async function sessionStats(
  * a session) are proper JSON errors; the status is sent only once the start is read.
  */
 export async function sessionDocument(context: SessionRoutesContext, request: http.IncomingMessage, response: http.ServerResponse, id: string): Promise<void> {
-  const parts = context.store.read(id);
+  // Iterations as their own JSON text: a 50 MB line goes out as it was read, not parsed and written again.
+  const parts = context.store.readAsJson(id);
   try {
     const warnings: string[] = [];
-    let start: Extract<SessionPart, { kind: 'start' }> | undefined;
+    let start: Extract<SessionJsonPart, { kind: 'start' }> | undefined;
     while (!start) {
       const next = await parts.next();
       if (next.done) throw new HttpError(500, `Session ${id} ended before its start line.`);
@@ -71,8 +72,10 @@ export async function sessionDocument(context: SessionRoutesContext, request: ht
     let end: unknown = null;
     let count = 0;
     for await (const part of parts) {
-      if (part.kind === 'iteration') await writeChunk(response, (count++ > 0 ? ',' : '') + JSON.stringify(part.line));
-      else if (part.kind === 'end') end = part.line;
+      if (part.kind === 'iteration') {
+        if (count++ > 0) await writeChunk(response, ',');
+        for await (const piece of part.json) await writeChunk(response, piece);
+      } else if (part.kind === 'end') end = part.line;
       else if (part.kind === 'warning') warnings.push(part.message);
     }
     await writeChunk(response, `],"end":${JSON.stringify(end)},"warnings":${JSON.stringify(warnings)}}`);
@@ -127,11 +130,23 @@ export async function iterationDetail(
 ): Promise<void> {
   if (!/^[1-9]\d{0,8}$/.test(rawNumber)) throw new HttpError(400, `${JSON.stringify(rawNumber.slice(0, 40))} is not an iteration number (1, 2, …).`);
   const number = Number(rawNumber);
-  const detail = await context.library.detail(id, number);
+  // In pieces as the file is read: an output of megabytes is never whole in the server's memory.
+  const detail = await context.library.detailJson(id, number);
   if (!detail) {
     const view = await context.library.view(id);
     const known = view.iterations.map((iteration) => iteration.iteration_number).join(', ') || 'none';
     throw new HttpError(404, `Session ${id} has no iteration ${number} (iterations: ${known}).`);
   }
-  sendJson(request, response, 200, detail);
+  const pieces = detail[Symbol.asyncIterator]();
+  try {
+    // Started before anything is sent: from here on, returning it closes the file.
+    let next = await pieces.next();
+    writeHead(response, 200, { 'Content-Type': JSON_TYPE });
+    if (request.method === 'HEAD') return void response.end();
+    for (; !next.done; next = await pieces.next()) await writeChunk(response, next.value);
+    await endResponse(response);
+  } finally {
+    // Closes the file whether we finished, failed or the client left.
+    await pieces.return?.();
+  }
 }

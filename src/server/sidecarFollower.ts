@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { NotARegularFileError, openRegularFile } from '../files/regularFile.js';
 import { parseRunEvent, type RunEvent } from '../sessionFormat/runEvents.js';
 import { LiveReplay } from '../sessionView/liveReplay.js';
 const CHUNK_BYTES = 64 * 1024;
@@ -76,7 +77,8 @@ export class SidecarFollower {
     try {
       do {
         this.readAgain = false;
-        handle ??= await fs.promises.open(this.file, 'r');
+        // Never blocks: a FIFO in the record's place would hold a thread of the pool for good.
+        handle ??= await openRegularFile(this.file);
         const { size } = await handle.stat();
         while (!this.closed && this.offset < size) {
           const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - this.offset));
@@ -88,8 +90,10 @@ export class SidecarFollower {
         // What was there at the start is history; from here on, events are news.
         if (!this.caughtUp) this.markCaughtUp();
       } while (this.readAgain && !this.closed);
-    } catch {
-      // Gone (the session was deleted) or not there yet: the watcher or a poke brings us back.
+    } catch (error) {
+      // Not a file: there is no record to follow. Gone (the session was deleted) or not
+      // there yet: the watcher or a poke brings us back.
+      if (error instanceof NotARegularFileError) this.close();
     } finally {
       await handle?.close();
       this.reading = false;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { releaseMemorySoon } from '../process/memoryRelease.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
 import { isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import { SessionStore } from '../sessions/sessionStore.js';
@@ -11,6 +12,9 @@ import { isLoopRunning } from '../sessions/runningLoops.js';
 import { iterationDetail, listSessions, sessionDiff, sessionDocument, sessionStats, sessionView, type SessionRoutesContext } from './sessionRoutes.js';
 import { openLiveStream } from './sseStream.js';
 import { sendAsset, sendPage, type PageName } from './staticFiles.js';
+
+/** A request that grew the process by this much leaves garbage worth collecting at once. */
+const RELEASE_AFTER_GROWTH_BYTES = 32 * 1024 * 1024;
 
 /** Always the loopback interface: sessions hold prompts, code and agent output. */
 export const UI_HOST = '127.0.0.1';
@@ -53,7 +57,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
 
   const server = http.createServer((request, response) => {
     streams += 1;
-    response.once('close', () => (streams -= 1));
+    const rssBefore = process.memoryUsage.rss();
+    response.once('close', () => {
+      streams -= 1;
+      // What a big answer left behind (a line's text, what it parsed to) is given back once it is sent.
+      if (process.memoryUsage.rss() - rssBefore > RELEASE_AFTER_GROWTH_BYTES) releaseMemorySoon();
+    });
     handle(request, response).catch((error: unknown) => {
       if (error instanceof ClientGoneError || response.destroyed) return;
       if ((error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') return;

@@ -15,6 +15,8 @@ export const FAILURE_CODES = [
   /** The working directory does not exist or is not a folder. */
   'directory_missing',
   'not_a_repository',
+  /** The working directory is a git folder (`.git`) or a bare repository: git's own files, no working tree. */
+  'not_a_work_tree',
   'git_missing',
   /** Another loop runs in this repository. */
   'loop_running',

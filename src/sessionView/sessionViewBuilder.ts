@@ -3,7 +3,7 @@ import type { Usage } from '../sessionFormat/agentEvents.js';
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
 import { foldReview, isReviewEvent, reviewItems } from '../sessions/reviewState.js';
-import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
+import { diffIsSinceHead, type IterationLine } from '../sessionFormat/sessionLines.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
@@ -26,49 +26,57 @@ function sumUsage(runs: readonly RunEventOf<'agent_finished'>[]): Usage | null {
   return usages.length === 0 ? null : usages.reduce(addUsage);
 }
 
-export function buildSessionView(session: Session, events: readonly RunEvent[], review: readonly ReviewRecord[] = []): SessionView {
-  const iterations = session.iterations.map((line): IterationView => {
-    const n = line.iteration_number;
-    const { type: _type, actor_output, actor_stderr: _stderr, git_diff, ...facts } = line;
-    const captured = lastFor(events, 'diff_captured', n);
-    const decided = lastFor(events, 'critic_decision', n);
-    const runs = eventsFor(events, 'agent_finished', n);
-    const actorRuns = runs.filter((run) => run.role === 'actor');
-    const criticRuns = runs.filter((run) => run.role === 'critic');
-    const criticFinished = eventsFor(events, 'phase', n)
-      .filter((event) => event.phase === 'critic' && event.status === 'finished')
-      .at(-1);
-    const files = captured?.files ?? splitUnifiedDiff(git_diff).map(({ patch: _patch, ...file }) => file);
-    const countFrom = (pick: 'insertions' | 'deletions') =>
-      files.every((file) => file[pick] === null) && files.length > 0 ? null : files.reduce((sum, file) => sum + (file[pick] ?? 0), 0);
-    return {
-      ...facts,
-      git_insertions: line.git_insertions ?? captured?.insertions ?? countFrom('insertions'),
-      git_deletions: line.git_deletions ?? captured?.deletions ?? countFrom('deletions'),
-      remaining_issues: line.remaining_issues ?? [],
-      critic_reverted_files: line.critic_reverted_files ?? [],
-      summary: decided?.summary ?? null,
-      confidence: decided?.confidence ?? null,
-      critic_duration_secs: criticFinished?.duration_secs ?? null,
-      files,
-      actor_usage: sumUsage(actorRuns),
-      critic_usage: sumUsage(criticRuns),
-      tool_calls: actorRuns.length > 0 ? actorRuns.reduce((sum, run) => sum + run.tool_calls, 0) : null,
-      diff_since_head: diffIsSinceHead(line),
-      actor_output_chars: actor_output.length,
-      diff_chars: git_diff.length,
-      // The last run of each check for this number (a resumed session can repeat one).
-      checks: [...new Map(eventsFor(events, 'check_finished', n).map((check) => [check.name, check])).values()].map((check) => ({
-        name: check.name,
-        command: check.command,
-        required: check.required,
-        passed: check.passed,
-        exit_code: check.exit_code,
-        duration_secs: check.duration_secs,
-        timed_out: check.timed_out,
-      })),
-    };
-  });
+/** One iteration as the viewer shows it: its line without the outputs and the diff, and what the sidecar adds. */
+export function buildIterationView(line: IterationLine, events: readonly RunEvent[]): IterationView {
+  const n = line.iteration_number;
+  const { type: _type, actor_output, actor_stderr: _stderr, git_diff, ...facts } = line;
+  const captured = lastFor(events, 'diff_captured', n);
+  const decided = lastFor(events, 'critic_decision', n);
+  const runs = eventsFor(events, 'agent_finished', n);
+  const actorRuns = runs.filter((run) => run.role === 'actor');
+  const criticRuns = runs.filter((run) => run.role === 'critic');
+  const criticFinished = eventsFor(events, 'phase', n)
+    .filter((event) => event.phase === 'critic' && event.status === 'finished')
+    .at(-1);
+  const files = captured?.files ?? splitUnifiedDiff(git_diff).map(({ patch: _patch, ...file }) => file);
+  const countFrom = (pick: 'insertions' | 'deletions') =>
+    files.every((file) => file[pick] === null) && files.length > 0 ? null : files.reduce((sum, file) => sum + (file[pick] ?? 0), 0);
+  return {
+    ...facts,
+    git_insertions: line.git_insertions ?? captured?.insertions ?? countFrom('insertions'),
+    git_deletions: line.git_deletions ?? captured?.deletions ?? countFrom('deletions'),
+    remaining_issues: line.remaining_issues ?? [],
+    critic_reverted_files: line.critic_reverted_files ?? [],
+    summary: decided?.summary ?? null,
+    confidence: decided?.confidence ?? null,
+    critic_duration_secs: criticFinished?.duration_secs ?? null,
+    files,
+    actor_usage: sumUsage(actorRuns),
+    critic_usage: sumUsage(criticRuns),
+    tool_calls: actorRuns.length > 0 ? actorRuns.reduce((sum, run) => sum + run.tool_calls, 0) : null,
+    diff_since_head: diffIsSinceHead(line),
+    actor_output_chars: actor_output.length,
+    diff_chars: git_diff.length,
+    // The last run of each check for this number (a resumed session can repeat one).
+    checks: [...new Map(eventsFor(events, 'check_finished', n).map((check) => [check.name, check])).values()].map((check) => ({
+      name: check.name,
+      command: check.command,
+      required: check.required,
+      passed: check.passed,
+      exit_code: check.exit_code,
+      duration_secs: check.duration_secs,
+      timed_out: check.timed_out,
+    })),
+  };
+}
+
+/** The session's view from its start and end, its iterations' views and its sidecar record. */
+export function assembleSessionView(
+  session: Pick<Session, 'id' | 'start' | 'end' | 'warnings'>,
+  iterations: IterationView[],
+  events: readonly RunEvent[],
+  review: readonly ReviewRecord[] = [],
+): SessionView {
   const usages = iterations.flatMap((it) => [it.actor_usage, it.critic_usage]).filter((usage): usage is Usage => usage !== null);
   const costs = usages.flatMap((usage) => (usage.costUsd === undefined ? [] : [usage.costUsd]));
   const tokens = usages.map((usage) => (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0));
@@ -81,16 +89,15 @@ export function buildSessionView(session: Session, events: readonly RunEvent[], 
     total_cost_usd: costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null,
     total_tokens: tokens.length > 0 ? tokens.reduce((a, b) => a + b, 0) : null,
     warnings: session.warnings,
-    notes: buildNotes(session, events),
+    notes: buildNotes(iterations.at(-1)?.iteration_number ?? 0, events),
     guards: events.flatMap((event) => (event.type === 'run_started' && event.guards ? [event.guards] : [])).at(-1) ?? null,
     review: reviewItems(foldReview(events.filter(isReviewEvent), review)),
   };
 }
 
 /** Resumes, interruptions and rollbacks from the sidecar record, placed between the iterations. */
-function buildNotes(session: Session, events: readonly RunEvent[]): TimelineNote[] {
+function buildNotes(lastIteration: number, events: readonly RunEvent[]): TimelineNote[] {
   const notes: TimelineNote[] = [];
-  const lastIteration = session.iterations.at(-1)?.iteration_number ?? 0;
   const listPaths = (paths: readonly string[]) => (paths.length <= 5 ? paths.join(', ') : `${paths.slice(0, 5).join(', ')} and ${paths.length - 5} more`);
   let runs = 0;
   for (const event of events) {
@@ -143,9 +150,9 @@ function buildNotes(session: Session, events: readonly RunEvent[]): TimelineNote
   return notes;
 }
 
-export function buildIterationDetail(session: Session, events: readonly RunEvent[], number: number): IterationDetail | undefined {
-  const line = session.iterations.find((it) => it.iteration_number === number);
-  if (!line) return undefined;
+/** One iteration's outputs and diff, with the critic's whole answer from the sidecar record. */
+export function iterationDetailOf(line: IterationLine, events: readonly RunEvent[]): IterationDetail {
+  const number = line.iteration_number;
   return {
     number,
     actor_output: line.actor_output,

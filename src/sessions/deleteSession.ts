@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { describeNonFile } from '../files/regularFile.js';
 import { openRepository } from '../git/repository.js';
 import { deleteSessionRefs } from '../git/snapshots.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
@@ -25,7 +26,12 @@ export async function deleteSession(store: SessionStore, sessionId: string, side
     throw new CodeloopsError('loop_running', `Session ${sessionId} is running: interrupt its loop before deleting it.`, { session_id: sessionId });
   }
   const file = store.filePathOf(sessionId);
-  if (!summary && !fs.existsSync(file)) throw new CodeloopsError('session_not_found', `No session "${sessionId}" in ${store.directory}.`, { id: sessionId });
+  const stats = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (!summary && !stats) throw new CodeloopsError('session_not_found', `No session "${sessionId}" in ${store.directory}.`, { id: sessionId });
+  // A folder, a FIFO or a device named like a session is not one: it is not ours to remove. (A link is removed, never what it leads to.)
+  if (stats && !stats.isFile() && !stats.isSymbolicLink()) {
+    throw new CodeloopsError('not_a_session', `${file} ${describeNonFile(stats)}: it is not a session, and is left as it is.`, { file });
+  }
   fs.rmSync(file, { force: true });
   fs.rmSync(sidecarDirectory, { recursive: true, force: true });
   const warnings: string[] = [];

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
-import readline from 'node:readline';
+import type { FileHandle } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { releaseMemoryNow } from '../process/memoryRelease.js';
 
 /**
  * Reading JSONL without reading what we do not need: the first line from the front,
@@ -156,21 +158,146 @@ function locatedLine(chunks: Buffer[], start: number, end: number, terminated: b
   };
 }
 
-/** Every line of a file with its 1-based number, streamed. */
-export async function* readAllLines(filePath: string): AsyncGenerator<{ text: string; lineNumber: number; last: boolean }> {
-  const stream = fs.createReadStream(filePath, { encoding: 'utf8', highWaterMark: CHUNK_BYTES });
-  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
-  let lineNumber = 0;
-  let previous: string | undefined;
-  try {
-    for await (const line of lines) {
-      if (previous !== undefined) yield { text: previous, lineNumber, last: false };
-      previous = line;
-      lineNumber += 1;
+/** A line this long is given back to the system copy by copy as it is read (see memoryRelease.ts). */
+const BIG_LINE_BYTES = 8 * 1024 * 1024;
+
+/** A line longer than this is not kept in pieces while its end is looked for: it is read again whole, once. */
+const KEEP_WHILE_SCANNING_BYTES = 1024 * 1024;
+
+/** One line of a file read front to back. */
+export interface ReadLine {
+  /** Null for a line longer than the reader was told to decode (`leaveLongerThan`): it stays in the file. */
+  text: string | null;
+  /** 1-based. */
+  lineNumber: number;
+  /** The last line of the file as far as it has been read. */
+  last: boolean;
+  /** Byte offsets of its first byte and just past its last (before the newline): where to read it again alone. */
+  start: number;
+  end: number;
+}
+
+/**
+ * Every line of an open file, read only as it is asked for: a consumer that waits (a
+ * slow client) holds the reading, so memory is one line, never the file. Lines end at
+ * "\n" alone (a "\r" before it is dropped), as the listing reads them. A long line is
+ * not kept while its end is looked for: it is read again afterwards, decoded a slice
+ * at a time, or left in the file for its reader (`leaveLongerThan`). A class rather
+ * than a generator, so that nothing holds a line once it has been handed on.
+ */
+export class LineReader {
+  private size = 0;
+  private position = 0;
+  private lineStart = 0;
+  private lineNumber = 0;
+  private pieces: Buffer[] = [];
+  private keptBytes = 0;
+  private dropped = false;
+  /** One buffer for every chunk: what is kept of a chunk is copied out of it first. */
+  private readonly buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  /** The current chunk and where in it the next line starts. */
+  private chunk: Buffer = Buffer.alloc(0);
+  private from = 0;
+  private ended = false;
+
+  constructor(
+    private readonly handle: FileHandle,
+    /** Lines longer than this (in bytes) are not decoded: their readers take them from the file themselves. */
+    private readonly leaveLongerThan = Infinity,
+  ) {}
+
+  /** The next line, or undefined at the end of the file. */
+  async next(): Promise<ReadLine | undefined> {
+    if (this.position === 0 && this.size === 0) this.size = (await this.handle.stat()).size;
+    for (;;) {
+      const newlineAt = this.chunk.indexOf(NEWLINE, this.from);
+      if (newlineAt >= 0) {
+        this.keep(this.chunk.subarray(this.from, newlineAt));
+        const start = this.lineStart;
+        const end = this.position - this.chunk.length + newlineAt;
+        this.from = newlineAt + 1;
+        this.lineStart = end + 1;
+        this.lineNumber += 1;
+        return { text: await this.takeLine(start, end), lineNumber: this.lineNumber, last: this.lineStart >= this.size, start, end };
+      }
+      // Kept as a copy: the chunk's buffer is read into again.
+      if (this.from < this.chunk.length) this.keep(this.chunk.subarray(this.from), true);
+      if (this.ended) return undefined;
+      this.chunk = await readInto(this.handle, this.buffer, this.position);
+      this.from = 0;
+      this.position += this.chunk.length;
+      // A file that grows while it is read (a running loop) is read to its end as it is now.
+      this.size = Math.max(this.size, this.position);
+      if (this.chunk.length === 0) {
+        this.ended = true;
+        if (this.lineStart < this.position) {
+          const start = this.lineStart;
+          this.lineStart = this.position;
+          return { text: await this.takeLine(start, this.position), lineNumber: ++this.lineNumber, last: true, start, end: this.position };
+        }
+        return undefined;
+      }
     }
-    if (previous !== undefined) yield { text: previous, lineNumber, last: true };
-  } finally {
-    lines.close();
-    stream.destroy();
   }
+
+  /** Keeps a piece of the line being read (a copy, when `copy`), until the line is too long to keep: then only its offsets count. */
+  private keep(piece: Buffer, copy = false): void {
+    if (this.dropped || piece.length === 0) return;
+    this.keptBytes += piece.length;
+    if (this.keptBytes > KEEP_WHILE_SCANNING_BYTES) {
+      this.pieces = [];
+      this.dropped = true;
+    } else this.pieces.push(copy ? Buffer.from(piece) : piece);
+  }
+
+  private async takeLine(start: number, end: number): Promise<string | null> {
+    const pieces = this.pieces;
+    const dropped = this.dropped;
+    this.pieces = [];
+    this.keptBytes = 0;
+    this.dropped = false;
+    if (end - start > this.leaveLongerThan) return null;
+    return dropped ? readLineText(this.handle, start, end) : stripCarriageReturn((pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)).toString('utf8'));
+  }
+}
+
+function stripCarriageReturn(text: string): string {
+  return text.endsWith('\r') ? text.slice(0, -1) : text;
+}
+
+/** A line's text, read again from the file: for a line the reader left there. */
+export async function readLineText(handle: FileHandle, start: number, end: number): Promise<string> {
+  const text = await readText(handle, start, end - start);
+  // The pieces it was decoded from are garbage now: given back before the text is parsed into another copy.
+  if (end - start >= BIG_LINE_BYTES) releaseMemoryNow();
+  return stripCarriageReturn(text);
+}
+
+/**
+ * A byte range as text, read and decoded a slice at a time: a big line never exists
+ * as one buffer beside its text, only as pieces of text and then the whole.
+ */
+async function readText(handle: FileHandle, position: number, length: number): Promise<string> {
+  const slice = Buffer.allocUnsafe(Math.min(length, CHUNK_BYTES * 16));
+  const decoder = new StringDecoder('utf8');
+  const pieces: string[] = [];
+  for (let offset = 0; offset < length;) {
+    const { bytesRead } = await handle.read(slice, 0, Math.min(slice.length, length - offset), position + offset);
+    if (bytesRead === 0) break;
+    pieces.push(decoder.write(slice.subarray(0, bytesRead)));
+    offset += bytesRead;
+  }
+  pieces.push(decoder.end());
+  return pieces.join('');
+}
+
+/** Fills a buffer from a position of an open file (less at its end); the part filled. */
+async function readInto(handle: FileHandle, buffer: Buffer, position: number): Promise<Buffer> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
 }

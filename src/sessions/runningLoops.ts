@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isProcessAlive } from '../process/processGroup.js';
 import { LOCK_FILE_NAME, parseLockOwner } from '../sessionFormat/loopLock.js';
 
 /**
@@ -61,16 +62,5 @@ function readSmallFile(file: string): string | undefined {
     return fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;
-  }
-}
-
-/** Whether a process with this pid exists (a lock's holder, say). */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, it is just not ours to signal.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,5 +1,5 @@
 import fsSync from 'node:fs';
-import fs from 'node:fs/promises';
+import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import {
   diffIsSinceHead,
@@ -8,11 +8,15 @@ import {
   sessionStartLineSchema,
   type IterationLine,
   type SessionEndLine,
+  type SessionLine,
   type SessionStartLine,
 } from '../sessionFormat/sessionLines.js';
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import { isSessionId, timestampFromSessionId } from '../sessionFormat/sessionFiles.js';
-import { readAllLines, readFirstLine, readLinesBackward, readPrefixAt } from './lineReader.js';
+import { NotARegularFileError, openRegularFile, openRegularFileSync, realFolderOf, statRegularFile } from '../files/regularFile.js';
+import { releaseMemorySoon } from '../process/memoryRelease.js';
+import { LineReader, readFirstLine, readLineText, readLinesBackward, readPrefixAt } from './lineReader.js';
+import { longStringLiteral, longStringText, scanLongLine, type LongString } from './longLine.js';
 import { isEmptyFilter, matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { computeStats, summarize } from './sessionSummary.js';
@@ -30,12 +34,61 @@ export interface Session {
 
 export type WarningSink = (message: string) => void;
 
+/** Where a line is in its file, in bytes (its newline excluded): enough to read it again alone. */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * The long string values of a big iteration line, left in the file (their value in
+ * the part's `line` is ''). Read while the part is current: the file is read on.
+ */
+export interface LongFields {
+  /** Each long value's length, in UTF-16 code units (what `string.length` says). */
+  readonly chars: ReadonlyMap<string, number>;
+  /** A long value's text, decoded a slice at a time. */
+  text(key: string): AsyncIterable<string>;
+  /** A long value as its JSON string literal, a slice at a time, to be written out as it is. */
+  json(key: string): AsyncIterable<Buffer>;
+}
+
 /** One piece of a session as `SessionStore.read` streams it. */
 export type SessionPart =
   | { kind: 'start'; line: SessionStartLine; filePath: string }
-  | { kind: 'iteration'; line: IterationLine }
+  | { kind: 'iteration'; line: IterationLine; range: LineRange; long?: LongFields }
   | { kind: 'end'; line: SessionEndLine }
   | { kind: 'warning'; message: string };
+
+/** As SessionPart, with each iteration as its validated JSON text, in pieces (`SessionStore.readAsJson`). */
+export type SessionJsonPart = Exclude<SessionPart, { kind: 'iteration' }> | { kind: 'iteration'; json: AsyncIterable<string | Buffer> | Iterable<string> };
+
+/** An iteration read alone (`openIterationAt`); its long values are read from the file until `close`. */
+export interface OpenedIteration {
+  line: IterationLine;
+  long?: LongFields;
+  close(): Promise<void>;
+}
+
+/** Lines longer than this are left in the file by the readers that can do without them whole (see longLine.ts). */
+const LONG_LINE_BYTES = 1024 * 1024;
+
+/** `whole`: every line parsed; `light`: long values left in the file; `json`: iterations as their JSON text. */
+type ReadingMode = 'whole' | 'light' | 'json';
+
+interface PartsReading {
+  id: string;
+  filePath: string;
+  handle: FileHandle;
+  lines: LineReader;
+  mode: ReadingMode;
+  started: boolean;
+  ended: boolean;
+  /** A part that follows the warning just handed on. */
+  pending?: SessionPart | SessionJsonPart;
+  /** A line was left in the file and read from there. */
+  sawLongLine?: boolean;
+}
 
 export class SessionNotFoundError extends CodeloopsError {
   override name = 'SessionNotFoundError';
@@ -99,6 +152,8 @@ interface FileSummary {
 
 export class SessionStore {
   private readonly index: SummaryIndex;
+  /** The folder's real path, for telling links that stay in it from links that lead out. */
+  private readonly realDirectory = once(() => realFolderOf(this.directory));
 
   constructor(
     readonly directory: string,
@@ -182,17 +237,13 @@ export class SessionStore {
     const filePath = `${this.directory}${path.sep}${id}.jsonl`;
     let stat: fsSync.Stats | undefined;
     try {
-      stat = fsSync.statSync(filePath, { throwIfNoEntry: false });
+      // A folder, a FIFO, a device or a link out of the folder named like a session: never opened.
+      stat = statRegularFile(filePath, this.directory, this.realDirectory);
     } catch (error) {
-      this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
+      this.warn(`${id}: skipped, ${error instanceof NotARegularFileError ? error.message : `it cannot be read (${(error as Error).message})`}`);
       return undefined;
     }
     if (!stat) return undefined; // deleted since the folder was read: not a warning, just gone
-    if (!stat.isFile()) {
-      // A folder, a FIFO or a device named like a session: never opened (a FIFO would block).
-      this.warn(`${id}: skipped, ${filePath} is not a regular file`);
-      return undefined;
-    }
     const cached = this.index.get(id, stat);
     if (cached) {
       for (const warning of cached.warnings) this.warn(`${id}: ${warning}`);
@@ -247,45 +298,150 @@ export class SessionStore {
   /**
    * A session's lines as they are read, one at a time: what `load` collects, and what
    * a server streams without holding a multi-megabyte session in memory. The start
-   * comes first; a later `end` replaces an earlier one.
+   * comes first; a later `end` replaces an earlier one. With `leaveLongStrings`, an
+   * iteration line of megabytes is not parsed whole: its long string values stay in
+   * the file (`''` in `line`), measured and readable through the part's `long`.
    */
-  async *read(id: string): AsyncGenerator<SessionPart> {
+  async *read(id: string, options: { leaveLongStrings?: boolean } = {}): AsyncGenerator<SessionPart> {
+    yield* this.readParts(id, options.leaveLongStrings ? 'light' : 'whole') as AsyncGenerator<SessionPart>;
+  }
+
+  /**
+   * As `read`, with each iteration as its JSON text, validated, to be written out as it
+   * is: a line of megabytes goes out from the file a slice at a time, never parsed whole.
+   */
+  async *readAsJson(id: string): AsyncGenerator<SessionJsonPart> {
+    yield* this.readParts(id, 'json') as AsyncGenerator<SessionJsonPart>;
+  }
+
+  private async *readParts(id: string, mode: ReadingMode): AsyncGenerator<SessionPart | SessionJsonPart> {
     const filePath = this.filePathOf(id);
+    const handle = await openSessionFile(filePath, id, this.directory);
+    let reading: PartsReading | undefined;
     try {
-      await fs.access(filePath);
-    } catch {
-      throw new SessionNotFoundError(id, this.directory);
+      const lines = new LineReader(handle, mode === 'whole' ? Infinity : LONG_LINE_BYTES);
+      reading = { id, filePath, handle, lines, mode, started: false, ended: false };
+      // One part at a time, made outside this generator: nothing here holds a line's text while its part is out.
+      for (let part = await this.nextPart(reading); part; part = await this.nextPart(reading)) yield part;
+      if (!reading.started) throw new NotASessionError(`${filePath} has no readable session_start line.`, filePath);
+    } finally {
+      await handle.close();
+      // Reading long lines leaves megabytes of garbage behind it (slices, pieces of text): given back once done.
+      if (reading?.sawLongLine) releaseMemorySoon();
     }
-    let started = false;
-    let ended = false;
+  }
+
+  private async nextPart(reading: PartsReading): Promise<SessionPart | SessionJsonPart | undefined> {
     const warning = (message: string): SessionPart => {
-      this.warn(`${id}: ${message}`);
+      this.warn(`${reading.id}: ${message}`);
       return { kind: 'warning', message };
     };
-    for await (const { text, lineNumber, last } of readAllLines(filePath)) {
-      if (text.trim() === '') continue;
-      const parsed = parseLine(text);
-      if (!parsed.ok) {
-        yield warning(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
-        continue;
-      }
-      const line = parsed.line;
-      if (!started) {
-        if (line.type !== 'session_start') throw new NotASessionError(`${filePath} does not start with a session_start line.`, filePath);
-        started = true;
-        yield { kind: 'start', line, filePath };
-      } else if (line.type === 'iteration') {
-        if (ended) yield warning(`line ${lineNumber}: iteration after session_end`);
-        yield { kind: 'iteration', line };
-      } else if (line.type === 'session_end') {
-        if (ended) yield warning(`line ${lineNumber}: a second session_end; the last one wins`);
-        ended = true;
-        yield { kind: 'end', line };
-      } else {
-        yield warning(`skipped line ${lineNumber}: a second session_start`);
-      }
+    if (reading.pending) {
+      const pending = reading.pending;
+      reading.pending = undefined;
+      return pending;
     }
-    if (!started) throw new NotASessionError(`${filePath} has no readable session_start line.`, filePath);
+    for (;;) {
+      const read = await reading.lines.next();
+      if (!read) return undefined;
+      const { lineNumber, last } = read;
+      const range = { start: read.start, end: read.end };
+      const parsed = read.text === null ? await this.parseLongLine(reading, range) : parseReadLine(read.text);
+      if (parsed === undefined) continue; // a blank line
+      if (!parsed.ok) return warning(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
+      const line = parsed.line;
+      if (!reading.started) {
+        if (line.type !== 'session_start') throw new NotASessionError(`${reading.filePath} does not start with a session_start line.`, reading.filePath);
+        reading.started = true;
+        return { kind: 'start', line, filePath: reading.filePath };
+      }
+      if (line.type === 'iteration') {
+        const part = this.iterationPart(reading, line, read.text, range, parsed.long);
+        if (!reading.ended) return part;
+        reading.pending = part;
+        return warning(`line ${lineNumber}: iteration after session_end`);
+      }
+      if (line.type === 'session_end') {
+        const part: SessionPart = { kind: 'end', line };
+        const again = reading.ended;
+        reading.ended = true;
+        if (!again) return part;
+        reading.pending = part;
+        return warning(`line ${lineNumber}: a second session_end; the last one wins`);
+      }
+      return warning(`skipped line ${lineNumber}: a second session_start`);
+    }
+  }
+
+  /**
+   * A line the reader left in the file. An iteration line is scanned: its long string
+   * values stay there. Any other line (a start line with a prompt of megabytes) is
+   * read whole, as there is nothing to leave out of it.
+   */
+  private async parseLongLine(reading: PartsReading, range: LineRange): Promise<ParseResult<SessionLine> | undefined> {
+    reading.sawLongLine = true;
+    const scanned = await scanLongLine(reading.handle, range.start, range.end);
+    if (!scanned.ok) return scanned;
+    const type = (scanned.value as { type?: unknown } | null)?.type;
+    if (type !== 'iteration' || scanned.long.size === 0) return parseReadLine(await readLineText(reading.handle, range.start, range.end));
+    const checked = validateLine(scanned.value);
+    return checked.ok ? { ...checked, long: scanned.long } : checked;
+  }
+
+  private iterationPart(
+    reading: PartsReading,
+    line: IterationLine,
+    text: string | null,
+    range: LineRange,
+    long: Map<string, LongString> | undefined,
+  ): SessionPart | SessionJsonPart {
+    const { handle } = reading;
+    if (reading.mode === 'json') {
+      // Read from the file as it is written out: valid JSON, checked above.
+      return { kind: 'iteration', json: text !== null ? [text] : longStringLiteral(handle, { ...range, chars: 0 }) };
+    }
+    if (!long) return { kind: 'iteration', line, range };
+    return {
+      kind: 'iteration',
+      line,
+      range,
+      long: {
+        chars: new Map([...long].map(([key, value]) => [key, value.chars])),
+        text: (key) => longStringText(handle, long.get(key)!),
+        json: (key) => longStringLiteral(handle, long.get(key)!),
+      },
+    };
+  }
+
+  /**
+   * One iteration line, read alone from where an earlier reading found it, with its
+   * long string values left in the file; undefined when the file no longer holds that
+   * iteration there (it was rewritten since). The file stays open until `close`.
+   */
+  async openIterationAt(id: string, range: LineRange, iterationNumber: number): Promise<OpenedIteration | undefined> {
+    const filePath = this.filePathOf(id);
+    const handle = await openSessionFile(filePath, id, this.directory);
+    let opened: OpenedIteration | undefined;
+    try {
+      const reading: PartsReading = { id, filePath, handle, lines: new LineReader(handle), mode: 'light', started: true, ended: false };
+      const parsed =
+        range.end - range.start > LONG_LINE_BYTES
+          ? await this.parseLongLine(reading, range)
+          : parseReadLine(await readLineText(handle, range.start, range.end));
+      if (!parsed?.ok || parsed.line.type !== 'iteration' || parsed.line.iteration_number !== iterationNumber) return undefined;
+      const part = this.iterationPart(reading, parsed.line, null, range, parsed.long) as Extract<SessionPart, { kind: 'iteration' }>;
+      opened = {
+        line: part.line,
+        long: part.long,
+        close: async () => {
+          await handle.close();
+          if (reading.sawLongLine) releaseMemorySoon();
+        },
+      };
+      return opened;
+    } finally {
+      if (!opened) await handle.close();
+    }
   }
 
   /** The recorded diff of one iteration, or of every iteration in order. */
@@ -295,22 +451,29 @@ export class SessionStore {
     return diff;
   }
 
-  /** The recorded diff in pieces, one iteration at a time, as the file is read. */
+  /** The recorded diff in pieces, one iteration at a time, as the file is read; a diff of megabytes a slice at a time. */
   async *recordedDiffParts(id: string, iterationNumber?: number): AsyncGenerator<string> {
     const seen: number[] = [];
-    for await (const part of this.read(id)) {
+    for await (const part of this.read(id, { leaveLongStrings: true })) {
       if (part.kind !== 'iteration') continue;
       const iteration = part.line;
+      const diff: AsyncIterable<string> | Iterable<string> = part.long?.chars.has('git_diff') ? part.long.text('git_diff') : [iteration.git_diff];
       if (iterationNumber !== undefined) {
         seen.push(iteration.iteration_number);
         if (iteration.iteration_number !== iterationNumber) continue;
-        yield iteration.git_diff;
+        yield* diff;
         return;
       }
-      if (iteration.git_diff.length > 0) {
-        const scope = diffIsSinceHead(iteration) ? ' (the whole change since HEAD, as the original codeloops recorded it; not the iteration’s own)' : '';
-        yield `# iteration ${iteration.iteration_number}${scope}\n${iteration.git_diff.endsWith('\n') ? iteration.git_diff : iteration.git_diff + '\n'}`;
+      const scope = diffIsSinceHead(iteration) ? ' (the whole change since HEAD, as the original codeloops recorded it; not the iteration’s own)' : '';
+      let header = `# iteration ${iteration.iteration_number}${scope}\n`;
+      let last = '';
+      for await (const piece of diff) {
+        if (piece.length === 0) continue;
+        yield header + piece;
+        header = '';
+        last = piece;
       }
+      if (last.length > 0 && !last.endsWith('\n')) yield '\n';
     }
     if (iterationNumber !== undefined) {
       throw new IterationNotFoundError(`Session ${id} has no iteration ${iterationNumber} (iterations: ${seen.join(', ') || 'none'}).`);
@@ -326,18 +489,15 @@ export class SessionStore {
     const filePath = path.join(this.directory, `${id}.jsonl`);
     let fd: number;
     try {
-      // Non-blocking: a FIFO put there after the check above must not hang the reader.
-      fd = fsSync.openSync(filePath, fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0));
+      // Non-blocking, and a regular file only: a FIFO put there after the check above must not hang the reader.
+      fd = openRegularFileSync(filePath, { within: this.directory });
     } catch (error) {
       // Deleted between readdir and open: not a warning, just gone.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.warn(`${id}: skipped, it cannot be read (${(error as Error).message})`);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.warn(`${id}: skipped, ${error instanceof NotARegularFileError ? error.message : `it cannot be read (${(error as Error).message})`}`);
       return undefined;
     }
     try {
-      if (!fsSync.fstatSync(fd).isFile()) {
-        this.warn(`${id}: skipped, ${filePath} is not a regular file`);
-        return undefined;
-      }
       return this.summaryFromFile(id, fd);
     } catch (error) {
       // A file we may not read: say so, list the rest.
@@ -392,6 +552,26 @@ export class SessionStore {
   }
 }
 
+/**
+ * Opens a session file for reading, never blocking and never through a link out of
+ * the folder: what is not a regular file there is not a session, and says what it is.
+ */
+async function openSessionFile(filePath: string, id: string, directory: string): Promise<FileHandle> {
+  try {
+    return await openRegularFile(filePath, { within: directory });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionNotFoundError(id, directory);
+    if (error instanceof NotARegularFileError)
+      throw new NotASessionError(`${error.message}: only regular files in the sessions folder are read as sessions.`, filePath);
+    throw error;
+  }
+}
+
+function once<T>(compute: () => T): () => T {
+  let value: { of: T } | undefined;
+  return () => (value ??= { of: compute() }).of;
+}
+
 /** Lines longer than this are peeked at rather than parsed while listing. */
 const LARGE_LINE_BYTES = 256 * 1024;
 
@@ -401,7 +581,7 @@ function peekIterationNumber(prefix: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-type ParseResult<T> = { ok: true; line: T } | { ok: false; reason: string };
+type ParseResult<T> = { ok: true; line: T; long?: Map<string, LongString> } | { ok: false; reason: string };
 
 /** One line through a schema; a byte-order mark (some editors add one) is not an error. */
 function parseWith<T>(
@@ -414,7 +594,11 @@ function parseWith<T>(
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
-    return { ok: false, reason: 'not valid JSON' };
+    // Lines are ended by "\n": a file whose lines end in a carriage return alone reads as one long line.
+    return {
+      ok: false,
+      reason: text.includes('\r') ? 'not valid JSON; its lines end in a carriage return alone, and session lines must end in "\\n"' : 'not valid JSON',
+    };
   }
   // Other writers' words (the original codeloops') in the documented terms first.
   const result = schema.safeParse(normalizeSessionLine(json));
@@ -423,6 +607,17 @@ function parseWith<T>(
 }
 
 const parseLine = (text: string) => parseWith(sessionLineSchema, text);
+
+/** A line read front to back through the schema; undefined for a blank line. */
+function parseReadLine(text: string): ParseResult<SessionLine> | undefined {
+  return text.trim() === '' ? undefined : parseLine(text);
+}
+
+/** A value already parsed (a scanned long line), through the schema. */
+function validateLine(value: unknown): ParseResult<SessionLine> {
+  const result = sessionLineSchema.safeParse(value);
+  return result.success ? { ok: true, line: result.data } : { ok: false, reason: describeIssues(result.error.issues) };
+}
 const parseStartLine = (text: string) => parseWith(sessionStartLineSchema, text);
 
 function describeIssues(issues: readonly { path: PropertyKey[]; message: string }[]): string {

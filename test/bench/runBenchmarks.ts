@@ -3,10 +3,11 @@
  * and prints its result as a ratio against a baseline measured in the same run.
  *
  *   node out/test/bench/runBenchmarks.js            all benchmarks
- *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream | viewer | api | activation | size | decision | processes | checks | checkOutput)
+ *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream | viewer | api | activation | size | decision | processes | checks | checkOutput | slowClient | slowClients | bigLine)
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import type { ClientRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { runCheck } from '../../src/checks/runCheck.js';
@@ -44,6 +45,9 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
   processes: benchProcesses,
   checks: benchChecks,
   checkOutput: benchCheckOutput,
+  slowClient: benchSlowClient,
+  slowClients: benchSlowClients,
+  bigLine: benchBigLine,
 };
 
 function scratch(name: string): string {
@@ -640,6 +644,243 @@ async function benchCheckOutput(): Promise<BenchResult> {
     ratioText: `${ratio.toFixed(2)}× the memory`,
     goal: 'peak < 150 MB',
     met: ours.peakMb < 150,
+  };
+}
+
+// ── clients that stop reading (codeloops ui) ────────────────────────────────────
+
+/** A session of 200 MB: 100 iterations of 2 MB (agent output and diff), made once and kept. */
+function slowClientFixture(): { dataHome: string; id: string; bytes: number } {
+  const dataHome = path.join(scratch('slow-clients'), 'data');
+  const dir = path.join(dataHome, 'codeloops', 'sessions');
+  const id = '2025-05-01T10-00-00Z_200mb0';
+  const file = path.join(dir, `${id}.jsonl`);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dir, { recursive: true });
+    const fd = fs.openSync(`${file}.tmp`, 'w');
+    fs.writeSync(fd, JSON.stringify(startLine({ prompt: 'A session of 200 MB', timestamp: '2025-05-01T10:00:00Z', max_iterations: 100 })) + '\n');
+    const output = 'agent output line\n'.repeat(1_500_000 / 18);
+    const diff = `diff --git a/f b/f\n${'+a changed line\n'.repeat(500_000 / 16)}`;
+    for (let n = 1; n <= 100; n++) fs.writeSync(fd, JSON.stringify(iterationLine(n, { actor_output: output, git_diff: diff })) + '\n');
+    fs.writeSync(fd, JSON.stringify(endLine({ iterations: 100 })) + '\n');
+    fs.closeSync(fd);
+    fs.renameSync(`${file}.tmp`, file);
+  }
+  return { dataHome, id, bytes: fs.statSync(file).size };
+}
+
+/** What a server that reads a session whole for each request does (what `codeloops ui` did before it streamed). */
+const WHOLE_FILE_SERVER = `
+const fs = require('fs'), http = require('http');
+const file = process.argv[1];
+http.createServer((request, response) => fs.readFile(file, (error, data) => response.end(data))).listen(0, '127.0.0.1', function () {
+  process.stdout.write('http://127.0.0.1:' + this.address().port + '/\\n');
+});
+`;
+
+interface ServerProcess {
+  pid: number;
+  port: number;
+  rssMb(): number;
+  stop(): void;
+}
+
+async function startServerProcess(args: string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      const match = /(http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.on('exit', () => reject(new Error(`the server exited: ${output}`)));
+  });
+  const pid = child.pid!;
+  return {
+    pid,
+    port: Number(new URL(url).port),
+    rssMb: () => Number(/^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024,
+    stop: () => child.kill('SIGKILL'),
+  };
+}
+
+/**
+ * Opens clients that read the first piece of a session and then stop reading, and
+ * waits until the server's memory stops growing (it has filled their buffers and
+ * waits, or has read the whole file for each). Returns the server's RSS then.
+ */
+async function withSlowClients(server: ServerProcess, route: string, count: number): Promise<{ rssMb: number; close(): void }> {
+  const http = await import('node:http');
+  const requests: ClientRequest[] = [];
+  for (let index = 0; index < count; index++) {
+    await new Promise<void>((resolve, reject) => {
+      const request = http.get(
+        { host: '127.0.0.1', port: server.port, path: route, headers: { host: `127.0.0.1:${server.port}` }, agent: false },
+        (response) => {
+          response.once('data', () => {
+            response.pause();
+            resolve();
+          });
+        },
+      );
+      request.on('error', reject);
+      requests.push(request);
+    });
+  }
+  let previous = -1;
+  for (let steady = 0; steady < 10;) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const now = server.rssMb();
+    steady = Math.abs(now - previous) < 1 ? steady + 1 : 0;
+    previous = now;
+  }
+  return { rssMb: server.rssMb(), close: () => requests.forEach((request) => request.destroy()) };
+}
+
+async function idleRss(server: ServerProcess): Promise<number> {
+  const http = await import('node:http');
+  // Once warmed up by a listing, as a server that has shown its page is.
+  await new Promise<void>((resolve, reject) =>
+    http
+      .get({ host: '127.0.0.1', port: server.port, path: '/api/sessions', headers: { host: `127.0.0.1:${server.port}` }, agent: false }, (response) => {
+        response.resume();
+        response.on('end', resolve);
+      })
+      .on('error', reject),
+  );
+  return server.rssMb();
+}
+
+const SLOW_CLIENTS_EACH = 8;
+
+async function benchSlowClient(): Promise<BenchResult> {
+  const fixture = slowClientFixture();
+  const env = { ...process.env, XDG_DATA_HOME: fixture.dataHome, XDG_CONFIG_HOME: path.join(fixture.dataHome, '..', 'config') };
+  const route = `/api/sessions/${fixture.id}`;
+  const ours = await startServerProcess([path.join(process.cwd(), 'dist', 'cli.js'), 'ui', '--no-open', '--port', '0'], env);
+  let perClient: number;
+  try {
+    const idle = await idleRss(ours);
+    const clients = await withSlowClients(ours, route, SLOW_CLIENTS_EACH);
+    perClient = (clients.rssMb - idle) / SLOW_CLIENTS_EACH;
+    clients.close();
+  } finally {
+    ours.stop();
+  }
+  // Baseline: the whole file per request, fewer clients (each costs the file).
+  const whole = await startServerProcess(['-e', WHOLE_FILE_SERVER, path.join(fixture.dataHome, 'codeloops', 'sessions', `${fixture.id}.jsonl`)], env);
+  let baselinePerClient: number;
+  try {
+    const idle = whole.rssMb();
+    const clients = await withSlowClients(whole, '/', 3);
+    baselinePerClient = (clients.rssMb - idle) / 3;
+    clients.close();
+  } finally {
+    whole.stop();
+  }
+  const ratio = perClient / baselinePerClient;
+  return {
+    name: `a client that stops reading a ${(fixture.bytes / 1024 / 1024).toFixed(0)} MB session (\`GET /api/sessions/:id\`, codeloops ui), ${SLOW_CLIENTS_EACH} of them`,
+    ours: `${perClient.toFixed(1)} MB of server RSS a client`,
+    baseline: `a server reading the file whole per request: ${baselinePerClient.toFixed(0)} MB a client`,
+    ratio,
+    ratioText: `${ratio.toFixed(3)}× the memory`,
+    goal: '≤ 16 MB a client',
+    met: perClient <= 16,
+  };
+}
+
+async function benchSlowClients(): Promise<BenchResult> {
+  const fixture = slowClientFixture();
+  const env = { ...process.env, XDG_DATA_HOME: fixture.dataHome, XDG_CONFIG_HOME: path.join(fixture.dataHome, '..', 'config') };
+  const server = await startServerProcess([path.join(process.cwd(), 'dist', 'cli.js'), 'ui', '--no-open', '--port', '0'], env);
+  try {
+    const idle = await idleRss(server);
+    const clients = await withSlowClients(server, `/api/sessions/${fixture.id}`, 50);
+    clients.close();
+    const ratio = clients.rssMb / idle;
+    return {
+      name: `50 clients that stop reading a ${(fixture.bytes / 1024 / 1024).toFixed(0)} MB session, one \`codeloops ui\``,
+      ours: `server RSS ${clients.rssMb.toFixed(0)} MB`,
+      baseline: `the same server idle: ${idle.toFixed(0)} MB`,
+      ratio,
+      ratioText: `${ratio.toFixed(1)}× idle (+${(clients.rssMb - idle).toFixed(0)} MB)`,
+      goal: '< 1 GB',
+      met: clients.rssMb < 1024,
+    };
+  } finally {
+    server.stop();
+  }
+}
+
+/** A session whose one iteration line is 50 MB, made once and kept. */
+function bigLineFixture(): { dataHome: string; id: string; file: string } {
+  const dataHome = path.join(scratch('big-line'), 'data');
+  const dir = path.join(dataHome, 'codeloops', 'sessions');
+  const id = '2025-05-02T10-00-00Z_50mbln';
+  const file = path.join(dir, `${id}.jsonl`);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dir, { recursive: true });
+    const lines = [
+      startLine({ prompt: 'One line of 50 MB', timestamp: '2025-05-02T10:00:00Z' }),
+      iterationLine(1, { actor_output: 'x'.repeat(50 * 1024 * 1024) }),
+      endLine(),
+    ];
+    fs.writeFileSync(file, lines.map((line) => JSON.stringify(line) + '\n').join(''));
+  }
+  return { dataHome, id, file };
+}
+
+/** The peak of a server's RSS above where it was, while one client fetches a route whole. */
+async function peakWhileServing(server: ServerProcess, route: string): Promise<number> {
+  const http = await import('node:http');
+  const before = server.rssMb();
+  fs.writeFileSync(`/proc/${server.pid}/clear_refs`, '5');
+  await new Promise<void>((resolve, reject) =>
+    http
+      .get({ host: '127.0.0.1', port: server.port, path: route, headers: { host: `127.0.0.1:${server.port}` }, agent: false }, (response) => {
+        response.resume();
+        response.on('end', resolve);
+      })
+      .on('error', reject),
+  );
+  const peak = Number(/^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
+  return peak - before;
+}
+
+async function benchBigLine(): Promise<BenchResult> {
+  const fixture = bigLineFixture();
+  const env = { ...process.env, XDG_DATA_HOME: fixture.dataHome, XDG_CONFIG_HOME: path.join(fixture.dataHome, '..', 'config') };
+  const lineMb = 50;
+  const ours = await startServerProcess([path.join(process.cwd(), 'dist', 'cli.js'), 'ui', '--no-open', '--port', '0'], env);
+  let worst = 0;
+  let after: number;
+  let idle: number;
+  try {
+    idle = await idleRss(ours);
+    for (const route of ['', '/view', '/iterations/1', '/diff']) worst = Math.max(worst, await peakWhileServing(ours, `/api/sessions/${fixture.id}${route}`));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    after = ours.rssMb();
+  } finally {
+    ours.stop();
+  }
+  const whole = await startServerProcess(['-e', WHOLE_FILE_SERVER, fixture.file], env);
+  let baseline: number;
+  try {
+    baseline = await peakWhileServing(whole, '/');
+  } finally {
+    whole.stop();
+  }
+  const ratio = worst / lineMb;
+  return {
+    name: 'a session line of 50 MB served by `codeloops ui` (the whole session, its view, the iteration, its diff)',
+    ours: `peak +${worst.toFixed(0)} MB on the worst route; ${(after - idle).toFixed(0)} MB above idle afterwards`,
+    baseline: `a server sending the file as one buffer: peak +${baseline.toFixed(0)} MB`,
+    ratio,
+    ratioText: `${ratio.toFixed(2)}× the line`,
+    goal: '≤ 2× the line while serving, back to idle after',
+    met: ratio <= 2 && after - idle < 16,
   };
 }
 

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import { doctorReportSchema, type DoctorReport } from '../../src/sessionFormat/doctorReport.js';
-import { runCli, stopCliRuns } from '../support/cliProcess.js';
+import { runCli } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
 import { installedVersion, realAgentHome } from '../support/realAgents.js';
 import { createRepo, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
@@ -31,7 +32,7 @@ function fakeBinary(name: string, versionOutput: string): string {
 }
 
 describe('codeloops doctor (the built CLI, the real agent CLIs)', () => {
-  afterEach(stopCliRuns);
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('finds each configured agent, its version and that the version is tested; exit 0 when a run could start', async () => {

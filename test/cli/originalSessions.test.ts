@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { sessionSummarySchema } from '../../src/sessionFormat/sessionSummaries.js';
 import { timelineEntrySchema } from '../../src/sessionFormat/timelineEntries.js';
-import { runCli, stopCliRuns } from '../support/cliProcess.js';
+import { runCli } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
 import { ORIGINAL_SESSIONS, writeOriginalSessions } from '../support/originalSessions.js';
 import { createRepo, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
 
@@ -19,7 +20,7 @@ describe("the original codeloops' own session files, read in full", () => {
     writeOriginalSessions(home.sessionsDir);
     cwd = createRepo();
   });
-  afterEach(stopCliRuns);
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('lists every session with its outcome and the number of iterations it ran, without a warning', async () => {

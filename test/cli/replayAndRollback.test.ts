@@ -5,6 +5,7 @@ import { runCli } from '../support/cliProcess.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 const TWO_ITERATIONS: AgentScript = {
   actor: [
@@ -24,6 +25,8 @@ async function replay(cwd: string, env: Record<string, string>): Promise<Timelin
 }
 
 describe('codeloops rollback and sessions replay (the built CLI)', function () {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   this.timeout(60_000);
   after(removeTempDirs);
 

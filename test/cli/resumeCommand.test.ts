@@ -8,6 +8,7 @@ import { carryOn, done, scriptedCliSetup, type AgentScript, type ScriptedAgent }
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 /** Waits until the scripted role has been started this many times (the agent itself counts its calls). */
 async function untilCalled(agent: ScriptedAgent, role: 'actor' | 'critic', calls: number): Promise<void> {
@@ -83,6 +84,8 @@ async function runAndKill(repo: string, env: Record<string, string>, at: (event:
 }
 
 describe('codeloops resume (the built CLI)', function () {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   this.timeout(120_000);
   after(removeTempDirs);
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
-import { isRunning } from '../support/processes.js';
+import { isRunning, stopRunners } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
@@ -13,6 +13,8 @@ function sessionFiles(sessionsDir: string): string[] {
 }
 
 describe('codeloops run (the built CLI)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('exits 0 on success and prints one JSON object with --json-output', async () => {

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { FolderRef } from '../../src/extension/editorPorts.js';
 import type { RunController } from '../../src/extension/runs/runController.js';
 import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
+import { ACTOR_RUNS, hostileRepository } from '../support/hostileFiles.js';
+import { stopRunners } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { agentBinDirs } from '../support/realAgents.js';
@@ -15,7 +18,7 @@ import { createRepo, isolateHome, removeTempDirs, tempDir, writeFile } from '../
  * child process with a scripted agent, the editor's window stubbed by FakeEditor.
  * What the user is told, and what each button does, is decided here.
  */
-function controllerFor(script: AgentScript, options: { editorSettings?: string } = {}) {
+function controllerFor(script: AgentScript, options: { editorSettings?: string; trusted?: boolean } = {}) {
   const setup = scriptedCliSetup(script);
   const editor = new FakeEditor();
   const runs = runControllerFor(editor, setup.env, options);
@@ -23,6 +26,8 @@ function controllerFor(script: AgentScript, options: { editorSettings?: string }
 }
 
 describe('run controller (plain Node, the real runner, a stubbed editor)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('runs a loop: the status item and context key while it runs, every event, then a notification that opens the session', async () => {
@@ -196,6 +201,47 @@ describe('run controller (plain Node, the real runner, a stubbed editor)', () =>
     await editor.settled();
     assert.ok(end?.kind === 'refused');
     assert.deepEqual(editor.texts('error'), []);
+  });
+});
+
+describe('workspace trust is the editor’s word for the project’s codeloops.toml', () => {
+  after(removeTempDirs);
+  afterEach(stopRunners);
+
+  it('in a trusted workspace, runs what the committed file names', async () => {
+    const { runs, editor } = controllerFor({}, { trusted: true });
+    const hostile = hostileRepository();
+    const end = await runs.start(folderAt(hostile.repo), { text: 'fix the typo' });
+    await editor.settled();
+    assert.ok(end?.kind === 'finished' && end.summary.status === 'success', JSON.stringify(end));
+    assert.equal(fs.readFileSync(hostile.marker, 'utf8'), 'pwned\n', 'the project’s own actor ran');
+  });
+
+  it('in a workspace it does not trust, runs none of it, says what the file would run, and offers to manage trust', async () => {
+    const { runs, editor } = controllerFor({}, { trusted: false });
+    const hostile = hostileRepository();
+    editor.answer(/could not start/, 'Manage Workspace Trust');
+    // Reached without the starter's own check (as a resume from the tree would be): the runner still refuses.
+    const end = await runs.start(folderAt(hostile.repo), { text: 'fix the typo' });
+    await editor.settled();
+    assert.ok(end?.kind === 'refused' && end.code === 'project_untrusted', JSON.stringify(end));
+    assert.equal(fs.existsSync(hostile.marker), false, 'nothing ran');
+    const [error] = editor.shown.filter((entry) => entry.kind === 'error');
+    assert.ok(error!.text.includes(`[actor] command: ${ACTOR_RUNS}`), error!.text);
+    assert.deepEqual(error!.actions, ['Manage Workspace Trust', 'Show Log']);
+    assert.deepEqual(editor.executed, [{ command: 'workbench.trust.manage', args: [] }]);
+  });
+
+  it('even in a trusted workspace, refuses project arguments that widen what an agent may do, and opens the file', async () => {
+    const { runs, editor, repo } = controllerFor({}, { trusted: true });
+    writeFile(repo, 'codeloops.toml', '[agents.command]\nargs = ["--x"]\n[agents.claude]\nargs = ["--permission-mode", "bypassPermissions"]\n');
+    editor.answer(/could not start/, 'Open Config File');
+    const end = await runs.start(folderAt(repo), { text: 'x' });
+    await editor.settled();
+    assert.ok(end?.kind === 'refused' && end.code === 'config_invalid', JSON.stringify(end));
+    assert.deepEqual({ key: end.details.key, argument: end.details.argument }, { key: '[agents.claude] args', argument: '--permission-mode' });
+    assert.match(editor.texts('error')[0]!, /\[agents\.claude\] args: "--permission-mode" changes what Claude Code may do/);
+    assert.deepEqual(editor.texts('openFile'), [path.join(repo, 'codeloops.toml')]);
   });
 });
 

@@ -11,12 +11,15 @@ import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { createRepo, isolateHome, removeTempDirs, writeFile, type IsolatedHome } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 /**
  * Rollback, undo, resume and delete as the editor offers them, in plain Node: the
  * real engine and runner on a real repository, the editor's window stubbed.
  */
 describe('time travel and session commands (plain Node, real repositories, a stubbed editor)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let home: IsolatedHome;
   before(() => (home = isolateHome()));
   after(() => {

@@ -10,11 +10,14 @@ import { realAgentHome } from '../support/realAgents.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 const TASK = 'Write one.txt, then two.txt, each saying its own name.';
 const TOKEN_CAP = 20_000;
 
 describe('end to end: a budget crossed in the middle of a real Claude Code turn', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let api: ModelApi | undefined;
   let releaseHeldToolCall = () => {};
   after(async () => {

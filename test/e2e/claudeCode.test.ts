@@ -11,8 +11,11 @@ import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 describe('end to end: the real Claude Code CLI against a scripted Messages API', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let api: ModelApi;
   let resumeApi: ModelApi | undefined;
   after(async () => {

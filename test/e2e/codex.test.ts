@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
-import { runCli, stopCliRuns } from '../support/cliProcess.js';
+import { runCli } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
 import { codexToolOutputIncludes, openAiResponses } from '../support/modelApi/openAiResponses.js';
 import { objectsIn, startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
 import { agentRuns, installedVersion, realAgentHome } from '../support/realAgents.js';
@@ -47,7 +48,7 @@ function scriptedCodex(request: ModelRequest): ScriptedReply {
 describe('end to end: the real Codex CLI against a scripted Responses API', () => {
   let api: ModelApi | undefined;
   afterEach(async () => {
-    await stopCliRuns();
+    await stopRunners();
     await api?.close();
     api = undefined;
   });

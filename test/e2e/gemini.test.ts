@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
-import { runCli, stopCliRuns } from '../support/cliProcess.js';
+import { runCli } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
 import { GEMINI_MODEL, geminiApi } from '../support/modelApi/geminiApi.js';
 import { isObject, objectsIn, startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
 import { agentRuns, installedVersion, realAgentHome } from '../support/realAgents.js';
@@ -54,7 +55,7 @@ function scriptedGemini(repo: () => string) {
 describe('end to end: the real Gemini CLI against a scripted Gemini API', () => {
   let api: ModelApi | undefined;
   afterEach(async () => {
-    await stopCliRuns();
+    await stopRunners();
     await api?.close();
     api = undefined;
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { runCli, stopCliRuns } from '../support/cliProcess.js';
+import { runCli } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
 import { GEMINI_MODEL, geminiApi } from '../support/modelApi/geminiApi.js';
 import { openAiResponses } from '../support/modelApi/openAiResponses.js';
 import { startModelApi, type ModelApi } from '../support/modelApi/scripted.js';
@@ -14,7 +15,7 @@ import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.j
 describe('end to end: mixed agents, each role a different real CLI', () => {
   let apis: ModelApi[] = [];
   afterEach(async () => {
-    await stopCliRuns();
+    await stopRunners();
     await Promise.all(apis.map((api) => api.close()));
     apis = [];
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { runCli, stopCliRuns } from '../support/cliProcess.js';
+import { runCli } from '../support/cliProcess.js';
 import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
 import { OPEN_CODE_MODEL, openAiChat, writeOpenCodeProjectConfig } from '../support/modelApi/openAiChat.js';
 import { objectsIn, startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
@@ -10,6 +10,7 @@ import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, git, removeTempDirs, treeOf } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
 
@@ -41,7 +42,8 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
   let openai: ModelApi | undefined;
   let anthropic: ModelApi | undefined;
   afterEach(async () => {
-    await stopCliRuns();
+    // A test that fails halfway leaves no runner or agent behind for the tests after it.
+    await stopRunners();
     await openai?.close();
     await anthropic?.close();
     openai = anthropic = undefined;

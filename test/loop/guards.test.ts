@@ -5,7 +5,7 @@ import type { CheckSpec } from '../../src/checks/runCheck.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
-import { isRunning } from '../support/processes.js';
+import { isRunning, stopRunners } from '../support/processes.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -34,6 +34,8 @@ const VARIED_FEEDBACK = [
 ].map((feedback) => [carryOn(feedback)]);
 
 describe('guards: evidence before DONE, budgets, stalls', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('refuses DONE while a required check fails, feeds the failure back, and succeeds once it passes', async () => {

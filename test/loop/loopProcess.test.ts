@@ -7,6 +7,7 @@ import { cliPath } from '../support/cliProcess.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 /** The runner as the extension starts it: a child process streaming NDJSON events. */
 function start(script: AgentScript, options: { prompt?: { text: string } | { file: string }; workingDir?: string; editorSettings?: string } = {}) {
@@ -22,6 +23,7 @@ function start(script: AgentScript, options: { prompt?: { text: string } | { fil
       workingDir: repo,
       prompt: options.prompt ?? { text: '-n is not a flag 🎉' },
       editorSettings: options.editorSettings,
+      trusted: true,
       env: { ...globalThis.process.env, ...home.env },
     },
     (event) => events.push(event),
@@ -30,6 +32,8 @@ function start(script: AgentScript, options: { prompt?: { text: string } | { fil
 }
 
 describe('the runner as a child process (how the extension runs loops)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('streams validated events and reports the outcome; the prompt arrives untouched', async () => {
@@ -68,8 +72,9 @@ describe('the runner as a child process (how the extension runs loops)', () => {
     const runner = path.join(tempDir(), 'broken-runner.js');
     fs.writeFileSync(runner, "process.stderr.write('codeloops: something broke inside'); process.exit(2);\n");
     const events: RunEvent[] = [];
-    const end = await new LoopProcess({ cliPath: runner, nodePath: globalThis.process.execPath, workingDir: tempDir(), prompt: { text: 'x' } }, (event) =>
-      events.push(event),
+    const end = await new LoopProcess(
+      { cliPath: runner, nodePath: globalThis.process.execPath, workingDir: tempDir(), prompt: { text: 'x' }, trusted: true },
+      (event) => events.push(event),
     ).done;
     assert.equal(end.kind, 'crashed');
     assert.ok(end.kind === 'crashed' && /something broke inside/.test(end.message));

@@ -9,8 +9,11 @@ import { carryOn, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 describe('the loop with scripted agents', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('runs actor → diff → critic twice: CONTINUE with feedback, then DONE, and records it all', async () => {

@@ -9,6 +9,7 @@ import { readSidecarEvents } from '../../src/sessions/sidecarReader.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
 import { runScriptedLoop, type ScriptedLoopResult } from '../support/scriptedLoop.js';
 import { createRepo, git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { stopRunners } from '../support/processes.js';
 
 const BINARY_BEFORE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0x10, 0x00]);
 const binaryOf = (bytes: Buffer) => `binary:${bytes.toString('base64')}`;
@@ -88,6 +89,8 @@ function request(repo: string, loop: ScriptedLoopResult, force = false) {
 }
 
 describe('rollback and its undo', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   after(removeTempDirs);
 
   it('puts back exactly the files the loop changed since an iteration, and the undo puts them forward again', async () => {

@@ -7,7 +7,7 @@ import type { AgentEvent } from '../../src/sessionFormat/agentEvents.js';
 import { runAgent, type AgentLaunch } from '../../src/agents/runAgent.js';
 import type { RoleSettings } from '../../src/config/runSettings.js';
 import { scriptedAgent, type AgentScript } from '../support/scriptedAgent.js';
-import { isRunning } from '../support/processes.js';
+import { isRunning, waitUntilGone } from '../support/processes.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 function launchFor(script: AgentScript, overrides: Partial<AgentLaunch> = {}) {
@@ -95,6 +95,34 @@ describe('running an agent process', () => {
     assert.equal(result.interrupted, true);
     assert.ok(performance.now() - started < 3000);
     assert.equal(result.transcript, 'working\n');
+  });
+
+  it('kills what an agent left running in its group when it exits normally, its output detached', async () => {
+    // The background process holds no pipe of ours: only the group kill after the exit can end it.
+    const { agent, launch } = launchFor({ actor: [[{ spawnChild: true }, { print: 'done, leaving a daemon behind' }]] });
+    const result = await runAgent(launch, request('x'));
+    assert.equal(result.succeeded, true);
+    assert.equal(result.exitCode, 0);
+    const grandchild = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
+    assert.ok(await waitUntilGone(grandchild), 'the background process was killed with the group');
+  });
+
+  it('stops the agent’s children too when interrupted, not only the agent', async () => {
+    const { agent, launch } = launchFor({ actor: [[{ spawnChild: true }, { print: 'started' }, { sleep: 60_000 }]] });
+    const controller = new AbortController();
+    const result = await runAgent(launch, request('x'), { signal: controller.signal, onEvent: (event) => event.kind === 'text' && controller.abort() });
+    assert.equal(result.interrupted, true);
+    const grandchild = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
+    assert.ok(await waitUntilGone(Number(agent.envSeen('actor', 1).pid)), 'the agent is gone');
+    assert.ok(await waitUntilGone(grandchild), 'and so is the process it started');
+  });
+
+  it('tells a recorder of its process group while it runs (the loop lock keeps it)', async () => {
+    const { agent, launch } = launchFor({ actor: [[{ print: 'x' }]] });
+    const seen: string[] = [];
+    await runAgent(launch, request('x'), { groups: { add: (pid) => seen.push(`+${pid}`), remove: (pid) => seen.push(`-${pid}`) } });
+    const pid = Number(agent.envSeen('actor', 1).pid);
+    assert.deepEqual(seen, [`+${pid}`, `-${pid}`], 'the agent leads its own group');
   });
 
   it('does not wait for a background process that keeps stdout open after the agent exits', async () => {

@@ -132,6 +132,11 @@ describe('codeloops ui: the sessions API', () => {
       [`/api/sessions?search=${'a'.repeat(2001)}`, /"search" is longer than 2000 characters/],
       ['/api/stats?outcome=nope', /outcome nope is not an outcome/],
       ['/api/sessions/x/view?verbose=1', /Unknown query parameter "verbose" \(this route takes none\)/],
+      // Names that are special to JavaScript objects are names like any other.
+      ['/api/sessions?__proto__=1', /Unknown query parameter "__proto__"/],
+      ['/api/stats?constructor=1', /Unknown query parameter "constructor"/],
+      ['/api/sessions/x/diff?__proto__=1', /Unknown query parameter "__proto__"/],
+      ['/api/sessions/live?__proto__=1', /Unknown query parameter "__proto__"/],
     ];
     for (const [rawPath, message] of cases) {
       const reply = await get(rawPath);

@@ -9,6 +9,7 @@ import { carryOn, configureScriptedAgent, done } from '../support/scriptedAgent.
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, isolateHome, removeTempDirs, repoRoot, type IsolatedHome } from '../support/testEnvironment.js';
 import { startTestServer } from './serverClient.js';
+import { stopRunners } from '../support/processes.js';
 
 /** Chromium as this machine allows it (Debian's, no sandbox as root, no GPU, no calls home). */
 const CHROMIUM = { executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] };
@@ -126,6 +127,8 @@ function writeManySessions(dir: string): Fixture[] {
 }
 
 describe('codeloops ui in a browser (Chromium)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let home: IsolatedHome;
   let server: UiServer;
   let browser: Browser;

@@ -8,6 +8,7 @@ import { carryOn, configureScriptedAgent, done, type AgentScript } from '../supp
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
 import { eventually, LiveClient, request, startTestServer } from './serverClient.js';
+import { stopRunners } from '../support/processes.js';
 
 /** Three iterations; the first actor run pauses so a viewer can join in the middle of it. */
 const THREE_ITERATIONS: AgentScript = {
@@ -27,6 +28,8 @@ function startLoop(home: IsolatedHome, script: AgentScript, prompt: string) {
 }
 
 describe('codeloops ui: live updates (Server-Sent Events)', () => {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
   let home: IsolatedHome;
   let server: UiServer;
   const clients: LiveClient[] = [];

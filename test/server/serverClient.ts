@@ -1,9 +1,11 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { liveEventSchema, type LiveEvent } from '../../src/server/apiPayloads.js';
 import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { startUiServer, type UiServer } from '../../src/server/uiServer.js';
+import { cliPath } from '../support/cliProcess.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
 /** The API server in this process, on 127.0.0.1 and a free port, reading the given data home. */
@@ -17,6 +19,46 @@ export function startTestServer(sessionsDirectory: string, env: Record<string, s
   });
 }
 
+export interface UiProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  output(): { stdout: string; stderr: string };
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** `node dist/cli.js ui …` as a user starts it (as another user, given `uid`); resolves once it has printed its URL. */
+export async function startUiProcess(args: string[], env: Record<string, string>, as: { uid?: number; gid?: number } = {}): Promise<UiProcess> {
+  const child = spawn(process.execPath, [cliPath(), 'ui', ...args], {
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...as,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL printed:\n${stdout}\n${stderr}`)), 10_000);
+    const check = (): void => {
+      const match = /^(http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`codeloops ui exited:\n${stdout}\n${stderr}`));
+    });
+  });
+  return { child, url, port: Number(new URL(url).port), output: () => ({ stdout, stderr }), exited };
+}
+
 export interface Reply {
   status: number;
   headers: http.IncomingHttpHeaders;
@@ -28,7 +70,11 @@ export interface Reply {
  * A request exactly as given: the path is sent byte for byte (no URL parser resolves
  * `..` or decodes `%2f` on the way), with the headers a test chooses.
  */
-export function request(port: number, rawPath: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+export function request(
+  port: number,
+  rawPath: string,
+  options: { method?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       { host: '127.0.0.1', port, path: rawPath, method: options.method ?? 'GET', headers: { host: `127.0.0.1:${port}`, ...options.headers }, agent: false },
@@ -43,6 +89,10 @@ export function request(port: number, rawPath: string, options: { method?: strin
       },
     );
     req.on('error', reject);
+    if (options.timeoutMs !== undefined) {
+      // A server that does not answer fails the test that asked, with what was asked.
+      req.setTimeout(options.timeoutMs, () => req.destroy(new Error(`no answer to ${rawPath} within ${options.timeoutMs} ms`)));
+    }
     req.end();
   });
 }

@@ -9,43 +9,7 @@ import { sessionListSchema } from '../../src/server/apiPayloads.js';
 import { cliPath } from '../support/cliProcess.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { isolateHome, removeTempDirs, tempDir, type IsolatedHome } from '../support/testEnvironment.js';
-import { eventually, request } from './serverClient.js';
-
-interface UiProcess {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  output(): { stdout: string; stderr: string };
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** `node dist/cli.js ui …` as a user starts it; resolves once it has printed its URL. */
-async function startUi(args: string[], env: Record<string, string>): Promise<UiProcess> {
-  const child = spawn(process.execPath, [cliPath(), 'ui', ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal })),
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL printed:\n${stdout}\n${stderr}`)), 10_000);
-    const check = (): void => {
-      const match = /^(http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`codeloops ui exited:\n${stdout}\n${stderr}`));
-    });
-  });
-  return { child, url, port: Number(new URL(url).port), output: () => ({ stdout, stderr }), exited };
-}
+import { eventually, request, startUiProcess as startUi } from './serverClient.js';
 
 describe('codeloops ui (the built CLI)', () => {
   let home: IsolatedHome;

@@ -8,6 +8,8 @@ export interface CliResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+  /** It was still running at `timeoutMs` and was killed: it hung. */
+  timedOut: boolean;
 }
 
 export function cliPath(): string {
@@ -23,41 +25,37 @@ export interface CliRun {
   done: Promise<CliResult>;
 }
 
-/** Runs that have not ended yet, for `stopCliRuns`. */
-const unfinished = new Set<ChildProcess>();
-
-/**
- * Stops every run a test left behind (a failed or timed-out test): SIGTERM, on which
- * the runner stops its agent's whole process group and ends its session, then
- * SIGKILL if it is still there after a few seconds. For `afterEach`.
- */
-export async function stopCliRuns(): Promise<void> {
-  await Promise.all(
-    [...unfinished].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          child.once('close', () => {
-            clearTimeout(killer);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+export interface CliOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  /** Kill it after this long and report `timedOut` (a test of something that must not hang fails, not the run). */
+  timeoutMs?: number;
+  /** Run it as another user (a test run as root that needs a file root could read). */
+  uid?: number;
+  gid?: number;
+  /** A pipe to its stdin (a loop paused for review reads the user's word there). */
+  stdin?: 'pipe';
 }
 
 /** Starts the built CLI as a user would: `node dist/cli.js …`, no shell. */
-export function startCli(args: string[], options: { cwd: string; env?: Record<string, string>; stdin?: 'pipe' }): CliRun {
+export function startCli(args: string[], options: CliOptions): CliRun {
   const child = spawn(process.execPath, [cliPath(), ...args], {
     cwd: options.cwd,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+    uid: options.uid,
+    gid: options.gid,
   });
-  unfinished.add(child);
-  child.once('close', () => unfinished.delete(child));
   let stdout = '';
   let stderr = '';
+  let timedOut = false;
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          child.kill('SIGKILL');
+        }, options.timeoutMs);
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -67,7 +65,12 @@ export function startCli(args: string[], options: { cwd: string; env?: Record<st
       else waiters.push(waiter);
     }
   });
-  const done = new Promise<CliResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, timedOut });
+    }),
+  );
   return {
     child,
     done,
@@ -81,6 +84,6 @@ export function startCli(args: string[], options: { cwd: string; env?: Record<st
   };
 }
 
-export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
   return startCli(args, options).done;
 }

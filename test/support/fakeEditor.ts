@@ -112,7 +112,7 @@ export function folderAt(fsPath: string, name = fsPath.split('/').at(-1) ?? fsPa
 export function runControllerFor(
   editor: FakeEditor,
   env: Record<string, string | undefined>,
-  options: { editorSettings?: string; showAgentText?: boolean } = {},
+  options: { editorSettings?: string; showAgentText?: boolean; /** Whether VS Code trusts the workspace (default yes). */ trusted?: boolean } = {},
 ): RunController<FolderRef> {
   return new RunController<FolderRef>({
     cliPath: cliPath(),
@@ -122,6 +122,7 @@ export function runControllerFor(
     commands: editor.commands,
     showStatus: editor.showStatus,
     editorSettingsJson: () => options.editorSettings,
+    isTrusted: () => options.trusted ?? true,
     showAgentText: () => options.showAgentText ?? true,
     env: { ...process.env, ...env },
   });

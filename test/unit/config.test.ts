@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, globalConfigSchema, parseConfigText, projectConfigSchema } from '../../src/config/configFiles.js';
 import { detectAgents, renderInitialConfig } from '../../src/config/initialConfig.js';
-import { setProjectTrust, type ProjectUntrustedError } from '../../src/config/projectTrust.js';
+import { contentHash, setProjectTrust, type ProjectUntrustedError } from '../../src/config/projectTrust.js';
 import { DEFAULT_MAX_ITERATIONS, loadRunSettings } from '../../src/config/runSettings.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -16,6 +16,11 @@ function setup(globalToml: string | null, projectToml: string | null) {
   }
   if (projectToml !== null) fs.writeFileSync(path.join(project, 'codeloops.toml'), projectToml);
   return { env: { XDG_CONFIG_HOME: home, HOME: home }, project, globalFile: path.join(home, 'codeloops', 'config.toml') };
+}
+
+/** As `codeloops trust` does: the file's content as it is now. */
+function trust(file: string, env: Record<string, string>): void {
+  setProjectTrust(file, contentHash(fs.readFileSync(file)), env);
 }
 
 describe('configuration', () => {
@@ -70,7 +75,7 @@ describe('configuration', () => {
 
   it('takes a command per role for the command agent', () => {
     const { env, project } = setup(null, `agent = "command"\n[actor]\ncommand = ["actor-tool", "--fast"]\n[agents.command]\ncommand = ["reviewer"]\n`);
-    setProjectTrust(path.join(project, 'codeloops.toml'), true, env);
+    trust(path.join(project, 'codeloops.toml'), env);
     const settings = loadRunSettings({ workingDir: project, env });
     assert.deepEqual(settings.actor.command, ['actor-tool', '--fast']);
     assert.deepEqual(settings.critic.command, ['reviewer']);
@@ -106,7 +111,7 @@ describe('configuration', () => {
     );
     assert.match(refusal.message, /sh -c "npm test"/);
 
-    setProjectTrust(file, true, env);
+    trust(file, env);
     assert.deepEqual(
       loadRunSettings({ workingDir: project, env }).checks.map((check) => check.run),
       ['npm test'],
@@ -117,10 +122,56 @@ describe('configuration', () => {
       () => loadRunSettings({ workingDir: project, env }),
       (error: unknown) => (error as ProjectUntrustedError).code === 'project_untrusted',
     );
-    setProjectTrust(file, false, env);
+    setProjectTrust(file, null, env);
     // A file that runs nothing needs no trust.
     fs.writeFileSync(file, 'max_iterations = 4\n');
     assert.equal(loadRunSettings({ workingDir: project, env }).maxIterations, 4);
+  });
+
+  it('refuses project arguments that change what an agent may do, trusted or not, naming the key and the argument', () => {
+    const refusal = (projectToml: string, flags = {}) => {
+      const { env, project } = setup(null, projectToml);
+      try {
+        loadRunSettings({ workingDir: project, env, trust: true, flags });
+      } catch (error) {
+        const failure = error as ConfigError;
+        assert.equal(failure.code, 'config_invalid');
+        assert.equal(failure.details.file, path.join(project, 'codeloops.toml'));
+        return { key: failure.details.key, argument: failure.details.argument, message: failure.message };
+      }
+      return undefined;
+    };
+    const claude = refusal('[agents.claude]\nargs = ["--max-turns", "40", "--dangerously-skip-permissions"]\n');
+    assert.deepEqual({ key: claude?.key, argument: claude?.argument }, { key: '[agents.claude] args', argument: '--dangerously-skip-permissions' });
+    assert.match(claude!.message, /"--dangerously-skip-permissions" changes what Claude Code may do .* a project file may not set that, trusted or not/);
+    assert.match(claude!.message, /put it in your own config: \[agents\.claude\] args/);
+    // Every spelling the agent's own parser takes.
+    const spellings: Array<[string, string]> = [
+      ['[actor]\nargs = ["--permission-mode=bypassPermissions"]\n', '--permission-mode=bypassPermissions'],
+      ['[actor]\nargs = ["--settings", "{\\"hooks\\":{}}"]\n', '--settings'],
+      ['[critic]\nargs = ["--allowed-tools", "Edit"]\n', '--allowed-tools'],
+      ['[critic]\nargs = ["--allowedTools", "Edit"]\n', '--allowedTools'],
+      ['[actor]\nargs = ["--mcp-config", "x.json"]\n', '--mcp-config'],
+      ['[actor]\nargs = ["--add-dir", "/"]\n', '--add-dir'],
+      ['agent = "gemini"\n[actor]\nargs = ["--approvalMode", "yolo"]\n', '--approvalMode'],
+      ['agent = "gemini"\n[actor]\nargs = ["-qy"]\n', '-qy'],
+      ['[agents.gemini]\nargs = ["--no-sandbox"]\n', '--no-sandbox'],
+      ['agent = "codex"\n[critic]\nargs = ["-sdanger-full-access"]\n', '-sdanger-full-access'],
+      ['[agents.codex]\nargs = ["-c", "sandbox_mode=danger-full-access"]\n', '-c'],
+      ['[agents.codex]\nargs = ["--dangerously-bypass-approvals-and-sandbox"]\n', '--dangerously-bypass-approvals-and-sandbox'],
+      ['[agents.opencode]\nargs = ["--auto"]\n', '--auto'],
+      ['[agents.opencode]\nargs = ["--agent", "build"]\n', '--agent'],
+      ['[agents.cursor]\nargs = ["--force"]\n', '--force'],
+      ['[agents.cursor]\nargs = ["--sandbox", "disabled"]\n', '--sandbox'],
+    ];
+    for (const [toml, argument] of spellings) assert.equal(refusal(toml)?.argument, argument, toml);
+    // A role's arguments are checked against the agent the role runs, wherever that was chosen.
+    assert.equal(refusal('[critic]\nargs = ["-y"]\n'), undefined, '-y means nothing to Claude Code');
+    assert.equal(refusal('[critic]\nargs = ["-y"]\n', { criticAgent: 'gemini' })?.argument, '-y');
+    // Arguments that change nothing of the kind pass, and the user's own config may set anything.
+    assert.equal(refusal('[agents.claude]\nargs = ["--max-turns", "40", "--verbose"]\n'), undefined);
+    const { env, project } = setup('[agents.claude]\nargs = ["--dangerously-skip-permissions"]\n', null);
+    assert.deepEqual(loadRunSettings({ workingDir: project, env }).actor.extraArgs, ['--dangerously-skip-permissions']);
   });
 
   it('does not carry a model over to a different agent chosen elsewhere', () => {

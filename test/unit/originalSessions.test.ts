@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { errorFeedbackParts } from '../../src/resume/resumePlan.js';
 import { criticDecisionKind, normalizeSessionLine } from '../../src/sessionFormat/sessionLines.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
-import { buildSessionView } from '../../src/sessionView/sessionViewBuilder.js';
+import { SessionLibrary } from '../../src/sessionView/sessionLibrary.js';
 import { SessionWriter } from '../../src/sessionWriter/sessionWriter.js';
 import { ORIGINAL_SESSIONS, writeOriginalSessions } from '../support/originalSessions.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
@@ -43,7 +43,7 @@ describe("reading the original codeloops' sessions", () => {
   });
 
   it('gives the viewer each iteration, marking its diff and files as the whole change since HEAD', async () => {
-    const view = buildSessionView(await store.load(ORIGINAL_SESSIONS.success.id), []);
+    const view = await new SessionLibrary(store, () => tempDir()).view(ORIGINAL_SESSIONS.success.id);
     assert.deepEqual(
       view.iterations.map((iteration) => [iteration.iteration_number, iteration.diff_since_head, iteration.files.map((file) => file.path)]),
       [
@@ -56,7 +56,7 @@ describe("reading the original codeloops' sessions", () => {
     // This runner's own lines (with its extra fields) are each iteration's own diff.
     const dir = tempDir();
     const own = writeSession(dir, [startLine(), iterationLine(1, { git_insertions: 1, git_deletions: 0 }), endLine()]);
-    assert.equal(buildSessionView(await new SessionStore(dir).load(own), []).iterations[0]!.diff_since_head, false);
+    assert.equal((await new SessionLibrary(new SessionStore(dir), () => tempDir()).view(own)).iterations[0]!.diff_since_head, false);
   });
 
   it('reads the words of decisions, and keeps a line whose word nobody defined (as ERROR)', async () => {

@@ -140,7 +140,7 @@ describe('session store', () => {
       summaries.map((summary) => summary.id),
       [id],
     );
-    assert.match(warnings.join('\n'), /folder: skipped, .*folder\.jsonl is not a regular file/);
+    assert.match(warnings.join('\n'), /folder: skipped, .*folder\.jsonl is a folder, not a file/);
   });
 
   it('reads a session whose only line has no newline yet', async () => {

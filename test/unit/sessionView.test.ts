@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { buildIterationDetail, buildSessionView } from '../../src/sessionView/sessionViewBuilder.js';
+import { EVENTS_FILE } from '../../src/sessionFormat/sessionFiles.js';
+import { SessionLibrary } from '../../src/sessionView/sessionLibrary.js';
 import { splitUnifiedDiff } from '../../src/sessionView/unifiedDiff.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
@@ -120,8 +123,11 @@ describe('the viewer’s model of a session', () => {
         timestamp: at,
       },
     ];
-    const session = await new SessionStore(dir).load(id);
-    const view = buildSessionView(session, events);
+    // The record as the runner leaves it, read by the library the viewers use.
+    const sidecar = tempDir('sidecar-');
+    fs.writeFileSync(path.join(sidecar, EVENTS_FILE), events.map((event) => JSON.stringify(event)).join('\n') + '\n');
+    const library = new SessionLibrary(new SessionStore(dir), () => sidecar);
+    const view = await library.view(id);
     assert.equal(view.project, 'proj');
     assert.equal(view.end?.outcome, 'success');
     assert.equal(view.total_cost_usd, 0.75);
@@ -134,9 +140,9 @@ describe('the viewer’s model of a session', () => {
     assert.deepEqual(first!.remaining_issues, ['tests']);
     assert.deepEqual(second!.files, [{ path: 'x.ts', status: 'added', insertions: 4, deletions: 0 }], 'from the sidecar when it has them');
     assert.equal(second!.actor_usage, null);
-    const detail = buildIterationDetail(session, events, 1)!;
-    assert.equal(detail.critic_output, 'The critic’s full answer');
+    const detail = (await library.detail(id, 1))!;
+    assert.equal(detail.critic_output, 'The critic’s full answer', 'from the record, on demand');
     assert.equal(detail.diff, DIFF);
-    assert.equal(buildIterationDetail(session, events, 9), undefined);
+    assert.equal(await library.detail(id, 9), undefined);
   });
 });

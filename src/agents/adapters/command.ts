@@ -12,6 +12,8 @@ export const commandAdapter: AgentAdapter = {
   displayName: 'Command',
   defaultBinary: '',
   installHint: 'set command = ["program", "arg", …] under [actor], [critic] or [agents.command] in codeloops.toml',
+  // Its arguments are the user's own program's: they need trust, like the program.
+  permissionFlags: [],
   canResume: false,
   testedVersions: [],
   costCoversAgentSession: false,

@@ -32,6 +32,7 @@ export const cursorAdapter: AgentAdapter = {
   displayName: 'Cursor',
   defaultBinary: 'cursor-agent',
   installHint: 'see https://cursor.com/cli',
+  permissionFlags: ['--force', '-f', '--yolo', '--mode', '--sandbox', '--approve-mcps', '--workspace', '--trust'],
   canResume: true,
   // No package to run here: proven only against recorded output (test/fixtures/cassettes/cursor-*.jsonl).
   testedVersions: [],

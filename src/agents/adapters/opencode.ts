@@ -61,6 +61,8 @@ export const opencodeAdapter: AgentAdapter = {
   displayName: 'OpenCode',
   defaultBinary: 'opencode',
   installHint: 'npm install -g opencode-ai',
+  // --agent picks the permissions (the critic runs as `plan`); --attach and --dir run elsewhere.
+  permissionFlags: ['--auto', '--dangerously-skip-permissions', '--agent', '--attach', '--dir'],
   canResume: true,
   testedVersions: ['1.18.33'],
   costCoversAgentSession: false,

@@ -15,6 +15,12 @@ export interface LoopProcessOptions {
   prompt: { text: string } | { file: string } | { resume: string; force?: boolean };
   /** Editor settings as a config layer (JSON), between the global and the project config. */
   editorSettings?: string;
+  /**
+   * Whether the user trusts the workspace. VS Code's workspace trust is the editor's
+   * word for the project's codeloops.toml: given, the runner may run what the file
+   * names (`--trust`); withheld, the runner refuses it (`project_untrusted`).
+   */
+  trusted: boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -49,8 +55,7 @@ export class LoopProcess {
       else args.push('--prompt-file', options.prompt.file);
     }
     if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
-    // The editor runs loops only in a workspace the user trusts: that trust covers the project's codeloops.toml.
-    args.push('--trust');
+    if (options.trusted) args.push('--trust');
     if ('resume' in options.prompt) args.push('--', options.prompt.resume);
     this.child = spawn(options.nodePath, args, {
       cwd: options.workingDir,

@@ -41,6 +41,8 @@ export interface RunControllerDeps<F extends FolderRef> {
   showStatus: (loop: RunningLoop<F>) => Disposable;
   /** The editor's settings for a folder, as the runner's `--editor-settings` layer. */
   editorSettingsJson: (folder: F) => string | undefined;
+  /** Whether VS Code trusts the workspace; asked at each start, since trust can be given at any time. */
+  isTrusted: () => boolean;
   /** Whether the agents' text streams into the log. */
   showAgentText: () => boolean;
   /** The runner's environment (default: the editor's own). */
@@ -94,6 +96,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
         workingDir: folder.uri.fsPath,
         prompt,
         editorSettings: deps.editorSettingsJson(folder),
+        trusted: deps.isTrusted(),
         env: deps.env,
       },
       (event) => this.handle(folder, event),
@@ -358,6 +361,8 @@ const FIXES: Partial<
         : commands.execute('workbench.action.openSettings', SETTINGS_SECTION),
   },
   not_a_repository: { action: 'Initialize Repository', run: ({ commands }) => commands.execute('git.init') },
+  // The workspace is not trusted, so neither is its codeloops.toml: trusting the workspace trusts the file.
+  project_untrusted: { action: 'Manage Workspace Trust', run: ({ commands }) => commands.execute('workbench.trust.manage') },
 };
 
 /** Failures of a loop that may come from an agent that cannot work here: the doctor is asked. */

@@ -302,6 +302,39 @@ describe('Codeloops in a real VS Code', () => {
     }
   });
 
+  it('takes VS Code’s workspace trust as trust in the project’s codeloops.toml, and still refuses arguments that widen an agent', async () => {
+    const folder = workspaceFolder();
+    assert.equal(vscode.workspace.isTrusted, true, 'the suite’s workspace is trusted');
+    fs.writeFileSync(
+      path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
+      JSON.stringify({ actor: [[{ print: 'done' }]], critic: [[{ print: '<decision>{"type":"done","summary":"ok","confidence":0.9}</decision>' }]] }),
+    );
+    for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+    const toml = path.join(folder.uri.fsPath, 'codeloops.toml');
+    fs.writeFileSync(toml, '[[checks]]\nname = "from the project"\nrun = "echo the project file ran"\n');
+    try {
+      const end = await codeloops.runs.start(folder, { text: 'A project file in a trusted workspace' });
+      assert.ok(end?.kind === 'finished' && end.summary.status === 'success', JSON.stringify(end));
+      const checks = fs
+        .readFileSync(path.join(sidecarDir(end.summary.session_id), EVENTS_FILE), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { type: string; name?: string; passed?: boolean })
+        .filter((event) => event.type === 'check_finished');
+      assert.deepEqual(
+        checks.map((check) => [check.name, check.passed]),
+        [['from the project', true]],
+        'the project’s check ran: trusting the workspace trusted the file',
+      );
+      fs.writeFileSync(toml, '[agents.claude]\nargs = ["--dangerously-skip-permissions"]\n');
+      const refused = await codeloops.runs.start(folder, { text: 'A permission argument in a trusted workspace' });
+      assert.ok(refused?.kind === 'refused' && refused.code === 'config_invalid', JSON.stringify(refused));
+      assert.deepEqual([refused.details.key, refused.details.argument], ['[agents.claude] args', '--dangerously-skip-permissions']);
+    } finally {
+      fs.rmSync(toml, { force: true });
+    }
+  });
+
   it('shows a session written by the CLI in a terminal without a refresh', async () => {
     const store = new SessionStore(sessionsDir());
     const id = '2030-01-01T00-00-00Z_abcdef';

@@ -1,0 +1,37 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+/**
+ * Giving big garbage back at once. V8 collects when it allocates, so a server that
+ * has just read a 50 MB line and then sits idle would keep its buffers, its text and
+ * what it parsed to for as long as it sits there: several times the line. A process
+ * that serves big files (`codeloops ui`) turns collection on demand on, and readers
+ * of big lines drop them as soon as they are done with each copy. Elsewhere (the CLI,
+ * the editor's host) this does nothing.
+ */
+
+let collect: (() => void) | undefined;
+let scheduled = false;
+
+/** Turns collection on demand on for this process (as `node --expose-gc` would). */
+export function enableMemoryRelease(): void {
+  if (collect) return;
+  v8.setFlagsFromString('--expose-gc');
+  // A fresh context sees the flag; the function it hands back collects this isolate's heap.
+  collect = vm.runInNewContext('gc') as () => void;
+}
+
+/** A full collection now, when turned on: a big copy just became garbage, and the next one is about to be made. */
+export function releaseMemoryNow(): void {
+  collect?.();
+}
+
+/** A full collection once the work in hand is done (after the current I/O), when turned on. */
+export function releaseMemorySoon(): void {
+  if (!collect || scheduled) return;
+  scheduled = true;
+  setImmediate(() => {
+    scheduled = false;
+    collect?.();
+  });
+}
