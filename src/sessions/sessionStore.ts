@@ -88,6 +88,8 @@ interface PartsReading {
   pending?: SessionPart | SessionJsonPart;
   /** A line was left in the file and read from there. */
   sawLongLine?: boolean;
+  /** Why the first unreadable line before the start could not be read: what a refusal of the file says. */
+  firstProblem?: string;
 }
 
 export class SessionNotFoundError extends CodeloopsError {
@@ -323,7 +325,10 @@ export class SessionStore {
       reading = { id, filePath, handle, lines, mode, started: false, ended: false };
       // One part at a time, made outside this generator: nothing here holds a line's text while its part is out.
       for (let part = await this.nextPart(reading); part; part = await this.nextPart(reading)) yield part;
-      if (!reading.started) throw new NotASessionError(`${filePath} has no readable session_start line.`, filePath);
+      if (!reading.started) {
+        // Why its first line could not be read says what is wrong with the file (CR-only line endings, not JSON).
+        throw new NotASessionError(`${filePath} has no readable session_start line${reading.firstProblem ? `: ${reading.firstProblem}` : ''}.`, filePath);
+      }
     } finally {
       await handle.close();
       // Reading long lines leaves megabytes of garbage behind it (slices, pieces of text): given back once done.
@@ -348,7 +353,10 @@ export class SessionStore {
       const range = { start: read.start, end: read.end };
       const parsed = read.text === null ? await this.parseLongLine(reading, range) : parseReadLine(read.text);
       if (parsed === undefined) continue; // a blank line
-      if (!parsed.ok) return warning(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
+      if (!parsed.ok) {
+        if (!reading.started) reading.firstProblem ??= `line ${lineNumber} is ${parsed.reason}`;
+        return warning(last ? `skipped a torn last line ${lineNumber} (${parsed.reason})` : `skipped line ${lineNumber}: ${parsed.reason}`);
+      }
       const line = parsed.line;
       if (!reading.started) {
         if (line.type !== 'session_start') throw new NotASessionError(`${reading.filePath} does not start with a session_start line.`, reading.filePath);
