@@ -1,5 +1,6 @@
-import { displayPath, gitBytes, GitCommandError } from './gitProcess.js';
+import { gitBytes, GitCommandError } from './gitProcess.js';
 import type { Repository } from './repository.js';
+import { parseNameStatus } from './treeDiff.js';
 
 /**
  * An iteration's change as hunks: what a reviewer accepts or rejects one at a time.
@@ -57,16 +58,20 @@ export async function diffPatch(
   return { patch, files: parseStatuses(statuses) };
 }
 
-/** `--name-status -z`, in the order the patch lists the files. */
+/**
+ * `--name-status -z`, one entry per section of the patch, in its order: a file that
+ * changed type (a file become a symbolic link) is two sections, its old kind deleted
+ * and its new kind added.
+ */
 function parseStatuses(output: Buffer): { path: string; status: FilePatch['status'] }[] {
-  const fields = output.toString('latin1').split('\0');
-  const files: { path: string; status: FilePatch['status'] }[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const code = fields[i]!;
-    if (!code) break;
-    files.push({ path: displayPath(fields[i + 1]!), status: code.startsWith('A') ? 'added' : code.startsWith('D') ? 'deleted' : 'modified' });
-  }
-  return files;
+  return parseNameStatus(output.toString('utf8')).flatMap(({ path, status }) =>
+    status === 'type_changed'
+      ? [
+          { path, status: 'deleted' as const },
+          { path, status: 'added' as const },
+        ]
+      : [{ path, status: status === 'added' || status === 'deleted' ? status : ('modified' as const) }],
+  );
 }
 
 /** Splits a `git diff` patch into files and hunks. Lines that begin a section never occur inside one: content lines start with ` `, `+`, `-` or `\`. */

@@ -132,6 +132,23 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(git(repo, 'status', '--porcelain'), '', 'the files are exactly as committed');
   });
 
+  it('numbers the hunks of a file that became a symbolic link as two changes, and the files after it keep their own hunks', async () => {
+    const repo = createRepo({ files: { 'a-link.txt': 'a file\n', 'b.txt': lines(5) } });
+    const target = await iterationOf(repo, () => {
+      fs.rmSync(path.join(repo, 'a-link.txt'));
+      fs.symlinkSync('b.txt', path.join(repo, 'a-link.txt'));
+      fs.writeFileSync(path.join(repo, 'b.txt'), lines(5, { 1: 'one' }));
+    });
+    const hunks = (await iterationHunks(target, 1))!.flatMap((file) => file.hunks.map((hunk) => [hunk.number, hunk.path]));
+    assert.deepEqual(hunks, [
+      [1, 'a-link.txt'],
+      [2, 'a-link.txt'],
+      [3, 'b.txt'],
+    ]);
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 3, reason: null })).result, 'rejected');
+    assert.equal(fs.readFileSync(path.join(repo, 'b.txt'), 'utf8'), lines(5));
+  });
+
   it('stages exactly an iteration’s changes, leaving the user’s own staged and unstaged edits as they were', async () => {
     const repo = createRepo({ files: { 'app.txt': lines(10), 'notes.txt': 'notes\n', 'user.txt': 'user\n' } });
     const target = await iterationOf(repo, () => {
