@@ -178,7 +178,6 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--reason <text>', 'why: the actor is told')
     .option('--undo', 'put a rejected hunk back (the last one, or --id)')
     .option('--id <rejection>', 'with --undo: which rejection (R<iteration>.<n>)')
-    .option('--force', 'with --undo: overwrite your changes to its file (they stay recoverable)')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nResults and exit codes: rejected or rejection_undone 0, nothing_to_do 3, conflict 4 (nothing changed), snapshot_missing 5.')
     .action(async (id: string, options: RejectOptions) => setExitCode(await (await import('./reviewCommand.js')).rejectCommand(id, options)));

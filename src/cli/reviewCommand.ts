@@ -1,9 +1,9 @@
 import { addComment, setResolved } from '../review/comments.js';
-import { rejectHunk, stageChanges, undoRejection, type ReviewTarget } from '../review/hunkReview.js';
+import { rejectHunk, stageChanges, undoRejection } from '../review/hunkReview.js';
+import { assertIteration, reviewTargetOf, type SessionReviewTarget } from '../review/reviewTarget.js';
 import { sessionReview } from '../review/sessionReview.js';
 import type { ReviewActionOutcome, SessionReview } from '../sessionFormat/reviewRecords.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
-import { IterationNotFoundError } from '../sessions/sessionStore.js';
 import { fileLocation } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './sessionsCommand.js';
@@ -28,24 +28,9 @@ const ACTION_EXIT_CODES: Readonly<Record<ReviewActionOutcome['result'], number>>
   snapshot_missing: 5,
 };
 
-async function resolveTarget(idOrPrefix: string): Promise<ReviewTarget & { iterations: number[] }> {
+function resolveTarget(idOrPrefix: string): Promise<SessionReviewTarget> {
   const store = openStore();
-  const sessionId = await store.resolveId(idOrPrefix);
-  const session = await store.load(sessionId);
-  return {
-    sessionId,
-    workingDir: session.start.working_dir,
-    sidecarDirectory: sidecarDir(sessionId),
-    iterations: session.iterations.map((iteration) => iteration.iteration_number),
-  };
-}
-
-function assertIteration(target: { sessionId: string; iterations: number[] }, iteration: number): void {
-  if (!target.iterations.includes(iteration)) {
-    throw new IterationNotFoundError(`Session ${target.sessionId} has no iteration ${iteration} (iterations: ${target.iterations.join(', ') || 'none'}).`, {
-      iteration,
-    });
-  }
+  return store.resolveId(idOrPrefix).then((sessionId) => reviewTargetOf(store, sidecarDir, sessionId));
 }
 
 export async function reviewCommand(idOrPrefix: string, options: { iteration?: number; json?: boolean }): Promise<number> {
@@ -66,7 +51,7 @@ function describeReview(review: SessionReview, color: boolean): string {
     else if (hunks.length === 0) lines.push(paint('  no changes', 'muted', color));
     for (const hunk of hunks ?? []) {
       lines.push(
-        paint(`[${hunk.number}] ${text(hunk.file)}${hunk.binary ? ' (binary)' : ''}${hunk.status === 'modified' ? '' : ` (${hunk.status})`}`, 'info', color),
+        paint(text(`[${hunk.number}] ${hunk.file}${hunk.binary ? ' (binary)' : ''}${hunk.status === 'modified' ? '' : ` (${hunk.status})`}`), 'info', color),
       );
       for (const line of hunk.text.replace(/\n$/, '').split('\n')) {
         const tone = line.startsWith('+') ? 'success' : line.startsWith('-') ? 'error' : line.startsWith('@@') ? 'muted' : 'info';
@@ -75,24 +60,14 @@ function describeReview(review: SessionReview, color: boolean): string {
     }
     for (const finding of review.findings.filter((item) => item.iteration === iteration)) {
       const where = finding.file ? ` ${fileLocation(finding.file, finding.line, finding.end_line)}` : '';
-      lines.push(
-        paint(
-          `  ${finding.id}${where} (${finding.severity}${finding.open ? '' : ', resolved'}): ${text(finding.message)}`,
-          finding.open ? 'warning' : 'muted',
-          color,
-        ),
-      );
+      const line = `  ${finding.id}${where} (${finding.severity}${finding.open ? '' : ', resolved'}): ${finding.message}`;
+      lines.push(paint(text(line), finding.open ? 'warning' : 'muted', color));
     }
     for (const comment of review.comments.filter((item) => item.iteration === iteration)) lines.push(commentLine(comment, color));
     for (const rejection of review.rejections.filter((item) => item.iteration === iteration)) {
       const state = rejection.undone ? 'undone' : rejection.delivered ? 'told to the actor' : 'for the next actor run';
-      lines.push(
-        paint(
-          `  ${rejection.id} hunk ${rejection.hunk} of ${text(rejection.file)} rejected (${state})${rejection.reason ? `: ${text(rejection.reason)}` : ''}`,
-          'muted',
-          color,
-        ),
-      );
+      const line = `  ${rejection.id} hunk ${rejection.hunk} of ${rejection.file} rejected (${state})${rejection.reason ? `: ${rejection.reason}` : ''}`;
+      lines.push(paint(text(line), 'muted', color));
     }
   }
   const general = review.comments.filter((item) => item.iteration === null);
@@ -106,7 +81,7 @@ function describeReview(review: SessionReview, color: boolean): string {
 function commentLine(comment: SessionReview['comments'][number], color: boolean): string {
   const where = comment.file ? ` ${fileLocation(comment.file, comment.line, comment.end_line)}` : '';
   return paint(
-    `  ${comment.id}${where} (yours${comment.open ? '' : ', resolved'}): ${sanitizeForTerminal(comment.text)}`,
+    sanitizeForTerminal(`  ${comment.id}${where} (yours${comment.open ? '' : ', resolved'}): ${comment.text}`),
     comment.open ? 'info' : 'muted',
     color,
   );
@@ -118,7 +93,6 @@ export interface RejectOptions {
   reason?: string;
   undo?: boolean;
   id?: string;
-  force?: boolean;
   json?: boolean;
 }
 
@@ -128,7 +102,7 @@ export async function rejectCommand(idOrPrefix: string, options: RejectOptions):
   if (options.undo) {
     if (options.hunk !== undefined || options.iteration !== undefined)
       throw new UsageError('--undo takes no --iteration or --hunk: it undoes a rejection (the last, or --id R…).');
-    outcome = await undoRejection({ ...target, id: options.id, force: options.force });
+    outcome = await undoRejection({ ...target, id: options.id });
   } else {
     if (options.iteration === undefined || options.hunk === undefined) {
       throw new UsageError('Say which hunk: --iteration N --hunk K (codeloops review lists them with their numbers).');
@@ -151,10 +125,7 @@ export interface CommentOptions {
 export async function commentCommand(idOrPrefix: string, text: string, options: CommentOptions): Promise<number> {
   const target = await resolveTarget(idOrPrefix);
   if (options.iteration !== undefined) assertIteration(target, options.iteration);
-  const comment = await addComment({
-    sessionId: target.sessionId,
-    sidecarDirectory: target.sidecarDirectory,
-    lastIteration: target.iterations.at(-1) ?? 0,
+  const comment = await addComment(target, {
     iteration: options.iteration ?? null,
     file: options.file ?? null,
     line: options.line ?? null,
@@ -168,7 +139,7 @@ export async function commentCommand(idOrPrefix: string, text: string, options: 
 
 export async function resolveCommand(idOrPrefix: string, itemId: string, options: { reopen?: boolean }): Promise<number> {
   const target = await resolveTarget(idOrPrefix);
-  await setResolved({ sessionId: target.sessionId, sidecarDirectory: target.sidecarDirectory, id: itemId, resolved: !options.reopen });
+  await setResolved(target, itemId, !options.reopen);
   process.stdout.write(`${itemId} is ${options.reopen ? 'open again' : 'resolved'}.\n`);
   return 0;
 }

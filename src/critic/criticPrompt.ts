@@ -1,8 +1,8 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
-import type { ReviewState } from '../sessionFormat/reviewRecords.js';
+import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
 import { fence } from '../text/fence.js';
-import { fileLocation } from '../text/humanize.js';
+import { inLocation } from '../text/humanize.js';
 import { truncateMiddle } from '../text/truncate.js';
 
 export interface CriticPromptInput {
@@ -24,7 +24,7 @@ export interface CriticPromptInput {
   /** The project's checks, run on the tree under review. */
   checks: readonly CheckResult[];
   /** Open findings and user comments (with whether the actor says it addressed them), and the changes the user rejected this round. */
-  review?: ReviewState;
+  review?: ReviewItems;
 }
 
 /**
@@ -100,20 +100,20 @@ ${DECISION_CONTRACT}
 }
 
 /** What is open from earlier reviews, the user's own word first. */
-function reviewSection(review: ReviewState): string {
+function reviewSection(review: ReviewItems): string {
   const lines: string[] = [];
   const claim = (claimed: boolean) => (claimed ? ' [the actor says it addressed this]' : '');
-  for (const { comment, claimed } of review.comments) {
-    lines.push(`- ${comment.id} (from the user)${at(comment.file, comment.line, comment.end_line)}: ${comment.text}${claim(claimed)}`);
+  for (const comment of review.comments) {
+    lines.push(`- ${comment.id} (from the user)${inLocation(comment.file, comment.line, comment.end_line)}: ${comment.text}${claim(comment.claimed)}`);
   }
-  for (const { rejection } of review.rejections) {
+  for (const rejection of review.rejections) {
     lines.push(
       `- ${rejection.id} (from the user): rejected a change of iteration ${rejection.iteration} in ${rejection.file}${rejection.reason ? ` because: ${rejection.reason}` : ''}; it was undone before this iteration.`,
     );
   }
-  for (const { finding, claimed } of review.findings) {
+  for (const finding of review.findings) {
     lines.push(
-      `- ${finding.id} (your finding, ${finding.severity})${finding.anchored ? at(finding.file, finding.line, finding.end_line) : ''}: ${finding.message}${claim(claimed)}`,
+      `- ${finding.id} (your finding, ${finding.severity})${finding.anchored ? inLocation(finding.file, finding.line, finding.end_line) : ''}: ${finding.message}${claim(finding.claimed)}`,
     );
   }
   if (lines.length === 0) return '';
@@ -123,10 +123,6 @@ ${lines.join('\n')}
 
 Check each against the code as it is now. List in "resolved" the ids of the findings and user comments that are dealt with; the rest stay open and go back to the actor. Do not answer "done" while a comment from the user is still open.
 `;
-}
-
-function at(file: string | null, line: number | null, endLine: number | null): string {
-  return file ? ` in ${fileLocation(file, line, endLine)}` : '';
 }
 
 /** The checks' results: evidence, and a limit on "done" (a required check that fails keeps the loop going, whatever the verdict). */

@@ -1,5 +1,6 @@
 import { gitBytes, GitCommandError } from './gitProcess.js';
 import type { Repository } from './repository.js';
+import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 import { parseNameStatus } from './treeDiff.js';
 
 /**
@@ -152,16 +153,77 @@ export type ApplyTarget = 'worktree' | 'index';
 export async function applyPatch(
   repository: Repository,
   patch: Buffer,
-  options: { target: ApplyTarget; reverse?: boolean; /** Once the patch is known to apply, before anything is written. */ beforeWriting?: () => Promise<void> },
+  options: {
+    target: ApplyTarget;
+    reverse?: boolean;
+    /** Once the patch is known to apply, before anything is written. */
+    beforeWriting?: () => Promise<void>;
+    /** With `target: 'index'`: another index file than the user's. */
+    indexFile?: string;
+    /** Only check whether it applies; write nothing. */
+    check?: boolean;
+  },
 ): Promise<{ applied: true } | { applied: false; reason: string }> {
   const args = ['apply', '--whitespace=nowarn', ...(options.reverse ? ['--reverse'] : []), ...(options.target === 'index' ? ['--cached'] : [])];
+  const variables = options.indexFile ? { GIT_INDEX_FILE: options.indexFile } : undefined;
   try {
-    await gitBytes(repository.root, [...args, '--check', '-'], { input: patch });
+    await gitBytes(repository.root, [...args, '--check', '-'], { input: patch, variables });
   } catch (error) {
     if (error instanceof GitCommandError) return { applied: false, reason: error.stderr.trim() };
     throw error;
   }
+  if (options.check) return { applied: true };
   await options.beforeWriting?.();
-  await gitBytes(repository.root, [...args, '-'], { input: patch });
+  await gitBytes(repository.root, [...args, '-'], { input: patch, variables });
   return { applied: true };
+}
+
+/**
+ * The part of a change that a target lacks, as one patch: every hunk that applies to
+ * it, leaving out those it already has (they apply in reverse), so that staging an
+ * iteration after part of it was staged stages the rest. The first hunk that does
+ * neither (the user changed those lines differently) is a conflict.
+ */
+export async function missingHunks(
+  repository: Repository,
+  files: readonly FilePatch[],
+  target: ApplyTarget,
+): Promise<{ patch: Buffer; files: string[] } | { conflict: string; reason: string }> {
+  const patches: Buffer[] = [];
+  const paths: string[] = [];
+  for (const file of files) {
+    const missing: Buffer[] = [];
+    for (const hunk of file.hunks) {
+      const forward = await applyPatch(repository, hunk.patch, { target, check: true });
+      if (forward.applied) {
+        missing.push(hunk.patch.subarray(file.header.length));
+        continue;
+      }
+      if ((await applyPatch(repository, hunk.patch, { target, reverse: true, check: true })).applied) continue; // already there
+      return { conflict: file.path, reason: forward.reason };
+    }
+    if (missing.length === 0) continue;
+    // The file's header once, then its missing hunks: `git apply` finds each by its context.
+    patches.push(file.header, ...missing);
+    paths.push(file.path);
+  }
+  return { patch: Buffer.concat(patches), files: paths };
+}
+
+/**
+ * A commit's tree with some of its hunks taken back out: what an iteration left once
+ * the user rejected part of it. Built in a temporary index; no file and no ref is touched.
+ */
+export async function treeWithout(repository: Repository, commit: string, hunks: readonly Buffer[]): Promise<string> {
+  const index = temporaryIndexPath(repository, 'review');
+  try {
+    await gitBytes(repository.root, ['read-tree', commit], { variables: { GIT_INDEX_FILE: index } });
+    for (const hunk of hunks) {
+      const applied = await applyPatch(repository, hunk, { target: 'index', reverse: true, indexFile: index });
+      if (!applied.applied) throw new GitCommandError('apply', 1, applied.reason);
+    }
+    return (await gitBytes(repository.root, ['write-tree'], { variables: { GIT_INDEX_FILE: index } })).toString('utf8').trim();
+  } finally {
+    removeTemporaryIndex(index);
+  }
 }

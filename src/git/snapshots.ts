@@ -37,7 +37,7 @@ export function sessionHeadRef(sessionId: string): string {
 export type RollbackLabel = 'before' | 'after' | 'undone' | 'replaced';
 
 /** `refs/codeloops/<session>/review/<id>/<label>`: the trees around a rejected hunk (`R<iteration>.<n>`), and after its undo. */
-export function reviewRef(sessionId: string, rejection: string, label: 'before' | 'after' | 'undone' | 'replaced'): string {
+export function reviewRef(sessionId: string, rejection: string, label: RollbackLabel): string {
   return `${SNAPSHOT_REF_ROOT}/${sessionId}/review/${rejection}/${label}`;
 }
 

@@ -1,9 +1,9 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
-import type { ReviewState } from '../sessionFormat/reviewRecords.js';
+import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
 import { fence } from '../text/fence.js';
-import { fileLocation } from '../text/humanize.js';
+import { inLocation } from '../text/humanize.js';
 import { previewLine } from '../text/truncate.js';
 import type { Stall } from './stallDetector.js';
 
@@ -25,7 +25,7 @@ export function buildContinuationPrompt(
   history: readonly FeedbackRecord[],
   nextIteration: number,
   stall: Stall | null = null,
-  review: ReviewState | null = null,
+  review: ReviewItems | null = null,
 ): string {
   const latest = history.at(-1);
   const reviewParts = review ? reviewSections(review) : [];
@@ -69,15 +69,15 @@ export function buildContinuationPrompt(
 }
 
 /** The review items the actor is to address: the user's comments and rejected changes, then the critic's open findings. */
-function reviewSections(review: ReviewState): { from: 'user' | 'critic'; text: string }[] {
+function reviewSections(review: ReviewItems): { from: 'user' | 'critic'; text: string }[] {
   const sections: { from: 'user' | 'critic'; text: string }[] = [];
+  const disputed = (claimed: boolean) => (claimed ? ' (you said you addressed this; the reviewer did not agree)' : '');
   const user: string[] = [];
-  for (const { comment, claimed } of review.comments) {
-    user.push(
-      `- ${comment.id}${where(comment.file, comment.line, comment.end_line)}${comment.iteration === null ? '' : ` (on iteration ${comment.iteration})`}: ${comment.text}${claimed ? ' (you said you addressed this; the reviewer did not agree)' : ''}`,
-    );
+  for (const comment of review.comments) {
+    const on = comment.iteration === null ? '' : ` (on iteration ${comment.iteration})`;
+    user.push(`- ${comment.id}${inLocation(comment.file, comment.line, comment.end_line)}${on}: ${comment.text}${disputed(comment.claimed)}`);
   }
-  for (const { rejection } of review.rejections) {
+  for (const rejection of review.rejections) {
     user.push(
       `- ${rejection.id}: the user rejected this change of iteration ${rejection.iteration} in ${rejection.file}${rejection.reason ? ` because: ${rejection.reason}` : ''}. It was undone; do not make it again${rejection.reason ? '' : ' as it was'}.\n${fence(rejection.patch, 'diff')}`,
     );
@@ -85,17 +85,12 @@ function reviewSections(review: ReviewState): { from: 'user' | 'critic'; text: s
   if (user.length > 0) sections.push({ from: 'user', text: `## From the user (the person you work for): address these first\n${user.join('\n')}` });
   if (review.findings.length > 0) {
     const lines = review.findings.map(
-      ({ finding, claimed }) =>
-        `- ${finding.id}${finding.anchored ? where(finding.file, finding.line, finding.end_line) : ''} (${finding.severity}): ${finding.message}${claimed ? ' (you said you addressed this; the reviewer did not agree)' : ''}`,
+      (finding) =>
+        `- ${finding.id}${finding.anchored ? inLocation(finding.file, finding.line, finding.end_line) : ''} (${finding.severity}): ${finding.message}${disputed(finding.claimed)}`,
     );
     sections.push({ from: 'critic', text: `## Reviewer findings still open\n${lines.join('\n')}` });
   }
   return sections;
-}
-
-/** ` in src/a.ts:42-44`, or nothing for a comment on the session as a whole. */
-function where(file: string | null, line: number | null, endLine: number | null): string {
-  return file ? ` in ${fileLocation(file, line, endLine)}` : '';
 }
 
 function oneLine(decision: CriticDecision): string {

@@ -25,10 +25,12 @@ import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
+import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
+import { withReviewLock } from './reviewLock.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
-import { foldReview, isReviewEvent, pendingForActor } from '../sessions/reviewState.js';
+import { foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
-import type { Finding, ReviewState, RunControl } from '../sessionFormat/reviewRecords.js';
+import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
 import { addressedClaims, anchorFindings } from './reviewItems.js';
 import { checkGate } from './checkGate.js';
@@ -147,6 +149,14 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   } catch (error) {
     lock.release();
     throw error;
+  }
+  if (continuation && !continuation.appendTo) {
+    // The session carried on says where: the feedback given on it went there (a finished session is not "open" for it again).
+    try {
+      appendReviewRecord(request.sidecarDirectory(continuation.sessionId), { type: 'carried_on', session_id: writer.sessionId });
+    } catch {
+      // a record, not the loop: the new session is what matters
+    }
   }
   const run = new LoopRun(request, writer, lock);
   runningLoops.add(run);
@@ -278,9 +288,13 @@ class LoopRun {
     try {
       action = this.stopper.signal.aborted ? 'stop' : await wait(iteration, this.stopper.signal);
     } finally {
+      // A review action under way (a hunk half undone) finishes before the loop touches the tree again.
+      await withReviewLock(this.request.sidecarDirectory(this.sessionId), async () => this.lock.setPausedForReview(false)).catch((error: unknown) => {
+        this.lock.setPausedForReview(false);
+        this.warn(`going on without waiting for a review action: ${(error as Error).message}`);
+      });
       const pausedMs = performance.now() - started;
       this.pausedMs += pausedMs;
-      this.lock.setPausedForReview(false);
       this.emit({ type: 'review_resumed', iteration, action, paused_secs: pausedMs / 1000 });
       this.watchTheClock();
     }
@@ -296,11 +310,7 @@ class LoopRun {
     this.loopStart ??= pre;
 
     const review = pendingForActor(await this.reviewState());
-    const told = [
-      ...review.comments.map((item) => item.comment.id),
-      ...review.rejections.map((item) => item.rejection.id),
-      ...review.findings.map((item) => item.finding.id),
-    ];
+    const told = [...review.comments.map((item) => item.id), ...review.rejections.map((item) => item.id), ...review.findings.map((item) => item.id)];
     const prompt =
       this.history.length === 0 && !this.nudge && told.length === 0
         ? request.prompt
@@ -348,7 +358,7 @@ class LoopRun {
 
     const claimed = addressedClaims(actor.finalText ?? actor.transcript, new Set(told));
     if (claimed.length > 0) this.emit({ type: 'review_claimed', iteration, ids: claimed });
-    const rejectionsTold = new Set(review.rejections.map((item) => item.rejection.id));
+    const rejectionsTold = new Set(review.rejections.map((item) => item.id));
     const openReview = pendingForActor(await this.reviewState());
 
     const checks = await this.runChecks(iteration, post);
@@ -375,7 +385,7 @@ class LoopRun {
         changedSinceStart: sinceStart,
         previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
         checks,
-        review: { ...openReview, rejections: review.rejections.filter((item) => rejectionsTold.has(item.rejection.id)) },
+        review: { ...openReview, rejections: review.rejections.filter((item) => rejectionsTold.has(item.id)) },
       },
       {
         model: request.critic.model,
@@ -405,7 +415,7 @@ class LoopRun {
       verdict.findings,
       path.relative(request.repository.root, request.workingDir).split(path.sep).join('/'),
     );
-    const openIds = new Set([...openReview.findings.map((item) => item.finding.id), ...openReview.comments.map((item) => item.comment.id)]);
+    const openIds = new Set([...openReview.findings.map((item) => item.id), ...openReview.comments.map((item) => item.id)]);
     const resolved = verdict.resolved.filter((id) => openIds.has(id));
     this.record(iteration, actor, diff, verdict, gate.decision, checks, reverted, { findings, resolved });
     this.completedIterations = iteration;
@@ -509,8 +519,7 @@ class LoopRun {
   private watchTheClock(): void {
     const { maxDurationSecs } = this.request.budget;
     if (maxDurationSecs === null) return;
-    const activeMs = performance.now() - this.clockStart - this.pausedMs;
-    const leftMs = (maxDurationSecs - this.earlierDurationSecs) * 1000 - activeMs;
+    const leftMs = (maxDurationSecs - this.activeSecs()) * 1000;
     const stop = () =>
       this.stopFor(
         'duration',
@@ -547,8 +556,13 @@ class LoopRun {
       total_cost_usd: totals.costUsd,
       total_tokens: totals.tokens,
       cost_estimated: totals.costEstimated,
-      elapsed_secs: this.earlierDurationSecs + (performance.now() - this.clockStart) / 1000,
+      elapsed_secs: this.activeSecs(),
     };
+  }
+
+  /** The time the budget counts: this run's and the carried-on sessions', without the pauses for review. */
+  private activeSecs(): number {
+    return this.earlierDurationSecs + (performance.now() - this.clockStart - this.pausedMs) / 1000;
   }
 
   /** The running totals, as they change: at most about once a second while an agent streams, and after each run. */
@@ -651,9 +665,9 @@ class LoopRun {
    * with the sessions it carries on, and the user's comments and rejections, read
    * again each time (the user adds them from another process while the loop runs).
    */
-  private async reviewState(): Promise<ReviewState> {
+  private async reviewState(): Promise<ReviewItems> {
     const earlier = this.request.continuation?.reviewSidecars ?? [];
-    this.earlierReviewEvents ??= (await Promise.all(earlier.map((directory) => readSidecarEvents(directory)))).flat().filter(isReviewEvent);
+    this.earlierReviewEvents ??= (await Promise.all(earlier.map((directory) => readSidecarEvents(directory, undefined, keepForReview)))).flat();
     const directories = new Set([...earlier, this.request.sidecarDirectory(this.sessionId)]);
     const records = (await Promise.all([...directories].map((directory) => readReviewRecords(directory)))).flat();
     return foldReview([...this.earlierReviewEvents, ...this.reviewEvents], records);

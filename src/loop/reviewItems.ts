@@ -2,6 +2,7 @@ import type { CriticFinding } from '../critic/criticDecision.js';
 import type { Repository } from '../git/repository.js';
 import { readFileAt } from '../git/snapshots.js';
 import type { Finding } from '../sessionFormat/reviewRecords.js';
+import { repositoryPath } from '../text/humanize.js';
 
 /**
  * The loop's side of review: the critic's findings checked against the tree they
@@ -25,7 +26,7 @@ export async function anchorFindings(
   const lineCounts = new Map<string, number | undefined>();
   const linesOf = async (file: string): Promise<number | undefined> => {
     if (!lineCounts.has(file)) {
-      const bytes = await readFileAt(repository, commit, normalizePath(file)).catch(() => undefined);
+      const bytes = await readFileAt(repository, commit, repositoryPath(file)).catch(() => undefined);
       lineCounts.set(file, bytes === undefined ? undefined : countLines(bytes));
     }
     return lineCounts.get(file);
@@ -33,7 +34,7 @@ export async function anchorFindings(
   const anchored: Finding[] = [];
   for (const [index, finding] of findings.entries()) {
     // The critic ran in the loop's folder: a path is first read from there, then from the top.
-    const named = finding.file === null ? null : normalizePath(finding.file);
+    const named = finding.file === null ? null : repositoryPath(finding.file);
     const candidates =
       named === null ? [] : workingDirPrefix === '' || named.startsWith(`${workingDirPrefix}/`) ? [named] : [`${workingDirPrefix}/${named}`, named];
     let file = named;
@@ -57,14 +58,6 @@ export async function anchorFindings(
     });
   }
   return anchored;
-}
-
-/** A path as a critic may write it (`./src/a.ts`, `/src/a.ts`) as the repository has it. */
-function normalizePath(file: string): string {
-  return file
-    .replace(/\\/g, '/')
-    .replace(/^(\.\/)+/, '')
-    .replace(/^\/+/, '');
 }
 
 function countLines(bytes: Buffer): number {

@@ -10,7 +10,8 @@ import { SpendTracker } from '../budget/spendTracker.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { FileChange, LoopGuards, RunEvent } from '../sessionFormat/runEvents.js';
 import type { IterationLine } from '../sessionFormat/sessionLines.js';
-import { hasUserFeedback, readReview } from '../sessions/reviewState.js';
+import { hasOpenUserFeedback } from '../sessionFormat/reviewRecords.js';
+import { readReview } from '../sessions/reviewState.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session, SessionStore } from '../sessions/sessionStore.js';
 
@@ -62,7 +63,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
   const warnings: string[] = [];
   const chain = await loadChain(request.store, session, warnings);
   // A finished session is open again once the user has commented on it or rejected part of it.
-  if (session.end?.outcome === 'success' && !hasUserFeedback(await readReview(chain.map((link) => request.sidecarDirOf(link.id))))) {
+  if (session.end?.outcome === 'success' && !hasOpenUserFeedback(await readReview(chain.map((link) => request.sidecarDirOf(link.id))))) {
     throw new ResumeRefusedError(
       'session_finished',
       `Session ${session.id} already finished with success; there is nothing to resume. Comment on it or reject a change to carry it on with that feedback.`,
@@ -246,7 +247,9 @@ function spentBy(chain: readonly Session[], events: ReadonlyMap<string, RunEvent
       addCost(totals.costUsd);
       spent.costEstimated ||= totals.costEstimated;
     }
-    spent.durationSecs += link.end ? link.end.duration_secs : runTimeOf(record);
+    // The time budget does not count the pauses for review.
+    const paused = record.reduce((sum, event) => sum + (event.type === 'review_resumed' ? event.paused_secs : 0), 0);
+    spent.durationSecs += Math.max(0, (link.end ? link.end.duration_secs : runTimeOf(record)) - paused);
   }
   return spent;
 }

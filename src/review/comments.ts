@@ -1,8 +1,10 @@
+import { withReviewLock } from '../loop/reviewLock.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { ReviewRecordOf } from '../sessionFormat/reviewRecords.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { readReview } from '../sessions/reviewState.js';
-import { readReviewRecords } from '../sessions/sidecarReader.js';
+import { repositoryPath } from '../text/humanize.js';
+import type { SessionReviewTarget } from './reviewTarget.js';
 
 /**
  * The user's own review: comments on an iteration's code (or on the session), and
@@ -11,10 +13,6 @@ import { readReviewRecords } from '../sessions/sidecarReader.js';
  */
 
 export interface CommentRequest {
-  sessionId: string;
-  sidecarDirectory: string;
-  /** The session's last iteration: a comment on the session as a whole is numbered after it. */
-  lastIteration: number;
   iteration: number | null;
   file: string | null;
   line: number | null;
@@ -22,7 +20,10 @@ export interface CommentRequest {
   text: string;
 }
 
-export async function addComment(request: CommentRequest): Promise<ReviewRecordOf<'comment'>> {
+export async function addComment(
+  target: Pick<SessionReviewTarget, 'sidecarDirectory' | 'lastIteration'>,
+  request: CommentRequest,
+): Promise<ReviewRecordOf<'comment'>> {
   const text = request.text.trim();
   if (text === '') throw new CodeloopsError('usage', 'The comment is empty.');
   if (request.line !== null && request.line < 1) throw new CodeloopsError('usage', `Line ${request.line} is not a line: lines count from 1.`);
@@ -31,29 +32,33 @@ export async function addComment(request: CommentRequest): Promise<ReviewRecordO
     throw new CodeloopsError('usage', `The comment's lines run backwards (${request.line} to ${request.endLine}).`);
   }
   if (request.line !== null && request.file === null) throw new CodeloopsError('usage', 'A line needs the file it is in.');
-  // `U<iteration>.<n>`: unique over the sessions a resume chains, since iteration numbers carry on.
-  const on = request.iteration ?? request.lastIteration;
-  const earlier = (await readReviewRecords(request.sidecarDirectory)).filter((record) => record.type === 'comment' && record.id.startsWith(`U${on}.`));
-  const record = appendReviewRecord(request.sidecarDirectory, {
-    type: 'comment',
-    id: `U${on}.${earlier.length + 1}`,
-    iteration: request.iteration,
-    file: request.file === null ? null : request.file.replace(/\\/g, '/').replace(/^(\.\/)+/, ''),
-    line: request.line,
-    end_line: request.line === null ? null : (request.endLine ?? request.line),
-    text,
+  return withReviewLock(target.sidecarDirectory, async () => {
+    // `U<iteration>.<n>`: unique over the sessions a resume chains, since iteration numbers carry on.
+    const on = request.iteration ?? target.lastIteration;
+    const earlier = (await readReview([target.sidecarDirectory])).comments.filter((comment) => comment.id.startsWith(`U${on}.`));
+    const record = appendReviewRecord(target.sidecarDirectory, {
+      type: 'comment',
+      id: `U${on}.${earlier.length + 1}`,
+      iteration: request.iteration,
+      file: request.file === null ? null : repositoryPath(request.file),
+      line: request.line,
+      end_line: request.line === null ? null : (request.endLine ?? request.line),
+      text,
+    });
+    return record as ReviewRecordOf<'comment'>;
   });
-  return record as ReviewRecordOf<'comment'>;
 }
 
-/** Marks a finding or a comment resolved (or open again). */
-export async function setResolved(request: { sessionId: string; sidecarDirectory: string; id: string; resolved: boolean }): Promise<void> {
-  const review = await readReview([request.sidecarDirectory]);
-  const item =
-    review.findings.find((candidate) => candidate.finding.id === request.id) ?? review.comments.find((candidate) => candidate.comment.id === request.id);
-  if (!item) {
-    throw new CodeloopsError('review_item_not_found', `Session ${request.sessionId} has no finding or comment ${request.id}.`, { id: request.id });
-  }
-  if (item.open !== request.resolved) return; // already so
-  appendReviewRecord(request.sidecarDirectory, { type: request.resolved ? 'resolved' : 'reopened', id: request.id });
+/**
+ * Marks a finding or a comment resolved (or open again): any of the session's, or of
+ * the sessions it carries on (their open items are its own). Recorded with the session.
+ */
+export async function setResolved(target: Pick<SessionReviewTarget, 'sessionId' | 'sidecarDirectory' | 'chain'>, id: string, resolved: boolean): Promise<void> {
+  await withReviewLock(target.sidecarDirectory, async () => {
+    const review = await readReview(target.chain);
+    const item = [...review.findings, ...review.comments].find((candidate) => candidate.id === id);
+    if (!item) throw new CodeloopsError('review_item_not_found', `Session ${target.sessionId} has no finding or comment ${id}.`, { id });
+    if (item.open !== resolved) return; // already so
+    appendReviewRecord(target.sidecarDirectory, { type: resolved ? 'resolved' : 'reopened', id });
+  });
 }

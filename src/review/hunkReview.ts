@@ -1,31 +1,25 @@
-import { applyPatch, diffHunks, diffPatch, type FilePatch, type Hunk } from '../git/hunks.js';
+import { applyPatch, diffHunks, missingHunks, treeWithout, type FilePatch, type Hunk } from '../git/hunks.js';
 import { openRepository, type Repository } from '../git/repository.js';
-import { listSessionRefs, readSnapshot, reviewRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
-import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
+import { listSessionRefs, readSnapshot, reviewRef, sessionHeadRef, snapshotIterations, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
 import { acquireReviewLock } from '../loop/repositoryLock.js';
+import { withReviewLock } from '../loop/reviewLock.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import type { ReviewActionOutcome } from '../sessionFormat/reviewRecords.js';
+import type { RejectionItem, ReviewActionOutcome } from '../sessionFormat/reviewRecords.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { readReview } from '../sessions/reviewState.js';
-import { readReviewRecords } from '../sessions/sidecarReader.js';
 import { takeHead, takeTail } from '../text/truncate.js';
+import type { ReviewTarget } from './reviewTarget.js';
 
 /**
  * Reviewing an iteration hunk by hunk, as in a pull request: list its hunks, reject
  * one (undo it in the working tree, surgically: conflict-checked against what is
  * there now, the tree snapshotted first, no other hunk, the index or HEAD touched),
- * undo a rejection, and put an iteration's changes, or the session's, into the
- * user's index. Each is recorded in the session's `review.jsonl`; a rejection, with
- * the user's reason, is told to the next actor run.
+ * undo a rejection (the same hunk put back, checked the same way), and put an
+ * iteration's changes, or the session's, into the user's index. Each is recorded in
+ * the session's `review.jsonl`; a rejection, with the user's reason, is told to the
+ * next actor run. One action at a time per session (`withReviewLock`), and none while
+ * a loop is at work in the repository (only while it waits for the review).
  */
-
-export interface ReviewTarget {
-  sessionId: string;
-  /** The session's `working_dir`: the repository that holds its snapshots. */
-  workingDir: string;
-  /** The session's sidecar folder, where the review is recorded. */
-  sidecarDirectory: string;
-}
 
 export class HunkNotFoundError extends CodeloopsError {
   override name = 'HunkNotFoundError';
@@ -49,39 +43,53 @@ async function snapshotsOf(repository: Repository, sessionId: string, iteration:
   return pre && post ? { pre, post } : undefined;
 }
 
+/** An iteration's hunk by its number, from the iteration's own snapshots (what `codeloops review` numbers). */
+async function hunkOf(repository: Repository, sessionId: string, iteration: number, number: number): Promise<Hunk | 'snapshot_missing'> {
+  const pair = await snapshotsOf(repository, sessionId, iteration);
+  if (!pair) return 'snapshot_missing';
+  const hunks = (await diffHunks(repository, pair.pre.commit, pair.post.commit)).flatMap((file) => file.hunks);
+  const hunk = hunks.find((candidate) => candidate.number === number);
+  if (!hunk) {
+    throw new HunkNotFoundError(
+      `Iteration ${iteration} of session ${sessionId} has ${hunks.length === 0 ? 'no hunks' : `hunks 1–${hunks.length}`}, not ${number}.`,
+      {
+        iteration,
+        hunk: number,
+        hunks: hunks.length,
+      },
+    );
+  }
+  return hunk;
+}
+
+/**
+ * A change of the session's files on the user's behalf: one at a time on the session,
+ * and with the repository's loop lock, or, while a loop holds it and waits for this
+ * review, without (the loop takes the session's review lock before it goes on).
+ */
+async function changeFiles<T>(target: ReviewTarget, work: (repository: Repository) => Promise<T>): Promise<T> {
+  return withReviewLock(target.sidecarDirectory, async () => {
+    const repository = await openRepository(target.workingDir);
+    const lock = acquireReviewLock(repository);
+    try {
+      return await work(repository);
+    } finally {
+      lock.release();
+    }
+  });
+}
+
 /** How much of a rejected hunk the record keeps (and the actor is shown). */
 const KEPT_HUNK_CHARS = 6_000;
 
 /** Undoes one hunk of an iteration in the working tree; the reason goes to the next actor run. */
 export async function rejectHunk(target: ReviewTarget & { iteration: number; hunk: number; reason: string | null }): Promise<ReviewActionOutcome> {
-  const repository = await openRepository(target.workingDir);
-  const lock = acquireReviewLock(repository);
-  try {
+  return changeFiles(target, async (repository) => {
     const base = outcome(target.sessionId, { iteration: target.iteration, hunk: target.hunk });
-    const pair = await snapshotsOf(repository, target.sessionId, target.iteration);
-    if (!pair)
-      return {
-        ...base,
-        result: 'snapshot_missing',
-        message: `The snapshots of iteration ${target.iteration} of session ${target.sessionId} are gone from ${repository.root}. Nothing was changed.`,
-      };
-    const files = await diffHunks(repository, pair.pre.commit, pair.post.commit);
-    const hunk = files.flatMap((file) => file.hunks).find((candidate) => candidate.number === target.hunk);
-    if (!hunk) {
-      const count = files.reduce((sum, file) => sum + file.hunks.length, 0);
-      throw new HunkNotFoundError(
-        `Iteration ${target.iteration} of session ${target.sessionId} has ${count === 0 ? 'no hunks' : `hunks 1–${count}`}, not ${target.hunk}.`,
-        {
-          iteration: target.iteration,
-          hunk: target.hunk,
-          hunks: count,
-        },
-      );
-    }
+    const hunk = await hunkOf(repository, target.sessionId, target.iteration, target.hunk);
+    if (hunk === 'snapshot_missing') return snapshotMissing(base, repository, `iteration ${target.iteration} of session ${target.sessionId}`);
     // The rejection's id, unique over the sessions a resume chains: iteration numbers carry on.
-    const earlier = (await readReviewRecords(target.sidecarDirectory)).filter(
-      (record) => record.type === 'hunk_rejected' && record.iteration === target.iteration,
-    );
+    const earlier = (await readReview([target.sidecarDirectory])).rejections.filter((rejection) => rejection.iteration === target.iteration);
     const id = `R${target.iteration}.${earlier.length + 1}`;
     const before = reviewRef(target.sessionId, id, 'before');
     const after = reviewRef(target.sessionId, id, 'after');
@@ -121,128 +129,130 @@ export async function rejectHunk(target: ReviewTarget & { iteration: number; hun
       saved_ref: before,
       message: `Undid hunk ${target.hunk} of iteration ${target.iteration} in ${hunk.path} (${id}); the next actor run is told${target.reason ? ' why' : ''}. It can be undone.`,
     };
-  } finally {
-    lock.release();
-  }
+  });
 }
 
 function keptHunk(hunk: Hunk): string {
   return hunk.text.length <= KEPT_HUNK_CHARS ? hunk.text : `${takeHead(hunk.text, KEPT_HUNK_CHARS / 2)}\n…\n${takeTail(hunk.text, KEPT_HUNK_CHARS / 2)}`;
 }
 
-/** Puts a rejected hunk back (the latest rejection of the session when no id is given), conflict-checked like a rollback's undo. */
-export async function undoRejection(target: ReviewTarget & { id?: string; force?: boolean | readonly string[] }): Promise<ReviewActionOutcome> {
-  const repository = await openRepository(target.workingDir);
-  const lock = acquireReviewLock(repository);
-  try {
-    const review = await readReview([target.sidecarDirectory]);
-    const live = review.rejections.filter((item) => !item.undone);
-    const item = target.id === undefined ? live.at(-1) : review.rejections.find((candidate) => candidate.rejection.id === target.id);
-    const base = outcome(target.sessionId, { iteration: item?.rejection.iteration ?? null, hunk: item?.rejection.hunk ?? null });
+/**
+ * Puts a rejected hunk back (the session's latest rejection when no id is given):
+ * the same hunk applied again, so that anything changed since elsewhere in the file
+ * stays, and a hunk whose lines changed since is a conflict that changes nothing.
+ */
+export async function undoRejection(target: ReviewTarget & { id?: string }): Promise<ReviewActionOutcome> {
+  return changeFiles(target, async (repository) => {
+    const rejections = (await readReview([target.sidecarDirectory])).rejections;
+    const item: RejectionItem | undefined =
+      target.id === undefined ? rejections.filter((rejection) => !rejection.undone).at(-1) : rejections.find((rejection) => rejection.id === target.id);
+    const base = outcome(target.sessionId, { iteration: item?.iteration ?? null, hunk: item?.hunk ?? null });
     if (!item) {
       if (target.id !== undefined)
         throw new CodeloopsError('review_item_not_found', `Session ${target.sessionId} has no rejected hunk ${target.id}.`, { id: target.id });
       return { ...base, result: 'nothing_to_do', message: `Session ${target.sessionId} has no rejected hunk to undo. Nothing was changed.` };
     }
-    const { rejection } = item;
-    if (item.undone) return { ...base, id: rejection.id, result: 'nothing_to_do', message: `${rejection.id} is already undone. Nothing was changed.` };
-    const [before, after] = await Promise.all([readSnapshot(repository, rejection.before_ref), readSnapshot(repository, rejection.after_ref)]);
-    if (!before || !after) {
+    if (item.undone) return { ...base, id: item.id, result: 'nothing_to_do', message: `${item.id} is already undone. Nothing was changed.` };
+    const hunk = await hunkOf(repository, target.sessionId, item.iteration, item.hunk);
+    if (hunk === 'snapshot_missing') return { ...snapshotMissing(base, repository, `iteration ${item.iteration} of session ${target.sessionId}`), id: item.id };
+    const message = `codeloops ${target.sessionId} undo ${item.id}`;
+    const replaced = reviewRef(target.sessionId, item.id, 'replaced');
+    const applied = await applyPatch(repository, hunk.patch, {
+      target: 'worktree',
+      beforeWriting: async () => void (await takeSnapshot(repository, `${message} (the tree before)`, [replaced])),
+    });
+    if (!applied.applied) {
       return {
         ...base,
-        id: rejection.id,
-        result: 'snapshot_missing',
-        message: `The snapshots of ${rejection.id} are gone from ${repository.root}. Nothing was changed.`,
+        id: item.id,
+        result: 'conflict',
+        conflicts: [hunk.path],
+        message: `Changed nothing: the lines of ${item.id} in ${hunk.path} changed since it was rejected, so its hunk cannot be put back on its own. ${applied.reason}`,
       };
     }
-    const refs = await listSessionRefs(repository, target.sessionId);
-    const message = `codeloops ${target.sessionId} undo ${rejection.id}`;
-    const moved = await moveTree(repository, {
-      from: after,
-      to: before,
-      force: target.force ?? false,
-      saveCurrentAs: reviewRef(target.sessionId, rejection.id, 'replaced'),
-      // The session's head moves with it only if the rejection was the last thing codeloops did to the tree.
-      afterRefs: [
-        reviewRef(target.sessionId, rejection.id, 'undone'),
-        ...(refs.get(sessionHeadRef(target.sessionId)) === after.commit ? [sessionHeadRef(target.sessionId)] : []),
-      ],
-      message,
-      dryRun: false,
-    });
-    if (moved.kind === 'conflict')
-      return { ...base, id: rejection.id, result: 'conflict', conflicts: moved.lists.conflicts, message: conflictMessage(moved.lists, `undo ${rejection.id}`) };
-    if (moved.kind === 'nothing')
-      return { ...base, id: rejection.id, result: 'nothing_to_do', message: `The hunk of ${rejection.id} is already in the tree. Nothing was changed.` };
-    const restored = [...moved.lists.restored, ...moved.lists.removed];
-    appendReviewRecord(target.sidecarDirectory, { type: 'rejection_undone', id: rejection.id, restored });
+    await takeSnapshot(repository, message, [reviewRef(target.sessionId, item.id, 'undone'), sessionHeadRef(target.sessionId)]);
+    appendReviewRecord(target.sidecarDirectory, { type: 'rejection_undone', id: item.id, restored: [hunk.path] });
     return {
       ...base,
-      id: rejection.id,
+      id: item.id,
       result: 'rejection_undone',
-      files: restored,
-      saved_ref: reviewRef(target.sessionId, rejection.id, 'replaced'),
-      message: `Undid ${rejection.id}: ${describeMove(moved.lists)}. It is no longer told to the actor.`,
+      files: [hunk.path],
+      saved_ref: replaced,
+      message: `Put hunk ${item.hunk} of iteration ${item.iteration} back in ${hunk.path} (${item.id} undone). It is no longer told to the actor.`,
     };
-  } finally {
-    lock.release();
-  }
+  });
 }
 
 /**
- * Puts exactly an iteration's changes (or, without one, the whole session's: from
- * before its first iteration to the tree it left) into the user's index, and only
- * the index: the user's own unstaged edits stay where they are. It applies only on
- * top of what the index has for those files now; otherwise nothing is staged.
+ * Puts exactly an iteration's changes, less the hunks the user rejected (or, without
+ * an iteration, the whole session's: from before its first iteration to the tree it
+ * left) into the user's index, and only the index: the user's own unstaged edits
+ * stay where they are. It applies only on top of what the index has for those files
+ * now; otherwise nothing is staged.
  */
 export async function stageChanges(target: ReviewTarget & { iteration: number | null }): Promise<ReviewActionOutcome> {
-  const repository = await openRepository(target.workingDir);
-  const base = outcome(target.sessionId, { iteration: target.iteration, hunk: null });
-  const range = await stagingRange(repository, target.sessionId, target.iteration);
-  if (!range) {
-    return {
-      ...base,
-      result: 'snapshot_missing',
-      message: `The snapshots of ${target.iteration === null ? 'session' : `iteration ${target.iteration} of session`} ${target.sessionId} are gone from ${repository.root}. Nothing was staged.`,
-    };
-  }
-  const { patch, files } = await diffPatch(repository, range.from.commit, range.to.commit);
-  const what = target.iteration === null ? `session ${target.sessionId}` : `iteration ${target.iteration}`;
-  if (files.length === 0) return { ...base, result: 'nothing_to_do', message: `${what} changed no files. Nothing was staged.` };
-  const applied = await applyPatch(repository, patch, { target: 'index' });
-  if (!applied.applied) {
-    return {
+  return changeFiles(target, async (repository) => {
+    const base = outcome(target.sessionId, { iteration: target.iteration, hunk: null });
+    const what = target.iteration === null ? `session ${target.sessionId}` : `iteration ${target.iteration}`;
+    const range = await stagingRange(repository, target, target.iteration);
+    if (!range)
+      return snapshotMissing(
+        base,
+        repository,
+        target.iteration === null ? `session ${target.sessionId}` : `iteration ${target.iteration} of session ${target.sessionId}`,
+      );
+    const files = await diffHunks(repository, range.from, range.to);
+    if (files.length === 0) return { ...base, result: 'nothing_to_do', message: `${what} changed no files. Nothing was staged.` };
+    // Part of it may be staged already (an iteration, then the whole session): the rest is staged.
+    const missing = await missingHunks(repository, files, 'index');
+    const refused = (reason: string, conflicts: string[]): ReviewActionOutcome => ({
       ...base,
       result: 'conflict',
-      conflicts: files.map((file) => file.path),
-      message: `Staged nothing: the changes of ${what} do not apply to what your index has for those files (stage the iterations before it first, or the whole session). ${applied.reason}`,
+      conflicts,
+      message: `Staged nothing: the changes of ${what} do not apply to what your index has for those files (stage the iterations before it first, or the whole session). ${reason}`,
+    });
+    if ('conflict' in missing) return refused(missing.reason, [missing.conflict]);
+    if (missing.files.length === 0) return { ...base, result: 'nothing_to_do', message: `The changes of ${what} are staged already. Nothing was changed.` };
+    const applied = await applyPatch(repository, missing.patch, { target: 'index' });
+    if (!applied.applied) return refused(applied.reason, missing.files);
+    const paths = missing.files;
+    appendReviewRecord(target.sidecarDirectory, { type: 'staged', iteration: target.iteration, files: paths });
+    return {
+      ...base,
+      result: 'staged',
+      files: paths,
+      message: `Staged the changes of ${what} (${paths.length} file${paths.length === 1 ? '' : 's'}); your unstaged edits are untouched.`,
     };
-  }
-  const paths = files.map((file) => file.path);
-  appendReviewRecord(target.sidecarDirectory, { type: 'staged', iteration: target.iteration, files: paths });
-  return {
-    ...base,
-    result: 'staged',
-    files: paths,
-    message: `Staged the changes of ${what} (${paths.length} file${paths.length === 1 ? '' : 's'}); your unstaged edits are untouched.`,
-  };
+  });
 }
 
-/** From before the iteration to after it; for the whole session, from before its first iteration to the tree it left. */
-async function stagingRange(repository: Repository, sessionId: string, iteration: number | null): Promise<{ from: Snapshot; to: Snapshot } | undefined> {
+/**
+ * What is staged: an iteration from before to after it, without the hunks the user
+ * rejected and did not put back; the whole session from before its first iteration
+ * to the tree it left (its head, which follows rejections).
+ */
+async function stagingRange(repository: Repository, target: ReviewTarget, iteration: number | null): Promise<{ from: string; to: string } | undefined> {
   if (iteration !== null) {
-    const pair = await snapshotsOf(repository, sessionId, iteration);
-    return pair ? { from: pair.pre, to: pair.post } : undefined;
+    const pair = await snapshotsOf(repository, target.sessionId, iteration);
+    if (!pair) return undefined;
+    const rejected = (await readReview([target.sidecarDirectory])).rejections.filter((rejection) => rejection.iteration === iteration && !rejection.undone);
+    if (rejected.length === 0) return { from: pair.pre.commit, to: pair.post.commit };
+    const hunks = (await diffHunks(repository, pair.pre.commit, pair.post.commit)).flatMap((file) => file.hunks);
+    const patches = rejected.flatMap((rejection) => hunks.filter((hunk) => hunk.number === rejection.hunk).map((hunk) => hunk.patch));
+    return { from: pair.pre.commit, to: await treeWithout(repository, pair.post.commit, patches) };
   }
-  const refs = await listSessionRefs(repository, sessionId);
-  const first = [...refs.keys()]
-    .map((ref) => /\/(\d+)\/pre$/.exec(ref)?.[1])
-    .filter((number): number is string => number !== undefined)
-    .map(Number)
-    .sort((a, b) => a - b)[0];
+  const refs = await listSessionRefs(repository, target.sessionId);
+  const first = snapshotIterations(refs, target.sessionId)[0];
   if (first === undefined) return undefined;
-  const [from, to] = await Promise.all([readSnapshot(repository, snapshotRef(sessionId, first, 'pre')), readSnapshot(repository, sessionHeadRef(sessionId))]);
-  return from && to ? { from, to } : undefined;
+  const [from, to] = await Promise.all([
+    readSnapshot(repository, snapshotRef(target.sessionId, first, 'pre')),
+    readSnapshot(repository, sessionHeadRef(target.sessionId)),
+  ]);
+  return from && to ? { from: from.commit, to: to.commit } : undefined;
+}
+
+function snapshotMissing(base: ReviewActionOutcome, repository: Repository, what: string): ReviewActionOutcome {
+  return { ...base, result: 'snapshot_missing', message: `The snapshots of ${what} are gone from ${repository.root}. Nothing was changed.` };
 }
 
 function outcome(sessionId: string, where: { iteration: number | null; hunk: number | null }): ReviewActionOutcome {

@@ -30,6 +30,8 @@ export const FAILURE_CODES = [
   'hunk_not_found',
   /** No finding, comment or rejection of that id. */
   'review_item_not_found',
+  /** Another review action on the same session is under way and did not finish. */
+  'review_busy',
   /** Resume: the files differ from how the loop left them. */
   'tree_changed',
   /** The session's snapshots are gone (deleted, another clone, another runner). */

@@ -8,10 +8,13 @@ import * as z from './zod.js';
  * - the critic's **findings** (`F<iteration>.<n>`), given in its decision block with a
  *   file and lines, recorded with the `critic_decision` run event and in the iteration
  *   line's extra field `findings`; open until the critic resolves them;
- * - the user's **comments** (`U<n>`), on a file and line of an iteration's diff or on
- *   the session; open until the user or the critic resolves them;
- * - the user's **rejected hunks** (`R<n>`): one hunk of an iteration undone in the
- *   working tree, with the user's reason; told to the next actor run once.
+ * - the user's **comments** (`U<iteration>.<n>`), on a file and line of an iteration's
+ *   diff or on the session; open until the user or the critic resolves them;
+ * - the user's **rejected hunks** (`R<iteration>.<n>`): one hunk of an iteration undone
+ *   in the working tree, with the user's reason; told to the next actor run once.
+ *
+ * Ids carry the iteration because its number goes on across the sessions a resume
+ * chains: an id is unique over the chain.
  *
  * What the user does is kept in the sidecar's `review.jsonl` (`REVIEW_FILE` in `sessionFiles.ts`), apart
  * from the run's own `events.jsonl`: other processes (the CLI's `comment` and
@@ -49,9 +52,9 @@ export const commentTargetShape = {
 const timestamp = z.string();
 const record = <T extends string, S extends z.core.$ZodLooseShape>(type: T, shape: S) => z.object({ type: z.literal(type), timestamp, ...shape });
 
-/** The user's comment (`U<n>`). */
+/** The user's comment (`U<iteration>.<n>`). */
 const commentRecordSchema = record('comment', { id: z.string(), ...commentTargetShape, text: z.string() });
-/** One hunk of an iteration undone in the working tree (`R<n>`), conflict-checked and undoable. */
+/** One hunk of an iteration undone in the working tree (`R<iteration>.<n>`), conflict-checked and undoable. */
 const rejectionRecordSchema = record('hunk_rejected', {
   id: z.string(),
   iteration: z.int(),
@@ -78,6 +81,8 @@ export const reviewRecordSchema = z.discriminatedUnion('type', [
   /** A rejection put back (the hunk is in the tree again); it is no longer told to the actor. */
   record('rejection_undone', { id: z.string(), restored: z.array(z.string()) }),
   stagedRecordSchema,
+  /** The session was carried on in a new one (`codeloops resume`): the feedback given before went there. */
+  record('carried_on', { session_id: z.string() }),
 ]);
 export type ReviewRecord = z.infer<typeof reviewRecordSchema>;
 export type ReviewRecordOf<T extends ReviewRecord['type']> = Extract<ReviewRecord, { type: T }>;
@@ -94,37 +99,6 @@ export type ReviewMode = (typeof REVIEW_MODES)[number];
  */
 export const runControlSchema = z.object({ type: z.enum(['continue', 'stop']) });
 export type RunControl = z.infer<typeof runControlSchema>;
-
-/** A finding and where it stands: open until the critic (or the user) resolves it. */
-export interface FindingState {
-  finding: Finding;
-  iteration: number;
-  open: boolean;
-  /** The actor said, after the latest run it was shown in, that it addressed it. */
-  claimed: boolean;
-}
-
-/** A user's comment and where it stands. */
-export interface CommentState {
-  comment: ReviewRecordOf<'comment'>;
-  open: boolean;
-  claimed: boolean;
-}
-
-/** A rejected hunk: told to the next actor run once, unless undone first. */
-export interface RejectionState {
-  rejection: ReviewRecordOf<'hunk_rejected'>;
-  undone: boolean;
-  delivered: boolean;
-}
-
-/** Everything reviewed in a session (and the sessions it carries on), as of now. */
-export interface ReviewState {
-  findings: FindingState[];
-  comments: CommentState[];
-  rejections: RejectionState[];
-  staged: ReviewRecordOf<'staged'>[];
-}
 
 /** What a review action did: `codeloops reject|stage --json`, and what the editor is told. */
 export const REVIEW_ACTION_RESULTS = ['rejected', 'rejection_undone', 'staged', 'conflict', 'nothing_to_do', 'snapshot_missing'] as const;
@@ -164,12 +138,19 @@ export type ReviewHunk = z.infer<typeof reviewHunkSchema>;
 
 /** Every finding, comment, rejection and staging of a session, with where each stands: what the viewers show. */
 export const reviewItemsSchema = z.object({
+  /** Open until the critic (or the user) resolves them; `claimed`: the actor said it addressed it since. */
   findings: z.array(z.object({ ...findingSchema.shape, iteration: z.int(), open: z.boolean(), claimed: z.boolean() })),
   comments: z.array(z.object({ ...commentRecordSchema.shape, open: z.boolean(), claimed: z.boolean() })),
+  /** Told to the next actor run once (`delivered`), unless undone first. */
   rejections: z.array(z.object({ ...rejectionRecordSchema.shape, undone: z.boolean(), delivered: z.boolean() })),
   staged: z.array(stagedRecordSchema),
+  /** When the session was last carried on in a new one: the feedback before that went there. */
+  carried_on: z._default(z.nullable(z.string()), null),
 });
 export type ReviewItems = z.infer<typeof reviewItemsSchema>;
+export type FindingItem = ReviewItems['findings'][number];
+export type CommentItem = ReviewItems['comments'][number];
+export type RejectionItem = ReviewItems['rejections'][number];
 
 /** A session's review: `codeloops review --json`, each iteration's hunks with the review items. */
 export const sessionReviewSchema = z.object({
@@ -180,7 +161,15 @@ export const sessionReviewSchema = z.object({
 });
 export type SessionReview = z.infer<typeof sessionReviewSchema>;
 
-/** Whether the user has given feedback the loop has not acted on (an open comment, a rejection not told yet): a finished session is open again. */
-export function hasOpenUserFeedback(items: Pick<ReviewItems, 'comments' | 'rejections'>): boolean {
-  return items.comments.some((comment) => comment.open) || items.rejections.some((rejection) => !rejection.undone && !rejection.delivered);
+/**
+ * Whether the user has given feedback the loop has not acted on (an open comment, a
+ * rejection not told yet) since the session was last carried on: a finished session
+ * is then open again.
+ */
+export function hasOpenUserFeedback(items: Pick<ReviewItems, 'comments' | 'rejections' | 'carried_on'>): boolean {
+  const since = (at: string) => items.carried_on === null || Date.parse(at) > Date.parse(items.carried_on);
+  return (
+    items.comments.some((comment) => comment.open && since(comment.timestamp)) ||
+    items.rejections.some((rejection) => !rejection.undone && !rejection.delivered && since(rejection.timestamp))
+  );
 }

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { hasOpenUserFeedback } from '../sessionFormat/reviewRecords.js';
 import { EVENTS_FILE, REVIEW_FILE } from '../sessionFormat/sessionFiles.js';
 import type { IterationLine, SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
-import { hasUserFeedback, readReview } from '../sessions/reviewState.js';
+import { readReview } from '../sessions/reviewState.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { LineRange, OpenedIteration, SessionPart, SessionStore } from '../sessions/sessionStore.js';
 import type { IterationDetail, IterationView, SessionView } from './sessionView.js';
@@ -164,7 +165,7 @@ export class SessionLibrary {
   async hasOpenFeedback(sessionId: string): Promise<boolean> {
     const directory = this.sidecarDirOf(sessionId);
     if (!fs.existsSync(path.join(directory, REVIEW_FILE))) return false;
-    return hasUserFeedback(await readReview([directory]));
+    return hasOpenUserFeedback(await readReview([directory]));
   }
 
   invalidate(sessionId: string): void {

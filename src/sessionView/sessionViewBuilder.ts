@@ -2,7 +2,7 @@ import { addUsage } from '../agents/agentEventHelpers.js';
 import type { Usage } from '../sessionFormat/agentEvents.js';
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
-import { foldReview, isReviewEvent, reviewItems } from '../sessions/reviewState.js';
+import { foldReview, isReviewEvent } from '../sessions/reviewState.js';
 import { diffIsSinceHead, type IterationLine } from '../sessionFormat/sessionLines.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
@@ -91,7 +91,7 @@ export function assembleSessionView(
     warnings: session.warnings,
     notes: buildNotes(iterations.at(-1)?.iteration_number ?? 0, events),
     guards: events.flatMap((event) => (event.type === 'run_started' && event.guards ? [event.guards] : [])).at(-1) ?? null,
-    review: reviewItems(foldReview(events.filter(isReviewEvent), review)),
+    review: foldReview(events.filter(isReviewEvent), review),
   };
 }
 

@@ -1,4 +1,4 @@
-import { hasOpenUserFeedback, type ReviewItems, type ReviewRecord, type ReviewState } from '../sessionFormat/reviewRecords.js';
+import type { ReviewItems, ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
 
@@ -10,13 +10,12 @@ import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
  * the session and the sessions it carries on: a resumed loop picks up what was left
  * open.
  */
-export function foldReview(events: readonly RunEvent[], records: readonly ReviewRecord[]): ReviewState {
-  const state: ReviewState = { findings: [], comments: [], rejections: [], staged: [] };
-  const findings = new Map<string, ReviewState['findings'][number]>();
-  const comments = new Map<string, ReviewState['comments'][number]>();
-  const rejections = new Map<string, ReviewState['rejections'][number]>();
+export function foldReview(events: readonly RunEvent[], records: readonly ReviewRecord[]): ReviewItems {
+  const items: ReviewItems = { findings: [], comments: [], rejections: [], staged: [], carried_on: null };
+  const byId = new Map<string, ReviewItems['findings'][number] | ReviewItems['comments'][number]>();
+  const rejections = new Map<string, ReviewItems['rejections'][number]>();
   const setOpen = (id: string, open: boolean) => {
-    const item = findings.get(id) ?? comments.get(id);
+    const item = byId.get(id);
     if (item) {
       item.open = open;
       item.claimed = false;
@@ -31,9 +30,9 @@ export function foldReview(events: readonly RunEvent[], records: readonly Review
       if (event.type === 'critic_decision') {
         for (const id of event.resolved ?? []) setOpen(id, false);
         for (const finding of event.findings ?? []) {
-          const item = { finding, iteration: event.iteration, open: true, claimed: false };
-          findings.set(finding.id, item);
-          state.findings.push(item);
+          const item = { ...finding, iteration: event.iteration, open: true, claimed: false };
+          byId.set(finding.id, item);
+          items.findings.push(item);
         }
       } else if (event.type === 'review_delivered') {
         for (const id of event.ids) {
@@ -42,7 +41,7 @@ export function foldReview(events: readonly RunEvent[], records: readonly Review
         }
       } else if (event.type === 'review_claimed') {
         for (const id of event.ids) {
-          const item = findings.get(id) ?? comments.get(id);
+          const item = byId.get(id);
           if (item?.open) item.claimed = true;
         }
       }
@@ -51,9 +50,9 @@ export function foldReview(events: readonly RunEvent[], records: readonly Review
     const record = entry.record;
     switch (record.type) {
       case 'comment': {
-        const item = { comment: record, open: true, claimed: false };
-        comments.set(record.id, item);
-        state.comments.push(item);
+        const item = { ...record, open: true, claimed: false };
+        byId.set(record.id, item);
+        items.comments.push(item);
         break;
       }
       case 'resolved':
@@ -63,9 +62,9 @@ export function foldReview(events: readonly RunEvent[], records: readonly Review
         setOpen(record.id, true);
         break;
       case 'hunk_rejected': {
-        const item = { rejection: record, undone: false, delivered: false };
+        const item = { ...record, undone: false, delivered: false };
         rejections.set(record.id, item);
-        state.rejections.push(item);
+        items.rejections.push(item);
         break;
       }
       case 'rejection_undone': {
@@ -74,32 +73,14 @@ export function foldReview(events: readonly RunEvent[], records: readonly Review
         break;
       }
       case 'staged':
-        state.staged.push(record);
+        items.staged.push(record);
+        break;
+      case 'carried_on':
+        items.carried_on = record.timestamp;
         break;
     }
   }
-  return state;
-}
-
-/** Where each review item stands, as records a viewer or `codeloops review --json` shows. */
-export function reviewItems(state: ReviewState): ReviewItems {
-  return {
-    findings: state.findings.map((item) => ({ ...item.finding, iteration: item.iteration, open: item.open, claimed: item.claimed })),
-    comments: state.comments.map((item) => ({ ...item.comment, open: item.open, claimed: item.claimed })),
-    rejections: state.rejections.map((item) => ({ ...item.rejection, undone: item.undone, delivered: item.delivered })),
-    staged: state.staged,
-  };
-}
-
-/** The review of a session and the sessions it carries on (their sidecar folders, oldest first). */
-export async function readReview(sidecarDirectories: readonly string[], warn?: (message: string) => void): Promise<ReviewState> {
-  const events: RunEvent[] = [];
-  const records: ReviewRecord[] = [];
-  for (const directory of sidecarDirectories) {
-    events.push(...(await readSidecarEvents(directory, warn)).filter(isReviewEvent));
-    records.push(...(await readReviewRecords(directory, warn)));
-  }
-  return foldReview(events, records);
+  return items;
 }
 
 /** The run events that say something about the review. */
@@ -107,17 +88,30 @@ export function isReviewEvent(event: RunEvent): boolean {
   return event.type === 'critic_decision' || event.type === 'review_delivered' || event.type === 'review_claimed';
 }
 
-/** What the next actor run is to be told: open findings and comments, rejections not told yet. */
-export function pendingForActor(state: ReviewState): ReviewState {
-  return {
-    findings: state.findings.filter((item) => item.open),
-    comments: state.comments.filter((item) => item.open),
-    rejections: state.rejections.filter((item) => !item.undone && !item.delivered),
-    staged: [],
-  };
+/** A review event as the fold needs it: the critic's whole answer is not kept. */
+export function keepForReview(event: RunEvent): RunEvent | undefined {
+  if (!isReviewEvent(event)) return undefined;
+  return event.type === 'critic_decision' ? { ...event, critic_output: '' } : event;
 }
 
-/** Whether the user has given feedback the loop has not acted on: a resumed session carries it on. */
-export function hasUserFeedback(state: ReviewState): boolean {
-  return hasOpenUserFeedback(reviewItems(state));
+/** The review of a session and the sessions it carries on (their sidecar folders, oldest first). */
+export async function readReview(sidecarDirectories: readonly string[], warn?: (message: string) => void): Promise<ReviewItems> {
+  const events: RunEvent[] = [];
+  const records: ReviewRecord[] = [];
+  for (const directory of sidecarDirectories) {
+    events.push(...(await readSidecarEvents(directory, warn, keepForReview)));
+    records.push(...(await readReviewRecords(directory, warn)));
+  }
+  return foldReview(events, records);
+}
+
+/** What the next actor run is to be told: open findings and comments, rejections not told yet. */
+export function pendingForActor(items: ReviewItems): ReviewItems {
+  return {
+    ...items,
+    findings: items.findings.filter((item) => item.open),
+    comments: items.comments.filter((item) => item.open),
+    rejections: items.rejections.filter((item) => !item.undone && !item.delivered),
+    staged: [],
+  };
 }

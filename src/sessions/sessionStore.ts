@@ -452,6 +452,24 @@ export class SessionStore {
     }
   }
 
+  /** A session's `session_start` line, reading nothing after it. */
+  async startLine(id: string): Promise<SessionStartLine> {
+    for await (const part of this.read(id, { leaveLongStrings: true })) if (part.kind === 'start') return part.line;
+    // `read` throws before this for a file without a readable start.
+    throw new NotASessionError(`${this.filePathOf(id)} has no readable session_start line.`, this.filePathOf(id));
+  }
+
+  /** A session's start line and the numbers of its iterations, without holding any output or diff. */
+  async outline(id: string): Promise<{ start: SessionStartLine; iterations: number[] }> {
+    let start: SessionStartLine | undefined;
+    const iterations: number[] = [];
+    for await (const part of this.read(id, { leaveLongStrings: true })) {
+      if (part.kind === 'start') start = part.line;
+      else if (part.kind === 'iteration' && !iterations.includes(part.line.iteration_number)) iterations.push(part.line.iteration_number);
+    }
+    return { start: start!, iterations };
+  }
+
   /** The recorded diff of one iteration, or of every iteration in order. */
   async recordedDiff(id: string, iterationNumber?: number): Promise<string> {
     let diff = '';

@@ -46,3 +46,16 @@ export function indent(text: string, prefix = '  '): string {
 export function fileLocation(file: string, line: number | null, endLine: number | null): string {
   return `${file}${line === null ? '' : `:${line}${endLine !== null && endLine !== line ? `-${endLine}` : ''}`}`;
 }
+
+/** ` in src/a.ts:42-44`, or nothing when there is no file: for a sentence that says where something points. */
+export function inLocation(file: string | null, line: number | null, endLine: number | null): string {
+  return file ? ` in ${fileLocation(file, line, endLine)}` : '';
+}
+
+/** A path as a person or an agent may write one (`./src/a.ts`, `/src/a.ts`, `src\\a.ts`) as a repository has it: `src/a.ts`. */
+export function repositoryPath(file: string): string {
+  return file
+    .replace(/\\/g, '/')
+    .replace(/^(\.\/)+/, '')
+    .replace(/^\/+/, '');
+}

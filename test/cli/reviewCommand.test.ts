@@ -69,6 +69,18 @@ describe('codeloops review, reject, comment, resolve, stage (the built CLI)', ()
     );
     assert.match(prompt, /- R1\.1: the user rejected this change of iteration 1 in app\.txt because: line 18 is public\./);
     assert.match(agent.prompt('critic', 3), /U2\.1 \(from the user\) in app\.txt:2: Lower case after all, sorry \[the actor says it addressed this\]/);
+
+    // The feedback went on with the resumed session: the first is finished again, and its comment is the new session's to resolve.
+    const again = await runCli(['resume', id], { cwd: repo, env });
+    assert.equal(again.code, 2, again.stdout);
+    assert.match(again.stderr, /already finished with success/);
+    const resolved = await runCli(['resolve', carried.session_id, 'U2.1'], { cwd: repo, env });
+    assert.equal(resolved.code, 0, resolved.stderr);
+    const review = sessionReviewSchema.parse(JSON.parse((await runCli(['review', carried.session_id, '--json'], { cwd: repo, env })).stdout));
+    assert.deepEqual(
+      review.comments.map((item) => [item.id, item.open]),
+      [['U2.1', false]],
+    );
   });
 
   it('says which hunk and which comment it cannot take, with a stable exit code', async () => {

@@ -95,7 +95,7 @@ describe('review in the editor (plain Node, the real runner, a stubbed editor)',
     const outcome = await rejectHunkCommand(review, id, 1, 2);
     assert.equal(outcome?.result, 'rejected');
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 2: 'two' }));
-    assert.equal((await readReview([sidecarDir(id)])).rejections[0]?.rejection.reason, 'keep line 18');
+    assert.equal((await readReview([sidecarDir(id)])).rejections[0]?.reason, 'keep line 18');
     await changes(2);
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 2: 'two', 18: 'eighteen' }), 'Undo put it back');
     assert.deepEqual(changed, [id, id]);

@@ -5,7 +5,8 @@ import { openRepository } from '../../src/git/repository.js';
 import { readSnapshot, sessionHeadRef, snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
 import { anchorFindings } from '../../src/loop/reviewItems.js';
 import { addComment } from '../../src/review/comments.js';
-import { iterationHunks, rejectHunk, stageChanges, undoRejection, type ReviewTarget } from '../../src/review/hunkReview.js';
+import { iterationHunks, rejectHunk, stageChanges, undoRejection } from '../../src/review/hunkReview.js';
+import type { ReviewTarget } from '../../src/review/reviewTarget.js';
 import type { RunEventOf } from '../../src/sessionFormat/runEvents.js';
 import { readReview } from '../../src/sessions/reviewState.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
@@ -59,8 +60,8 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(after.index, before.index);
 
     const review = await readReview([target.sidecarDirectory]);
-    assert.equal(review.rejections[0]?.rejection.reason, 'keep line 25 as it was');
-    assert.match(review.rejections[0]!.rejection.patch, /^@@ .*\n(.*\n)*-line 25\n\+CHANGED 25/m);
+    assert.equal(review.rejections[0]?.reason, 'keep line 25 as it was');
+    assert.match(review.rejections[0]!.patch, /^@@ .*\n(.*\n)*-line 25\n\+CHANGED 25/m);
 
     const undone = await undoRejection({ ...target });
     assert.equal(undone.result, 'rejection_undone', undone.message);
@@ -167,6 +168,43 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(git(repo, 'diff', '--cached', '--name-only').trim().split('\n').sort().join(' '), 'added.txt app.txt user.txt');
     assert.equal(git(repo, 'diff', '--name-only').trim(), 'notes.txt', 'the unstaged edit is still unstaged');
     assert.equal(git(repo, 'show', ':app.txt'), lines(10, { 2: 'by the actor' }));
+  });
+
+  it('stages an iteration without the hunks the user rejected, and with them once the rejection is undone', async () => {
+    const repo = createRepo({ files: { 'app.txt': lines(20) } });
+    const target = await iterationOf(repo, () => fs.writeFileSync(path.join(repo, 'app.txt'), lines(20, { 4: 'four', 12: 'twelve' })));
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: 'not line 12' })).result, 'rejected');
+    const staged = await stageChanges({ ...target, iteration: 1 });
+    assert.equal(staged.result, 'staged', staged.message);
+    assert.equal(git(repo, 'show', ':app.txt'), lines(20, { 4: 'four' }), 'the rejected hunk stays out of the index');
+    assert.equal(git(repo, 'diff', '--name-only').trim(), '', 'the index now matches the files');
+
+    assert.equal((await undoRejection({ ...target })).result, 'rejection_undone');
+    const whole = await stageChanges({ ...target, iteration: null });
+    assert.equal(whole.result, 'staged', whole.message);
+    assert.equal(git(repo, 'show', ':app.txt'), lines(20, { 4: 'four', 12: 'twelve' }));
+  });
+
+  it('undoes a rejection after the user edited elsewhere in the same file, keeping their edit', async () => {
+    const repo = createRepo({ files: { 'app.txt': lines(30) } });
+    const target = await iterationOf(repo, () => fs.writeFileSync(path.join(repo, 'app.txt'), lines(30, { 4: 'four' })));
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 1, reason: null })).result, 'rejected');
+    fs.writeFileSync(path.join(repo, 'app.txt'), lines(30, { 25: 'the user’s own line' }));
+    const undone = await undoRejection({ ...target });
+    assert.equal(undone.result, 'rejection_undone', undone.message);
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(30, { 4: 'four', 25: 'the user’s own line' }));
+  });
+
+  it('gives comments made at the same moment ids of their own', async () => {
+    const repo = createRepo({ files: { 'app.txt': lines(5) } });
+    const target = await iterationOf(repo, () => fs.writeFileSync(path.join(repo, 'app.txt'), lines(5, { 1: 'one' })));
+    const comments = await Promise.all(
+      Array.from({ length: 6 }, (_, index) =>
+        addComment({ ...target, lastIteration: 1 }, { iteration: 1, file: 'app.txt', line: 1, endLine: null, text: `comment ${index}` }),
+      ),
+    );
+    assert.deepEqual(comments.map((comment) => comment.id).sort(), ['U1.1', 'U1.2', 'U1.3', 'U1.4', 'U1.5', 'U1.6']);
+    assert.equal((await readReview([target.sidecarDirectory])).comments.length, 6);
   });
 
   it('stages nothing when the iteration does not apply to the index (an earlier iteration of the same lines not staged)', async () => {
@@ -281,15 +319,16 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
           // While paused, the user's changes to the tree are allowed.
           const rejected = await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: 'line 18 is public API' });
           assert.equal(rejected.result, 'rejected', rejected.message);
-          const comment = await addComment({
-            ...target,
-            lastIteration: 1,
-            iteration: 1,
-            file: 'app.txt',
-            line: 2,
-            endLine: null,
-            text: 'Call it `renamed_value` instead',
-          });
+          const comment = await addComment(
+            { ...target, lastIteration: 1 },
+            {
+              iteration: 1,
+              file: 'app.txt',
+              line: 2,
+              endLine: null,
+              text: 'Call it `renamed_value` instead',
+            },
+          );
           assert.equal(comment.id, 'U1.1');
           return 'continue';
         },

@@ -94,7 +94,7 @@ function session({
     warnings: [],
     notes: [],
     guards: null,
-    review: { findings: [], comments: [], rejections: [], staged: [] },
+    review: { findings: [], comments: [], rejections: [], staged: [], carried_on: null },
     ...overrides,
   };
 }
@@ -175,6 +175,7 @@ describe('session viewer (rendered in a DOM)', () => {
             },
           ],
           staged: [],
+          carried_on: null,
         },
       }),
       { openLocation: true },

@@ -1,5 +1,6 @@
 import { addComment, setResolved } from '../../review/comments.js';
-import { rejectHunk, stageChanges, undoRejection, type ReviewTarget } from '../../review/hunkReview.js';
+import { rejectHunk, stageChanges, undoRejection } from '../../review/hunkReview.js';
+import { reviewTargetOf, type SessionReviewTarget } from '../../review/reviewTarget.js';
 import { isCodeloopsError } from '../../sessionFormat/failures.js';
 import type { ReviewActionOutcome } from '../../sessionFormat/reviewRecords.js';
 import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
@@ -19,14 +20,8 @@ export interface ReviewCommandsDeps {
   changed: (sessionId: string) => void;
 }
 
-async function targetOf(deps: ReviewCommandsDeps, sessionId: string): Promise<ReviewTarget & { lastIteration: number }> {
-  const session = await deps.store.load(sessionId);
-  return {
-    sessionId,
-    workingDir: session.start.working_dir,
-    sidecarDirectory: sidecarDir(sessionId),
-    lastIteration: session.iterations.at(-1)?.iteration_number ?? 0,
-  };
+function targetOf(deps: ReviewCommandsDeps, sessionId: string): Promise<SessionReviewTarget> {
+  return reviewTargetOf(deps.store, sidecarDir, sessionId);
 }
 
 /** Runs a review action; a refusal (a loop at work, a hunk that is gone) is said, not thrown. */
@@ -41,6 +36,17 @@ async function act(deps: ReviewCommandsDeps, work: () => Promise<ReviewActionOut
   }
 }
 
+/** Tells how an action went: done (the views refresh), or why not (nothing changed). */
+function report(deps: ReviewCommandsDeps, sessionId: string, outcome: ReviewActionOutcome, done: ReviewActionOutcome['result']): boolean {
+  if (outcome.result !== done) {
+    deps.log.warn(outcome.message);
+    void deps.window.showWarning(`Codeloops: ${outcome.message}`);
+    return false;
+  }
+  deps.changed(sessionId);
+  return true;
+}
+
 export async function rejectHunkCommand(
   deps: ReviewCommandsDeps,
   sessionId: string,
@@ -52,42 +58,26 @@ export async function rejectHunkCommand(
     'Why? (optional: what should it do instead)',
   );
   if (reason === undefined) return undefined; // cancelled
-  const target = await targetOf(deps, sessionId);
-  const outcome = await act(deps, () => rejectHunk({ ...target, iteration, hunk, reason: reason.trim() || null }));
-  if (!outcome) return undefined;
-  if (outcome.result === 'rejected') {
-    deps.changed(sessionId);
+  const outcome = await act(deps, async () => rejectHunk({ ...(await targetOf(deps, sessionId)), iteration, hunk, reason: reason.trim() || null }));
+  if (outcome && report(deps, sessionId, outcome, 'rejected')) {
     const undo = 'Undo';
     void deps.window.showInfo(`Codeloops: ${outcome.message}`, undo).then((choice) => {
       if (choice === undo) void undoRejectionCommand(deps, sessionId, outcome.id ?? undefined);
     });
-  } else {
-    deps.log.warn(outcome.message);
-    void deps.window.showWarning(`Codeloops: ${outcome.message}`);
   }
   return outcome;
 }
 
 export async function undoRejectionCommand(deps: ReviewCommandsDeps, sessionId: string, id?: string): Promise<ReviewActionOutcome | undefined> {
-  const target = await targetOf(deps, sessionId);
-  const outcome = await act(deps, () => undoRejection({ ...target, id }));
-  if (!outcome) return undefined;
-  if (outcome.result === 'rejection_undone') {
-    deps.changed(sessionId);
-    void deps.window.showInfo(`Codeloops: ${outcome.message}`);
-  } else void deps.window.showWarning(`Codeloops: ${outcome.message}`);
+  const outcome = await act(deps, async () => undoRejection({ ...(await targetOf(deps, sessionId)), id }));
+  if (outcome && report(deps, sessionId, outcome, 'rejection_undone')) void deps.window.showInfo(`Codeloops: ${outcome.message}`);
   return outcome;
 }
 
 /** Stages one iteration's changes, or the whole session's (`iteration` null). */
 export async function stageCommand(deps: ReviewCommandsDeps, sessionId: string, iteration: number | null): Promise<ReviewActionOutcome | undefined> {
-  const target = await targetOf(deps, sessionId);
-  const outcome = await act(deps, () => stageChanges({ ...target, iteration }));
-  if (!outcome) return undefined;
-  if (outcome.result === 'staged') {
-    deps.changed(sessionId);
-    void deps.window.showInfo(`Codeloops: ${outcome.message}`);
-  } else void deps.window.showWarning(`Codeloops: ${outcome.message}`);
+  const outcome = await act(deps, async () => stageChanges({ ...(await targetOf(deps, sessionId)), iteration }));
+  if (outcome && report(deps, sessionId, outcome, 'staged')) void deps.window.showInfo(`Codeloops: ${outcome.message}`);
   return outcome;
 }
 
@@ -101,9 +91,8 @@ export interface CommentTarget {
 
 /** Leaves the user's comment; the next actor run is told, until it is resolved. */
 export async function commentCommand(deps: ReviewCommandsDeps, where: CommentTarget, text: string): Promise<string | undefined> {
-  const target = await targetOf(deps, where.sessionId);
   try {
-    const comment = await addComment({ ...target, ...where, text });
+    const comment = await addComment(await targetOf(deps, where.sessionId), { ...where, text });
     deps.changed(where.sessionId);
     return comment.id;
   } catch (error) {
@@ -113,7 +102,13 @@ export async function commentCommand(deps: ReviewCommandsDeps, where: CommentTar
   }
 }
 
+/** Marks a finding or comment resolved (or open again); a refusal (no such item, busy) is said. */
 export async function resolveCommand(deps: ReviewCommandsDeps, sessionId: string, id: string, resolved: boolean): Promise<void> {
-  await setResolved({ sessionId, sidecarDirectory: sidecarDir(sessionId), id, resolved });
-  deps.changed(sessionId);
+  try {
+    await setResolved(await targetOf(deps, sessionId), id, resolved);
+    deps.changed(sessionId);
+  } catch (error) {
+    if (!isCodeloopsError(error)) throw error;
+    void deps.window.showWarning(`Codeloops: ${error.message}`);
+  }
 }
