@@ -9,7 +9,7 @@ import { configHome, type ProjectConfigFile } from './configFiles.js';
 /**
  * A cloned repository must not run code without its user's say, as direnv and VS
  * Code's workspace trust have it: whatever a project's `codeloops.toml` adds that
- * runs a program (an agent's `command`, extra `args`, the `[[checks]]`) runs only
+ * runs a program (an agent's `command`, extra `args`, the `[[checks]]`, `[worktree] setup`) runs only
  * once the user has trusted that file's content. Trust is kept per file, by the hash
  * of its bytes: a changed file needs trusting again.
  */
@@ -37,7 +37,7 @@ export class ProjectUntrustedError extends CodeloopsError {
   }
 }
 
-/** What a project file would run: its agents' commands and extra arguments, and its checks. */
+/** What a project file would run: its agents' commands and extra arguments, its checks and its worktree setup. */
 export function programsOf(file: ProjectConfigFile): ProjectProgram[] {
   const programs: ProjectProgram[] = [];
   const words = (parts: readonly string[]) => parts.map((part) => (/[\s"']/.test(part) ? JSON.stringify(part) : part)).join(' ');
@@ -51,6 +51,7 @@ export function programsOf(file: ProjectConfigFile): ProjectProgram[] {
     if (table?.args?.length) programs.push({ key: `[agents.${agent}] args`, runs: `${words(table.args)} (added to ${agent}'s command line)` });
   }
   for (const check of file.checks ?? []) programs.push({ key: `[[checks]] ${check.name}`, runs: `sh -c ${JSON.stringify(check.run)}` });
+  if (file.worktree?.setup) programs.push({ key: '[worktree] setup', runs: `sh -c ${JSON.stringify(file.worktree.setup)}` });
   return programs;
 }
 

@@ -19,6 +19,7 @@ import {
   type GlobalConfigFile,
   type ProjectConfigFile,
   type RoleTable,
+  type WorktreeTable,
 } from './configFiles.js';
 
 export type Role = 'actor' | 'critic';
@@ -45,6 +46,15 @@ export interface RoleSettings {
   binarySetting: string;
 }
 
+/** `[worktree]`: what each candidate's worktree gets before its first iteration. */
+export interface WorktreeSettings {
+  /** Paths from the repository's top, copied from the user's tree when present. */
+  copy: string[];
+  /** A shell command run in each worktree, or null. */
+  setup: string | null;
+  setupTimeoutSecs: number;
+}
+
 export interface RunSettings {
   actor: RoleSettings;
   critic: RoleSettings;
@@ -55,6 +65,7 @@ export interface RunSettings {
   budget: Budget;
   stall: StallSettings;
   prices: PriceTable;
+  worktree: WorktreeSettings;
   /** The config files that were read, lowest precedence first. */
   sources: string[];
 }
@@ -82,6 +93,7 @@ export interface ConfigLayer {
   actor?: RoleTable;
   critic?: RoleTable;
   agents?: Partial<Record<AgentKind, AgentTable>>;
+  worktree?: WorktreeTable;
 }
 
 /** Command-line flags, the highest layer. */
@@ -110,6 +122,8 @@ export const DEFAULT_TIMEOUT_SECS: Readonly<Record<Role, number>> = { actor: 30 
 export const DEFAULT_CHECK_TIMEOUT_SECS = 600;
 /** Three iterations in a row without progress is a stall, by default: stopped, not left running overnight. */
 export const DEFAULT_STALL: StallSettings = { unchangedIterations: 3, action: 'stop' };
+/** A worktree's setup installs dependencies: longer than a check may take. */
+export const DEFAULT_SETUP_TIMEOUT_SECS = 1800;
 
 export function layerFromGlobalFile(file: GlobalConfigFile, source: string): ConfigLayer {
   const defaults = file.defaults ?? {};
@@ -129,6 +143,7 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
     actor: defaults.actor,
     critic: defaults.critic,
     agents: file.agents,
+    worktree: defaults.worktree,
   };
 }
 
@@ -149,6 +164,7 @@ export function layerFromProjectFile(file: ProjectConfigFile, source: string, ba
     actor: file.actor,
     critic: file.critic,
     agents: file.agents,
+    worktree: file.worktree,
   };
 }
 
@@ -299,6 +315,11 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
       action: pick((layer) => layer.stall?.action)?.value ?? DEFAULT_STALL.action,
     },
     prices,
+    worktree: {
+      copy: pick((layer) => layer.worktree?.copy)?.value ?? [],
+      setup: pick((layer) => layer.worktree?.setup)?.value ?? null,
+      setupTimeoutSecs: pick((layer) => layer.worktree?.setup_timeout_secs)?.value ?? DEFAULT_SETUP_TIMEOUT_SECS,
+    },
     sources: layersLowToHigh.map((layer) => layer.source),
   };
 }

@@ -51,6 +51,13 @@ export interface LoopRequest {
   onEvent?: RunEventListener;
   /** Carry on an earlier session instead of starting afresh (`codeloops resume`). */
   continuation?: Continuation;
+  /** One of a candidate group (`codeloops run --candidates`): recorded in `session_start`. */
+  candidate?: { group: string; label: string };
+  /**
+   * Runs once, before the first iteration (a candidate's worktree setup). What it
+   * reports is recorded; a `CodeloopsError` it throws ends the session `failed` with its code.
+   */
+  beforeFirstIteration?: (context: { report: (event: RunEventInput) => void; signal: AbortSignal }) => Promise<void>;
 }
 
 /** What a resumed run takes over from the session it carries on; see `resume/resumePlan.ts`. */
@@ -204,6 +211,7 @@ class LoopRun {
     this.watchTheClock();
     let end: EndState;
     try {
+      await request.beforeFirstIteration?.({ report: (event) => this.emit(event), signal: this.stopper.signal });
       end = this.guardStop ? this.stoppedByGuard() : await this.iterate();
     } catch (error) {
       // Ctrl+C in a terminal reaches git's processes too: a snapshot can fail a moment
@@ -238,7 +246,11 @@ class LoopRun {
   /** One iteration; its decision (and a stall, if it showed one), or null when it was stopped before the review finished. */
   private async runIteration(iteration: number): Promise<{ decision: CriticDecision; stall: Stall | null } | null> {
     const { request } = this;
-    const runEnv = { CODELOOPS_SESSION_ID: this.sessionId, CODELOOPS_ITERATION: String(iteration) };
+    const runEnv = {
+      CODELOOPS_SESSION_ID: this.sessionId,
+      CODELOOPS_ITERATION: String(iteration),
+      ...(request.candidate ? { CODELOOPS_CANDIDATE: request.candidate.label } : {}),
+    };
     this.emit({ type: 'iteration_started', iteration });
     const pre = await this.snapshot(iteration, 'pre');
     this.loopStart ??= pre;
@@ -676,5 +688,6 @@ function sessionHeader(request: LoopRequest): SessionHeader {
     critic_model: request.critic.model,
     max_iterations: request.maxIterations,
     ...(continuation ? { resumed_from: continuation.sessionId, resumed_after_iteration: continuation.lastIteration } : {}),
+    ...(request.candidate ? { candidate_group: request.candidate.group, candidate: request.candidate.label } : {}),
   };
 }

@@ -214,7 +214,7 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
   }
 }
 
-interface MoveLists {
+export interface MoveLists {
   restored: string[];
   removed: string[];
   skipped: string[];
@@ -224,9 +224,9 @@ interface MoveLists {
   blocked: string[];
 }
 
-type Move = { kind: 'moved' | 'nothing' | 'conflict' | 'preview'; lists: MoveLists };
+export type Move = { kind: 'moved' | 'nothing' | 'conflict' | 'preview'; lists: MoveLists };
 
-interface MoveRequest {
+export interface MoveRequest {
   /** The tree codeloops last left. */
   from: Snapshot;
   to: Snapshot;
@@ -239,7 +239,7 @@ interface MoveRequest {
   dryRun: boolean;
 }
 
-async function moveTree(repository: Repository, request: MoveRequest): Promise<Move> {
+export async function moveTree(repository: Repository, request: MoveRequest): Promise<Move> {
   const current = await takeSnapshot(repository, `${request.message} (the tree before)`);
   const [ownPaths, userChanged, toTarget] = await Promise.all([
     changedPaths(repository, request.from.tree, request.to.tree),
@@ -365,7 +365,7 @@ function nextRollbackNumber(refs: ReadonlyMap<string, string>, sessionId: string
 }
 
 /** Records the move in the session's sidecar; a record that cannot be written is a warning, not a failure. */
-function record(sidecarDirectory: string, input: RunEventInput): string[] {
+export function record(sidecarDirectory: string, input: RunEventInput): string[] {
   try {
     const recorder = SidecarRecorder.open(sidecarDirectory);
     try {
@@ -375,7 +375,9 @@ function record(sidecarDirectory: string, input: RunEventInput): string[] {
     }
     return [];
   } catch (error) {
-    return [`the rollback was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`];
+    return [
+      `the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`,
+    ];
   }
 }
 
@@ -398,7 +400,7 @@ function emptyOutcome(sessionId: string): RollbackOutcome {
   };
 }
 
-function conflictMessage(lists: MoveLists, action: string): string {
+export function conflictMessage(lists: MoveLists, action: string): string {
   const changed = lists.conflicts.filter((file) => !lists.blocked.includes(file));
   const parts: string[] = [];
   if (changed.length > 0) {
@@ -417,10 +419,11 @@ function conflictMessage(lists: MoveLists, action: string): string {
   return `Changed nothing: ${parts.join('. Also, ')}.`;
 }
 
-function describeMove(lists: MoveLists, would = ''): string {
+/** The move in words; `written` names what writing a file is (a rollback restores, an apply writes). */
+export function describeMove(lists: MoveLists, would = '', written: [past: string, present: string] = ['restored', 'restore']): string {
   const verb = (past: string, present: string) => (would ? `${would}${present}` : past);
   const parts: string[] = [];
-  if (lists.restored.length > 0) parts.push(`${verb('restored', 'restore')} ${listPaths(lists.restored)}`);
+  if (lists.restored.length > 0) parts.push(`${verb(...written)} ${listPaths(lists.restored)}`);
   if (lists.removed.length > 0) parts.push(`${verb('removed', 'remove')} ${listPaths(lists.removed)}`);
   if (lists.overwritten.length > 0) parts.push(`${verb('overwrote', 'overwrite')} your changes to ${listPaths(lists.overwritten)}`);
   if (lists.skipped.length > 0) parts.push(`${verb('left', 'leave')} the nested repositories ${listPaths(lists.skipped)} alone`);
