@@ -111,7 +111,8 @@ export async function pruneLeftoverWorktrees(repository: Repository, paths: Clea
   const messages: string[] = [];
   const root = fs.realpathSync(repository.root);
   for (const state of await listGroups(paths.groupsDirectory)) {
-    if (groupStatus(state) !== 'crashed' || !sameFolder(state.started.repository, root)) continue;
+    // Only groups that never ended and whose runner is gone; one already marked crashed was dealt with.
+    if (state.end || groupStatus(state) !== 'crashed' || !sameFolder(state.started.repository, root)) continue;
     const pending = state.started.candidates.filter((candidate) => !state.removed.has(candidate.label) && fs.existsSync(candidate.worktree));
     const result = pending.length > 0 ? await removeGroupWorktrees(state, paths, { saveChanges: true }) : { removed: [], kept: [], saved: [] };
     appendToGroup(paths.groupsDirectory, state.id, { type: 'group_finished', status: 'crashed', ranking: [] });

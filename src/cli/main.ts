@@ -133,6 +133,22 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('delete a session: its file, its record and its snapshots (your files are not touched)')
     .option('--json', 'print what was deleted as JSON')
     .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./sessionsCommand.js')).deleteCommand(id, options)));
+  sessions
+    .command('export <id...>')
+    .description('write sessions, their records and their snapshots (a git bundle) into one .tar.gz, to view, replay, roll back or apply elsewhere')
+    .option('-o, --output <file>', 'the bundle to write (bundle.tar.gz)')
+    .option('--json', 'print what was written as JSON')
+    .action(async (ids: string[], options: { output?: string; json?: boolean }) =>
+      setExitCode(await (await import('./bundleCommand.js')).exportCommand(ids, options)),
+    );
+  sessions
+    .command('import <bundle>')
+    .description('import a bundle written by "sessions export" into a clone of the same repository (all of it, or nothing)')
+    .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
+    .option('--json', 'print what was imported as JSON')
+    .action(async (file: string, options: { workingDir?: string; json?: boolean }) =>
+      setExitCode(await (await import('./bundleCommand.js')).importCommand(file, options)),
+    );
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
     setExitCode(await (await import('./sessionsCommand.js')).statsCommand(options));
   });
