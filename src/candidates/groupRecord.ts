@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  GROUP_RECORD_FILE,
   groupRecordLineSchema,
   isGroupId,
   type GroupRecordInput,
@@ -10,6 +9,7 @@ import {
   type GroupStatus,
   type Judgment,
 } from '../sessionFormat/candidateGroups.js';
+import { GROUP_RECORD_FILE } from '../sessionFormat/candidateGroupFiles.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { AppendOnlyFile } from '../sessionWriter/appendOnlyFile.js';
 import { readAllLines } from '../sessions/lineReader.js';

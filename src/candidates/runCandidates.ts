@@ -9,9 +9,6 @@ import { addWorktree } from '../git/worktrees.js';
 import { runLoop, type RoleLaunch } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import {
-  GROUP_RECORD_FILE,
-  groupBaseRef,
-  groupIdFor,
   type Candidate,
   type CandidateStreamEvent,
   type GroupComparison,
@@ -19,6 +16,7 @@ import {
   type GroupStatus,
   type Judgment,
 } from '../sessionFormat/candidateGroups.js';
+import { GROUP_RECORD_FILE, groupBaseRef, groupIdFor } from '../sessionFormat/candidateGroupFiles.js';
 import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import { type stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome } from '../sessionFormat/sessionLines.js';

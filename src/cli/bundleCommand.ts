@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { groupsDir } from '../sessionFormat/candidateGroups.js';
+import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { exportSessions, importBundle } from '../sessionBundle/sessionBundles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';

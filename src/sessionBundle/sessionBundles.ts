@@ -5,7 +5,8 @@ import * as tar from 'tar';
 import { readGroup } from '../candidates/groupRecord.js';
 import { GitCommandError, gitBytes, gitText } from '../git/gitProcess.js';
 import { headCommit, openRepository, type Repository } from '../git/repository.js';
-import { groupRecordLineSchema, GROUP_RECORD_FILE, isGroupId } from '../sessionFormat/candidateGroups.js';
+import { groupRecordLineSchema, isGroupId } from '../sessionFormat/candidateGroups.js';
+import { GROUP_RECORD_FILE } from '../sessionFormat/candidateGroupFiles.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { stampEvent } from '../sessionFormat/runEvents.js';
 import {

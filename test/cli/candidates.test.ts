@@ -4,13 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readGroup } from '../../src/candidates/groupRecord.js';
 import { applyOutcomeSchema } from '../../src/sessionFormat/applyOutcome.js';
-import {
-  groupComparisonSchema,
-  groupsDir,
-  parseCandidateStreamEvent,
-  type CandidateStreamEvent,
-  type GroupComparison,
-} from '../../src/sessionFormat/candidateGroups.js';
+import { groupComparisonSchema, parseCandidateStreamEvent, type CandidateStreamEvent, type GroupComparison } from '../../src/sessionFormat/candidateGroups.js';
+import { groupsDir } from '../../src/sessionFormat/candidateGroupFiles.js';
 import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
 import { isRunning } from '../support/processes.js';
