@@ -170,7 +170,10 @@ class GroupRun {
       status = request.signal.aborted ? 'interrupted' : 'finished';
     } catch (error) {
       if (!this.planned.length) {
-        this.endNow('failed', []);
+        // Nothing started (the snapshot of the user's tree failed): no group to keep a record of.
+        this.ended = true;
+        this.recorder.close();
+        fs.rmSync(this.recorder.directory, { recursive: true, force: true });
         throw error;
       }
       request.onWarning?.(`the candidate group failed: ${(error as Error).message}`);

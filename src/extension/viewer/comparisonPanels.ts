@@ -97,6 +97,7 @@ export class ComparisonPanels implements vscode.WebviewPanelSerializer, vscode.D
 
 class ComparisonPanel implements vscode.Disposable {
   private ready = false;
+  private disposed = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -109,6 +110,13 @@ class ComparisonPanel implements vscode.Disposable {
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'codeloops.svg');
     panel.webview.html = viewerHtml(panel.webview, extensionUri, { script: 'comparison.js', title: 'Codeloops candidates' });
     this.disposables.push(panel.webview.onDidReceiveMessage((message: unknown) => void this.receive(message)));
+    // The tab names its task from the start: a page opened in the background loads only when shown.
+    void readGroup(groupsDir(), groupId).then(
+      (state) => {
+        if (!this.disposed) panel.title = titleOf(state.started.prompt);
+      },
+      () => undefined, // the page says why when it loads
+    );
   }
 
   refreshSoon(): void {
@@ -121,10 +129,10 @@ class ComparisonPanel implements vscode.Disposable {
   }
 
   private async send(): Promise<void> {
-    if (!this.ready) return;
+    if (!this.ready || this.disposed) return;
     try {
       const comparison = await this.comparison();
-      this.panel.title = `Candidates: ${previewLine(comparison.prompt, 40)}`;
+      this.panel.title = titleOf(comparison.prompt);
       this.post({ type: 'comparison', comparison, capabilities: { apply: true } });
     } catch (error) {
       this.post({ type: 'error', message: `This candidate group cannot be shown: ${(error as Error).message}` });
@@ -172,7 +180,12 @@ class ComparisonPanel implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     clearTimeout(this.timer);
     for (const disposable of this.disposables) disposable.dispose();
   }
+}
+
+function titleOf(prompt: string): string {
+  return `Candidates: ${previewLine(prompt, 40)}`;
 }
