@@ -13,7 +13,7 @@ import tseslint from 'typescript-eslint';
  * record and wire format).
  */
 const LOWER = ['text', 'process', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions'];
-const ENGINE = [...LOWER, 'loop', 'rollback', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle'];
+const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle'];
 const MAY_IMPORT = {
   text: [],
   process: [],
@@ -28,6 +28,7 @@ const MAY_IMPORT = {
   sessions: ['text', 'sessionFormat', 'git'],
   loop: LOWER,
   rollback: [...LOWER, 'loop'],
+  review: [...LOWER, 'loop'],
   resume: [...LOWER, 'loop'],
   replay: [...LOWER, 'loop'],
   sessionView: [...LOWER, 'loop'],

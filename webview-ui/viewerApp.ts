@@ -1,3 +1,4 @@
+import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -37,6 +38,8 @@ interface LiveState {
   phase: string;
   phaseStartedAt: number;
   text: string;
+  /** The loop waits for the user's review. */
+  paused?: boolean;
 }
 
 /**
@@ -48,7 +51,7 @@ interface LiveState {
 export class ViewerApp {
   private view: SessionView | null = null;
   private running = false;
-  private capabilities: HostCapabilities = { openDiff: false, resume: false };
+  private capabilities: HostCapabilities = { openDiff: false, resume: false, openLocation: false, reviewControl: false };
   private readonly expanded = new Set<number>();
   private readonly details = new Map<number, IterationDetail>();
   private readonly detailSlots = new Map<number, HTMLElement>();
@@ -139,7 +142,8 @@ export class ViewerApp {
       ['Confidence', end?.confidence == null ? null : `${Math.round(end.confidence * 100)}%`],
       ['Carries on', start.resumed_from ?? null],
     ];
-    const canResume = this.capabilities.resume && !this.running && RESUMABLE.has(end?.outcome ?? null);
+    // A finished session is open again once the user has commented on it or rejected part of it.
+    const canResume = this.capabilities.resume && !this.running && (RESUMABLE.has(end?.outcome ?? null) || hasOpenUserFeedback(view.review));
     setChildren(
       this.header,
       h('h1', { class: 'title', title: view.start.prompt }, previewLine(view.start.prompt.trim().split('\n')[0] ?? view.start.prompt, 140)),
@@ -173,11 +177,13 @@ export class ViewerApp {
     });
     const last = view.iterations.at(-1)?.iteration_number ?? -1;
     entries.push(...notesAfter((after) => after >= last));
+    const onSession = this.renderReview(null);
     setChildren(
       this.timeline,
       h('div', { class: 'timeline-heading' }, h('h2', {}, 'Timeline'), view.iterations.length > 1 ? this.renderStepper(view) : null),
       view.iterations.length === 0 ? h('p', { class: 'muted' }, this.running ? 'The first iteration is under way.' : 'No iteration was completed.') : null,
       ...entries,
+      onSession ? h('section', { class: 'session-comments' }, h('h3', {}, 'Comments on the session'), onSession) : null,
     );
   }
 
@@ -243,7 +249,7 @@ export class ViewerApp {
     const facts = [
       `actor ${formatDuration(iteration.actor_duration_secs)}${iteration.actor_exit_code !== 0 ? ` (exit ${iteration.actor_exit_code})` : ''}`,
       iteration.critic_duration_secs !== null ? `critic ${formatDuration(iteration.critic_duration_secs)}` : null,
-      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
+      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.diff_since_head ? ' since HEAD' : ''}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
       iteration.tool_calls !== null ? `${iteration.tool_calls} tool call${iteration.tool_calls === 1 ? '' : 's'}` : null,
       usageText(iteration.actor_usage) ? `actor ${usageText(iteration.actor_usage)}` : null,
       usageText(iteration.critic_usage) ? `critic ${usageText(iteration.critic_usage)}` : null,
@@ -307,6 +313,7 @@ export class ViewerApp {
         icon(DECISION_ICONS[iteration.critic_decision], 'decision-icon'),
         h('h3', {}, `Iteration ${iteration.iteration_number}`),
         h('span', { class: `badge badge-${iteration.critic_decision.toLowerCase()}` }, iteration.critic_decision),
+        iteration.critic_decision_text !== undefined ? h('span', { class: 'muted decision-text' }, `recorded as “${iteration.critic_decision_text}”`) : null,
         h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
         this.capabilities.openDiff && iteration.git_files_changed > 0
           ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number }), {
@@ -332,9 +339,81 @@ export class ViewerApp {
       iteration.critic_reverted_files.length > 0
         ? h('div', { class: 'warning-box' }, icon('warning'), ` The critic changed ${iteration.critic_reverted_files.join(', ')}; those changes were reverted.`)
         : null,
+      this.renderReview(iteration.iteration_number),
+      iteration.diff_since_head && iteration.git_files_changed > 0
+        ? h(
+            'div',
+            { class: 'note-box' },
+            icon('info'),
+            ' Recorded by the original codeloops: these files and this diff are the whole change since HEAD at the end of this iteration, not the iteration’s own.',
+          )
+        : null,
       files,
       details,
     );
+  }
+
+  /** The critic's findings on an iteration, the user's comments on it and the hunks they rejected, with where each stands. */
+  private renderReview(iteration: number | null): HTMLElement | null {
+    const review = this.view!.review;
+    const findings = iteration === null ? [] : review.findings.filter((finding) => finding.iteration === iteration);
+    const comments = review.comments.filter((comment) => comment.iteration === iteration);
+    const rejections = iteration === null ? [] : review.rejections.filter((rejection) => rejection.iteration === iteration);
+    if (findings.length + comments.length + rejections.length === 0) return null;
+    const state = (open: boolean, claimed: boolean) =>
+      h(
+        'span',
+        { class: `review-state ${open ? 'review-open' : 'review-resolved'}` },
+        open ? (claimed ? 'open · the actor says addressed' : 'open') : 'resolved',
+      );
+    return h(
+      'ul',
+      { class: 'review', 'aria-label': iteration === null ? 'comments on the session' : 'review' },
+      ...findings.map((finding) =>
+        h(
+          'li',
+          { class: `review-item finding severity-${finding.severity}`, 'data-review-id': finding.id },
+          icon(finding.severity === 'error' ? 'error' : finding.severity === 'warning' ? 'warning' : 'info'),
+          h('span', { class: 'review-id' }, ` ${finding.id} `),
+          finding.file && finding.anchored ? this.locationLink(finding.file, finding.line, finding.end_line) : null,
+          h('span', { class: 'review-text' }, ` ${finding.message} `),
+          state(finding.open, finding.claimed),
+        ),
+      ),
+      ...comments.map((comment) =>
+        h(
+          'li',
+          { class: 'review-item comment', 'data-review-id': comment.id },
+          icon('comment'),
+          h('span', { class: 'review-id' }, ` ${comment.id} (yours) `),
+          comment.file ? this.locationLink(comment.file, comment.line, comment.end_line) : null,
+          h('span', { class: 'review-text' }, ` ${comment.text} `),
+          state(comment.open, comment.claimed),
+        ),
+      ),
+      ...rejections.map((rejection) =>
+        h(
+          'li',
+          { class: 'review-item rejection', 'data-review-id': rejection.id },
+          icon('discard'),
+          h('span', { class: 'review-id' }, ` ${rejection.id} `),
+          h('span', { class: 'review-text' }, ` You rejected hunk ${rejection.hunk} of ${rejection.file}${rejection.reason ? `: ${rejection.reason}` : ''} `),
+          h('span', { class: 'review-state' }, rejection.undone ? 'undone' : rejection.delivered ? 'told to the actor' : 'for the next actor run'),
+        ),
+      ),
+    );
+  }
+
+  /** `src/a.ts:42-44`: a link that opens the file at the line where the host can, text where it cannot. */
+  private locationLink(file: string, line: number | null, endLine: number | null): HTMLElement {
+    const text = `${file}${line === null ? '' : `:${line}${endLine !== null && endLine !== line ? `-${endLine}` : ''}`}`;
+    if (!this.capabilities.openLocation) return h('code', { class: 'location' }, text);
+    const link = h('a', { class: 'location', href: '#', title: `Open ${text}` }, text);
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      this.transport.send({ type: 'openLocation', file, line });
+    });
+    return link;
   }
 
   private ensureDetail(number: number): void {
@@ -384,6 +463,18 @@ export class ViewerApp {
           this.live.text = takeTail(`${this.live.text}${this.live.text ? '\n' : ''}${line}`, LIVE_TEXT_CHARS);
         }
         break;
+      case 'review_paused':
+        this.live = { iteration: event.iteration, phase: 'waiting for your review', phaseStartedAt: Date.parse(event.timestamp), text: '', paused: true };
+        break;
+      case 'review_resumed':
+        if (this.live)
+          this.live = {
+            ...this.live,
+            paused: false,
+            phase: event.action === 'continue' ? 'going on' : 'stopping',
+            phaseStartedAt: Date.parse(event.timestamp),
+          };
+        break;
       case 'run_finished':
         this.live = null;
         this.running = false;
@@ -407,6 +498,23 @@ export class ViewerApp {
     };
     tick();
     this.liveTimer = setInterval(tick, 1000);
+    if (live?.paused) {
+      const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
+      setChildren(
+        this.livePanel,
+        h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${live.iteration}: waiting for your review `, elapsed),
+        h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
+        this.capabilities.reviewControl
+          ? h(
+              'div',
+              { class: 'review-controls' },
+              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
+              button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
+            )
+          : null,
+      );
+      return;
+    }
     setChildren(
       this.livePanel,
       h('h2', {}, icon('sync', 'codicon-modifier-spin'), live ? ` Iteration ${live.iteration}: ${live.phase} ` : ' Running ', elapsed),

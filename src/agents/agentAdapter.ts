@@ -1,5 +1,5 @@
 import type { AgentKind } from './agentKinds.js';
-import type { AgentEvent } from '../sessionFormat/agentEvents.js';
+import type { AgentEvent, StreamDrift } from '../sessionFormat/agentEvents.js';
 
 export type AgentRole = 'actor' | 'critic';
 
@@ -14,6 +14,11 @@ export interface InvocationRequest {
 /** How to start the agent: arguments after the binary, and the prompt's route in. */
 export interface Invocation {
   args: string[];
+  /**
+   * Arguments that must come last, after the extra arguments from config: a
+   * subcommand and its operands (`resume <id> -`), or `-- <prompt>`.
+   */
+  trailingArgs?: string[];
   /** Written to stdin and closed; null when the prompt travels in `args` after `--`. */
   stdin: string | null;
   /** Variables this adapter needs (permission switches); user env from config wins. */
@@ -26,6 +31,8 @@ export interface ParserVerdict {
   failureReason: string | null;
   /** The agent's last message, where the critic's decision block is looked for first. */
   finalText: string | null;
+  /** What the stream held that the adapter did not know, ignored. */
+  drift: StreamDrift;
 }
 
 /** Reads one agent CLI's stdout, line by line, into the shared event model. */
@@ -49,6 +56,12 @@ export interface AgentAdapter {
   readonly installHint: string;
   /** Whether `resumeSessionId` is honoured. */
   readonly canResume: boolean;
+  /**
+   * The CLI versions this adapter was proven against (`<binary> --version`): the
+   * versions the end-to-end tests drive for real, or whose recorded output the
+   * adapter's tests replay. Empty for the `command` agent.
+   */
+  readonly testedVersions: readonly string[];
   /** True when a resumed run reports the cost of the whole agent session, earlier runs included (Claude Code). */
   readonly costCoversAgentSession: boolean;
   invocation(request: InvocationRequest): Invocation;

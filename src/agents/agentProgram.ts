@@ -28,6 +28,21 @@ export class AgentNotFoundError extends CodeloopsError {
   }
 }
 
+/** Where a role's program is, or why it cannot be run and how to fix that. */
+export type ProgramLookup =
+  | { found: true; program: AgentProgram }
+  | {
+      found: false;
+      problem: 'not_found' | 'not_executable' | 'no_command';
+      /** The whole story, as the "not found" error says it. */
+      message: string;
+      /** What is wrong, in a few words. */
+      summary: string;
+      /** What to do, in one line. */
+      fix: string;
+      details: { agent: string; program?: string; setting?: string };
+    };
+
 /**
  * Finds the agent's binary before the loop starts, so a missing one is a clear
  * error up front, naming the binary and the setting that points to it.
@@ -38,46 +53,95 @@ export function resolveAgentProgram(
   workingDir: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): AgentProgram {
+  const lookup = lookUpAgentProgram(adapter, settings, workingDir, env);
+  if (lookup.found) return lookup.program;
+  throw new AgentNotFoundError(lookup.message, lookup.details);
+}
+
+/**
+ * `resolveAgentProgram` without throwing: what `codeloops doctor` reports.
+ * `globalConfig` names the global config file in the fix.
+ */
+export function lookUpAgentProgram(
+  adapter: AgentAdapter,
+  settings: ProgramSettings,
+  workingDir: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  globalConfig = 'the global config',
+): ProgramLookup {
   const pathVariable = settings.env.PATH ?? env.PATH ?? '';
   if (adapter.kind === 'command') {
     const command = settings.command;
     if (!command || command.length === 0) {
-      throw new AgentNotFoundError(
-        'The "command" agent needs a program to run: set command = ["program", "arg", …] under [actor] or [critic] ' +
-          '(or [agents.command]) in codeloops.toml or the global config.',
-        { agent: adapter.kind },
-      );
+      const fix = 'set command = ["program", "arg", …] under [actor] or [critic] (or [agents.command]) in codeloops.toml or the global config';
+      return {
+        found: false,
+        problem: 'no_command',
+        message: `The "command" agent needs a program to run: ${fix}.`,
+        summary: 'no program is configured for the "command" agent',
+        fix,
+        details: { agent: adapter.kind },
+      };
     }
     const [program, ...leadingArgs] = command as [string, ...string[]];
-    return { program: locate(program, workingDir, pathVariable, settings.binarySetting, adapter), leadingArgs };
+    return withArgs(locate(program, workingDir, pathVariable, settings.binarySetting, adapter, globalConfig), leadingArgs);
   }
   const configured = settings.binaryPath;
   const program = configured ?? adapter.defaultBinary;
-  return { program: locate(program, workingDir, pathVariable, configured ? settings.binarySetting : null, adapter), leadingArgs: [] };
+  return withArgs(locate(program, workingDir, pathVariable, configured ? settings.binarySetting : null, adapter, globalConfig), []);
 }
 
-function locate(program: string, workingDir: string, pathVariable: string, setting: string | null, adapter: AgentAdapter): string {
+function withArgs(lookup: ProgramLookup | string, leadingArgs: string[]): ProgramLookup {
+  return typeof lookup === 'string' ? { found: true, program: { program: lookup, leadingArgs } } : lookup;
+}
+
+function locate(
+  program: string,
+  workingDir: string,
+  pathVariable: string,
+  setting: string | null,
+  adapter: AgentAdapter,
+  globalConfig: string,
+): string | ProgramLookup {
   const looksLikePath = program.includes('/') || program.includes('\\');
   if (looksLikePath) {
     const absolute = path.resolve(workingDir, program);
     if (isExecutable(absolute)) return absolute;
-    throw new AgentNotFoundError(
-      `${adapter.displayName}: ${absolute} ${fs.existsSync(absolute) ? 'is not executable' : 'does not exist'}` +
+    const exists = fs.existsSync(absolute);
+    const fix = exists
+      ? `make ${absolute} executable (chmod +x), or fix the path${setting ? ` in ${setting}` : ''}`
+      : `fix the path${setting ? ` in ${setting}` : ''}, or remove the setting to look "${adapter.defaultBinary || program}" up on PATH`;
+    return {
+      found: false,
+      problem: exists ? 'not_executable' : 'not_found',
+      message:
+        `${adapter.displayName}: ${absolute} ${exists ? 'is not executable' : 'does not exist'}` +
         (setting ? ` (set by ${setting}).` : '.') +
         ` Fix the path, or remove the setting to look "${adapter.defaultBinary || program}" up on PATH.`,
-      { agent: adapter.kind, program: absolute, ...(setting ? { setting } : {}) },
-    );
+      summary: `${absolute} ${exists ? 'is not executable' : 'does not exist'}${setting ? ` (set by ${setting})` : ''}`,
+      fix,
+      details: { agent: adapter.kind, program: absolute, ...(setting ? { setting } : {}) },
+    };
   }
   const found = which.sync(program, { path: pathVariable, nothrow: true });
   if (found) return found;
-  throw new AgentNotFoundError(
-    `${adapter.displayName}: "${program}" was not found on PATH` +
+  const fix =
+    adapter.kind === 'command'
+      ? 'install it, or give its full path in the command setting'
+      : `install it (${adapter.installHint}), or set [agents.${adapter.kind}] path = "/path/to/${program}" in ${globalConfig}`;
+  return {
+    found: false,
+    problem: 'not_found',
+    message:
+      `${adapter.displayName}: "${program}" was not found on PATH` +
       (setting ? ` (named by ${setting}).` : '.') +
       (adapter.kind === 'command'
         ? ' Install it or give its full path in the command setting.'
         : ` Install it (${adapter.installHint}) or set its full path with [agents.${adapter.kind}] path = "/path/to/${program}" in the config.`),
-    { agent: adapter.kind, program, ...(setting ? { setting } : {}) },
-  );
+    summary: `"${program}" was not found on PATH${setting ? ` (named by ${setting})` : ''}`,
+    fix,
+    details: { agent: adapter.kind, program, ...(setting ? { setting } : {}) },
+  };
 }
 
 function isExecutable(file: string): boolean {

@@ -6,8 +6,9 @@ import { signalGroup, stopGroup, trackGroup } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 import { LineSplitter } from '../text/lineSplitter.js';
 import type { AgentAdapter, InvocationRequest } from './agentAdapter.js';
-import type { AgentEvent, Usage } from '../sessionFormat/agentEvents.js';
+import type { AgentEvent, StreamDrift, Usage } from '../sessionFormat/agentEvents.js';
 import type { AgentProgram } from './agentProgram.js';
+import { NO_DRIFT } from './streamDrift.js';
 
 export interface AgentLaunch {
   adapter: AgentAdapter;
@@ -55,6 +56,8 @@ export interface AgentRunResult {
   /** The model the agent says it used, when it says. */
   model: string | null;
   toolCalls: number;
+  /** What the agent's stream held that its adapter did not know (a newer CLI), ignored. */
+  drift: StreamDrift;
 }
 
 /**
@@ -98,12 +101,6 @@ export function agentEnvironment(...layers: Readonly<Record<string, string>>[]):
   return env;
 }
 
-/** Puts config's extra arguments before a trailing `-- prompt`, if the adapter uses one. */
-function withExtraArgs(args: readonly string[], extra: readonly string[]): string[] {
-  const separator = args.indexOf('--');
-  return separator < 0 ? [...args, ...extra] : [...args.slice(0, separator), ...extra, ...args.slice(separator)];
-}
-
 /**
  * Starts an agent in its own process group (never through a shell), streams its
  * stdout through the adapter's parser, and stops it on timeout or interrupt by
@@ -112,7 +109,15 @@ function withExtraArgs(args: readonly string[], extra: readonly string[]): strin
 export async function runAgent(launch: AgentLaunch, request: InvocationRequest, options: AgentRunOptions = {}): Promise<AgentRunResult> {
   const { adapter } = launch;
   const invocation = adapter.invocation(request);
-  const args = [...launch.program.leadingArgs, ...withExtraArgs(invocation.args, launch.extraArgs)];
+  // Config's extra arguments go before what must come last (a subcommand and its operands, `-- prompt`).
+  const args = [...launch.program.leadingArgs, ...invocation.args, ...launch.extraArgs, ...(invocation.trailingArgs ?? [])];
+  // An argument longer than the kernel takes (128 KiB on Linux) fails with E2BIG; say so plainly, before anything is opened.
+  const oversized = args.find((arg) => Buffer.byteLength(arg) >= MAX_ARGUMENT_BYTES);
+  if (oversized !== undefined) {
+    return notStarted(
+      `${adapter.displayName} takes its prompt as an argument, and this one is ${Buffer.byteLength(oversized).toLocaleString('en-US')} bytes: more than the ${MAX_ARGUMENT_BYTES.toLocaleString('en-US')} a single argument may hold. Shorten the task, or use an agent that reads the prompt from stdin.`,
+    );
+  }
   // PWD too: some agents (OpenCode) find their project from $PWD, not from the real cwd.
   const env = agentEnvironment(invocation.env, launch.env, options.runEnv ?? {}, { PWD: launch.workingDir });
   const parser = adapter.createParser();
@@ -190,14 +195,6 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
       }
     }
   });
-
-  // An argument longer than the kernel takes (128 KiB on Linux) fails with E2BIG; say so plainly.
-  const oversized = args.find((arg) => Buffer.byteLength(arg) >= MAX_ARGUMENT_BYTES);
-  if (oversized !== undefined) {
-    return notStarted(
-      `${adapter.displayName} takes its prompt as an argument, and this one is ${Buffer.byteLength(oversized).toLocaleString('en-US')} bytes: more than the ${MAX_ARGUMENT_BYTES.toLocaleString('en-US')} a single argument may hold. Shorten the task, or use an agent that reads the prompt from stdin.`,
-    );
-  }
 
   const startedAt = performance.now();
   const child = execa(launch.program.program, args, {
@@ -300,6 +297,7 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     usage,
     model,
     toolCalls,
+    drift: verdict.drift,
   };
 }
 
@@ -321,6 +319,7 @@ function notStarted(reason: string): AgentRunResult {
     usage: null,
     model: null,
     toolCalls: 0,
+    drift: NO_DRIFT,
   };
 }
 

@@ -14,7 +14,9 @@ export function cliHint(error: CodeloopsError): string | undefined {
     case 'session_not_found':
       return 'Run "codeloops sessions list" to see the sessions there.';
     case 'session_finished':
-      return 'Start a new run for more work: codeloops -p "<task>".';
+      return 'Start a new run for more work (codeloops -p "<task>"), or say what is wrong with it first: codeloops comment <session> "<what to change>", or codeloops reject <session> --iteration N --hunk K.';
+    case 'hunk_not_found':
+      return 'Run "codeloops review <session> --iteration N" to see the hunks with their numbers.';
     case 'tree_changed':
       return 'Keep your files and carry on with --force, or put the loop\'s files back first ("codeloops rollback <session>", or your own git commands).';
     case 'snapshot_missing':
@@ -25,6 +27,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
     }
     case 'project_untrusted':
       return 'Trust it with "codeloops trust" (a change to the file needs trusting again), or run once without trusting it with --trust.';
+    case 'agent_missing':
+      return 'Run "codeloops doctor" to check every agent a run here would use.';
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
     case 'group_not_found':

@@ -5,9 +5,11 @@ import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import type { ApplyOptions, CandidatesOptions } from './candidatesCommand.js';
 import type { ResumeOptions } from './resumeCommand.js';
+import type { CommentOptions, RejectOptions } from './reviewCommand.js';
 import type { RollbackOptions } from './rollbackCommand.js';
 import type { RunOptions } from './runCommand.js';
 import type { ListOptions } from './sessionsCommand.js';
+import type { DoctorOptions } from './doctorCommand.js';
 import type { UiOptions } from './uiCommand.js';
 import { UsageError } from './usageError.js';
 
@@ -26,6 +28,12 @@ function iterationLimit(value: string): number {
 
 function positiveInteger(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('expected a positive whole number.');
+  return Number(value);
+}
+
+/** An iteration as recorded: from 1, or from 0 in the original codeloops' sessions. */
+function iterationNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected an iteration number.');
   return Number(value);
 }
 
@@ -69,6 +77,7 @@ function loopOptions(command: Command, texts: { agentDefault: string; maxIterati
     .option('--check <command>', 'a required check: a shell command that must pass before DONE counts (repeatable)', collect)
     .option('--no-checks', 'run no checks, not even the configured ones')
     .option('--stall-after <n>', 'stop after n iterations in a row without progress (0: never)', wholeNumber)
+    .option('--review', 'pause after each iteration that goes on, for your review (config: review = "pause")')
     .option('--trust', "run the project's codeloops.toml commands and checks this once, without asking")
     .option('--json-output', 'print the outcome as one JSON object on stdout')
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
@@ -121,7 +130,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   sessions
     .command('diff <id>')
     .description("print a session's recorded diff")
-    .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
+    .option('-i, --iteration <n>', 'only this iteration (the original codeloops numbered them from 0)', iterationNumber)
     .action(async (id: string, options: { iteration?: number }) => setExitCode(await (await import('./sessionsCommand.js')).diffCommand(id, options)));
   sessions
     .command('replay <id>')
@@ -201,6 +210,57 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .action(async (id: string, options: ApplyOptions) => setExitCode(await (await import('./candidatesCommand.js')).applyCommand(id, options)));
 
   program
+    .command('review <session>')
+    .description("an iteration's changes hunk by hunk, numbered, with the critic's findings and your comments")
+    .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { iteration?: number; json?: boolean }) =>
+      setExitCode(await (await import('./reviewCommand.js')).reviewCommand(id, options)),
+    );
+
+  program
+    .command('reject <session>')
+    .description('undo one hunk of an iteration in your files; the reason goes to the next actor run')
+    .option('-i, --iteration <n>', 'the iteration', positiveInteger)
+    .option('--hunk <k>', 'the hunk, as "codeloops review" numbers it', positiveInteger)
+    .option('--reason <text>', 'why: the actor is told')
+    .option('--undo', 'put a rejected hunk back (the last one, or --id)')
+    .option('--id <rejection>', 'with --undo: which rejection (R<iteration>.<n>)')
+    .option('--force', 'with --undo: overwrite your changes to its file (they stay recoverable)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nResults and exit codes: rejected or rejection_undone 0, nothing_to_do 3, conflict 4 (nothing changed), snapshot_missing 5.')
+    .action(async (id: string, options: RejectOptions) => setExitCode(await (await import('./reviewCommand.js')).rejectCommand(id, options)));
+
+  program
+    .command('comment <session> <text>')
+    .description('leave a comment for the next actor run, on a file and line of an iteration or on the session')
+    .option('-i, --iteration <n>', 'the iteration whose code it is about', positiveInteger)
+    .option('--file <path>', 'the file (relative to the repository)')
+    .option('--line <n>', 'the line', positiveInteger)
+    .option('--end-line <n>', 'the last line of a range', positiveInteger)
+    .option('--json', 'print the comment as JSON')
+    .action(async (id: string, text: string, options: CommentOptions) =>
+      setExitCode(await (await import('./reviewCommand.js')).commentCommand(id, text, options)),
+    );
+
+  program
+    .command('resolve <session> <item>')
+    .description('mark a finding (F…) or comment (U…) resolved: it is no longer told to the actor')
+    .option('--reopen', 'open it again')
+    .action(async (id: string, item: string, options: { reopen?: boolean }) =>
+      setExitCode(await (await import('./reviewCommand.js')).resolveCommand(id, item, options)),
+    );
+
+  program
+    .command('stage <session>')
+    .description("put exactly an iteration's changes (or the whole session's) into your index; your unstaged edits stay")
+    .option('-i, --iteration <n>', 'only this iteration (default: the whole session)', positiveInteger)
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, options: { iteration?: number; json?: boolean }) =>
+      setExitCode(await (await import('./reviewCommand.js')).stageCommand(id, options)),
+    );
+
+  program
     .command('ui')
     .description('browse sessions in a web browser, live (serves 127.0.0.1 only, read-only)')
     .option('--port <port>', 'port to listen on (default 3100, or any free port when that one is taken; 0: any free port)', portNumber)
@@ -213,6 +273,18 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('-d, --working-dir <dir>', 'the project (default: the current folder)')
     .option('--revoke', 'take the trust back')
     .action(async (options: { workingDir?: string; revoke?: boolean }) => setExitCode(await (await import('./trustCommand.js')).trustCommand(options)));
+
+  program
+    .command('doctor')
+    .description('check the agents a run here would use: found, their versions (tested or not), logged in; and how to fix what is not')
+    .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
+    .addOption(agentOption('-a, --agent <agent>', 'check this agent for both roles'))
+    .addOption(agentOption('--actor-agent <agent>', 'check this agent as the actor'))
+    .addOption(agentOption('--critic-agent <agent>', 'check this agent as the critic'))
+    .option('--json', 'print the report as JSON')
+    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
+    .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it, 2 a usage or configuration error.')
+    .action(async (options: DoctorOptions) => setExitCode(await (await import('./doctorCommand.js')).doctorCommand(options)));
 
   program
     .command('init')

@@ -1,11 +1,11 @@
 import { buildTimeline } from '../replay/timeline.js';
 import type { TimelineEntry } from '../sessionFormat/timelineEntries.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
-import { readSidecarEvents } from '../sessions/sidecarReader.js';
-import { formatDuration } from '../text/humanize.js';
+import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
+import { fileLocation, formatDuration } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';
-import { openStore } from './sessionsCommand.js';
+import { openStore, writeWarning } from './sessionsCommand.js';
 import { colorEnabled, paint } from './terminal.js';
 import type { LineTone } from '../loop/describeEvent.js';
 
@@ -13,8 +13,11 @@ import type { LineTone } from '../loop/describeEvent.js';
 export async function replayCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
   const store = openStore();
   const session = await store.load(await store.resolveId(idOrPrefix));
-  const events = await readSidecarEvents(sidecarDir(session.id), (message) => process.stderr.write(`warning: ${message}\n`));
-  const timeline = buildTimeline(session, events);
+  const timeline = buildTimeline(
+    session,
+    await readSidecarEvents(sidecarDir(session.id), writeWarning),
+    await readReviewRecords(sidecarDir(session.id), writeWarning),
+  );
   if (options.json) {
     process.stdout.write(timeline.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
     return 0;
@@ -48,6 +51,8 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       if (entry.input_tokens !== null || entry.output_tokens !== null) facts.push(`${entry.input_tokens ?? 0} in / ${entry.output_tokens ?? 0} out tokens`);
       if (entry.cost_usd !== null) facts.push(`$${entry.cost_usd.toFixed(4)}`);
       if (entry.tool_calls) facts.push(`${entry.tool_calls} tool call${entry.tool_calls === 1 ? '' : 's'}`);
+      if (entry.unknown_events || entry.unknown_fields)
+        facts.push(`${(entry.unknown_events ?? 0) + (entry.unknown_fields ?? 0)} unknown event(s) or field(s) ignored`);
       const state = entry.interrupted
         ? 'interrupted'
         : entry.timed_out
@@ -59,12 +64,12 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
     }
     case 'diff':
       return [
-        `diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`,
+        `diff: ${entry.files_changed} file${entry.files_changed === 1 ? '' : 's'}${entry.since_head ? ' changed since HEAD (recorded whole by the original codeloops, not the iteration’s own)' : ''}${entry.insertions === null ? '' : ` +${entry.insertions} −${entry.deletions ?? 0}`}${entry.files ? `: ${previewLine(entry.files.map((file) => file.path).join(', '), 100)}` : ''}`,
         'info',
       ];
     case 'verdict':
       return [
-        `critic: ${entry.decision}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`,
+        `critic: ${entry.decision}${entry.decision_text === null ? '' : ` (recorded as "${entry.decision_text}")`}${entry.feedback ? ` — ${previewLine(entry.feedback, 120)}` : entry.summary ? ` — ${previewLine(entry.summary, 120)}` : ''}`,
         entry.decision === 'DONE' ? 'success' : entry.decision === 'ERROR' ? 'error' : 'warning',
       ];
     case 'critic_changes_reverted':
@@ -104,6 +109,35 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       return [`apply ${entry.apply} undone: ${entry.restored.length + entry.removed.length} file(s) put back`, 'warning'];
     case 'imported':
       return [`imported from ${entry.bundle} (it ran in ${entry.from_working_dir})`, 'muted'];
+    case 'finding':
+      return [
+        `finding ${entry.id}${entry.file ? ` ${fileLocation(entry.file, entry.line, entry.end_line)}` : ''} (${entry.severity}): ${previewLine(entry.message, 120)}`,
+        'warning',
+      ];
+    case 'resolved':
+      return [`${entry.ids.join(', ')} ${entry.reopened ? 'opened again' : 'resolved'} by ${entry.by === 'user' ? 'you' : 'the critic'}`, 'muted'];
+    case 'comment':
+      return [
+        `your comment ${entry.id}${entry.file ? ` on ${fileLocation(entry.file, entry.line, entry.end_line)}` : ''}: ${previewLine(entry.text, 120)}`,
+        'info',
+      ];
+    case 'hunk_rejected':
+      return [`you rejected hunk ${entry.hunk} of ${entry.file} (${entry.id})${entry.reason ? `: ${previewLine(entry.reason, 100)}` : ''}`, 'warning'];
+    case 'rejection_undone':
+      return [`${entry.id} undone: the hunk is back`, 'muted'];
+    case 'staged':
+      return [
+        `staged ${entry.iteration === null ? "the session's" : `iteration ${entry.iteration}'s`} changes: ${previewLine(entry.files.join(', '), 100)}`,
+        'muted',
+      ];
+    case 'review_delivered':
+      return [`the actor was told ${entry.ids.join(', ')}`, 'muted'];
+    case 'review_claimed':
+      return [`the actor says it addressed ${entry.ids.join(', ')}`, 'muted'];
+    case 'review_paused':
+      return ['paused for your review', 'warning'];
+    case 'review_resumed':
+      return [`you said to ${entry.action === 'continue' ? 'go on' : 'stop'} after ${formatDuration(entry.paused_secs)}`, 'info'];
     case 'session_ended':
       return [
         `session ended: ${entry.outcome}${entry.stop_reason ? ` (${entry.stop_reason})` : ''} after ${entry.iterations} iteration${entry.iterations === 1 ? '' : 's'} (${formatDuration(entry.duration_secs)}${entry.total_cost_usd === null ? '' : `, $${entry.total_cost_usd.toFixed(2)}`})${entry.error ? ` — ${entry.error}` : ''}`,

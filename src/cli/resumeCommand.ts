@@ -4,7 +4,7 @@ import type { LoopGuards } from '../sessionFormat/runEvents.js';
 import { assertIterationsLeft, planResume } from '../resume/resumePlan.js';
 import { sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { driveLoop, editorSettingsLayer, reportRefusal, type RunOptions } from './runCommand.js';
-import { openStore } from './sessionsCommand.js';
+import { openStore, writeWarning } from './sessionsCommand.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { UsageError } from './usageError.js';
 
@@ -50,7 +50,7 @@ export async function resumeCommand(idOrPrefix: string, options: ResumeOptions):
     throw error;
   }
   if (!options.quiet && !options.events) {
-    for (const warning of plan.warnings) process.stderr.write(`warning: ${warning}\n`);
+    for (const warning of plan.warnings) writeWarning(warning);
     const where = plan.continuation.appendTo ? 'in the same session file' : 'in a new session linked to it';
     process.stderr.write(`Resuming session ${plan.session.id} at iteration ${plan.continuation.lastIteration + 1}, ${where}.\n`);
   }
@@ -66,6 +66,7 @@ function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | unde
     maxTokens: guards.max_tokens ?? undefined,
     maxDurationSecs: guards.max_duration_secs ?? undefined,
     stall: { unchanged_iterations: guards.stall_after, action: guards.stall_action },
+    review: guards.review,
     checks: guards.checks.map((check) => ({ name: check.name, run: check.command, required: check.required })),
   };
 }

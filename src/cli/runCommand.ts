@@ -9,7 +9,8 @@ import { isCodeloopsError, type FailureCode, type FailureDetails } from '../sess
 import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
-import { runFromTerminal } from './terminalRun.js';
+import { stdinReviewControl } from './reviewControl.js';
+import { runFromTerminal, writeStderr } from './terminalRun.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { UsageError } from './usageError.js';
@@ -96,6 +97,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
       max_tokens: prepared.settings.budget.maxTokens,
       max_duration_secs: prepared.settings.budget.maxDurationSecs,
       stall: { unchanged_iterations: prepared.settings.stall.unchangedIterations, action: prepared.settings.stall.action },
+      review: prepared.settings.review,
       sessions_dir: sessionsDir(),
       config_files: prepared.settings.sources,
     };
@@ -115,6 +117,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
           `  checks       ${plan.checks.length > 0 ? plan.checks.map((check) => `${check.name} (${check.required ? 'required' : 'advisory'}): ${check.run}`).join('; ') : 'none'}\n` +
           `  budget       ${budget.length > 0 ? budget.join(', ') : 'none'}\n` +
           `  stall        ${plan.stall.unchanged_iterations === 0 ? 'off' : `${plan.stall.action} after ${plan.stall.unchanged_iterations} iterations without progress`}\n` +
+          `  review       ${plan.review === 'pause' ? 'pause after each iteration that goes on, for your review' : 'off'}\n` +
           `  sessions in  ${plan.sessions_dir}\n` +
           `  config from  ${plan.config_files.length > 0 ? plan.config_files.join(', ') : 'built-in defaults'}\n`,
       );
@@ -136,11 +139,17 @@ export async function driveLoop(
 ): Promise<number> {
   const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endRunningLoopsNow };
   let stdoutOpen = () => true;
+  let sessionId: string | undefined;
+  const review =
+    run.prepared.settings.review === 'pause'
+      ? stdinReviewControl({ json: options.events === 'ndjson', sessionId: () => sessionId, say: writeStderr })
+      : undefined;
   let summary: RunSummary;
   try {
     summary = await runFromTerminal(terminal, ({ signal, stdoutOpen: isOpen }) => {
       stdoutOpen = isOpen;
       const onEvent = (event: RunEvent): void => {
+        if (event.type === 'run_started') sessionId = event.session_id;
         if (options.events === 'ndjson') {
           if (isOpen()) process.stdout.write(JSON.stringify(event) + '\n');
           return;
@@ -163,12 +172,15 @@ export async function driveLoop(
         signal,
         onEvent,
         continuation: run.continuation,
+        waitForReview: review?.wait,
       });
     });
   } catch (error) {
     // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
     reportRefusal(options, error);
     throw error;
+  } finally {
+    review?.close();
   }
   if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];

@@ -2,7 +2,8 @@ import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { deleteSession } from '../sessions/deleteSession.js';
 import { formatDuration, indent } from '../text/humanize.js';
 import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
-import { SessionStore, type Session } from '../sessions/sessionStore.js';
+import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
+import { SessionStore, type Session, type WarningSink } from '../sessions/sessionStore.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { colorEnabled, paint, renderTable } from './terminal.js';
 
@@ -15,8 +16,13 @@ export interface ListOptions {
   json?: boolean;
 }
 
-export function openStore(): SessionStore {
-  return new SessionStore(sessionsDir(), (message) => process.stderr.write(`warning: ${message}\n`));
+/** A warning on stderr: each on lines of its own, without anything a terminal would obey. */
+export function writeWarning(message: string): void {
+  for (const line of sanitizeForTerminal(message).split('\n')) process.stderr.write(`warning: ${line}\n`);
+}
+
+export function openStore(warn: WarningSink = writeWarning): SessionStore {
+  return new SessionStore(sessionsDir(), warn);
 }
 
 export function filterFromOptions(options: ListOptions): SessionFilter {
@@ -54,11 +60,13 @@ function hasFilter(options: ListOptions): boolean {
 }
 
 export async function showCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
-  const store = openStore();
+  // Said once, with the session: not also while reading it, nor about other sessions while finding "latest".
+  const store = openStore(() => {});
   const session = await store.load(await store.resolveId(idOrPrefix));
   if (options.json) {
     const { id, start, iterations, end } = session;
     process.stdout.write(JSON.stringify({ id, start, iterations, end }, null, 2) + '\n');
+    for (const warning of session.warnings) writeWarning(warning);
     return 0;
   }
   process.stdout.write(renderSession(session, colorEnabled(process.stdout)));
@@ -80,26 +88,33 @@ export function renderSession(session: Session, color: boolean): string {
     const tone = end.outcome === 'success' ? 'success' : end.outcome === 'failed' ? 'error' : 'warning';
     out.push(`  outcome    ${paint(end.outcome, tone, color)} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
     if (end.stop_reason) out.push(`  stopped by ${clean(end.stop_reason)}${end.error ? `: ${clean(end.error)}` : ''}`);
+    else if (end.outcome === 'failed' && end.error) out.push(`  error      ${clean(end.error)}`);
     if (typeof end.total_cost_usd === 'number') out.push(`  cost       $${end.total_cost_usd.toFixed(2)}${end.cost_estimated ? ' (partly estimated)' : ''}`);
     if (end.confidence !== null) out.push(`  confidence ${Math.round(end.confidence * 100)}%`);
-    if (end.summary) out.push(`  summary    ${clean(end.summary)}`);
+    // The original codeloops kept a failed session's error in its summary: said once, as the error.
+    if (end.summary && end.summary !== end.error) out.push(`  summary    ${clean(end.summary)}`);
   } else {
     out.push(`  outcome    ${paint('none yet (running, or the runner stopped without ending it)', 'warning', color)}`);
   }
   out.push('', paint('Prompt', 'heading', color), indent(clean(start.prompt.trimEnd())), '');
   for (const iteration of session.iterations) {
     const tone = iteration.critic_decision === 'DONE' ? 'success' : iteration.critic_decision === 'ERROR' ? 'error' : 'warning';
+    // A decision recorded in other words is shown as it was written too.
+    const decision =
+      iteration.critic_decision + (iteration.critic_decision_text !== undefined ? ` (recorded as "${clean(iteration.critic_decision_text)}")` : '');
+    const files = diffIsSinceHead(iteration)
+      ? `${iteration.git_files_changed} file(s) changed since HEAD (the original codeloops recorded the whole change, not the iteration's own)`
+      : `${iteration.git_files_changed} file(s)${iteration.git_insertions !== undefined ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`;
     out.push(
-      `${paint(`Iteration ${iteration.iteration_number}`, 'heading', color)}  ${paint(iteration.critic_decision, tone, color)}  ` +
-        `actor ${formatDuration(iteration.actor_duration_secs)}, exit ${iteration.actor_exit_code}, ` +
-        `${iteration.git_files_changed} file(s)${iteration.git_insertions !== undefined ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
+      `${paint(`Iteration ${iteration.iteration_number}`, 'heading', color)}  ${paint(decision, tone, color)}  ` +
+        `actor ${formatDuration(iteration.actor_duration_secs)}, exit ${iteration.actor_exit_code}, ${files}`,
     );
     if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
     for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${clean(issue)}`);
     if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${clean(iteration.critic_reverted_files.join(', '))} were reverted)`);
     out.push('');
   }
-  for (const warning of session.warnings) out.push(paint(`warning: ${clean(warning)}`, 'warning', color));
+  for (const warning of session.warnings) for (const line of clean(warning).split('\n')) out.push(paint(`warning: ${line}`, 'warning', color));
   return out.join('\n') + '\n';
 }
 
@@ -107,7 +122,17 @@ export async function diffCommand(idOrPrefix: string, options: { iteration?: num
   const store = openStore();
   const id = await store.resolveId(idOrPrefix);
   const diff = await store.recordedDiff(id, options.iteration);
-  if (diff.length === 0) process.stderr.write(options.iteration ? `Iteration ${options.iteration} changed no files.\n` : 'The session changed no files.\n');
+  if (options.iteration !== undefined && diff.length > 0) {
+    const session = await store.load(id);
+    const iteration = session.iterations.find((line) => line.iteration_number === options.iteration);
+    if (iteration && diffIsSinceHead(iteration)) {
+      process.stderr.write(
+        `note: iteration ${options.iteration}'s diff is the whole change since HEAD at that point, as the original codeloops recorded it; not the iteration's own.\n`,
+      );
+    }
+  }
+  if (diff.length === 0)
+    process.stderr.write(options.iteration !== undefined ? `Iteration ${options.iteration} changed no files.\n` : 'The session changed no files.\n');
   else {
     // Piped, the diff goes out byte for byte (it may be applied as a patch); on a terminal, without escape sequences.
     const text = process.stdout.isTTY ? sanitizeForTerminal(diff) : diff;
@@ -151,7 +176,7 @@ export async function deleteCommand(idOrPrefix: string, options: { json?: boolea
     process.stdout.write(
       `Deleted session ${id} (its file, its record and ${deleted.snapshot_refs} snapshot ref${deleted.snapshot_refs === 1 ? '' : 's'}). Your files were not touched.\n`,
     );
-    for (const warning of deleted.warnings) process.stderr.write(`warning: ${sanitizeForTerminal(warning)}\n`);
+    for (const warning of deleted.warnings) writeWarning(warning);
   }
   return 0;
 }

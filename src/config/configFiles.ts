@@ -5,6 +5,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
+import { REVIEW_MODES } from '../sessionFormat/reviewRecords.js';
 import * as z from '../sessionFormat/zod.js';
 
 /**
@@ -111,6 +112,8 @@ export const projectConfigSchema = z.strictObject({
   max_tokens: z.optional(positiveCount),
   max_duration_secs: z.optional(positiveAmount('number of seconds')),
   stall: z.optional(stallTableSchema),
+  /** `"pause"`: after each iteration that goes on, wait for the user's review. */
+  review: z.optional(z.enum(REVIEW_MODES)),
   checks: z.optional(z.array(checkTableSchema)),
   prices: z.optional(z.record(z.string(), priceTableSchema)),
   actor: z.optional(roleTableSchema),

@@ -2,6 +2,7 @@ import type { AgentKind } from '../agents/agentKinds.js';
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../budget/prices.js';
 import { contentHash, isProjectTrusted, ProjectUntrustedError, programsOf } from './projectTrust.js';
 import type { Budget } from '../budget/spendTracker.js';
+import type { ReviewMode } from '../sessionFormat/reviewRecords.js';
 import type { CheckSpec } from '../checks/runCheck.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import path from 'node:path';
@@ -64,6 +65,8 @@ export interface RunSettings {
   checks: CheckSpec[];
   budget: Budget;
   stall: StallSettings;
+  /** `pause`: wait for the user's review after each iteration that goes on. */
+  review: ReviewMode;
   prices: PriceTable;
   worktree: WorktreeSettings;
   /** The config files that were read, lowest precedence first. */
@@ -83,6 +86,7 @@ export interface ConfigLayer {
   maxTokens?: number;
   maxDurationSecs?: number;
   stall?: { unchanged_iterations?: number; action?: 'stop' | 'nudge' };
+  review?: ReviewMode;
   /** Replace the checks of lower layers (a project names its own). */
   checks?: CheckTable[];
   /** Added to the checks of lower layers (`--check`). */
@@ -113,6 +117,8 @@ export interface FlagOverrides {
   maxTokens?: number;
   maxDuration?: number;
   stallAfter?: number;
+  /** `--review`: pause for the user's review after each iteration that goes on. */
+  review?: boolean;
 }
 
 export const DEFAULT_AGENT: AgentKind = 'claude';
@@ -138,6 +144,7 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
     maxTokens: defaults.max_tokens,
     maxDurationSecs: defaults.max_duration_secs,
     stall: defaults.stall,
+    review: defaults.review,
     checks: defaults.checks,
     prices: file.prices,
     actor: defaults.actor,
@@ -159,6 +166,7 @@ export function layerFromProjectFile(file: ProjectConfigFile, source: string, ba
     maxTokens: file.max_tokens,
     maxDurationSecs: file.max_duration_secs,
     stall: file.stall,
+    review: file.review,
     checks: file.checks,
     prices: file.prices,
     actor: file.actor,
@@ -178,6 +186,7 @@ export function layerFromFlags(flags: FlagOverrides): ConfigLayer {
     maxTokens: flags.maxTokens,
     maxDurationSecs: flags.maxDuration,
     stall: flags.stallAfter === undefined ? undefined : { unchanged_iterations: flags.stallAfter },
+    review: flags.review ? 'pause' : undefined,
     extraChecks: flags.check?.map((command) => ({ name: command, run: command })),
     noChecks: flags.checks === false,
     actor: { agent: flags.actorAgent, model: flags.actorModel },
@@ -314,6 +323,7 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
       unchangedIterations: pick((layer) => layer.stall?.unchanged_iterations)?.value ?? DEFAULT_STALL.unchangedIterations,
       action: pick((layer) => layer.stall?.action)?.value ?? DEFAULT_STALL.action,
     },
+    review: pick((layer) => layer.review)?.value ?? 'off',
     prices,
     worktree: {
       copy: pick((layer) => layer.worktree?.copy)?.value ?? [],

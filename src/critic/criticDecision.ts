@@ -1,3 +1,4 @@
+import { SEVERITIES, type Severity } from '../sessionFormat/reviewRecords.js';
 import * as z from '../sessionFormat/zod.js';
 
 /**
@@ -11,10 +12,23 @@ export type CriticDecision =
   | { kind: 'CONTINUE'; feedback: string; remainingIssues: string[] }
   | { kind: 'ERROR'; description: string; recovery: string };
 
+/** A finding as the critic gives it in its decision block, before the runner checks it against the tree. */
+export interface CriticFinding {
+  file: string | null;
+  line: number | null;
+  endLine: number | null;
+  severity: Severity;
+  message: string;
+}
+
 export interface ParsedDecision {
   decision: CriticDecision;
   /** How it was read: the JSON block, or a plain-text marker. */
   source: 'block' | 'marker';
+  /** Its findings on the code, in any decision (none from a marker or an older critic). */
+  findings: CriticFinding[];
+  /** Ids of earlier findings and user comments it says are now resolved. */
+  resolved: string[];
 }
 
 const text = z.string().check(z.trim());
@@ -31,17 +45,46 @@ const confidence = z.pipe(
   }),
 );
 
+/** A line number as models write it: 42, "42", 42.0; anything else is no line. */
+const lineNumber = z.pipe(
+  z.unknown(),
+  z.transform((value): number | null => {
+    const number = typeof value === 'string' ? Number(value.trim()) : value;
+    return typeof number === 'number' && Number.isInteger(number) && number >= 1 ? number : null;
+  }),
+);
+
+/**
+ * One finding; what cannot be read in it is dropped, not the finding (an unknown
+ * severity is a warning), and a finding without a message is no finding.
+ */
+const findingSchema = z.looseObject({
+  file: z.catch(z.nullable(z.optional(z.string().check(z.trim()))), null),
+  line: z.optional(lineNumber),
+  end_line: z.optional(lineNumber),
+  severity: z.catch(z.optional(z.pipe(z.string().check(z.trim(), z.toLowerCase()), z.enum(SEVERITIES))), 'warning'),
+  message: z.string().check(z.trim(), z.minLength(1)),
+});
+
+/** Present in any decision, optional: a decision without them (an older critic, a `command` agent) is as valid as ever. */
+const reviewShape = {
+  findings: z.catch(z.optional(z.array(z.unknown())), []),
+  resolved: z.catch(z.optional(z.array(z.string())), []),
+};
+
 const decisionBlockSchema = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('done'), summary: z._default(text, ''), confidence: z.optional(confidence) }),
+  z.looseObject({ type: z.literal('done'), summary: z._default(text, ''), confidence: z.optional(confidence), ...reviewShape }),
   z.looseObject({
     type: z.literal('continue'),
     feedback: required('feedback is empty'),
     remaining_issues: z._default(z.array(z.string()), []),
+    ...reviewShape,
   }),
   z.looseObject({
     type: z.literal('error'),
     error_description: required('error_description is empty'),
     recovery_suggestion: z._default(text, ''),
+    ...reviewShape,
   }),
 ]);
 
@@ -56,8 +99,8 @@ export function parseCriticDecision(answer: string, options: { markers?: boolean
   const blocks = [...answer.matchAll(BLOCK)];
   const last = blocks.at(-1);
   if (last) {
-    const decision = parseBlock(last[1] ?? '');
-    return decision ? { decision, source: 'block' } : null;
+    const parsed = parseBlock(last[1] ?? '');
+    return parsed ? { ...parsed, source: 'block' } : null;
   }
   return options.markers === false ? null : parseMarkers(answer);
 }
@@ -83,20 +126,42 @@ export function explainUnreadableDecision(answer: string): string {
   return 'the decision could not be read';
 }
 
-function parseBlock(body: string): CriticDecision | null {
+function parseBlock(body: string): Omit<ParsedDecision, 'source'> | null {
   const json = extractJson(body);
   if (json === undefined) return null;
   const result = decisionBlockSchema.safeParse(normalizeType(json));
   if (!result.success) return null;
   const block = result.data;
+  const review = { findings: readFindings(block.findings ?? []), resolved: (block.resolved ?? []).map((id) => id.trim()).filter(Boolean) };
   switch (block.type) {
     case 'done':
-      return { kind: 'DONE', summary: block.summary, confidence: block.confidence ?? null };
+      return { decision: { kind: 'DONE', summary: block.summary, confidence: block.confidence ?? null }, ...review };
     case 'continue':
-      return { kind: 'CONTINUE', feedback: block.feedback, remainingIssues: block.remaining_issues.map((issue) => issue.trim()).filter(Boolean) };
+      return {
+        decision: { kind: 'CONTINUE', feedback: block.feedback, remainingIssues: block.remaining_issues.map((issue) => issue.trim()).filter(Boolean) },
+        ...review,
+      };
     case 'error':
-      return { kind: 'ERROR', description: block.error_description, recovery: block.recovery_suggestion };
+      return { decision: { kind: 'ERROR', description: block.error_description, recovery: block.recovery_suggestion }, ...review };
   }
+}
+
+function readFindings(entries: readonly unknown[]): CriticFinding[] {
+  return entries.flatMap((entry) => {
+    const parsed = findingSchema.safeParse(entry);
+    if (!parsed.success) return [];
+    const { file, line, end_line: endLine, severity, message } = parsed.data;
+    const start = line ?? null;
+    return [
+      {
+        file: file || null,
+        line: start,
+        endLine: start === null ? null : endLine !== null && endLine !== undefined && endLine >= start ? endLine : start,
+        severity: severity ?? 'warning',
+        message,
+      },
+    ];
+  });
 }
 
 /** JSON in the block, tolerating a Markdown fence or prose around the object. */
@@ -132,9 +197,14 @@ function parseMarkers(answer: string): ParsedDecision | null {
   if (lastDone < 0 && lastContinue < 0) return null;
   const prose = answer.replace(DONE_MARKER, '').replace(CONTINUE_MARKER, '').trim();
   if (lastDone > lastContinue) {
-    return { decision: { kind: 'DONE', summary: prose, confidence: null }, source: 'marker' };
+    return { decision: { kind: 'DONE', summary: prose, confidence: null }, source: 'marker', findings: [], resolved: [] };
   }
-  return { decision: { kind: 'CONTINUE', feedback: prose || 'The critic said the task needs more work.', remainingIssues: [] }, source: 'marker' };
+  return {
+    decision: { kind: 'CONTINUE', feedback: prose || 'The critic said the task needs more work.', remainingIssues: [] },
+    source: 'marker',
+    findings: [],
+    resolved: [],
+  };
 }
 
 function lastIndexOf(text: string, pattern: RegExp): number {

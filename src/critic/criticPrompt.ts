@@ -1,6 +1,8 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
+import type { ReviewState } from '../sessionFormat/reviewRecords.js';
 import { fence } from '../text/fence.js';
+import { fileLocation } from '../text/humanize.js';
 import { truncateMiddle } from '../text/truncate.js';
 
 export interface CriticPromptInput {
@@ -21,6 +23,8 @@ export interface CriticPromptInput {
   previousFeedback: string | null;
   /** The project's checks, run on the tree under review. */
   checks: readonly CheckResult[];
+  /** Open findings and user comments (with whether the actor says it addressed them), and the changes the user rejected this round. */
+  review?: ReviewState;
 }
 
 /**
@@ -38,6 +42,10 @@ export const DECISION_CONTRACT = `Finish your answer with exactly one decision b
 - "done": every requirement of the task is met and the change works. Do not accept partial work.
 - "continue": work remains or something is wrong with the change; say exactly what to fix.
 - "error": the actor could not work (it crashed, timed out, was blocked) or broke the project; say how to recover.
+
+Any of the three may also carry, inside the same JSON object:
+- "findings": problems in the code, each where it is: [{"file":"src/a.ts","line":42,"end_line":44,"severity":"error","message":"…"}] (file relative to the repository, lines in the file as it is now, severity "error", "warning" or "info").
+- "resolved": ids of earlier review items (such as "F2.1" or "U3.1") that are now truly dealt with.
 The JSON must be valid: double quotes, no trailing commas, no comments.`;
 
 export function buildCriticPrompt(input: CriticPromptInput): string {
@@ -74,7 +82,7 @@ ${input.diff.trim() ? fence(truncateMiddle(input.diff, LIMITS.diff), 'diff') : '
 
 ## Files changed since the loop started
 ${sinceStart}
-${input.checks.length > 0 ? checksSection(input.checks) : ''}
+${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.review ? reviewSection(input.review) : ''}
 ## Your answer
 ${DECISION_CONTRACT}
 `;
@@ -89,6 +97,36 @@ Reply with nothing but the decision block for your review, in exactly this forma
 
 ${DECISION_CONTRACT}
 `;
+}
+
+/** What is open from earlier reviews, the user's own word first. */
+function reviewSection(review: ReviewState): string {
+  const lines: string[] = [];
+  const claim = (claimed: boolean) => (claimed ? ' [the actor says it addressed this]' : '');
+  for (const { comment, claimed } of review.comments) {
+    lines.push(`- ${comment.id} (from the user)${at(comment.file, comment.line, comment.end_line)}: ${comment.text}${claim(claimed)}`);
+  }
+  for (const { rejection } of review.rejections) {
+    lines.push(
+      `- ${rejection.id} (from the user): rejected a change of iteration ${rejection.iteration} in ${rejection.file}${rejection.reason ? ` because: ${rejection.reason}` : ''}; it was undone before this iteration.`,
+    );
+  }
+  for (const { finding, claimed } of review.findings) {
+    lines.push(
+      `- ${finding.id} (your finding, ${finding.severity})${finding.anchored ? at(finding.file, finding.line, finding.end_line) : ''}: ${finding.message}${claim(claimed)}`,
+    );
+  }
+  if (lines.length === 0) return '';
+  return `
+## Open review items
+${lines.join('\n')}
+
+Check each against the code as it is now. List in "resolved" the ids of the findings and user comments that are dealt with; the rest stay open and go back to the actor. Do not answer "done" while a comment from the user is still open.
+`;
+}
+
+function at(file: string | null, line: number | null, endLine: number | null): string {
+  return file ? ` in ${fileLocation(file, line, endLine)}` : '';
 }
 
 /** The checks' results: evidence, and a limit on "done" (a required check that fails keeps the loop going, whatever the verdict). */

@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import { takeTail } from '../text/truncate.js';
-import { explainUnreadableDecision, parseCriticDecision, type CriticDecision } from './criticDecision.js';
+import { explainUnreadableDecision, parseCriticDecision, type CriticDecision, type CriticFinding, type ParsedDecision } from './criticDecision.js';
 import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
 
 export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'critic_failed';
@@ -9,6 +9,9 @@ export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'cri
 export interface Review {
   decision: CriticDecision;
   source: DecisionSource;
+  /** Its findings on the code and the ids it resolved, as it gave them (none when it could not be read). */
+  findings: CriticFinding[];
+  resolved: string[];
   /** The critic's full answer(s), for the sidecar record. */
   answer: string;
   runs: AgentRunResult[];
@@ -51,7 +54,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
   const first = await run(buildCriticPrompt(input), 'review', null);
   options.onRunFinished?.(first);
   const runs = [first];
-  if (first.interrupted) return { decision: interruptedDecision(), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
+  if (first.interrupted) return { ...noReview(interruptedDecision()), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
   const firstRead = readDecision(first);
   if (firstRead) return { ...firstRead, answer: first.transcript, runs, interrupted: false };
 
@@ -68,14 +71,14 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
   runs.push(repair);
   options.onRunFinished?.(repair);
   const answer = `${first.transcript}\n\n--- repair ---\n\n${repair.transcript}`;
-  if (repair.interrupted) return { decision: interruptedDecision(), source: 'critic_failed', answer, runs, interrupted: true };
+  if (repair.interrupted) return { ...noReview(interruptedDecision()), source: 'critic_failed', answer, runs, interrupted: true };
   const repaired = readDecision(repair);
-  if (repaired) return { decision: repaired.decision, source: 'repair', answer, runs, interrupted: false };
+  if (repaired) return { ...repaired, source: 'repair', answer, runs, interrupted: false };
 
   const failed = !first.succeeded && !repair.succeeded;
   const reason = failed ? (repair.failureReason ?? first.failureReason ?? 'unknown failure') : explainUnreadableDecision(answerText(repair));
   return {
-    decision: {
+    ...noReview({
       kind: 'ERROR',
       description: failed
         ? `The critic could not review this iteration: ${reason}.`
@@ -83,7 +86,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
       recovery: quote
         ? `Check the work against the task yourself. The critic's last words were:\n${takeTail(quote, 1_500)}`
         : 'Check the work against the task yourself and continue.',
-    },
+    }),
     source: failed ? 'critic_failed' : 'unreadable',
     answer,
     runs,
@@ -96,7 +99,7 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
  * for in the rest of the transcript: plain markers there could be anything the
  * critic printed on the way (a `grep "TASK COMPLETE"` in a tool call).
  */
-function readDecision(result: AgentRunResult): { decision: CriticDecision; source: DecisionSource } | null {
+function readDecision(result: AgentRunResult): ParsedDecision | null {
   if (result.finalText) {
     const parsed = parseCriticDecision(result.finalText);
     if (parsed) return parsed;
@@ -108,6 +111,10 @@ function readDecision(result: AgentRunResult): { decision: CriticDecision; sourc
 
 function answerText(result: AgentRunResult): string {
   return result.finalText ?? result.transcript;
+}
+
+function noReview(decision: CriticDecision): Pick<Review, 'decision' | 'findings' | 'resolved'> {
+  return { decision, findings: [], resolved: [] };
 }
 
 function interruptedDecision(): CriticDecision {

@@ -29,6 +29,8 @@ export interface EditorWindow {
   /** A modal question with a detail and one action; resolves to the action if chosen. */
   confirm(question: string, detail: string, action: string): Thenable<string | undefined>;
   pick<T>(items: readonly PickItem<T>[], placeholder: string): Thenable<T | undefined>;
+  /** A line of text from the user; undefined when they cancel (an empty answer is ''). */
+  input(prompt: string, placeholder: string): Thenable<string | undefined>;
   /** Opens a file in an editor. */
   openFile(filePath: string): Thenable<unknown>;
   /** A short-lived message in the status bar. */

@@ -1,4 +1,6 @@
+import path from 'node:path';
 import * as vscode from 'vscode';
+import { openRepository } from '../git/repository.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
 import { SessionStore } from '../sessions/sessionStore.js';
@@ -10,7 +12,10 @@ import { CandidateRuns } from './candidates/candidateRuns.js';
 import { askForCandidates } from './candidates/candidatesInput.js';
 import { GroupStatusItem } from './candidates/groupStatusItem.js';
 import { treeGroups } from './candidates/treeGroups.js';
-import { COMMANDS, COMPARISON_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS, CONTEXT_RUNNING } from './ids.js';
+import { COMMANDS, COMPARISON_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS, CONTEXT_RUNNING, SETTINGS_SECTION } from './ids.js';
+import { HunkLenses, type HunkRef } from './review/hunkLenses.js';
+import { commentCommand, rejectHunkCommand, resolveCommand, stageCommand, undoRejectionCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
+import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
 import { allRunningLoops } from './runs/allRunningLoops.js';
 import { ComparisonPanels } from './viewer/comparisonPanels.js';
 import { LoopStarter } from './runs/loopStarter.js';
@@ -33,6 +38,9 @@ export interface CodeloopsApi {
   viewers: ViewerPanels;
   library: SessionLibrary;
   timeTravel: TimeTravelDeps<vscode.WorkspaceFolder>;
+  reviewThreads: ReviewThreads;
+  hunkLenses: HunkLenses;
+  review: ReviewCommandsDeps;
   candidateRuns: CandidateRuns<vscode.WorkspaceFolder>;
   comparisons: ComparisonPanels;
   apply: ApplyDeps;
@@ -75,14 +83,23 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const treeView = vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true });
   const diffs = new DiffOpener(library, () => loops.runningLoops().length > 0);
   const snapshots = new SnapshotContentProvider(library);
-  const viewers = new ViewerPanels(context.extensionUri, library, loops, diffs);
+  const reviewThreads = new ReviewThreads(library);
+  const hunkLenses = new HunkLenses(library);
+  const viewers = new ViewerPanels(context.extensionUri, library, loops, {
+    diffs,
+    openLocation: (sessionId, file, line) => openSessionFile(store, sessionId, file, line),
+    reviewControl: (sessionId, action) => runs.resumeAfterReview(action, sessionId),
+  });
   const comparisons = new ComparisonPanels(context.extensionUri, store, loops, candidateRuns.onGroupEvent);
   const changed = (sessionId: string): void => {
     library.invalidate(sessionId);
     viewers.sessionChanged(sessionId);
     comparisons.refresh();
+    hunkLenses.invalidate(sessionId);
+    if (reviewThreads.isShown(sessionId)) void reviewThreads.show(sessionId).catch((error: unknown) => log.warn(`review comments: ${String(error)}`));
     tree.refresh();
   };
+  const review: ReviewCommandsDeps = { store, window: vscodeWindow, log, changed };
   const starter = new LoopStarter<vscode.WorkspaceFolder>({
     runs,
     window: vscodeWindow,
@@ -166,9 +183,23 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.snapshot, snapshots),
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.recordedDiff, snapshots),
     vscode.window.registerWebviewPanelSerializer(VIEWER_PANEL_TYPE, viewers),
-    runs.onEvent(({ event }) => {
+    reviewThreads,
+    hunkLenses,
+    vscode.languages.registerCodeLensProvider({ scheme: URI_SCHEMES.snapshot }, hunkLenses),
+    // An iteration's diff shows its review: the findings and comments come with its post side.
+    vscode.workspace.onDidOpenTextDocument((document) => {
+      const file = postSnapshotOf(document.uri);
+      if (file && !reviewThreads.isShown(file.session)) void reviewThreads.show(file.session).catch(() => undefined);
+    }),
+    runs.onEvent(({ folder, event }) => {
       // The viewer of a session a loop just started shows up at once, without taking focus.
       if (event.type === 'run_started' && openViewerOnRun()) viewers.open(event.session_id, { preserveFocus: true });
+      // The critic's findings appear where the code is as soon as it has spoken.
+      const sessionId = runs.runningLoops().find((loop) => loop.folder === folder)?.sessionId;
+      if (event.type === 'iteration_finished' && sessionId) {
+        hunkLenses.invalidate(sessionId);
+        void reviewThreads.show(sessionId).catch(() => undefined);
+      }
     }),
     candidateRuns,
     comparisons,
@@ -242,10 +273,83 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
       if (sessionId) await resumeSession(timeTravel, sessionId);
     }),
     command(COMMANDS.deleteSession, async (node?: TreeNode) => sessionCommands.delete(node?.kind === 'session' ? node.id : undefined)),
+    command(COMMANDS.continueLoop, (sessionId?: string) => runs.resumeAfterReview('continue', typeof sessionId === 'string' ? sessionId : undefined)),
+    command(COMMANDS.toggleReviewPause, () => toggleReviewPause()),
+    command(COMMANDS.rejectHunk, async (ref?: unknown) => {
+      // From a lens: the hunk. From the editor's context menu or title: the document's URI, and the hunk is under the cursor.
+      const target = isHunkRef(ref) ? ref : await hunkAtCursor(hunkLenses);
+      if (!target || !(await starter.ensureTrusted('change files'))) return;
+      await rejectHunkCommand(review, target.sessionId, target.iteration, target.hunk);
+    }),
+    command(COMMANDS.undoRejection, async (target?: SessionNode | string) => {
+      const sessionId = await sessionIdOf(target);
+      if (sessionId && (await starter.ensureTrusted('change files'))) await undoRejectionCommand(review, sessionId);
+    }),
+    command(COMMANDS.stageIteration, async (node?: IterationNode) => {
+      if (node && (await starter.ensureTrusted('stage changes'))) await stageCommand(review, node.sessionId, node.number);
+    }),
+    command(COMMANDS.stageSession, async (target?: SessionNode | string) => {
+      const sessionId = await sessionIdOf(target);
+      if (sessionId && (await starter.ensureTrusted('stage changes'))) await stageCommand(review, sessionId, null);
+    }),
+    command(COMMANDS.addComment, async (reply: vscode.CommentReply) => {
+      const file = postSnapshotOf(reply.thread.uri);
+      const range = reply.thread.range;
+      if (!file || !range) return;
+      const id = await commentCommand(
+        review,
+        { sessionId: file.session, iteration: file.iteration, file: file.path, line: range.start.line + 1, endLine: range.end.line + 1 },
+        reply.text,
+      );
+      if (!id) return;
+      reply.thread.dispose(); // the draft: the recorded comment takes its place
+      await reviewThreads.show(file.session);
+    }),
+    command(COMMANDS.resolveThread, async (thread: vscode.CommentThread) => {
+      const item = reviewThreads.itemOf(thread);
+      if (item) await resolveCommand(review, item.sessionId, item.id, true);
+    }),
+    command(COMMANDS.reopenThread, async (thread: vscode.CommentThread) => {
+      const item = reviewThreads.itemOf(thread);
+      if (item) await resolveCommand(review, item.sessionId, item.id, false);
+    }),
   );
   vscodeCommands.setContext(CONTEXT_RUNNING, false);
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
-  return { runs, sessionsTree: tree, viewers, library, timeTravel, candidateRuns, comparisons, apply };
+  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, apply };
+}
+
+function isHunkRef(value: unknown): value is HunkRef {
+  const ref = value as Partial<HunkRef> | undefined;
+  return typeof ref?.sessionId === 'string' && typeof ref.iteration === 'number' && typeof ref.hunk === 'number';
+}
+
+/** The hunk under the cursor of the active editor, when it shows the post side of an iteration's diff. */
+async function hunkAtCursor(lenses: HunkLenses): Promise<HunkRef | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  const ref = editor ? await lenses.hunkAt(editor.document.uri, editor.selection.active.line + 1) : undefined;
+  if (!ref) void vscode.window.showInformationMessage("Codeloops: put the cursor in a change on the right side of an iteration's diff, then reject it.");
+  return ref;
+}
+
+/** Opens a file of a session's repository at a line; a path that would leave the repository is refused. */
+async function openSessionFile(store: SessionStore, sessionId: string, file: string, line: number | null): Promise<void> {
+  const session = await store.load(sessionId);
+  const root = (await openRepository(session.start.working_dir)).root;
+  const target = path.resolve(root, file);
+  if (path.relative(root, target).startsWith('..') || path.isAbsolute(path.relative(root, target))) throw new Error(`${file} is not inside ${root}.`);
+  const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+  await vscode.window.showTextDocument(vscode.Uri.file(target), { selection: new vscode.Range(position, position), preview: true });
+}
+
+/** Review before continuing, on or off for this workspace. */
+async function toggleReviewPause(): Promise<void> {
+  const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+  const next = config.get<string>('review') === 'pause' ? 'off' : 'pause';
+  await config.update('review', next, vscode.ConfigurationTarget.Workspace);
+  void vscode.window.showInformationMessage(
+    next === 'pause' ? 'Codeloops: loops now wait for your review after each iteration that goes on.' : 'Codeloops: loops no longer wait for your review.',
+  );
 }
 
 export function deactivate(): void {

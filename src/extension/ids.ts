@@ -23,6 +23,15 @@ export const COMMANDS = {
   compareCandidates: 'codeloops.compareCandidates',
   applyCandidate: 'codeloops.applyCandidate',
   undoApply: 'codeloops.undoApply',
+  continueLoop: 'codeloops.continueLoop',
+  toggleReviewPause: 'codeloops.toggleReviewPause',
+  rejectHunk: 'codeloops.rejectHunk',
+  undoRejection: 'codeloops.undoRejection',
+  stageIteration: 'codeloops.stageIteration',
+  stageSession: 'codeloops.stageSession',
+  addComment: 'codeloops.addComment',
+  resolveThread: 'codeloops.resolveThread',
+  reopenThread: 'codeloops.reopenThread',
 } as const;
 
 export const VIEWS = {
@@ -37,6 +46,9 @@ export const COMPARISON_PANEL_TYPE = 'codeloops.comparison';
 
 /** Set while a loop runs in this window, for `when` clauses. */
 export const CONTEXT_RUNNING = 'codeloops.running';
+
+/** Set while a loop of this window waits for the user's review. */
+export const CONTEXT_PAUSED = 'codeloops.pausedForReview';
 
 export const URI_SCHEMES = {
   /** A file as it was in one of an iteration's snapshots. */

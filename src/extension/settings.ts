@@ -27,6 +27,7 @@ export function editorSettingsJson(folder: vscode.WorkspaceFolder): string | und
       .map(([kind, path]) => [kind, { path: path.trim() }]),
   );
   const maxIterations = config.get<number | null>('maxIterations');
+  const review = config.get<string>('review');
   const stallAfter = config.get<number | null>('stallAfter');
   const checks = (config.get<unknown[]>('checks') ?? []).flatMap((entry) => {
     const check = entry as { name?: unknown; run?: unknown; timeoutSecs?: unknown; required?: unknown };
@@ -49,6 +50,7 @@ export function editorSettingsJson(folder: vscode.WorkspaceFolder): string | und
     max_duration_secs: positive('maxDurationSecs'),
     stall: typeof stallAfter === 'number' && stallAfter >= 0 ? { unchanged_iterations: Math.floor(stallAfter) } : undefined,
     checks: checks.length > 0 ? checks : undefined,
+    review: review === 'pause' || review === 'off' ? review : undefined,
     actor: role('actor'),
     critic: role('critic'),
     agents: Object.keys(agents).length > 0 ? agents : undefined,

@@ -10,6 +10,7 @@ export const vscodeWindow: EditorWindow = {
   confirm: (question, detail, action) => vscode.window.showWarningMessage(question, { modal: true, detail }, action),
   pick: async (items, placeholder) =>
     (await vscode.window.showQuickPick([...items], { placeHolder: placeholder, matchOnDescription: true, matchOnDetail: true }))?.value,
+  input: (prompt, placeholder) => vscode.window.showInputBox({ prompt, placeHolder: placeholder, ignoreFocusOut: true }),
   openFile: (filePath) => vscode.window.showTextDocument(vscode.Uri.file(filePath), { preview: true }),
   flashStatus: (text) => void vscode.window.setStatusBarMessage(text, 3000),
 };

@@ -36,6 +36,11 @@ export function sessionHeadRef(sessionId: string): string {
 
 export type RollbackLabel = 'before' | 'after' | 'undone' | 'replaced';
 
+/** `refs/codeloops/<session>/review/<id>/<label>`: the trees around a rejected hunk (`R<iteration>.<n>`), and after its undo. */
+export function reviewRef(sessionId: string, rejection: string, label: 'before' | 'after' | 'undone' | 'replaced'): string {
+  return `${SNAPSHOT_REF_ROOT}/${sessionId}/review/${rejection}/${label}`;
+}
+
 /** `refs/codeloops/<session>/rollback/<n>/<label>`: the trees around the n-th rollback of a session. */
 export function rollbackRef(sessionId: string, rollback: number, label: RollbackLabel): string {
   return `${SNAPSHOT_REF_ROOT}/${sessionId}/rollback/${rollback}/${label}`;
@@ -150,8 +155,13 @@ export class SnapshotMissingError extends CodeloopsError {
 export async function readSnapshotFile(repository: Repository, ref: string, filePath: string): Promise<Buffer | undefined> {
   const snapshot = await readSnapshot(repository, ref);
   if (!snapshot) throw new SnapshotMissingError(ref);
+  return readFileAt(repository, snapshot.commit, filePath);
+}
+
+/** A file as a commit has it, or undefined when it has no such file. */
+export async function readFileAt(repository: Repository, commit: string, filePath: string): Promise<Buffer | undefined> {
   // `:` after the commit, then the path from the top of the tree.
-  const object = `${snapshot.commit}:${filePath.replace(/^\/+/, '')}`;
+  const object = `${commit}:${filePath.replace(/^\/+/, '')}`;
   // `cat-file -e` fails quietly when the snapshot has no such path.
   const type = (await gitText(repository.root, ['cat-file', '-t', object], { mayFindNothing: true }).catch(() => '')).trim();
   if (type !== 'blob') return undefined;

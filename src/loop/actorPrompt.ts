@@ -1,6 +1,9 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
+import type { ReviewState } from '../sessionFormat/reviewRecords.js';
+import { fence } from '../text/fence.js';
+import { fileLocation } from '../text/humanize.js';
 import { previewLine } from '../text/truncate.js';
 import type { Stall } from './stallDetector.js';
 
@@ -17,38 +20,82 @@ export interface FeedbackRecord {
  * for each earlier round so it does not lose the thread, and, when the loop is going
  * in circles, that it is.
  */
-export function buildContinuationPrompt(task: string, history: readonly FeedbackRecord[], nextIteration: number, stall: Stall | null = null): string {
+export function buildContinuationPrompt(
+  task: string,
+  history: readonly FeedbackRecord[],
+  nextIteration: number,
+  stall: Stall | null = null,
+  review: ReviewState | null = null,
+): string {
   const latest = history.at(-1);
-  if (!latest && !stall) return task;
+  const reviewParts = review ? reviewSections(review) : [];
+  if (!latest && !stall && reviewParts.length === 0) return task;
   const earlier = history.slice(0, -1);
   const parts: string[] = [
-    `You are continuing work on a task in this repository (iteration ${nextIteration}). A reviewer checked your previous work; address its feedback.`,
+    `You are continuing work on a task in this repository (iteration ${nextIteration}). Your previous work was reviewed; address the review.`,
     `## Task\n${task}`,
   ];
+  // The user's word comes first: they are who the work is for.
+  parts.push(...reviewParts.filter((part) => part.from === 'user').map((part) => part.text));
   if (stall) {
     parts.push(
       `## You are going in circles\nSince iteration ${stall.since}, ${stall.reason}. Doing the same again will not work: step back, find out why the previous attempts failed, and change your approach. If the loop makes no progress again, it is stopped.`,
     );
   }
-  if (!latest) return parts.join('\n\n');
-  const decision = latest.decision;
-  if (decision.kind === 'CONTINUE') {
+  const decision = latest?.decision;
+  if (latest && decision?.kind === 'CONTINUE') {
     parts.push(`## Reviewer feedback on iteration ${latest.iteration}\n${decision.feedback}`);
     if (decision.remainingIssues.length > 0) {
       parts.push(`## Remaining issues\n${decision.remainingIssues.map((issue) => `- ${issue}`).join('\n')}`);
     }
-  } else if (decision.kind === 'ERROR') {
+  } else if (latest && decision?.kind === 'ERROR') {
     parts.push(`## Problem in iteration ${latest.iteration}\n${decision.description}`);
     if (decision.recovery) parts.push(`## How to recover\n${decision.recovery}`);
   }
-  const failing = latest.failedChecks ?? [];
+  const failing = latest?.failedChecks ?? [];
   if (failing.length > 0) parts.push(`## Checks that fail on your work\n${describeChecks(failing)}`);
+  parts.push(...reviewParts.filter((part) => part.from === 'critic').map((part) => part.text));
   if (earlier.length > 0) {
     const lines = earlier.map((record) => `- Iteration ${record.iteration}: ${oneLine(record.decision)}`);
     parts.push(`## Earlier feedback (already addressed, for context)\n${lines.join('\n')}`);
   }
-  parts.push('When you are done, say briefly what you changed.');
+  if (!latest && reviewParts.length === 0) return parts.join('\n\n');
+  parts.push(
+    reviewParts.length > 0
+      ? 'When you are done, say briefly what you changed, and end with a line naming the review items you addressed, such as `Addressed: U3.1, F2.1`.'
+      : 'When you are done, say briefly what you changed.',
+  );
   return parts.join('\n\n');
+}
+
+/** The review items the actor is to address: the user's comments and rejected changes, then the critic's open findings. */
+function reviewSections(review: ReviewState): { from: 'user' | 'critic'; text: string }[] {
+  const sections: { from: 'user' | 'critic'; text: string }[] = [];
+  const user: string[] = [];
+  for (const { comment, claimed } of review.comments) {
+    user.push(
+      `- ${comment.id}${where(comment.file, comment.line, comment.end_line)}${comment.iteration === null ? '' : ` (on iteration ${comment.iteration})`}: ${comment.text}${claimed ? ' (you said you addressed this; the reviewer did not agree)' : ''}`,
+    );
+  }
+  for (const { rejection } of review.rejections) {
+    user.push(
+      `- ${rejection.id}: the user rejected this change of iteration ${rejection.iteration} in ${rejection.file}${rejection.reason ? ` because: ${rejection.reason}` : ''}. It was undone; do not make it again${rejection.reason ? '' : ' as it was'}.\n${fence(rejection.patch, 'diff')}`,
+    );
+  }
+  if (user.length > 0) sections.push({ from: 'user', text: `## From the user (the person you work for): address these first\n${user.join('\n')}` });
+  if (review.findings.length > 0) {
+    const lines = review.findings.map(
+      ({ finding, claimed }) =>
+        `- ${finding.id}${finding.anchored ? where(finding.file, finding.line, finding.end_line) : ''} (${finding.severity}): ${finding.message}${claimed ? ' (you said you addressed this; the reviewer did not agree)' : ''}`,
+    );
+    sections.push({ from: 'critic', text: `## Reviewer findings still open\n${lines.join('\n')}` });
+  }
+  return sections;
+}
+
+/** ` in src/a.ts:42-44`, or nothing for a comment on the session as a whole. */
+function where(file: string | null, line: number | null, endLine: number | null): string {
+  return file ? ` in ${fileLocation(file, line, endLine)}` : '';
 }
 
 function oneLine(decision: CriticDecision): string {

@@ -1,6 +1,7 @@
-import type { AgentEvent, Usage } from '../sessionFormat/agentEvents.js';
-import { formatCount, formatDuration, indent } from '../text/humanize.js';
+import type { AgentEvent, StreamDrift, Usage } from '../sessionFormat/agentEvents.js';
+import { fileLocation, formatCount, formatDuration, indent } from '../text/humanize.js';
 import { takeTail } from '../text/truncate.js';
+import type { Finding } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 
 /**
@@ -46,10 +47,11 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
     case 'agent_finished': {
       if (event.interrupted) return [{ text: `${event.role} stopped (interrupted)`, tone: 'warning' }];
       const facts = [`${formatDuration(event.duration_secs)}`, `exit ${event.exit_code}`, ...usageFacts(event.usage)];
+      const drift = driftLine(event.role, event.drift);
       if (!event.succeeded) {
-        return [{ text: `${event.role} failed after ${facts.join(', ')}: ${event.failure_reason ?? 'unknown failure'}`, tone: 'error' }];
+        return [{ text: `${event.role} failed after ${facts.join(', ')}: ${event.failure_reason ?? 'unknown failure'}`, tone: 'error' }, ...drift];
       }
-      return [{ text: `${event.role} finished in ${facts.join(', ')}`, tone: 'muted' }];
+      return [{ text: `${event.role} finished in ${facts.join(', ')}`, tone: 'muted' }, ...drift];
     }
     case 'snapshot':
       return [];
@@ -73,6 +75,8 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
         if (event.feedback) lines.push({ text: indent(event.feedback), tone: 'agent' });
         for (const issue of event.remaining_issues) lines.push({ text: `  - ${issue}`, tone: 'agent' });
       }
+      for (const finding of event.findings ?? []) lines.push({ text: `  ${findingLine(finding)}`, tone: finding.severity === 'error' ? 'warning' : 'muted' });
+      if (event.resolved?.length) lines.push({ text: `  resolved: ${event.resolved.join(', ')}`, tone: 'muted' });
       return lines;
     }
     case 'check_finished': {
@@ -106,6 +110,14 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       ];
     case 'critic_changes_reverted':
       return [];
+    case 'review_delivered':
+      return [{ text: `review items for the actor: ${event.ids.join(', ')}`, tone: 'muted' }];
+    case 'review_claimed':
+      return [{ text: `the actor says it addressed ${event.ids.join(', ')}`, tone: 'muted' }];
+    case 'review_paused':
+      return [{ text: `paused for review after iteration ${event.iteration}: comment, reject hunks, then continue`, tone: 'warning' }];
+    case 'review_resumed':
+      return [{ text: event.action === 'continue' ? 'review done: continuing' : 'review done: stopping the loop', tone: 'info' }];
     case 'iteration_finished':
       return [];
     case 'warning':
@@ -183,6 +195,12 @@ function describeAgentEvent(role: 'actor' | 'critic', event: AgentEvent, options
   }
 }
 
+/** `F2.1 src/a.ts:42-44 (error) message`: a finding on one line. */
+export function findingLine(finding: Finding): string {
+  const where = finding.file ? ` ${fileLocation(finding.file, finding.line, finding.end_line)}` : '';
+  return `${finding.id}${where} (${finding.severity}) ${finding.message}`;
+}
+
 function agentLabel(agent: string, model: string | null): string {
   return model ? `${agent} (${model})` : agent;
 }
@@ -202,4 +220,19 @@ function statusMark(status: string): string {
 
 function pathCount(count: number): string {
   return `${count} file${count === 1 ? '' : 's'}`;
+}
+
+/** A word about what the agent's stream held that its adapter does not know: harmless, but a sign its CLI changed. */
+function driftLine(role: string, drift: StreamDrift | undefined): DescribedLine[] {
+  if (!drift || drift.unknownEvents + drift.unknownFields === 0) return [];
+  const counts = [
+    drift.unknownEvents > 0 ? `${drift.unknownEvents} unknown event${drift.unknownEvents === 1 ? '' : 's'}` : '',
+    drift.unknownFields > 0 ? `${drift.unknownFields} unknown field${drift.unknownFields === 1 ? '' : 's'}` : '',
+  ].filter(Boolean);
+  return [
+    {
+      text: `${role}: its output held ${counts.join(' and ')} (${drift.examples.join(', ')}), ignored; its CLI may be a version codeloops was not tested with (codeloops doctor)`,
+      tone: 'muted',
+    },
+  ];
 }

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
 import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTracker.js';
@@ -11,13 +12,25 @@ import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, typ
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
 import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
 import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
-import { stampEvent, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary, type Spend } from '../sessionFormat/runEvents.js';
+import {
+  stampEvent,
+  type LoopGuards,
+  type RunEvent,
+  type RunEventInput,
+  type RunEventListener,
+  type RunSummary,
+  type Spend,
+} from '../sessionFormat/runEvents.js';
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
+import { foldReview, isReviewEvent, pendingForActor } from '../sessions/reviewState.js';
+import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
+import type { Finding, ReviewState, RunControl } from '../sessionFormat/reviewRecords.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
+import { addressedClaims, anchorFindings } from './reviewItems.js';
 import { checkGate } from './checkGate.js';
 import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
 import { acquireRepositoryLock, type RepositoryLock } from './repositoryLock.js';
@@ -58,6 +71,11 @@ export interface LoopRequest {
    * reports is recorded; a `CodeloopsError` it throws ends the session `failed` with its code.
    */
   beforeFirstIteration?: (context: { report: (event: RunEventInput) => void; signal: AbortSignal }) => Promise<void>;
+  /**
+   * Review before continuing (`review = "pause"`): after each iteration that does not
+   * end the loop, the loop waits for the user's word. Absent: it never waits.
+   */
+  waitForReview?: (iteration: number, signal: AbortSignal) => Promise<RunControl['type']>;
 }
 
 /** What a resumed run takes over from the session it carries on; see `resume/resumePlan.ts`. */
@@ -76,6 +94,8 @@ export interface Continuation {
   taskStart: Snapshot | null;
   /** What the sessions carried on used: the budget counts on from there, it does not start again. */
   spent: SpendTotals & { durationSecs: number };
+  /** The sidecar folders of the sessions carried on, oldest first: their open findings and the user's review go on. */
+  reviewSidecars: string[];
 }
 
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
@@ -172,6 +192,12 @@ class LoopRun {
   private readonly stalls: StallDetector;
   /** Said to the actor next time, after a stall was detected and the loop nudges instead of stopping. */
   private nudge: Stall | null = null;
+  /** This run's events that say something about the review (findings, resolutions, what the actor was told and claims). */
+  private readonly reviewEvents: RunEvent[] = [];
+  /** The same from the sessions it carries on, read once. */
+  private earlierReviewEvents: RunEvent[] | undefined;
+  /** Time spent waiting for the user's review: it does not count against the time budget. */
+  private pausedMs = 0;
 
   constructor(
     private readonly request: LoopRequest,
@@ -240,7 +266,33 @@ class LoopRun {
         return { ...ended('failed'), error: `The loop went in circles: ${stall.reason}.`, errorCode: 'stalled', stopReason: 'stalled' };
       }
       this.nudge = stall;
+      const iterationsLeft = request.maxIterations === null || iteration < request.maxIterations;
+      if (request.waitForReview && iterationsLeft && (await this.pauseForReview(iteration, request.waitForReview)) === 'stop') return interrupted();
     }
+  }
+
+  /**
+   * Waits for the user's review (`review = "pause"`): they read the diff, comment,
+   * reject hunks, then say to go on or to stop. The lock says the loop is paused, so
+   * that the user's own changes to the tree are allowed meanwhile; the time budget
+   * does not run while the loop waits.
+   */
+  private async pauseForReview(iteration: number, wait: NonNullable<LoopRequest['waitForReview']>): Promise<RunControl['type']> {
+    clearTimeout(this.durationTimer);
+    this.lock.setPausedForReview(true);
+    this.emit({ type: 'review_paused', iteration });
+    const started = performance.now();
+    let action: RunControl['type'] = 'stop';
+    try {
+      action = this.stopper.signal.aborted ? 'stop' : await wait(iteration, this.stopper.signal);
+    } finally {
+      const pausedMs = performance.now() - started;
+      this.pausedMs += pausedMs;
+      this.lock.setPausedForReview(false);
+      this.emit({ type: 'review_resumed', iteration, action, paused_secs: pausedMs / 1000 });
+      this.watchTheClock();
+    }
+    return action;
   }
 
   /** One iteration; its decision (and a stall, if it showed one), or null when it was stopped before the review finished. */
@@ -255,8 +307,18 @@ class LoopRun {
     const pre = await this.snapshot(iteration, 'pre');
     this.loopStart ??= pre;
 
-    const prompt = this.history.length === 0 && !this.nudge ? request.prompt : buildContinuationPrompt(request.prompt, this.history, iteration, this.nudge);
+    const review = pendingForActor(await this.reviewState());
+    const told = [
+      ...review.comments.map((item) => item.comment.id),
+      ...review.rejections.map((item) => item.rejection.id),
+      ...review.findings.map((item) => item.finding.id),
+    ];
+    const prompt =
+      this.history.length === 0 && !this.nudge && told.length === 0
+        ? request.prompt
+        : buildContinuationPrompt(request.prompt, this.history, iteration, this.nudge, review);
     this.nudge = null;
+    if (told.length > 0) this.emit({ type: 'review_delivered', iteration, ids: told });
     // A resumed run's first actor picks up its own agent session, context and all.
     const agentSession =
       iteration === (request.continuation?.lastIteration ?? 0) + 1 && request.actor.launch.adapter.canResume ? request.continuation?.actorSession : null;
@@ -295,6 +357,11 @@ class LoopRun {
     });
     this.emit({ type: 'phase', iteration, phase: 'diff', status: 'finished', duration_secs: (performance.now() - diffStarted) / 1000 });
 
+    const claimed = addressedClaims(actor.finalText ?? actor.transcript, new Set(told));
+    if (claimed.length > 0) this.emit({ type: 'review_claimed', iteration, ids: claimed });
+    const rejectionsTold = new Set(review.rejections.map((item) => item.rejection.id));
+    const openReview = pendingForActor(await this.reviewState());
+
     const checks = await this.runChecks(iteration, post);
     if (checks === null) return null;
 
@@ -302,7 +369,7 @@ class LoopRun {
     const criticStarted = performance.now();
     const gitBeforeReview = await captureUserGitState(request.repository);
     let criticRuns = 0;
-    const review = await reviewIteration(
+    const verdict = await reviewIteration(
       request.critic.launch,
       {
         task: request.prompt,
@@ -319,6 +386,7 @@ class LoopRun {
         changedSinceStart: sinceStart,
         previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
         checks,
+        review: { ...openReview, rejections: review.rejections.filter((item) => rejectionsTold.has(item.rejection.id)) },
       },
       {
         model: request.critic.model,
@@ -336,15 +404,24 @@ class LoopRun {
     this.emit({ type: 'phase', iteration, phase: 'critic', status: 'finished', duration_secs: (performance.now() - criticStarted) / 1000 });
     const reverted = await this.putBack(iteration, 'critic', post, gitBeforeReview);
     // A review that finished counts, even if Ctrl+C came right after it.
-    if (review.interrupted) return null;
+    if (verdict.interrupted) return null;
 
-    const gate = checkGate(review.decision, checks);
+    const gate = checkGate(verdict.decision, checks);
     if (gate.refused) this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name) });
-    this.record(iteration, actor, diff, review, gate.decision, checks, reverted);
+    const findings = await anchorFindings(
+      request.repository,
+      post.commit,
+      iteration,
+      verdict.findings,
+      path.relative(request.repository.root, request.workingDir).split(path.sep).join('/'),
+    );
+    const openIds = new Set([...openReview.findings.map((item) => item.finding.id), ...openReview.comments.map((item) => item.comment.id)]);
+    const resolved = verdict.resolved.filter((id) => openIds.has(id));
+    this.record(iteration, actor, diff, verdict, gate.decision, checks, reverted, { findings, resolved });
     this.completedIterations = iteration;
 
     this.actorFailures = !actor.succeeded && diff.filesChanged === 0 ? this.actorFailures + 1 : 0;
-    this.criticFailures = review.source === 'critic_failed' ? this.criticFailures + 1 : 0;
+    this.criticFailures = verdict.source === 'critic_failed' ? this.criticFailures + 1 : 0;
     if (gate.decision.kind === 'DONE') return { decision: gate.decision, stall: null };
     if (this.actorFailures >= FAILURE_LIMIT) {
       throw new CodeloopsError(
@@ -353,7 +430,10 @@ class LoopRun {
       );
     }
     if (this.criticFailures >= FAILURE_LIMIT) {
-      throw new CodeloopsError('critic_failed', `The critic failed ${FAILURE_LIMIT} times in a row: ${review.runs.at(-1)?.failureReason ?? 'unknown failure'}`);
+      throw new CodeloopsError(
+        'critic_failed',
+        `The critic failed ${FAILURE_LIMIT} times in a row: ${verdict.runs.at(-1)?.failureReason ?? 'unknown failure'}`,
+      );
     }
     this.history.push({ iteration, decision: gate.decision, failedChecks: checks.filter((check) => !check.passed) });
     const stall = this.stalls.observe({
@@ -428,6 +508,7 @@ class LoopRun {
       agent_session_id: result.agentSessionId,
       usage: result.usage,
       tool_calls: result.toolCalls,
+      drift: result.drift,
     });
     this.reportSpend(true);
     const crossed = this.spend.crossed(this.request.budget);
@@ -438,7 +519,8 @@ class LoopRun {
   private watchTheClock(): void {
     const { maxDurationSecs } = this.request.budget;
     if (maxDurationSecs === null) return;
-    const leftMs = (maxDurationSecs - this.earlierDurationSecs) * 1000;
+    const activeMs = performance.now() - this.clockStart - this.pausedMs;
+    const leftMs = (maxDurationSecs - this.earlierDurationSecs) * 1000 - activeMs;
     const stop = () =>
       this.stopFor(
         'duration',
@@ -535,6 +617,7 @@ class LoopRun {
     decision: CriticDecision,
     checks: readonly CheckResult[],
     reverted: string[],
+    critique: { findings: Finding[]; resolved: string[] },
   ): void {
     const remainingIssues = decision.kind === 'CONTINUE' ? decision.remainingIssues : [];
     const failedChecks = checks.filter((check) => !check.passed).map((check) => check.name);
@@ -548,6 +631,8 @@ class LoopRun {
       remaining_issues: remainingIssues,
       source: review.source,
       critic_output: review.answer,
+      findings: critique.findings,
+      resolved: critique.resolved,
     });
     this.writer.writeIteration({
       iteration_number: iteration,
@@ -566,8 +651,22 @@ class LoopRun {
       critic_reverted_files: reverted.length > 0 ? reverted : undefined,
       failed_checks: failedChecks.length > 0 ? failedChecks : undefined,
       critic_verdict: decision.kind === review.decision.kind ? undefined : review.decision.kind,
+      findings: critique.findings.length > 0 ? critique.findings : undefined,
     });
     this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
+  }
+
+  /**
+   * Where the review stands now: this run's findings and what its actors were told,
+   * with the sessions it carries on, and the user's comments and rejections, read
+   * again each time (the user adds them from another process while the loop runs).
+   */
+  private async reviewState(): Promise<ReviewState> {
+    const earlier = this.request.continuation?.reviewSidecars ?? [];
+    this.earlierReviewEvents ??= (await Promise.all(earlier.map((directory) => readSidecarEvents(directory)))).flat().filter(isReviewEvent);
+    const directories = new Set([...earlier, this.request.sidecarDirectory(this.sessionId)]);
+    const records = (await Promise.all([...directories].map((directory) => readReviewRecords(directory)))).flat();
+    return foldReview([...this.earlierReviewEvents, ...this.reviewEvents], records);
   }
 
   private warn(message: string): void {
@@ -576,6 +675,7 @@ class LoopRun {
 
   private emit(input: RunEventInput): void {
     const event = stampEvent(input);
+    if (isReviewEvent(event)) this.reviewEvents.push(event);
     if (this.sidecar) {
       try {
         this.sidecar.record(event);
@@ -669,6 +769,7 @@ function guardsOf(request: LoopRequest): LoopGuards {
     max_duration_secs: request.budget.maxDurationSecs,
     stall_after: request.stall.unchangedIterations,
     stall_action: request.stall.action,
+    review: request.waitForReview ? 'pause' : 'off',
   };
 }
 

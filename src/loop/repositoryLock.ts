@@ -14,6 +14,8 @@ export class LoopAlreadyRunningError extends CodeloopsError {
 
 export interface RepositoryLock {
   release(): void;
+  /** Says in the lock file that the loop waits for the user's review (or no longer does). */
+  setPausedForReview(paused: boolean): void;
 }
 
 /**
@@ -29,6 +31,18 @@ export function acquireRepositoryLock(repository: Repository): RepositoryLock {
       fs.writeFileSync(lockPath, serializeLockOwner(owner), { flag: 'wx', mode: 0o600 });
       let released = false;
       return {
+        setPausedForReview(paused) {
+          if (released) return;
+          // Written whole and renamed over the lock: a reader never sees half of it. If it
+          // cannot be written, the user's changes to the tree are refused while paused: safe.
+          const temporary = `${lockPath}.${process.pid}.tmp`;
+          try {
+            fs.writeFileSync(temporary, serializeLockOwner({ ...owner, ...(paused ? { pausedForReview: true } : {}) }), { mode: 0o600 });
+            fs.renameSync(temporary, lockPath);
+          } catch {
+            fs.rmSync(temporary, { force: true });
+          }
+        },
         release() {
           if (released) return;
           released = true;
@@ -64,5 +78,29 @@ function readLock(lockPath: string): string | undefined {
     return fs.readFileSync(lockPath, 'utf8');
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * For what changes the tree on the user's behalf outside a loop (a rejected hunk):
+ * the loop lock, so that no loop starts meanwhile, or, while a loop holds it but
+ * waits for the user's review, nothing: the loop does not touch the tree until the
+ * user says to go on. A loop at work refuses it.
+ */
+export function acquireReviewLock(repository: Repository): RepositoryLock {
+  const lockPath = path.join(repository.gitDir, LOCK_FILE_NAME);
+  const raw = readLock(lockPath);
+  const owner = raw === undefined ? undefined : parseLockOwner(raw);
+  if (owner?.pausedForReview && isProcessAlive(owner.pid)) return { release() {}, setPausedForReview() {} };
+  try {
+    return acquireRepositoryLock(repository);
+  } catch (error) {
+    if (error instanceof LoopAlreadyRunningError) {
+      throw new LoopAlreadyRunningError(
+        `A codeloops loop is at work in ${repository.root} (pid ${String(error.details.pid ?? '?')}): change its files while it is paused for review, or once it has ended.`,
+        { ...(error.details as { lock_file: string }) },
+      );
+    }
+    throw error;
   }
 }

@@ -1,4 +1,6 @@
+import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import type { TimelineEntry, TimelineKind } from '../sessionFormat/timelineEntries.js';
 import type { Session } from '../sessions/sessionStore.js';
 
@@ -12,7 +14,7 @@ import type { Session } from '../sessions/sessionStore.js';
 type Entry<K extends TimelineKind> = Omit<Extract<TimelineEntry, { kind: K }>, 'offset_secs'>;
 type AnyEntry = { [K in TimelineKind]: Entry<K> }[TimelineKind];
 
-export function buildTimeline(session: Session, events: readonly RunEvent[]): TimelineEntry[] {
+export function buildTimeline(session: Session, events: readonly RunEvent[], review: readonly ReviewRecord[] = []): TimelineEntry[] {
   const { start, end } = session;
   const { type: _type, timestamp, ...header } = start;
   const entries: AnyEntry[] = [
@@ -22,8 +24,11 @@ export function buildTimeline(session: Session, events: readonly RunEvent[]): Ti
   const reviewed = new Set(events.filter((event) => event.type === 'critic_decision').map((event) => event.iteration));
   let runs = 0;
   for (const event of events) {
-    const entry = fromEvent(event, runs);
+    entries.push(...fromEvent(event, runs));
     if (event.type === 'run_started') runs += 1;
+  }
+  for (const record of review) {
+    const entry = fromReviewRecord(record);
     if (entry) entries.push(entry);
   }
   for (const line of session.iterations) {
@@ -39,12 +44,14 @@ export function buildTimeline(session: Session, events: readonly RunEvent[]): Ti
       insertions: line.git_insertions ?? null,
       deletions: line.git_deletions ?? null,
       files: null,
+      since_head: diffIsSinceHead(line),
     });
     entries.push({
       kind: 'verdict',
       at: line.timestamp,
       iteration,
       decision: line.critic_decision,
+      decision_text: line.critic_decision_text ?? null,
       feedback: line.feedback,
       summary: null,
       confidence: null,
@@ -75,7 +82,69 @@ export function buildTimeline(session: Session, events: readonly RunEvent[]): Ti
   );
 }
 
-function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
+function fromEvent(event: RunEvent, runsBefore: number): AnyEntry[] {
+  const at = event.timestamp;
+  switch (event.type) {
+    case 'critic_decision': {
+      const entries: AnyEntry[] = [
+        {
+          kind: 'verdict',
+          at,
+          iteration: event.iteration,
+          decision: event.decision,
+          decision_text: null,
+          feedback: event.feedback,
+          summary: event.summary,
+          confidence: event.confidence,
+          remaining_issues: event.remaining_issues,
+        },
+      ];
+      if (event.resolved?.length) entries.push({ kind: 'resolved', at, iteration: event.iteration, ids: event.resolved, by: 'critic', reopened: false });
+      for (const finding of event.findings ?? []) entries.push({ ...finding, kind: 'finding', at, iteration: event.iteration });
+      return entries;
+    }
+    case 'review_delivered':
+    case 'review_claimed':
+      return [{ kind: event.type, at, iteration: event.iteration, ids: event.ids }];
+    case 'review_paused':
+      return [{ kind: 'review_paused', at, iteration: event.iteration }];
+    case 'review_resumed':
+      return [{ kind: 'review_resumed', at, iteration: event.iteration, action: event.action, paused_secs: event.paused_secs }];
+    default: {
+      const entry = fromOtherEvent(event, runsBefore);
+      return entry ? [entry] : [];
+    }
+  }
+}
+
+/** What the user did in review, where it goes in the timeline. */
+function fromReviewRecord(record: ReviewRecord): AnyEntry | undefined {
+  const at = record.timestamp;
+  switch (record.type) {
+    case 'comment':
+      return {
+        kind: 'comment',
+        at,
+        iteration: record.iteration,
+        id: record.id,
+        file: record.file,
+        line: record.line,
+        end_line: record.end_line,
+        text: record.text,
+      };
+    case 'resolved':
+    case 'reopened':
+      return { kind: 'resolved', at, iteration: null, ids: [record.id], by: 'user', reopened: record.type === 'reopened' };
+    case 'hunk_rejected':
+      return { kind: 'hunk_rejected', at, iteration: record.iteration, id: record.id, hunk: record.hunk, file: record.file, reason: record.reason };
+    case 'rejection_undone':
+      return { kind: 'rejection_undone', at, iteration: null, id: record.id, restored: record.restored };
+    case 'staged':
+      return { kind: 'staged', at, iteration: record.iteration, files: record.files };
+  }
+}
+
+function fromOtherEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
   const at = event.timestamp;
   switch (event.type) {
     case 'run_started':
@@ -103,6 +172,8 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
         output_tokens: event.usage?.outputTokens ?? null,
         cost_usd: event.usage?.costUsd ?? null,
         tool_calls: event.tool_calls,
+        unknown_events: event.drift?.unknownEvents ?? null,
+        unknown_fields: event.drift?.unknownFields ?? null,
       };
     case 'diff_captured':
       return {
@@ -113,17 +184,7 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
         insertions: event.insertions,
         deletions: event.deletions,
         files: event.files,
-      };
-    case 'critic_decision':
-      return {
-        kind: 'verdict',
-        at,
-        iteration: event.iteration,
-        decision: event.decision,
-        feedback: event.feedback,
-        summary: event.summary,
-        confidence: event.confidence,
-        remaining_issues: event.remaining_issues,
+        since_head: false,
       };
     case 'critic_changes_reverted':
       return { kind: 'critic_changes_reverted', at, iteration: event.iteration, paths: event.paths };

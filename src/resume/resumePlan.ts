@@ -10,6 +10,7 @@ import { SpendTracker } from '../budget/spendTracker.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { FileChange, LoopGuards, RunEvent } from '../sessionFormat/runEvents.js';
 import type { IterationLine } from '../sessionFormat/sessionLines.js';
+import { hasUserFeedback, readReview } from '../sessions/reviewState.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session, SessionStore } from '../sessions/sessionStore.js';
 
@@ -58,13 +59,16 @@ const MAX_CHAIN = 1000;
 
 export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
   const session = await request.store.load(request.sessionId);
-  if (session.end?.outcome === 'success') {
-    throw new ResumeRefusedError('session_finished', `Session ${session.id} already finished with success; there is nothing to resume.`, {
-      session_id: session.id,
-    });
-  }
   const warnings: string[] = [];
   const chain = await loadChain(request.store, session, warnings);
+  // A finished session is open again once the user has commented on it or rejected part of it.
+  if (session.end?.outcome === 'success' && !hasUserFeedback(await readReview(chain.map((link) => request.sidecarDirOf(link.id))))) {
+    throw new ResumeRefusedError(
+      'session_finished',
+      `Session ${session.id} already finished with success; there is nothing to resume. Comment on it or reject a change to carry it on with that feedback.`,
+      { session_id: session.id },
+    );
+  }
   const iterations = iterationsOf(chain);
   const lastIteration = iterations.at(-1)?.iteration_number ?? 0;
 
@@ -92,6 +96,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
       spent: spentBy(chain, events),
+      reviewSidecars: chain.map((link) => request.sidecarDirOf(link.id)),
     },
     recorded: {
       actorAgent: agentKindFromDisplayName(session.start.actor_agent),
@@ -139,9 +144,19 @@ function feedbackRecord(line: IterationLine): FeedbackRecord {
   const feedback = line.feedback ?? '';
   let decision: CriticDecision;
   if (line.critic_decision === 'CONTINUE') decision = { kind: 'CONTINUE', feedback, remainingIssues: line.remaining_issues ?? [] };
-  else if (line.critic_decision === 'ERROR') decision = { kind: 'ERROR', description: feedback, recovery: '' };
+  else if (line.critic_decision === 'ERROR') decision = { kind: 'ERROR', ...errorFeedbackParts(feedback) };
   else decision = { kind: 'DONE', summary: feedback, confidence: null };
   return { iteration: line.iteration_number, decision };
+}
+
+/**
+ * An ERROR's feedback split back into what went wrong and how to recover, as this
+ * runner writes it (`…\n\nRecovery: …`) and as the original codeloops did
+ * (`Error encountered: …\n\nRecovery suggestion: …`).
+ */
+export function errorFeedbackParts(feedback: string): { description: string; recovery: string } {
+  const match = /^(?:Error encountered:\s*)?([\s\S]*?)\n\nRecovery(?: suggestion)?:\s*([\s\S]*)$/.exec(feedback);
+  return match ? { description: match[1]!.trim(), recovery: match[2]!.trim() } : { description: feedback.replace(/^Error encountered:\s*/, ''), recovery: '' };
 }
 
 /**

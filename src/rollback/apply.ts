@@ -2,7 +2,8 @@ import { openRepository } from '../git/repository.js';
 import { applyRef, listSessionRefs, readSnapshot, sessionChangeEnds } from '../git/snapshots.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { ApplyOutcome } from '../sessionFormat/applyOutcome.js';
-import { conflictMessage, describeMove, moveTree, record } from './rollback.js';
+import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
+import { record } from './rollback.js';
 
 /**
  * Apply: puts a session's whole change (from the tree before its first iteration to

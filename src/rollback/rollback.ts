@@ -1,22 +1,6 @@
-import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import { displayPath } from '../git/gitProcess.js';
-import { openRepository, type Repository } from '../git/repository.js';
-import { restorePaths } from '../git/restore.js';
-import {
-  lastTree,
-  listSessionRefs,
-  pointRef,
-  readSnapshot,
-  rollbackRef,
-  sessionHeadRef,
-  snapshotIterations,
-  snapshotRef,
-  takeSnapshot,
-  type Snapshot,
-} from '../git/snapshots.js';
-import { changedPaths, type TreeEntryChange } from '../git/treeDiff.js';
+import { openRepository } from '../git/repository.js';
+import { lastTree, listSessionRefs, readSnapshot, rollbackRef, sessionHeadRef, snapshotIterations, snapshotRef } from '../git/snapshots.js';
+import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { RollbackOutcome } from '../sessionFormat/rollbackOutcome.js';
 import { stampEvent, type RunEventInput } from '../sessionFormat/runEvents.js';
@@ -26,7 +10,7 @@ import { IterationNotFoundError } from '../sessions/sessionStore.js';
 /**
  * Rollback and its undo: puts the paths a loop changed back to how they were before
  * an iteration, and only those. Both directions are the same move, "from the tree
- * codeloops last left to a target tree", guarded the same way:
+ * codeloops last left to a target tree" (`git/treeMove.ts`), guarded the same way:
  *
  * - the paths to touch are those that differ between the session's last tree (its
  *   `head` ref) and the target; whatever else the user has (untracked, ignored, edited
@@ -214,146 +198,6 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
   }
 }
 
-export interface MoveLists {
-  restored: string[];
-  removed: string[];
-  skipped: string[];
-  conflicts: string[];
-  overwritten: string[];
-  /** Paths in the way that no snapshot holds (ignored files, folders): a move never removes them. */
-  blocked: string[];
-}
-
-export type Move = { kind: 'moved' | 'nothing' | 'conflict' | 'preview'; lists: MoveLists };
-
-export interface MoveRequest {
-  /** The tree codeloops last left. */
-  from: Snapshot;
-  to: Snapshot;
-  force: boolean | readonly string[];
-  /** Where the current tree is kept before anything is written. */
-  saveCurrentAs: string;
-  /** Refs pointed at the tree after the move. */
-  afterRefs: string[];
-  message: string;
-  dryRun: boolean;
-}
-
-export async function moveTree(repository: Repository, request: MoveRequest): Promise<Move> {
-  const current = await takeSnapshot(repository, `${request.message} (the tree before)`);
-  const [ownPaths, userChanged, toTarget] = await Promise.all([
-    changedPaths(repository, request.from.tree, request.to.tree),
-    changedPaths(repository, request.from.tree, current.tree),
-    changedPaths(repository, current.tree, request.to.tree),
-  ]);
-  const own = new Set(ownPaths.map((change) => change.rawPath));
-  const byUser = new Set(userChanged.map((change) => change.rawPath));
-  // Only paths codeloops moved and that are not already where the move would put them.
-  const pending: TreeEntryChange[] = toTarget.filter((change) => own.has(change.rawPath));
-  const conflicts = pending.filter((change) => byUser.has(change.rawPath) && !change.isGitLink).map((change) => change.path);
-  const { blocked, inTheWay } = obstacles(repository.root, pending, own, byUser);
-  conflicts.push(...inTheWay.filter((file) => !conflicts.includes(file)));
-  const lists: MoveLists = { restored: [], removed: [], skipped: [], conflicts: [...new Set([...conflicts, ...blocked])], overwritten: [], blocked };
-  if (pending.length === 0) return { kind: 'nothing', lists };
-  // What is in the way and in no snapshot could never come back: not even --force overwrites it.
-  const forced = (file: string) => request.force === true || (Array.isArray(request.force) && request.force.includes(file));
-  if (blocked.length > 0 || conflicts.some((file) => !forced(file))) return { kind: 'conflict', lists };
-  if (request.dryRun) {
-    const touched = pending.filter((change) => !change.isGitLink);
-    return {
-      kind: 'preview',
-      lists: {
-        ...lists,
-        restored: touched.filter((change) => change.presentInTarget).map((change) => change.path),
-        removed: touched.filter((change) => !change.presentInTarget).map((change) => change.path),
-        skipped: pending.filter((change) => change.isGitLink).map((change) => change.path),
-        overwritten: conflicts,
-      },
-    };
-  }
-
-  // Saved before the first file is written: a crash half-way still leaves the way back.
-  await pointRef(repository, request.saveCurrentAs, current.commit, `${request.message} (the tree before)`);
-  const restored = await restorePaths(repository, request.to.commit, pending);
-  await takeSnapshot(repository, request.message, request.afterRefs);
-  return {
-    kind: 'moved',
-    lists: { ...lists, restored: restored.restored, removed: restored.removed, skipped: restored.skipped, overwritten: conflicts },
-  };
-}
-
-/**
- * What stands where a file is to be written and is not in the current snapshot, so
- * that neither this move nor its undo could bring it back: a file there that git
- * ignores, a folder there (with whatever it holds), a file where a folder must be
- * that codeloops did not put there.
- */
-function obstacles(
-  root: string,
-  pending: readonly TreeEntryChange[],
-  own: ReadonlySet<string>,
-  byUser: ReadonlySet<string>,
-): { blocked: string[]; inTheWay: string[] } {
-  const removals = new Set(pending.filter((change) => !change.presentInTarget).map((change) => change.rawPath));
-  const blocked = new Set<string>();
-  const inTheWay = new Set<string>();
-  for (const change of pending) {
-    if (!change.presentInTarget || change.isGitLink) continue;
-    const stat = statOf(root, change.rawPath);
-    // A folder the pending removals empty goes with them; anything else in it would be lost.
-    if (stat?.isDirectory() && !holdsOnly(root, change.rawPath, removals)) blocked.add(`${change.path}/`);
-    // A file no snapshot has (git ignores it now) is in the way, unless it already is what would be written.
-    else if (stat && !stat.isDirectory() && !change.presentInSource && !holdsObject(root, change.rawPath, stat, change.targetObject)) blocked.add(change.path);
-    const parts = change.rawPath.split('/');
-    for (let depth = 1; depth < parts.length; depth++) {
-      const prefix = parts.slice(0, depth).join('/');
-      const parent = statOf(root, prefix);
-      if (!parent) break;
-      if (!parent.isDirectory()) {
-        // A file where a folder must be: codeloops' own goes; the user's is a conflict; an ignored one is kept.
-        if (byUser.has(prefix)) inTheWay.add(displayPath(prefix));
-        else if (!own.has(prefix)) blocked.add(displayPath(prefix));
-        break;
-      }
-    }
-  }
-  return { blocked: [...blocked], inTheWay: [...inTheWay] };
-}
-
-/** Whether everything under a folder on disk is among these paths (nested repositories never are). */
-function holdsOnly(root: string, rawFolder: string, paths: ReadonlySet<string>): boolean {
-  let entries: fs.Dirent<Buffer>[];
-  try {
-    entries = fs.readdirSync(onDisk(root, rawFolder), { encoding: 'buffer', withFileTypes: true });
-  } catch {
-    return false;
-  }
-  return entries.every((entry) => {
-    const child = `${rawFolder}/${entry.name.toString('latin1')}`;
-    if (entry.name.toString('latin1') === '.git') return false;
-    return entry.isDirectory() ? holdsOnly(root, child, paths) : paths.has(child);
-  });
-}
-
-function statOf(root: string, rawPath: string): fs.Stats | undefined {
-  try {
-    return fs.lstatSync(onDisk(root, rawPath));
-  } catch {
-    return undefined; // absent, or under a file (ENOTDIR)
-  }
-}
-
-/** Whether a file on disk has exactly the content of a git blob (git's own object id). */
-function holdsObject(root: string, rawPath: string, stat: fs.Stats, objectId: string): boolean {
-  if (!stat.isFile() || !/^[0-9a-f]{40}$/.test(objectId)) return false;
-  const bytes = fs.readFileSync(onDisk(root, rawPath));
-  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex') === objectId;
-}
-
-function onDisk(root: string, rawPath: string): Buffer {
-  return Buffer.concat([Buffer.from(root + path.sep, 'utf8'), Buffer.from(rawPath, 'latin1')]);
-}
-
 function nextRollbackNumber(refs: ReadonlyMap<string, string>, sessionId: string): number {
   const prefix = `refs/codeloops/${sessionId}/rollback/`;
   let highest = 0;
@@ -364,7 +208,7 @@ function nextRollbackNumber(refs: ReadonlyMap<string, string>, sessionId: string
   return highest + 1;
 }
 
-/** Records the move in the session's sidecar; a record that cannot be written is a warning, not a failure. */
+/** Records the move in the session's sidecar (a rollback, an apply); a record that cannot be written is a warning, not a failure. */
 export function record(sidecarDirectory: string, input: RunEventInput): string[] {
   try {
     const recorder = SidecarRecorder.open(sidecarDirectory);
@@ -375,9 +219,7 @@ export function record(sidecarDirectory: string, input: RunEventInput): string[]
     }
     return [];
   } catch (error) {
-    return [
-      `the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`,
-    ];
+    return [`the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`];
   }
 }
 
@@ -398,40 +240,6 @@ function emptyOutcome(sessionId: string): RollbackOutcome {
     warnings: [],
     dry_run: false,
   };
-}
-
-export function conflictMessage(lists: MoveLists, action: string): string {
-  const changed = lists.conflicts.filter((file) => !lists.blocked.includes(file));
-  const parts: string[] = [];
-  if (changed.length > 0) {
-    parts.push(
-      `${changed.length === 1 ? 'this file was' : `these ${changed.length} files were`} changed after codeloops last touched the tree, ` +
-        `and to ${action} would overwrite ${changed.length === 1 ? 'it' : 'them'}: ${changed.join(', ')}. ` +
-        `Commit or move those changes first, or overwrite them (they stay recoverable by undoing the rollback)`,
-    );
-  }
-  if (lists.blocked.length > 0) {
-    parts.push(
-      `${lists.blocked.join(', ')} ${lists.blocked.length === 1 ? 'stands' : 'stand'} where files must be written and ${lists.blocked.length === 1 ? 'is' : 'are'} in no snapshot ` +
-        `(ignored by git, or a folder now): they could not be brought back, so they are never overwritten. Move them away first`,
-    );
-  }
-  return `Changed nothing: ${parts.join('. Also, ')}.`;
-}
-
-/** The move in words; `written` names what writing a file is (a rollback restores, an apply writes). */
-export function describeMove(lists: MoveLists, would = '', written: [past: string, present: string] = ['restored', 'restore']): string {
-  const verb = (past: string, present: string) => (would ? `${would}${present}` : past);
-  const parts: string[] = [];
-  if (lists.restored.length > 0) parts.push(`${verb(...written)} ${listPaths(lists.restored)}`);
-  if (lists.removed.length > 0) parts.push(`${verb('removed', 'remove')} ${listPaths(lists.removed)}`);
-  if (lists.overwritten.length > 0) parts.push(`${verb('overwrote', 'overwrite')} your changes to ${listPaths(lists.overwritten)}`);
-  if (lists.skipped.length > 0) parts.push(`${verb('left', 'leave')} the nested repositories ${listPaths(lists.skipped)} alone`);
-  return parts.join('; ') || 'nothing to write';
-}
-
-function listPaths(paths: readonly string[]): string {
-  return paths.length <= 6 ? paths.join(', ') : `${paths.slice(0, 6).join(', ')} and ${paths.length - 6} more`;
 }
 
 function describeRange(iterations: readonly number[]): string {

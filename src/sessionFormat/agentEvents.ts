@@ -29,3 +29,15 @@ export const agentEventSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('error'), message: z.string() }),
 ]);
 export type AgentEvent = z.infer<typeof agentEventSchema>;
+
+/**
+ * What an agent's stream held that its adapter did not know (a newer or older CLI):
+ * events of unknown types, and unknown fields of known ones, ignored and counted.
+ */
+export const streamDriftSchema = z.object({
+  unknownEvents: z.int().check(z.nonnegative()),
+  unknownFields: z.int().check(z.nonnegative()),
+  /** A few of them by name (`event turn.diff`, `field result.new_field`). */
+  examples: z.array(z.string()),
+});
+export type StreamDrift = z.infer<typeof streamDriftSchema>;

@@ -24,6 +24,10 @@ export const FAILURE_CODES = [
   /** A file in the sessions folder that is not a session. */
   'not_a_session',
   'iteration_not_found',
+  /** An iteration has no hunk of that number (see `codeloops review`). */
+  'hunk_not_found',
+  /** No finding, comment or rejection of that id. */
+  'review_item_not_found',
   /** Resume: the files differ from how the loop left them. */
   'tree_changed',
   /** The session's snapshots are gone (deleted, another clone, another runner). */

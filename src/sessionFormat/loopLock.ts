@@ -10,6 +10,8 @@ export interface LockOwner {
   pid: number;
   /** When the lock was taken (ISO 8601): a moment before the session file is created. */
   startedAt: string;
+  /** The loop waits for the user's review (`review = "pause"`): the user may change the tree meanwhile (reject a hunk). */
+  pausedForReview?: boolean;
 }
 
 export function serializeLockOwner(owner: LockOwner): string {
@@ -21,7 +23,7 @@ export function parseLockOwner(raw: string): LockOwner | undefined {
   try {
     const value = JSON.parse(raw) as Partial<LockOwner>;
     return typeof value.pid === 'number' && Number.isInteger(value.pid) && value.pid > 0 && typeof value.startedAt === 'string'
-      ? { pid: value.pid, startedAt: value.startedAt }
+      ? { pid: value.pid, startedAt: value.startedAt, ...(value.pausedForReview === true ? { pausedForReview: true } : {}) }
       : undefined;
   } catch {
     return undefined;

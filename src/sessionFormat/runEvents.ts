@@ -1,5 +1,6 @@
-import { agentEventSchema, usageSchema } from './agentEvents.js';
+import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
+import { findingSchema, REVIEW_MODES } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -63,6 +64,8 @@ export const loopGuardsSchema = z.object({
   /** Iterations in a row without progress before a stall (0: off). */
   stall_after: z.int(),
   stall_action: z.enum(['stop', 'nudge']),
+  /** Whether it pauses for the user's review (absent in records of older runners: it did not). */
+  review: z.optional(z.enum(REVIEW_MODES)),
 });
 export type LoopGuards = z.infer<typeof loopGuardsSchema>;
 
@@ -127,6 +130,12 @@ export const runEventSchema = z.discriminatedUnion('type', [
     ...agentRunOutcomeShape,
     usage: z.nullable(usageSchema),
     tool_calls: z.int(),
+    /**
+     * Events of unknown types and unknown fields in the agent's stream (its CLI is
+     * newer or older than the versions its adapter knows): ignored, counted here.
+     * Absent in records of older runners.
+     */
+    drift: z.optional(streamDriftSchema),
   }),
   event('snapshot', { iteration, label: z.enum(['pre', 'post', 'critic', 'checks']), commit: z.string(), ref: z.nullable(z.string()) }),
   event('diff_captured', {
@@ -147,6 +156,10 @@ export const runEventSchema = z.discriminatedUnion('type', [
     source: z.enum(['block', 'marker', 'repair', 'unreadable', 'critic_failed']),
     /** The critic's own words (head and tail), kept out of the session file. */
     critic_output: z.string(),
+    /** Its findings on this iteration's code, checked against the tree (absent in records of older runners). */
+    findings: z.optional(z.array(findingSchema)),
+    /** Earlier findings and user comments it resolved (ids). */
+    resolved: z.optional(z.array(z.string())),
   }),
   /** One of the project's checks ran on the iteration's tree (`tree`: the snapshot's tree id). */
   event('check_finished', {
@@ -164,6 +177,14 @@ export const runEventSchema = z.discriminatedUnion('type', [
   /** The loop is going in circles: the actor is told so (`nudge`) or the loop ends (`stop`). */
   event('stall', { iteration, action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: iteration }),
   event('critic_changes_reverted', { iteration, paths }),
+  /** The review items (`F…` findings, `U…` comments, `R…` rejected hunks) put in this iteration's actor prompt. */
+  event('review_delivered', { iteration, ids: paths }),
+  /** The review items the actor says it addressed (its `Addressed:` line): the critic is asked to confirm. */
+  event('review_claimed', { iteration, ids: paths }),
+  /** The loop waits for the user after a CONTINUE (`review = "pause"`). */
+  event('review_paused', { iteration }),
+  /** The user said to go on, or to stop. */
+  event('review_resumed', { iteration, action: z.enum(['continue', 'stop']), paused_secs: z.number() }),
   event('iteration_finished', { iteration, decision: z.enum(CRITIC_DECISIONS) }),
   event('warning', { message: z.string() }),
   /** The tree was put back to how it was before `to_iteration` (`codeloops rollback`). */
@@ -218,7 +239,7 @@ export type RunEventType = RunEvent['type'];
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
 /** Distributes a union over its members so each keeps its own fields. */
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event as emitted, before it is stamped with a time. */
 export type RunEventInput = DistributiveOmit<RunEvent, 'timestamp'>;
 

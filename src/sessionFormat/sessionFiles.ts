@@ -35,6 +35,9 @@ export function sidecarDir(sessionId: string, env: Environment = process.env): s
 /** In a sidecar folder: every run event of the session, one a line (`runEvents.ts`), append-only. */
 export const EVENTS_FILE = 'events.jsonl';
 
+/** In a sidecar folder: the user's review records (`reviewRecords.ts`), one a line, append-only. */
+export const REVIEW_FILE = 'review.jsonl';
+
 /** In a sidecar folder: one agent run's untouched stdout. */
 export function rawStdoutFileName(iteration: number, role: 'actor' | 'critic', attempt: 'review' | 'repair' = 'review'): string {
   return `iteration-${iteration}-${role}${attempt === 'repair' ? '-repair' : ''}.stdout`;

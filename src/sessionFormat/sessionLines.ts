@@ -1,3 +1,4 @@
+import { findingSchema } from './reviewRecords.js';
 import * as z from './zod.js';
 
 /**
@@ -23,28 +24,95 @@ const count = z.int().check(z.nonnegative());
 const seconds = z.number().check(z.nonnegative());
 
 /**
- * The original codeloops stored display text such as `DONE (confidence: 95%)` and
- * `user_interrupted`; read those as the typed values so old sessions list correctly.
+ * The words other writers used for a decision, by what they mean. The original
+ * codeloops wrote display text (`DONE (confidence: 95%)`, `CONTINUE (2 issues)`) and
+ * its test data other words in any case (`approved`, `fail`).
  */
-const criticDecision = z.pipe(
-  z.string(),
-  z.transform((value: string, ctx): CriticDecisionKind => {
-    const word = /^\s*(DONE|CONTINUE|ERROR)\b/i.exec(value)?.[1]?.toUpperCase();
-    if (word === 'DONE' || word === 'CONTINUE' || word === 'ERROR') return word;
-    ctx.issues.push({ code: 'custom', message: `unknown critic_decision ${JSON.stringify(value)}`, input: value });
-    return z.NEVER;
-  }),
-);
+const DECISION_WORDS: Readonly<Record<string, CriticDecisionKind>> = {
+  done: 'DONE',
+  approve: 'DONE',
+  approved: 'DONE',
+  accept: 'DONE',
+  accepted: 'DONE',
+  complete: 'DONE',
+  completed: 'DONE',
+  success: 'DONE',
+  pass: 'DONE',
+  passed: 'DONE',
+  lgtm: 'DONE',
+  continue: 'CONTINUE',
+  reject: 'CONTINUE',
+  rejected: 'CONTINUE',
+  revise: 'CONTINUE',
+  retry: 'CONTINUE',
+  error: 'ERROR',
+  fail: 'ERROR',
+  failed: 'ERROR',
+  failure: 'ERROR',
+};
 
-const outcome = z.pipe(
-  z.string(),
-  z.transform((value: string, ctx): Outcome => {
-    const normalized = value.trim().toLowerCase() === 'user_interrupted' ? 'interrupted' : value.trim().toLowerCase();
-    if ((OUTCOMES as readonly string[]).includes(normalized)) return normalized as Outcome;
-    ctx.issues.push({ code: 'custom', message: `unknown outcome ${JSON.stringify(value)}`, input: value });
-    return z.NEVER;
-  }),
-);
+/**
+ * What a recorded decision means, by its first word in any case. A word nobody
+ * defined counts as ERROR, as an unreadable answer from a critic does; the line is
+ * kept, and its text with it (`critic_decision_text`).
+ */
+export function criticDecisionKind(text: string): CriticDecisionKind {
+  const word = /^[\s"'`*_]*([A-Za-z_-]+)/.exec(text)?.[1]?.toLowerCase().replace(/-/g, '_') ?? '';
+  return DECISION_WORDS[word] ?? 'ERROR';
+}
+
+/** Outcomes other writers used (the original codeloops: `user_interrupted`), by what they mean. */
+const OUTCOME_WORDS: Readonly<Record<string, Outcome>> = {
+  user_interrupted: 'interrupted',
+  interrupt: 'interrupted',
+  max_iterations: 'max_iterations_reached',
+};
+
+/**
+ * A line as read, before its schema checks it: what other writers (the original
+ * codeloops, early 2026) wrote differently from the documentation, in the
+ * documented terms. A decision that is not exactly DONE, CONTINUE or ERROR becomes
+ * one, and its text is kept in `critic_decision_text`; `user_interrupted` is
+ * `interrupted`; a failed end whose `summary` holds the error gets it as `error`.
+ * Our own lines pass through unchanged.
+ */
+export function normalizeSessionLine(json: unknown): unknown {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return json;
+  const line = json as Record<string, unknown>;
+  if (line.type === 'iteration') {
+    const normalized = { ...line };
+    if (typeof line.critic_decision === 'string' && !isDecision(line.critic_decision)) {
+      normalized.critic_decision = criticDecisionKind(line.critic_decision);
+      normalized.critic_decision_text = line.critic_decision;
+    }
+    if (typeof line.critic_verdict === 'string' && !isDecision(line.critic_verdict)) normalized.critic_verdict = criticDecisionKind(line.critic_verdict);
+    return normalized;
+  }
+  if (line.type === 'session_end' && typeof line.outcome === 'string') {
+    const word = line.outcome.trim().toLowerCase();
+    const outcome = (OUTCOMES as readonly string[]).includes(word) ? word : (OUTCOME_WORDS[word] ?? line.outcome);
+    const summaryIsError = outcome === 'failed' && line.error === undefined && typeof line.summary === 'string';
+    return { ...line, outcome, ...(summaryIsError ? { error: line.summary } : {}) };
+  }
+  return json;
+}
+
+function isDecision(value: string): value is CriticDecisionKind {
+  return (CRITIC_DECISIONS as readonly string[]).includes(value);
+}
+
+/**
+ * Whether an iteration's `git_diff` is the whole change since HEAD rather than the
+ * iteration's own. The original codeloops recorded `git diff HEAD` after each
+ * iteration (cumulative); this runner records each iteration's own diff and always
+ * writes `git_insertions` with it, which the original never did.
+ */
+export function diffIsSinceHead(line: { git_insertions?: number }): boolean {
+  return line.git_insertions === undefined;
+}
+
+const criticDecision = z.enum(CRITIC_DECISIONS);
+const outcome = z.enum(OUTCOMES);
 
 export const sessionStartLineSchema = z.looseObject({
   type: z.literal('session_start'),
@@ -78,7 +146,8 @@ export type SessionHeader = z.infer<typeof sessionHeaderSchema>;
 /** The documented fields first, in documented order, then this runner's extra fields. */
 export const iterationLineSchema = z.looseObject({
   type: z.literal('iteration'),
-  iteration_number: z.int().check(z.positive()),
+  /** From 1 in this runner's sessions (and the documentation's); from 0 in the original codeloops'. */
+  iteration_number: count,
   actor_output: z.string(),
   actor_stderr: z.string(),
   actor_exit_code: z.int(),
@@ -97,7 +166,17 @@ export const iterationLineSchema = z.looseObject({
   failed_checks: z.optional(z.array(z.string())),
   /** Extra field: the critic's own verdict when the gate overruled it (it said DONE, a required check failed). */
   critic_verdict: z.optional(criticDecision),
+  /** Extra field: the critic's findings on this iteration's code (see `reviewRecords.ts`). */
+  findings: z.optional(z.array(findingSchema)),
+  /**
+   * Set by readers, never written: the decision as another writer wrote it, when it
+   * was not exactly one of the three words (`DONE (confidence: 95%)`, `approved`).
+   */
+  critic_decision_text: z.optional(z.string()),
 });
+
+/** What this runner writes: the documented line exactly, iterations numbered from 1. */
+export const writtenIterationLineSchema = z.extend(iterationLineSchema, { iteration_number: z.int().check(z.positive()) });
 
 /** The fields of an iteration line that are not its outputs or its diff: what a listing or a viewer needs. */
 export const iterationFactsSchema = z.omit(iterationLineSchema, { type: true, actor_output: true, actor_stderr: true, git_diff: true });

@@ -1,4 +1,5 @@
 import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, PHASES, roleSchema } from './runEvents.js';
+import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -35,10 +36,22 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     output_tokens: z.nullable(z.number()),
     cost_usd: z.nullable(z.number()),
     tool_calls: z.nullable(z.int()),
+    /** Events of unknown types and unknown fields in the agent's stream, ignored (null: not recorded). */
+    unknown_events: z.nullable(z.int()),
+    unknown_fields: z.nullable(z.int()),
   }),
-  entry('diff', { files_changed: z.int(), insertions: z.nullable(z.int()), deletions: z.nullable(z.int()), files: z.nullable(z.array(fileChangeSchema)) }),
+  entry('diff', {
+    files_changed: z.int(),
+    insertions: z.nullable(z.int()),
+    deletions: z.nullable(z.int()),
+    files: z.nullable(z.array(fileChangeSchema)),
+    /** The recorded diff is the whole change since HEAD, not the iteration's own (the original codeloops recorded it so). */
+    since_head: z.boolean(),
+  }),
   entry('verdict', {
     decision: z.enum(CRITIC_DECISIONS),
+    /** The decision as the session file wrote it, when in other words (the original codeloops: `DONE (confidence: 95%)`); else null. */
+    decision_text: z.nullable(z.string()),
     feedback: z.nullable(z.string()),
     summary: z.nullable(z.string()),
     confidence: z.nullable(z.number()),
@@ -64,6 +77,23 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
   entry('applied', { apply: z.int(), target_dir: z.string(), restored: paths, removed: paths, overwritten: paths }),
   entry('apply_undone', { apply: z.int(), restored: paths, removed: paths, overwritten: paths }),
   entry('imported', { from_working_dir: z.string(), bundle: z.string() }),
+  /** One of the critic's findings (`iteration`: the one it is about). */
+  entry('finding', { ...findingSchema.shape }),
+  /** Findings or comments resolved, by the critic (in its review) or the user; `reopened` when the user opened one again. */
+  entry('resolved', { ids: paths, by: z.enum(['critic', 'user']), reopened: z.boolean() }),
+  /** The user's comment. */
+  entry('comment', { id: z.string(), file: z.nullable(z.string()), line: z.nullable(z.int()), end_line: z.nullable(z.int()), text: z.string() }),
+  /** A hunk the user undid in the tree, and why. */
+  entry('hunk_rejected', { id: z.string(), hunk: z.int(), file: z.string(), reason: z.nullable(z.string()) }),
+  entry('rejection_undone', { id: z.string(), restored: paths }),
+  /** Changes put into the user's index (`iteration` null: the whole session's). */
+  entry('staged', { files: paths }),
+  /** The review items an actor run was told, and those it said it addressed. */
+  entry('review_delivered', { ids: paths }),
+  entry('review_claimed', { ids: paths }),
+  /** The loop waited for the user's review, and what they said. */
+  entry('review_paused', {}),
+  entry('review_resumed', { action: z.enum(['continue', 'stop']), paused_secs: z.number() }),
   entry('session_ended', {
     outcome: z.enum(OUTCOMES),
     iterations: z.int(),

@@ -1,7 +1,15 @@
 import type { RunEvent, RunEventType } from '../sessionFormat/runEvents.js';
 
 /** Run events a viewer shows live as they happen; the rest reach it as a fresh session when the file changes. */
-export const LIVE_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(['iteration_started', 'phase', 'agent_event', 'diff_captured', 'critic_decision']);
+export const LIVE_EVENT_TYPES: ReadonlySet<RunEventType> = new Set([
+  'iteration_started',
+  'phase',
+  'agent_event',
+  'diff_captured',
+  'critic_decision',
+  'review_paused',
+  'review_resumed',
+]);
 
 /** How many of the iteration's live events are kept; the first (`iteration_started`) always stays. */
 const MAX_KEPT = 200;

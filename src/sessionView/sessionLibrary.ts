@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
-import { EVENTS_FILE } from '../sessionFormat/sessionFiles.js';
-import { readSidecarEvents } from '../sessions/sidecarReader.js';
+import { EVENTS_FILE, REVIEW_FILE } from '../sessionFormat/sessionFiles.js';
+import { hasUserFeedback, readReview } from '../sessions/reviewState.js';
+import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session, SessionStore } from '../sessions/sessionStore.js';
 import type { IterationDetail, SessionView } from './sessionView.js';
 import { buildIterationDetail, buildSessionView } from './sessionViewBuilder.js';
@@ -43,12 +44,24 @@ export class SessionLibrary {
     return { session, events };
   }
 
+  /**
+   * Whether the user has commented on the session or rejected part of it since the
+   * loop last ran: a finished session is then open again (resume carries it on).
+   * Cheap for the many sessions nobody reviewed: they have no review record.
+   */
+  async hasOpenFeedback(sessionId: string): Promise<boolean> {
+    const directory = this.sidecarDirOf(sessionId);
+    if (!fs.existsSync(path.join(directory, REVIEW_FILE))) return false;
+    return hasUserFeedback(await readReview([directory]));
+  }
+
   invalidate(sessionId: string): void {
     this.cache.delete(sessionId);
   }
 
   private stampOf(sessionId: string): string {
-    const parts = [this.store.filePathOf(sessionId), path.join(this.sidecarDirOf(sessionId), EVENTS_FILE)].map((file) => {
+    const sidecar = this.sidecarDirOf(sessionId);
+    const parts = [this.store.filePathOf(sessionId), path.join(sidecar, EVENTS_FILE), path.join(sidecar, REVIEW_FILE)].map((file) => {
       const stat = fs.statSync(file, { throwIfNoEntry: false });
       return stat ? `${stat.size}:${stat.mtimeMs}` : '-';
     });
@@ -66,7 +79,8 @@ export class SessionLibrary {
     }
     const session = await this.store.load(sessionId);
     const events = await readSidecarEvents(this.sidecarDirOf(sessionId));
-    const loaded: Loaded = { stamp, session, events, view: buildSessionView(session, events) };
+    const review = await readReviewRecords(this.sidecarDirOf(sessionId));
+    const loaded: Loaded = { stamp, session, events, view: buildSessionView(session, events, review) };
     this.cache.set(sessionId, loaded);
     while (this.cache.size > SessionLibrary.MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
     return loaded;

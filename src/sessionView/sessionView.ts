@@ -1,5 +1,6 @@
 import { usageSchema } from '../sessionFormat/agentEvents.js';
 import { checkOutcomeShape, fileChangeSchema, loopGuardsSchema } from '../sessionFormat/runEvents.js';
+import { reviewItemsSchema } from '../sessionFormat/reviewRecords.js';
 import { iterationFactsSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
 import * as z from '../sessionFormat/zod.js';
 
@@ -28,6 +29,8 @@ export const iterationViewSchema = z.object({
   actor_usage: z.nullable(usageSchema),
   critic_usage: z.nullable(usageSchema),
   tool_calls: z.nullable(z.int()),
+  /** The recorded diff (and so `files`) is the whole change since HEAD, not the iteration's own: the original codeloops recorded it so. */
+  diff_since_head: z.boolean(),
   /** Sizes, so a viewer can warn before asking for megabytes. */
   actor_output_chars: z.int(),
   diff_chars: z.int(),
@@ -62,6 +65,8 @@ export const sessionViewSchema = z.object({
   notes: z.array(timelineNoteSchema),
   /** The checks, budget and stall detection of its last run, when recorded. */
   guards: z.nullable(loopGuardsSchema),
+  /** The critic's findings and the user's comments, rejected hunks and stagings, with where each stands. */
+  review: reviewItemsSchema,
 });
 export type SessionView = z.infer<typeof sessionViewSchema>;
 

@@ -1,6 +1,9 @@
 import { addUsage } from '../agents/agentEventHelpers.js';
 import type { Usage } from '../sessionFormat/agentEvents.js';
+import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
+import { foldReview, isReviewEvent, reviewItems } from '../sessions/reviewState.js';
+import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
@@ -24,7 +27,7 @@ function sumUsage(runs: readonly RunEventOf<'agent_finished'>[]): Usage | null {
   return usages.length === 0 ? null : usages.reduce(addUsage);
 }
 
-export function buildSessionView(session: Session, events: readonly RunEvent[]): SessionView {
+export function buildSessionView(session: Session, events: readonly RunEvent[], review: readonly ReviewRecord[] = []): SessionView {
   const iterations = session.iterations.map((line): IterationView => {
     const n = line.iteration_number;
     const { type: _type, actor_output, actor_stderr: _stderr, git_diff, ...facts } = line;
@@ -52,6 +55,7 @@ export function buildSessionView(session: Session, events: readonly RunEvent[]):
       actor_usage: sumUsage(actorRuns),
       critic_usage: sumUsage(criticRuns),
       tool_calls: actorRuns.length > 0 ? actorRuns.reduce((sum, run) => sum + run.tool_calls, 0) : null,
+      diff_since_head: diffIsSinceHead(line),
       actor_output_chars: actor_output.length,
       diff_chars: git_diff.length,
       // The last run of each check for this number (a resumed session can repeat one).
@@ -80,6 +84,7 @@ export function buildSessionView(session: Session, events: readonly RunEvent[]):
     warnings: session.warnings,
     notes: buildNotes(session, events),
     guards: events.flatMap((event) => (event.type === 'run_started' && event.guards ? [event.guards] : [])).at(-1) ?? null,
+    review: reviewItems(foldReview(events.filter(isReviewEvent), review)),
   };
 }
 

@@ -1,3 +1,4 @@
+import { runControlSchema } from '../sessionFormat/reviewRecords.js';
 import { runEventSchema } from '../sessionFormat/runEvents.js';
 import * as z from '../sessionFormat/zod.js';
 import { iterationDetailSchema, sessionViewSchema } from './sessionView.js';
@@ -15,6 +16,10 @@ export const hostCapabilitiesSchema = z.object({
   openDiff: z.boolean(),
   /** Carry on an interrupted or crashed session (`codeloops resume`). */
   resume: z._default(z.boolean(), false),
+  /** Open a file of the session's repository at a line (a finding, a comment). */
+  openLocation: z._default(z.boolean(), false),
+  /** Tell a loop paused for review to go on or to stop. */
+  reviewControl: z._default(z.boolean(), false),
 });
 export type HostCapabilities = z.infer<typeof hostCapabilitiesSchema>;
 
@@ -37,6 +42,10 @@ export const viewerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('openDiff'), iteration: z.int().check(z.positive()), path: z.optional(z.string()) }),
   /** Carry the session on (offered only when the host can). */
   z.object({ type: z.literal('resume') }),
+  /** Open a file of the session's repository at a line (a path the session recorded; the host keeps it inside the repository). */
+  z.object({ type: z.literal('openLocation'), file: z.string(), line: z.nullable(z.int().check(z.positive())) }),
+  /** A loop paused for review: go on, or stop. */
+  z.object({ type: z.literal('reviewControl'), action: runControlSchema.shape.type }),
 ]);
 export type ViewerMessage = z.infer<typeof viewerMessageSchema>;
 

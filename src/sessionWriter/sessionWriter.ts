@@ -2,13 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sessionFilePath, sessionIdFor } from '../sessionFormat/sessionFiles.js';
 import {
-  iterationLineSchema,
   sessionEndLineSchema,
   sessionStartLineSchema,
   type IterationLineFields,
   type SessionEndLineFields,
   type SessionHeader,
   type WithoutFields,
+  writtenIterationLineSchema,
 } from '../sessionFormat/sessionLines.js';
 import type * as z from '../sessionFormat/zod.js';
 import { AppendOnlyFile } from './appendOnlyFile.js';
@@ -63,7 +63,7 @@ export class SessionWriter {
 
   writeIteration(fields: WithoutFields<IterationLineFields, 'timestamp'>, completedAt: Date = new Date()): void {
     this.assertOpen();
-    this.append(iterationLineSchema, {
+    this.append(writtenIterationLineSchema, {
       ...fields,
       type: 'iteration',
       actor_duration_secs: roundSecs(fields.actor_duration_secs),

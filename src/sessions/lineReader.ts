@@ -36,6 +36,11 @@ function readAt(fd: number, position: number, length: number): Buffer {
   return buffer.subarray(0, bytesRead);
 }
 
+/** Up to `bytes` bytes from `position`, decoded (a character cut at the end is replaced). */
+export function readPrefixAt(fd: number, position: number, bytes: number): string {
+  return readAt(fd, position, bytes).toString('utf8');
+}
+
 /** The first line, or undefined for an empty file. */
 export function readFirstLine(fd: number, fileSize: number): LocatedLine | undefined {
   if (fileSize === 0) return undefined;

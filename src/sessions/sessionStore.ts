@@ -1,10 +1,18 @@
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { sessionLineSchema, sessionStartLineSchema, type IterationLine, type SessionEndLine, type SessionStartLine } from '../sessionFormat/sessionLines.js';
+import {
+  diffIsSinceHead,
+  normalizeSessionLine,
+  sessionLineSchema,
+  sessionStartLineSchema,
+  type IterationLine,
+  type SessionEndLine,
+  type SessionStartLine,
+} from '../sessionFormat/sessionLines.js';
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import { isSessionId, timestampFromSessionId } from '../sessionFormat/sessionFiles.js';
-import { readAllLines, readFirstLine, readLinesBackward } from './lineReader.js';
+import { readAllLines, readFirstLine, readLinesBackward, readPrefixAt } from './lineReader.js';
 import { isEmptyFilter, matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { computeStats, summarize } from './sessionSummary.js';
@@ -300,7 +308,8 @@ export class SessionStore {
         return;
       }
       if (iteration.git_diff.length > 0) {
-        yield `# iteration ${iteration.iteration_number}\n${iteration.git_diff.endsWith('\n') ? iteration.git_diff : iteration.git_diff + '\n'}`;
+        const scope = diffIsSinceHead(iteration) ? ' (the whole change since HEAD, as the original codeloops recorded it; not the iteration’s own)' : '';
+        yield `# iteration ${iteration.iteration_number}${scope}\n${iteration.git_diff.endsWith('\n') ? iteration.git_diff : iteration.git_diff + '\n'}`;
       }
     }
     if (iterationNumber !== undefined) {
@@ -374,14 +383,19 @@ export class SessionStore {
         break;
       }
     }
-    return { summary: summarize(id, first.line, lastIteration, end), prompt: first.line.prompt, warnings };
+    // Without an end, the count is the last number, unless the numbering starts at 0 (the original codeloops).
+    const count =
+      end === undefined && lastIteration !== undefined && peekIterationNumber(readPrefixAt(fd, firstLine.end + 1, 512)) === 0
+        ? lastIteration + 1
+        : lastIteration;
+    return { summary: summarize(id, first.line, count, end), prompt: first.line.prompt, warnings };
   }
 }
 
 /** Lines longer than this are peeked at rather than parsed while listing. */
 const LARGE_LINE_BYTES = 256 * 1024;
 
-/** `{"type":"iteration","iteration_number":N,…` as this runner and the original both write it. */
+/** `{"type":"iteration","iteration_number":N,…` as this runner and the original both write it (blank lines before it skipped). */
 function peekIterationNumber(prefix: string): number | undefined {
   const match = /^\s*\{\s*"type"\s*:\s*"iteration"\s*,\s*"iteration_number"\s*:\s*(\d+)\s*,/.exec(prefix);
   return match ? Number(match[1]) : undefined;
@@ -402,7 +416,8 @@ function parseWith<T>(
   } catch {
     return { ok: false, reason: 'not valid JSON' };
   }
-  const result = schema.safeParse(json);
+  // Other writers' words (the original codeloops') in the documented terms first.
+  const result = schema.safeParse(normalizeSessionLine(json));
   if (!result.success) return { ok: false, reason: describeIssues(result.error.issues) };
   return { ok: true, line: result.data };
 }

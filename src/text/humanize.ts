@@ -41,3 +41,8 @@ export function indent(text: string, prefix = '  '): string {
     .map((line) => `${prefix}${line}`)
     .join('\n');
 }
+
+/** `src/a.ts:42-44`, `src/a.ts:42`, `src/a.ts`: where in a file something points. */
+export function fileLocation(file: string, line: number | null, endLine: number | null): string {
+  return `${file}${line === null ? '' : `:${line}${endLine !== null && endLine !== line ? `-${endLine}` : ''}`}`;
+}

@@ -12,9 +12,10 @@ import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/tes
 describe('codeloops sessions (the built CLI)', () => {
   let env: Record<string, string>;
   let ids: string[];
-  const cwd = tempDir();
+  let cwd: string;
 
   before(() => {
+    cwd = tempDir();
     const home = isolateHome();
     home.restore();
     env = home.env;
@@ -26,8 +27,9 @@ describe('codeloops sessions (the built CLI)', () => {
       ]),
       writeSession(home.sessionsDir, [
         startLine({ prompt: 'Fix logout', timestamp: '2025-01-03T10:00:00Z', working_dir: '/w/beta' }),
-        iterationLine(1),
-        iterationLine(2, { git_diff: 'diff --git a/two b/two\n' }),
+        // As this runner writes them (with its extra fields): each iteration's own diff.
+        iterationLine(1, { git_insertions: 0, git_deletions: 0 }),
+        iterationLine(2, { git_diff: 'diff --git a/two b/two\n', git_insertions: 0, git_deletions: 0 }),
         endLine({ outcome: 'max_iterations_reached', iterations: 2, summary: null, confidence: null }),
       ]),
       writeSession(home.sessionsDir, [
@@ -111,6 +113,41 @@ describe('codeloops sessions (the built CLI)', () => {
     const none = await runCli(['sessions', 'diff', ids[1]!, '-i', '9'], { cwd, env });
     assert.equal(none.code, 2);
     assert.match(none.stderr, /has no iteration 9 \(iterations: 1, 2\)/);
+  });
+
+  it('says each warning once, each on a line of its own: while listing, and with the session it is about', async () => {
+    const home = isolateHome();
+    home.restore();
+    const broken = writeSession(home.sessionsDir, [
+      startLine({ prompt: 'Broken twice', timestamp: '2025-02-01T10:00:00Z' }),
+      { raw: 'not json at all\n' },
+      iterationLine(1, { git_insertions: 0, git_deletions: 0 }),
+      { raw: '{"type":"iteration","iteration_number":2,"actor_out' },
+    ]);
+    writeSession(home.sessionsDir, [startLine({ prompt: 'Another broken one', timestamp: '2025-01-01T10:00:00Z' }), { raw: '{"type":"session_end"' }]);
+    const warningLines = (text: string) => text.split('\n').filter((line) => line.includes('warning:'));
+    const assertOwnLines = (lines: string[]) => {
+      for (const line of lines) assert.equal(line.match(/warning:/g)!.length, 1, `one warning a line: ${line}`);
+      assert.ok(
+        lines.every((line) => line.startsWith('warning: ')),
+        lines.join('\n'),
+      );
+    };
+
+    const list = await runCli(['sessions', 'list'], { cwd, env: home.env });
+    assertOwnLines(warningLines(list.stderr));
+    assert.equal(warningLines(list.stderr).length, 2, list.stderr);
+
+    const show = await runCli(['sessions', 'show', 'latest'], { cwd, env: home.env });
+    assert.equal(show.stderr, '', 'not again on stderr, nor about the other session');
+    const shown = warningLines(show.stdout);
+    assertOwnLines(shown);
+    assert.deepEqual(shown, ['warning: skipped line 2: not valid JSON', 'warning: skipped a torn last line 4 (not valid JSON)']);
+    assert.match(show.stdout, /Iteration 1 /, 'the readable line between them is kept');
+
+    const json = await runCli(['sessions', 'show', broken, '--json'], { cwd, env: home.env });
+    assert.equal(JSON.parse(json.stdout).iterations.length, 1);
+    assert.deepEqual(warningLines(json.stderr), shown);
   });
 
   it('computes stats in the documented SessionStats shape', async () => {

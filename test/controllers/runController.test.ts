@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { FolderRef } from '../../src/extension/editorPorts.js';
+import type { RunController } from '../../src/extension/runs/runController.js';
 import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+import { agentBinDirs } from '../support/realAgents.js';
+import { createRepo, isolateHome, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 /**
  * The extension's run controller in plain Node: the real runner (dist/cli.js) as a
@@ -89,15 +91,85 @@ describe('run controller (plain Node, the real runner, a stubbed editor)', () =>
   });
 
   it('decides by the refusal’s code what to offer: a missing agent opens the setting for its path', async () => {
-    const { runs, editor, folder } = controllerFor({}, { editorSettings: JSON.stringify({ agent: 'gemini' }) });
+    // Cursor: no package installs it, so it is on no PATH (npm test puts node_modules/.bin, with Gemini CLI, on PATH).
+    const { runs, editor, folder } = controllerFor({}, { editorSettings: JSON.stringify({ agent: 'cursor' }) });
     editor.answer(/could not start/, 'Set Agent Path');
     const end = await runs.start(folder, { text: 'x' });
     await editor.settled();
     assert.ok(end?.kind === 'refused' && end.code === 'agent_missing');
     const [error] = editor.shown.filter((entry) => entry.kind === 'error');
-    assert.match(error!.text, /could not start in .*: Gemini CLI: "gemini" was not found on PATH/);
+    // The editor ran the same check as `codeloops doctor`, with the editor's settings: its finding and its fix.
+    assert.match(
+      error!.text,
+      /could not start in .*: "cursor-agent" was not found on PATH\. Fix: install it \(see https:\/\/cursor\.com\/cli\), or set \[agents\.cursor\] path/,
+    );
     assert.deepEqual(error!.actions, ['Set Agent Path', 'Show Log']);
     assert.deepEqual(editor.executed, [{ command: 'workbench.action.openSettings', args: ['codeloops.agentPaths'] }]);
+    assert.ok(editor.logLines.some((line) => /codeloops doctor: "cursor-agent" was not found on PATH/.test(line)));
+  });
+
+  /** Controllers whose loops run the real Claude Code: stopped after each test, whatever happened. */
+  const realControllers: RunController<FolderRef>[] = [];
+  afterEach(() => realControllers.splice(0).forEach((runs) => runs.dispose()));
+
+  /** A folder whose agent is the real Claude Code CLI, in a home of its own where it is not logged in. */
+  function realClaudeController(env: Record<string, string>) {
+    const home = isolateHome();
+    home.restore();
+    const agentsHome = tempDir('codeloops-agent-home-');
+    const configFile = path.join(home.configHome, 'codeloops', 'config.toml');
+    writeFile(home.configHome, 'codeloops/config.toml', '[defaults]\nagent = "claude"\n');
+    const editor = new FakeEditor();
+    const runs = runControllerFor(
+      editor,
+      {
+        ...home.env,
+        HOME: agentsHome,
+        CLAUDE_CONFIG_DIR: path.join(agentsHome, '.claude'),
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        // Nothing listens there: no request leaves this machine, whatever the CLI tries.
+        ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+        ANTHROPIC_API_KEY: '',
+        PATH: [...agentBinDirs(['claude']), process.env.PATH ?? ''].join(path.delimiter),
+        ...env,
+      },
+      { showAgentText: false },
+    );
+    realControllers.push(runs);
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    return { runs, editor, folder: folderAt(repo), configFile };
+  }
+
+  it('when an agent keeps failing, asks the doctor why: a Claude Code that is not logged in gets a terminal to log in', async () => {
+    const { runs, editor, folder } = realClaudeController({ IS_SANDBOX: '1' });
+    editor.answer(/^Codeloops failed/, 'Open Terminal');
+    const end = await runs.start(folder, { text: 'x' });
+    await editor.settled();
+    assert.ok(end?.kind === 'finished' && end.summary.error_code === 'actor_failed', JSON.stringify(end));
+    const [error] = editor.shown.filter((entry) => entry.kind === 'error');
+    assert.match(error!.text, /^Codeloops failed in .* after 2 iterations: .* Claude Code has no login: .* Fix: run "claude" once and log in/);
+    assert.deepEqual(error!.actions, ['Open Terminal', 'Open Session']);
+    assert.deepEqual(editor.executed, [{ command: 'workbench.action.terminal.new', args: [] }]);
+  });
+
+  it('as root without IS_SANDBOX, Claude Code refuses to run: the editor says why and opens the global config', async function () {
+    if (process.getuid?.() !== 0) this.skip(); // the rule is only about root
+    // A key, so that only root is wrong.
+    const { runs, editor, folder, configFile } = realClaudeController({
+      IS_SANDBOX: '',
+      ANTHROPIC_API_KEY: 'sk-ant-fake-key-for-tests',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+    });
+    editor.answer(/^Codeloops failed/, 'Open Global Config');
+    const end = await runs.start(folder, { text: 'x' });
+    await editor.settled();
+    assert.ok(end?.kind === 'finished' && end.summary.error_code === 'actor_failed', JSON.stringify(end));
+    const [error] = editor.shown.filter((entry) => entry.kind === 'error');
+    assert.match(
+      error!.text,
+      /Running as root, Claude Code refuses to skip permission prompts .* Fix: on a disposable machine, set IS_SANDBOX = "1" under \[agents\.claude\.env\]/,
+    );
+    assert.deepEqual(editor.texts('openFile'), [configFile]);
   });
 
   it('offers to open the config file that is wrong, and to initialize a folder that is not a repository', async () => {

@@ -6,7 +6,8 @@ import { runCli } from '../support/cliProcess.js';
 import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
 import { startModelApi, type ModelApi } from '../support/modelApi/scripted.js';
 import { GREETING_TASK as TASK, isCriticRequest as isCritic, scriptedGreetingModel as scriptedClaude } from '../support/scriptedClaude.js';
-import { realAgentHome } from '../support/realAgents.js';
+import { installedVersion, realAgentHome } from '../support/realAgents.js';
+import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.js';
@@ -18,6 +19,11 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
     await api?.close();
     await resumeApi?.close();
     removeTempDirs();
+  });
+
+  it('is a version the adapter lists as tested', () => {
+    const version = /\d+\.\d+\.\d+/.exec(installedVersion('claude'))?.[0];
+    assert.ok(version && adapterFor('claude').testedVersions.includes(version), `claude ${version}`);
   });
 
   it('runs two iterations: writes a file with a typo and a shell edit, gets CONTINUE, fixes it, gets DONE', async () => {
@@ -80,6 +86,7 @@ describe('end to end: the real Claude Code CLI against a scripted Messages API',
       assert.equal(run.succeeded, true);
       assert.match(run.agent_session_id ?? '', /^[0-9a-f-]{36}$/);
       assert.ok((run.usage?.costUsd ?? 0) > 0 && (run.usage?.inputTokens ?? 0) > 0, JSON.stringify(run.usage));
+      assert.deepEqual(run.drift, { unknownEvents: 0, unknownFields: 0, examples: [] }, 'every event and field is one the adapter knows');
     }
     assert.equal(finished[0]!.tool_calls, 2);
     const raw = fs.readFileSync(path.join(sidecar, 'iteration-1-actor.stdout'), 'utf8');

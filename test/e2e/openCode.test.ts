@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { runCli } from '../support/cliProcess.js';
+import { runCli, stopCliRuns } from '../support/cliProcess.js';
 import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
 import { OPEN_CODE_MODEL, openAiChat, writeOpenCodeProjectConfig } from '../support/modelApi/openAiChat.js';
-import { startModelApi, type ModelApi } from '../support/modelApi/scripted.js';
-import { realAgentHome } from '../support/realAgents.js';
+import { objectsIn, startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
+import { agentRuns, installedVersion, realAgentHome } from '../support/realAgents.js';
+import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, git, removeTempDirs, treeOf } from '../support/testEnvironment.js';
@@ -21,29 +22,42 @@ function repoWithOpenCode(api: ModelApi): string {
   return repo;
 }
 
+/** An actor that writes VERSION as 0.1, then 1.0.0 after review; a critic that asks for 1.0.0, then approves. */
+function versionModel(repo: () => string) {
+  return (request: ModelRequest): ScriptedReply => {
+    if (request.toolNames.length === 0) return { text: 'Add a version file' }; // the title generator
+    if (request.allUserText.includes(CRITIC_MARK)) {
+      return request.allUserText.includes('+1.0.0')
+        ? { text: 'Correct now.\n<decision>{"type":"done","summary":"VERSION holds 1.0.0","confidence":0.9}</decision>' }
+        : { text: '<decision>{"type":"continue","feedback":"VERSION must hold 1.0.0, not 0.1","remaining_issues":["wrong version"]}</decision>' };
+    }
+    if (request.hasToolResult) return { text: 'Done.' };
+    const fix = request.lastUserText.includes('VERSION must hold 1.0.0');
+    return { toolCalls: [{ name: 'write', input: { filePath: path.join(repo(), 'VERSION'), content: fix ? '1.0.0\n' : '0.1\n' } }] };
+  };
+}
+
 describe('end to end: the real OpenCode CLI against a scripted chat-completions API', () => {
   let openai: ModelApi | undefined;
   let anthropic: ModelApi | undefined;
   afterEach(async () => {
+    await stopCliRuns();
     await openai?.close();
     await anthropic?.close();
     openai = anthropic = undefined;
   });
   after(removeTempDirs);
 
+  it('is a version the adapter lists as tested', () => {
+    assert.ok(adapterFor('opencode').testedVersions.includes(installedVersion('opencode')), installedVersion('opencode'));
+  });
+
   it('runs two iterations with OpenCode as actor and critic', async () => {
     let repo = '';
-    openai = await startModelApi(openAiChat, (request) => {
-      if (request.toolNames.length === 0) return { text: 'Add a version file' }; // the title generator
-      if (request.allUserText.includes(CRITIC_MARK)) {
-        return request.allUserText.includes('+1.0.0')
-          ? { text: 'Correct now.\n<decision>{"type":"done","summary":"VERSION holds 1.0.0","confidence":0.9}</decision>' }
-          : { text: '<decision>{"type":"continue","feedback":"VERSION must hold 1.0.0, not 0.1","remaining_issues":["wrong version"]}</decision>' };
-      }
-      if (request.hasToolResult) return { text: 'Done.' };
-      const fix = request.allUserText.includes('VERSION must hold 1.0.0');
-      return { toolCalls: [{ name: 'write', input: { filePath: path.join(repo, 'VERSION'), content: fix ? '1.0.0\n' : '0.1\n' } }] };
-    });
+    openai = await startModelApi(
+      openAiChat,
+      versionModel(() => repo),
+    );
     repo = repoWithOpenCode(openai);
     const { env, home } = realAgentHome({});
     const result = await runCli(['-p', 'Add a VERSION file holding 1.0.0', '-a', 'opencode', '-m', OPEN_CODE_MODEL, '--json-output'], { cwd: repo, env });
@@ -79,7 +93,47 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
     assert.match(actorRun.agent_session_id ?? '', /^ses_/);
     assert.ok((actorRun.usage?.costUsd ?? 0) > 0, 'cost summed from step_finish');
     assert.equal(actorRun.tool_calls, 1);
+    for (const run of events.filter((event) => event.type === 'agent_finished')) {
+      assert.deepEqual(run.drift, { unknownEvents: 0, unknownFields: 0, examples: [] }, 'every event and field is one the adapter knows');
+    }
     assert.deepEqual(openai.unexpected, [], 'the CLI asked only for model turns');
+  });
+
+  it('resumes a stopped session in the actor’s own OpenCode session (--session): the model sees the earlier conversation', async () => {
+    let repo = '';
+    openai = await startModelApi(
+      openAiChat,
+      versionModel(() => repo),
+    );
+    repo = repoWithOpenCode(openai);
+    const { env, home } = realAgentHome({});
+    const args = ['-a', 'opencode', '-m', OPEN_CODE_MODEL, '--json-output'];
+    const first = await runCli(['-p', 'Add a VERSION file holding 1.0.0', ...args, '-n', '1'], { cwd: repo, env });
+    assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
+    const stopped = JSON.parse(first.stdout);
+    const actorSession = agentRuns(home, stopped.session_id).find((run) => run.role === 'actor')?.agent_session_id;
+    assert.match(actorSession ?? '', /^ses_/);
+    const requestsBefore = openai.requests.length;
+
+    const resumed = await runCli(['resume', stopped.session_id, '--json-output', '-n', '2'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, `stderr:\n${resumed.stderr}`);
+    const outcome = JSON.parse(resumed.stdout);
+    assert.equal(outcome.status, 'success');
+    assert.equal(treeOf(repo).VERSION, '1.0.0\n');
+    const actorRun = agentRuns(home, outcome.session_id).find((run) => run.role === 'actor');
+    assert.ok(actorRun?.succeeded, actorRun?.failure_reason ?? 'no actor run');
+    assert.equal(actorRun.agent_session_id, actorSession, 'the same OpenCode session, carried on');
+
+    // Its first request carries the earlier turn (the write of 0.1 and its result) before the feedback.
+    const actorRequest = openai.requests.slice(requestsBefore).find((request) => request.toolNames.length > 0 && !request.allUserText.includes(CRITIC_MARK));
+    assert.ok(actorRequest, 'the resumed actor reached the model');
+    const conversation = JSON.stringify(actorRequest.body.messages);
+    assert.match(conversation, /Add a VERSION file holding 1\.0\.0/, 'the first prompt');
+    assert.ok(
+      objectsIn(actorRequest.body.messages).some((message) => message.role === 'assistant' && JSON.stringify(message.tool_calls ?? []).includes('VERSION')),
+      'the earlier write of VERSION',
+    );
+    assert.match(actorRequest.lastUserText, /VERSION must hold 1\.0\.0, not 0\.1/);
   });
 
   it('runs a loop with OpenCode as actor and Claude Code as critic', async () => {

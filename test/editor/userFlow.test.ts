@@ -21,6 +21,32 @@ import { ensureVsCodeTools, type VsCodeTools } from '../support/vscodeTools.js';
 
 const SLOW_TASK = 'A slow task that the status bar will interrupt';
 const CANDIDATES_TASK = 'Candidates: write hello-candidates.txt';
+const REVIEW_TASK = 'Tidy review.txt, and wait for my review after each round';
+const numbered = (change: Record<number, string> = {}) => Array.from({ length: 20 }, (_, index) => change[index + 1] ?? `line ${index + 1}`).join('\n') + '\n';
+
+/** The review task's scripted model: two changes far apart, a critic with a finding on one, then the fix. */
+function reviewModel(repo: string) {
+  return (request: ModelRequest): ScriptedReply => {
+    if (isCriticRequest(request)) {
+      return request.allUserText.includes('Open review items')
+        ? { text: 'Fixed.\n<decision>{"type":"done","summary":"review.txt is tidy","confidence":0.9,"resolved":["F1.1"]}</decision>' }
+        : {
+            text:
+              'Line 2 is not tidy yet.\n<decision>' +
+              JSON.stringify({
+                type: 'continue',
+                feedback: 'Line 2 must say TWO.',
+                findings: [{ file: 'review.txt', line: 2, severity: 'warning', message: 'Line two should say TWO, in capitals' }],
+              }) +
+              '</decision>',
+          };
+    }
+    const second = request.allUserText.includes('Reviewer findings still open');
+    if (request.hasToolResult) return { text: second ? 'Line 2 says TWO.\nAddressed: F1.1' : 'Tidied review.txt.' };
+    const content = second ? numbered({ 2: 'TWO' }) : numbered({ 2: 'two', 18: 'eighteen' });
+    return { toolCalls: [{ name: 'Write', input: { file_path: path.join(repo, 'review.txt'), content } }] };
+  };
+}
 const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
 
 describe('the packaged extension, used as a user would (code-server + Chromium)', function () {
@@ -136,13 +162,16 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     for (const old of fs.readdirSync(SCREENSHOTS).filter((name) => name.startsWith('flow-'))) fs.rmSync(path.join(SCREENSHOTS, old));
     execFileSync('npm', ['run', 'package'], { cwd: repoRoot(), stdio: 'inherit' });
 
-    repo = createRepo({ files: { 'README.md': '# greeting service\n' } });
-    const slowModel = scriptedGreetingModel(repo);
+    repo = createRepo({ files: { 'README.md': '# greeting service\n', 'review.txt': numbered() } });
+    const greetingModel = scriptedGreetingModel(repo);
+    const forReview = reviewModel(repo);
     api = await startModelApi(anthropicMessages, (request) => {
+      if (request.toolNames.length === 0) return { text: 'A title' };
       // The second loop's actor waits on its model for as long as the test lets it.
       if (!isCriticRequest(request) && request.allUserText.includes(SLOW_TASK)) return new Promise(() => {});
+      if (request.allUserText.includes(REVIEW_TASK)) return forReview(request);
       if (request.allUserText.includes(CANDIDATES_TASK)) return candidateModel(request);
-      return slowModel(request);
+      return greetingModel(request);
     });
     const { env, home } = realAgentHome({ anthropic: api });
     dataHome = home.dataHome;
@@ -440,6 +469,69 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await page.locator('.notifications-toasts', { hasText: 'rollback undone' }).waitFor({ timeout: 30_000 });
     assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
     await shot('rollback-undone');
+  });
+
+  it('reviews like a pull request: the critic’s comment on the diff, a hunk rejected from the diff editor, a paused loop continued from the notification', async () => {
+    await runCommand('Codeloops: Toggle Review Before Continuing');
+    await page.locator('.notifications-toasts', { hasText: 'loops now wait for your review' }).waitFor({ timeout: 30_000 });
+    await runCommand('Codeloops: Run Prompt');
+    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
+    await page.locator('.quick-input-widget input').fill(REVIEW_TASK);
+    await page.keyboard.press('Enter');
+    const waiting = page.locator('.notification-toast', { hasText: 'is waiting for your review of iteration 1' });
+    await waiting.waitFor({ timeout: 120_000 });
+    await page.locator('.statusbar-item', { hasText: 'waiting for your review of iteration 1' }).waitFor();
+    await shot('review-paused');
+
+    // The critic's finding, where the code is: on the diff of the iteration.
+    await showSessions();
+    await expand(/^Tidy review\.txt/);
+    const iteration = page.getByRole('treeitem', { name: /^Iteration 1/ }).first();
+    if ((await iteration.getAttribute('aria-expanded')) === 'false') await iteration.click();
+    await page
+      .getByRole('treeitem', { name: /^review\.txt/ })
+      .first()
+      .click();
+    await page.locator('.tab', { hasText: 'review.txt (iteration 1)' }).waitFor();
+    const thread = page.locator('.review-widget', { hasText: 'Line two should say TWO, in capitals' });
+    await thread.first().waitFor({ timeout: 30_000 });
+    await shot('review-finding-on-diff');
+
+    // Reject the second hunk from the diff editor: right-click on its line, give a reason.
+    const modified = page.locator('.monaco-diff-editor .editor.modified');
+    const line18 = modified.locator('.view-line', { hasText: 'eighteen' });
+    await line18.click({ button: 'right' });
+    await page.locator('.monaco-menu .action-menu-item', { hasText: 'Reject This Change' }).hover();
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget', { hasText: 'Reject hunk 2 of iteration 1' }).waitFor();
+    await page.locator('.quick-input-widget input').fill('line 18 is public: keep it');
+    await shot('review-reject-reason');
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'Undid hunk 2 of iteration 1 in review.txt' }).waitFor({ timeout: 30_000 });
+    assert.equal(fs.readFileSync(path.join(repo, 'review.txt'), 'utf8'), numbered({ 2: 'two' }), 'only that hunk was undone');
+
+    // Continue from the notification; the next actor hears about both.
+    if (!(await waiting.isVisible())) await runCommand('Notifications: Show Notifications');
+    await page
+      .locator('.notification-list-item', { hasText: 'is waiting for your review of iteration 1' })
+      .locator('.monaco-button', { hasText: /^Continue$/ })
+      .first()
+      .click();
+    await page.locator('.notifications-toasts', { hasText: 'Codeloops finished' }).waitFor({ timeout: 120_000 });
+    assert.equal(fs.readFileSync(path.join(repo, 'review.txt'), 'utf8'), numbered({ 2: 'TWO' }));
+    const secondActor = api.requests.find((request) => !isCriticRequest(request) && request.lastUserText.includes('Reviewer findings still open'));
+    assert.match(secondActor?.lastUserText ?? '', /R1\.1: the user rejected this change of iteration 1 in review\.txt because: line 18 is public: keep it/);
+    assert.match(secondActor?.lastUserText ?? '', /F1\.1 in review\.txt:2 \(warning\): Line two should say TWO, in capitals/);
+
+    // The viewer lists the review under its iteration.
+    const tab = page.locator('.tab', { hasText: /Codeloops: Tidy review/ }).first();
+    await tab.click();
+    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    await viewer.locator('.review-item.finding', { hasText: 'F1.1' }).waitFor({ timeout: 30_000 });
+    await viewer.locator('.review-item.rejection', { hasText: 'line 18 is public' }).waitFor();
+    await viewer.locator('.review-item.finding', { hasText: 'F1.1' }).scrollIntoViewIfNeeded();
+    await shot('review-in-viewer');
+    await runCommand('Codeloops: Toggle Review Before Continuing');
   });
 });
 

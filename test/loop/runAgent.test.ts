@@ -157,11 +157,41 @@ describe('running an agent process', () => {
     assert.match(result.transcript, /🎉/);
   });
 
-  it('refuses an argument the kernel would reject, with a clear reason', async () => {
+  it('refuses an argument the kernel would reject, with a clear reason, before it opens anything', async () => {
     const { launch } = launchFor({}, { adapter: adapterFor('cursor') });
-    const result = await runAgent(launch, request('x'.repeat(200_000)));
+    const folder = tempDir();
+    const rawPath = path.join(folder, 'raw.stdout');
+    const result = await runAgent(launch, request('x'.repeat(200_000)), { rawStdoutPath: rawPath });
     assert.equal(result.succeeded, false);
     assert.match(result.failureReason!, /takes its prompt as an argument, and this one is 200,000 bytes/);
+    // File opens run on libuv's threads in the order asked: once later requests are answered, an open asked before has run.
+    await Promise.all(Array.from({ length: 16 }, () => fs.promises.stat(folder)));
+    assert.equal(fs.existsSync(rawPath), false, 'no empty raw log is left behind');
+    const open = fs.readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`) === rawPath;
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+    assert.deepEqual(open, [], 'no file descriptor is left open on it');
+  });
+
+  it('puts config’s extra arguments before what must come last: `codex exec … resume <id> -`', async () => {
+    const { agent, launch } = launchFor({ actor: [[{ print: 'ok' }]] }, { adapter: adapterFor('codex'), extraArgs: ['-c', 'model_reasoning_effort="high"'] });
+    await runAgent(launch, { ...request('go on'), resumeSessionId: 'thread-1' });
+    assert.deepEqual(agent.argsSeen('actor', 1), [
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--sandbox',
+      'workspace-write',
+      '-c',
+      'model_reasoning_effort="high"',
+      'resume',
+      'thread-1',
+      '-',
+    ]);
   });
 
   it('says which binary is missing and which setting points to it', () => {

@@ -202,6 +202,11 @@ describe('codeloops ui in a browser (Chromium)', () => {
     removeTempDirs();
   });
 
+  // Whatever ran before, on every page: checked after the tests, so that it holds in any order.
+  after('logged no policy violation and no script error on any page', () => {
+    assert.deepEqual(problems, []);
+  });
+
   it('lists thousands of sessions newest first, rendering only the rows in view', async () => {
     const page = await context.newPage();
     await page.goto(url('/'));
@@ -348,6 +353,7 @@ describe('codeloops ui in a browser (Chromium)', () => {
       critic: [[carryOn('Add a test for the **empty** case')], [done('Both files written', 0.9)]],
     });
     const repo = createRepo({ files: { 'README.md': '# live\n' } });
+    const before = new Set(fs.readdirSync(home.sessionsDir));
     const run = startCli(['-p', 'Live loop from the browser test'], { cwd: repo, env: home.env });
     try {
       const row = list.locator('.session-row').first();
@@ -380,10 +386,8 @@ describe('codeloops ui in a browser (Chromium)', () => {
     } finally {
       run.child.kill('SIGKILL');
       await list.close();
+      // The other tests count and order the fixtures alone, whenever they run.
+      for (const name of fs.readdirSync(home.sessionsDir)) if (!before.has(name)) fs.rmSync(path.join(home.sessionsDir, name));
     }
-  });
-
-  it('logged no policy violation and no script error on any page', () => {
-    assert.deepEqual(problems, []);
   });
 });

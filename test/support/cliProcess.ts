@@ -23,13 +23,39 @@ export interface CliRun {
   done: Promise<CliResult>;
 }
 
+/** Runs that have not ended yet, for `stopCliRuns`. */
+const unfinished = new Set<ChildProcess>();
+
+/**
+ * Stops every run a test left behind (a failed or timed-out test): SIGTERM, on which
+ * the runner stops its agent's whole process group and ends its session, then
+ * SIGKILL if it is still there after a few seconds. For `afterEach`.
+ */
+export async function stopCliRuns(): Promise<void> {
+  await Promise.all(
+    [...unfinished].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          child.once('close', () => {
+            clearTimeout(killer);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
 /** Starts the built CLI as a user would: `node dist/cli.js …`, no shell. */
-export function startCli(args: string[], options: { cwd: string; env?: Record<string, string> }): CliRun {
+export function startCli(args: string[], options: { cwd: string; env?: Record<string, string>; stdin?: 'pipe' }): CliRun {
   const child = spawn(process.execPath, [cliPath(), ...args], {
     cwd: options.cwd,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
+  unfinished.add(child);
+  child.once('close', () => unfinished.delete(child));
   let stdout = '';
   let stderr = '';
   const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];

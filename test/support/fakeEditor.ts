@@ -4,7 +4,7 @@ import { cliPath } from './cliProcess.js';
 
 /** What the user saw: one entry per notification, question or picker, in order. */
 export interface Shown {
-  kind: 'info' | 'warning' | 'error' | 'confirm' | 'pick' | 'openFile' | 'status';
+  kind: 'info' | 'warning' | 'error' | 'confirm' | 'pick' | 'input' | 'openFile' | 'status';
   text: string;
   /** The buttons offered (for a pick: the labels, in order). */
   actions: string[];
@@ -64,6 +64,11 @@ export class FakeEditor {
     pick: async <T>(items: readonly PickItem<T>[], placeholder: string) => {
       const label = await this.respond({ kind: 'pick', text: placeholder, actions: items.map((item) => item.label) });
       return items.find((item) => item.label === label)?.value;
+    },
+    input: async (prompt) => {
+      this.shown.push({ kind: 'input', text: prompt, actions: [] });
+      const rule = this.answers.find((candidate) => candidate.pattern.test(prompt));
+      return rule === undefined ? undefined : typeof rule.answer === 'function' ? rule.answer([]) : rule.answer;
     },
     openFile: async (filePath) => {
       this.shown.push({ kind: 'openFile', text: filePath, actions: [] });

@@ -34,6 +34,8 @@ export interface ScriptedAgent {
   /** How many times the role was started. */
   calls(role: ScriptedRole): number;
   envSeen(role: ScriptedRole, call: number): Record<string, string | number | undefined>;
+  /** The arguments the role was started with on its n-th call. */
+  argsSeen(role: ScriptedRole, call: number): string[];
 }
 
 export type ScriptedRole = 'actor' | 'critic' | `${string}-actor` | `${string}-critic`;
@@ -53,6 +55,7 @@ export function scriptedAgent(script: AgentScript): ScriptedAgent {
       return fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) : 0;
     },
     envSeen: (role, call) => JSON.parse(fs.readFileSync(path.join(dir, `${role}-${call}.env`), 'utf8')) as Record<string, string | number | undefined>,
+    argsSeen: (role, call) => JSON.parse(fs.readFileSync(path.join(dir, `${role}-${call}.args`), 'utf8')) as string[],
   };
 }
 

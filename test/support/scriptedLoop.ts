@@ -6,7 +6,7 @@ import type { Budget } from '../../src/budget/spendTracker.js';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
 import { DEFAULT_STALL, type StallSettings } from '../../src/config/runSettings.js';
 import { openRepository } from '../../src/git/repository.js';
-import { runLoop, type RoleLaunch } from '../../src/loop/loopRunner.js';
+import { runLoop, type LoopRequest, type RoleLaunch } from '../../src/loop/loopRunner.js';
 import type { RunEvent, RunSummary } from '../../src/sessionFormat/runEvents.js';
 import { scriptedAgent, type AgentScript, type ScriptedAgent } from './scriptedAgent.js';
 import { tempDir } from './testEnvironment.js';
@@ -32,6 +32,11 @@ export interface ScriptedLoopOptions {
   budget?: Partial<Budget>;
   stall?: Partial<StallSettings>;
   prices?: PriceTable;
+  /** Review before continuing: the loop waits on this after each iteration that goes on. */
+  waitForReview?: LoopRequest['waitForReview'];
+  continuation?: LoopRequest['continuation'];
+  /** Where sidecar folders go (default: beside the sessions folder). */
+  sidecarRoot?: string;
 }
 
 /** Runs the real loop in-process with both roles played by the scripted agent. */
@@ -39,7 +44,7 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
   const agent = scriptedAgent(script);
   const data = tempDir('codeloops-data-');
   const sessionsDir = options.sessionsDir ?? path.join(data, 'sessions');
-  const sidecarRoot = path.join(data, 'sidecars');
+  const sidecarRoot = options.sidecarRoot ?? path.join(data, 'sidecars');
   const [program, ...leadingArgs] = agent.command as [string, ...string[]];
   const role = (timeoutSecs: number): RoleLaunch => ({
     model: null,
@@ -64,6 +69,8 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
       if (options.keepEvents !== false) events.push(event);
       options.onEvent?.(event);
     },
+    waitForReview: options.waitForReview,
+    continuation: options.continuation,
   });
   return { summary, events, agent, sidecarDir: path.join(sidecarRoot, summary.session_id), sessionsDir };
 }

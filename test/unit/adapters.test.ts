@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
+import type { InvocationRequest } from '../../src/agents/agentAdapter.js';
 import type { AgentEvent } from '../../src/sessionFormat/agentEvents.js';
 import { AGENT_KINDS, type AgentKind } from '../../src/agents/agentKinds.js';
 import { agentEventSchema } from '../../src/sessionFormat/agentEvents.js';
@@ -12,15 +13,36 @@ interface Replay {
   verdict: ReturnType<ReturnType<ReturnType<typeof adapterFor>['createParser']>['finish']>;
 }
 
-/** Feeds a recorded stdout through an adapter's parser, line by line, as runAgent does. */
-function replay(kind: AgentKind, cassette: string, exitCode = 0): Replay {
+function cassetteLines(cassette: string): string[] {
+  return fs
+    .readFileSync(path.join(repoRoot(), 'test', 'fixtures', 'cassettes', cassette), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
+}
+
+/** Feeds stdout through an adapter's parser, line by line, as runAgent does. */
+function replayLines(kind: AgentKind, lines: readonly string[], exitCode = 0): Replay {
   const parser = adapterFor(kind).createParser();
-  const text = fs.readFileSync(path.join(repoRoot(), 'test', 'fixtures', 'cassettes', cassette), 'utf8');
-  const events = text.split('\n').flatMap((line) => parser.parseLine(line));
+  const events = lines.flatMap((line) => parser.parseLine(line));
   for (const event of events) agentEventSchema.parse(event);
   return { events, verdict: parser.finish(exitCode) };
 }
 
+/** Feeds a recorded stdout through an adapter's parser. */
+function replay(kind: AgentKind, cassette: string, exitCode = 0): Replay {
+  return replayLines(kind, cassetteLines(cassette), exitCode);
+}
+
+/** A successful run of each adapter with a structured stream, recorded from the real CLI where one can run here. */
+const SUCCESSFUL_RUNS: readonly [AgentKind, string][] = [
+  ['claude', 'claude-actor-write-and-bash.jsonl'],
+  ['opencode', 'opencode-actor-write.jsonl'],
+  ['codex', 'codex-actor-patch-and-shell.jsonl'],
+  ['gemini', 'gemini-actor-write-and-shell.jsonl'],
+  ['cursor', 'cursor-success.jsonl'],
+];
+
+const NONE = { unknownEvents: 0, unknownFields: 0, examples: [] };
 const kinds = (events: AgentEvent[]) => events.map((event) => event.kind);
 const request = { prompt: '-n "rm -rf" 🎉', model: null, resumeSessionId: null };
 
@@ -34,7 +56,8 @@ describe('agent adapters', () => {
             assert.equal(invocation.stdin, request.prompt, kind);
             assert.ok(!invocation.args.includes(request.prompt), `${kind} does not also pass it as an argument`);
           } else {
-            assert.deepEqual(invocation.args.slice(-2), ['--', request.prompt], `${kind} puts it after --`);
+            assert.deepEqual([...invocation.args, ...(invocation.trailingArgs ?? [])].slice(-2), ['--', request.prompt], `${kind} puts it after --`);
+            assert.ok(!invocation.args.includes(request.prompt), `${kind} keeps it last, after any extra arguments`);
           }
         }
       }
@@ -76,37 +99,37 @@ describe('agent adapters', () => {
     });
 
     it('codex and gemini: a writable sandbox or yolo for the actor, read-only or plan for the critic', () => {
-      assert.deepEqual(adapterFor('codex').invocation({ ...request, role: 'actor' }).args, [
+      const argv = (kind: AgentKind, overrides: Partial<InvocationRequest>) => {
+        const invocation = adapterFor(kind).invocation({ ...request, role: 'actor', ...overrides });
+        return [...invocation.args, ...(invocation.trailingArgs ?? [])];
+      };
+      assert.deepEqual(argv('codex', {}), ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '-']);
+      assert.deepEqual(argv('codex', { role: 'critic', model: 'gpt-5.5' }), [
+        'exec',
+        '--json',
+        '--skip-git-repo-check',
+        '--sandbox',
+        'read-only',
+        '--model',
+        'gpt-5.5',
+        '-',
+      ]);
+      // 0.169.0 refuses exec's options after `resume`: they come first, the thread and the stdin prompt last.
+      assert.deepEqual(argv('codex', { resumeSessionId: 't1' }), [
         'exec',
         '--json',
         '--skip-git-repo-check',
         '--sandbox',
         'workspace-write',
+        'resume',
+        't1',
         '-',
       ]);
-      assert.ok(
-        adapterFor('codex')
-          .invocation({ ...request, role: 'critic' })
-          .args.includes('read-only'),
-      );
-      assert.deepEqual(
-        adapterFor('codex')
-          .invocation({ ...request, role: 'actor', resumeSessionId: 't1' })
-          .args.slice(0, 3),
-        ['exec', 'resume', 't1'],
-      );
-      assert.ok(
-        adapterFor('gemini')
-          .invocation({ ...request, role: 'actor' })
-          .args.join(' ')
-          .includes('--approval-mode yolo'),
-      );
-      assert.ok(
-        adapterFor('gemini')
-          .invocation({ ...request, role: 'critic' })
-          .args.join(' ')
-          .includes('--approval-mode plan'),
-      );
+      assert.deepEqual(argv('gemini', {}), ['--output-format', 'stream-json', '--skip-trust', '--approval-mode', 'yolo']);
+      assert.deepEqual(argv('gemini', { role: 'critic' }).slice(3), ['--approval-mode', 'plan']);
+      // By id: `latest` may be the critic's session.
+      assert.deepEqual(argv('gemini', { resumeSessionId: 's-1' }).slice(-2), ['--resume', 's-1']);
+      assert.equal(adapterFor('gemini').canResume, true);
     });
   });
 
@@ -134,7 +157,7 @@ describe('agent adapters', () => {
       );
       const usage = usages.at(-1);
       assert.ok(usage?.kind === 'usage' && usage.total.costUsd! > 0 && usage.total.inputTokens! > 0 && usage.total.outputTokens! > 0);
-      assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Created greeting.txt and the build note.' });
+      assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Created greeting.txt and the build note.', drift: NONE });
       const critic = replay('claude', 'claude-critic-continue.jsonl');
       assert.match(critic.verdict.finalText!, /<decision>\{"type":"continue"/);
     });
@@ -155,29 +178,40 @@ describe('agent adapters', () => {
       const [firstStep, lastStep] = events.filter((event) => event.kind === 'usage');
       assert.ok(firstStep?.kind === 'usage' && lastStep?.kind === 'usage');
       assert.ok(lastStep.total.costUsd! > firstStep.total.costUsd!, 'the second step adds to the first');
-      assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Done.' });
+      assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Done.', drift: NONE });
       assert.equal(replay('opencode', 'opencode-actor-write.jsonl', 1).verdict.succeeded, false, 'exit 1 is a failure');
     });
 
-    it('codex: messages, commands and file changes; success only with turn.completed; usage replaced not summed', () => {
-      const { events, verdict } = replay('codex', 'codex-success.jsonl');
-      assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'tool_use', 'text', 'usage', 'result']);
+    it('codex (recorded from the real CLI): messages, commands and file changes; success only with turn.completed; usage replaced not summed', () => {
+      const { events, verdict } = replay('codex', 'codex-actor-patch-and-shell.jsonl');
+      assert.deepEqual(kinds(events), ['session', 'text', 'tool_use', 'tool_use', 'tool_result', 'text', 'usage', 'result']);
       assert.deepEqual(
-        events.find((event) => event.kind === 'usage'),
-        { kind: 'usage', total: { inputTokens: 24763, outputTokens: 122, cacheReadTokens: 24448 } },
+        events.filter((event) => event.kind === 'tool_use').map((event) => event.kind === 'tool_use' && [event.name, event.summary]),
+        [
+          ['file_change', 'add /repo/greeting.txt'],
+          ['shell', `/bin/bash -lc 'echo "noted by a shell" > build-note.txt'`],
+        ],
       );
-      assert.deepEqual(verdict, { succeeded: true, failureReason: null, finalText: 'Created hello.txt.' });
+      const usage = events.find((event) => event.kind === 'usage');
+      assert.ok(usage?.kind === 'usage' && usage.total.inputTokens! > 0 && usage.total.outputTokens! > 0);
+      assert.equal(verdict.succeeded, true);
+      assert.equal(verdict.finalText, 'Created greeting.txt and the build note.');
+      assert.match(replay('codex', 'codex-critic-read-only.jsonl').verdict.finalText!, /<decision>\{"type":"continue"/);
       assert.equal(replay('codex', 'codex-reconnect.jsonl').verdict.succeeded, true, 'a passing error before turn.completed is not a failure');
       const failed = replay('codex', 'codex-failed.jsonl');
       assert.equal(failed.verdict.succeeded, false);
       assert.match(failed.verdict.failureReason!, /stream disconnected/);
     });
 
-    it('gemini: streamed deltas joined into the final message', () => {
-      const { events, verdict } = replay('gemini', 'gemini-success.jsonl');
-      assert.deepEqual(kinds(events), ['session', 'tool_use', 'tool_result', 'text', 'text', 'usage', 'result']);
-      assert.equal(verdict.finalText, 'I created hello.txt.');
+    it('gemini (recorded from the real CLI): tool calls and results, streamed text joined into the final message', () => {
+      const { events, verdict } = replay('gemini', 'gemini-actor-write-and-shell.jsonl');
+      assert.deepEqual(kinds(events), ['session', 'text', 'tool_use', 'tool_result', 'tool_use', 'tool_result', 'text', 'usage', 'result']);
+      assert.equal(verdict.finalText, 'Created greeting.txt and the build note.', 'the last message, not every message joined');
       assert.equal(verdict.succeeded, true);
+      const critic = replay('gemini', 'gemini-critic-plan.jsonl');
+      const refused = critic.events.find((event) => event.kind === 'tool_result');
+      assert.ok(refused?.kind === 'tool_result' && refused.isError && /plans directory/.test(refused.summary));
+      assert.equal(critic.verdict.succeeded, true);
     });
 
     it('cursor: tool calls and the result', () => {
@@ -205,6 +239,42 @@ describe('agent adapters', () => {
         }
         const verdict = parser.finish(0);
         if (kind !== 'command') assert.equal(verdict.succeeded, false, `${kind} does not call garbage a success`);
+      }
+    });
+  });
+
+  describe('drift: what a newer or older CLI prints', () => {
+    it('none in output recorded from the versions each adapter was tested with', () => {
+      for (const [kind, cassette] of SUCCESSFUL_RUNS) assert.deepEqual(replay(kind, cassette).verdict.drift, NONE, kind);
+    });
+
+    it('an unknown event type and an unknown field are ignored and counted, never fatal', () => {
+      for (const [kind, cassette] of SUCCESSFUL_RUNS) {
+        const [first, ...rest] = cassetteLines(cassette);
+        const withNewField = JSON.stringify({ ...(JSON.parse(first!) as object), brand_new_field: { nested: true } });
+        const plain = replayLines(kind, [first!, ...rest]);
+        const drifted = replayLines(kind, [withNewField, '{"type":"brand_new_event","payload":[1,2]}', ...rest]);
+        assert.deepEqual(kinds(drifted.events), kinds(plain.events), `${kind}: the same events`);
+        assert.deepEqual({ ...drifted.verdict, drift: NONE }, plain.verdict, `${kind}: the same verdict`);
+        assert.equal(drifted.verdict.drift.unknownEvents, 1, kind);
+        assert.ok(drifted.verdict.drift.examples.includes('event brand_new_event'), `${kind}: ${drifted.verdict.drift.examples.join(', ')}`);
+        // Cursor's shapes are unverified (no version could run here): only its event types are checked.
+        if (kind !== 'cursor') {
+          assert.equal(drifted.verdict.drift.unknownFields, 1, kind);
+          assert.ok(
+            drifted.verdict.drift.examples.some((example) => example.endsWith('.brand_new_field')),
+            kind,
+          );
+        }
+      }
+    });
+
+    it('a stream that ends before its final event is a failure that says so, whatever the exit code', () => {
+      for (const [kind, cassette] of SUCCESSFUL_RUNS) {
+        const { verdict } = replayLines(kind, cassetteLines(cassette).slice(0, -1), 0);
+        assert.equal(verdict.succeeded, false, kind);
+        assert.match(verdict.failureReason!, /without (a final result|a result event|completing its turn)|before its final step/, kind);
+        assert.match(verdict.failureReason!, /exited \(code 0\)/, kind);
       }
     });
   });

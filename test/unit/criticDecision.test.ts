@@ -4,7 +4,30 @@ import { explainUnreadableDecision, feedbackText, parseCriticDecision } from '..
 describe('critic decision parsing', () => {
   it('reads a done block', () => {
     const parsed = parseCriticDecision('Looks good.\n<decision>{"type":"done","summary":"Added validation","confidence":0.95}</decision>');
-    assert.deepEqual(parsed, { decision: { kind: 'DONE', summary: 'Added validation', confidence: 0.95 }, source: 'block' });
+    assert.deepEqual(parsed, { decision: { kind: 'DONE', summary: 'Added validation', confidence: 0.95 }, source: 'block', findings: [], resolved: [] });
+  });
+
+  it('reads findings and resolved ids in any decision, and drops what cannot be read in them rather than the decision', () => {
+    const parsed = parseCriticDecision(
+      '<decision>{"type":"continue","feedback":"Fix the null case","findings":[' +
+        '{"file":"src/a.ts","line":42,"end_line":44,"severity":"error","message":"  x can be null  "},' +
+        '{"file":"src/b.ts","line":"7","severity":"WARNING","message":"unused import"},' +
+        '{"line":3,"end_line":1,"severity":"critical","message":"end before start"},' +
+        '{"file":"src/c.ts","line":0,"message":"line zero is no line"},' +
+        '{"file":"src/d.ts","line":5},' +
+        '"not an object"],"resolved":["F1.2"," U3.1 ",""]}</decision>',
+    );
+    assert.equal(parsed?.decision.kind, 'CONTINUE');
+    assert.deepEqual(parsed?.findings, [
+      { file: 'src/a.ts', line: 42, endLine: 44, severity: 'error', message: 'x can be null' },
+      { file: 'src/b.ts', line: 7, endLine: 7, severity: 'warning', message: 'unused import' },
+      { file: null, line: 3, endLine: 3, severity: 'warning', message: 'end before start' },
+      { file: 'src/c.ts', line: null, endLine: null, severity: 'warning', message: 'line zero is no line' },
+    ]);
+    assert.deepEqual(parsed?.resolved, ['F1.2', 'U3.1']);
+    // Malformed review fields never sink a verdict.
+    const done = parseCriticDecision('<decision>{"type":"done","summary":"ok","findings":"none","resolved":{"a":1}}</decision>');
+    assert.deepEqual(done, { decision: { kind: 'DONE', summary: 'ok', confidence: null }, source: 'block', findings: [], resolved: [] });
   });
 
   it('reads continue with its remaining issues, and error with its recovery', () => {
@@ -72,7 +95,12 @@ describe('critic decision parsing', () => {
     assert.equal(parseCriticDecision('Everything works. TASK COMPLETE')?.decision.kind, 'DONE');
     assert.equal(parseCriticDecision('TASK COMPLETE? No: NEEDS MORE WORK, the tests fail.')?.decision.kind, 'CONTINUE');
     const parsed = parseCriticDecision('The tests fail.\nNEEDS_MORE_WORK');
-    assert.deepEqual(parsed, { decision: { kind: 'CONTINUE', feedback: 'The tests fail.', remainingIssues: [] }, source: 'marker' });
+    assert.deepEqual(parsed, {
+      decision: { kind: 'CONTINUE', feedback: 'The tests fail.', remainingIssues: [] },
+      source: 'marker',
+      findings: [],
+      resolved: [],
+    });
   });
 
   it('returns null for garbage, empty and binary-looking answers', () => {

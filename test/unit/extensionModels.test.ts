@@ -31,14 +31,19 @@ function summary(overrides: Partial<SessionSummary> = {}): SessionSummary {
 
 describe('sessions tree model', () => {
   it('shows each session with its outcome icon, age, iterations and duration', () => {
-    const node = sessionNode(summary(), false, NOW);
+    const node = sessionNode(summary(), false, false, NOW);
     assert.equal(node.label, 'Add validation 🔐');
     assert.equal(node.description, '29 minutes ago · 2 iterations · 1m 35s');
     assert.deepEqual(node.icon, { id: 'pass-filled', color: 'testing.iconPassed' });
     assert.equal(node.contextValue, TREE_ITEM_KINDS.session);
+    assert.equal(
+      sessionNode(summary(), false, true, NOW).contextValue,
+      TREE_ITEM_KINDS.resumableSession,
+      'a finished session with your feedback can be carried on',
+    );
     assert.match(node.tooltip.lines.join('\n'), /Outcome: success \(confidence 90%\)/);
     const others = (['failed', 'interrupted', 'max_iterations_reached', null] as const).map((outcome) =>
-      sessionNode(summary({ outcome, duration_secs: null }), false, NOW),
+      sessionNode(summary({ outcome, duration_secs: null }), false, false, NOW),
     );
     assert.deepEqual(
       others.map((other) => other.icon.id),
@@ -51,7 +56,7 @@ describe('sessions tree model', () => {
   });
 
   it('marks a running session: a spinner, "running", and its own context menu', () => {
-    const node = sessionNode(summary({ outcome: null, iterations: 1, duration_secs: null }), true, NOW);
+    const node = sessionNode(summary({ outcome: null, iterations: 1, duration_secs: null }), true, false, NOW);
     assert.equal(node.icon.id, 'sync~spin');
     assert.match(node.description, /^running · /);
     assert.equal(node.contextValue, TREE_ITEM_KINDS.runningSession);
@@ -167,6 +172,7 @@ describe('the extension manifest', () => {
       'maxTokens',
       'maxDurationSecs',
       'stallAfter',
+      'review',
       'checks',
     ];
     assert.deepEqual(settings.sort(), read.map((key) => `${SETTINGS_SECTION}.${key}`).sort());

@@ -51,6 +51,7 @@ function iteration(number: number, overrides: Partial<IterationView> = {}): Iter
     critic_usage: null,
     tool_calls: 2,
     critic_reverted_files: [],
+    diff_since_head: false,
     actor_output_chars: 100,
     diff_chars: 100,
     checks: [],
@@ -93,6 +94,7 @@ function session({
     warnings: [],
     notes: [],
     guards: null,
+    review: { findings: [], comments: [], rejections: [], staged: [] },
     ...overrides,
   };
 }
@@ -102,7 +104,7 @@ describe('session viewer (rendered in a DOM)', () => {
   beforeEach(() => (dom = installDom()));
   afterEach(() => dom.remove());
 
-  function open(view: SessionView, options: { running?: boolean; openDiff?: boolean; resume?: boolean } = {}) {
+  function open(view: SessionView, options: { running?: boolean; openDiff?: boolean; resume?: boolean; openLocation?: boolean; reviewControl?: boolean } = {}) {
     const root = document.createElement('div');
     document.body.appendChild(root);
     const transport = new FakeTransport();
@@ -111,10 +113,99 @@ describe('session viewer (rendered in a DOM)', () => {
       type: 'session',
       view,
       running: options.running ?? false,
-      capabilities: { openDiff: options.openDiff ?? false, resume: options.resume ?? false },
+      capabilities: {
+        openDiff: options.openDiff ?? false,
+        resume: options.resume ?? false,
+        openLocation: options.openLocation ?? false,
+        reviewControl: options.reviewControl ?? false,
+      },
     });
     return { root, transport };
   }
+
+  it('lists the critic’s findings and the user’s comments and rejections under their iteration, with links that open the file at the line', () => {
+    const finding = { file: 'src/a.ts', line: 42, end_line: 44, severity: 'error' as const, anchored: true, claimed: false };
+    const { root, transport } = open(
+      session({
+        review: {
+          findings: [
+            { ...finding, id: 'F1.1', message: 'x can be <null>', iteration: 1, open: true, claimed: true },
+            { ...finding, id: 'F1.2', file: 'gone.ts', anchored: false, severity: 'info', message: 'a general remark', iteration: 1, open: false },
+          ],
+          comments: [
+            {
+              type: 'comment',
+              timestamp: '2025-01-27T15:33:00Z',
+              id: 'U2.1',
+              iteration: 2,
+              file: 'src/b.ts',
+              line: 3,
+              end_line: 3,
+              text: 'Name it better',
+              open: true,
+              claimed: false,
+            },
+            {
+              type: 'comment',
+              timestamp: '2025-01-27T15:34:00Z',
+              id: 'U2.2',
+              iteration: null,
+              file: null,
+              line: null,
+              end_line: null,
+              text: 'Overall: fine',
+              open: true,
+              claimed: false,
+            },
+          ],
+          rejections: [
+            {
+              type: 'hunk_rejected',
+              timestamp: '2025-01-27T15:35:00Z',
+              id: 'R1.1',
+              iteration: 1,
+              hunk: 2,
+              file: 'src/a.ts',
+              patch: '@@ -1 +1 @@\n-a\n+b\n',
+              reason: 'public API',
+              before_ref: 'refs/x',
+              after_ref: 'refs/y',
+              undone: false,
+              delivered: true,
+            },
+          ],
+          staged: [],
+        },
+      }),
+      { openLocation: true },
+    );
+    const [first, second] = [...root.querySelectorAll('article.iteration')];
+    const items = [...first!.querySelectorAll('.review-item')].map((item) => item.textContent!.replace(/\s+/g, ' ').trim());
+    assert.deepEqual(items, [
+      'F1.1 src/a.ts:42-44 x can be <null> open · the actor says addressed',
+      'F1.2 a general remark resolved',
+      'R1.1 You rejected hunk 2 of src/a.ts: public API told to the actor',
+    ]);
+    assert.equal(first!.querySelector('.finding script, .finding null'), null, 'agent text stays text');
+    assert.match(second!.querySelector('.review-item.comment')!.textContent!, /U2\.1 \(yours\) src\/b\.ts:3 Name it better open/);
+    assert.match(root.querySelector('.session-comments')!.textContent!.replace(/\s+/g, ' '), /Comments on the session U2\.2 \(yours\) Overall: fine open/);
+    (first!.querySelector('a.location') as HTMLElement).click();
+    assert.deepEqual(transport.sent.at(-1), { type: 'openLocation', file: 'src/a.ts', line: 42 });
+  });
+
+  it('shows a loop paused for review, with Continue and Stop where the host can pass them on', () => {
+    const { root, transport } = open(session({ outcome: null }), { running: true, reviewControl: true });
+    transport.deliver({ type: 'live', event: { type: 'review_paused', timestamp: new Date().toISOString(), iteration: 2 } });
+    assert.match(root.querySelector('.live h2')!.textContent!, /Paused after iteration 2: waiting for your review/);
+    const continueButton = [...root.querySelectorAll('.live button')].find((candidate) => candidate.textContent!.includes('Continue')) as HTMLElement;
+    continueButton.click();
+    assert.deepEqual(transport.sent.at(-1), { type: 'reviewControl', action: 'continue' });
+    transport.deliver({
+      type: 'live',
+      event: { type: 'review_resumed', timestamp: new Date().toISOString(), iteration: 2, action: 'continue', paused_secs: 3 },
+    });
+    assert.doesNotMatch(root.querySelector('.live')!.textContent!, /waiting for your review/);
+  });
 
   it('waits for the host: says it is ready first', () => {
     const { transport } = open(session());
@@ -137,6 +228,31 @@ describe('session viewer (rendered in a DOM)', () => {
       cards[0]!.querySelector('.facts-inline')!.textContent!,
       /actor 12\.5s · critic 4\.0s · 1 file \+3 −1 · 2 tool calls · actor \$0\.0123 · 1\.2k tokens/,
     );
+  });
+
+  it('shows a session of the original codeloops: iterations from 0, the decision’s own words, its diff as the whole change since HEAD', () => {
+    const { root } = open(
+      session({
+        iterations: [
+          iteration(0, { critic_decision: 'CONTINUE', critic_decision_text: 'CONTINUE (2 issues)', diff_since_head: true }),
+          iteration(1, { critic_decision: 'DONE', critic_decision_text: 'approved', diff_since_head: true, feedback: null }),
+        ],
+      }),
+    );
+    const cards = [...root.querySelectorAll('article.iteration')];
+    assert.deepEqual(
+      cards.map((card) => [card.getAttribute('aria-label'), card.querySelector('.decision-text')?.textContent]),
+      [
+        ['Iteration 0: CONTINUE', 'recorded as “CONTINUE (2 issues)”'],
+        ['Iteration 1: DONE', 'recorded as “approved”'],
+      ],
+    );
+    assert.match(cards[0]!.querySelector('.facts-inline')!.textContent!, /1 file since HEAD \+3 −1/);
+    assert.match(cards[0]!.querySelector('.note-box')!.textContent!, /the whole change since HEAD at the end of this iteration, not the iteration’s own/);
+    // This runner's own iterations carry neither.
+    const own = open(session()).root.querySelector('article.iteration')!;
+    assert.equal(own.querySelector('.note-box'), null);
+    assert.equal(own.querySelector('.decision-text'), null);
   });
 
   it('shows each iteration’s checks, a DONE the checks refused, the stop reason and the cost against its cap', () => {
@@ -195,7 +311,12 @@ describe('session viewer (rendered in a DOM)', () => {
     }
     assert.equal(root.querySelectorAll('article.iteration').length, 0);
     assert.equal(root.querySelector('.status')!.textContent, 'Loading session…');
-    transport.deliver({ type: 'session', view: session(), running: false, capabilities: { openDiff: false, resume: false } });
+    transport.deliver({
+      type: 'session',
+      view: session(),
+      running: false,
+      capabilities: { openDiff: false, resume: false, openLocation: false, reviewControl: false },
+    });
     assert.equal(root.querySelectorAll('article.iteration').length, 2, 'a well-formed one is shown');
   });
 

@@ -2,6 +2,7 @@ import * as z from '../../sessionFormat/zod.js';
 import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
 import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type InvocationRequest, type StreamParser } from '../agentAdapter.js';
+import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`). The prompt goes
@@ -64,6 +65,75 @@ function usageOf(usage: TokenUsage | undefined): Usage {
   };
 }
 
+/** `--output-format stream-json --verbose` as 2.1.330 prints it; other `system` subtypes (hooks, status) vary and are ignored whole. */
+const KNOWN_EVENTS: KnownEvents = {
+  'system/init': [
+    'type',
+    'subtype',
+    'uuid',
+    'session_id',
+    'cwd',
+    'original_cwd',
+    'additional_directories',
+    'model',
+    'tools',
+    'mcp_servers',
+    'permissionMode',
+    'apiKeySource',
+    'claude_code_version',
+    'output_style',
+    'agents',
+    'skills',
+    'plugins',
+    'slash_commands',
+    'terminal_slash_commands',
+    'memory_paths',
+    'capabilities',
+    'analytics_disabled',
+    'product_feedback_disabled',
+    'served_by_anthropic',
+    'fast_mode_state',
+    'fast_mode_disabled_reason',
+    'per_turn_effort_active',
+    'ultrathink_available',
+    'ultrathink_typed_raises',
+    'messaging_socket_path',
+    'view_mode',
+  ],
+  system: null,
+  assistant: ['type', 'uuid', 'session_id', 'timestamp', 'message', 'parent_tool_use_id', 'request_id'],
+  user: ['type', 'uuid', 'session_id', 'timestamp', 'message', 'parent_tool_use_id', 'tool_use_result', 'tool_result_meta'],
+  result: [
+    'type',
+    'subtype',
+    'uuid',
+    'session_id',
+    'is_error',
+    'result',
+    'stop_reason',
+    'terminal_reason',
+    'api_error_status',
+    'duration_ms',
+    'duration_api_ms',
+    'time_to_request_ms',
+    'ttft_ms',
+    'ttft_stream_ms',
+    'first_content_frame_ms',
+    'num_turns',
+    'total_cost_usd',
+    'usage',
+    'modelUsage',
+    'model_usage_since_last_result',
+    'permission_denials',
+    'safety_stops',
+    'subagent_stats',
+    'queued_turn_count',
+    'result_index',
+    'fast_mode_state',
+    'fast_mode_disabled_reason',
+  ],
+};
+
 /**
  * Tools taken from the critic: it judges, it does not edit. Shell commands stay, so
  * it can run the tests; whatever it changes anyway is reverted by the runner.
@@ -76,6 +146,7 @@ export const claudeAdapter: AgentAdapter = {
   defaultBinary: 'claude',
   installHint: 'npm install -g @anthropic-ai/claude-code',
   canResume: true,
+  testedVersions: ['2.1.330'],
   costCoversAgentSession: true,
   diagnose: (stderr) => diagnoseClaude(stderr),
 
@@ -95,12 +166,16 @@ export const claudeAdapter: AgentAdapter = {
     // Each model call's usage as its messages arrive (a call's blocks share its id): the running total of the turn.
     const calls = new Map<string, Usage>();
     let model: string | undefined;
+    const drift = new DriftCounter(KNOWN_EVENTS);
     return {
       parseLine(line) {
         const json = parseJsonLine(line);
         if (json === undefined) return unstructuredLine(line);
+        const type = eventType(json);
+        const subtype = (json as { subtype?: unknown }).subtype;
+        if (!drift.see(type === 'system' && subtype === 'init' ? 'system/init' : type, json)) return [];
         const parsed = claudeLine.safeParse(json);
-        if (!parsed.success) return []; // other event types (stream_event, rate limits): not ours to show
+        if (!parsed.success) return [];
         const event = parsed.data;
         const events: AgentEvent[] = [];
         switch (event.type) {
@@ -141,16 +216,22 @@ export const claudeAdapter: AgentAdapter = {
       },
       finish(exitCode) {
         if (!result) {
-          return { succeeded: false, failureReason: `Claude Code exited (code ${exitCode ?? 'none'}) without a final result event`, finalText: null };
+          return {
+            succeeded: false,
+            failureReason: `Claude Code exited (code ${exitCode ?? 'none'}) without a final result event: its output ended before the turn did`,
+            finalText: null,
+            drift: drift.drift,
+          };
         }
         if (result.isError) {
           return {
             succeeded: false,
             failureReason: `Claude Code reported an error (${result.detail || 'is_error'}): ${clip(result.text)}`,
             finalText: result.text,
+            drift: drift.drift,
           };
         }
-        return { succeeded: true, failureReason: null, finalText: result.text };
+        return { succeeded: true, failureReason: null, finalText: result.text, drift: drift.drift };
       },
     };
   },

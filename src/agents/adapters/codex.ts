@@ -2,6 +2,7 @@ import * as z from '../../sessionFormat/zod.js';
 import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
 import { clip } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
 
 /**
  * Codex (`codex exec --json`). Exit 0 does not prove the turn finished: success
@@ -33,24 +34,47 @@ const codexLine = z.looseObject({
   message: z.optional(z.string()),
 });
 
+/** `codex exec --json` as 0.169.0 prints it (its exec event types and item types). */
+const KNOWN_EVENTS: KnownEvents = {
+  'thread.started': ['type', 'thread_id'],
+  'turn.started': ['type'],
+  'turn.completed': ['type', 'usage'],
+  'turn.failed': ['type', 'error'],
+  'item.started': ['type', 'item'],
+  'item.updated': ['type', 'item'],
+  'item.completed': ['type', 'item'],
+  error: ['type', 'message'],
+};
+const KNOWN_ITEM_TYPES = new Set([
+  'agent_message',
+  'reasoning',
+  'command_execution',
+  'file_change',
+  'mcp_tool_call',
+  'collab_tool_call',
+  'web_search',
+  'todo_list',
+  'error',
+]);
+
 export const codexAdapter: AgentAdapter = {
   kind: 'codex',
   displayName: 'Codex',
   defaultBinary: 'codex',
   installHint: 'npm install -g @openai/codex',
   canResume: true,
+  testedVersions: ['0.169.0'],
   costCoversAgentSession: false,
   diagnose: () => null,
 
   invocation(request) {
-    const args = ['exec'];
-    if (request.resumeSessionId) args.push('resume', request.resumeSessionId);
-    args.push('--json', '--skip-git-repo-check');
+    const args = ['exec', '--json', '--skip-git-repo-check'];
     // The actor may write inside the workspace; the critic only reads.
     args.push('--sandbox', request.role === 'actor' ? 'workspace-write' : 'read-only');
     if (request.model) args.push('--model', request.model);
-    args.push('-'); // the prompt comes on stdin
-    return { args, stdin: request.prompt, env: {} };
+    // `exec`'s options come before `resume`: 0.169.0 refuses --sandbox after it. The prompt comes on stdin (`-`).
+    const trailingArgs = request.resumeSessionId ? ['resume', request.resumeSessionId, '-'] : ['-'];
+    return { args, trailingArgs, stdin: request.prompt, env: {} };
   },
 
   createParser(): StreamParser {
@@ -58,14 +82,17 @@ export const codexAdapter: AgentAdapter = {
     let failure: string | null = null;
     let lastError: string | null = null;
     let lastMessage = '';
+    const drift = new DriftCounter(KNOWN_EVENTS);
     return {
       parseLine(line) {
         const json = parseJsonLine(line);
         if (json === undefined) return unstructuredLine(line);
+        if (!drift.see(eventType(json), json)) return [];
         const parsed = codexLine.safeParse(json);
         if (!parsed.success) return [];
         const event = parsed.data;
         const events: AgentEvent[] = [];
+        if (event.type === 'item.completed' && event.item && !KNOWN_ITEM_TYPES.has(event.item.type)) drift.unknown(`item ${event.item.type}`);
         switch (event.type) {
           case 'thread.started':
             if (event.thread_id) events.push({ kind: 'session', agentSessionId: event.thread_id });
@@ -115,13 +142,15 @@ export const codexAdapter: AgentAdapter = {
         return events;
       },
       finish(exitCode) {
-        const finalText = lastMessage || null;
-        if (failure) return { succeeded: false, failureReason: `Codex reported an error: ${failure}`, finalText };
+        const verdict = { finalText: lastMessage || null, drift: drift.drift };
+        if (failure) return { ...verdict, succeeded: false, failureReason: `Codex reported an error: ${failure}` };
         if (!completed) {
-          const reason = lastError ? `Codex reported an error: ${lastError}` : `Codex exited (code ${exitCode ?? 'none'}) without completing its turn`;
-          return { succeeded: false, failureReason: reason, finalText };
+          const reason = lastError
+            ? `Codex reported an error: ${lastError}`
+            : `Codex exited (code ${exitCode ?? 'none'}) without completing its turn: its output ended before its final turn.completed event`;
+          return { ...verdict, succeeded: false, failureReason: reason };
         }
-        return { succeeded: true, failureReason: null, finalText };
+        return { ...verdict, succeeded: true, failureReason: null };
       },
     };
   },

@@ -1,4 +1,5 @@
 import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
+import { NO_DRIFT } from '../streamDrift.js';
 
 /**
  * Any program named in config (`command = ["my-agent", "--flag"]`): the prompt on
@@ -12,6 +13,7 @@ export const commandAdapter: AgentAdapter = {
   defaultBinary: '',
   installHint: 'set command = ["program", "arg", …] under [actor], [critic] or [agents.command] in codeloops.toml',
   canResume: false,
+  testedVersions: [],
   costCoversAgentSession: false,
   diagnose: () => null,
 
@@ -29,8 +31,8 @@ export const commandAdapter: AgentAdapter = {
       parseLine: (line) => [{ kind: 'text', text: line }],
       finish(exitCode) {
         // No separate final message: the whole transcript is the message.
-        if (exitCode !== 0) return { succeeded: false, failureReason: `the command exited with code ${exitCode ?? 'none'}`, finalText: null };
-        return { succeeded: true, failureReason: null, finalText: null };
+        if (exitCode !== 0) return { succeeded: false, failureReason: `the command exited with code ${exitCode ?? 'none'}`, finalText: null, drift: NO_DRIFT };
+        return { succeeded: true, failureReason: null, finalText: null, drift: NO_DRIFT };
       },
     };
   },

@@ -2,6 +2,7 @@ import * as z from '../../sessionFormat/zod.js';
 import type { AgentEvent } from '../../sessionFormat/agentEvents.js';
 import { clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
 
 /**
  * Cursor (`cursor-agent -p --output-format stream-json`). Without `--force` print
@@ -20,12 +21,20 @@ const cursorLine = z.looseObject({
   result: z.optional(z.string()),
 });
 
+/**
+ * The events Cursor documents for `--output-format stream-json`. No version could
+ * be run here: fields are not checked (`null`), only event types.
+ */
+const KNOWN_EVENTS: KnownEvents = { system: null, user: null, assistant: null, tool_call: null, result: null, thinking: null };
+
 export const cursorAdapter: AgentAdapter = {
   kind: 'cursor',
   displayName: 'Cursor',
   defaultBinary: 'cursor-agent',
   installHint: 'see https://cursor.com/cli',
   canResume: true,
+  // No package to run here: proven only against recorded output (test/fixtures/cassettes/cursor-*.jsonl).
+  testedVersions: [],
   costCoversAgentSession: false,
   diagnose: () => null,
 
@@ -35,16 +44,17 @@ export const cursorAdapter: AgentAdapter = {
     if (request.model) args.push('--model', request.model);
     if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
     // cursor-agent takes the prompt as an argument; after `--` it cannot be read as a flag.
-    args.push('--', request.prompt);
-    return { args, stdin: null, env: {} };
+    return { args, trailingArgs: ['--', request.prompt], stdin: null, env: {} };
   },
 
   createParser(): StreamParser {
     let result: { isError: boolean; text: string } | undefined;
+    const drift = new DriftCounter(KNOWN_EVENTS);
     return {
       parseLine(line) {
         const json = parseJsonLine(line);
         if (json === undefined) return unstructuredLine(line);
+        if (!drift.see(eventType(json), json)) return [];
         const parsed = cursorLine.safeParse(json);
         if (!parsed.success) return [];
         const event = parsed.data;
@@ -72,9 +82,15 @@ export const cursorAdapter: AgentAdapter = {
       },
       finish(exitCode) {
         if (!result)
-          return { succeeded: false, failureReason: `cursor-agent exited (code ${exitCode ?? 'none'}) without a final result event`, finalText: null };
-        if (result.isError) return { succeeded: false, failureReason: `cursor-agent reported an error: ${clip(result.text)}`, finalText: result.text };
-        return { succeeded: true, failureReason: null, finalText: result.text };
+          return {
+            succeeded: false,
+            failureReason: `cursor-agent exited (code ${exitCode ?? 'none'}) without a final result event: its output ended before the turn did`,
+            finalText: null,
+            drift: drift.drift,
+          };
+        if (result.isError)
+          return { succeeded: false, failureReason: `cursor-agent reported an error: ${clip(result.text)}`, finalText: result.text, drift: drift.drift };
+        return { succeeded: true, failureReason: null, finalText: result.text, drift: drift.drift };
       },
     };
   },

@@ -2,6 +2,7 @@ import * as z from '../../sessionFormat/zod.js';
 import type { AgentEvent } from '../../sessionFormat/agentEvents.js';
 import { clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
 
 /**
  * Gemini CLI (`--output-format stream-json`). Headless because stdin is not a
@@ -23,6 +24,7 @@ const geminiLine = z.looseObject({
   output: z.optional(z.unknown()),
   error: z.optional(z.unknown()),
   message: z.optional(z.string()),
+  severity: z.optional(z.string()),
   stats: z.optional(
     z.looseObject({
       input_tokens: z.optional(z.number()),
@@ -32,12 +34,23 @@ const geminiLine = z.looseObject({
   ),
 });
 
+/** `--output-format stream-json` as 0.61.0 prints it. */
+const KNOWN_EVENTS: KnownEvents = {
+  init: ['type', 'timestamp', 'session_id', 'model'],
+  message: ['type', 'timestamp', 'role', 'content', 'delta'],
+  tool_use: ['type', 'timestamp', 'tool_name', 'tool_id', 'parameters'],
+  tool_result: ['type', 'timestamp', 'tool_id', 'status', 'output', 'error'],
+  error: ['type', 'timestamp', 'severity', 'message'],
+  result: ['type', 'timestamp', 'status', 'stats', 'error'],
+};
+
 export const geminiAdapter: AgentAdapter = {
   kind: 'gemini',
   displayName: 'Gemini CLI',
   defaultBinary: 'gemini',
   installHint: 'npm install -g @google/gemini-cli',
-  canResume: false,
+  canResume: true,
+  testedVersions: ['0.61.0'],
   costCoversAgentSession: false,
   diagnose: () => null,
 
@@ -45,16 +58,20 @@ export const geminiAdapter: AgentAdapter = {
     const args = ['--output-format', 'stream-json', '--skip-trust'];
     args.push('--approval-mode', request.role === 'actor' ? 'yolo' : 'plan');
     if (request.model) args.push('--model', request.model);
+    // By id, never `latest`: the newest session in the folder may be the critic's.
+    if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
     return { args, stdin: request.prompt, env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } };
   },
 
   createParser(): StreamParser {
     let message = '';
     let result: { isError: boolean; detail: string } | undefined;
+    const drift = new DriftCounter(KNOWN_EVENTS);
     return {
       parseLine(line) {
         const json = parseJsonLine(line);
         if (json === undefined) return unstructuredLine(line);
+        if (!drift.see(eventType(json), json)) return [];
         const parsed = geminiLine.safeParse(json);
         if (!parsed.success) return [];
         const event = parsed.data;
@@ -72,6 +89,8 @@ export const geminiAdapter: AgentAdapter = {
             }
             break;
           case 'tool_use':
+            // What it says after its tools run is a new message: the final one is the last, not all of them joined.
+            message = '';
             events.push({ kind: 'tool_use', id: event.tool_id, name: event.tool_name ?? 'tool', summary: summarizeToolInput(event.parameters) });
             break;
           case 'tool_result':
@@ -83,7 +102,11 @@ export const geminiAdapter: AgentAdapter = {
             });
             break;
           case 'error':
-            events.push({ kind: 'error', message: event.message ?? JSON.stringify(event.error ?? 'error') });
+            // Warnings too (a loop detected, a retry): said, never a failure by themselves.
+            events.push({
+              kind: 'error',
+              message: `${event.severity === 'warning' ? 'warning: ' : ''}${event.message ?? JSON.stringify(event.error ?? 'error')}`,
+            });
             break;
           case 'result': {
             events.push({
@@ -91,7 +114,7 @@ export const geminiAdapter: AgentAdapter = {
               total: { inputTokens: event.stats?.input_tokens, outputTokens: event.stats?.output_tokens, cacheReadTokens: event.stats?.cached },
             });
             const isError = event.status !== 'success';
-            result = { isError, detail: isError ? JSON.stringify(event.error ?? event.status ?? 'no status') : '' };
+            result = { isError, detail: isError ? errorText(event.error) || (event.status ?? 'no status') : '' };
             events.push({ kind: 'result', text: message, isError, detail: event.status });
             break;
           }
@@ -99,11 +122,22 @@ export const geminiAdapter: AgentAdapter = {
         return events;
       },
       finish(exitCode) {
-        const finalText = message || null;
-        if (!result) return { succeeded: false, failureReason: `Gemini CLI exited (code ${exitCode ?? 'none'}) without a result event`, finalText };
-        if (result.isError) return { succeeded: false, failureReason: `Gemini CLI reported an error: ${clip(result.detail)}`, finalText };
-        return { succeeded: true, failureReason: null, finalText };
+        const verdict = { finalText: message || null, drift: drift.drift };
+        if (!result)
+          return {
+            ...verdict,
+            succeeded: false,
+            failureReason: `Gemini CLI exited (code ${exitCode ?? 'none'}) without a result event: its output ended before its final event`,
+          };
+        if (result.isError) return { ...verdict, succeeded: false, failureReason: `Gemini CLI reported an error: ${clip(result.detail)}` };
+        return { ...verdict, succeeded: true, failureReason: null };
       },
     };
   },
 };
+
+/** `{type, message}` as Gemini CLI reports a failed turn, or whatever else it sent. */
+function errorText(error: unknown): string {
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') return error.message;
+  return error === undefined ? '' : JSON.stringify(error);
+}

@@ -2,6 +2,7 @@ import * as z from '../../sessionFormat/zod.js';
 import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
 import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
 import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
+import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
 
 /**
  * OpenCode (`opencode run --format json`), the prompt on stdin (arguments after
@@ -34,6 +35,8 @@ const part = z.looseObject({
   ),
   cost: z.optional(z.number()),
   tokens,
+  /** On `step_finish`: why the step ended; `tool-calls` means another step follows. */
+  reason: z.optional(z.string()),
 });
 
 const opencodeLine = z.looseObject({
@@ -43,12 +46,23 @@ const opencodeLine = z.looseObject({
   error: z.optional(z.unknown()),
 });
 
+/** `run --format json` as 1.18.33 prints it: every event is `{type, timestamp, sessionID}` and a `part` (or an `error`). */
+const KNOWN_EVENTS: KnownEvents = {
+  step_start: ['type', 'timestamp', 'sessionID', 'part'],
+  step_finish: ['type', 'timestamp', 'sessionID', 'part'],
+  text: ['type', 'timestamp', 'sessionID', 'part'],
+  reasoning: ['type', 'timestamp', 'sessionID', 'part'],
+  tool_use: ['type', 'timestamp', 'sessionID', 'part'],
+  error: ['type', 'timestamp', 'sessionID', 'error'],
+};
+
 export const opencodeAdapter: AgentAdapter = {
   kind: 'opencode',
   displayName: 'OpenCode',
   defaultBinary: 'opencode',
   installHint: 'npm install -g opencode-ai',
   canResume: true,
+  testedVersions: ['1.18.33'],
   costCoversAgentSession: false,
   diagnose: () => null,
 
@@ -74,10 +88,13 @@ export const opencodeAdapter: AgentAdapter = {
     let steps = 0;
     let error: string | null = null;
     let sessionSeen = false;
+    let lastStepReason: string | undefined;
+    const drift = new DriftCounter(KNOWN_EVENTS);
     return {
       parseLine(line) {
         const json = parseJsonLine(line);
         if (json === undefined) return unstructuredLine(line);
+        if (!drift.see(eventType(json), json)) return [];
         const parsed = opencodeLine.safeParse(json);
         if (!parsed.success) return [];
         const event = parsed.data;
@@ -111,6 +128,7 @@ export const opencodeAdapter: AgentAdapter = {
           }
           case 'step_finish': {
             steps += 1;
+            lastStepReason = event.part?.reason;
             const t = event.part?.tokens;
             usage = addUsage(usage, {
               inputTokens: t?.input,
@@ -131,13 +149,21 @@ export const opencodeAdapter: AgentAdapter = {
         return events;
       },
       finish(exitCode) {
-        const finalText = lastText || null;
-        if (error) return { succeeded: false, failureReason: `OpenCode reported an error: ${error}`, finalText };
+        const verdict = { finalText: lastText || null, drift: drift.drift };
+        if (error) return { ...verdict, succeeded: false, failureReason: `OpenCode reported an error: ${error}` };
         if (steps === 0) {
-          return { succeeded: false, failureReason: `OpenCode exited (code ${exitCode ?? 'none'}) without finishing a step`, finalText };
+          return { ...verdict, succeeded: false, failureReason: `OpenCode exited (code ${exitCode ?? 'none'}) without finishing a step` };
         }
-        if (exitCode !== 0) return { succeeded: false, failureReason: `OpenCode exited with code ${exitCode ?? 'none'}`, finalText };
-        return { succeeded: true, failureReason: null, finalText };
+        if (lastStepReason === 'tool-calls') {
+          // Its last step called tools, so another step was due: the output ended before the turn's final step.
+          return {
+            ...verdict,
+            succeeded: false,
+            failureReason: `OpenCode exited (code ${exitCode ?? 'none'}) before its final step: the last one ended in tool calls`,
+          };
+        }
+        if (exitCode !== 0) return { ...verdict, succeeded: false, failureReason: `OpenCode exited with code ${exitCode ?? 'none'}` };
+        return { ...verdict, succeeded: true, failureReason: null };
       },
     };
   },

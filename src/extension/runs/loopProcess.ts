@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { FailureCode, FailureDetails } from '../../sessionFormat/failures.js';
+import type { RunControl } from '../../sessionFormat/reviewRecords.js';
 import { parseRunEvent, type RunEvent, type RunEventOf, type RunSummary } from '../../sessionFormat/runEvents.js';
 import { HeadTailBuffer } from '../../text/headTailBuffer.js';
 import { LineSplitter } from '../../text/lineSplitter.js';
@@ -55,9 +56,11 @@ export class LoopProcess {
       cwd: options.workingDir,
       // The editor's executable runs as plain Node with this variable.
       env: { ...(options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // stdin carries the user's word to a loop paused for review (`{"type":"continue"}`).
+      stdio: ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
     });
+    this.child.stdin!.on('error', () => {}); // a runner that ended cannot be told anything
     const lines = new LineSplitter((line) => {
       // Anything that is not an event (a stray print) is ignored.
       const event = parseRunEvent(line);
@@ -87,6 +90,11 @@ export class LoopProcess {
         }
       });
     });
+  }
+
+  /** Tells a loop paused for review to go on or to stop (`review = "pause"`). */
+  control(action: RunControl['type']): void {
+    if (this.child.exitCode === null && this.child.stdin?.writable) this.child.stdin.write(JSON.stringify({ type: action } satisfies RunControl) + '\n');
   }
 
   /** Like Ctrl+C in a terminal: the runner stops the agent, skips the critic, ends the session `interrupted`. */

@@ -1,10 +1,13 @@
 import path from 'node:path';
 import { describeEvent, type LineTone } from '../../loop/describeEvent.js';
+import type { AgentProblem, AgentProblemCode, DoctorReport } from '../../sessionFormat/doctorReport.js';
 import type { FailureCode } from '../../sessionFormat/failures.js';
+import type { RunControl } from '../../sessionFormat/reviewRecords.js';
 import type { LoopGuards, RunEvent, Spend } from '../../sessionFormat/runEvents.js';
 import type { Disposable, EditorCommands, EditorWindow, Event, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
-import { COMMANDS, CONTEXT_RUNNING, SETTINGS_SECTION } from '../ids.js';
+import { COMMANDS, CONTEXT_PAUSED, CONTEXT_RUNNING, SETTINGS_SECTION } from '../ids.js';
+import { blockingProblem, runAgentDoctor } from './agentDoctorProcess.js';
 import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions } from './loopProcess.js';
 
 export interface RunningLoop<F extends FolderRef = FolderRef> {
@@ -18,6 +21,8 @@ export interface RunningLoop<F extends FolderRef = FolderRef> {
   guards: LoopGuards | null;
   /** What its agents have used so far. */
   spend: Spend | null;
+  /** The iteration after which it waits for the user's review, while it does. */
+  pausedAfter: number | null;
 }
 
 export interface LoopEvent<F extends FolderRef = FolderRef> {
@@ -95,7 +100,17 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       },
       (event) => this.handle(folder, event),
     );
-    const loop: RunningLoop<F> = { folder, process, sessionId: undefined, iteration: 0, phase: 'starting', startedAt: Date.now(), guards: null, spend: null };
+    const loop: RunningLoop<F> = {
+      folder,
+      process,
+      sessionId: undefined,
+      iteration: 0,
+      phase: 'starting',
+      startedAt: Date.now(),
+      guards: null,
+      spend: null,
+      pausedAfter: null,
+    };
     this.running.set(key, loop);
     const status = deps.showStatus(loop);
     deps.commands.setContext(CONTEXT_RUNNING, true);
@@ -103,12 +118,16 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     let end: LoopProcessEnd | undefined;
     try {
       end = await process.done;
-      this.report(folder, end, options);
+      await this.report(folder, end, options);
       return end;
     } finally {
       status.dispose();
       this.running.delete(key);
       deps.commands.setContext(CONTEXT_RUNNING, this.running.size > 0 || Boolean(deps.othersRunning?.()));
+      deps.commands.setContext(
+        CONTEXT_PAUSED,
+        this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
+      );
       // Listeners hear of the end once the loop is no longer counted as running.
       if (end) this.endEmitter.fire({ folder, end });
     }
@@ -141,8 +160,44 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     loop.process.interrupt();
   }
 
+  /** Tells a loop paused for review to go on (or to stop); the loop of this session, or the only one paused. */
+  async resumeAfterReview(action: RunControl['type'], sessionId?: string): Promise<void> {
+    const paused = this.runningLoops().filter((loop) => loop.pausedAfter !== null && (sessionId === undefined || loop.sessionId === sessionId));
+    const loop =
+      paused.length <= 1
+        ? paused[0]
+        : await this.deps.window.pick(
+            paused.map((candidate) => ({ label: candidate.folder.name, description: `after iteration ${candidate.pausedAfter}`, value: candidate })),
+            action === 'continue' ? 'Which loop should go on?' : 'Which loop should stop?',
+          );
+    if (!loop) {
+      if (paused.length === 0) void this.deps.window.showInfo('No Codeloops loop is waiting for your review.');
+      return;
+    }
+    loop.pausedAfter = null;
+    loop.phase = action === 'continue' ? 'continuing' : 'stopping';
+    this.deps.commands.setContext(
+      CONTEXT_PAUSED,
+      this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
+    );
+    loop.process.control(action);
+  }
+
   private handle(folder: F, event: RunEvent): void {
     const loop = this.running.get(folder.uri.toString());
+    if (loop && event.type === 'review_paused') {
+      loop.pausedAfter = event.iteration;
+      loop.phase = 'review';
+      this.deps.commands.setContext(CONTEXT_PAUSED, true);
+      this.offerReview(loop, event.iteration);
+    }
+    if (loop && event.type === 'review_resumed') {
+      loop.pausedAfter = null;
+      this.deps.commands.setContext(
+        CONTEXT_PAUSED,
+        this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
+      );
+    }
     if (loop) {
       if (event.type === 'run_started') {
         loop.sessionId = event.session_id;
@@ -161,6 +216,33 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     this.emitter.fire({ folder, event });
   }
 
+  /**
+   * The loop waits for the user's review: a notification says so and offers to go on,
+   * to stop, or to look at the changes first. It takes no focus: the user reviews in
+   * their own time, and the status bar keeps saying that the loop waits.
+   */
+  private offerReview(loop: RunningLoop<F>, iteration: number): void {
+    const [go, stop, look] = ['Continue', 'Stop', 'Show Changes'];
+    const ask = (): void =>
+      void this.deps.window
+        .showInfo(
+          `Codeloops in ${loop.folder.name} is waiting for your review of iteration ${iteration}: comment, reject hunks, then continue.`,
+          go,
+          look,
+          stop,
+        )
+        .then((choice) => {
+          if (loop.pausedAfter !== iteration) return; // already answered elsewhere (the viewer, the status bar)
+          if (choice === go) void this.resumeAfterReview('continue', loop.sessionId);
+          else if (choice === stop) void this.resumeAfterReview('stop', loop.sessionId);
+          else if (choice === look && loop.sessionId) {
+            void this.deps.commands.execute(COMMANDS.showIterationChanges, { kind: 'iteration', sessionId: loop.sessionId, number: iteration });
+            ask(); // the question stays until it is answered
+          }
+        });
+    ask();
+  }
+
   private write(text: string, tone: LineTone): void {
     for (const line of text.split('\n')) {
       if (tone === 'error') this.deps.log.error(line);
@@ -169,7 +251,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     }
   }
 
-  private report(folder: F, end: LoopProcessEnd, options: StartOptions): void {
+  private async report(folder: F, end: LoopProcessEnd, options: StartOptions): Promise<void> {
     const { window, commands, log } = this.deps;
     if (end.kind === 'finished') {
       const { summary } = end;
@@ -181,7 +263,19 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       else if (summary.status === 'interrupted') offerOpen(window.showWarning(`Codeloops loop in ${folder.name} interrupted ${after}.`, open));
       else if (summary.status === 'max_iterations_reached')
         offerOpen(window.showWarning(`Codeloops stopped at the iteration limit in ${folder.name} ${after}.`, open));
-      else offerOpen(window.showError(`Codeloops failed in ${folder.name} ${after}: ${summary.error ?? 'unknown error'}`, open));
+      else {
+        const failed = `Codeloops failed in ${folder.name} ${after}: ${summary.error ?? 'unknown error'}`;
+        // An agent that failed may be one that cannot work here at all: ask the doctor what it finds.
+        const problem = summary.error_code && AGENT_FAILURES.has(summary.error_code) ? await this.agentProblem(folder) : undefined;
+        if (!problem) offerOpen(window.showError(failed, open));
+        else
+          this.offerFix(
+            `${failed} ${problemText(problem.problem)}`,
+            problem,
+            [open],
+            (choice) => choice === open && commands.execute(COMMANDS.openViewer, summary.session_id),
+          );
+      }
       return;
     }
     if (end.kind === 'crashed') {
@@ -192,12 +286,53 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     }
     if (options.handles?.includes(end.code)) return;
     log.error(end.message);
-    const fix = FIXES[end.code];
     const showLog = 'Show Log';
+    const onShowLog = (choice: string | undefined) => choice === showLog && log.show(true);
+    if (end.code === 'agent_missing') {
+      // The same check as `codeloops doctor`: every agent of the run, and the fix for the first that cannot run.
+      const problem = await this.agentProblem(folder, end.details.agent);
+      if (problem) {
+        this.offerFix(`Codeloops could not start in ${folder.name}: ${problemText(problem.problem)}`, problem, [showLog], onShowLog);
+        return;
+      }
+    }
+    const fix = FIXES[end.code];
     const actions = fix ? [fix.action, showLog] : [showLog];
     void window.showError(`Codeloops could not start in ${folder.name}: ${end.message}`, ...actions).then((choice) => {
       if (choice === showLog) log.show(true);
       else if (fix && choice === fix.action) void fix.run({ window, commands }, end.details);
+    });
+  }
+
+  /** What `codeloops doctor` finds wrong with the folder's agents, with its report, or undefined. */
+  private async agentProblem(folder: F, agent?: unknown): Promise<{ problem: AgentProblem; report: DoctorReport } | undefined> {
+    const { deps } = this;
+    const report = await runAgentDoctor({
+      cliPath: deps.cliPath,
+      nodePath: deps.nodePath,
+      workingDir: folder.uri.fsPath,
+      editorSettings: deps.editorSettingsJson(folder),
+      env: deps.env,
+    });
+    const problem = report && blockingProblem(report, agent);
+    if (!report || !problem) return undefined;
+    deps.log.error(`codeloops doctor: ${problem.message} Fix: ${problem.fix}`);
+    return { problem, report };
+  }
+
+  /** An error with the doctor's fix as a button, when the editor can do it, then the other actions. */
+  private offerFix(
+    message: string,
+    { problem, report }: { problem: AgentProblem; report: DoctorReport },
+    actions: string[],
+    onOther: (choice: string | undefined) => unknown,
+  ): void {
+    const { window, commands } = this.deps;
+    const fix = PROBLEM_FIXES[problem.code];
+    const offered = fix && fix.available(report) ? fix : undefined;
+    void window.showError(message, ...(offered ? [offered.action] : []), ...actions).then((choice) => {
+      if (offered && choice === offered.action) void offered.run({ window, commands }, report);
+      else onOther(choice);
     });
   }
 
@@ -225,6 +360,50 @@ const FIXES: Partial<
         : commands.execute('workbench.action.openSettings', SETTINGS_SECTION),
   },
   not_a_repository: { action: 'Initialize Repository', run: ({ commands }) => commands.execute('git.init') },
+};
+
+/** Failures of a loop that may come from an agent that cannot work here: the doctor is asked. */
+const AGENT_FAILURES: ReadonlySet<FailureCode> = new Set(['agent_not_started', 'actor_failed', 'critic_failed']);
+
+/** A doctor's problem in a sentence, with its fix. */
+function problemText(problem: AgentProblem): string {
+  return `${problem.message} Fix: ${problem.fix}.`;
+}
+
+/** What the editor offers for a problem `codeloops doctor` found, by its code. */
+const PROBLEM_FIXES: Partial<
+  Record<
+    AgentProblemCode,
+    {
+      action: string;
+      available: (report: DoctorReport) => boolean;
+      run: (ports: { window: EditorWindow; commands: EditorCommands }, report: DoctorReport) => Thenable<unknown>;
+    }
+  >
+> = {
+  not_found: {
+    action: 'Set Agent Path',
+    available: () => true,
+    run: ({ commands }) => commands.execute('workbench.action.openSettings', `${SETTINGS_SECTION}.agentPaths`),
+  },
+  not_executable: {
+    action: 'Set Agent Path',
+    available: () => true,
+    run: ({ commands }) => commands.execute('workbench.action.openSettings', `${SETTINGS_SECTION}.agentPaths`),
+  },
+  // Logging in happens in the agent's own CLI, in a terminal.
+  not_logged_in: { action: 'Open Terminal', available: () => true, run: ({ commands }) => commands.execute('workbench.action.terminal.new') },
+  // IS_SANDBOX goes under [agents.claude.env] in the global config: open it when there is one.
+  root_needs_sandbox: {
+    action: 'Open Global Config',
+    available: (report) => report.config_files.includes(report.global_config),
+    run: ({ window }, report) => window.openFile(report.global_config),
+  },
+  config_invalid: {
+    action: 'Open Settings',
+    available: () => true,
+    run: ({ commands }) => commands.execute('workbench.action.openSettings', SETTINGS_SECTION),
+  },
 };
 
 /** What the views need of whatever runs loops (this controller, candidate groups): which sessions run, and their events. */

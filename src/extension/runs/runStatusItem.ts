@@ -3,14 +3,13 @@ import { formatDuration } from '../../text/humanize.js';
 import { COMMANDS } from '../ids.js';
 import { spendText, type RunningLoop } from './runController.js';
 
-/** The status bar while a loop runs: iteration, phase, elapsed time; a click interrupts. */
+/** The status bar while a loop runs: iteration, phase, elapsed time; a click interrupts, or, while it waits for your review, goes on. */
 export class RunStatusItem implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('codeloops.run', vscode.StatusBarAlignment.Left, 100);
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(private readonly loop: RunningLoop<vscode.WorkspaceFolder>) {
     this.item.name = 'Codeloops loop';
-    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder] };
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     this.update();
     this.item.show();
@@ -19,6 +18,17 @@ export class RunStatusItem implements vscode.Disposable {
 
   private update(): void {
     const { loop } = this;
+    if (loop.pausedAfter !== null) {
+      this.item.text = `$(comment-discussion) Codeloops: waiting for your review of iteration ${loop.pausedAfter}`;
+      this.item.tooltip = `The loop in ${loop.folder.name} waits: review iteration ${loop.pausedAfter} (comment, reject hunks), then click to go on.`;
+      this.item.command = { command: COMMANDS.continueLoop, title: 'Continue', arguments: [loop.sessionId] };
+      this.item.accessibilityInformation = {
+        label: `Codeloops loop in ${loop.folder.name} waits for your review of iteration ${loop.pausedAfter}. Continue.`,
+        role: 'button',
+      };
+      return;
+    }
+    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder] };
     const elapsed = formatDuration((Date.now() - loop.startedAt) / 1000);
     const where = loop.iteration > 0 ? `iteration ${loop.iteration} · ${loop.phase}` : loop.phase;
     const cost = spendText(loop);

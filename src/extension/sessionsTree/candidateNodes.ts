@@ -70,7 +70,7 @@ export function groupNode(
     candidates: ranked.flatMap((entry) => {
       if (!entry.summary) return [];
       const rank = group.ranking.indexOf(entry.label) + 1;
-      const node = sessionNode(entry.summary, entry.running, now);
+      const node = sessionNode(entry.summary, entry.running, false, now);
       return [
         {
           ...node,

@@ -91,7 +91,8 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-export function sessionNode(summary: SessionSummary, running: boolean, now: number = Date.now()): SessionNode {
+/** `openFeedback`: the user commented on it or rejected part of it since it finished, so it can be carried on. */
+export function sessionNode(summary: SessionSummary, running: boolean, openFeedback = false, now: number = Date.now()): SessionNode {
   const status = running ? 'running' : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'not finished (stopped without an end)';
   // Success is what the icon says; anything else is also said in words.
   const parts = [relativeTime(summary.timestamp, now), plural(summary.iterations, 'iteration')];
@@ -113,7 +114,11 @@ export function sessionNode(summary: SessionSummary, running: boolean, now: numb
         `Session: ${summary.id}`,
       ],
     },
-    contextValue: running ? TREE_ITEM_KINDS.runningSession : summary.outcome === 'success' ? TREE_ITEM_KINDS.session : TREE_ITEM_KINDS.resumableSession,
+    contextValue: running
+      ? TREE_ITEM_KINDS.runningSession
+      : summary.outcome === 'success' && !openFeedback
+        ? TREE_ITEM_KINDS.session
+        : TREE_ITEM_KINDS.resumableSession,
   };
 }
 
@@ -125,12 +130,16 @@ export function iterationNodes(view: SessionView): IterationNode[] {
       sessionId: view.id,
       number: iteration.iteration_number,
       label: `Iteration ${iteration.iteration_number}`,
-      description: `${iteration.critic_decision} · ${plural(iteration.git_files_changed, 'file')}${counts} · ${formatDuration(iteration.actor_duration_secs)}`,
+      description: `${iteration.critic_decision} · ${plural(iteration.git_files_changed, 'file')}${iteration.diff_since_head ? ' since HEAD' : ''}${counts} · ${formatDuration(iteration.actor_duration_secs)}`,
       icon: DECISION_ICONS[iteration.critic_decision],
       tooltip: {
-        title: `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}`,
-        lines: iteration.remaining_issues.map((issue) => `• ${issue}`),
-        markdown: iteration.critic_decision === 'DONE' ? (iteration.summary ?? undefined) : (iteration.feedback ?? undefined),
+        title: `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}${iteration.critic_decision_text !== undefined ? ` (recorded as "${iteration.critic_decision_text}")` : ''}`,
+        lines: [
+          ...iteration.remaining_issues.map((issue) => `• ${issue}`),
+          ...(iteration.diff_since_head ? ['Recorded by the original codeloops: the files are the whole change since HEAD, not this iteration’s own.'] : []),
+        ],
+        // The original codeloops kept a DONE's summary in its feedback.
+        markdown: iteration.critic_decision === 'DONE' ? (iteration.summary ?? iteration.feedback ?? undefined) : (iteration.feedback ?? undefined),
       },
       files: iteration.files,
       contextValue: TREE_ITEM_KINDS.iteration,

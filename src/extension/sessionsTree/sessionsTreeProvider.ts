@@ -72,7 +72,15 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
       const [summaries, groups] = await Promise.all([this.library.store.list(), this.groups().catch(() => [])]);
       const running = this.runs.runningSessionIds();
       const items = withGroups(summaries, groups, running);
-      const nodes: TreeNode[] = items.slice(0, this.shown);
+      const byId = new Map(summaries.map((summary) => [summary.id, summary]));
+      const nodes: TreeNode[] = await Promise.all(
+        items.slice(0, this.shown).map(async (item) => {
+          if (item.kind !== 'session') return item;
+          const summary = byId.get(item.id)!;
+          // A finished session the user has since commented on can be carried on.
+          return summary.outcome === 'success' && (await this.library.hasOpenFeedback(summary.id)) ? sessionNode(summary, running.has(summary.id), true) : item;
+        }),
+      );
       if (items.length > this.shown) nodes.push(moreNode(items.length - this.shown));
       return nodes;
     }

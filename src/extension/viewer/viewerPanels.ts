@@ -10,7 +10,16 @@ import { VIEWER_PANEL_TYPE } from '../ids.js';
 import type { RunningLoopsView } from '../runs/runController.js';
 
 /** Events after which the session file has grown: the viewer gets the whole session again. */
-const RELOAD_EVENTS = new Set<RunEvent['type']>(['iteration_finished', 'run_finished', 'run_started']);
+const RELOAD_EVENTS = new Set<RunEvent['type']>(['iteration_finished', 'run_finished', 'run_started', 'review_delivered']);
+
+/** What a viewer can ask of the editor beyond data: files opened, a paused loop told to go on. */
+export interface ViewerActions {
+  diffs: DiffOpener;
+  /** Opens a file of a session's repository at a line. */
+  openLocation(sessionId: string, file: string, line: number | null): Promise<void>;
+  /** Tells the session's loop, paused for review, to go on or to stop. */
+  reviewControl(sessionId: string, action: 'continue' | 'stop'): Promise<void>;
+}
 
 /**
  * The session viewer panels: one per session, restored when VS Code reloads
@@ -23,7 +32,7 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
     private readonly extensionUri: vscode.Uri,
     private readonly library: SessionLibrary,
     private readonly runs: RunningLoopsView,
-    private readonly diffs: DiffOpener,
+    private readonly actions: ViewerActions,
   ) {}
 
   /** Opens (or reveals) a session's viewer; `preserveFocus` for opens the user did not ask for. */
@@ -69,7 +78,7 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
   }
 
   private adopt(panel: vscode.WebviewPanel, sessionId: string): void {
-    const session = new SessionPanel(panel, sessionId, this.extensionUri, this.library, this.runs, this.diffs);
+    const session = new SessionPanel(panel, sessionId, this.extensionUri, this.library, this.runs, this.actions);
     this.panels.set(sessionId, session);
     panel.onDidDispose(() => {
       this.panels.delete(sessionId);
@@ -100,7 +109,7 @@ class SessionPanel implements vscode.Disposable {
     extensionUri: vscode.Uri,
     private readonly library: SessionLibrary,
     private readonly runs: RunningLoopsView,
-    private readonly diffs: DiffOpener,
+    private readonly actions: ViewerActions,
   ) {
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'codeloops.svg');
     this.disposables.push(
@@ -173,8 +182,14 @@ class SessionPanel implements vscode.Disposable {
           if (message.path) {
             const view = await this.library.view(this.sessionId);
             const file = view.iterations.find((it) => it.iteration_number === message.iteration)?.files.find((candidate) => candidate.path === message.path);
-            if (file) await this.diffs.openFile(this.sessionId, message.iteration, file);
-          } else await this.diffs.openIteration(this.sessionId, message.iteration);
+            if (file) await this.actions.diffs.openFile(this.sessionId, message.iteration, file);
+          } else await this.actions.diffs.openIteration(this.sessionId, message.iteration);
+          break;
+        case 'openLocation':
+          await this.actions.openLocation(this.sessionId, message.file, message.line);
+          break;
+        case 'reviewControl':
+          await this.actions.reviewControl(this.sessionId, message.action);
           break;
       }
     } catch (error) {
@@ -189,7 +204,7 @@ class SessionPanel implements vscode.Disposable {
       this.showTitle(view.start.prompt);
       // A session with an end is not running, whatever the controller has not yet noticed.
       const running = view.end === null && this.runs.runningSessionIds().has(this.sessionId);
-      this.post({ type: 'session', view, running, capabilities: { openDiff: true, resume: true } });
+      this.post({ type: 'session', view, running, capabilities: { openDiff: true, resume: true, openLocation: true, reviewControl: true } });
     } catch (error) {
       this.post({ type: 'error', message: `This session cannot be shown: ${(error as Error).message}` });
     }

@@ -8,6 +8,7 @@ import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
 import type { FileNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
 import { EVENTS_FILE, sessionsDir, sidecarDir } from '../../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
+import { rejectHunkCommand } from '../../../src/extension/review/reviewCommands.js';
 import { rollBackIteration, undoLastRollback } from '../../../src/extension/timeTravel/timeTravelCommands.js';
 import { applyCandidateSession, undoApplySession } from '../../../src/extension/candidates/applyCommands.js';
 import type { GroupNode } from '../../../src/extension/sessionsTree/candidateNodes.js';
@@ -409,6 +410,135 @@ describe('Codeloops in a real VS Code', () => {
   it('has the sessions view in its own activity bar container', async () => {
     await vscode.commands.executeCommand(`${VIEWS.sessions}.focus`);
   });
+  /** Twenty numbered lines, some changed. */
+  const numbered = (change: Record<number, string> = {}) =>
+    Array.from({ length: 20 }, (_, index) => change[index + 1] ?? `line ${index + 1}`).join('\n') + '\n';
+
+  it('shows the critic’s findings as review comments on the iteration’s diff and on the file, at their lines', async () => {
+    const folder = workspaceFolder().uri.fsPath;
+    fs.writeFileSync(path.join(folder, 'review.txt'), numbered());
+    const id = await runLoop('Review the findings', {
+      actor: [[{ write: { path: 'review.txt', content: numbered({ 3: 'CHANGED 3' }) } }], [{ print: 'done' }]],
+      critic: [
+        [
+          {
+            print:
+              '<decision>' +
+              JSON.stringify({
+                type: 'continue',
+                feedback: 'Line 3 shouts.',
+                findings: [
+                  { file: 'review.txt', line: 3, end_line: 4, severity: 'error', message: 'CHANGED 3 should be lower case' },
+                  { file: 'nowhere.txt', line: 1, severity: 'info', message: 'a general remark' },
+                ],
+              }) +
+              '</decision>',
+          },
+        ],
+        [{ print: '<decision>{"type":"done","summary":"ok","confidence":0.8}</decision>' }],
+      ],
+    });
+    const [file] = await filesOf(id, 1);
+    await vscode.commands.executeCommand(COMMANDS.showFileDiff, file);
+    const threads = await waitFor('the review threads', () => {
+      const shown = codeloops.reviewThreads.threadsOf(id);
+      return shown.length >= 2 ? shown : undefined;
+    });
+    const described = threads.map((thread) => ({
+      scheme: thread.uri.scheme,
+      path: thread.uri.path,
+      start: thread.range?.start.line,
+      end: thread.range?.end.line,
+      label: thread.label,
+      body: String(thread.comments[0]?.body),
+      author: thread.comments[0]?.author.name,
+    }));
+    const expected = { start: 2, end: 3, label: 'F1.1 · error', body: 'CHANGED 3 should be lower case', author: 'Codeloops critic' };
+    assert.deepEqual(
+      described.find((thread) => thread.scheme === URI_SCHEMES.snapshot),
+      { scheme: URI_SCHEMES.snapshot, path: '/review.txt', ...expected },
+      'on the post side of the diff',
+    );
+    assert.deepEqual(
+      described.find((thread) => thread.scheme === 'file'),
+      { scheme: 'file', path: vscode.Uri.file(path.join(folder, 'review.txt')).path, ...expected },
+      'and on the file while it reads so',
+    );
+    assert.equal(described.filter((thread) => thread.label?.startsWith('F1.2')).length, 0, 'a finding that points nowhere is not placed');
+    // Once the file reads otherwise, the finding stays on the diff only.
+    fs.writeFileSync(path.join(folder, 'review.txt'), numbered({ 3: 'edited by the user' }));
+    await codeloops.reviewThreads.show(id);
+    assert.deepEqual(
+      codeloops.reviewThreads.threadsOf(id).map((thread) => thread.uri.scheme),
+      [URI_SCHEMES.snapshot],
+    );
+    fs.rmSync(path.join(folder, 'review.txt'));
+  });
+
+  it('rejects the hunk under the cursor in the diff editor, with the reason typed, and the file changes accordingly', async () => {
+    const folder = workspaceFolder().uri.fsPath;
+    fs.writeFileSync(path.join(folder, 'hunks.txt'), numbered());
+    const id = await runLoop('Two hunks', {
+      actor: [[{ write: { path: 'hunks.txt', content: numbered({ 2: 'two', 18: 'eighteen' }) } }]],
+      critic: [[{ print: '<decision>{"type":"done","summary":"ok","confidence":0.8}</decision>' }]],
+    });
+    const [file] = await filesOf(id, 1);
+    await vscode.commands.executeCommand(COMMANDS.showFileDiff, file);
+    const tab = await waitFor('the diff', () =>
+      diffTabs().find((input) => input.modified.scheme === URI_SCHEMES.snapshot && input.modified.path === '/hunks.txt'),
+    );
+    const modified = await waitFor('the modified side', () =>
+      vscode.window.visibleTextEditors.find((editor) => editor.document.uri.toString() === tab.modified.toString()),
+    );
+    // The cursor on line 18, in the second hunk, as a user puts it before choosing "Reject This Change".
+    const ref = await codeloops.hunkLenses.hunkAt(modified.document.uri, 18);
+    assert.deepEqual(ref, { sessionId: id, iteration: 1, hunk: 2 });
+    const lenses = await codeloops.hunkLenses.provideCodeLenses(modified.document);
+    assert.deepEqual(
+      lenses.map((lens) => [lens.range.start.line, lens.command?.title]),
+      [
+        [0, '$(discard) Reject This Change (hunk 1)'],
+        [14, '$(discard) Reject This Change (hunk 2)'],
+      ],
+    );
+    const asked: string[] = [];
+    const outcome = await rejectHunkCommand(
+      { ...codeloops.review, window: { ...codeloops.review.window, input: async (prompt) => (asked.push(prompt), 'line 18 is public') } },
+      ref!.sessionId,
+      ref!.iteration,
+      ref!.hunk,
+    );
+    assert.equal(outcome?.result, 'rejected', outcome?.message);
+    assert.match(asked[0]!, /^Reject hunk 2 of iteration 1/);
+    assert.equal(fs.readFileSync(path.join(folder, 'hunks.txt'), 'utf8'), numbered({ 2: 'two' }));
+    const review = await new SessionStore(sessionsDir()).load(id).then(() => codeloops.library.view(id));
+    assert.equal(review.review.rejections[0]?.reason, 'line 18 is public', 'the viewer shows it');
+    fs.rmSync(path.join(folder, 'hunks.txt'));
+  });
+
+  it('waits for the review after an iteration that goes on, when the workspace says so, and goes on when told', async () => {
+    const folder = workspaceFolder();
+    await vscode.commands.executeCommand(COMMANDS.toggleReviewPause);
+    try {
+      assert.equal(vscode.workspace.getConfiguration('codeloops', folder.uri).get('review'), 'pause');
+      scriptAgents({
+        actor: [[{ write: { path: 'paused.txt', content: 'one\n' } }], [{ write: { path: 'paused.txt', content: 'two\n' } }]],
+        critic: [[{ print: '<decision>{"type":"continue","feedback":"again"}</decision>' }], [{ print: 'TASK COMPLETE' }]],
+      });
+      const running = codeloops.runs.start(folder, { text: 'Pause for review' });
+      const loop = await waitFor('the loop to wait for review', () => codeloops.runs.runningLoops().find((candidate) => candidate.pausedAfter === 1));
+      assert.equal(fs.readFileSync(path.join(folder.uri.fsPath, 'paused.txt'), 'utf8'), 'one\n', 'the second iteration waits');
+      await vscode.commands.executeCommand(COMMANDS.continueLoop, loop.sessionId);
+      const end = await running;
+      assert.ok(end?.kind === 'finished' && end.summary.status === 'success', JSON.stringify(end));
+      assert.equal(fs.readFileSync(path.join(folder.uri.fsPath, 'paused.txt'), 'utf8'), 'two\n');
+    } finally {
+      await vscode.commands.executeCommand(COMMANDS.toggleReviewPause);
+      assert.equal(vscode.workspace.getConfiguration('codeloops', folder.uri).get('review'), 'off');
+      fs.rmSync(path.join(folder.uri.fsPath, 'paused.txt'), { force: true });
+    }
+  });
+
   it('falls back to the recorded diff when the snapshots are gone', async () => {
     // A loop of its own: this test deletes its snapshots.
     const id = await runLoop('Create hello.txt, then delete its snapshots', HELLO_SCRIPT);
