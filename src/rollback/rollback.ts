@@ -219,7 +219,9 @@ export function record(sidecarDirectory: string, input: RunEventInput): string[]
     }
     return [];
   } catch (error) {
-    return [`the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`];
+    return [
+      `the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`,
+    ];
   }
 }
 

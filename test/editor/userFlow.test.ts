@@ -70,8 +70,11 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible' });
     await input.fill(`>${title}`);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
-    await page.keyboard.press('Enter');
+    // The command of exactly that title: "Run Prompt" must not pick "Run Prompt with Candidates…", recently used or not.
+    const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first();
+    await row.waitFor();
+    await row.click();
   };
 
   /** A tree entry opened (expanded), whether or not a test before opened it. */
@@ -368,7 +371,7 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   });
 
   it('runs a prompt with two Claude Code candidates: grouped and live in the tree, compared side by side, one applied after a modal', async () => {
-    await runCommand('Codeloops: Run Prompt with Candidates');
+    await runCommand('Codeloops: Run Prompt with Candidates…');
     const widget = page.locator('.quick-input-widget');
     const input = widget.locator('input');
     // The quick inputs' titles say the step (their placeholders are not text).
