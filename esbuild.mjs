@@ -36,7 +36,7 @@ const builds = [
   { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
   {
     // One viewer, two hosts: the editor's webview and the browser page of `codeloops ui`.
-    entryPoints: { viewer: 'webview-ui/main.ts', browser: 'webview-ui/browser/browserMain.ts' },
+    entryPoints: { viewer: 'webview-ui/main.ts', browser: 'webview-ui/browser/browserMain.ts', comparison: 'webview-ui/comparisonMain.ts' },
     outdir: 'dist/webview',
     bundle: true,
     platform: 'browser',

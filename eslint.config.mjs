@@ -13,7 +13,7 @@ import tseslint from 'typescript-eslint';
  * record and wire format).
  */
 const LOWER = ['text', 'process', 'files', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions'];
-const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView'];
+const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle'];
 const MAY_IMPORT = {
   text: [],
   process: [],
@@ -33,6 +33,10 @@ const MAY_IMPORT = {
   resume: [...LOWER, 'loop'],
   replay: [...LOWER, 'loop'],
   sessionView: [...LOWER, 'loop'],
+  // Candidate groups run loops in worktrees and apply one (rollback's move, the other way).
+  candidates: [...LOWER, 'loop', 'rollback'],
+  // Sessions exported and imported as bundles, candidate groups' records with them.
+  sessionBundle: [...LOWER, 'candidates'],
   // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).
   server: ENGINE,
   cli: [...ENGINE, 'server'],

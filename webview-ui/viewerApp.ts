@@ -23,6 +23,10 @@ const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = {
   rollback: 'discard',
   rollback_undone: 'redo',
   stall: 'sync-ignored',
+  worktree_prepared: 'repo-clone',
+  applied: 'check-all',
+  apply_undone: 'redo',
+  imported: 'cloud-download',
 };
 /** Outcomes a session can be carried on from (`codeloops resume`). */
 const RESUMABLE = new Set<Outcome | null>([null, 'interrupted', 'failed', 'max_iterations_reached']);

@@ -37,6 +37,14 @@ export function cliHint(error: CodeloopsError): string | undefined {
         : undefined;
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
+    case 'group_not_found':
+      return 'Run "codeloops candidates" to see the candidate groups.';
+    case 'setup_failed':
+      return "Check [worktree] setup in codeloops.toml (it runs in each candidate's worktree), or try it with --dry-run first.";
+    case 'bundle_invalid':
+      return 'Export it again with "codeloops sessions export <id…> -o bundle.tar.gz"; if commits are missing, "git fetch" them first.';
+    case 'session_exists':
+      return 'Those sessions are already here: "codeloops sessions delete <id>" first to replace them, or leave them out of the bundle.';
     default:
       return undefined;
   }

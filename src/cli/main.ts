@@ -3,6 +3,7 @@ import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
+import type { ApplyOptions, CandidatesOptions } from './candidatesCommand.js';
 import type { ResumeOptions } from './resumeCommand.js';
 import type { CommentOptions, RejectOptions } from './reviewCommand.js';
 import type { RollbackOptions } from './rollbackCommand.js';
@@ -99,6 +100,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--prompt-file <file>', 'read the task from this file (default: prompt.md in the working directory)')
     .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)');
   loopOptions(run, { agentDefault: '', maxIterations: 'stop after n iterations (0: no limit)' })
+    .option(
+      '--candidates <list>',
+      'run several candidates, each in its own worktree: agents or agent:model pairs, comma-separated (a name twice runs it twice)',
+    )
+    .option('--parallel <n>', 'run the candidates (or the configured actor) n times', positiveInteger)
+    .option('--jobs <n>', 'candidates running at once (default: the number of cores)', positiveInteger)
+    .option('--no-judge', 'rank candidates by checks and outcome only, without asking the critic to compare them')
     .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
     .action(async (options: RunOptions) => setExitCode(await (await import('./runCommand.js')).runCommand(options)));
 
@@ -134,6 +142,22 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('delete a session: its file, its record and its snapshots (your files are not touched)')
     .option('--json', 'print what was deleted as JSON')
     .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./sessionsCommand.js')).deleteCommand(id, options)));
+  sessions
+    .command('export <id...>')
+    .description('write sessions, their records and their snapshots (a git bundle) into one .tar.gz, to view, replay, roll back or apply elsewhere')
+    .option('-o, --output <file>', 'the bundle to write (bundle.tar.gz)')
+    .option('--json', 'print what was written as JSON')
+    .action(async (ids: string[], options: { output?: string; json?: boolean }) =>
+      setExitCode(await (await import('./bundleCommand.js')).exportCommand(ids, options)),
+    );
+  sessions
+    .command('import <bundle>')
+    .description('import a bundle written by "sessions export" into a clone of the same repository (all of it, or nothing)')
+    .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
+    .option('--json', 'print what was imported as JSON')
+    .action(async (file: string, options: { workingDir?: string; json?: boolean }) =>
+      setExitCode(await (await import('./bundleCommand.js')).importCommand(file, options)),
+    );
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
     setExitCode(await (await import('./sessionsCommand.js')).statsCommand(options));
   });
@@ -160,6 +184,30 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       if (options.undo && options.iteration !== undefined) throw new UsageError('--undo takes no --iteration: it undoes the last rollback.');
       setExitCode(await (await import('./rollbackCommand.js')).rollbackCommand(id, options));
     });
+
+  program
+    .command('candidates [group]')
+    .description(
+      'compare a candidate group\'s candidates and their ranking (a group id, a unique prefix, "latest", or one of its sessions); without a group, list them',
+    )
+    .option('--json', 'print the comparison as JSON')
+    .option('--discard', "remove the group's worktrees (their sessions and snapshots stay)")
+    .option('--force', 'with --discard: also remove worktrees holding changes no snapshot has (those changes are kept under a ref first)')
+    .action(async (id: string | undefined, options: CandidatesOptions) =>
+      setExitCode(await (await import('./candidatesCommand.js')).candidatesCommand(id, options)),
+    );
+
+  program
+    .command('apply <session>')
+    .description("put a session's changes (a finished candidate's) into your working tree, conflict-checked and undoable")
+    .option('--undo', 'undo the last apply of this session')
+    .option('--keep', "keep the candidate group's worktrees (default: removed after the apply)")
+    .option('--force', 'overwrite files you changed since the candidates started (they stay recoverable with --undo)')
+    .option('--dry-run', 'say what would be written, removed or overwritten; change nothing')
+    .option('-d, --working-dir <dir>', "where to apply (default: the group's working directory, or the session's own)")
+    .option('--json', 'print the result as JSON')
+    .addHelpText('after', '\nResults and exit codes: applied or apply_undone 0, nothing_to_apply 3, conflict 4 (nothing changed), snapshot_missing 5.')
+    .action(async (id: string, options: ApplyOptions) => setExitCode(await (await import('./candidatesCommand.js')).applyCommand(id, options)));
 
   program
     .command('review <session>')

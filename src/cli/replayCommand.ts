@@ -92,6 +92,23 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       ];
     case 'rollback_undone':
       return [`rollback ${entry.rollback} undone: ${entry.restored.length + entry.removed.length} file(s) put back`, 'warning'];
+    case 'worktree_prepared': {
+      const copied = entry.copied.length > 0 ? `, copied ${entry.copied.join(', ')}` : '';
+      const setup =
+        entry.setup_command === null
+          ? ''
+          : `, setup \`${entry.setup_command}\` ${entry.setup_passed ? 'passed' : `failed (exit ${entry.setup_exit_code ?? 'by a signal'})`}${entry.setup_duration_secs === null ? '' : ` in ${formatDuration(entry.setup_duration_secs)}`}`;
+      return [`worktree ${entry.worktree} ready${copied}${setup}`, entry.setup_passed === false ? 'error' : 'muted'];
+    }
+    case 'applied':
+      return [
+        `applied to ${entry.target_dir}: ${entry.restored.length} written, ${entry.removed.length} removed${entry.overwritten.length ? `, ${entry.overwritten.length} of your changes overwritten` : ''}`,
+        'success',
+      ];
+    case 'apply_undone':
+      return [`apply ${entry.apply} undone: ${entry.restored.length + entry.removed.length} file(s) put back`, 'warning'];
+    case 'imported':
+      return [`imported from ${entry.bundle} (it ran in ${entry.from_working_dir})`, 'muted'];
     case 'finding':
       return [
         `finding ${entry.id}${entry.file ? ` ${fileLocation(entry.file, entry.line, entry.end_line)}` : ''} (${entry.severity}): ${previewLine(entry.message, 120)}`,

@@ -9,8 +9,8 @@ import { isCodeloopsError, type FailureCode, type FailureDetails } from '../sess
 import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
-import { onCrash } from './crashHandlers.js';
 import { stdinReviewControl } from './reviewControl.js';
+import { runFromTerminal, writeStderr } from './terminalRun.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { UsageError } from './usageError.js';
@@ -27,6 +27,14 @@ export interface RunOptions extends FlagOverrides {
   editorSettings?: string;
   /** Run what the project file adds without asking (`--trust`). */
   trust?: boolean;
+  /** `--candidates claude,codex:gpt-5,…`: a candidate group instead of one loop (see `candidatesCommand.ts`). */
+  candidates?: string;
+  /** `--parallel N`: the candidates (or the configured actor) N times. */
+  parallel?: number;
+  /** `--jobs N`: candidates running at once (default: the number of cores). */
+  jobs?: number;
+  /** `--no-judge`: rank candidates by checks and outcome only. */
+  judge?: boolean;
 }
 
 export const DEFAULT_PROMPT_FILE = 'prompt.md';
@@ -62,6 +70,8 @@ export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, w
  */
 export async function runCommand(options: RunOptions): Promise<number> {
   if (options.jsonOutput && options.events) throw new UsageError('--json-output and --events cannot be used together.');
+  if (options.candidates !== undefined || options.parallel !== undefined) return (await import('./candidatesCommand.js')).runCandidatesCommand(options);
+  if (options.jobs !== undefined || options.judge === false) throw new UsageError('--jobs and --no-judge go with --candidates or --parallel.');
   const workingDir = path.resolve(options.workingDir ?? process.cwd());
   let prompt: string;
   let prepared: PreparedRun;
@@ -119,95 +129,61 @@ export async function runCommand(options: RunOptions): Promise<number> {
 }
 
 /**
- * Runs a loop from the terminal: Ctrl+C (and SIGTERM, SIGHUP, SIGQUIT) interrupts
- * it, a second one quits at once; progress goes to stderr, and to stdout either one
- * JSON object (--json-output) or every run event (--events ndjson). Shared by `run`
- * and `resume`.
+ * Runs a loop from the terminal (`runFromTerminal`: Ctrl+C interrupts it, a second
+ * one quits at once); progress goes to stderr, and to stdout either one JSON object
+ * (--json-output) or every run event (--events ndjson). Shared by `run` and `resume`.
  */
 export async function driveLoop(
   options: Pick<RunOptions, 'jsonOutput' | 'events' | 'quiet'>,
   run: { prompt: string; prepared: PreparedRun; continuation?: Continuation },
 ): Promise<number> {
-  const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals === 1) {
-      const name = signal === 'SIGINT' ? 'Ctrl+C' : signal === 'SIGHUP' ? 'the terminal closed' : signal;
-      if (!options.events) writeStderr(`\n${name}: stopping the agent and ending the session… (again to quit at once)\n`);
-      controller.abort();
-    } else {
-      // Quit at once, but still end the session properly: every write is synchronous.
-      endRunningLoopsNow('interrupted');
-      process.exit(EXIT_CODES.interrupted);
-    }
-  };
-  const signalNames: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
-  for (const name of signalNames) process.on(name, onSignal);
-  // A crash of the runner still ends the session properly: `failed`, with why.
-  const forgetCrash = onCrash((message) => endRunningLoopsNow('failed', { error: message, code: 'internal' }));
-  // Whoever reads stdout went away (`| head -1`): stop the loop as if interrupted.
-  let stdoutOpen = true;
-  const onStdoutError = (): void => {
-    stdoutOpen = false;
-    controller.abort();
-  };
-  process.stdout.on('error', onStdoutError);
-
+  const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endRunningLoopsNow };
+  let stdoutOpen = () => true;
   let sessionId: string | undefined;
   const review =
     run.prepared.settings.review === 'pause'
       ? stdinReviewControl({ json: options.events === 'ndjson', sessionId: () => sessionId, say: writeStderr })
       : undefined;
-  const onEvent = (event: RunEvent): void => {
-    if (event.type === 'run_started') sessionId = event.session_id;
-    if (options.events === 'ndjson') {
-      if (stdoutOpen) process.stdout.write(JSON.stringify(event) + '\n');
-      return;
-    }
-    if (!options.quiet) writeLines(process.stderr, describeEvent(event, { showAgentText: true }));
-  };
-
   let summary: RunSummary;
   try {
-    summary = await runLoop({
-      prompt: run.prompt,
-      workingDir: run.prepared.workingDir,
-      repository: run.prepared.repository,
-      actor: run.prepared.actor,
-      critic: run.prepared.critic,
-      maxIterations: run.prepared.settings.maxIterations,
-      checks: run.prepared.settings.checks,
-      budget: run.prepared.settings.budget,
-      stall: run.prepared.settings.stall,
-      prices: run.prepared.settings.prices,
-      sessionsDirectory: sessionsDir(),
-      sidecarDirectory: (sessionId) => sidecarDir(sessionId),
-      signal: controller.signal,
-      onEvent,
-      continuation: run.continuation,
-      waitForReview: review?.wait,
+    summary = await runFromTerminal(terminal, ({ signal, stdoutOpen: isOpen }) => {
+      stdoutOpen = isOpen;
+      const onEvent = (event: RunEvent): void => {
+        if (event.type === 'run_started') sessionId = event.session_id;
+        if (options.events === 'ndjson') {
+          if (isOpen()) process.stdout.write(JSON.stringify(event) + '\n');
+          return;
+        }
+        if (!options.quiet) writeLines(process.stderr, describeEvent(event, { showAgentText: true }));
+      };
+      return runLoop({
+        prompt: run.prompt,
+        workingDir: run.prepared.workingDir,
+        repository: run.prepared.repository,
+        actor: run.prepared.actor,
+        critic: run.prepared.critic,
+        maxIterations: run.prepared.settings.maxIterations,
+        checks: run.prepared.settings.checks,
+        budget: run.prepared.settings.budget,
+        stall: run.prepared.settings.stall,
+        prices: run.prepared.settings.prices,
+        sessionsDirectory: sessionsDir(),
+        sidecarDirectory: (sessionId) => sidecarDir(sessionId),
+        signal,
+        onEvent,
+        continuation: run.continuation,
+        waitForReview: review?.wait,
+      });
     });
   } catch (error) {
     // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
     reportRefusal(options, error);
     throw error;
   } finally {
-    for (const name of signalNames) process.off(name, onSignal);
-    forgetCrash();
-    process.stdout.off('error', onStdoutError);
     review?.close();
   }
-  if (options.jsonOutput && stdoutOpen) process.stdout.write(JSON.stringify(summary) + '\n');
+  if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];
-}
-
-function writeStderr(text: string): void {
-  try {
-    process.stderr.write(text);
-  } catch {
-    // a closed terminal cannot be told anything
-  }
 }
 
 /** `--editor-settings`: the extension's settings, validated like a project file. */
@@ -261,7 +237,7 @@ export function reportRefusal(options: Pick<RunOptions, 'jsonOutput' | 'events'>
   }
 }
 
-function describeRole(
+export function describeRole(
   launch: { adapter: { displayName: string }; program: { program: string; leadingArgs: string[] }; timeoutSecs: number },
   model: string | null,
 ) {

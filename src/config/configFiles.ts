@@ -83,6 +83,26 @@ const stallTableSchema = z.strictObject({
   action: z.optional(z.enum(['stop', 'nudge'])),
 });
 
+/** A path inside the repository, from its top: never absolute, never through `..`. */
+const repositoryPath = z
+  .string()
+  .check(
+    z.refine(
+      (value) => value.trim() !== '' && !path.isAbsolute(value) && !/^[A-Za-z]:/.test(value) && !value.split(/[\\/]/).includes('..'),
+      'must be a path inside the repository, from its top (no leading "/", no "..")',
+    ),
+  );
+
+/** `[worktree]`: how each candidate's worktree is readied (`codeloops run --candidates`). */
+export const worktreeTableSchema = z.strictObject({
+  /** Files or folders copied from the user's tree into each worktree when present (`.env`, `.env.local`). */
+  copy: z.optional(z.array(repositoryPath)),
+  /** A shell command run once in each worktree before its first iteration (`npm ci`); a failure fails that candidate only. */
+  setup: z.optional(nonEmpty),
+  setup_timeout_secs: z.optional(positiveSecs),
+});
+export type WorktreeTable = z.infer<typeof worktreeTableSchema>;
+
 /** What a project file may set: the loop's agents, models, limits, roles, checks and guards. */
 export const projectConfigSchema = z.strictObject({
   agent: z.optional(agentName),
@@ -100,6 +120,7 @@ export const projectConfigSchema = z.strictObject({
   actor: z.optional(roleTableSchema),
   critic: z.optional(roleTableSchema),
   agents: z.optional(agentsTable),
+  worktree: z.optional(worktreeTableSchema),
 });
 
 /** The global file: the project's settings as `[defaults]`, the agents' tables and the prices. */

@@ -12,7 +12,7 @@ import { ConfigError, configHome, locateProgram, type ProjectConfigFile } from '
 /**
  * A cloned repository must not run code without its user's say, as direnv and VS
  * Code's workspace trust have it: whatever a project's `codeloops.toml` adds that
- * runs a program (an agent's `command`, extra `args`, the `[[checks]]`) runs only
+ * runs a program (an agent's `command`, extra `args`, the `[[checks]]`, `[worktree] setup`) runs only
  * once the user has trusted that file's content. Trust is kept per file, by the hash
  * of its bytes: a changed file needs trusting again.
  */
@@ -52,7 +52,7 @@ function words(parts: readonly string[]): string {
 /**
  * What a project file would run, exactly: its agents' commands (a program named with
  * a path resolved from the file's folder, as it will run), the extra arguments each
- * agent would get, and its checks.
+ * agent would get, its checks and its worktree setup.
  */
 export function programsOf(file: ProjectConfigFile, baseDir: string, agents?: RoleAgents): ProjectProgram[] {
   const programs: ProjectProgram[] = [];
@@ -69,6 +69,7 @@ export function programsOf(file: ProjectConfigFile, baseDir: string, agents?: Ro
       programs.push({ key: `[agents.${agent}] args`, runs: `${words(table.args)} (added to ${AGENT_DISPLAY_NAMES[agent as AgentKind]}'s command line)` });
   }
   for (const check of file.checks ?? []) programs.push({ key: `[[checks]] ${check.name}`, runs: `sh -c ${JSON.stringify(check.run)}` });
+  if (file.worktree?.setup) programs.push({ key: '[worktree] setup', runs: `sh -c ${JSON.stringify(file.worktree.setup)}` });
   return programs;
 }
 

@@ -21,6 +21,7 @@ import {
   type GlobalConfigFile,
   type ProjectConfigFile,
   type RoleTable,
+  type WorktreeTable,
 } from './configFiles.js';
 
 export type Role = 'actor' | 'critic';
@@ -47,6 +48,15 @@ export interface RoleSettings {
   binarySetting: string;
 }
 
+/** `[worktree]`: what each candidate's worktree gets before its first iteration. */
+export interface WorktreeSettings {
+  /** Paths from the repository's top, copied from the user's tree when present. */
+  copy: string[];
+  /** A shell command run in each worktree, or null. */
+  setup: string | null;
+  setupTimeoutSecs: number;
+}
+
 export interface RunSettings {
   actor: RoleSettings;
   critic: RoleSettings;
@@ -59,6 +69,7 @@ export interface RunSettings {
   /** `pause`: wait for the user's review after each iteration that goes on. */
   review: ReviewMode;
   prices: PriceTable;
+  worktree: WorktreeSettings;
   /** The config files that were read, lowest precedence first. */
   sources: string[];
 }
@@ -87,6 +98,7 @@ export interface ConfigLayer {
   actor?: RoleTable;
   critic?: RoleTable;
   agents?: Partial<Record<AgentKind, AgentTable>>;
+  worktree?: WorktreeTable;
 }
 
 /** Command-line flags, the highest layer. */
@@ -117,6 +129,8 @@ export const DEFAULT_TIMEOUT_SECS: Readonly<Record<Role, number>> = { actor: 30 
 export const DEFAULT_CHECK_TIMEOUT_SECS = 600;
 /** Three iterations in a row without progress is a stall, by default: stopped, not left running overnight. */
 export const DEFAULT_STALL: StallSettings = { unchangedIterations: 3, action: 'stop' };
+/** A worktree's setup installs dependencies: longer than a check may take. */
+export const DEFAULT_SETUP_TIMEOUT_SECS = 1800;
 
 export function layerFromGlobalFile(file: GlobalConfigFile, source: string): ConfigLayer {
   const defaults = file.defaults ?? {};
@@ -137,6 +151,7 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
     actor: defaults.actor,
     critic: defaults.critic,
     agents: file.agents,
+    worktree: defaults.worktree,
   };
 }
 
@@ -158,6 +173,7 @@ export function layerFromProjectFile(file: ProjectConfigFile, source: string, ba
     actor: file.actor,
     critic: file.critic,
     agents: file.agents,
+    worktree: file.worktree,
   };
 }
 
@@ -314,6 +330,11 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     },
     review: pick((layer) => layer.review)?.value ?? 'off',
     prices,
+    worktree: {
+      copy: pick((layer) => layer.worktree?.copy)?.value ?? [],
+      setup: pick((layer) => layer.worktree?.setup)?.value ?? null,
+      setupTimeoutSecs: pick((layer) => layer.worktree?.setup_timeout_secs)?.value ?? DEFAULT_SETUP_TIMEOUT_SECS,
+    },
     sources: layersLowToHigh.map((layer) => layer.source),
   };
 }

@@ -105,6 +105,15 @@ export function parseCriticDecision(answer: string, options: { markers?: boolean
   return options.markers === false ? null : parseMarkers(answer);
 }
 
+/**
+ * The JSON of the last `<decision>` block, for other contracts in the same style (the
+ * candidates' judge): undefined when there is no block or its JSON cannot be read.
+ */
+export function lastDecisionJson(answer: string): unknown {
+  const last = [...answer.matchAll(BLOCK)].at(-1);
+  return last ? extractJson(last[1] ?? '') : undefined;
+}
+
 /** Why the last block did not parse, for the repair prompt. */
 export function explainUnreadableDecision(answer: string): string {
   const last = [...answer.matchAll(BLOCK)].at(-1);

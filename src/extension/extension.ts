@@ -6,15 +6,24 @@ import { SessionLibrary } from '../sessionView/sessionLibrary.js';
 import { SessionStore } from '../sessions/sessionStore.js';
 import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
-import { COMMANDS, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS, CONTEXT_RUNNING, SETTINGS_SECTION } from './ids.js';
+import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
+import { applyCandidateSession, undoApplySession, type ApplyDeps } from './candidates/applyCommands.js';
+import { CandidateRuns } from './candidates/candidateRuns.js';
+import { askForCandidates } from './candidates/candidatesInput.js';
+import { GroupStatusItem } from './candidates/groupStatusItem.js';
+import { treeGroups } from './candidates/treeGroups.js';
+import { COMMANDS, COMPARISON_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS, CONTEXT_RUNNING, SETTINGS_SECTION } from './ids.js';
 import { HunkLenses, type HunkRef } from './review/hunkLenses.js';
 import { commentCommand, rejectHunkCommand, resolveCommand, stageCommand, undoRejectionCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
+import { allRunningLoops } from './runs/allRunningLoops.js';
+import { ComparisonPanels } from './viewer/comparisonPanels.js';
 import { LoopStarter } from './runs/loopStarter.js';
 import { askForPrompt, promptFileToRun } from './runs/promptInput.js';
 import { bundledCliPath, RunController } from './runs/runController.js';
 import { RunStatusItem } from './runs/runStatusItem.js';
 import { SessionCommands } from './sessionCommands.js';
+import type { GroupNode } from './sessionsTree/candidateNodes.js';
 import type { FileNode, IterationNode, SessionNode, TreeNode } from './sessionsTree/sessionsTreeModel.js';
 import { SessionsTreeProvider } from './sessionsTree/sessionsTreeProvider.js';
 import { editorSettingsJson, openViewerOnRun, showAgentText } from './settings.js';
@@ -32,6 +41,9 @@ export interface CodeloopsApi {
   reviewThreads: ReviewThreads;
   hunkLenses: HunkLenses;
   review: ReviewCommandsDeps;
+  candidateRuns: CandidateRuns<vscode.WorkspaceFolder>;
+  comparisons: ComparisonPanels;
+  apply: ApplyDeps;
 }
 
 /**
@@ -44,7 +56,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const log = vscode.window.createOutputChannel('Codeloops', { log: true });
   const store = new SessionStore(sessionsDir(), (message) => log.warn(message));
   const library = new SessionLibrary(store, (sessionId) => sidecarDir(sessionId));
-  const runs = new RunController<vscode.WorkspaceFolder>({
+  const runs: RunController<vscode.WorkspaceFolder> = new RunController<vscode.WorkspaceFolder>({
     cliPath: bundledCliPath(context.extensionPath),
     nodePath: process.execPath,
     log,
@@ -54,21 +66,36 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     editorSettingsJson,
     isTrusted: () => vscode.workspace.isTrusted,
     showAgentText,
+    othersRunning: () => candidateRuns.runningGroups().length > 0,
   });
-  const tree = new SessionsTreeProvider(library, runs, log);
+  const candidateRuns: CandidateRuns<vscode.WorkspaceFolder> = new CandidateRuns<vscode.WorkspaceFolder>({
+    cliPath: bundledCliPath(context.extensionPath),
+    nodePath: process.execPath,
+    log,
+    window: vscodeWindow,
+    commands: vscodeCommands,
+    showStatus: (group) => new GroupStatusItem(group),
+    editorSettingsJson,
+    othersRunning: () => runs.runningLoops().length > 0,
+  });
+  // Single loops and candidates alike, for the views that follow running sessions.
+  const loops = allRunningLoops(runs, candidateRuns);
+  const tree = new SessionsTreeProvider(library, loops, log, () => treeGroups(groupsDir(), (message) => log.warn(message)));
   const treeView = vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true });
-  const diffs = new DiffOpener(library, () => runs.runningLoops().length > 0);
+  const diffs = new DiffOpener(library, () => loops.runningLoops().length > 0);
   const snapshots = new SnapshotContentProvider(library);
   const reviewThreads = new ReviewThreads(library);
   const hunkLenses = new HunkLenses(library);
-  const viewers = new ViewerPanels(context.extensionUri, library, runs, {
+  const viewers = new ViewerPanels(context.extensionUri, library, loops, {
     diffs,
     openLocation: (sessionId, file, line) => openSessionFile(store, sessionId, file, line),
     reviewControl: (sessionId, action) => runs.resumeAfterReview(action, sessionId),
   });
+  const comparisons = new ComparisonPanels(context.extensionUri, store, loops, candidateRuns.onGroupEvent);
   const changed = (sessionId: string): void => {
     library.invalidate(sessionId);
     viewers.sessionChanged(sessionId);
+    comparisons.refresh();
     hunkLenses.invalidate(sessionId);
     if (reviewThreads.isShown(sessionId)) void reviewThreads.show(sessionId).catch((error: unknown) => log.warn(`review comments: ${String(error)}`));
     tree.refresh();
@@ -100,6 +127,41 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     folderOf: (filePath) => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(filePath)),
     changed,
   };
+  const apply: ApplyDeps = { store, runs: loops, log, window: vscodeWindow, commands: vscodeCommands, changed };
+  /** The group of a tree node (a group, or one of its candidates), an id, or the user's pick. */
+  const groupIdOf = async (target?: GroupNode | SessionNode | string): Promise<string | undefined> => {
+    if (typeof target === 'string') return target;
+    if (target?.kind === 'group') return target.id;
+    if (target?.kind === 'session') return (await store.load(target.id)).start.candidate_group;
+    const groups = await treeGroups(groupsDir(), (message) => log.warn(message));
+    if (groups.length === 0) {
+      void vscode.window.showInformationMessage('No candidate groups yet: run "Codeloops: Run Prompt with Candidates…" first.');
+      return undefined;
+    }
+    return vscodeWindow.pick(
+      groups.map((entry) => ({
+        label: entry.group.prompt.split('\n')[0] ?? entry.group.id,
+        description: `${entry.group.status} · ${entry.labels.join(', ')}`,
+        value: entry.group.id,
+      })),
+      'Compare the candidates of which group?',
+    );
+  };
+  /** Interrupt: a running candidate (or its group, or the folder running candidates) stops its whole group. */
+  const interrupt = async (target?: vscode.WorkspaceFolder | SessionNode | GroupNode): Promise<void> => {
+    if (target && 'kind' in target) {
+      const group = candidateRuns
+        .runningGroups()
+        .find((running) => (target.kind === 'group' ? running.groupId === target.id : [...running.candidates.values()].some((c) => c.sessionId === target.id)));
+      if (group) candidateRuns.interrupt(group.folder);
+      else await runs.interrupt(runs.runningLoops().find((loop) => loop.sessionId === target.id)?.folder);
+      return;
+    }
+    if (target && candidateRuns.isRunning(target)) candidateRuns.interrupt(target);
+    else if (!target && runs.runningLoops().length === 0 && candidateRuns.interrupt()) return;
+    else await runs.interrupt(target);
+  };
+
   const sessionIdOf = async (target?: SessionNode | TreeNode | string): Promise<string | undefined> =>
     typeof target === 'string' ? target : target?.kind === 'session' ? target.id : sessionCommands.pickSession();
 
@@ -140,10 +202,45 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
         void reviewThreads.show(sessionId).catch(() => undefined);
       }
     }),
+    candidateRuns,
+    comparisons,
+    vscode.window.registerWebviewPanelSerializer(COMPARISON_PANEL_TYPE, comparisons),
+    candidateRuns.onGroupEvent(({ event }) => {
+      // A group's comparison shows up as it starts, and follows it; the tree shows its candidates under it.
+      if (event.type === 'group_started' && openViewerOnRun()) comparisons.open(event.group_id, { preserveFocus: true });
+      tree.refresh();
+    }),
 
     command(COMMANDS.runPrompt, () => starter.start(askForPrompt)),
     command(COMMANDS.runPromptFile, () => starter.start(promptFileToRun)),
-    command(COMMANDS.interrupt, (folder?: vscode.WorkspaceFolder) => runs.interrupt(folder)),
+    command(COMMANDS.interrupt, interrupt),
+    command(COMMANDS.runPromptWithCandidates, async () => {
+      const folder = await starter.folderToRunIn();
+      if (!folder) return;
+      if (candidateRuns.isRunning(folder)) {
+        void vscodeWindow.showWarning(`Codeloops candidates are already running in ${folder.name}. Interrupt them first, or wait for them to finish.`);
+        return;
+      }
+      const choice = await askForCandidates();
+      const prompt = choice && (await askForPrompt(folder));
+      if (!choice || !prompt || !('text' in prompt)) return;
+      log.show(true);
+      await candidateRuns.start(folder, { prompt: prompt.text, ...choice });
+    }),
+    command(COMMANDS.compareCandidates, async (target?: GroupNode | SessionNode | string) => {
+      const groupId = await groupIdOf(target);
+      if (groupId) comparisons.open(groupId);
+    }),
+    command(COMMANDS.applyCandidate, async (target?: SessionNode | string) => {
+      const sessionId = await sessionIdOf(target);
+      if (!sessionId || !(await starter.ensureTrusted('apply a candidate'))) return;
+      await applyCandidateSession(apply, sessionId);
+    }),
+    command(COMMANDS.undoApply, async (target?: SessionNode | string) => {
+      const sessionId = await sessionIdOf(target);
+      if (!sessionId || !(await starter.ensureTrusted('undo an apply'))) return;
+      await undoApplySession(apply, sessionId);
+    }),
     command(COMMANDS.showOutput, () => log.show()),
     command(COMMANDS.refreshSessions, () => tree.refresh()),
     command(COMMANDS.showMoreSessions, () => tree.showMore()),
@@ -220,7 +317,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   );
   vscodeCommands.setContext(CONTEXT_RUNNING, false);
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
-  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review };
+  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, apply };
 }
 
 function isHunkRef(value: unknown): value is HunkRef {

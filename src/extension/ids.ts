@@ -19,6 +19,10 @@ export const COMMANDS = {
   rollbackIteration: 'codeloops.rollbackIteration',
   undoRollback: 'codeloops.undoRollback',
   resumeSession: 'codeloops.resumeSession',
+  runPromptWithCandidates: 'codeloops.runPromptWithCandidates',
+  compareCandidates: 'codeloops.compareCandidates',
+  applyCandidate: 'codeloops.applyCandidate',
+  undoApply: 'codeloops.undoApply',
   continueLoop: 'codeloops.continueLoop',
   toggleReviewPause: 'codeloops.toggleReviewPause',
   rejectHunk: 'codeloops.rejectHunk',
@@ -36,6 +40,9 @@ export const VIEWS = {
 } as const;
 
 export const VIEWER_PANEL_TYPE = 'codeloops.viewer';
+
+/** The comparison page of a candidate group. */
+export const COMPARISON_PANEL_TYPE = 'codeloops.comparison';
 
 /** Set while a loop runs in this window, for `when` clauses. */
 export const CONTEXT_RUNNING = 'codeloops.running';
@@ -58,6 +65,11 @@ export const TREE_ITEM_KINDS = {
   runningSession: 'session.running',
   /** Ended interrupted, failed or at its limit, or stopped without an end: it can be resumed. */
   resumableSession: 'session.resumable',
+  /** A candidate group: its candidates are under it. */
+  group: 'group',
+  runningGroup: 'group.running',
+  /** A candidate's session once it has ended: it can be applied. */
+  candidateSession: 'session.candidate',
   iteration: 'iteration',
   file: 'file',
   more: 'more',

@@ -46,6 +46,11 @@ export function rollbackRef(sessionId: string, rollback: number, label: Rollback
   return `${SNAPSHOT_REF_ROOT}/${sessionId}/rollback/${rollback}/${label}`;
 }
 
+/** `refs/codeloops/<session>/apply/<n>/<label>`: the user's tree around the n-th apply of a session's changes (`codeloops apply`). */
+export function applyRef(sessionId: string, apply: number, label: RollbackLabel): string {
+  return `${SNAPSHOT_REF_ROOT}/${sessionId}/apply/${apply}/${label}`;
+}
+
 export interface SnapshotResult extends Snapshot {
   /** Nested repositories without a commit: git cannot record them, so they are left out. */
   leftOut: string[];
@@ -222,4 +227,17 @@ export function snapshotIterations(refs: ReadonlyMap<string, string>, sessionId:
     if (ref.startsWith(prefix) && match) numbers.push(Number(match[1]));
   }
   return numbers.sort((a, b) => a - b);
+}
+
+/**
+ * The two trees a session's whole change goes between: before its first iteration
+ * (for a resumed session, the first it recorded), and the last tree it left.
+ * Undefined when either snapshot is gone.
+ */
+export async function sessionChangeEnds(repository: Repository, sessionId: string): Promise<{ start: Snapshot; end: Snapshot } | undefined> {
+  const refs = await listSessionRefs(repository, sessionId);
+  const first = snapshotIterations(refs, sessionId)[0];
+  if (first === undefined) return undefined;
+  const [start, end] = await Promise.all([readSnapshot(repository, snapshotRef(sessionId, first, 'pre')), lastTree(repository, sessionId, refs)]);
+  return start && end ? { start, end } : undefined;
 }

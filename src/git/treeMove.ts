@@ -180,11 +180,11 @@ export function conflictMessage(lists: MoveLists, action: string): string {
   return `Changed nothing: ${parts.join('. Also, ')}.`;
 }
 
-/** What a move did (or, with `would`, would do), in words. */
-export function describeMove(lists: MoveLists, would = ''): string {
+/** What a move did (or, with `would`, would do), in words; `written` names what writing a file is (a rollback restores, an apply writes). */
+export function describeMove(lists: MoveLists, would = '', written: [past: string, present: string] = ['restored', 'restore']): string {
   const verb = (past: string, present: string) => (would ? `${would}${present}` : past);
   const parts: string[] = [];
-  if (lists.restored.length > 0) parts.push(`${verb('restored', 'restore')} ${listPaths(lists.restored)}`);
+  if (lists.restored.length > 0) parts.push(`${verb(...written)} ${listPaths(lists.restored)}`);
   if (lists.removed.length > 0) parts.push(`${verb('removed', 'remove')} ${listPaths(lists.removed)}`);
   if (lists.overwritten.length > 0) parts.push(`${verb('overwrote', 'overwrite')} your changes to ${listPaths(lists.overwritten)}`);
   if (lists.skipped.length > 0) parts.push(`${verb('left', 'leave')} the nested repositories ${listPaths(lists.skipped)} alone`);

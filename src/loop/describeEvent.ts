@@ -128,6 +128,28 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       ];
     case 'rollback_undone':
       return [{ text: `rollback ${event.rollback} undone: ${pathCount(event.restored.length + event.removed.length)} put back`, tone: 'warning' }];
+    case 'worktree_prepared': {
+      const lines: DescribedLine[] = [{ text: `worktree ${event.worktree}`, tone: 'muted' }];
+      if (event.copied.length > 0) lines.push({ text: `copied in ${event.copied.join(', ')}`, tone: 'muted' });
+      if (event.not_found.length > 0) lines.push({ text: `not in your tree, not copied: ${event.not_found.join(', ')}`, tone: 'muted' });
+      const setup = event.setup;
+      if (setup) {
+        const how = setup.passed
+          ? `passed in ${formatDuration(setup.duration_secs)}`
+          : setup.timed_out
+            ? `timed out after ${formatDuration(setup.duration_secs)}`
+            : `failed (exit ${setup.exit_code ?? 'by a signal'})`;
+        lines.push({ text: `setup \`${setup.command}\` ${how}`, tone: setup.passed ? 'info' : 'error' });
+        if (!setup.passed && setup.output.trim()) lines.push({ text: indent(takeTail(setup.output.trim(), 1_500)), tone: 'muted' });
+      }
+      return lines;
+    }
+    case 'applied':
+      return [{ text: `applied to ${event.target_dir}: ${pathCount(event.restored.length + event.removed.length)} written`, tone: 'success' }];
+    case 'apply_undone':
+      return [{ text: `apply ${event.apply} undone: ${pathCount(event.restored.length + event.removed.length)} put back`, tone: 'warning' }];
+    case 'imported':
+      return [{ text: `imported from ${event.bundle} (it ran in ${event.from_working_dir})`, tone: 'muted' }];
     case 'run_finished':
       return describeOutcome(event);
   }

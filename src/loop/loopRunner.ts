@@ -66,6 +66,13 @@ export interface LoopRequest {
   onEvent?: RunEventListener;
   /** Carry on an earlier session instead of starting afresh (`codeloops resume`). */
   continuation?: Continuation;
+  /** One of a candidate group (`codeloops run --candidates`): recorded in `session_start`. */
+  candidate?: { group: string; label: string };
+  /**
+   * Runs once, before the first iteration (a candidate's worktree setup). What it
+   * reports is recorded; a `CodeloopsError` it throws ends the session `failed` with its code.
+   */
+  beforeFirstIteration?: (context: { report: (event: RunEventInput) => void; signal: AbortSignal }) => Promise<void>;
   /**
    * Review before continuing (`review = "pause"`): after each iteration that does not
    * end the loop, the loop waits for the user's word. Absent: it never waits.
@@ -240,6 +247,7 @@ class LoopRun {
     this.watchTheClock();
     let end: EndState;
     try {
+      await request.beforeFirstIteration?.({ report: (event) => this.emit(event), signal: this.stopper.signal });
       end = this.guardStop ? this.stoppedByGuard() : await this.iterate();
     } catch (error) {
       // Ctrl+C in a terminal reaches git's processes too: a snapshot can fail a moment
@@ -304,7 +312,11 @@ class LoopRun {
   /** One iteration; its decision (and a stall, if it showed one), or null when it was stopped before the review finished. */
   private async runIteration(iteration: number): Promise<{ decision: CriticDecision; stall: Stall | null } | null> {
     const { request } = this;
-    const runEnv = { CODELOOPS_SESSION_ID: this.sessionId, CODELOOPS_ITERATION: String(iteration) };
+    const runEnv = {
+      CODELOOPS_SESSION_ID: this.sessionId,
+      CODELOOPS_ITERATION: String(iteration),
+      ...(request.candidate ? { CODELOOPS_CANDIDATE: request.candidate.label } : {}),
+    };
     this.emit({ type: 'iteration_started', iteration });
     const pre = await this.snapshot(iteration, 'pre');
     this.loopStart ??= pre;
@@ -793,5 +805,6 @@ function sessionHeader(request: LoopRequest): SessionHeader {
     critic_model: request.critic.model,
     max_iterations: request.maxIterations,
     ...(continuation ? { resumed_from: continuation.sessionId, resumed_after_iteration: continuation.lastIteration } : {}),
+    ...(request.candidate ? { candidate_group: request.candidate.group, candidate: request.candidate.label } : {}),
   };
 }

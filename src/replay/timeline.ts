@@ -228,6 +228,42 @@ function fromOtherEvent(event: RunEvent, runsBefore: number): AnyEntry | undefin
         removed: event.removed,
         overwritten: event.overwritten,
       };
+    case 'worktree_prepared':
+      return {
+        kind: 'worktree_prepared',
+        at,
+        iteration: null,
+        worktree: event.worktree,
+        copied: event.copied,
+        not_found: event.not_found,
+        setup_command: event.setup?.command ?? null,
+        setup_passed: event.setup?.passed ?? null,
+        setup_exit_code: event.setup?.exit_code ?? null,
+        setup_duration_secs: event.setup?.duration_secs ?? null,
+      };
+    case 'applied':
+      return {
+        kind: 'applied',
+        at,
+        iteration: null,
+        apply: event.apply,
+        target_dir: event.target_dir,
+        restored: event.restored,
+        removed: event.removed,
+        overwritten: event.overwritten,
+      };
+    case 'apply_undone':
+      return {
+        kind: 'apply_undone',
+        at,
+        iteration: null,
+        apply: event.apply,
+        restored: event.restored,
+        removed: event.removed,
+        overwritten: event.overwritten,
+      };
+    case 'imported':
+      return { kind: 'imported', at, iteration: null, from_working_dir: event.from_working_dir, bundle: event.bundle };
     default:
       // Snapshots, streamed text, iteration boundaries and the run's end are in other entries.
       return undefined;

@@ -208,8 +208,8 @@ function nextRollbackNumber(refs: ReadonlyMap<string, string>, sessionId: string
   return highest + 1;
 }
 
-/** Records the move in the session's sidecar; a record that cannot be written is a warning, not a failure. */
-function record(sidecarDirectory: string, input: RunEventInput): string[] {
+/** Records the move in the session's sidecar (a rollback, an apply); a record that cannot be written is a warning, not a failure. */
+export function record(sidecarDirectory: string, input: RunEventInput): string[] {
   try {
     const recorder = SidecarRecorder.open(sidecarDirectory);
     try {
@@ -219,7 +219,9 @@ function record(sidecarDirectory: string, input: RunEventInput): string[] {
     }
     return [];
   } catch (error) {
-    return [`the rollback was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`];
+    return [
+      `the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`,
+    ];
   }
 }
 

@@ -56,6 +56,14 @@ export const FAILURE_CODES = [
   'project_untrusted',
   /** A git command the loop needs failed (a snapshot, a diff). */
   'git_failed',
+  /** A candidate's worktree could not be made, or its `[worktree] setup` command failed: that candidate failed. */
+  'setup_failed',
+  /** No candidate group by that id (or the session is not one of a group). */
+  'group_not_found',
+  /** A sessions bundle that cannot be imported: not a bundle, damaged, or its snapshots need commits this repository lacks. */
+  'bundle_invalid',
+  /** Import: a session of the bundle is already here. */
+  'session_exists',
   /** The runner itself failed: a bug. */
   'internal',
 ] as const;

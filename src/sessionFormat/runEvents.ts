@@ -199,6 +199,38 @@ export const runEventSchema = z.discriminatedUnion('type', [
   }),
   /** A rollback was undone. */
   event('rollback_undone', { rollback: z.int().check(z.positive()), restored: paths, removed: paths, overwritten: paths }),
+  /** A candidate's worktree was readied before its first iteration: files copied in from the user's tree, the setup command run. */
+  event('worktree_prepared', {
+    worktree: z.string(),
+    /** `[worktree] copy` entries copied in, and those the user's tree does not have. */
+    copied: paths,
+    not_found: paths,
+    setup: z.nullable(
+      z.object({
+        command: z.string(),
+        passed: z.boolean(),
+        exit_code: z.nullable(z.int()),
+        duration_secs: z.number(),
+        timed_out: z.boolean(),
+        /** Head and tail of its output. */
+        output: z.string(),
+        output_chars: z.int(),
+      }),
+    ),
+  }),
+  /** The session's changes were put into a working tree (`codeloops apply`); `before_ref` keeps that tree as it was. */
+  event('applied', {
+    apply: z.int().check(z.positive()),
+    target_dir: z.string(),
+    restored: paths,
+    removed: paths,
+    overwritten: paths,
+    before_ref: z.string(),
+  }),
+  /** An apply was undone. */
+  event('apply_undone', { apply: z.int().check(z.positive()), restored: paths, removed: paths, overwritten: paths }),
+  /** The session came from a bundle (`codeloops sessions import`); it ran in `from_working_dir` on another machine or clone. */
+  event('imported', { from_working_dir: z.string(), bundle: z.string() }),
   z.extend(runSummarySchema, { type: z.literal('run_finished'), timestamp }),
 ]);
 

@@ -128,6 +128,10 @@ export const sessionStartLineSchema = z.looseObject({
   resumed_from: z.optional(z.string()),
   /** Extra field: the last iteration of the session it continues; this one's iterations carry on the numbering from there. */
   resumed_after_iteration: z.optional(count),
+  /** Extra field: the candidate group this session is one of (`codeloops run --candidates`). */
+  candidate_group: z.optional(z.string()),
+  /** Extra field: which candidate of its group it is (`claude`, `codex:gpt-5`, `claude#2`). */
+  candidate: z.optional(z.string()),
 });
 
 /**

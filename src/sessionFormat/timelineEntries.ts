@@ -64,6 +64,19 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
   entry('warning', { message: z.string() }),
   entry('rollback', { rollback: z.int(), to_iteration: z.int(), restored: paths, removed: paths, overwritten: paths }),
   entry('rollback_undone', { rollback: z.int(), restored: paths, removed: paths, overwritten: paths }),
+  /** A candidate's worktree was readied: files copied in, the setup command run (`setup_*` null without one). */
+  entry('worktree_prepared', {
+    worktree: z.string(),
+    copied: paths,
+    not_found: paths,
+    setup_command: z.nullable(z.string()),
+    setup_passed: z.nullable(z.boolean()),
+    setup_exit_code: z.nullable(z.int()),
+    setup_duration_secs: z.nullable(z.number()),
+  }),
+  entry('applied', { apply: z.int(), target_dir: z.string(), restored: paths, removed: paths, overwritten: paths }),
+  entry('apply_undone', { apply: z.int(), restored: paths, removed: paths, overwritten: paths }),
+  entry('imported', { from_working_dir: z.string(), bundle: z.string() }),
   /** One of the critic's findings (`iteration`: the one it is about). */
   entry('finding', { ...findingSchema.shape }),
   /** Findings or comments resolved, by the critic (in its review) or the user; `reopened` when the user opened one again. */

@@ -8,6 +8,7 @@ import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
 import { splitUnifiedDiff } from './unifiedDiff.js';
+import { takeTail } from '../text/truncate.js';
 
 /** Builds the viewer's model of a session from its file and its sidecar record. */
 
@@ -137,6 +138,39 @@ function buildNotes(lastIteration: number, events: readonly RunEvent[]): Timelin
         at: event.timestamp,
         after_iteration: event.iteration,
         text: `Going in circles since iteration ${event.since_iteration}: ${event.reason}; ${what}.`,
+      });
+    } else if (event.type === 'worktree_prepared') {
+      const setup = event.setup;
+      const parts = [
+        `In worktree ${event.worktree}`,
+        event.copied.length > 0 ? `copied in ${listPaths(event.copied)}` : '',
+        setup
+          ? setup.passed
+            ? `setup \`${setup.command}\` passed`
+            : `setup \`${setup.command}\` failed${setup.timed_out ? ' (timed out)' : ` (exit ${setup.exit_code ?? 'by a signal'})`}: ${takeTail(setup.output.trim(), 400)}`
+          : '',
+      ].filter(Boolean);
+      notes.push({ kind: 'worktree_prepared', at: event.timestamp, after_iteration: 0, text: `${parts.join('; ')}.` });
+    } else if (event.type === 'applied') {
+      notes.push({
+        kind: 'applied',
+        at: event.timestamp,
+        after_iteration: lastIteration,
+        text: `Applied to ${event.target_dir}: ${event.restored.length + event.removed.length} file(s) written${event.overwritten.length > 0 ? `, overwriting your changes to ${listPaths(event.overwritten)}` : ''}.`,
+      });
+    } else if (event.type === 'apply_undone') {
+      notes.push({
+        kind: 'apply_undone',
+        at: event.timestamp,
+        after_iteration: lastIteration,
+        text: `Apply ${event.apply} undone: ${event.restored.length + event.removed.length} file(s) put back.`,
+      });
+    } else if (event.type === 'imported') {
+      notes.push({
+        kind: 'imported',
+        at: event.timestamp,
+        after_iteration: lastIteration,
+        text: `Imported from ${event.bundle}; it ran in ${event.from_working_dir}.`,
       });
     } else if (event.type === 'rollback_undone') {
       notes.push({

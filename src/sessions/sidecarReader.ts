@@ -19,15 +19,20 @@ export async function readSidecarEvents(
   /** What to keep of each event (undefined: nothing): a reader that needs a few kinds does not hold them all. */
   keep: (event: RunEvent) => RunEvent | undefined = (event) => event,
 ): Promise<RunEvent[]> {
-  return readRecords(path.join(sidecarDirectory, EVENTS_FILE), runEventSchema, warn, keep);
+  return readJsonlRecords(path.join(sidecarDirectory, EVENTS_FILE), runEventSchema, warn, keep);
 }
 
 /** The user's review records (`sidecars/<id>/review.jsonl`): comments, rejected hunks, stagings. */
 export async function readReviewRecords(sidecarDirectory: string, warn: (message: string) => void = () => {}): Promise<ReviewRecord[]> {
-  return readRecords(path.join(sidecarDirectory, REVIEW_FILE), reviewRecordSchema, warn, (record) => record);
+  return readJsonlRecords(path.join(sidecarDirectory, REVIEW_FILE), reviewRecordSchema, warn, (record) => record);
 }
 
-async function readRecords<T>(
+/**
+ * The records of an append-only JSON Lines file that match their schema: a torn or
+ * garbled line is skipped with a warning, one of a newer runner without a fuss, and a
+ * file that is missing is empty. Read a line at a time; only the records kept stay.
+ */
+export async function readJsonlRecords<T>(
   file: string,
   schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
   warn: (message: string) => void,

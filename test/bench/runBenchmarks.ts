@@ -3,7 +3,7 @@
  * and prints its result as a ratio against a baseline measured in the same run.
  *
  *   node out/test/bench/runBenchmarks.js            all benchmarks
- *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream | viewer | api | activation | size | decision | processes | checks | checkOutput | slowClient | slowClients | bigLine)
+ *   node out/test/bench/runBenchmarks.js list       one of them (list | snapshot | stream | viewer | api | activation | size | decision | processes | checks | checkOutput | slowClient | slowClients | bigLine | worktrees)
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { runCheck } from '../../src/checks/runCheck.js';
 import { openRepository } from '../../src/git/repository.js';
 import { snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
+import { addWorktree, removeWorktree } from '../../src/git/worktrees.js';
 import { diffSnapshots } from '../../src/git/treeDiff.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { summaryIndexPath } from '../../src/sessions/summaryIndex.js';
@@ -48,6 +49,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
   slowClient: benchSlowClient,
   slowClients: benchSlowClients,
   bigLine: benchBigLine,
+  worktrees: benchWorktrees,
 };
 
 function scratch(name: string): string {
@@ -255,6 +257,87 @@ async function benchSnapshot(): Promise<BenchResult> {
     ratioText: `${ratio.toFixed(2)}× the time`,
     goal: '≤ 1.5× the bare commands',
     met: ratio <= 1.5,
+  };
+}
+
+// ── a candidate group's 4 worktrees of a 50,000-file repository ─────────────────
+
+/** Kilobytes a folder takes on disk (du), optionally leaving out its `.git`. */
+function diskKb(folder: string, withoutGit = false): number {
+  return Number(execFileSync('du', ['-sk', ...(withoutGit ? ['--exclude=.git'] : []), folder], { encoding: 'utf8' }).split('\t')[0]);
+}
+
+async function benchWorktrees(): Promise<BenchResult> {
+  const root = scratch('worktrees');
+  const repo = path.join(root, 'repo');
+  const FILES = 50_000;
+  const CANDIDATES = 4;
+  const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: gitEnv, maxBuffer: 1 << 30, encoding: 'utf8' });
+  if (!fs.existsSync(path.join(repo, '.git'))) {
+    fs.mkdirSync(repo, { recursive: true });
+    git('init', '-q');
+    for (let i = 0; i < FILES; i++) {
+      const file = path.join(repo, `src/module${Math.floor(i / 500)}/file${i}.ts`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, `export const value${i} = ${i};\n`.repeat(10));
+    }
+    git('add', '-A');
+    git('commit', '-q', '-m', 'generated');
+    git('gc', '-q');
+  }
+  // A user mid-work: 100 uncommitted edits and 10 untracked files, which the candidates start from too.
+  for (let i = 0; i < 100; i++) fs.appendFileSync(path.join(repo, `src/module${i}/file${i * 500}.ts`), '// edited, not committed\n');
+  for (let i = 0; i < 10; i++) fs.writeFileSync(path.join(repo, `untracked-${i}.ts`), `untracked ${i}\n`);
+  const repository = await openRepository(repo);
+  const folders = path.join(root, 'worktrees');
+  const clean = async () => {
+    for (const line of git('worktree', 'list', '--porcelain').split('\n')) {
+      const worktree = line.startsWith('worktree ') ? line.slice('worktree '.length) : '';
+      if (worktree && worktree !== repository.root) await removeWorktree(repository, worktree);
+    }
+    fs.rmSync(folders, { recursive: true, force: true });
+  };
+  // What a group does before its loops start: one snapshot of the user's tree, then a worktree of it per candidate.
+  const oursOnce = async (n: number) => {
+    const started = performance.now();
+    const base = await takeSnapshot(repository, 'bench base', [`refs/codeloops/bench-group-${n}/base`]);
+    for (let i = 1; i <= CANDIDATES; i++) await addWorktree(repository, path.join(folders, `ours-${n}`, String(i), 'repo'), base.commit);
+    return performance.now() - started;
+  };
+  const bareOnce = (n: number) => {
+    const started = performance.now();
+    for (let i = 1; i <= CANDIDATES; i++) git('worktree', 'add', '--detach', '--quiet', path.join(folders, `bare-${n}`, String(i)), 'HEAD');
+    return performance.now() - started;
+  };
+  await clean();
+  await oursOnce(0);
+  bareOnce(0);
+  const objectsKb = diskKb(path.join(repo, '.git', 'objects'));
+  const perWorktreeKb = diskKb(path.join(folders, 'ours-0', '1', 'repo'));
+  const adminKb = diskKb(path.join(repo, '.git', 'worktrees'));
+  const checkedOutKb = diskKb(repo, true);
+  await clean();
+  const ours: number[] = [];
+  const bare: number[] = [];
+  for (let n = 1; n <= 3; n++) {
+    ours.push(await oursOnce(n));
+    await clean();
+    bare.push(bareOnce(n));
+    await clean();
+  }
+  execFileSync('sh', ['-c', 'git for-each-ref --format="delete %(refname)" refs/codeloops/ | git update-ref --stdin'], { cwd: repo });
+  const ratio = median(ours) / median(bare);
+  const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+  const shared = perWorktreeKb <= checkedOutKb * 1.1;
+  return {
+    name: `creating ${CANDIDATES} candidate worktrees of a ${FILES.toLocaleString('en-US')}-file repository (from the tree with its uncommitted and untracked files)`,
+    ours: `${median(ours).toFixed(0)} ms; per worktree ${mb(perWorktreeKb)} of files (its checked-out files: ${mb(checkedOutKb)}) and ${mb(adminKb / (2 * CANDIDATES))} of index; objects shared (${mb(objectsKb)}, not copied)`,
+    baseline: `${CANDIDATES} bare \`git worktree add\` of HEAD: ${median(bare).toFixed(0)} ms`,
+    ratio,
+    ratioText: `${ratio.toFixed(2)}× the time`,
+    goal: '≤ 1.5×; disk per worktree ≈ its files',
+    met: ratio <= 1.5 && shared,
   };
 }
 

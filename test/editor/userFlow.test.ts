@@ -20,6 +20,7 @@ import { ensureVsCodeTools, type VsCodeTools } from '../support/vscodeTools.js';
  */
 
 const SLOW_TASK = 'A slow task that the status bar will interrupt';
+const CANDIDATES_TASK = 'Candidates: write hello-candidates.txt';
 const REVIEW_TASK = 'Tidy review.txt, and wait for my review after each round';
 const numbered = (change: Record<number, string> = {}) => Array.from({ length: 20 }, (_, index) => change[index + 1] ?? `line ${index + 1}`).join('\n') + '\n';
 
@@ -69,8 +70,11 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible' });
     await input.fill(`>${title}`);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
-    await page.keyboard.press('Enter');
+    // The command of exactly that title: "Run Prompt" must not pick "Run Prompt with Candidates…", recently used or not.
+    const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first();
+    await row.waitFor();
+    await row.click();
   };
 
   /** A tree entry opened (expanded), whether or not a test before opened it. */
@@ -80,11 +84,31 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     if ((await item.getAttribute('aria-expanded')) === 'false') await item.click();
   };
 
+  /** Every entry of the Sessions view folded: an earlier test's open entries do not stand between a session and its children. */
+  const collapseSessions = async (): Promise<void> => {
+    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+  };
+
   /** The Sessions view, shown (clicking its icon when it is already shown would hide it). */
   const showSessions = async (): Promise<void> => {
     const shown = page.locator('.part.sidebar .title-label', { hasText: /codeloops/i });
     if (!(await shown.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="Codeloops"]').click();
     await shown.waitFor();
+  };
+
+  /** The candidates' actors wait for this before they write, so the test sees them running. */
+  let releaseCandidates!: () => void;
+  const candidatesReleased = new Promise<void>((resolve) => (releaseCandidates = resolve));
+  /** Two Claude Code candidates: each writes its file with a shell command (in its own worktree); the judge prefers B. */
+  const candidateModel = async (request: ModelRequest): Promise<ScriptedReply> => {
+    if (request.toolNames.length === 0) return { text: 'Candidates' };
+    if (request.allUserText.includes('You are the judge of several attempts')) {
+      return { text: 'Both work.\n<decision>{"type":"ranking","ranking":["B","A"],"reasoning":"**B** ends its line with a newline."}</decision>' };
+    }
+    if (isCriticRequest(request)) return { text: '<decision>{"type":"done","summary":"hello-candidates.txt exists","confidence":0.85}</decision>' };
+    if (request.hasToolResult) return { text: 'Wrote hello-candidates.txt.' };
+    await candidatesReleased;
+    return { toolCalls: [{ name: 'Bash', input: { command: "printf 'Hello from a candidate\\n' > hello-candidates.txt", description: 'write the file' } }] };
   };
 
   let greeting: Promise<void> | undefined;
@@ -109,6 +133,7 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   const revealSecondIteration = async (): Promise<void> => {
     await greetingLoop();
     await showSessions();
+    await collapseSessions();
     await expand(/^Create greeting\.txt/);
     await expand(/^Iteration 2/);
     await page
@@ -154,6 +179,7 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
       // The second loop's actor waits on its model for as long as the test lets it.
       if (!isCriticRequest(request) && request.allUserText.includes(SLOW_TASK)) return new Promise(() => {});
       if (request.allUserText.includes(REVIEW_TASK)) return forReview(request);
+      if (request.allUserText.includes(CANDIDATES_TASK)) return candidateModel(request);
       return greetingModel(request);
     });
     const { env, home } = realAgentHome({ anthropic: api });
@@ -270,6 +296,8 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   });
 
   it('opens the diff editor when a changed file is clicked', async () => {
+    // One editor group, wide enough for the side-by-side diff, whatever earlier tests left open.
+    await runCommand('View: Close All Editor Groups');
     await revealSecondIteration();
     await page
       .getByRole('treeitem', { name: /^greeting\.txt/ })
@@ -350,6 +378,82 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     assert.equal(await status.count(), 0, 'the status bar item is gone');
   });
 
+  it('runs a prompt with two Claude Code candidates: grouped and live in the tree, compared side by side, one applied after a modal', async () => {
+    await runCommand('Codeloops: Run Prompt with Candidates…');
+    const widget = page.locator('.quick-input-widget');
+    const input = widget.locator('input');
+    // The quick inputs' titles say the step (their placeholders are not text).
+    await widget.filter({ hasText: 'Run Prompt with Candidates (1/3)' }).waitFor();
+    await shot('candidates-agents');
+    await page.keyboard.press('Enter'); // Claude Code is picked
+    await widget.filter({ hasText: 'Run Prompt with Candidates (2/3)' }).waitFor();
+    assert.equal(await input.inputValue(), 'claude');
+    await page.keyboard.press('Enter');
+    await widget.filter({ hasText: 'Run Prompt with Candidates (3/3)' }).waitFor();
+    await input.fill('2×');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: '2× each' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await widget.filter({ hasText: 'What should the agent do?' }).waitFor();
+    await input.fill(CANDIDATES_TASK);
+    await page.keyboard.press('Enter');
+
+    // Live: one entry for the task, the two candidates under it, running.
+    await showSessions();
+    const group = page.getByRole('treeitem', { name: new RegExp(`^${CANDIDATES_TASK}.*2 candidates · 0 of 2 done`) });
+    await group.first().waitFor({ timeout: 120_000 });
+    await page.getByRole('treeitem', { name: /^claude#1.*running/ }).waitFor({ timeout: 60_000 });
+    await page.getByRole('treeitem', { name: /^claude#2.*running/ }).waitFor({ timeout: 60_000 });
+    await page.locator('.statusbar-item', { hasText: 'Codeloops: 2 candidates' }).waitFor();
+    // The comparison page, opened as the group started, follows it live.
+    await page
+      .locator('.tab', { hasText: /^Candidates: / })
+      .first()
+      .click();
+    const comparison = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const rows = comparison.locator('table.comparison-table tr.candidate');
+    await comparison.locator('tr.candidate-running', { hasText: /claude#1.*Running \(iteration 1, actor\)/ }).waitFor({ timeout: 30_000 });
+    await comparison.locator('tr.candidate-running', { hasText: /claude#2.*Running \(iteration 1, actor\)/ }).waitFor({ timeout: 30_000 });
+    await shot('candidates-running');
+    releaseCandidates();
+    await page.locator('.notifications-toasts', { hasText: 'Codeloops candidates finished' }).waitFor({ timeout: 180_000 });
+    await page.getByRole('treeitem', { name: new RegExp(`^${CANDIDATES_TASK}.*finished.*best: claude#2`) }).waitFor({ timeout: 30_000 });
+    await page.getByRole('treeitem', { name: /^1\. claude#2/ }).waitFor();
+    await shot('candidates-tree');
+
+    // The comparison, ranked.
+    await page
+      .locator('.tab', { hasText: /^Candidates: / })
+      .first()
+      .click();
+    await comparison.locator('tr.candidate.winner').waitFor({ timeout: 30_000 });
+    assert.match((await rows.nth(0).textContent()) ?? '', /^1claude#2.*Success.*1.*1\+1 −0.*85%/);
+    assert.match((await rows.nth(1).textContent()) ?? '', /^2claude#1.*Success/);
+    await comparison.locator('.judge', { hasText: 'ends its line with a newline' }).waitFor();
+    await rows.nth(0).locator('button', { hasText: 'Diff' }).click();
+    await comparison.locator('.candidate-diff .diff-add', { hasText: 'Hello from a candidate' }).first().waitFor();
+    await shot('candidates-comparison');
+
+    // Apply This Candidate: the files first, in the same modal as a rollback.
+    await rows.nth(0).locator('button', { hasText: 'Apply This Candidate' }).click();
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ timeout: 30_000 });
+    assert.match((await dialog.textContent()) ?? '', /Apply claude#2 to your working tree\?.*Write \(1\):\s*hello-candidates\.txt/s);
+    await shot('candidates-apply-confirmation');
+    await dialog.locator('.monaco-button', { hasText: /^Apply This Candidate$/ }).click();
+    const applied = page.locator('.notifications-toasts', { hasText: 'Codeloops: applied claude#2' });
+    await applied.waitFor({ timeout: 30_000 });
+    assert.equal(fs.readFileSync(path.join(repo, 'hello-candidates.txt'), 'utf8'), 'Hello from a candidate\n');
+    await comparison.locator('tr.candidate', { hasText: 'applied' }).waitFor({ timeout: 30_000 });
+    await shot('candidates-applied');
+
+    // Undone from the notification: the file goes again.
+    await applied.locator('.monaco-button', { hasText: 'Undo Apply' }).click();
+    await dialog.waitFor({ timeout: 30_000 });
+    await dialog.locator('.monaco-button', { hasText: /^Undo Apply$/ }).click();
+    await page.locator('.notifications-toasts', { hasText: 'apply undone' }).waitFor({ timeout: 30_000 });
+    assert.ok(!fs.existsSync(path.join(repo, 'hello-candidates.txt')));
+  });
+
   it('rolls an iteration back from the tree’s context menu after a modal that lists the file, and undoes it from the notification', async () => {
     await revealSecondIteration();
     await page
@@ -392,6 +496,7 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
 
     // The critic's finding, where the code is: on the diff of the iteration.
     await showSessions();
+    await collapseSessions();
     await expand(/^Tidy review\.txt/);
     const iteration = page.getByRole('treeitem', { name: /^Iteration 1/ }).first();
     if ((await iteration.getAttribute('aria-expanded')) === 'false') await iteration.click();

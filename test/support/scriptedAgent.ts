@@ -21,20 +21,24 @@ export interface AgentScript {
   /** Steps per actor call, in order; the last entry repeats. */
   actor?: ScriptStep[][];
   critic?: ScriptStep[][];
+  /** Scripts of a group's candidates, by label (the agent sees its label in CODELOOPS_CANDIDATE); roles are then `<label>-actor`, `<label>-critic`. */
+  candidates?: Record<string, { actor?: ScriptStep[][]; critic?: ScriptStep[][] }>;
 }
 
 export interface ScriptedAgent {
   dir: string;
   command: string[];
   env: Record<string, string>;
-  /** The prompt the role got on its n-th call (1-based). */
-  prompt(role: 'actor' | 'critic', call: number): string;
+  /** The prompt the role got on its n-th call (1-based); a candidate's roles are `<label>-actor`, `<label>-critic`. */
+  prompt(role: ScriptedRole, call: number): string;
   /** How many times the role was started. */
-  calls(role: 'actor' | 'critic'): number;
-  envSeen(role: 'actor' | 'critic', call: number): Record<string, string | number | undefined>;
+  calls(role: ScriptedRole): number;
+  envSeen(role: ScriptedRole, call: number): Record<string, string | number | undefined>;
   /** The arguments the role was started with on its n-th call. */
-  argsSeen(role: 'actor' | 'critic', call: number): string[];
+  argsSeen(role: ScriptedRole, call: number): string[];
 }
+
+export type ScriptedRole = 'actor' | 'critic' | `${string}-actor` | `${string}-critic`;
 
 export const SCRIPTED_AGENT = (): string => path.join(repoRoot(), 'test', 'fixtures', 'agents', 'scriptedAgent.mjs');
 

@@ -24,8 +24,7 @@ export class LoopStarter<F extends FolderRef> {
 
   async start(choosePrompt: (folder: F) => Promise<LoopPrompt | undefined>): Promise<void> {
     const { deps } = this;
-    if (!(await this.ensureTrusted())) return;
-    const folder = await this.pickFolder();
+    const folder = await this.folderToRunIn();
     if (!folder) return;
     if (deps.runs.isRunning(folder)) {
       void deps.window.showWarning(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);
@@ -35,6 +34,12 @@ export class LoopStarter<F extends FolderRef> {
     if (!prompt) return;
     deps.log.show(true);
     await deps.runs.start(folder, prompt);
+  }
+
+  /** The folder to run something in, once the workspace is trusted: the only one, or the user's pick. */
+  async folderToRunIn(): Promise<F | undefined> {
+    if (!(await this.ensureTrusted())) return undefined;
+    return this.pickFolder();
   }
 
   /**

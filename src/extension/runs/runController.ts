@@ -4,7 +4,7 @@ import type { AgentProblem, AgentProblemCode, DoctorReport } from '../../session
 import type { FailureCode } from '../../sessionFormat/failures.js';
 import type { RunControl } from '../../sessionFormat/reviewRecords.js';
 import type { LoopGuards, RunEvent, Spend } from '../../sessionFormat/runEvents.js';
-import type { Disposable, EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
+import type { Disposable, EditorCommands, EditorWindow, Event, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
 import { COMMANDS, CONTEXT_PAUSED, CONTEXT_RUNNING, SETTINGS_SECTION } from '../ids.js';
 import { blockingProblem, runAgentDoctor } from './agentDoctorProcess.js';
@@ -47,6 +47,8 @@ export interface RunControllerDeps<F extends FolderRef> {
   showAgentText: () => boolean;
   /** The runner's environment (default: the editor's own). */
   env?: NodeJS.ProcessEnv;
+  /** Whether anything else runs loops in this window (candidate groups), for the `codeloops.running` context key. */
+  othersRunning?: () => boolean;
 }
 
 export interface StartOptions {
@@ -124,7 +126,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     } finally {
       status.dispose();
       this.running.delete(key);
-      deps.commands.setContext(CONTEXT_RUNNING, this.running.size > 0);
+      deps.commands.setContext(CONTEXT_RUNNING, this.running.size > 0 || Boolean(deps.othersRunning?.()));
       deps.commands.setContext(
         CONTEXT_PAUSED,
         this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
@@ -409,8 +411,13 @@ const PROBLEM_FIXES: Partial<
   },
 };
 
-/** What the views need of the controller: which loops run, and their events. */
-export type RunningLoopsView = Pick<RunController, 'runningLoops' | 'runningSessionIds' | 'onEvent' | 'onDidEnd'>;
+/** What the views need of whatever runs loops (this controller, candidate groups): which sessions run, and their events. */
+export interface RunningLoopsView {
+  runningLoops(): readonly { sessionId: string | undefined }[];
+  runningSessionIds(): Set<string>;
+  onEvent: Event<{ event: RunEvent }>;
+  onDidEnd: Event<unknown>;
+}
 
 /** What the loop's agents have cost so far, against its cap when it has one: `$0.42 of $5.00`. */
 export function spendText(loop: Pick<RunningLoop, 'spend' | 'guards'>): string | undefined {

@@ -5,6 +5,7 @@ import type { SessionView } from '../../sessionView/sessionView.js';
 import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import { formatDuration, relativeTime } from '../../text/humanize.js';
 import { TREE_ITEM_KINDS } from '../ids.js';
+import type { GroupNode } from './candidateNodes.js';
 
 /**
  * What the sessions tree shows, computed without VS Code so it can be tested on its
@@ -64,7 +65,7 @@ export interface MoreNode {
   contextValue: string;
 }
 
-export type TreeNode = SessionNode | IterationNode | FileNode | MoreNode;
+export type TreeNode = SessionNode | IterationNode | FileNode | MoreNode | GroupNode;
 
 const OUTCOME_ICONS: Readonly<Record<NonNullable<SessionSummary['outcome']>, IconSpec>> = {
   success: { id: 'pass-filled', color: 'testing.iconPassed' },

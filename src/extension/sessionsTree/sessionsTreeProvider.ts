@@ -3,7 +3,9 @@ import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { SessionWatcher } from '../../sessions/sessionWatcher.js';
 import { COMMANDS } from '../ids.js';
 import type { RunningLoopsView } from '../runs/runController.js';
-import { fileNodes, iterationNodes, moreNode, SESSIONS_PAGE, sessionNode, type TooltipSpec, type TreeNode } from './sessionsTreeModel.js';
+import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
+import { groupNode, type GroupNode } from './candidateNodes.js';
+import { fileNodes, iterationNodes, moreNode, SESSIONS_PAGE, sessionNode, type SessionNode, type TooltipSpec, type TreeNode } from './sessionsTreeModel.js';
 
 /** Refreshes are gathered: a loop writes in bursts. */
 const REFRESH_DELAY_MS = 150;
@@ -25,6 +27,8 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
     private readonly library: SessionLibrary,
     private readonly runs: RunningLoopsView,
     private readonly log: vscode.LogOutputChannel,
+    /** Candidate groups, whose candidates are shown under them rather than among the sessions. */
+    private readonly groups: () => Promise<CandidateGroupEntry[]> = async () => [],
   ) {
     this.disposables.push(
       runs.onEvent(({ event }) => {
@@ -65,15 +69,22 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
   async getChildren(node?: TreeNode): Promise<TreeNode[]> {
     if (!node) {
       this.ensureWatching();
-      const summaries = await this.library.store.list();
+      const [summaries, groups] = await Promise.all([this.library.store.list(), this.groups().catch(() => [])]);
       const running = this.runs.runningSessionIds();
-      const shown = summaries.slice(0, this.shown);
-      // A finished session the user has since commented on can be carried on.
-      const feedback = await Promise.all(shown.map((summary) => (summary.outcome === 'success' ? this.library.hasOpenFeedback(summary.id) : false)));
-      const nodes: TreeNode[] = shown.map((summary, index) => sessionNode(summary, running.has(summary.id), feedback[index]));
-      if (summaries.length > this.shown) nodes.push(moreNode(summaries.length - this.shown));
+      const items = withGroups(summaries, groups, running);
+      const byId = new Map(summaries.map((summary) => [summary.id, summary]));
+      const nodes: TreeNode[] = await Promise.all(
+        items.slice(0, this.shown).map(async (item) => {
+          if (item.kind !== 'session') return item;
+          const summary = byId.get(item.id)!;
+          // A finished session the user has since commented on can be carried on.
+          return summary.outcome === 'success' && (await this.library.hasOpenFeedback(summary.id)) ? sessionNode(summary, running.has(summary.id), true) : item;
+        }),
+      );
+      if (items.length > this.shown) nodes.push(moreNode(items.length - this.shown));
       return nodes;
     }
+    if (node.kind === 'group') return node.candidates;
     if (node.kind === 'session') {
       try {
         return iterationNodes(await this.library.view(node.id));
@@ -117,6 +128,15 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         item.command = { command: COMMANDS.showFileDiff, title: 'Show Diff', arguments: [node] };
         return item;
       }
+      case 'group': {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `group:${node.id}`;
+        item.description = node.description;
+        item.iconPath = themeIcon(node.icon);
+        item.tooltip = tooltip(node.tooltip);
+        item.contextValue = node.contextValue;
+        return item;
+      }
       case 'more': {
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
         item.id = 'more';
@@ -157,4 +177,33 @@ function tooltip(spec: TooltipSpec): vscode.MarkdownString {
     markdown.appendMarkdown(spec.markdown);
   }
   return markdown;
+}
+
+/** A candidate group as the tree needs it: its facts, and its candidates' sessions by label. */
+export interface CandidateGroupEntry {
+  group: Parameters<typeof groupNode>[0];
+  /** Session ids by candidate label (a candidate that has not started has none). */
+  sessions: ReadonlyMap<string, string>;
+  labels: readonly string[];
+}
+
+/** Sessions and groups, newest first; a group's candidates are under it, not among the sessions. */
+function withGroups(summaries: readonly SessionSummary[], groups: readonly CandidateGroupEntry[], running: ReadonlySet<string>): (SessionNode | GroupNode)[] {
+  const byId = new Map(summaries.map((summary) => [summary.id, summary]));
+  const grouped = new Set<string>();
+  const groupNodes = groups.map((entry) => {
+    const candidates = entry.labels.map((label) => {
+      const sessionId = entry.sessions.get(label);
+      const summary = sessionId ? byId.get(sessionId) : undefined;
+      if (sessionId) grouped.add(sessionId);
+      const isRunning = Boolean(sessionId && (running.has(sessionId) || (summary?.outcome === null && entry.group.status === 'running')));
+      return { label, summary, running: isRunning };
+    });
+    return groupNode(entry.group, candidates);
+  });
+  const sessions = summaries.filter((summary) => !grouped.has(summary.id)).map((summary) => sessionNode(summary, running.has(summary.id)));
+  return [...sessions, ...groupNodes].sort(
+    (a, b) =>
+      Date.parse(b.kind === 'group' ? b.timestamp : byId.get(b.id)!.timestamp) - Date.parse(a.kind === 'group' ? a.timestamp : byId.get(a.id)!.timestamp),
+  );
 }

@@ -92,19 +92,35 @@ async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionI
   return { sessionId, workingDir: session.start.working_dir, sidecarDirectory: sidecarDir(sessionId) };
 }
 
+/** What a move of files (a rollback, an apply, their undos) says it did or would do. */
+export type MoveOutcome = Pick<RollbackOutcome, 'dry_run' | 'message' | 'session_id' | 'conflicts' | 'restored' | 'removed' | 'overwritten' | 'skipped'> & {
+  result: string;
+};
+
+export interface MoveTexts<O extends MoveOutcome> {
+  question: string;
+  action: string;
+  /** The undo, by the name the user will see (default: "Undo Rollback"). */
+  undoAction?: string;
+  /** What writing a file is called in the list (default: "Restore"). */
+  writeLabel?: string;
+  /** Whether the move was made (default: a rollback or its undo). */
+  done?: (outcome: O) => boolean;
+}
+
 /** Dry run, then a modal listing what will change (and what would be overwritten), then the move. */
-async function confirmAndMove(
+export async function confirmAndMove<O extends MoveOutcome>(
   deps: Pick<TimeTravelDeps, 'window' | 'log' | 'changed'>,
-  move: (force: boolean | readonly string[], dryRun: boolean) => Promise<RollbackOutcome>,
-  texts: { question: string; action: string },
-): Promise<RollbackOutcome | undefined> {
+  move: (force: boolean | readonly string[], dryRun: boolean) => Promise<O>,
+  texts: MoveTexts<O>,
+): Promise<O | undefined> {
   let force: readonly string[] = [];
   let preview = await move(false, true);
   if (preview.result === 'conflict') {
     const overwrite = 'Overwrite My Changes';
     const choice = await deps.window.confirm(
       'You changed files since the loop last touched them.',
-      `${listed('Your changes to these would be overwritten', preview.conflicts)}\n\nCommit or move them first, or overwrite them: they stay recoverable with "Undo Rollback".`,
+      `${listed('Your changes to these would be overwritten', preview.conflicts)}\n\nCommit or move them first, or overwrite them: they stay recoverable with "${texts.undoAction ?? 'Undo Rollback'}".`,
       overwrite,
     );
     if (choice !== overwrite) return undefined;
@@ -118,7 +134,7 @@ async function confirmAndMove(
     return preview;
   }
   const detail = [
-    listed('Restore', preview.restored),
+    listed(texts.writeLabel ?? 'Restore', preview.restored),
     listed('Remove', preview.removed),
     listed('Overwrite your changes to', preview.overwritten),
     listed('Leave alone (nested repositories)', preview.skipped),
@@ -134,7 +150,8 @@ async function confirmAndMove(
   const outcome = await move(force, false);
   deps.log.info(outcome.message);
   deps.changed(outcome.session_id);
-  if (outcome.result !== 'rolled_back' && outcome.result !== 'undone') void deps.window.showWarning(`Codeloops: ${outcome.message}`);
+  const made = texts.done ?? ((moved: O) => moved.result === 'rolled_back' || moved.result === 'undone');
+  if (!made(outcome)) void deps.window.showWarning(`Codeloops: ${outcome.message}`);
   return outcome;
 }
 

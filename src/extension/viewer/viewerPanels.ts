@@ -225,7 +225,11 @@ class SessionPanel implements vscode.Disposable {
  * The viewer's page: a strict Content-Security-Policy with a fresh nonce per render,
  * no inline script, resources from the bundle folder only.
  */
-export function viewerHtml(webview: vscode.Webview, extensionUri: vscode.Uri): string {
+export function viewerHtml(
+  webview: vscode.Webview,
+  extensionUri: vscode.Uri,
+  page: { script: string; title: string } = { script: 'viewer.js', title: 'Codeloops session' },
+): string {
   const nonce = randomBytes(16).toString('base64');
   const asset = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', name)).toString();
   const csp = [
@@ -243,11 +247,11 @@ export function viewerHtml(webview: vscode.Webview, extensionUri: vscode.Uri): s
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${asset('codicon.css')}">
 <link rel="stylesheet" href="${asset('viewer.css')}">
-<title>Codeloops session</title>
+<title>${page.title}</title>
 </head>
 <body>
 <div id="root"></div>
-<script nonce="${nonce}" src="${asset('viewer.js')}"></script>
+<script nonce="${nonce}" src="${asset(page.script)}"></script>
 </body>
 </html>`;
 }

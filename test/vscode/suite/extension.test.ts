@@ -10,6 +10,8 @@ import { EVENTS_FILE, sessionsDir, sidecarDir } from '../../../src/sessionFormat
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
 import { rejectHunkCommand } from '../../../src/extension/review/reviewCommands.js';
 import { rollBackIteration, undoLastRollback } from '../../../src/extension/timeTravel/timeTravelCommands.js';
+import { applyCandidateSession, undoApplySession } from '../../../src/extension/candidates/applyCommands.js';
+import type { GroupNode } from '../../../src/extension/sessionsTree/candidateNodes.js';
 
 /**
  * Runs inside the extension host of a real VS Code, against a workspace that is a
@@ -50,8 +52,10 @@ function diffTabs(): vscode.TabInputTextDiff[] {
 
 /** The scripted agents follow this script from its first step on (test/fixtures/agents/scriptedAgent.mjs). */
 function scriptAgents(script: object): void {
-  fs.writeFileSync(path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'), JSON.stringify(script));
-  for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
+  const dir = process.env.SCRIPTED_AGENT_DIR!;
+  fs.writeFileSync(path.join(dir, 'script.json'), JSON.stringify(script));
+  // Every role's count, candidates' too (`<label>-actor.count`).
+  for (const name of fs.readdirSync(dir).filter((file) => file.endsWith('.count'))) fs.rmSync(path.join(dir, name), { force: true });
 }
 
 /** The two-iteration loop several tests look at: hello.txt written as "helo", then fixed. */
@@ -238,6 +242,76 @@ describe('Codeloops in a real VS Code', () => {
     assert.match(asked[1]!, /^Undo the last rollback\?\nRestore \(1\):\n {2}resumed\.txt/);
     assert.equal(fs.readFileSync(resumedFile, 'utf8'), 'carried on\n');
     fs.rmSync(resumedFile);
+  });
+
+  it('runs two candidates: grouped under their task and live in the tree, compared on their page, one applied after a confirmation', async () => {
+    const folder = workspaceFolder();
+    const task = 'Two candidates write a file';
+    scriptAgents({
+      critic: [[{ print: '<decision>{"type":"ranking","ranking":["B","A"],"reasoning":"B is shorter"}</decision>' }]],
+      candidates: {
+        'command#1': {
+          actor: [[{ write: { path: 'candidate.txt', content: 'the first candidate\n' } }, { sleep: 1500 }]],
+          critic: [[{ print: '<decision>{"type":"done","summary":"one","confidence":0.7}</decision>' }]],
+        },
+        'command#2': {
+          actor: [[{ write: { path: 'candidate.txt', content: 'two\n' } }, { sleep: 1500 }]],
+          critic: [[{ print: '<decision>{"type":"done","summary":"two","confidence":0.9}</decision>' }]],
+        },
+      },
+    });
+    const running = codeloops.candidateRuns.start(folder, { prompt: task, candidates: 'command', times: 2 });
+    const groupOf = async () =>
+      ((await codeloops.sessionsTree.getChildren()) as TreeNode[]).find((node): node is GroupNode => node.kind === 'group' && node.label === task);
+    // Live: one entry for the task, both candidates under it, both running.
+    const live = await waitFor('the group with both candidates running', async () => {
+      const group = await groupOf();
+      return group && group.candidates.length === 2 && group.candidates.every((candidate) => candidate.contextValue === 'session.running') ? group : undefined;
+    });
+    assert.match(live.description, /2 candidates · 0 of 2 done/);
+    assert.equal(codeloops.sessionsTree.getTreeItem(live).contextValue, 'group.running');
+    const topLevel = (await codeloops.sessionsTree.getChildren()) as TreeNode[];
+    assert.ok(
+      !topLevel.some((node) => node.kind === 'session' && live.candidates.some((candidate) => candidate.id === node.id)),
+      'the candidates are not listed twice',
+    );
+    // The comparison page opened as the group started.
+    await waitFor('the comparison tab', () =>
+      vscode.window.tabGroups.all
+        .flatMap((group) => group.tabs)
+        .find((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.endsWith('codeloops.comparison')),
+    );
+    const end = await running;
+    assert.ok(end?.kind === 'finished' && end.status === 'finished', JSON.stringify(end));
+    assert.deepEqual(end.ranking, ['command#2', 'command#1']);
+    const finished = await waitFor('the group ranked', async () => {
+      const group = await groupOf();
+      return group?.contextValue === 'group' ? group : undefined;
+    });
+    assert.deepEqual(
+      finished.candidates.map((candidate) => [candidate.label, candidate.contextValue]),
+      [
+        ['1. command#2', 'session.candidate'],
+        ['2. command#1', 'session.candidate'],
+      ],
+    );
+    assert.match(finished.description, /finished · .*best: command#2/);
+
+    // Apply This Candidate, after the modal that lists the file; then its undo.
+    const asked: string[] = [];
+    const confirm = async (question: string, detail: string, action: string) => {
+      asked.push(`${question}\n${detail}`);
+      return action;
+    };
+    const deps = { ...codeloops.apply, window: { ...codeloops.apply.window, confirm } };
+    const applied = await applyCandidateSession(deps, finished.candidates[0]!.id);
+    assert.equal(applied?.result, 'applied', applied?.message);
+    assert.match(asked[0]!, /^Apply command#2 to your working tree\?\nWrite \(1\):\n {2}candidate\.txt/);
+    const file = path.join(folder.uri.fsPath, 'candidate.txt');
+    assert.equal(fs.readFileSync(file, 'utf8'), 'two\n');
+    await waitFor('the tree to say it was applied', async () => ((await groupOf())?.description.includes('command#2 applied') ? true : undefined));
+    assert.equal((await undoApplySession(deps, finished.candidates[0]!.id))?.result, 'apply_undone');
+    assert.ok(!fs.existsSync(file));
   });
 
   it('passes the editor’s settings to the runner, under the project’s codeloops.toml', async () => {

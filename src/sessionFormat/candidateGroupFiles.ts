@@ -1,0 +1,35 @@
+import path from 'node:path';
+import { dataHome, fileTimestamp, promptHash, sidecarsDir, type Environment } from './sessionFiles.js';
+
+/** Where candidate groups live on disk: their records, their worktrees, their refs (see `candidateGroups.ts`). */
+
+/** `group-2025-01-27T15-30-45Z_a3f2c1`: never a session's id, and sorted by time like them. */
+export function groupIdFor(date: Date, prompt: string): string {
+  return `group-${fileTimestamp(date)}_${promptHash(prompt)}`;
+}
+
+/** `sidecars/_groups`: every group's record folder. */
+export function groupsDir(env: Environment = process.env): string {
+  return path.join(sidecarsDir(env), '_groups');
+}
+
+export const GROUP_RECORD_FILE = 'group.jsonl';
+
+/** `$XDG_DATA_HOME/codeloops/worktrees`: the candidates' worktrees, outside every repository. */
+export function worktreesDir(env: Environment = process.env): string {
+  return path.join(dataHome(env), 'codeloops', 'worktrees');
+}
+
+/** `refs/codeloops/<group>/base`: the user's tree the candidates started from. */
+export function groupBaseRef(groupId: string): string {
+  return `refs/codeloops/${groupId}/base`;
+}
+
+/** A candidate's folder name: its place and its label, safe on every file system (`2-codex-gpt-5`). */
+export function candidateFolderName(index: number, label: string): string {
+  const slug = label
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 60);
+  return `${index}-${slug || 'candidate'}`;
+}
