@@ -3,6 +3,7 @@ import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
 import { hostMessageSchema, viewerStateSchema, type HostCapabilities, type HostMessage } from '../src/sessionView/viewerProtocol.js';
+import { fileLocation } from '../src/text/humanize.js';
 import { previewLine, takeTail } from '../src/text/truncate.js';
 import { renderDiff, renderText } from './diffView.js';
 import { append, button, clear, h, icon, setChildren } from './dom.js';
@@ -406,7 +407,7 @@ export class ViewerApp {
 
   /** `src/a.ts:42-44`: a link that opens the file at the line where the host can, text where it cannot. */
   private locationLink(file: string, line: number | null, endLine: number | null): HTMLElement {
-    const text = `${file}${line === null ? '' : `:${line}${endLine !== null && endLine !== line ? `-${endLine}` : ''}`}`;
+    const text = fileLocation(file, line, endLine);
     if (!this.capabilities.openLocation) return h('code', { class: 'location' }, text);
     const link = h('a', { class: 'location', href: '#', title: `Open ${text}` }, text);
     link.addEventListener('click', (event) => {

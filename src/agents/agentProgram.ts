@@ -73,15 +73,11 @@ export function lookUpAgentProgram(
   if (adapter.kind === 'command') {
     const command = settings.command;
     if (!command || command.length === 0) {
-      const fix = 'set command = ["program", "arg", …] under [actor] or [critic] (or [agents.command]) in codeloops.toml or the global config';
-      return {
-        found: false,
-        problem: 'no_command',
-        message: `The "command" agent needs a program to run: ${fix}.`,
+      return notRunnable(adapter, 'no_command', {
         summary: 'no program is configured for the "command" agent',
-        fix,
+        fix: 'set command = ["program", "arg", …] under [actor] or [critic] (or [agents.command]) in codeloops.toml or the global config',
         details: { agent: adapter.kind },
-      };
+      });
     }
     const [program, ...leadingArgs] = command as [string, ...string[]];
     return withArgs(locate(program, workingDir, pathVariable, settings.binarySetting, adapter, globalConfig), leadingArgs);
@@ -108,40 +104,34 @@ function locate(
     const absolute = path.resolve(workingDir, program);
     if (isExecutable(absolute)) return absolute;
     const exists = fs.existsSync(absolute);
-    const fix = exists
-      ? `make ${absolute} executable (chmod +x), or fix the path${setting ? ` in ${setting}` : ''}`
-      : `fix the path${setting ? ` in ${setting}` : ''}, or remove the setting to look "${adapter.defaultBinary || program}" up on PATH`;
-    return {
-      found: false,
-      problem: exists ? 'not_executable' : 'not_found',
-      message:
-        `${adapter.displayName}: ${absolute} ${exists ? 'is not executable' : 'does not exist'}` +
-        (setting ? ` (set by ${setting}).` : '.') +
-        ` Fix the path, or remove the setting to look "${adapter.defaultBinary || program}" up on PATH.`,
+    return notRunnable(adapter, exists ? 'not_executable' : 'not_found', {
       summary: `${absolute} ${exists ? 'is not executable' : 'does not exist'}${setting ? ` (set by ${setting})` : ''}`,
-      fix,
+      fix: exists
+        ? `make ${absolute} executable (chmod +x), or fix the path${setting ? ` in ${setting}` : ''}`
+        : `fix the path${setting ? ` in ${setting}` : ''}, or remove the setting to look "${adapter.defaultBinary || program}" up on PATH`,
       details: { agent: adapter.kind, program: absolute, ...(setting ? { setting } : {}) },
-    };
+    });
   }
   const found = which.sync(program, { path: pathVariable, nothrow: true });
   if (found) return found;
-  const fix =
-    adapter.kind === 'command'
-      ? 'install it, or give its full path in the command setting'
-      : `install it (${adapter.installHint}), or set [agents.${adapter.kind}] path = "/path/to/${program}" in ${globalConfig}`;
-  return {
-    found: false,
-    problem: 'not_found',
-    message:
-      `${adapter.displayName}: "${program}" was not found on PATH` +
-      (setting ? ` (named by ${setting}).` : '.') +
-      (adapter.kind === 'command'
-        ? ' Install it or give its full path in the command setting.'
-        : ` Install it (${adapter.installHint}) or set its full path with [agents.${adapter.kind}] path = "/path/to/${program}" in the config.`),
+  return notRunnable(adapter, 'not_found', {
     summary: `"${program}" was not found on PATH${setting ? ` (named by ${setting})` : ''}`,
-    fix,
+    fix:
+      adapter.kind === 'command'
+        ? 'install it, or give its full path in the command setting'
+        : `install it (${adapter.installHint}), or set [agents.${adapter.kind}] path = "/path/to/${program}" in ${globalConfig}`,
     details: { agent: adapter.kind, program, ...(setting ? { setting } : {}) },
-  };
+  });
+}
+
+/** A program that cannot run: what is wrong and what to do, and the error's message made of both. */
+function notRunnable(
+  adapter: AgentAdapter,
+  problem: Extract<ProgramLookup, { found: false }>['problem'],
+  { summary, fix, details }: Pick<Extract<ProgramLookup, { found: false }>, 'summary' | 'fix' | 'details'>,
+): ProgramLookup {
+  const message = `${adapter.displayName}: ${summary}. ${fix.charAt(0).toUpperCase()}${fix.slice(1)}.`;
+  return { found: false, problem, message, summary, fix, details };
 }
 
 function isExecutable(file: string): boolean {

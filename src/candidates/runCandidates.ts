@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { runCheck } from '../checks/runCheck.js';
+import { isWithinFolder } from '../files/folderPaths.js';
+import { commandRunRecord, runCheck } from '../checks/runCheck.js';
 import type { WorktreeSettings } from '../config/runSettings.js';
 import { judgeCandidates, type JudgedCandidate } from '../critic/judgeCandidates.js';
 import { openRepository, type Repository } from '../git/repository.js';
@@ -98,8 +99,7 @@ function createRecorder(groupsDirectory: string, startedAt: Date, prompt: string
 
 /** Worktrees inside the user's tree would show up in it (and in its snapshots). */
 function assertOutside(worktreesDirectory: string, repository: Repository): void {
-  const relative = path.relative(repository.root, worktreesDirectory);
-  if (!relative.startsWith('..') && !path.isAbsolute(relative)) {
+  if (isWithinFolder(repository.root, worktreesDirectory)) {
     throw new CodeloopsError(
       'setup_failed',
       `The candidates' worktrees would go to ${worktreesDirectory}, inside the repository ${repository.root}. Set XDG_DATA_HOME to a folder outside it.`,
@@ -356,15 +356,7 @@ async function prepareWorktree(
       { name: 'setup', run: settings.setup, timeoutSecs: settings.setupTimeoutSecs, required: true },
       { cwd: candidate.working_dir, signal },
     );
-    setup = {
-      command: result.command,
-      passed: result.passed,
-      exit_code: result.exitCode,
-      duration_secs: result.durationSecs,
-      timed_out: result.timedOut,
-      output: result.output,
-      output_chars: result.outputChars,
-    };
+    setup = commandRunRecord(result);
     report({ type: 'worktree_prepared', worktree: candidate.worktree, copied, not_found: notFound, setup });
     if (!result.passed && !result.interrupted) {
       throw new CodeloopsError(
@@ -379,6 +371,5 @@ async function prepareWorktree(
 }
 
 function isInside(folder: string, target: string): boolean {
-  const relative = path.relative(folder, target);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+  return path.resolve(folder) !== path.resolve(target) && isWithinFolder(folder, target);
 }

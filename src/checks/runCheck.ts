@@ -28,6 +28,19 @@ export interface CheckResult {
   outputChars: number;
 }
 
+/** A command's run as the sidecar records it (`check_finished`, a worktree's `setup`). */
+export function commandRunRecord(result: CheckResult) {
+  return {
+    command: result.command,
+    passed: result.passed,
+    exit_code: result.exitCode,
+    duration_secs: result.durationSecs,
+    timed_out: result.timedOut,
+    output: result.output,
+    output_chars: result.outputChars,
+  };
+}
+
 /** What a check's output keeps: its start and, more, its end (where the failures are summed up). */
 const OUTPUT_HEAD_CHARS = 4_000;
 const OUTPUT_TAIL_CHARS = 12_000;

@@ -55,6 +55,11 @@ export async function runCandidatesCommand(options: RunOptions): Promise<number>
     throw error;
   }
   const jobs = options.jobs ?? os.availableParallelism();
+  if (base.settings.review === 'pause' && !options.events) {
+    process.stderr.write(
+      'warning: review = "pause" does not pause candidates (they run side by side unattended): review them in the comparison, then apply one.\n',
+    );
+  }
 
   if (options.dryRun) {
     const plan = {

@@ -282,7 +282,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .addOption(agentOption('--critic-agent <agent>', 'check this agent as the critic'))
     .option('--json', 'print the report as JSON')
     .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
-    .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it, 2 a usage or configuration error.')
+    .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it (an unreadable config included), 2 a usage error.')
     .action(async (options: DoctorOptions) => setExitCode(await (await import('./doctorCommand.js')).doctorCommand(options)));
 
   program

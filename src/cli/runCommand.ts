@@ -70,7 +70,11 @@ export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, w
  */
 export async function runCommand(options: RunOptions): Promise<number> {
   if (options.jsonOutput && options.events) throw new UsageError('--json-output and --events cannot be used together.');
-  if (options.candidates !== undefined || options.parallel !== undefined) return (await import('./candidatesCommand.js')).runCandidatesCommand(options);
+  if (options.candidates !== undefined || options.parallel !== undefined) {
+    if (options.review)
+      throw new UsageError('--review pauses one loop for you; candidates run side by side unattended. Review them in "codeloops candidates", then apply one.');
+    return (await import('./candidatesCommand.js')).runCandidatesCommand(options);
+  }
   if (options.jobs !== undefined || options.judge === false) throw new UsageError('--jobs and --no-judge go with --candidates or --parallel.');
   const workingDir = path.resolve(options.workingDir ?? process.cwd());
   let prompt: string;

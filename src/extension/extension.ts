@@ -1,5 +1,6 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
+import { isWithinFolder } from '../files/folderPaths.js';
 import { openRepository } from '../git/repository.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
@@ -335,10 +336,10 @@ async function hunkAtCursor(lenses: HunkLenses): Promise<HunkRef | undefined> {
 
 /** Opens a file of a session's repository at a line; a path that would leave the repository is refused. */
 async function openSessionFile(store: SessionStore, sessionId: string, file: string, line: number | null): Promise<void> {
-  const session = await store.load(sessionId);
-  const root = (await openRepository(session.start.working_dir)).root;
+  const start = await store.startLine(sessionId);
+  const root = (await openRepository(start.working_dir)).root;
   const target = path.resolve(root, file);
-  if (path.relative(root, target).startsWith('..') || path.isAbsolute(path.relative(root, target))) throw new Error(`${file} is not inside ${root}.`);
+  if (!isWithinFolder(root, target)) throw new Error(`${file} is not inside ${root}.`);
   const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
   await vscode.window.showTextDocument(vscode.Uri.file(target), { selection: new vscode.Range(position, position), preview: true });
 }

@@ -41,14 +41,26 @@ export function reviewRef(sessionId: string, rejection: string, label: RollbackL
   return `${SNAPSHOT_REF_ROOT}/${sessionId}/review/${rejection}/${label}`;
 }
 
-/** `refs/codeloops/<session>/rollback/<n>/<label>`: the trees around the n-th rollback of a session. */
-export function rollbackRef(sessionId: string, rollback: number, label: RollbackLabel): string {
-  return `${SNAPSHOT_REF_ROOT}/${sessionId}/rollback/${rollback}/${label}`;
+/**
+ * The numbered moves of a session's files in a working tree: its rollbacks
+ * (`codeloops rollback`) and the applies of its changes (`codeloops apply`).
+ */
+export type TreeMoveKind = 'rollback' | 'apply';
+
+/** `refs/codeloops/<session>/<rollback|apply>/<n>/<label>`: the trees around the n-th move of a kind, and after its undo. */
+export function moveRef(sessionId: string, kind: TreeMoveKind, move: number, label: RollbackLabel): string {
+  return `${SNAPSHOT_REF_ROOT}/${sessionId}/${kind}/${move}/${label}`;
 }
 
-/** `refs/codeloops/<session>/apply/<n>/<label>`: the user's tree around the n-th apply of a session's changes (`codeloops apply`). */
-export function applyRef(sessionId: string, apply: number, label: RollbackLabel): string {
-  return `${SNAPSHOT_REF_ROOT}/${sessionId}/apply/${apply}/${label}`;
+/** The number of the session's latest move of a kind among its refs; 0 when there is none. */
+export function lastMoveNumber(refs: ReadonlyMap<string, string>, sessionId: string, kind: TreeMoveKind): number {
+  const prefix = `${SNAPSHOT_REF_ROOT}/${sessionId}/${kind}/`;
+  let highest = 0;
+  for (const ref of refs.keys()) {
+    const match = ref.startsWith(prefix) ? /^(\d+)\//.exec(ref.slice(prefix.length)) : null;
+    if (match) highest = Math.max(highest, Number(match[1]));
+  }
+  return highest;
 }
 
 export interface SnapshotResult extends Snapshot {

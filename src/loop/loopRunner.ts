@@ -3,7 +3,7 @@ import path from 'node:path';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
 import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTracker.js';
-import { runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
+import { commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import type { StallSettings } from '../config/runSettings.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import { reviewIteration, type Review } from '../critic/reviewIteration.js';
@@ -480,14 +480,8 @@ class LoopRun {
         type: 'check_finished',
         iteration,
         name: result.name,
-        command: result.command,
         required: result.required,
-        passed: result.passed,
-        exit_code: result.exitCode,
-        duration_secs: result.durationSecs,
-        timed_out: result.timedOut,
-        output: result.output,
-        output_chars: result.outputChars,
+        ...commandRunRecord(result),
         tree: post.tree,
       });
     }

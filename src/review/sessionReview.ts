@@ -1,6 +1,7 @@
 import { openRepository } from '../git/repository.js';
 import { diffHunks } from '../git/hunks.js';
 import { readSnapshot, snapshotRef } from '../git/snapshots.js';
+import { mapWithLimit } from '../process/concurrency.js';
 import type { ReviewHunk, SessionReview } from '../sessionFormat/reviewRecords.js';
 import { readReview } from '../sessions/reviewState.js';
 import type { SessionReviewTarget } from './reviewTarget.js';
@@ -36,10 +37,6 @@ export async function sessionReview(target: SessionReviewTarget, iterations: rea
       })),
     );
   };
-  const hunks: SessionReview['iterations'] = [];
-  for (let index = 0; index < iterations.length; index += CONCURRENT_ITERATIONS) {
-    const batch = iterations.slice(index, index + CONCURRENT_ITERATIONS);
-    hunks.push(...(await Promise.all(batch.map(async (iteration) => ({ iteration, hunks: await hunksOf(iteration) })))));
-  }
+  const hunks = await mapWithLimit(iterations, CONCURRENT_ITERATIONS, async (iteration) => ({ iteration, hunks: await hunksOf(iteration) }));
   return { session_id: target.sessionId, iterations: hunks, ...(await readReview(target.chain)) };
 }

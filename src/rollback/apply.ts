@@ -1,9 +1,9 @@
 import { openRepository } from '../git/repository.js';
-import { applyRef, listSessionRefs, readSnapshot, sessionChangeEnds } from '../git/snapshots.js';
+import { lastMoveNumber, listSessionRefs, moveRef, sessionChangeEnds } from '../git/snapshots.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { ApplyOutcome } from '../sessionFormat/applyOutcome.js';
 import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
-import { record } from './rollback.js';
+import { recordMove, undoLastMove } from './numberedMoves.js';
 
 /**
  * Apply: puts a session's whole change (from the tree before its first iteration to
@@ -43,13 +43,13 @@ export async function applySession(request: ApplyRequest): Promise<ApplyOutcome>
       };
     }
     const refs = await listSessionRefs(repository, request.sessionId);
-    const apply = nextApplyNumber(refs, request.sessionId);
+    const apply = lastMoveNumber(refs, request.sessionId, 'apply') + 1;
     const moved = await moveTree(repository, {
       from: ends.start,
       to: ends.end,
       force: request.force,
-      saveCurrentAs: applyRef(request.sessionId, apply, 'before'),
-      afterRefs: [applyRef(request.sessionId, apply, 'after')],
+      saveCurrentAs: moveRef(request.sessionId, 'apply', apply, 'before'),
+      afterRefs: [moveRef(request.sessionId, 'apply', apply, 'after')],
       message: `codeloops ${request.sessionId} apply ${apply}`,
       dryRun: Boolean(request.dryRun),
     });
@@ -70,8 +70,8 @@ export async function applySession(request: ApplyRequest): Promise<ApplyOutcome>
         message: `Would apply session ${request.sessionId} to ${repository.root}: ${describeMove(moved.lists, 'would ', WRITTEN)}. Nothing was changed (dry run).`,
       };
     }
-    const savedRef = applyRef(request.sessionId, apply, 'before');
-    const warnings = record(request.sidecarDirectory, {
+    const savedRef = moveRef(request.sessionId, 'apply', apply, 'before');
+    const warnings = recordMove(request.sidecarDirectory, {
       type: 'applied',
       apply,
       target_dir: repository.root,
@@ -99,33 +99,22 @@ export async function undoApply(request: ApplyRequest): Promise<ApplyOutcome> {
   const lock = acquireRepositoryLock(repository);
   try {
     const outcome = emptyOutcome(request);
-    const refs = await listSessionRefs(repository, request.sessionId);
-    const apply = nextApplyNumber(refs, request.sessionId) - 1;
-    if (apply === 0) return { ...outcome, message: `Session ${request.sessionId} was never applied here. Nothing was changed.` };
-    if (refs.has(applyRef(request.sessionId, apply, 'undone'))) {
-      return { ...outcome, apply, message: `The last apply of session ${request.sessionId} is already undone. Nothing was changed.` };
+    const { sessionId } = request;
+    const undo = await undoLastMove(repository, { sessionId, kind: 'apply', force: request.force, dryRun: Boolean(request.dryRun), followsSessionHead: false });
+    if (undo.kind === 'none') return { ...outcome, message: `Session ${sessionId} was never applied here. Nothing was changed.` };
+    const apply = undo.move;
+    if (undo.kind === 'already_undone' || undo.kind === 'moved_on') {
+      return { ...outcome, apply, message: `The last apply of session ${sessionId} is already undone. Nothing was changed.` };
     }
-    const [before, after] = await Promise.all([
-      readSnapshot(repository, applyRef(request.sessionId, apply, 'before')),
-      readSnapshot(repository, applyRef(request.sessionId, apply, 'after')),
-    ]);
-    if (!before || !after) {
+    if (undo.kind === 'snapshot_missing') {
       return {
         ...outcome,
         apply,
         result: 'snapshot_missing',
-        message: `The snapshots of apply ${apply} of session ${request.sessionId} are gone. Nothing was changed.`,
+        message: `The snapshots of apply ${apply} of session ${sessionId} are gone. Nothing was changed.`,
       };
     }
-    const moved = await moveTree(repository, {
-      from: after,
-      to: before,
-      force: request.force,
-      saveCurrentAs: applyRef(request.sessionId, apply, 'replaced'),
-      afterRefs: [applyRef(request.sessionId, apply, 'undone')],
-      message: `codeloops ${request.sessionId} undo apply ${apply}`,
-      dryRun: Boolean(request.dryRun),
-    });
+    const { moved } = undo;
     const base = { ...outcome, ...moved.lists, apply };
     if (moved.kind === 'nothing') return { ...base, message: `The files of apply ${apply} are already as they were before it. Nothing was changed.` };
     if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'undo the apply') };
@@ -134,10 +123,10 @@ export async function undoApply(request: ApplyRequest): Promise<ApplyOutcome> {
         ...base,
         result: 'apply_undone',
         dry_run: true,
-        message: `Would undo apply ${apply} of session ${request.sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
+        message: `Would undo apply ${apply} of session ${sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
       };
     }
-    const warnings = record(request.sidecarDirectory, {
+    const warnings = recordMove(request.sidecarDirectory, {
       type: 'apply_undone',
       apply,
       restored: moved.lists.restored,
@@ -147,23 +136,13 @@ export async function undoApply(request: ApplyRequest): Promise<ApplyOutcome> {
     return {
       ...base,
       result: 'apply_undone',
-      saved_ref: applyRef(request.sessionId, apply, 'replaced'),
+      saved_ref: moveRef(sessionId, 'apply', apply, 'replaced'),
       warnings,
-      message: `Undid apply ${apply} of session ${request.sessionId}: ${describeMove(moved.lists)}.`,
+      message: `Undid apply ${apply} of session ${sessionId}: ${describeMove(moved.lists)}.`,
     };
   } finally {
     lock.release();
   }
-}
-
-function nextApplyNumber(refs: ReadonlyMap<string, string>, sessionId: string): number {
-  const prefix = `refs/codeloops/${sessionId}/apply/`;
-  let highest = 0;
-  for (const ref of refs.keys()) {
-    const match = ref.startsWith(prefix) ? /^(\d+)\//.exec(ref.slice(prefix.length)) : null;
-    if (match) highest = Math.max(highest, Number(match[1]));
-  }
-  return highest + 1;
 }
 
 function emptyOutcome(request: ApplyRequest): ApplyOutcome {

@@ -1,11 +1,10 @@
 import { openRepository } from '../git/repository.js';
-import { lastTree, listSessionRefs, readSnapshot, rollbackRef, sessionHeadRef, snapshotIterations, snapshotRef } from '../git/snapshots.js';
+import { lastMoveNumber, lastTree, listSessionRefs, moveRef, readSnapshot, sessionHeadRef, snapshotIterations, snapshotRef } from '../git/snapshots.js';
 import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { RollbackOutcome } from '../sessionFormat/rollbackOutcome.js';
-import { stampEvent, type RunEventInput } from '../sessionFormat/runEvents.js';
-import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { IterationNotFoundError } from '../sessions/sessionStore.js';
+import { recordMove, undoLastMove } from './numberedMoves.js';
 
 /**
  * Rollback and its undo: puts the paths a loop changed back to how they were before
@@ -69,13 +68,13 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
         message: `The snapshot of the tree before iteration ${iteration} of session ${request.sessionId} is gone from ${repository.root}. Nothing was changed.`,
       };
     }
-    const rollback = nextRollbackNumber(refs, request.sessionId);
+    const rollback = lastMoveNumber(refs, request.sessionId, 'rollback') + 1;
     const moved = await moveTree(repository, {
       from: last,
       to: target,
       force: request.force,
-      saveCurrentAs: rollbackRef(request.sessionId, rollback, 'before'),
-      afterRefs: [rollbackRef(request.sessionId, rollback, 'after'), sessionHeadRef(request.sessionId)],
+      saveCurrentAs: moveRef(request.sessionId, 'rollback', rollback, 'before'),
+      afterRefs: [moveRef(request.sessionId, 'rollback', rollback, 'after'), sessionHeadRef(request.sessionId)],
       message: `codeloops ${request.sessionId} rollback ${rollback} to before iteration ${iteration}`,
       dryRun: Boolean(request.dryRun),
     });
@@ -96,20 +95,20 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
         message: `Would roll session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
       };
     }
-    const warnings = record(request.sidecarDirectory, {
+    const warnings = recordMove(request.sidecarDirectory, {
       type: 'rollback',
       rollback,
       to_iteration: iteration,
       restored: moved.lists.restored,
       removed: moved.lists.removed,
       overwritten: moved.lists.overwritten,
-      before_ref: rollbackRef(request.sessionId, rollback, 'before'),
+      before_ref: moveRef(request.sessionId, 'rollback', rollback, 'before'),
     });
     return {
       ...base,
       result: 'rolled_back',
       rollback,
-      saved_ref: rollbackRef(request.sessionId, rollback, 'before'),
+      saved_ref: moveRef(request.sessionId, 'rollback', rollback, 'before'),
       warnings,
       message:
         `Rolled session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists)}. ` +
@@ -125,61 +124,47 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
   const repository = await openRepository(request.workingDir);
   const lock = acquireRepositoryLock(repository);
   try {
-    const refs = await listSessionRefs(repository, request.sessionId);
     const outcome = emptyOutcome(request.sessionId);
-    const rollback = nextRollbackNumber(refs, request.sessionId) - 1;
-    if (rollback === 0)
-      return { ...outcome, result: 'nothing_to_roll_back', message: `Session ${request.sessionId} has no rollback to undo. Nothing was changed.` };
-    if (refs.has(rollbackRef(request.sessionId, rollback, 'undone'))) {
-      return {
-        ...outcome,
-        rollback,
-        result: 'nothing_to_roll_back',
-        message: `The last rollback of session ${request.sessionId} is already undone. Nothing was changed.`,
-      };
-    }
-    const [before, after] = await Promise.all(
-      ['before', 'after'].map((label) => readSnapshot(repository, rollbackRef(request.sessionId, rollback, label as 'before' | 'after'))),
-    );
-    if (!before || !after) {
+    const { sessionId } = request;
+    const undo = await undoLastMove(repository, {
+      sessionId,
+      kind: 'rollback',
+      force: request.force,
+      dryRun: Boolean(request.dryRun),
+      followsSessionHead: true,
+    });
+    if (undo.kind === 'none') return { ...outcome, message: `Session ${sessionId} has no rollback to undo. Nothing was changed.` };
+    const rollback = undo.move;
+    if (undo.kind === 'already_undone')
+      return { ...outcome, rollback, message: `The last rollback of session ${sessionId} is already undone. Nothing was changed.` };
+    if (undo.kind === 'snapshot_missing') {
       return {
         ...outcome,
         rollback,
         result: 'snapshot_missing',
-        message: `The snapshots of rollback ${rollback} of session ${request.sessionId} are gone from ${repository.root}. Nothing was changed.`,
+        message: `The snapshots of rollback ${rollback} of session ${sessionId} are gone from ${repository.root}. Nothing was changed.`,
       };
     }
-    const head = refs.get(sessionHeadRef(request.sessionId));
-    if (head !== after.commit) {
+    if (undo.kind === 'moved_on') {
       return {
         ...outcome,
         rollback,
-        result: 'nothing_to_roll_back',
-        message: `Session ${request.sessionId} has moved on since its rollback ${rollback} (it was resumed or rolled back again); roll back to an iteration instead. Nothing was changed.`,
+        message: `Session ${sessionId} has moved on since its rollback ${rollback} (it was resumed or rolled back again); roll back to an iteration instead. Nothing was changed.`,
       };
     }
-    const moved = await moveTree(repository, {
-      from: after,
-      to: before,
-      force: request.force,
-      saveCurrentAs: rollbackRef(request.sessionId, rollback, 'replaced'),
-      afterRefs: [rollbackRef(request.sessionId, rollback, 'undone'), sessionHeadRef(request.sessionId)],
-      message: `codeloops ${request.sessionId} undo rollback ${rollback}`,
-      dryRun: Boolean(request.dryRun),
-    });
+    const { moved } = undo;
     const base = { ...outcome, ...moved.lists, rollback };
-    if (moved.kind === 'nothing')
-      return { ...base, result: 'nothing_to_roll_back', message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
+    if (moved.kind === 'nothing') return { ...base, message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
     if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'undo the rollback') };
     if (moved.kind === 'preview') {
       return {
         ...base,
         result: 'undone',
         dry_run: true,
-        message: `Would undo rollback ${rollback} of session ${request.sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
+        message: `Would undo rollback ${rollback} of session ${sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
       };
     }
-    const warnings = record(request.sidecarDirectory, {
+    const warnings = recordMove(request.sidecarDirectory, {
       type: 'rollback_undone',
       rollback,
       restored: moved.lists.restored,
@@ -189,39 +174,12 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
     return {
       ...base,
       result: 'undone',
-      saved_ref: rollbackRef(request.sessionId, rollback, 'replaced'),
+      saved_ref: moveRef(sessionId, 'rollback', rollback, 'replaced'),
       warnings,
-      message: `Undid rollback ${rollback} of session ${request.sessionId}: ${describeMove(moved.lists)}.`,
+      message: `Undid rollback ${rollback} of session ${sessionId}: ${describeMove(moved.lists)}.`,
     };
   } finally {
     lock.release();
-  }
-}
-
-function nextRollbackNumber(refs: ReadonlyMap<string, string>, sessionId: string): number {
-  const prefix = `refs/codeloops/${sessionId}/rollback/`;
-  let highest = 0;
-  for (const ref of refs.keys()) {
-    const match = ref.startsWith(prefix) ? /^(\d+)\//.exec(ref.slice(prefix.length)) : null;
-    if (match) highest = Math.max(highest, Number(match[1]));
-  }
-  return highest + 1;
-}
-
-/** Records the move in the session's sidecar (a rollback, an apply); a record that cannot be written is a warning, not a failure. */
-export function record(sidecarDirectory: string, input: RunEventInput): string[] {
-  try {
-    const recorder = SidecarRecorder.open(sidecarDirectory);
-    try {
-      recorder.record(stampEvent(input));
-    } finally {
-      recorder.close();
-    }
-    return [];
-  } catch (error) {
-    return [
-      `the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`,
-    ];
   }
 }
 

@@ -7,19 +7,15 @@ export type RollbackResultKind = (typeof ROLLBACK_RESULTS)[number];
 
 const paths = z.array(z.string());
 
-export const rollbackOutcomeSchema = z.object({
-  result: z.enum(ROLLBACK_RESULTS),
-  message: z.string(),
-  session_id: z.string(),
-  /** The iteration the tree was (or would have been) put back before; null for an undo. */
-  iteration: z.nullable(z.int()),
-  /** Which rollback of this session (1, 2, …) was made or undone. */
-  rollback: z.nullable(z.int()),
+/** What every move of the user's files reports (a rollback, an apply, their undo): the paths it touched, or would, and why not others. */
+export const treeMoveFields = {
+  /** Files written with the target tree's version. */
   restored: paths,
+  /** Files removed because the target tree has none there. */
   removed: paths,
   /** Nested repositories and submodules, never touched. */
   skipped: paths,
-  /** Paths changed by the user since codeloops last touched the tree that the move would overwrite. */
+  /** Paths the user changed (since codeloops last left them, or since the session started from them) that the move would overwrite. */
   conflicts: paths,
   /** Paths in the way that no snapshot holds (ignored files, folders with such files): never removed, not even when forced. */
   blocked: paths,
@@ -30,5 +26,16 @@ export const rollbackOutcomeSchema = z.object({
   warnings: paths,
   /** True when nothing was written: the result says what would happen. */
   dry_run: z.boolean(),
+};
+
+export const rollbackOutcomeSchema = z.object({
+  result: z.enum(ROLLBACK_RESULTS),
+  message: z.string(),
+  session_id: z.string(),
+  /** The iteration the tree was (or would have been) put back before; null for an undo. */
+  iteration: z.nullable(z.int()),
+  /** Which rollback of this session (1, 2, …) was made or undone. */
+  rollback: z.nullable(z.int()),
+  ...treeMoveFields,
 });
 export type RollbackOutcome = z.infer<typeof rollbackOutcomeSchema>;

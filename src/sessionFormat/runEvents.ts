@@ -1,6 +1,6 @@
 import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
-import { findingSchema, REVIEW_MODES } from './reviewRecords.js';
+import { findingSchema, REVIEW_MODES, runControlSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -31,17 +31,21 @@ export const fileChangeSchema = z.object({
 export type FileChange = z.infer<typeof fileChangeSchema>;
 export type FileChangeStatus = FileChange['status'];
 
-/** How one of the project's checks went, as the sidecar, the timeline and the viewers keep it. */
-export const checkOutcomeShape = {
-  name: z.string(),
+/** How a command run for the loop went: one of the project's checks, or a candidate worktree's setup. */
+const commandRunShape = {
   command: z.string(),
-  required: z.boolean(),
   passed: z.boolean(),
   /** null when a signal ended it (a timeout, an interrupt). */
   exit_code: z.nullable(z.int()),
   duration_secs: z.number(),
   timed_out: z.boolean(),
 };
+
+/** What a command printed: head and tail of its output, and how long it was. */
+const commandOutputShape = { output: z.string(), output_chars: z.int() };
+
+/** How one of the project's checks went, as the sidecar, the timeline and the viewers keep it. */
+export const checkOutcomeShape = { name: z.string(), required: z.boolean(), ...commandRunShape };
 
 /** How one agent run went, as the sidecar and the timeline keep it. */
 export const agentRunOutcomeShape = {
@@ -165,9 +169,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
   event('check_finished', {
     iteration,
     ...checkOutcomeShape,
-    /** Head and tail of its output. */
-    output: z.string(),
-    output_chars: z.int(),
+    ...commandOutputShape,
     tree: z.string(),
   }),
   /** The gate refused the critic's DONE: required checks failed on this tree. */
@@ -184,7 +186,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
   /** The loop waits for the user after a CONTINUE (`review = "pause"`). */
   event('review_paused', { iteration }),
   /** The user said to go on, or to stop. */
-  event('review_resumed', { iteration, action: z.enum(['continue', 'stop']), paused_secs: z.number() }),
+  event('review_resumed', { iteration, action: runControlSchema.shape.type, paused_secs: z.number() }),
   event('iteration_finished', { iteration, decision: z.enum(CRITIC_DECISIONS) }),
   event('warning', { message: z.string() }),
   /** The tree was put back to how it was before `to_iteration` (`codeloops rollback`). */
@@ -205,18 +207,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
     /** `[worktree] copy` entries copied in, and those the user's tree does not have. */
     copied: paths,
     not_found: paths,
-    setup: z.nullable(
-      z.object({
-        command: z.string(),
-        passed: z.boolean(),
-        exit_code: z.nullable(z.int()),
-        duration_secs: z.number(),
-        timed_out: z.boolean(),
-        /** Head and tail of its output. */
-        output: z.string(),
-        output_chars: z.int(),
-      }),
-    ),
+    setup: z.nullable(z.object({ ...commandRunShape, ...commandOutputShape })),
   }),
   /** The session's changes were put into a working tree (`codeloops apply`); `before_ref` keeps that tree as it was. */
   event('applied', {

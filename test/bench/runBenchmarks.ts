@@ -163,22 +163,36 @@ async function benchList(): Promise<BenchResult> {
 
 // ── snapshot + diff + session write on 50,000 files ─────────────────────────────
 
-async function benchSnapshot(): Promise<BenchResult> {
-  const repo = path.join(scratch('snapshot'), 'repo');
-  const FILES = 50_000;
-  const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
+
+/** A repository of `files` small files in folders of 500, committed and packed (made once, kept in the scratch folder); returns a git runner in it. */
+function generatedRepository(repo: string, files: number): (...args: string[]) => string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: gitEnv, maxBuffer: 1 << 30, encoding: 'utf8' });
   if (!fs.existsSync(path.join(repo, '.git'))) {
     fs.mkdirSync(repo, { recursive: true });
     git('init', '-q');
-    for (let i = 0; i < FILES; i++) {
+    for (let i = 0; i < files; i++) {
       const file = path.join(repo, `src/module${Math.floor(i / 500)}/file${i}.ts`);
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, `export const value${i} = ${i};\n`.repeat(10));
     }
     git('add', '-A');
     git('commit', '-q', '-m', 'generated');
+    git('gc', '-q');
   }
+  return git;
+}
+
+/** Removes every ref under the prefixes (a benchmark's snapshots), so runs do not pile them up. */
+function deleteRefs(repo: string, ...prefixes: string[]): void {
+  const refs = execFileSync('git', ['for-each-ref', '--format=delete %(refname)', ...prefixes], { cwd: repo, encoding: 'utf8' });
+  if (refs !== '') execFileSync('git', ['update-ref', '--stdin'], { cwd: repo, input: refs });
+}
+
+async function benchSnapshot(): Promise<BenchResult> {
+  const repo = path.join(scratch('snapshot'), 'repo');
+  const FILES = 50_000;
+  const git = generatedRepository(repo, FILES);
   // One iteration's worth of agent work: 100 files edited, 10 created, 5 deleted.
   let round = 0;
   const agentEdits = () => {
@@ -247,7 +261,7 @@ async function benchSnapshot(): Promise<BenchResult> {
     ours.push(await oursOnce(n));
     bare.push(bareOnce(n));
   }
-  git('for-each-ref', '--format=delete %(refname)', 'refs/codeloops/bench', 'refs/bench-bare');
+  deleteRefs(repo, 'refs/codeloops/bench/', 'refs/bench-bare/');
   const ratio = median(ours) / median(bare);
   return {
     name: `post-iteration snapshot + diff + session write, ${FILES.toLocaleString('en-US')} files`,
@@ -272,20 +286,7 @@ async function benchWorktrees(): Promise<BenchResult> {
   const repo = path.join(root, 'repo');
   const FILES = 50_000;
   const CANDIDATES = 4;
-  const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: gitEnv, maxBuffer: 1 << 30, encoding: 'utf8' });
-  if (!fs.existsSync(path.join(repo, '.git'))) {
-    fs.mkdirSync(repo, { recursive: true });
-    git('init', '-q');
-    for (let i = 0; i < FILES; i++) {
-      const file = path.join(repo, `src/module${Math.floor(i / 500)}/file${i}.ts`);
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, `export const value${i} = ${i};\n`.repeat(10));
-    }
-    git('add', '-A');
-    git('commit', '-q', '-m', 'generated');
-    git('gc', '-q');
-  }
+  const git = generatedRepository(repo, FILES);
   // A user mid-work: 100 uncommitted edits and 10 untracked files, which the candidates start from too.
   for (let i = 0; i < 100; i++) fs.appendFileSync(path.join(repo, `src/module${i}/file${i * 500}.ts`), '// edited, not committed\n');
   for (let i = 0; i < 10; i++) fs.writeFileSync(path.join(repo, `untracked-${i}.ts`), `untracked ${i}\n`);
@@ -326,7 +327,7 @@ async function benchWorktrees(): Promise<BenchResult> {
     bare.push(bareOnce(n));
     await clean();
   }
-  execFileSync('sh', ['-c', 'git for-each-ref --format="delete %(refname)" refs/codeloops/ | git update-ref --stdin'], { cwd: repo });
+  deleteRefs(repo, 'refs/codeloops/');
   const ratio = median(ours) / median(bare);
   const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
   const shared = perWorktreeKb <= checkedOutKb * 1.1;

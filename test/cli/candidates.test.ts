@@ -196,6 +196,16 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     assert.equal(undone.code, 0, undone.stderr);
     assert.deepEqual(treeOf(repo), before);
     assert.equal((await comparisonOf(repo, env, comparison.group_id)).applied, null);
+
+    // Deleting a candidate whose worktree is gone still finds its snapshots, in the user's repository.
+    const loser = comparison.candidates[1]!.session_id!;
+    assert.notEqual(git(repo, 'for-each-ref', `refs/codeloops/${loser}/`), '');
+    const deleted = await runCli(['sessions', 'delete', loser, '--json'], { cwd: repo, env });
+    assert.equal(deleted.code, 0, deleted.stderr);
+    const report = JSON.parse(deleted.stdout) as { snapshot_refs: number; warnings: string[] };
+    assert.ok(report.snapshot_refs > 0, deleted.stdout);
+    assert.deepEqual(report.warnings, []);
+    assert.equal(git(repo, 'for-each-ref', `refs/codeloops/${loser}/`), '');
   });
 
   it('a failing setup fails only its candidate, with its output recorded', async () => {
@@ -223,6 +233,18 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     ) as { setup: { passed: boolean; exit_code: number; output: string } };
     assert.deepEqual([prepared.setup.passed, prepared.setup.exit_code], [false, 3]);
     assert.match(prepared.setup.output, /installing[\s\S]*broken/);
+  });
+
+  it('candidates do not pause for review: --review is refused, review = "pause" in the config is said not to apply', async () => {
+    const { repo, env, groupsDirectory } = groupSetup({ actor: [[{ write: { path: 'a.txt', content: 'x\n' } }]], critic: [[done()]] }, 'review = "pause"\n');
+    const refused = await runCli(['run', '--parallel', '2', '--review', '-p', 'Greet', '--trust'], { cwd: repo, env });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /candidates run side by side unattended[\s\S]*codeloops candidates/);
+    assert.deepEqual(fs.existsSync(groupsDirectory) ? fs.readdirSync(groupsDirectory) : [], [], 'no group was started');
+
+    const ran = await runCli(['run', '--parallel', '2', '-p', 'Greet', '--trust', '--no-judge'], { cwd: repo, env });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stderr, /review = "pause" does not pause candidates/);
   });
 
   it('Ctrl+C stops every candidate: each session ends interrupted', async () => {

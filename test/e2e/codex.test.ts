@@ -6,11 +6,10 @@ import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
 import { codexToolOutputIncludes, openAiResponses } from '../support/modelApi/openAiResponses.js';
 import { objectsIn, startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
-import { agentRuns, installedVersion, realAgentHome } from '../support/realAgents.js';
+import { agentRuns, CRITIC_MARK, installedVersion, realAgentHome, stopThenResume } from '../support/realAgents.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.js';
 
-const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
 const TASK = 'Create greeting.txt containing exactly "Hello, world" and a build note made with a shell command.';
 
 /** A patch for Codex's freeform `apply_patch` tool, as a model writes one. */
@@ -104,25 +103,9 @@ describe('end to end: the real Codex CLI against a scripted Responses API', () =
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     api = await startModelApi(openAiResponses, scriptedCodex);
     const { env, home } = realAgentHome({ responses: api }, ['codex']);
-    const first = await runCli(['-p', TASK, '-a', 'codex', '--json-output', '-n', '1'], { cwd: repo, env });
-    assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
-    const stopped = JSON.parse(first.stdout);
-    const thread = agentRuns(home, stopped.session_id).find((run) => run.role === 'actor')?.agent_session_id;
-    assert.ok(thread);
-    const requestsBefore = api.requests.length;
-
-    const resumed = await runCli(['resume', stopped.session_id, '--json-output', '-n', '2'], { cwd: repo, env });
-    assert.equal(resumed.code, 0, `stderr:\n${resumed.stderr}`);
-    const outcome = JSON.parse(resumed.stdout);
-    assert.equal(outcome.status, 'success');
+    const { actorRequest } = await stopThenResume({ repo, env, home, api, runArgs: ['-p', TASK, '-a', 'codex'] });
     assert.equal(treeOf(repo)['greeting.txt'], 'Hello, world\n');
-    const actorRun = agentRuns(home, outcome.session_id).find((run) => run.role === 'actor');
-    assert.ok(actorRun?.succeeded, actorRun?.failure_reason ?? 'no actor run');
-    assert.equal(actorRun.agent_session_id, thread, 'the same thread, carried on');
-
     // Its first request carries the earlier turn (the typo'd patch and the shell command) before the feedback.
-    const actorRequest = api.requests.slice(requestsBefore).find((request) => !request.allUserText.includes(CRITIC_MARK));
-    assert.ok(actorRequest, 'the resumed actor reached the model');
     const conversation = JSON.stringify(actorRequest.body.input);
     assert.match(conversation, /Writing the file now\./);
     assert.match(conversation, /Add File: greeting\.txt/);

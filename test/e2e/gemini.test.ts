@@ -5,11 +5,10 @@ import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
 import { GEMINI_MODEL, geminiApi } from '../support/modelApi/geminiApi.js';
 import { isObject, objectsIn, startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
-import { agentRuns, installedVersion, realAgentHome } from '../support/realAgents.js';
+import { agentRuns, CRITIC_MARK, installedVersion, realAgentHome, stopThenResume } from '../support/realAgents.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, treeOf } from '../support/testEnvironment.js';
 
-const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
 const TASK = 'Create greeting.txt containing exactly "Hello, world" and a build note made with a shell command.';
 
 /** The tool whose result ends the conversation Gemini CLI sent, if it ends with one. */
@@ -119,27 +118,11 @@ describe('end to end: the real Gemini CLI against a scripted Gemini API', () => 
       scriptedGemini(() => repo),
     );
     const { env, home } = realAgentHome({ gemini: api }, ['gemini']);
-    const first = await runCli(['-p', TASK, '-a', 'gemini', '-m', GEMINI_MODEL, '--json-output', '-n', '1'], { cwd: repo, env });
-    assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
-    const stopped = JSON.parse(first.stdout);
-    const runs = agentRuns(home, stopped.session_id);
-    const actorSession = runs.find((run) => run.role === 'actor')?.agent_session_id;
-    const criticSession = runs.find((run) => run.role === 'critic')?.agent_session_id;
-    assert.ok(actorSession && criticSession && actorSession !== criticSession);
-    const requestsBefore = api.requests.length;
-
-    // The critic's session is the newest in the folder: `--resume latest` would pick it.
-    const resumed = await runCli(['resume', stopped.session_id, '--json-output', '-n', '2'], { cwd: repo, env });
-    assert.equal(resumed.code, 0, `stderr:\n${resumed.stderr}`);
-    const outcome = JSON.parse(resumed.stdout);
-    assert.equal(outcome.status, 'success');
+    // The critic's session is the newest in the folder: `--resume latest` would pick it, not the actor's.
+    const { stoppedId, actorSession, actorRequest } = await stopThenResume({ repo, env, home, api, runArgs: ['-p', TASK, '-a', 'gemini', '-m', GEMINI_MODEL] });
+    const criticSession = agentRuns(home, stoppedId).find((run) => run.role === 'critic')?.agent_session_id;
+    assert.ok(criticSession && criticSession !== actorSession);
     assert.equal(treeOf(repo)['greeting.txt'], 'Hello, world\n');
-    const actorRun = agentRuns(home, outcome.session_id).find((run) => run.role === 'actor');
-    assert.ok(actorRun?.succeeded, actorRun?.failure_reason ?? 'no actor run');
-    assert.equal(actorRun.agent_session_id, actorSession, 'the actor’s own session, carried on');
-
-    const actorRequest = api.requests.slice(requestsBefore).find((request) => !request.allUserText.includes(CRITIC_MARK));
-    assert.ok(actorRequest, 'the resumed actor reached the model');
     const conversation = JSON.stringify(actorRequest.body.contents);
     assert.match(conversation, /Writing the file now\./);
     assert.match(conversation, /Helo, world/);

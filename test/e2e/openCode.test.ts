@@ -5,14 +5,12 @@ import { runCli } from '../support/cliProcess.js';
 import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
 import { OPEN_CODE_MODEL, openAiChat, writeOpenCodeProjectConfig } from '../support/modelApi/openAiChat.js';
 import { objectsIn, startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
-import { agentRuns, installedVersion, realAgentHome } from '../support/realAgents.js';
+import { CRITIC_MARK, installedVersion, realAgentHome, stopThenResume } from '../support/realAgents.js';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, git, removeTempDirs, treeOf } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
-
-const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
 
 /** OpenCode's project config is the user's own file: committed, so it is not part of any diff. */
 function repoWithOpenCode(api: ModelApi): string {
@@ -109,26 +107,17 @@ describe('end to end: the real OpenCode CLI against a scripted chat-completions 
     );
     repo = repoWithOpenCode(openai);
     const { env, home } = realAgentHome({});
-    const args = ['-a', 'opencode', '-m', OPEN_CODE_MODEL, '--json-output'];
-    const first = await runCli(['-p', 'Add a VERSION file holding 1.0.0', ...args, '-n', '1'], { cwd: repo, env });
-    assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
-    const stopped = JSON.parse(first.stdout);
-    const actorSession = agentRuns(home, stopped.session_id).find((run) => run.role === 'actor')?.agent_session_id;
-    assert.match(actorSession ?? '', /^ses_/);
-    const requestsBefore = openai.requests.length;
-
-    const resumed = await runCli(['resume', stopped.session_id, '--json-output', '-n', '2'], { cwd: repo, env });
-    assert.equal(resumed.code, 0, `stderr:\n${resumed.stderr}`);
-    const outcome = JSON.parse(resumed.stdout);
-    assert.equal(outcome.status, 'success');
+    const { actorSession, actorRequest } = await stopThenResume({
+      repo,
+      env,
+      home,
+      api: openai,
+      runArgs: ['-p', 'Add a VERSION file holding 1.0.0', '-a', 'opencode', '-m', OPEN_CODE_MODEL],
+      // Its first request with tools carries the earlier turn (the write of 0.1 and its result) before the feedback.
+      isActorRequest: (request) => request.toolNames.length > 0 && !request.allUserText.includes(CRITIC_MARK),
+    });
+    assert.match(actorSession, /^ses_/);
     assert.equal(treeOf(repo).VERSION, '1.0.0\n');
-    const actorRun = agentRuns(home, outcome.session_id).find((run) => run.role === 'actor');
-    assert.ok(actorRun?.succeeded, actorRun?.failure_reason ?? 'no actor run');
-    assert.equal(actorRun.agent_session_id, actorSession, 'the same OpenCode session, carried on');
-
-    // Its first request carries the earlier turn (the write of 0.1 and its result) before the feedback.
-    const actorRequest = openai.requests.slice(requestsBefore).find((request) => request.toolNames.length > 0 && !request.allUserText.includes(CRITIC_MARK));
-    assert.ok(actorRequest, 'the resumed actor reached the model');
     const conversation = JSON.stringify(actorRequest.body.messages);
     assert.match(conversation, /Add a VERSION file holding 1\.0\.0/, 'the first prompt');
     assert.ok(

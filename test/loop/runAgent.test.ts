@@ -251,6 +251,6 @@ describe('running an agent process', () => {
         ),
       /OpenCode: \/nowhere\/opencode does not exist \(set by \[agents\.opencode\] path in \/etc\/x\.toml\)/,
     );
-    assert.throws(() => resolveAgentProgram(adapterFor('command'), settings, '/', {}), /needs a program to run/);
+    assert.throws(() => resolveAgentProgram(adapterFor('command'), settings, '/', {}), /no program is configured for the "command" agent/);
   });
 });

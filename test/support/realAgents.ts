@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -6,8 +7,9 @@ import { claudeEnvironment } from './modelApi/anthropicMessages.js';
 import { geminiEnvironment } from './modelApi/geminiApi.js';
 import { openCodeEnvironment } from './modelApi/openAiChat.js';
 import { codexEnvironment } from './modelApi/openAiResponses.js';
-import type { ModelApi } from './modelApi/scripted.js';
+import type { ModelApi, ModelRequest } from './modelApi/scripted.js';
 import { readJsonLines } from './scriptedLoop.js';
+import { runCli } from './cliProcess.js';
 import { isolateHome, repoRoot, tempDir, type IsolatedHome } from './testEnvironment.js';
 
 /**
@@ -89,4 +91,45 @@ export function agentRuns(home: IsolatedHome, sessionId: string): RunEventOf<'ag
 /** What the CLI prints for `--version`. */
 export function installedVersion(name: RealAgent): string {
   return execFileSync(agentBinary(name), ['--version'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } }).trim();
+}
+
+/** The start of the critic's prompt: how a scripted model API tells the critic's requests from the actor's. */
+export const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
+
+/**
+ * A loop stopped after its first iteration, then carried on with `codeloops resume`:
+ * what every agent's resume test checks (it finishes, and the actor carried on its
+ * own agent session), and the resumed actor's first request to the model, for the
+ * agent's own check of the conversation it carried.
+ */
+export async function stopThenResume(options: {
+  repo: string;
+  env: Record<string, string>;
+  home: IsolatedHome;
+  api: ModelApi;
+  /** `-p …` and the agent flags of the first run. */
+  runArgs: string[];
+  /** The actor's requests (by default: those without the critic's prompt). */
+  isActorRequest?: (request: ModelRequest) => boolean;
+}): Promise<{ stoppedId: string; actorSession: string; actorRequest: ModelRequest }> {
+  const { repo, env, home, api } = options;
+  const first = await runCli([...options.runArgs, '--json-output', '-n', '1'], { cwd: repo, env });
+  assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
+  const stoppedId = (JSON.parse(first.stdout) as { session_id: string }).session_id;
+  const actorSession = agentRuns(home, stoppedId).find((run) => run.role === 'actor')?.agent_session_id;
+  assert.ok(actorSession, 'the actor’s agent session is recorded');
+  const requestsBefore = api.requests.length;
+
+  const resumed = await runCli(['resume', stoppedId, '--json-output', '-n', '2'], { cwd: repo, env });
+  assert.equal(resumed.code, 0, `stderr:\n${resumed.stderr}`);
+  const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string };
+  assert.equal(outcome.status, 'success');
+  const actorRun = agentRuns(home, outcome.session_id).find((run) => run.role === 'actor');
+  assert.ok(actorRun?.succeeded, actorRun?.failure_reason ?? 'no actor run');
+  assert.equal(actorRun.agent_session_id, actorSession, 'the actor’s own agent session, carried on');
+
+  const isActor = options.isActorRequest ?? ((request: ModelRequest) => !request.allUserText.includes(CRITIC_MARK));
+  const actorRequest = api.requests.slice(requestsBefore).find(isActor);
+  assert.ok(actorRequest, 'the resumed actor reached the model');
+  return { stoppedId, actorSession, actorRequest };
 }

@@ -1,8 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { parseCandidateStreamEvent, type CandidateStreamEvent, type GroupStatus } from '../../sessionFormat/candidateGroups.js';
-import type { FailureCode, FailureDetails } from '../../sessionFormat/failures.js';
-import { HeadTailBuffer } from '../../text/headTailBuffer.js';
-import { LineSplitter } from '../../text/lineSplitter.js';
+import { parseCandidateStreamEvent, type CandidateStreamEvent, type GroupRecordLineOf, type GroupStatus } from '../../sessionFormat/candidateGroups.js';
+import { RunnerProcess, type RunnerFailure } from '../runs/runnerProcess.js';
 
 export interface CandidatesProcessOptions {
   cliPath: string;
@@ -17,69 +14,53 @@ export interface CandidatesProcessOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export type CandidatesProcessEnd =
-  | { kind: 'finished'; groupId: string; status: GroupStatus; ranking: string[]; exitCode: number | null }
-  | { kind: 'refused'; code: FailureCode; message: string; details: FailureDetails; exitCode: number | null }
-  | { kind: 'crashed'; message: string; exitCode: number | null; signal: NodeJS.Signals | null };
+export type CandidatesProcessEnd = { kind: 'finished'; groupId: string; status: GroupStatus; ranking: string[]; exitCode: number | null } | RunnerFailure;
 
 /**
- * A candidate group's runner as a child process (`codeloops run --candidates …
- * --events ndjson`), as `LoopProcess` is for one loop: its group record lines and each
- * candidate's run events arrive as NDJSON, validated line by line.
+ * A candidate group's runner (`codeloops run --candidates … --events ndjson`), as
+ * `LoopProcess` is for one loop: its group record lines and each candidate's run
+ * events wrapped in `candidate_event`.
  */
 export class CandidatesProcess {
-  private readonly child: ChildProcess;
-  private readonly stderr = new HeadTailBuffer(4_000, 8_000);
+  private readonly runner: RunnerProcess<CandidateStreamEvent, GroupRecordLineOf<'group_finished'>>;
   readonly done: Promise<CandidatesProcessEnd>;
 
   constructor(options: CandidatesProcessOptions, onEvent: (event: CandidateStreamEvent) => void) {
-    const args = [options.cliPath, 'run', '--events', 'ndjson', '--working-dir', options.workingDir, `--prompt=${options.prompt}`];
-    // `--candidates=<list>`: one argument, whatever the list holds.
-    args.push(`--candidates=${options.candidates}`);
+    // `--prompt=<text>`, `--candidates=<list>`: one argument each, whatever they hold.
+    const args = [
+      options.cliPath,
+      'run',
+      '--events',
+      'ndjson',
+      '--working-dir',
+      options.workingDir,
+      `--prompt=${options.prompt}`,
+      `--candidates=${options.candidates}`,
+    ];
     if (options.times > 1) args.push('--parallel', String(options.times));
     if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
     // Only in a workspace the user trusts (see LoopProcess).
     args.push('--trust');
-    this.child = spawn(options.nodePath, args, {
-      cwd: options.workingDir,
-      env: { ...(options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-    let started: string | undefined;
-    let finished: Extract<CandidateStreamEvent, { type: 'group_finished' }> | undefined;
-    let refused: Extract<CandidateStreamEvent, { type: 'run_refused' }> | undefined;
-    const lines = new LineSplitter((line) => {
-      const event = parseCandidateStreamEvent(line);
-      if (!event) return;
-      if (event.type === 'group_started') started = event.group_id;
-      if (event.type === 'group_finished') finished = event;
-      if (event.type === 'run_refused') refused = event;
-      onEvent(event);
-    });
-    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk));
-    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.append(chunk));
-    this.done = new Promise((resolve) => {
-      this.child.on('error', (error) => resolve({ kind: 'crashed', message: `Could not start the runner: ${error.message}`, exitCode: null, signal: null }));
-      this.child.on('close', (exitCode, signal) => {
-        lines.flush();
-        if (finished && started) resolve({ kind: 'finished', groupId: started, status: finished.status, ranking: finished.ranking, exitCode });
-        else if (refused) resolve({ kind: 'refused', code: refused.code, message: refused.message, details: refused.details, exitCode });
-        else {
-          const stderr = this.stderr.toString().trim();
-          resolve({
-            kind: 'crashed',
-            message: stderr || `The runner stopped (${signal ?? `exit ${exitCode}`}) without reporting an outcome.`,
-            exitCode,
-            signal,
-          });
-        }
-      });
-    });
+    this.runner = new RunnerProcess(
+      {
+        nodePath: options.nodePath,
+        args,
+        workingDir: options.workingDir,
+        env: options.env,
+        parse: parseCandidateStreamEvent,
+        isFinal: (event): event is GroupRecordLineOf<'group_finished'> => event.type === 'group_finished',
+      },
+      onEvent,
+    );
+    this.done = this.runner.done.then((end) =>
+      end.kind === 'finished'
+        ? { kind: 'finished', groupId: end.final.group_id, status: end.final.status, ranking: end.final.ranking, exitCode: end.exitCode }
+        : end,
+    );
   }
 
   /** Like Ctrl+C in a terminal: every candidate stops, each session ends `interrupted`. */
   interrupt(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGINT');
+    this.runner.interrupt();
   }
 }

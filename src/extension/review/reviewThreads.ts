@@ -3,6 +3,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { openRepository } from '../../git/repository.js';
 import { readSnapshotFile, snapshotRef } from '../../git/snapshots.js';
+import { mapWithLimit } from '../../process/concurrency.js';
 import type { ReviewItems } from '../../sessionFormat/reviewRecords.js';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { URI_SCHEMES } from '../ids.js';
@@ -52,25 +53,34 @@ export class ReviewThreads implements vscode.Disposable {
   /** Shows (again) a session's findings and comments where the code is. */
   async show(sessionId: string): Promise<void> {
     const view = await this.library.view(sessionId);
-    const root = await openRepository(view.start.working_dir)
-      .then((repository) => repository)
-      .catch(() => undefined);
+    const repository = await openRepository(view.start.working_dir).catch(() => undefined);
+    const items = threadPlaces(view.review);
+    // Each file of an iteration is read once, from the snapshot and from the workspace, a few at a time.
+    const files = [...new Set(items.flatMap((item) => (item.iteration === null ? [] : [fileKey(item.iteration, item.file)])))];
+    const contents = new Map<string, { snapshot: Buffer; live: string } | undefined>();
+    if (repository) {
+      await mapWithLimit(files, CONCURRENT_READS, async (key) => {
+        const [iteration, file] = splitFileKey(key);
+        const snapshot = await readSnapshotFile(repository, snapshotRef(sessionId, iteration, 'post'), file).catch(() => undefined);
+        const live = snapshot && (await fs.promises.readFile(path.join(repository.root, file), 'utf8').catch(() => undefined));
+        contents.set(key, snapshot && live !== undefined ? { snapshot, live } : undefined);
+      });
+    }
     const threads: vscode.CommentThread[] = [];
-    for (const item of reviewTargets(view.review)) {
-      const post = item.iteration === null ? undefined : snapshotUri({ session: sessionId, iteration: item.iteration, side: 'post', path: item.file });
-      if (post) threads.push(this.thread(post, item, sessionId));
+    for (const item of items) {
+      if (item.iteration === null) continue;
+      threads.push(this.thread(snapshotUri({ session: sessionId, iteration: item.iteration, side: 'post', path: item.file }), item, sessionId));
       // On the workspace file too, while the lines read as they did after the iteration.
-      if (root && item.iteration !== null) {
-        const snapshot = await readSnapshotFile(root, snapshotRef(sessionId, item.iteration, 'post'), item.file).catch(() => undefined);
-        const live = path.join(root.root, item.file);
-        if (snapshot && sameLines(snapshot, live, item.line, item.endLine)) threads.push(this.thread(vscode.Uri.file(live), item, sessionId));
+      const content = contents.get(fileKey(item.iteration, item.file));
+      if (repository && content && sameLines(content.snapshot.toString('utf8'), content.live, item.line, item.endLine)) {
+        threads.push(this.thread(vscode.Uri.file(path.join(repository.root, item.file)), item, sessionId));
       }
     }
     for (const old of this.threads.get(sessionId) ?? []) old.dispose();
     this.threads.set(sessionId, threads);
   }
 
-  private thread(uri: vscode.Uri, item: ReviewTarget, sessionId: string): vscode.CommentThread {
+  private thread(uri: vscode.Uri, item: ThreadPlace, sessionId: string): vscode.CommentThread {
     const range = new vscode.Range(item.line - 1, 0, item.endLine - 1, 0);
     const comment: vscode.Comment = {
       // Plain text: a critic's words are never rendered as Markdown that could carry links or HTML.
@@ -96,7 +106,17 @@ export class ReviewThreads implements vscode.Disposable {
   }
 }
 
-interface ReviewTarget {
+/** How many files are read at once when a session's threads are shown. */
+const CONCURRENT_READS = 4;
+
+const fileKey = (iteration: number, file: string): string => `${iteration}\0${file}`;
+const splitFileKey = (key: string): [number, string] => {
+  const at = key.indexOf('\0');
+  return [Number(key.slice(0, at)), key.slice(at + 1)];
+};
+
+/** A finding or comment where it points: a file and lines of an iteration (or of the session). */
+interface ThreadPlace {
   id: string;
   iteration: number | null;
   file: string;
@@ -110,8 +130,8 @@ interface ReviewTarget {
 }
 
 /** The findings and comments that point at a file and lines. */
-function reviewTargets(review: ReviewItems): ReviewTarget[] {
-  const targets: ReviewTarget[] = [];
+function threadPlaces(review: ReviewItems): ThreadPlace[] {
+  const targets: ThreadPlace[] = [];
   for (const finding of review.findings) {
     if (!finding.anchored || finding.file === null || finding.line === null) continue;
     targets.push({
@@ -157,14 +177,8 @@ export function postSnapshotOf(uri: vscode.Uri): SnapshotFile | undefined {
 }
 
 /** Whether a workspace file's lines `line`–`endLine` are those of the snapshot. */
-function sameLines(snapshot: Buffer, file: string, line: number, endLine: number): boolean {
-  let live: string;
-  try {
-    live = fs.readFileSync(file, 'utf8');
-  } catch {
-    return false;
-  }
+function sameLines(snapshot: string, live: string, line: number, endLine: number): boolean {
   const pick = (text: string) => text.split('\n').slice(line - 1, endLine);
-  const expected = pick(snapshot.toString('utf8'));
+  const expected = pick(snapshot);
   return expected.length === endLine - line + 1 && expected.join('\n') === pick(live).join('\n');
 }

@@ -127,10 +127,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       status.dispose();
       this.running.delete(key);
       deps.commands.setContext(CONTEXT_RUNNING, this.running.size > 0 || Boolean(deps.othersRunning?.()));
-      deps.commands.setContext(
-        CONTEXT_PAUSED,
-        this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
-      );
+      this.updatePausedContext();
       // Listeners hear of the end once the loop is no longer counted as running.
       if (end) this.endEmitter.fire({ folder, end });
     }
@@ -179,11 +176,16 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     }
     loop.pausedAfter = null;
     loop.phase = action === 'continue' ? 'continuing' : 'stopping';
+    this.updatePausedContext();
+    loop.process.control(action);
+  }
+
+  /** Whether any loop waits for the user's review: the Continue and Stop commands show while one does. */
+  private updatePausedContext(): void {
     this.deps.commands.setContext(
       CONTEXT_PAUSED,
-      this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
+      this.runningLoops().some((loop) => loop.pausedAfter !== null),
     );
-    loop.process.control(action);
   }
 
   private handle(folder: F, event: RunEvent): void {
@@ -191,15 +193,12 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     if (loop && event.type === 'review_paused') {
       loop.pausedAfter = event.iteration;
       loop.phase = 'review';
-      this.deps.commands.setContext(CONTEXT_PAUSED, true);
+      this.updatePausedContext();
       this.offerReview(loop, event.iteration);
     }
     if (loop && event.type === 'review_resumed') {
       loop.pausedAfter = null;
-      this.deps.commands.setContext(
-        CONTEXT_PAUSED,
-        this.runningLoops().some((candidate) => candidate.pausedAfter !== null),
-      );
+      this.updatePausedContext();
     }
     if (loop) {
       if (event.type === 'run_started') {

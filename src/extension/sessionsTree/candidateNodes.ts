@@ -3,21 +3,15 @@ import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import { relativeTime } from '../../text/humanize.js';
 import { previewLine } from '../../text/truncate.js';
 import { TREE_ITEM_KINDS } from '../ids.js';
-import { sessionNode, type IconSpec, type SessionNode, type TooltipSpec } from './sessionsTreeModel.js';
+import { sessionNode, type SessionNode, type TopNodeLook } from './sessionsTreeModel.js';
 
 /**
  * Candidate groups in the sessions tree: a group node under which its candidates'
  * sessions sit, labelled by candidate (and rank, once ranked), with live status.
  */
 
-export interface GroupNode {
+export interface GroupNode extends TopNodeLook {
   kind: 'group';
-  id: string;
-  label: string;
-  description: string;
-  icon: IconSpec;
-  tooltip: TooltipSpec;
-  contextValue: string;
   /** When the group started, to place it among the sessions. */
   timestamp: string;
   candidates: SessionNode[];

@@ -25,14 +25,18 @@ export interface TooltipSpec {
   markdown?: string;
 }
 
-export interface SessionNode {
-  kind: 'session';
+/** What every node at the top of the tree shows: a session, or a candidate group. */
+export interface TopNodeLook {
   id: string;
   label: string;
   description: string;
   icon: IconSpec;
   tooltip: TooltipSpec;
   contextValue: string;
+}
+
+export interface SessionNode extends TopNodeLook {
+  kind: 'session';
 }
 
 export interface IterationNode {

@@ -10,7 +10,7 @@ import { previewLine } from '../../text/truncate.js';
 import type { Event } from '../editorPorts.js';
 import { COMMANDS, COMPARISON_PANEL_TYPE } from '../ids.js';
 import type { RunningLoopsView } from '../runs/runController.js';
-import { viewerHtml } from './viewerPanels.js';
+import { viewerHtml, viewerWebviewOptions } from './viewerPanels.js';
 
 /** Updates are gathered: candidates report in bursts. */
 const REFRESH_DELAY_MS = 250;
@@ -51,7 +51,7 @@ export class ComparisonPanels implements vscode.WebviewPanelSerializer, vscode.D
       COMPARISON_PANEL_TYPE,
       'Codeloops candidates',
       { viewColumn: vscode.ViewColumn.Active, preserveFocus: options.preserveFocus ?? false },
-      this.webviewOptions(),
+      viewerWebviewOptions(this.extensionUri),
     );
     this.adopt(panel, groupId);
   }
@@ -62,22 +62,13 @@ export class ComparisonPanels implements vscode.WebviewPanelSerializer, vscode.D
       panel.dispose();
       return;
     }
-    panel.webview.options = this.webviewOptions();
+    panel.webview.options = viewerWebviewOptions(this.extensionUri);
     this.adopt(panel, parsed.data.groupId);
   }
 
   /** Every page shows its group again (after an apply, a change on disk). */
   refresh(): void {
     for (const panel of this.panels.values()) panel.refreshSoon();
-  }
-
-  private webviewOptions(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
-    return {
-      enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.extensionUri, 'media')],
-      retainContextWhenHidden: false,
-      enableFindWidget: true,
-    };
   }
 
   private adopt(panel: vscode.WebviewPanel, groupId: string): void {

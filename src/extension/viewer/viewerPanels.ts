@@ -47,7 +47,7 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
       VIEWER_PANEL_TYPE,
       'Codeloops session',
       { viewColumn: vscode.ViewColumn.Active, preserveFocus },
-      this.webviewOptions(),
+      viewerWebviewOptions(this.extensionUri),
     );
     this.adopt(panel, sessionId);
   }
@@ -58,23 +58,13 @@ export class ViewerPanels implements vscode.WebviewPanelSerializer, vscode.Dispo
       panel.dispose(); // nothing to restore
       return;
     }
-    panel.webview.options = this.webviewOptions();
+    panel.webview.options = viewerWebviewOptions(this.extensionUri);
     this.adopt(panel, parsed.data.sessionId);
   }
 
   /** Called when a session file changed on disk (a CLI in a terminal, a deletion). */
   sessionChanged(sessionId: string): void {
     void this.panels.get(sessionId)?.sendSession();
-  }
-
-  private webviewOptions(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
-    return {
-      enableScripts: true,
-      // Only the viewer's bundle and the extension's images can be loaded.
-      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.extensionUri, 'media')],
-      retainContextWhenHidden: false,
-      enableFindWidget: true,
-    };
   }
 
   private adopt(panel: vscode.WebviewPanel, sessionId: string): void {
@@ -219,6 +209,17 @@ class SessionPanel implements vscode.Disposable {
     clearTimeout(this.readyTimer);
     for (const disposable of this.disposables) disposable.dispose();
   }
+}
+
+/** The options of every viewer page (a session, a candidate group's comparison). */
+export function viewerWebviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+  return {
+    enableScripts: true,
+    // Only the viewer's bundle and the extension's images can be loaded.
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'media')],
+    retainContextWhenHidden: false,
+    enableFindWidget: true,
+  };
 }
 
 /**
