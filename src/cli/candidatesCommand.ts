@@ -241,11 +241,7 @@ export async function candidatesCommand(idOrPrefix: string | undefined, options:
     process.stdout.write(renderTable(['GROUP', 'STATUS', 'CANDIDATES', 'PROJECT', 'PROMPT'], rows, Math.max(20, (process.stdout.columns ?? 120) - 90)));
     return 0;
   }
-  const groupId = await resolveGroupId(
-    groupsDir(),
-    idOrPrefix,
-    async (sessionId) => (await store.load(await store.resolveId(sessionId))).start.candidate_group,
-  );
+  const groupId = await resolveGroupId(groupsDir(), idOrPrefix, async (sessionId) => (await store.startLine(await store.resolveId(sessionId))).candidate_group);
   if (options.discard) {
     const state = await readGroup(groupsDir(), groupId);
     if (groupStatus(state) === 'running') {

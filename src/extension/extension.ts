@@ -133,7 +133,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const groupIdOf = async (target?: GroupNode | SessionNode | string): Promise<string | undefined> => {
     if (typeof target === 'string') return target;
     if (target?.kind === 'group') return target.id;
-    if (target?.kind === 'session') return (await store.load(target.id)).start.candidate_group;
+    if (target?.kind === 'session') return (await store.startLine(target.id)).candidate_group;
     const groups = await treeGroups(groupsDir(), (message) => log.warn(message));
     if (groups.length === 0) {
       void vscode.window.showInformationMessage('No candidate groups yet: run "Codeloops: Run Prompt with Candidates…" first.');

@@ -64,7 +64,7 @@ export async function deleteSession(
 /** The user's repository a candidate's worktree was made from, as its group's record says; undefined for other sessions. */
 async function candidateRepositoryOf(store: SessionStore, sessionId: string, groupsDirectory: string): Promise<string | undefined> {
   try {
-    const groupId = (await store.load(sessionId)).start.candidate_group;
+    const groupId = (await store.startLine(sessionId)).candidate_group;
     // The id comes from a file: it names a folder under the groups' folder, or nothing.
     if (!groupId || !isGroupId(groupId)) return undefined;
     const lines = await readJsonlRecords(

@@ -5,7 +5,17 @@ import { COMMANDS } from '../ids.js';
 import type { RunningLoopsView } from '../runs/runController.js';
 import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import { groupNode, type GroupNode } from './candidateNodes.js';
-import { fileNodes, iterationNodes, moreNode, SESSIONS_PAGE, sessionNode, type SessionNode, type TooltipSpec, type TreeNode } from './sessionsTreeModel.js';
+import {
+  fileNodes,
+  iterationNodes,
+  moreNode,
+  SESSIONS_PAGE,
+  sessionNode,
+  type SessionNode,
+  type TooltipSpec,
+  type TopNodeLook,
+  type TreeNode,
+} from './sessionsTreeModel.js';
 
 /** Refreshes are gathered: a loop writes in bursts. */
 const REFRESH_DELAY_MS = 150;
@@ -100,22 +110,11 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
   getTreeItem(node: TreeNode): vscode.TreeItem {
     switch (node.kind) {
       case 'session': {
-        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Collapsed);
-        item.id = `session:${node.id}`;
-        item.description = node.description;
-        item.iconPath = themeIcon(node.icon);
-        item.tooltip = tooltip(node.tooltip);
-        item.contextValue = node.contextValue;
-        return item;
+        return iconItem(`session:${node.id}`, node, vscode.TreeItemCollapsibleState.Collapsed);
       }
       case 'iteration': {
-        const item = new vscode.TreeItem(node.label, node.files.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-        item.id = `iteration:${node.sessionId}:${node.number}`;
-        item.description = node.description;
-        item.iconPath = themeIcon(node.icon);
-        item.tooltip = tooltip(node.tooltip);
-        item.contextValue = node.contextValue;
-        return item;
+        const collapsible = node.files.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None;
+        return iconItem(`iteration:${node.sessionId}:${node.number}`, node, collapsible);
       }
       case 'file': {
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
@@ -129,13 +128,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
         return item;
       }
       case 'group': {
-        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
-        item.id = `group:${node.id}`;
-        item.description = node.description;
-        item.iconPath = themeIcon(node.icon);
-        item.tooltip = tooltip(node.tooltip);
-        item.contextValue = node.contextValue;
-        return item;
+        return iconItem(`group:${node.id}`, node, vscode.TreeItemCollapsibleState.Expanded);
       }
       case 'more': {
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
@@ -154,6 +147,17 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
     this.changed.dispose();
     for (const disposable of this.disposables) disposable.dispose();
   }
+}
+
+/** A session, an iteration or a group: a node with its own icon, description, tooltip and menu. */
+function iconItem(id: string, node: Omit<TopNodeLook, 'id'>, collapsible: vscode.TreeItemCollapsibleState): vscode.TreeItem {
+  const item = new vscode.TreeItem(node.label, collapsible);
+  item.id = id;
+  item.description = node.description;
+  item.iconPath = themeIcon(node.icon);
+  item.tooltip = tooltip(node.tooltip);
+  item.contextValue = node.contextValue;
+  return item;
 }
 
 function themeIcon(spec: { id: string; color?: string }): vscode.ThemeIcon {
