@@ -1,6 +1,6 @@
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
-import { deleteSession } from '../sessions/deleteSession.js';
 import { formatDuration, indent } from '../text/humanize.js';
+import { jsonArrayBytes } from '../text/jsonBytes.js';
 import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
 import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import { SessionStore, type Session, type WarningSink } from '../sessions/sessionStore.js';
@@ -32,8 +32,8 @@ export function filterFromOptions(options: ListOptions): SessionFilter {
 export async function listCommand(options: ListOptions): Promise<number> {
   const listed = await openStore().listSessions(filterFromOptions(options));
   if (options.json) {
-    // One summary a line, as the index keeps it: thousands of sessions are printed without parsing one.
-    process.stdout.write(listed.length === 0 ? '[]\n' : `[\n${listed.map((session) => session.summaryJson).join(',\n')}\n]\n`);
+    // One summary a line, as the index keeps it: thousands of sessions are printed without parsing or decoding one.
+    process.stdout.write(jsonArrayBytes(listed.map((session) => session.summaryBytes)));
     return 0;
   }
   const summaries = listed.map((session) => session.summary);
@@ -170,6 +170,8 @@ export async function statsCommand(options: ListOptions): Promise<number> {
 export async function deleteCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
   const store = openStore();
   const id = await store.resolveId(idOrPrefix);
+  // Loaded here, not with the module: git and the candidate records are start-up time every listing would pay.
+  const { deleteSession } = await import('../sessions/deleteSession.js');
   const deleted = await deleteSession(store, id, sidecarDir(id));
   if (options.json) process.stdout.write(JSON.stringify(deleted, null, 2) + '\n');
   else {

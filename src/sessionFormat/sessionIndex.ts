@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import * as z from './zod.js';
 
 /**
@@ -39,8 +40,8 @@ export const sessionIndexHeaderSchema = z.object({
 });
 export type SessionIndexHeader = z.infer<typeof sessionIndexHeaderSchema>;
 
-/** One session in the index: how its file was when read, and what was read from it. */
-export interface SessionIndexEntry {
+/** What the index keeps of one session, as a runner writes it. */
+export interface SessionIndexFields {
   id: string;
   size: number;
   mtimeMs: number;
@@ -54,27 +55,132 @@ export interface SessionIndexEntry {
   promptJson: string;
 }
 
-export function formatIndexLine(entry: SessionIndexEntry): string {
-  return [entry.id, entry.size, entry.mtimeMs, entry.startedMs, entry.summaryJson, entry.warningsJson, entry.promptJson].join('\t');
+const TAB = 0x09;
+const NEWLINE = 0x0a;
+const SUMMARY_START = Buffer.from('{"id":');
+
+/**
+ * One line of the index, kept as the index file's bytes: its numbers are read when
+ * the line is, its text fields only when asked for. Listing ten thousand sessions as
+ * JSON copies each summary's bytes from the index to the output and decodes none
+ * (decoding 4 MB into strings and encoding them again cost a listing more than its
+ * reading; a single emoji makes a decoded string two bytes a character).
+ */
+export class SessionIndexLine {
+  /** Where the prompt field starts (after the warnings) and where the line ends: found when first asked for. */
+  private promptStart = -1;
+  private end = -1;
+
+  private constructor(
+    private readonly bytes: Buffer,
+    private readonly start: number,
+    private readonly summaryStart: number,
+    private readonly summaryEnd: number,
+    readonly id: string,
+    readonly size: number,
+    readonly mtimeMs: number,
+    readonly startedMs: number,
+  ) {}
+
+  static format(fields: SessionIndexFields): SessionIndexLine {
+    const { id, size, mtimeMs, startedMs, summaryJson, warningsJson, promptJson } = fields;
+    const bytes = Buffer.from([id, size, mtimeMs, startedMs, summaryJson, warningsJson, promptJson].join('\t'));
+    return SessionIndexLine.parse(id, bytes, 0)!;
+  }
+
+  /**
+   * The line of session `id` (what comes before its first tab: `indexLineId`) that
+   * starts at `start` of an index file's bytes, or undefined for a line that is not one
+   * (its session is then read again from its file). Only the fields every listing reads
+   * are looked at: the index's hash says its text is what a runner wrote.
+   */
+  static parse(id: string, bytes: Buffer, start: number): SessionIndexLine | undefined {
+    // Read with plain loops over the bytes: every listing parses every line, and ten
+    // Buffer method calls a line (each checking its arguments) cost more than the scan.
+    let at = start + id.length;
+    if (bytes[at] !== TAB) return undefined;
+    const size = readWholeNumber(bytes, ++at);
+    at = afterDigits(bytes, at);
+    if (bytes[at] !== TAB) return undefined;
+    const mtimeStart = ++at;
+    while (at < bytes.length && bytes[at] !== TAB && bytes[at] !== NEWLINE) at++;
+    // A fraction of a millisecond: read as JavaScript reads a number, so that it equals the file's stamp exactly.
+    const mtimeMs = at > mtimeStart ? Number(bytes.toString('latin1', mtimeStart, at)) : NaN;
+    if (bytes[at] !== TAB) return undefined;
+    const startedMs = readWholeNumber(bytes, ++at);
+    at = afterDigits(bytes, at);
+    if (bytes[at] !== TAB || !Number.isFinite(mtimeMs) || size < 0 || startedMs < 0) return undefined;
+    const summaryStart = at + 1;
+    for (let index = 0; index < SUMMARY_START.length; index++) if (bytes[summaryStart + index] !== SUMMARY_START[index]) return undefined;
+    // JSON text holds no raw tab or newline: the summary ends at the next tab.
+    const summaryEnd = bytes.indexOf(TAB, summaryStart);
+    if (summaryEnd < 0) return undefined;
+    return new SessionIndexLine(bytes, start, summaryStart, summaryEnd, id, size, mtimeMs, startedMs);
+  }
+
+  /** The whole line, without its newline. */
+  get text(): Uint8Array {
+    return this.bytes.subarray(this.start, this.lineEnd());
+  }
+
+  /** The summary's JSON text as UTF-8 bytes, to be printed as it is. */
+  get summaryBytes(): Uint8Array {
+    return this.bytes.subarray(this.summaryStart, this.summaryEnd);
+  }
+
+  get summaryJson(): string {
+    return this.bytes.toString('utf8', this.summaryStart, this.summaryEnd);
+  }
+
+  /** `''` for none, as most lines have: told without decoding anything. */
+  get warningsJson(): string {
+    const start = this.summaryEnd + 1;
+    return this.bytes[start] === TAB ? '' : this.bytes.toString('utf8', start, this.findPromptStart() - 1);
+  }
+
+  get promptJson(): string {
+    return this.bytes.toString('utf8', this.findPromptStart(), this.lineEnd());
+  }
+
+  private findPromptStart(): number {
+    if (this.promptStart < 0) {
+      const tab = this.bytes.indexOf(TAB, this.summaryEnd + 1);
+      this.promptStart = tab < 0 || tab >= this.lineEnd() ? this.lineEnd() : tab + 1;
+    }
+    return this.promptStart;
+  }
+
+  private lineEnd(): number {
+    if (this.end < 0) this.end = lineEnd(this.bytes, this.start);
+    return this.end;
+  }
 }
 
-/** The session a line of the index is about: what comes before its first tab. */
-export function indexLineId(line: string): string {
-  const tab = line.indexOf('\t');
-  return tab < 0 ? '' : line.slice(0, tab);
+/** Where the line that starts at `start` ends: at its newline, or at the end of the bytes. */
+export function lineEnd(bytes: Buffer, start: number): number {
+  const newline = bytes.indexOf(NEWLINE, start);
+  return newline < 0 ? bytes.length : newline;
 }
 
-/** One line of the index, or undefined for a line that is not one (its session is then read again from its file). */
-export function parseIndexLine(line: string): SessionIndexEntry | undefined {
-  // Called for every session of every listing: tabs found with indexOf rather than a split into seven strings.
-  const tabs: number[] = [];
-  for (let at = line.indexOf('\t'); at >= 0; at = line.indexOf('\t', at + 1)) tabs.push(at);
-  if (tabs.length !== 6) return undefined;
-  const field = (index: number) => line.slice(index === 0 ? 0 : tabs[index - 1]! + 1, index === 6 ? line.length : tabs[index]);
-  const size = Number(field(1));
-  const mtimeMs = Number(field(2));
-  const startedMs = Number(field(3));
-  const summaryJson = field(4);
-  if (!Number.isFinite(size) || !Number.isFinite(mtimeMs) || !Number.isFinite(startedMs) || !summaryJson.startsWith('{"id":')) return undefined;
-  return { id: field(0), size, mtimeMs, startedMs, summaryJson, warningsJson: field(5), promptJson: field(6) };
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+
+/** The whole number written in ASCII digits at `at`, or -1 if there are none (or more than a number can hold exactly). */
+function readWholeNumber(bytes: Buffer, at: number): number {
+  let value = 0;
+  const start = at;
+  for (let byte = bytes[at]; byte !== undefined && byte >= DIGIT_0 && byte <= DIGIT_9; byte = bytes[++at]) value = value * 10 + (byte - DIGIT_0);
+  return at === start || at - start > 15 ? -1 : value;
+}
+
+function afterDigits(bytes: Buffer, at: number): number {
+  for (let byte = bytes[at]; byte !== undefined && byte >= DIGIT_0 && byte <= DIGIT_9; byte = bytes[++at]);
+  return at;
+}
+
+/** The session a line of the index is about: what comes before its first tab ('' if there is none before `end`). */
+export function indexLineId(bytes: Buffer, start: number, end: number): string {
+  const tab = bytes.indexOf(TAB, start);
+  // Session ids are ASCII (`isSessionId`): one that is not never matches a session.
+  return tab < 0 || tab >= end ? '' : bytes.toString('latin1', start, tab);
 }

@@ -127,8 +127,14 @@ export class NotASessionError extends CodeloopsError {
   }
 }
 
-/** Files read between two yields to the event loop while listing (an editor must stay responsive). */
-const FILES_PER_SLICE = 200;
+/**
+ * Listing yields to the event loop when it has run this long (an editor or a server
+ * must stay responsive); a yield per few hundred files whatever their cost made a
+ * listing from the index a tenth slower.
+ */
+const LISTING_SLICE_MS = 10;
+/** How often (in files) listing looks at the clock. */
+const FILES_PER_CLOCK_CHECK = 50;
 /** File names carry the start second; collisions push it later by seconds, so allow slack. */
 const FILE_NAME_DATE_SLACK_MS = 3600 * 1000;
 
@@ -215,8 +221,12 @@ export class SessionStore {
           });
     const filtering = !isEmptyFilter(filter);
     const listed: ListedSession[] = [];
+    let sliceStarted = performance.now();
     for (let index = 0; index < ids.length; index++) {
-      if (index > 0 && index % FILES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (index % FILES_PER_CLOCK_CHECK === 0 && performance.now() - sliceStarted >= LISTING_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStarted = performance.now();
+      }
       const id = ids[index]!;
       const found = this.summaryOf(id);
       if (!found) continue;
@@ -654,6 +664,6 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
 }
 
 function newestFirst(a: ListedSession, b: ListedSession): number {
-  const byTime = b.entry.startedMs - a.entry.startedMs;
+  const byTime = b.line.startedMs - a.line.startedMs;
   return byTime !== 0 ? byTime : b.id.localeCompare(a.id);
 }

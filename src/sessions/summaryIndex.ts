@@ -1,14 +1,14 @@
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  formatIndexLine,
   indexLineId,
-  parseIndexLine,
+  lineEnd,
   SESSION_INDEX_VERSION,
   sessionIndexFileName,
   sessionIndexHeaderSchema,
-  type SessionIndexEntry,
+  SessionIndexLine,
   type SessionIndexHeader,
 } from '../sessionFormat/sessionIndex.js';
 import type { SessionSummary } from '../sessionFormat/sessionSummaries.js';
@@ -24,19 +24,19 @@ export interface FileStamp {
 }
 
 /**
- * What listing knows of one session: its summary as JSON text (as the index keeps it),
- * parsed only when something asks for a field. Listing ten thousand sessions as JSON
- * parses none of them.
+ * What listing knows of one session: its line of the index, whose summary is parsed
+ * only when something asks for a field. Listing ten thousand sessions as JSON parses
+ * none of them.
  */
 export class ListedSession {
   constructor(
-    readonly entry: SessionIndexEntry,
+    readonly line: SessionIndexLine,
     private parsed?: SessionSummary,
   ) {}
 
   /** A session just read from its file. */
   static read(id: string, stamp: FileStamp, summary: SessionSummary, prompt: string, warnings: readonly string[]): ListedSession {
-    const entry: SessionIndexEntry = {
+    const line = SessionIndexLine.format({
       id,
       size: stamp.size,
       mtimeMs: stamp.mtimeMs,
@@ -44,32 +44,38 @@ export class ListedSession {
       summaryJson: JSON.stringify(summary),
       warningsJson: warnings.length > 0 ? JSON.stringify(warnings) : '',
       promptJson: JSON.stringify(prompt.length <= MAX_KEPT_PROMPT_CHARS ? prompt : null),
-    };
-    return new ListedSession(entry, summary);
+    });
+    return new ListedSession(line, summary);
   }
 
   get id(): string {
-    return this.entry.id;
+    return this.line.id;
   }
 
   /** The summary as JSON text: what a listing prints, as it is. */
   get summaryJson(): string {
-    return this.entry.summaryJson;
+    return this.line.summaryJson;
+  }
+
+  /** The same as UTF-8 bytes, for printing thousands without decoding them. */
+  get summaryBytes(): Uint8Array {
+    return this.line.summaryBytes;
   }
 
   get summary(): SessionSummary {
     // The index's text is what a runner wrote from a checked summary (its hash says so).
-    return (this.parsed ??= JSON.parse(this.entry.summaryJson) as SessionSummary);
+    return (this.parsed ??= JSON.parse(this.line.summaryJson) as SessionSummary);
   }
 
   /** The whole prompt, or null when it was too long to keep (read it from the file). */
   get prompt(): string | null {
-    return JSON.parse(this.entry.promptJson) as string | null;
+    return JSON.parse(this.line.promptJson) as string | null;
   }
 
   /** What reading the file warned about (a torn last line). */
   get warnings(): string[] {
-    return this.entry.warningsJson === '' ? [] : (JSON.parse(this.entry.warningsJson) as string[]);
+    const json = this.line.warningsJson;
+    return json === '' ? [] : (JSON.parse(json) as string[]);
   }
 }
 
@@ -81,8 +87,13 @@ export class ListedSession {
  * runners and editors listing at once never read half of one.
  */
 export class SummaryIndex {
-  /** By session id: an entry, or the index file's line for it, parsed when first asked for (most listings ask for each once). */
-  private readonly entries = new Map<string, SessionIndexEntry | string>();
+  /**
+   * By session id: its line, or where its line starts in the index file's bytes, read
+   * when first asked for (most listings ask for each once).
+   */
+  private readonly entries = new Map<string, SessionIndexLine | number>();
+  /** The index file's lines, as read. */
+  private bytes: Buffer = Buffer.alloc(0);
   private loaded = false;
   private dirty = false;
 
@@ -97,14 +108,14 @@ export class SummaryIndex {
     this.load();
     const found = this.entries.get(id);
     if (found === undefined) return undefined;
-    const entry = typeof found === 'string' ? parseIndexLine(found) : found;
-    if (entry?.id !== id) {
+    const line = typeof found === 'number' ? SessionIndexLine.parse(id, this.bytes, found) : found;
+    if (!line) {
       this.entries.delete(id); // not a line a runner wrote: read the file again
       this.dirty = true;
       return undefined;
     }
-    if (typeof found === 'string') this.entries.set(id, entry);
-    return entry.size === stamp.size && entry.mtimeMs === stamp.mtimeMs ? new ListedSession(entry) : undefined;
+    if (typeof found === 'number') this.entries.set(id, line);
+    return line.size === stamp.size && line.mtimeMs === stamp.mtimeMs ? new ListedSession(line) : undefined;
   }
 
   /**
@@ -117,12 +128,12 @@ export class SummaryIndex {
 
   /** Remembers what was read from a file, unless the file may still be changing. */
   set(listed: ListedSession, now: number = Date.now()): void {
-    const { entry } = listed;
-    if (now - entry.mtimeMs < SETTLED_AFTER_MS) {
-      if (this.entries.delete(entry.id)) this.dirty = true;
+    const { line } = listed;
+    if (now - line.mtimeMs < SETTLED_AFTER_MS) {
+      if (this.entries.delete(line.id)) this.dirty = true;
       return;
     }
-    this.entries.set(entry.id, entry);
+    this.entries.set(line.id, line);
     this.dirty = true;
   }
 
@@ -143,9 +154,14 @@ export class SummaryIndex {
     this.dirty = false;
     const temporary = `${this.file}.${process.pid}.tmp`;
     try {
-      const lines = [...this.entries.values()].map((entry) => (typeof entry === 'string' ? entry : formatIndexLine(entry))).join('\n');
-      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_sha256: sha256(lines) };
-      fs.writeFileSync(temporary, `${JSON.stringify(header)}\n${lines}\n`, { mode: 0o600 });
+      const lines: Uint8Array[] = [];
+      for (const entry of this.entries.values()) {
+        if (lines.length > 0) lines.push(NEWLINE_BYTES);
+        lines.push(typeof entry === 'number' ? this.bytes.subarray(entry, lineEnd(this.bytes, entry)) : entry.text);
+      }
+      const body = Buffer.concat(lines);
+      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_sha256: sha256(body) };
+      fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body, NEWLINE_BYTES]), { mode: 0o600 });
       fs.renameSync(temporary, this.file);
     } catch {
       fs.rmSync(temporary, { force: true });
@@ -165,8 +181,7 @@ export class SummaryIndex {
       this.dirty = true; // unreadable: rewritten from what the files say
       return;
     }
-    // Read as bytes and decoded a line at a time: one multi-megabyte string holding a
-    // single emoji would be decoded whole into two bytes a character, at twice the cost.
+    // Kept as bytes (`SessionIndexLine`): only each line's id is decoded here.
     const newline = bytes.indexOf(NEWLINE);
     const end = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE ? bytes.length - 1 : bytes.length;
     const lines = newline < 0 ? bytes.subarray(0, 0) : bytes.subarray(newline + 1, Math.max(newline + 1, end));
@@ -178,16 +193,17 @@ export class SummaryIndex {
       this.dirty = true;
       return;
     }
+    this.bytes = lines;
     for (let start = 0; start < lines.length;) {
-      const next = lines.indexOf(NEWLINE, start);
-      const line = lines.toString('utf8', start, next < 0 ? lines.length : next);
-      this.entries.set(indexLineId(line), line);
-      start = next < 0 ? lines.length : next + 1;
+      const end = lineEnd(lines, start);
+      this.entries.set(indexLineId(lines, start, end), start);
+      start = end + 1;
     }
   }
 }
 
 const NEWLINE = 0x0a;
+const NEWLINE_BYTES = Buffer.from('\n');
 
 function sha256(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');

@@ -112,13 +112,26 @@ function listFixture(bigLines = true): { dataHome: string; dir: string } {
   return { dataHome, dir };
 }
 
-/** Runs a program to its end; its wall time (start-up included) and stdout. */
+/**
+ * Starts the program from a small Node process, as a shell would, and returns its wall
+ * time (start-up included) and stdout. Not spawned from here: forking copies the
+ * forking process's page tables, and this benchmark's own heap (hundreds of MB after
+ * making a fixture) added tens of milliseconds to every start it measured.
+ */
+const STOPWATCH_SCRIPT = `
+const { spawnSync } = require('child_process');
+const args = JSON.parse(process.argv[1]);
+const started = performance.now();
+const child = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 30 });
+const ms = performance.now() - started;
+if (child.status !== 0) { process.stderr.write(child.stderr); process.exit(1); }
+process.stdout.write(JSON.stringify({ ms, stdout: child.stdout }));
+`;
+
 function timedProcess(args: string[], env: NodeJS.ProcessEnv = process.env): { ms: number; stdout: string } {
-  const started = performance.now();
-  const child = spawnSync(process.execPath, args, { env, encoding: 'utf8', maxBuffer: 1 << 30 });
-  const ms = performance.now() - started;
-  if (child.status !== 0) throw new Error(`${args.join(' ')} failed: ${child.stderr}`);
-  return { ms, stdout: child.stdout };
+  const stopwatch = spawnSync(process.execPath, ['-e', STOPWATCH_SCRIPT, JSON.stringify(args)], { env, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (stopwatch.status !== 0) throw new Error(`${args.join(' ')} failed: ${stopwatch.stderr}`);
+  return JSON.parse(stopwatch.stdout) as { ms: number; stdout: string };
 }
 
 function median(values: readonly number[]): number {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { indexLineId, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
 import { parseFilterDate } from '../../src/sessions/sessionFilter.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
@@ -339,6 +340,39 @@ describe('session summary index (listing reads only what changed)', () => {
       (await new SessionStore(dir).list({ search: 'needle at the end' })).map((summary) => summary.id),
       [id],
     );
+  });
+
+  it('keeps each line as bytes: the summary printed as written, emoji and warnings intact, and a line not as a runner writes it refused', () => {
+    const summaryJson = JSON.stringify({ id: 'x1', prompt_preview: 'faster 🚀, “quoted”\ttab' });
+    const fields = {
+      id: 'x1',
+      size: 1234,
+      mtimeMs: 1795479821276.999,
+      startedMs: 1735689600000,
+      summaryJson,
+      warningsJson: '["torn ⚠"]',
+      promptJson: '"make it 🚀"',
+    };
+    const line = SessionIndexLine.format(fields);
+    assert.deepEqual([line.id, line.size, line.mtimeMs, line.startedMs], ['x1', 1234, 1795479821276.999, 1735689600000]);
+    assert.equal(Buffer.from(line.summaryBytes).toString('utf8'), summaryJson, 'the summary’s bytes, as they were');
+    assert.equal(line.summaryJson, summaryJson);
+    assert.equal(line.warningsJson, '["torn ⚠"]');
+    assert.equal(line.promptJson, '"make it 🚀"');
+    assert.equal(SessionIndexLine.format({ ...fields, warningsJson: '' }).warningsJson, '');
+
+    // Read again from a file of several lines, each from where it starts.
+    const file = Buffer.from(
+      `${Buffer.from(line.text).toString('utf8')}\n${Buffer.from(SessionIndexLine.format({ ...fields, id: 'x2', size: 7 }).text).toString('utf8')}\n`,
+    );
+    const second = file.indexOf('\n') + 1;
+    assert.equal(indexLineId(file, second, file.length), 'x2');
+    assert.equal(SessionIndexLine.parse('x2', file, second)?.size, 7);
+    assert.equal(SessionIndexLine.parse('x1', file, 0)?.promptJson, '"make it 🚀"', 'the first field of one line never runs into the next');
+
+    for (const broken of ['x1\t12a\t1\t2\t{"id":1}\t\t""', 'x1\t12\tsoon\t2\t{"id":1}\t\t""', 'x1\t12\t1\t2\t["not a summary"]\t\t""', 'x1\t12\t1']) {
+      assert.equal(SessionIndexLine.parse('x1', Buffer.from(broken), 0), undefined, broken);
+    }
   });
 
   it('writes nothing when told to keep the index in memory (the read-only server)', async () => {
