@@ -27,10 +27,11 @@ export interface ApplyCandidateRequest {
 }
 
 export async function applyCandidate(request: ApplyCandidateRequest): Promise<ApplyOutcome> {
-  const session = await request.store.load(request.sessionId);
-  const { start } = session;
+  // Its first line and its summary (from the index, or the file's last line): never the whole session, which may be hundreds of MB.
+  const start = await request.store.startLine(request.sessionId);
   const group = start.candidate_group ? await readGroupOf(request.groupsDirectory, start.candidate_group) : null;
-  if (!request.undo && !session.end) {
+  const ended = (await request.store.summary(request.sessionId))?.outcome != null;
+  if (!request.undo && !ended) {
     throw new CodeloopsError('loop_running', `Session ${request.sessionId} has not ended: wait for its loop to finish (or interrupt it) before applying it.`, {
       session_id: request.sessionId,
     });

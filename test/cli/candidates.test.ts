@@ -293,6 +293,12 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
       assert.equal(assertValidSessionFile(path.join(home.sessionsDir, `${row.session_id}.jsonl`)).end, null, 'readable, without an end');
       assert.ok(row.worktree && fs.existsSync(row.worktree));
     }
+    // A session that never ended is not applied: said with its code, nothing in the user's tree changed.
+    const treeBefore = git(repo, 'status', '--porcelain', '--untracked-files=all');
+    const notEnded = await runCli(['apply', crashed.candidates[0]!.session_id!], { cwd: repo, env });
+    assert.equal(notEnded.code, 2);
+    assert.match(notEnded.stderr, /has not ended: wait for its loop to finish/);
+    assert.equal(git(repo, 'status', '--porcelain', '--untracked-files=all'), treeBefore);
 
     const next = await runCli(['run', '--candidates', 'command', '-p', 'Again', '--trust'], { cwd: repo, env });
     assert.equal(next.code, 0, next.stderr);
