@@ -31,7 +31,14 @@ const node = {
 const builds = [
   // The runner's bundle, and the small executable that starts it with V8's code cache (src/cli/launcher.ts).
   { ...node, entryPoints: { runner: 'src/cli/bin.ts' }, outdir: 'dist' },
-  { ...node, entryPoints: { cli: 'src/cli/launcher.ts' }, outdir: 'dist', banner: { js: '#!/usr/bin/env node' }, inject: [], define: {} },
+  {
+    ...node,
+    entryPoints: { cli: 'src/cli/launcher.ts' },
+    outdir: 'dist',
+    banner: { js: '#!/usr/bin/env node' },
+    inject: [],
+    define: { CODELOOPS_VERSION: JSON.stringify(version) },
+  },
   // The extension host provides `vscode`; everything else is bundled.
   { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
   {

@@ -1,28 +1,36 @@
 /**
  * The `codeloops` executable (`dist/cli.js`): runs the runner's bundle (`dist/runner.js`,
- * built from `bin.ts`) with V8's code cache. Compiling a 400 KB bundle and the
+ * built from `bin.ts`) with V8's code cache. Compiling a 600 KB bundle and the
  * functions a command uses costs a short command (`sessions list`, `--version`) a
  * good part of its time, every time; with the cache a start compiles nothing it
  * compiled before. The cache is this user's own (`$XDG_CACHE_HOME/codeloops`, or
  * `~/.cache/codeloops`, never a shared temporary folder: it holds code that runs),
- * named by a hash of the bundle and the engine, written once, and a cache that
- * cannot be read or written only means a slower start.
+ * written once, and a cache that cannot be read or written only means a slower start.
+ * Nothing here loads more than the runner itself needs: every module loaded is
+ * start-up time for every command.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import Module from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 
+declare const CODELOOPS_VERSION: string;
+
 const bundle = path.join(__dirname, 'runner.js');
 const source = fs.readFileSync(bundle, 'utf8');
 
-/** V8 checks a cache against the source's length only, not its content: the file name carries the content's hash. */
+/**
+ * V8 checks a cache against the source's length only, not its content: the file name
+ * says which bundle it was made from, by its version, size and modification time (a
+ * build writes the bundle anew; hashing 600 KB at every start cost more than the rest
+ * of this file), and for which engine.
+ */
 function cacheFile(): string {
   const home = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-  const key = createHash('sha256').update(source).update(`${process.version} ${process.arch} ${process.versions.v8}`).digest('hex').slice(0, 32);
-  return path.join(home, 'codeloops', `runner-${key}.v8cache`);
+  const { size, mtimeMs } = fs.statSync(bundle);
+  const made = `${CODELOOPS_VERSION}-${size}-${Math.round(mtimeMs * 1000)}-${process.arch}-${process.versions.v8}`.replace(/[^\w.-]/g, '_');
+  return path.join(home, 'codeloops', `runner-${made}.v8cache`);
 }
 
 const cache = cacheFile();
@@ -44,7 +52,7 @@ if (cachedData === undefined || script.cachedDataRejected) {
       fs.renameSync(temporary, cache);
       // A cache of an earlier version (or engine) is never used again.
       for (const name of fs.readdirSync(path.dirname(cache))) {
-        if (/^runner-[0-9a-f]+\.v8cache$/.test(name) && name !== path.basename(cache)) fs.rmSync(path.join(path.dirname(cache), name), { force: true });
+        if (/^runner-.+\.v8cache$/.test(name) && name !== path.basename(cache)) fs.rmSync(path.join(path.dirname(cache), name), { force: true });
       }
     } catch {
       try {

@@ -169,6 +169,7 @@ export function statRegularFile(file: string, folder: string, realFolder: () => 
   let stats: fs.Stats | undefined;
   try {
     stats = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (stats?.isFile()) return stats; // the common case, first: a listing asks for every session
     if (stats?.isSymbolicLink()) stats = fs.statSync(resolveWithin(file, folder, realFolder), { throwIfNoEntry: false });
   } catch (error) {
     if (error instanceof NotARegularFileError) throw error;

@@ -1,6 +1,3 @@
-import v8 from 'node:v8';
-import vm from 'node:vm';
-
 /**
  * Giving big garbage back at once. V8 collects when it allocates, so a server that
  * has just read a 50 MB line and then sits idle would keep its buffers, its text and
@@ -16,9 +13,10 @@ let scheduled = false;
 /** Turns collection on demand on for this process (as `node --expose-gc` would). */
 export function enableMemoryRelease(): void {
   if (collect) return;
-  v8.setFlagsFromString('--expose-gc');
+  // Loaded here, not with the module: every command of the CLI would pay for them at its start.
+  process.getBuiltinModule('node:v8').setFlagsFromString('--expose-gc');
   // A fresh context sees the flag; the function it hands back collects this isolate's heap.
-  collect = vm.runInNewContext('gc') as () => void;
+  collect = process.getBuiltinModule('node:vm').runInNewContext('gc') as () => void;
 }
 
 /** A full collection now, when turned on: a big copy just became garbage, and the next one is about to be made. */

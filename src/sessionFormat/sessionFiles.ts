@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { CodeloopsError } from './failures.js';
@@ -45,7 +44,8 @@ export function rawStdoutFileName(iteration: number, role: 'actor' | 'critic', a
 
 /** First 6 hex digits of SHA-256 of the prompt, as in the documented file name. */
 export function promptHash(prompt: string): string {
-  return createHash('sha256').update(prompt, 'utf8').digest('hex').slice(0, 6);
+  // `crypto` loaded when a session is named, not with this module: every listing would pay for it at start.
+  return process.getBuiltinModule('node:crypto').createHash('sha256').update(prompt, 'utf8').digest('hex').slice(0, 6);
 }
 
 /** `2025-01-27T15-30-45Z`: ISO 8601 at second precision with `-` for `:`. */

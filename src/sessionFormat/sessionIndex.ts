@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import type { SessionSummary } from './sessionSummaries.js';
 import * as z from './zod.js';
 
 /**
@@ -9,8 +10,10 @@ import * as z from './zod.js';
  *
  * The file is a header line, then one line per session of tab-separated fields:
  *
- *     id  size  mtime_ms  started_ms  summary  warnings  prompt
+ *     id  size  mtime_us  started_ms  summary  warnings  prompt
  *
+ * `mtime_us` is the file's modification time in whole microseconds (whole, so that it
+ * is read like the other numbers, without decoding a string per line).
  * `summary` is the session's `SessionSummary` as JSON text, kept as text so that a
  * listing prints it as it is, parsing nothing it does not filter on; `warnings` is a
  * JSON array of what reading the file warned about (empty field: none); `prompt` the
@@ -19,7 +22,7 @@ import * as z from './zod.js';
  * cannot occur inside a field.
  */
 
-export const SESSION_INDEX_VERSION = 3;
+export const SESSION_INDEX_VERSION = 4;
 
 /** `<folder>-index.json` beside the sessions folder, outside the `sessions/*.jsonl` glob: `sessions-index.json`. */
 export function sessionIndexFileName(sessionsFolderName: string): string {
@@ -27,16 +30,17 @@ export function sessionIndexFileName(sessionsFolderName: string): string {
 }
 
 /**
- * The header carries the SHA-256 of the lines after it: an index whose text is
- * exactly what a runner wrote is taken as it is, without validating ten thousand
- * entries on every listing (that cost more than reading the index); a damaged or
- * edited one is rebuilt.
+ * The header carries the CRC-32 of the lines after it: an index whose text is exactly
+ * what a runner wrote is taken as it is, without validating ten thousand entries on
+ * every listing (that cost more than reading the index); a damaged or edited one is
+ * rebuilt. A checksum against accidents, not a seal: the index is the user's own
+ * cache, and whoever can write it can as well write the sessions it summarizes.
  */
 export const sessionIndexHeaderSchema = z.object({
   version: z.literal(SESSION_INDEX_VERSION),
   /** The folder it indexes: an index found beside another folder (moved, copied) is not used. */
   sessions_dir: z.string(),
-  entries_sha256: z.string(),
+  entries_crc32: z.number(),
 });
 export type SessionIndexHeader = z.infer<typeof sessionIndexHeaderSchema>;
 
@@ -44,7 +48,8 @@ export type SessionIndexHeader = z.infer<typeof sessionIndexHeaderSchema>;
 export interface SessionIndexFields {
   id: string;
   size: number;
-  mtimeMs: number;
+  /** The file's modification time in whole microseconds (`microsecondsOf`). */
+  mtimeUs: number;
   /** When the session started (its summary's `timestamp`), in milliseconds: what listings sort by. */
   startedMs: number;
   /** The `SessionSummary`, as JSON text. */
@@ -59,6 +64,8 @@ const TAB = 0x09;
 const NEWLINE = 0x0a;
 const SUMMARY_START = Buffer.from('{"id":');
 
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
 /**
  * One line of the index, kept as the index file's bytes: its numbers are read when
  * the line is, its text fields only when asked for. Listing ten thousand sessions as
@@ -70,6 +77,7 @@ export class SessionIndexLine {
   /** Where the prompt field starts (after the warnings) and where the line ends: found when first asked for. */
   private promptStart = -1;
   private end = -1;
+  private parsedSummary: SessionSummary | undefined;
 
   private constructor(
     private readonly bytes: Buffer,
@@ -78,44 +86,35 @@ export class SessionIndexLine {
     private readonly summaryEnd: number,
     readonly id: string,
     readonly size: number,
-    readonly mtimeMs: number,
+    readonly mtimeUs: number,
     readonly startedMs: number,
   ) {}
 
-  static format(fields: SessionIndexFields): SessionIndexLine {
-    const { id, size, mtimeMs, startedMs, summaryJson, warningsJson, promptJson } = fields;
-    const bytes = Buffer.from([id, size, mtimeMs, startedMs, summaryJson, warningsJson, promptJson].join('\t'));
-    return SessionIndexLine.parse(id, bytes, 0)!;
+  /** A line for a session just read from its file; `summary` is what `summaryJson` was made from. */
+  static format(fields: SessionIndexFields, summary?: SessionSummary): SessionIndexLine {
+    const { id, size, mtimeUs, startedMs, summaryJson, warningsJson, promptJson } = fields;
+    const bytes = Buffer.from([id, size, mtimeUs, startedMs, summaryJson, warningsJson, promptJson].join('\t'));
+    const line = SessionIndexLine.parse(id, bytes, 0)!;
+    line.parsedSummary = summary;
+    return line;
   }
 
   /**
    * The line of session `id` (what comes before its first tab: `indexLineId`) that
    * starts at `start` of an index file's bytes, or undefined for a line that is not one
    * (its session is then read again from its file). Only the fields every listing reads
-   * are looked at: the index's hash says its text is what a runner wrote.
+   * are looked at: the index's checksum says its text is what a runner wrote.
    */
   static parse(id: string, bytes: Buffer, start: number): SessionIndexLine | undefined {
-    // Read with plain loops over the bytes: every listing parses every line, and ten
-    // Buffer method calls a line (each checking its arguments) cost more than the scan.
-    let at = start + id.length;
-    if (bytes[at] !== TAB) return undefined;
-    const size = readWholeNumber(bytes, ++at);
-    at = afterDigits(bytes, at);
-    if (bytes[at] !== TAB) return undefined;
-    const mtimeStart = ++at;
-    while (at < bytes.length && bytes[at] !== TAB && bytes[at] !== NEWLINE) at++;
-    // A fraction of a millisecond: read as JavaScript reads a number, so that it equals the file's stamp exactly.
-    const mtimeMs = at > mtimeStart ? Number(bytes.toString('latin1', mtimeStart, at)) : NaN;
-    if (bytes[at] !== TAB) return undefined;
-    const startedMs = readWholeNumber(bytes, ++at);
-    at = afterDigits(bytes, at);
-    if (bytes[at] !== TAB || !Number.isFinite(mtimeMs) || size < 0 || startedMs < 0) return undefined;
-    const summaryStart = at + 1;
+    const idEnd = start + id.length;
+    if (bytes[idEnd] !== TAB) return undefined;
+    const summaryStart = readNumberFields(bytes, idEnd + 1);
+    if (summaryStart < 0) return undefined;
     for (let index = 0; index < SUMMARY_START.length; index++) if (bytes[summaryStart + index] !== SUMMARY_START[index]) return undefined;
     // JSON text holds no raw tab or newline: the summary ends at the next tab.
     const summaryEnd = bytes.indexOf(TAB, summaryStart);
     if (summaryEnd < 0) return undefined;
-    return new SessionIndexLine(bytes, start, summaryStart, summaryEnd, id, size, mtimeMs, startedMs);
+    return new SessionIndexLine(bytes, start, summaryStart, summaryEnd, id, numberFields[0]!, numberFields[1]!, numberFields[2]!);
   }
 
   /** The whole line, without its newline. */
@@ -130,6 +129,22 @@ export class SessionIndexLine {
 
   get summaryJson(): string {
     return this.bytes.toString('utf8', this.summaryStart, this.summaryEnd);
+  }
+
+  /** The summary, parsed when first asked for: a listing printed as JSON parses none. */
+  get summary(): SessionSummary {
+    // The text is what a runner wrote from a checked summary (the index's checksum says so).
+    return (this.parsedSummary ??= JSON.parse(this.summaryJson) as SessionSummary);
+  }
+
+  /** What reading the file warned about (a torn last line); most lines have nothing, told without decoding anything. */
+  get warnings(): readonly string[] {
+    return this.bytes[this.summaryEnd + 1] === TAB ? NO_WARNINGS : (JSON.parse(this.warningsJson) as string[]);
+  }
+
+  /** The whole prompt, or null when it was too long to keep (read it from the file). */
+  get prompt(): string | null {
+    return JSON.parse(this.promptJson) as string | null;
   }
 
   /** `''` for none, as most lines have: told without decoding anything. */
@@ -165,17 +180,36 @@ export function lineEnd(bytes: Buffer, start: number): number {
 const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 
-/** The whole number written in ASCII digits at `at`, or -1 if there are none (or more than a number can hold exactly). */
-function readWholeNumber(bytes: Buffer, at: number): number {
-  let value = 0;
-  const start = at;
-  for (let byte = bytes[at]; byte !== undefined && byte >= DIGIT_0 && byte <= DIGIT_9; byte = bytes[++at]) value = value * 10 + (byte - DIGIT_0);
-  return at === start || at - start > 15 ? -1 : value;
+/** The size, mtime_us and started_ms of the line being parsed (reused: every listing parses every line). */
+const numberFields = new Float64Array(3);
+
+/**
+ * Reads the line's three numbers, each whole ASCII digits ending in a tab, from `at`
+ * into `numberFields`, and returns where the field after them starts, or -1 if the
+ * text there is not that. One plain loop over the bytes: every listing parses every
+ * line, and Buffer method calls (each checking its arguments) cost more than the scan.
+ */
+function readNumberFields(bytes: Buffer, at: number): number {
+  for (let field = 0; field < numberFields.length; field++) {
+    const first = at;
+    let value = 0;
+    for (let byte = bytes[at]; byte !== undefined && byte >= DIGIT_0 && byte <= DIGIT_9; byte = bytes[++at]) value = value * 10 + (byte - DIGIT_0);
+    // More digits than a number holds exactly is no stamp a runner wrote.
+    if (at === first || at - first > 16 || value > Number.MAX_SAFE_INTEGER || bytes[at] !== TAB) return -1;
+    numberFields[field] = value;
+    at++;
+  }
+  return at;
 }
 
-function afterDigits(bytes: Buffer, at: number): number {
-  for (let byte = bytes[at]; byte !== undefined && byte >= DIGIT_0 && byte <= DIGIT_9; byte = bytes[++at]);
-  return at;
+/**
+ * A modification time as the index keeps it: Node gives it in milliseconds with a
+ * fraction (the file system's nanoseconds), which a whole number of microseconds holds
+ * exactly enough to tell two writes apart (the index keeps no file changed in the last
+ * two seconds), and within a safe integer until the year 2255.
+ */
+export function microsecondsOf(milliseconds: number): number {
+  return Math.round(milliseconds * 1000);
 }
 
 /** The session a line of the index is about: what comes before its first tab ('' if there is none before `end`). */

@@ -20,7 +20,7 @@ import { longStringLiteral, longStringText, scanLongLine, type LongString } from
 import { isEmptyFilter, matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { computeStats, summarize } from './sessionSummary.js';
-import { ListedSession, SummaryIndex, summaryIndexPath } from './summaryIndex.js';
+import { listedFromFile, SummaryIndex, summaryIndexPath, type ListedSession } from './summaryIndex.js';
 
 export interface Session {
   id: string;
@@ -258,13 +258,13 @@ export class SessionStore {
     if (!stat) return undefined; // deleted since the folder was read: not a warning, just gone
     const cached = this.index.get(id, stat);
     if (cached) {
-      for (const warning of cached.warnings) this.warn(`${id}: ${warning}`);
+      if (cached.warnings.length > 0) for (const warning of cached.warnings) this.warn(`${id}: ${warning}`);
       return cached;
     }
     const read = this.readSummary(id);
     if (!read) return undefined;
     for (const warning of read.warnings) this.warn(`${id}: ${warning}`);
-    const listed = ListedSession.read(id, stat, read.summary, read.prompt, read.warnings);
+    const listed = listedFromFile(id, stat, read.summary, read.prompt, read.warnings);
     this.index.set(listed);
     return listed;
   }
@@ -664,6 +664,6 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
 }
 
 function newestFirst(a: ListedSession, b: ListedSession): number {
-  const byTime = b.line.startedMs - a.line.startedMs;
+  const byTime = b.startedMs - a.startedMs;
   return byTime !== 0 ? byTime : b.id.localeCompare(a.id);
 }

@@ -1,10 +1,11 @@
 import { Buffer } from 'node:buffer';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import {
   indexLineId,
   lineEnd,
+  microsecondsOf,
   SESSION_INDEX_VERSION,
   sessionIndexFileName,
   sessionIndexHeaderSchema,
@@ -24,59 +25,26 @@ export interface FileStamp {
 }
 
 /**
- * What listing knows of one session: its line of the index, whose summary is parsed
- * only when something asks for a field. Listing ten thousand sessions as JSON parses
- * none of them.
+ * What listing knows of one session: its line of the index (for a session just read
+ * from its file, the line it will have there), whose summary is parsed only when
+ * something asks for a field. Listing ten thousand sessions as JSON parses none.
  */
-export class ListedSession {
-  constructor(
-    readonly line: SessionIndexLine,
-    private parsed?: SessionSummary,
-  ) {}
+export type ListedSession = SessionIndexLine;
 
-  /** A session just read from its file. */
-  static read(id: string, stamp: FileStamp, summary: SessionSummary, prompt: string, warnings: readonly string[]): ListedSession {
-    const line = SessionIndexLine.format({
+/** A session just read from its file, as listing and the index keep it. */
+export function listedFromFile(id: string, stamp: FileStamp, summary: SessionSummary, prompt: string, warnings: readonly string[]): ListedSession {
+  return SessionIndexLine.format(
+    {
       id,
       size: stamp.size,
-      mtimeMs: stamp.mtimeMs,
+      mtimeUs: microsecondsOf(stamp.mtimeMs),
       startedMs: Date.parse(summary.timestamp),
       summaryJson: JSON.stringify(summary),
       warningsJson: warnings.length > 0 ? JSON.stringify(warnings) : '',
       promptJson: JSON.stringify(prompt.length <= MAX_KEPT_PROMPT_CHARS ? prompt : null),
-    });
-    return new ListedSession(line, summary);
-  }
-
-  get id(): string {
-    return this.line.id;
-  }
-
-  /** The summary as JSON text: what a listing prints, as it is. */
-  get summaryJson(): string {
-    return this.line.summaryJson;
-  }
-
-  /** The same as UTF-8 bytes, for printing thousands without decoding them. */
-  get summaryBytes(): Uint8Array {
-    return this.line.summaryBytes;
-  }
-
-  get summary(): SessionSummary {
-    // The index's text is what a runner wrote from a checked summary (its hash says so).
-    return (this.parsed ??= JSON.parse(this.line.summaryJson) as SessionSummary);
-  }
-
-  /** The whole prompt, or null when it was too long to keep (read it from the file). */
-  get prompt(): string | null {
-    return JSON.parse(this.line.promptJson) as string | null;
-  }
-
-  /** What reading the file warned about (a torn last line). */
-  get warnings(): string[] {
-    const json = this.line.warningsJson;
-    return json === '' ? [] : (JSON.parse(json) as string[]);
-  }
+    },
+    summary,
+  );
 }
 
 /**
@@ -89,7 +57,8 @@ export class ListedSession {
 export class SummaryIndex {
   /**
    * By session id: its line, or where its line starts in the index file's bytes, read
-   * when first asked for (most listings ask for each once).
+   * when asked for (each time: a listing asks for each once, and a long-lived reader
+   * keeps the bytes rather than ten thousand objects).
    */
   private readonly entries = new Map<string, SessionIndexLine | number>();
   /** The index file's lines, as read. */
@@ -105,7 +74,8 @@ export class SummaryIndex {
 
   /** The session, if the index has it for its file exactly as stamped. */
   get(id: string, stamp: FileStamp): ListedSession | undefined {
-    this.load();
+    // Called for every session of every listing, mostly before the JIT has compiled it: kept to the few steps it needs.
+    if (!this.loaded) this.load();
     const found = this.entries.get(id);
     if (found === undefined) return undefined;
     const line = typeof found === 'number' ? SessionIndexLine.parse(id, this.bytes, found) : found;
@@ -114,8 +84,7 @@ export class SummaryIndex {
       this.dirty = true;
       return undefined;
     }
-    if (typeof found === 'number') this.entries.set(id, line);
-    return line.size === stamp.size && line.mtimeMs === stamp.mtimeMs ? new ListedSession(line) : undefined;
+    return line.size === stamp.size && line.mtimeUs === microsecondsOf(stamp.mtimeMs) ? line : undefined;
   }
 
   /**
@@ -127,9 +96,8 @@ export class SummaryIndex {
   }
 
   /** Remembers what was read from a file, unless the file may still be changing. */
-  set(listed: ListedSession, now: number = Date.now()): void {
-    const { line } = listed;
-    if (now - line.mtimeMs < SETTLED_AFTER_MS) {
+  set(line: ListedSession, now: number = Date.now()): void {
+    if (now - line.mtimeUs / 1000 < SETTLED_AFTER_MS) {
       if (this.entries.delete(line.id)) this.dirty = true;
       return;
     }
@@ -160,7 +128,7 @@ export class SummaryIndex {
         lines.push(typeof entry === 'number' ? this.bytes.subarray(entry, lineEnd(this.bytes, entry)) : entry.text);
       }
       const body = Buffer.concat(lines);
-      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_sha256: sha256(body) };
+      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_crc32: crc32(body) };
       fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body, NEWLINE_BYTES]), { mode: 0o600 });
       fs.renameSync(temporary, this.file);
     } catch {
@@ -188,7 +156,7 @@ export class SummaryIndex {
     try {
       const header = sessionIndexHeaderSchema.safeParse(JSON.parse(bytes.toString('utf8', 0, Math.max(newline, 0))));
       // An older version, another folder's index, or text that is not what a runner wrote: rebuilt.
-      if (!header.success || header.data.sessions_dir !== this.sessionsDirectory || header.data.entries_sha256 !== sha256(lines)) throw new Error('stale');
+      if (!header.success || header.data.sessions_dir !== this.sessionsDirectory || header.data.entries_crc32 !== crc32(lines)) throw new Error('stale');
     } catch {
       this.dirty = true;
       return;
@@ -204,10 +172,6 @@ export class SummaryIndex {
 
 const NEWLINE = 0x0a;
 const NEWLINE_BYTES = Buffer.from('\n');
-
-function sha256(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /** Where a sessions folder's index lives: beside it, outside the `sessions/*.jsonl` glob. */
 export function summaryIndexPath(sessionsDirectory: string): string {

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runCli } from '../support/cliProcess.js';
-import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { removeTempDirs, repoRoot, tempDir } from '../support/testEnvironment.js';
 
 /** `dist/cli.js` starts the runner's bundle with V8's code cache (src/cli/launcher.ts). */
 describe('the codeloops executable and its code cache', () => {
   after(removeTempDirs);
+  const runnerBundle = path.join(repoRoot(), 'dist', 'runner.js');
 
   const cacheFiles = (cacheHome: string) => {
     const folder = path.join(cacheHome, 'codeloops');
@@ -20,7 +21,9 @@ describe('the codeloops executable and its code cache', () => {
     assert.equal(first.code, 0, first.stderr);
     const [cache] = cacheFiles(cacheHome);
     assert.ok(cache, 'a cache was written');
-    assert.match(path.basename(cache), /^runner-[0-9a-f]{32}\.v8cache$/);
+    // Named by the bundle it was made from: its version, size and modification time, and the engine.
+    const bundle = fs.statSync(runnerBundle);
+    assert.ok(path.basename(cache).startsWith(`runner-${first.stdout.trim()}-${bundle.size}-${Math.round(bundle.mtimeMs * 1000)}-`), path.basename(cache));
     assert.equal(fs.statSync(cache).mode & 0o777, 0o600);
     assert.equal(fs.statSync(path.dirname(cache)).mode & 0o777, 0o700);
 
@@ -32,11 +35,24 @@ describe('the codeloops executable and its code cache', () => {
     assert.notEqual(fs.readFileSync(cache, 'utf8'), 'not bytecode');
 
     // The cache of another build is removed when this one's is written.
-    const outdated = path.join(path.dirname(cache), 'runner-00000000000000000000000000000000.v8cache');
+    const outdated = path.join(path.dirname(cache), 'runner-0.0.1-1000-1-x64-11.3.0.v8cache');
     fs.writeFileSync(outdated, 'old');
     fs.rmSync(cache);
     assert.equal((await runCli(['--version'], { cwd: cacheHome, env })).code, 0);
     assert.deepEqual(cacheFiles(cacheHome), [cache]);
+
+    // A bundle built again (same length, new modification time) is never run with the old one's cache.
+    const later = new Date(bundle.mtimeMs + 1000);
+    fs.utimesSync(runnerBundle, later, later);
+    try {
+      assert.equal((await runCli(['--version'], { cwd: cacheHome, env })).code, 0);
+      const [rebuilt, ...others] = cacheFiles(cacheHome);
+      assert.deepEqual(others, []);
+      assert.notEqual(rebuilt, cache);
+      assert.ok(rebuilt!.includes(`-${Math.round(fs.statSync(runnerBundle).mtimeMs * 1000)}-`), rebuilt);
+    } finally {
+      fs.utimesSync(runnerBundle, bundle.atime, bundle.mtime);
+    }
   });
 
   it('runs without a cache where none can be written', async () => {

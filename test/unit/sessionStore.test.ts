@@ -242,7 +242,7 @@ describe('session store', () => {
 });
 
 /** The index file: a header line, then a line per session (sessionFormat/sessionIndex.ts). */
-function readIndex(file: string): { header: { sessions_dir: string; entries_sha256: string }; ids: string[] } {
+function readIndex(file: string): { header: { sessions_dir: string; entries_crc32: number }; ids: string[] } {
   const [header, ...lines] = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
   return { header: JSON.parse(header!), ids: lines.map((line) => line.split('\t')[0]!) };
 }
@@ -303,7 +303,7 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.deepEqual(await new SessionStore(dir).list(), expected);
     assert.equal(readIndex(indexFile).header.sessions_dir, dir, 'rewritten whole');
 
-    // An entry changed by hand no longer matches the header's hash: not believed.
+    // An entry changed by hand no longer matches the header's checksum: not believed.
     const edited = fs.readFileSync(indexFile, 'utf8').replace(/"prompt_preview":"[^"]*"/g, '"prompt_preview":"edited"');
     fs.writeFileSync(indexFile, edited);
     assert.deepEqual(await new SessionStore(dir).list(), expected);
@@ -347,14 +347,14 @@ describe('session summary index (listing reads only what changed)', () => {
     const fields = {
       id: 'x1',
       size: 1234,
-      mtimeMs: 1795479821276.999,
+      mtimeUs: 1795479821276999,
       startedMs: 1735689600000,
       summaryJson,
       warningsJson: '["torn ⚠"]',
       promptJson: '"make it 🚀"',
     };
     const line = SessionIndexLine.format(fields);
-    assert.deepEqual([line.id, line.size, line.mtimeMs, line.startedMs], ['x1', 1234, 1795479821276.999, 1735689600000]);
+    assert.deepEqual([line.id, line.size, line.mtimeUs, line.startedMs], ['x1', 1234, 1795479821276999, 1735689600000]);
     assert.equal(Buffer.from(line.summaryBytes).toString('utf8'), summaryJson, 'the summary’s bytes, as they were');
     assert.equal(line.summaryJson, summaryJson);
     assert.equal(line.warningsJson, '["torn ⚠"]');
