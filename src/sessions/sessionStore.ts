@@ -184,10 +184,14 @@ export class SessionStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    return names
-      .filter((name) => name.endsWith('.jsonl'))
-      .map((name) => name.slice(0, -'.jsonl'.length))
-      .filter(isSessionId);
+    // One pass: listings run this over every name of the folder.
+    const ids: string[] = [];
+    for (const name of names) {
+      if (!name.endsWith('.jsonl')) continue;
+      const id = name.slice(0, -'.jsonl'.length);
+      if (isSessionId(id)) ids.push(id);
+    }
+    return ids;
   }
 
   /** Summaries of the sessions matching the filter, newest first. */
@@ -233,7 +237,7 @@ export class SessionStore {
       // A prompt too long for the index is read again, only when a search needs it.
       if (!filtering || matchesFilter(filter, found.summary, () => found.prompt ?? this.readSummary(id)?.prompt ?? '')) listed.push(found);
     }
-    this.index.retain(new Set(all));
+    this.index.retain(all);
     this.index.save();
     return listed.sort(newestFirst);
   }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import {
-  indexLineId,
+  IndexLines,
   lineEnd,
   microsecondsOf,
   SESSION_INDEX_VERSION,
@@ -55,14 +55,12 @@ export function listedFromFile(id: string, stamp: FileStamp, summary: SessionSum
  * runners and editors listing at once never read half of one.
  */
 export class SummaryIndex {
-  /**
-   * By session id: its line, or where its line starts in the index file's bytes, read
-   * when asked for (each time: a listing asks for each once, and a long-lived reader
-   * keeps the bytes rather than ten thousand objects).
-   */
-  private readonly entries = new Map<string, SessionIndexLine | number>();
-  /** The index file's lines, as read. */
-  private bytes: Buffer = Buffer.alloc(0);
+  /** The index file's lines as read, or as last written. */
+  private lines = new IndexLines(Buffer.alloc(0));
+  /** What changed since, by session id: its new line, or null for one no longer kept. */
+  private readonly changes = new Map<string, SessionIndexLine | null>();
+  /** What `save` writes, in the folder's order: decided by `retain`. */
+  private toWrite: (SessionIndexLine | number)[] | undefined;
   private loaded = false;
   private dirty = false;
 
@@ -76,64 +74,104 @@ export class SummaryIndex {
   get(id: string, stamp: FileStamp): ListedSession | undefined {
     // Called for every session of every listing, mostly before the JIT has compiled it: kept to the few steps it needs.
     if (!this.loaded) this.load();
-    const found = this.entries.get(id);
-    if (found === undefined) return undefined;
-    const line = typeof found === 'number' ? SessionIndexLine.parse(id, this.bytes, found) : found;
-    if (!line) {
-      this.entries.delete(id); // not a line a runner wrote: read the file again
-      this.dirty = true;
-      return undefined;
+    let line = this.changes.size > 0 ? this.changes.get(id) : undefined;
+    if (line === undefined) {
+      const start = this.lines.find(id);
+      if (start < 0) return undefined;
+      line = SessionIndexLine.parse(id, this.lines.bytes, start) ?? null;
+      if (!line) {
+        this.changes.set(id, null); // not a line a runner wrote: read the file again
+        this.dirty = true;
+        return undefined;
+      }
     }
-    return line.size === stamp.size && line.mtimeUs === microsecondsOf(stamp.mtimeMs) ? line : undefined;
+    return line && line.size === stamp.size && line.mtimeUs === microsecondsOf(stamp.mtimeMs) ? line : undefined;
   }
 
   /**
    * Reads the index file now rather than on the first `get`: a caller waiting for
-   * something else (the folder's listing) can have it read meanwhile.
+   * something else (the folder's listing) can have it read meanwhile. A listing calls
+   * it first, and then asks for its sessions in the folder's order.
    */
   prepare(): void {
-    this.load();
+    if (!this.loaded) this.load();
+    this.lines.rewind();
   }
 
   /** Remembers what was read from a file, unless the file may still be changing. */
   set(line: ListedSession, now: number = Date.now()): void {
     if (now - line.mtimeUs / 1000 < SETTLED_AFTER_MS) {
-      if (this.entries.delete(line.id)) this.dirty = true;
+      const kept = this.changes.get(line.id);
+      if (kept === undefined ? this.lines.startOf(line.id) >= 0 : kept !== null) {
+        this.changes.set(line.id, null);
+        this.dirty = true;
+      }
       return;
     }
-    this.entries.set(line.id, line);
+    this.changes.set(line.id, line);
     this.dirty = true;
   }
 
-  /** Forgets sessions whose files are gone. */
-  retain(ids: ReadonlySet<string>): void {
-    this.load();
-    for (const id of this.entries.keys()) {
-      if (!ids.has(id)) {
-        this.entries.delete(id);
-        this.dirty = true;
-      }
+  /**
+   * Keeps the sessions of these ids, in this order (the folder's, which the next
+   * listing asks in), and forgets those whose files are gone.
+   */
+  retain(ids: readonly string[]): void {
+    if (!this.loaded) this.load();
+    // Every line found, once each, in order, and nothing changed: the index is exactly these sessions, in this order.
+    if (!this.dirty && this.lines.foundAllInOrder) return;
+    const kept: (SessionIndexLine | number)[] = [];
+    let lastStart = -1;
+    let asRead = true; // the lines as read, all of them, in the same order
+    for (const id of ids) {
+      const changed = this.changes.get(id);
+      if (changed === null) continue;
+      const entry = changed ?? this.lines.startOf(id);
+      if (entry === -1) continue;
+      if (typeof entry === 'number' && entry > lastStart) lastStart = entry;
+      else asRead = false;
+      kept.push(entry);
     }
+    if (asRead && kept.length === this.lines.size) return;
+    this.toWrite = kept;
+    this.dirty = true;
   }
 
   /** Writes the index if it changed; a failure (read-only disk, no space) only means the next listing reads more. */
   save(): void {
-    if (!this.dirty || !this.file) return;
+    if (!this.dirty) return;
     this.dirty = false;
+    const entries = this.toWrite ?? this.inFileOrder();
+    const lines: Uint8Array[] = [];
+    for (const entry of entries) {
+      if (lines.length > 0) lines.push(NEWLINE_BYTES);
+      lines.push(typeof entry === 'number' ? this.lines.bytes.subarray(entry, lineEnd(this.lines.bytes, entry)) : entry.text);
+    }
+    const body = Buffer.concat(lines);
+    // From now on the index is what was just written, whether or not the file could be.
+    this.lines = new IndexLines(body);
+    this.changes.clear();
+    this.toWrite = undefined;
+    if (!this.file) return;
     const temporary = `${this.file}.${process.pid}.tmp`;
     try {
-      const lines: Uint8Array[] = [];
-      for (const entry of this.entries.values()) {
-        if (lines.length > 0) lines.push(NEWLINE_BYTES);
-        lines.push(typeof entry === 'number' ? this.bytes.subarray(entry, lineEnd(this.bytes, entry)) : entry.text);
-      }
-      const body = Buffer.concat(lines);
       const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_crc32: crc32(body) };
       fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body, NEWLINE_BYTES]), { mode: 0o600 });
       fs.renameSync(temporary, this.file);
     } catch {
       fs.rmSync(temporary, { force: true });
     }
+  }
+
+  /** The lines as read with what changed, when no listing said in which order: those read first, the new ones after. */
+  private inFileOrder(): (SessionIndexLine | number)[] {
+    const entries: (SessionIndexLine | number)[] = [];
+    for (const [id, start] of this.lines.entries()) {
+      const changed = this.changes.get(id);
+      if (changed !== null) entries.push(changed ?? start);
+    }
+    for (const [id, changed] of this.changes) if (changed && this.lines.startOf(id) < 0) entries.push(changed);
+    return entries;
   }
 
   private load(): void {
@@ -149,7 +187,7 @@ export class SummaryIndex {
       this.dirty = true; // unreadable: rewritten from what the files say
       return;
     }
-    // Kept as bytes (`SessionIndexLine`): only each line's id is decoded here.
+    // Kept as bytes (`SessionIndexLine`): only each line's id is looked at here.
     const newline = bytes.indexOf(NEWLINE);
     const end = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE ? bytes.length - 1 : bytes.length;
     const lines = newline < 0 ? bytes.subarray(0, 0) : bytes.subarray(newline + 1, Math.max(newline + 1, end));
@@ -161,12 +199,7 @@ export class SummaryIndex {
       this.dirty = true;
       return;
     }
-    this.bytes = lines;
-    for (let start = 0; start < lines.length;) {
-      const end = lineEnd(lines, start);
-      this.entries.set(indexLineId(lines, start, end), start);
-      start = end + 1;
-    }
+    this.lines = new IndexLines(lines);
   }
 }
 

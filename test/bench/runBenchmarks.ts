@@ -122,10 +122,10 @@ const STOPWATCH_SCRIPT = `
 const { spawnSync } = require('child_process');
 const args = JSON.parse(process.argv[1]);
 const started = performance.now();
-const child = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 30 });
-const ms = performance.now() - started;
+const child = spawnSync(process.execPath, args, { maxBuffer: 1 << 30 });
+const ms = performance.now() - started; // the output decoded after, not timed: a shell would not decode it either
 if (child.status !== 0) { process.stderr.write(child.stderr); process.exit(1); }
-process.stdout.write(JSON.stringify({ ms, stdout: child.stdout }));
+process.stdout.write(JSON.stringify({ ms, stdout: child.stdout.toString('utf8') }));
 `;
 
 function timedProcess(args: string[], env: NodeJS.ProcessEnv = process.env): { ms: number; stdout: string } {
@@ -159,9 +159,14 @@ async function benchList(): Promise<BenchResult> {
   const cold = list(withBig); // reads every file's first and last lines, and writes the index
   assertEqual((JSON.parse(cold.stdout) as unknown[]).length, LIST_SESSIONS, 'every session listed');
   list(small);
-  const warm = median([1, 2, 3, 4, 5].map(() => list(withBig).ms));
-  const warmSmall = median([1, 2, 3, 4, 5].map(() => list(small).ms));
-  const baseline = median([1, 2, 3].map(() => timedProcess(['-e', FULL_PARSE_SCRIPT, withBig.dir]).ms));
+  // Taken in turns, so that the machine's speed drifting over these seconds moves both figures alike.
+  const runs = { warm: [] as number[], warmSmall: [] as number[], baseline: [] as number[] };
+  for (let round = 0; round < 7; round++) {
+    runs.warm.push(list(withBig).ms);
+    runs.warmSmall.push(list(small).ms);
+    runs.baseline.push(timedProcess(['-e', FULL_PARSE_SCRIPT, withBig.dir]).ms);
+  }
+  const [warm, warmSmall, baseline] = [median(runs.warm), median(runs.warmSmall), median(runs.baseline)];
   const ratio = warm / baseline;
   return {
     name: `\`codeloops sessions list --json\` as a whole process, ${LIST_SESSIONS.toLocaleString('en-US')} sessions (1 % with 4 MB lines)`,
@@ -527,6 +532,16 @@ async function benchApi(): Promise<BenchResult> {
  * is the extension, not the editor). The baseline is a one-command extension loaded
  * and activated the same way: the floor any extension pays.
  */
+/**
+ * Node's built-in modules that VS Code's extension host has loaded before it activates
+ * any extension (its process.moduleLoadList, read in code-server's extension host:
+ * these and http, https, tls, http2, dns, worker_threads, cluster…), of those the
+ * extension requires; zlib, not seen there for sure, is left to be timed. Loaded before
+ * the clock starts, as they are in the host: in a bare Node, loading them cost about a
+ * third of the figure, and none of it falls to the extension in the editor.
+ */
+const LOADED_BY_THE_EXTENSION_HOST = ['child_process', 'crypto', 'net', 'stream', 'os', 'url', 'fs/promises', 'string_decoder', 'events', 'buffer'];
+
 const ACTIVATION_SCRIPT = `
 const Module = require('module');
 const path = require('path');
@@ -543,6 +558,7 @@ const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) { return request === 'vscode' ? 'vscode' : resolve.call(this, request, ...rest); };
 require.cache.vscode = { id: 'vscode', filename: 'vscode', loaded: true, exports: api };
 const file = process.argv[1];
+for (const builtin of JSON.parse(process.argv[3])) require(builtin);
 const context = { subscriptions: [], extensionPath: path.dirname(path.dirname(file)), extensionUri: stub, globalState: stub, workspaceState: stub };
 const started = performance.now();
 const extension = require(file);
@@ -566,7 +582,11 @@ async function benchActivation(): Promise<BenchResult> {
   }
   const measure = (file: string) => {
     const runs = [1, 2, 3, 4, 5].map(
-      () => JSON.parse(timedProcess(['-e', ACTIVATION_SCRIPT, file, JSON.stringify([...apiNames])]).stdout) as { require: number; activate: number },
+      () =>
+        JSON.parse(timedProcess(['-e', ACTIVATION_SCRIPT, file, JSON.stringify([...apiNames]), JSON.stringify(LOADED_BY_THE_EXTENSION_HOST)]).stdout) as {
+          require: number;
+          activate: number;
+        },
     );
     return { require: median(runs.map((run) => run.require)), activate: median(runs.map((run) => run.activate)) };
   };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { indexLineId, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
+import { IndexLines, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
 import { parseFilterDate } from '../../src/sessions/sessionFilter.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
@@ -273,6 +273,41 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.deepEqual(again.sessionFilesOpened, [], 'a fresh store (another process) reads the index, not the sessions');
   });
 
+  it('keeps the index in the folder’s order, rewrites it only when a session comes or goes, and lists the same either way', async () => {
+    const { dir, a } = twoSessions();
+    const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
+    const inFolderOrder = async () => {
+      const indexed = new Set(readIndex(indexFile).ids);
+      return (await new SessionStore(dir).listIds()).filter((id) => indexed.has(id));
+    };
+    const expected = await new SessionStore(dir).list();
+    assert.deepEqual(readIndex(indexFile).ids, await inFolderOrder());
+
+    // Nothing changed: listed again (also filtered, which asks out of order), the index is left as it is.
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(indexFile, aMinuteAgo, aMinuteAgo);
+    const untouched = fs.statSync(indexFile).mtimeMs;
+    assert.deepEqual(await new SessionStore(dir).list(), expected);
+    assert.equal((await new SessionStore(dir).list({ search: 'beta' })).length, 1);
+    assert.equal(fs.statSync(indexFile).mtimeMs, untouched, 'not rewritten');
+
+    // A session added and one removed: both seen, and the index follows the folder again.
+    const c = writeSession(dir, [startLine({ prompt: 'gamma', timestamp: '2025-01-29T10:00:00Z' }), iterationLine(1)]);
+    age(path.join(dir, `${c}.jsonl`));
+    fs.rmSync(path.join(dir, `${a}.jsonl`));
+    const listed = await new SessionStore(dir).list();
+    assert.deepEqual(
+      listed.map((summary) => summary.prompt_preview),
+      ['gamma', 'beta'],
+    );
+    assert.deepEqual(readIndex(indexFile).ids, await inFolderOrder());
+    assert.equal(readIndex(indexFile).ids.length, 2);
+    // One store listing twice (the editor's tree) reads nothing the second time.
+    const store = new SessionStore(dir);
+    await store.list();
+    assert.deepEqual((await bytesReadDuring(() => store.list())).sessionFilesOpened, []);
+  });
+
   it('never trusts the index over a file that changed: a session that grew is read again', async () => {
     const { dir, b } = twoSessions();
     await new SessionStore(dir).list();
@@ -366,7 +401,12 @@ describe('session summary index (listing reads only what changed)', () => {
       `${Buffer.from(line.text).toString('utf8')}\n${Buffer.from(SessionIndexLine.format({ ...fields, id: 'x2', size: 7 }).text).toString('utf8')}\n`,
     );
     const second = file.indexOf('\n') + 1;
-    assert.equal(indexLineId(file, second, file.length), 'x2');
+    const lines = new IndexLines(file);
+    assert.deepEqual([lines.find('x1'), lines.find('x2')], [0, second], 'each the line after the last one found');
+    assert.ok(lines.foundAllInOrder);
+    lines.rewind();
+    assert.deepEqual([lines.find('x2'), lines.find('x1'), lines.find('x3')], [second, 0, -1], 'out of order, and one the index has not');
+    assert.equal(lines.foundAllInOrder, false);
     assert.equal(SessionIndexLine.parse('x2', file, second)?.size, 7);
     assert.equal(SessionIndexLine.parse('x1', file, 0)?.promptJson, '"make it 🚀"', 'the first field of one line never runs into the next');
 
