@@ -4,6 +4,7 @@ import type { SessionJsonPart, SessionStore } from '../sessions/sessionStore.js'
 import type { SessionViewResponse } from './apiPayloads.js';
 import { endResponse, HttpError, JSON_TYPE, sendJson, writeChunk, writeHead } from './httpResponses.js';
 import type { SessionFilter } from '../sessions/sessionFilter.js';
+import { jsonArrayPieces } from '../text/jsonBytes.js';
 import { isLoopRunning } from '../sessions/runningLoops.js';
 
 /**
@@ -30,12 +31,12 @@ export async function listSessions(
   const summaries = await context.store.listSessions(filter);
   writeHead(response, 200, { 'Content-Type': JSON_TYPE });
   if (request.method === 'HEAD') return void response.end();
-  await writeChunk(response, '[');
-  for (let index = 0; index < summaries.length; index += SUMMARIES_PER_CHUNK) {
-    const chunk = summaries.slice(index, index + SUMMARIES_PER_CHUNK).map((session) => session.summaryJson);
-    await writeChunk(response, (index > 0 ? ',' : '') + chunk.join(','));
-  }
-  await writeChunk(response, ']');
+  // Each summary's bytes as the index keeps them, copied into the response: none decoded and encoded again.
+  for (const piece of jsonArrayPieces(
+    summaries.map((session) => session.summaryBytes),
+    SUMMARIES_PER_CHUNK,
+  ))
+    await writeChunk(response, piece);
   await endResponse(response);
 }
 
