@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
-import { isCodeloopsError } from '../sessionFormat/failures.js';
+import { failureReportOf, isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import type { ApplyOptions, CandidatesOptions } from './candidatesCommand.js';
@@ -297,6 +297,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 export async function main(argv: readonly string[]): Promise<number> {
   let exitCode = 0;
   const program = buildProgram((code) => (exitCode = code));
+  // A command asked for JSON answers in JSON when it fails too: a script reads the code, not the words.
+  let answersInJson = false;
+  program.hook('preAction', (_program, command) => {
+    answersInJson = command.opts<{ json?: boolean }>().json === true;
+  });
   try {
     await program.parseAsync(argv as string[], { from: 'user' });
     return exitCode;
@@ -309,6 +314,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     // An expected failure says everything in its message and the hint: no stack trace.
     const expected = isCodeloopsError(error);
     const hint = expected ? cliHint(error) : undefined;
+    if (answersInJson) process.stdout.write(`${JSON.stringify({ error: { ...failureReportOf(error), hint: hint ?? null } })}\n`);
     process.stderr.write(`codeloops: ${(error as Error).message}\n${hint ? `${hint}\n` : ''}`);
     if (!expected || process.env.CODELOOPS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     return EXIT_CODES.failed;

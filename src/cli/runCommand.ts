@@ -5,7 +5,7 @@ import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../c
 import { describeEvent } from '../loop/describeEvent.js';
 import { endRunningLoopsNow, runLoop, type Continuation } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
-import { isCodeloopsError, type FailureCode, type FailureDetails } from '../sessionFormat/failures.js';
+import { failureReportOf } from '../sessionFormat/failures.js';
 import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
@@ -204,24 +204,13 @@ export function editorSettingsLayer(json: string): ConfigLayer {
   return layerFromProjectFile(parsed.data, source);
 }
 
-interface Refusal {
-  code: FailureCode;
-  message: string;
-  details: FailureDetails;
-}
-
-function refusalOf(error: unknown): Refusal {
-  if (isCodeloopsError(error)) return { code: error.code, message: error.message, details: error.details };
-  return { code: 'internal', message: (error as Error).message ?? String(error), details: {} };
-}
-
 /**
  * A run that could not start, told to whoever reads stdout: the one --json-output
  * object (no session was written), or a `run_refused` event on the --events stream.
  * The error itself goes on to be printed on stderr with what to do.
  */
 export function reportRefusal(options: Pick<RunOptions, 'jsonOutput' | 'events'>, error: unknown): void {
-  const refusal = refusalOf(error);
+  const refusal = failureReportOf(error);
   if (options.jsonOutput) {
     const summary = {
       status: 'failed',

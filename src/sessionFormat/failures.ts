@@ -90,3 +90,16 @@ export class CodeloopsError extends Error {
 export function isCodeloopsError(error: unknown): error is CodeloopsError {
   return error instanceof CodeloopsError;
 }
+
+/** A failure as every machine-readable surface carries it: `run_refused`, `--json-output`, a `--json` command's error. */
+export interface FailureReport {
+  code: FailureCode;
+  message: string;
+  details: FailureDetails;
+}
+
+/** What to report of any error: an expected one as it is, anything else as `internal` (a bug). */
+export function failureReportOf(error: unknown): FailureReport {
+  if (isCodeloopsError(error)) return { code: error.code, message: error.message, details: error.details };
+  return { code: 'internal', message: error instanceof Error ? error.message : String(error), details: {} };
+}

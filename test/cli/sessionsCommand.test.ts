@@ -103,6 +103,28 @@ describe('codeloops sessions (the built CLI)', () => {
     const missing = await runCli(['sessions', 'show', 'nope'], { cwd, env });
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /No session "nope"/);
+    assert.equal(missing.stdout, '');
+  });
+
+  it('answers a failed --json command in JSON too: its stable code, the message, and what to type next', async () => {
+    const cases = [
+      { args: ['sessions', 'show', 'nope', '--json'], code: 'session_not_found' },
+      { args: ['sessions', 'show', '2025-01', '--json'], code: 'session_ambiguous' },
+      { args: ['sessions', 'delete', 'nope', '--json'], code: 'session_not_found' },
+      { args: ['apply', 'nope', '--json'], code: 'session_not_found' },
+    ];
+    for (const { args, code } of cases) {
+      const failed = await runCli(args, { cwd, env });
+      assert.equal(failed.code, 2, args.join(' '));
+      const { error } = JSON.parse(failed.stdout) as { error: { code: string; message: string; details: object; hint: string | null } };
+      assert.equal(error.code, code, args.join(' '));
+      assert.ok(failed.stderr.includes(error.message), 'the same words on stderr, for whoever reads them');
+      if (error.hint !== null) assert.ok(failed.stderr.includes(error.hint));
+    }
+    assert.match(
+      (JSON.parse((await runCli(['sessions', 'show', 'nope', '--json'], { cwd, env })).stdout) as { error: { hint: string } }).error.hint,
+      /codeloops sessions list/,
+    );
   });
 
   it('prints recorded diffs, all or one iteration', async () => {
