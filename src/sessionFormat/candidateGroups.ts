@@ -1,5 +1,5 @@
 import { FAILURE_CODES } from './failures.js';
-import { runEventSchema } from './runEvents.js';
+import { runEventSchema, runRefusedSchema } from './runEvents.js';
 import { OUTCOMES } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -117,13 +117,7 @@ export const candidateStreamEventSchema = z.union([
     session_id: z.string(),
     event: runEventSchema,
   }),
-  z.object({
-    type: z.literal('run_refused'),
-    timestamp,
-    code: z.enum(FAILURE_CODES),
-    message: z.string(),
-    details: z.record(z.string(), z.unknown()),
-  }),
+  runRefusedSchema,
 ]);
 export type CandidateStreamEvent = z.infer<typeof candidateStreamEventSchema>;
 

@@ -105,6 +105,10 @@ export type RunSummary = z.infer<typeof runSummarySchema>;
 
 const event = <T extends string, S extends z.core.$ZodLooseShape>(type: T, shape: S) => z.object({ type: z.literal(type), timestamp, ...shape });
 
+/** A run (or a candidate group) that could not start, and why: a `FailureReport` on the stream. */
+export const runRefusedSchema = event('run_refused', { code: z.enum(FAILURE_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) });
+export type RunRefused = z.infer<typeof runRefusedSchema>;
+
 export const runEventSchema = z.discriminatedUnion('type', [
   /** The session's header as its `session_start` line has it, and where the session is. */
   event('run_started', {
@@ -120,7 +124,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
    * The run could not start: nothing was run and no session written. Only on the
    * NDJSON stream (there is no session to keep it in).
    */
-  event('run_refused', { code: z.enum(FAILURE_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) }),
+  runRefusedSchema,
   event('iteration_started', { iteration }),
   event('phase', {
     iteration,

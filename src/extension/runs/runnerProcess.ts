@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { FailureCode, FailureDetails } from '../../sessionFormat/failures.js';
+import type { RunRefused } from '../../sessionFormat/runEvents.js';
 import { HeadTailBuffer } from '../../text/headTailBuffer.js';
 import { LineSplitter } from '../../text/lineSplitter.js';
 
@@ -14,14 +15,6 @@ export interface RunnerProcessOptions<E, F extends E> {
   parse(line: string): E | undefined;
   /** The event that reports how the run ended. */
   isFinal(event: E): event is F;
-}
-
-/** The runner's `run_refused` event, as every stream carries it. */
-interface Refusal {
-  type: 'run_refused';
-  code: FailureCode;
-  message: string;
-  details: FailureDetails;
 }
 
 /** How a runner ended without its final event. */
@@ -56,12 +49,12 @@ export class RunnerProcess<E extends { type: string }, F extends E> {
     });
     this.child.stdin!.on('error', () => {}); // a runner that ended cannot be told anything
     let final: F | undefined;
-    let refusal: Refusal | undefined;
+    let refusal: RunRefused | undefined;
     const lines = new LineSplitter((line) => {
       const event = options.parse(line);
       if (!event) return;
       if (options.isFinal(event)) final = event;
-      if (event.type === 'run_refused') refusal = event as unknown as Refusal;
+      if (event.type === 'run_refused') refusal = event as unknown as RunRefused;
       onEvent(event);
     });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk));
