@@ -259,11 +259,6 @@ export class IndexLines {
     return this.starts().get(id) ?? -1;
   }
 
-  /** Every line's id and start, in the order of the file. */
-  entries(): IterableIterator<[string, number]> {
-    return this.starts().entries();
-  }
-
   /** How many lines there are. */
   get size(): number {
     return this.starts().size;

@@ -132,16 +132,24 @@ export class SummaryIndex {
       else asRead = false;
       kept.push(entry);
     }
-    if (asRead && kept.length === this.lines.size) return;
+    if (asRead && kept.length === this.lines.size) {
+      // The lines as read are these sessions', in this order: whatever changed was about files since gone.
+      this.changes.clear();
+      this.dirty = false;
+      return;
+    }
     this.toWrite = kept;
     this.dirty = true;
   }
 
-  /** Writes the index if it changed; a failure (read-only disk, no space) only means the next listing reads more. */
+  /**
+   * Writes the index if `retain` found it changed; a failure (read-only disk, no space)
+   * only means the next listing reads more.
+   */
   save(): void {
-    if (!this.dirty) return;
+    const entries = this.toWrite;
+    if (!this.dirty || !entries) return;
     this.dirty = false;
-    const entries = this.toWrite ?? this.inFileOrder();
     const lines: Uint8Array[] = [];
     for (const entry of entries) {
       if (lines.length > 0) lines.push(NEWLINE_BYTES);
@@ -161,17 +169,6 @@ export class SummaryIndex {
     } catch {
       fs.rmSync(temporary, { force: true });
     }
-  }
-
-  /** The lines as read with what changed, when no listing said in which order: those read first, the new ones after. */
-  private inFileOrder(): (SessionIndexLine | number)[] {
-    const entries: (SessionIndexLine | number)[] = [];
-    for (const [id, start] of this.lines.entries()) {
-      const changed = this.changes.get(id);
-      if (changed !== null) entries.push(changed ?? start);
-    }
-    for (const [id, changed] of this.changes) if (changed && this.lines.startOf(id) < 0) entries.push(changed);
-    return entries;
   }
 
   private load(): void {
