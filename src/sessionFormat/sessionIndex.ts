@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { crc32 } from 'node:zlib';
 import type { SessionSummary } from './sessionSummaries.js';
 import * as z from './zod.js';
 
@@ -36,13 +37,43 @@ export function sessionIndexFileName(sessionsFolderName: string): string {
  * rebuilt. A checksum against accidents, not a seal: the index is the user's own
  * cache, and whoever can write it can as well write the sessions it summarizes.
  */
-export const sessionIndexHeaderSchema = z.object({
+const sessionIndexHeaderSchema = z.object({
   version: z.literal(SESSION_INDEX_VERSION),
   /** The folder it indexes: an index found beside another folder (moved, copied) is not used. */
   sessions_dir: z.string(),
   entries_crc32: z.number(),
 });
-export type SessionIndexHeader = z.infer<typeof sessionIndexHeaderSchema>;
+type SessionIndexHeader = z.infer<typeof sessionIndexHeaderSchema>;
+
+/** The index file for these lines (each a `SessionIndexLine`'s text) of the folder `sessionsDirectory`. */
+export function formatIndexFile(lines: readonly Uint8Array[], sessionsDirectory: string): { file: Buffer; body: Buffer } {
+  const parts: Uint8Array[] = [];
+  for (const line of lines) {
+    if (parts.length > 0) parts.push(NEWLINE_BYTES);
+    parts.push(line);
+  }
+  const body = Buffer.concat(parts);
+  const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: sessionsDirectory, entries_crc32: crc32(body) };
+  return { file: Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body, NEWLINE_BYTES]), body };
+}
+
+/**
+ * The lines of an index file (the bytes after its header), or undefined for an index
+ * that is not to be used: of an older version, of another folder (moved, copied), or
+ * whose text is not what a runner wrote.
+ */
+export function readIndexFile(file: Buffer, sessionsDirectory: string): Buffer | undefined {
+  const newline = file.indexOf(NEWLINE);
+  if (newline < 0) return undefined;
+  const end = file[file.length - 1] === NEWLINE ? file.length - 1 : file.length;
+  const lines = file.subarray(newline + 1, Math.max(newline + 1, end));
+  try {
+    const header = sessionIndexHeaderSchema.safeParse(JSON.parse(file.toString('utf8', 0, newline)));
+    return header.success && header.data.sessions_dir === sessionsDirectory && header.data.entries_crc32 === crc32(lines) ? lines : undefined;
+  } catch {
+    return undefined; // a header that is not JSON
+  }
+}
 
 /** What the index keeps of one session, as a runner writes it. */
 export interface SessionIndexFields {
@@ -62,6 +93,7 @@ export interface SessionIndexFields {
 
 const TAB = 0x09;
 const NEWLINE = 0x0a;
+const NEWLINE_BYTES = Buffer.from('\n');
 const SUMMARY_START = Buffer.from('{"id":');
 
 const NO_WARNINGS: readonly string[] = Object.freeze([]);

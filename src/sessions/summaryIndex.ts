@@ -1,17 +1,7 @@
 import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
-import {
-  IndexLines,
-  lineEnd,
-  microsecondsOf,
-  SESSION_INDEX_VERSION,
-  sessionIndexFileName,
-  sessionIndexHeaderSchema,
-  SessionIndexLine,
-  type SessionIndexHeader,
-} from '../sessionFormat/sessionIndex.js';
+import { formatIndexFile, IndexLines, lineEnd, microsecondsOf, readIndexFile, sessionIndexFileName, SessionIndexLine } from '../sessionFormat/sessionIndex.js';
 import type { SessionSummary } from '../sessionFormat/sessionSummaries.js';
 
 /** Files changed this recently may change again within their timestamp's granularity: not cached (git's "racy" files). */
@@ -150,12 +140,10 @@ export class SummaryIndex {
     const entries = this.toWrite;
     if (!this.dirty || !entries) return;
     this.dirty = false;
-    const lines: Uint8Array[] = [];
-    for (const entry of entries) {
-      if (lines.length > 0) lines.push(NEWLINE_BYTES);
-      lines.push(typeof entry === 'number' ? this.lines.bytes.subarray(entry, lineEnd(this.lines.bytes, entry)) : entry.text);
-    }
-    const body = Buffer.concat(lines);
+    const { file, body } = formatIndexFile(
+      entries.map((entry) => (typeof entry === 'number' ? this.lines.bytes.subarray(entry, lineEnd(this.lines.bytes, entry)) : entry.text)),
+      this.sessionsDirectory,
+    );
     // From now on the index is what was just written, whether or not the file could be.
     this.lines = new IndexLines(body);
     this.changes.clear();
@@ -163,8 +151,7 @@ export class SummaryIndex {
     if (!this.file) return;
     const temporary = `${this.file}.${process.pid}.tmp`;
     try {
-      const header: SessionIndexHeader = { version: SESSION_INDEX_VERSION, sessions_dir: this.sessionsDirectory, entries_crc32: crc32(body) };
-      fs.writeFileSync(temporary, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), body, NEWLINE_BYTES]), { mode: 0o600 });
+      fs.writeFileSync(temporary, file, { mode: 0o600 });
       fs.renameSync(temporary, this.file);
     } catch {
       fs.rmSync(temporary, { force: true });
@@ -185,23 +172,11 @@ export class SummaryIndex {
       return;
     }
     // Kept as bytes (`SessionIndexLine`): only each line's id is looked at here.
-    const newline = bytes.indexOf(NEWLINE);
-    const end = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE ? bytes.length - 1 : bytes.length;
-    const lines = newline < 0 ? bytes.subarray(0, 0) : bytes.subarray(newline + 1, Math.max(newline + 1, end));
-    try {
-      const header = sessionIndexHeaderSchema.safeParse(JSON.parse(bytes.toString('utf8', 0, Math.max(newline, 0))));
-      // An older version, another folder's index, or text that is not what a runner wrote: rebuilt.
-      if (!header.success || header.data.sessions_dir !== this.sessionsDirectory || header.data.entries_crc32 !== crc32(lines)) throw new Error('stale');
-    } catch {
-      this.dirty = true;
-      return;
-    }
-    this.lines = new IndexLines(lines);
+    const lines = readIndexFile(bytes, this.sessionsDirectory);
+    if (lines) this.lines = new IndexLines(lines);
+    else this.dirty = true; // an older version, another folder's index, or text that is not what a runner wrote: rebuilt
   }
 }
-
-const NEWLINE = 0x0a;
-const NEWLINE_BYTES = Buffer.from('\n');
 
 /** Where a sessions folder's index lives: beside it, outside the `sessions/*.jsonl` glob. */
 export function summaryIndexPath(sessionsDirectory: string): string {
