@@ -18,19 +18,25 @@ import vm from 'node:vm';
 declare const CODELOOPS_VERSION: string;
 
 const bundle = path.join(__dirname, 'runner.js');
-const source = fs.readFileSync(bundle, 'utf8');
+// Read and stamped through one descriptor: a rebuild between the two cannot name one bundle's cache after another.
+const descriptor = fs.openSync(bundle, 'r');
+const stamp = fs.fstatSync(descriptor);
+const source = fs.readFileSync(descriptor, 'utf8');
+fs.closeSync(descriptor);
 
 /**
  * V8 checks a cache against the source's length only, not its content: the file name
- * says which bundle it was made from, by its version, size and modification time (a
- * build writes the bundle anew; hashing 600 KB at every start cost more than the rest
- * of this file), and for which engine.
+ * says which bundle it was made from (hashing 600 KB at every start cost more than the
+ * rest of this file), and for which engine. Its version, size and modification time
+ * are not enough alone: npm dates every file it packs 1985-10-26, so two builds of one
+ * version with the same length would share a name. The inode and the change time
+ * cannot be carried over by an archive or a copy: any file written anew has its own.
  */
 function cacheFile(): string {
   const home = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-  const { size, mtimeMs } = fs.statSync(bundle);
-  const made = `${CODELOOPS_VERSION}-${size}-${Math.round(mtimeMs * 1000)}-${process.arch}-${process.versions.v8}`.replace(/[^\w.-]/g, '_');
-  return path.join(home, 'codeloops', `runner-${made}.v8cache`);
+  const { size, mtimeMs, ctimeMs, ino } = stamp;
+  const made = [CODELOOPS_VERSION, size, Math.round(mtimeMs * 1000), Math.round(ctimeMs * 1000), ino, process.arch, process.versions.v8].join('-');
+  return path.join(home, 'codeloops', `runner-${made.replace(/[^\w.-]/g, '_')}.v8cache`);
 }
 
 const cache = cacheFile();

@@ -306,10 +306,19 @@ export async function main(argv: readonly string[]): Promise<number> {
     await program.parseAsync(argv as string[], { from: 'user' });
     return exitCode;
   } catch (error) {
-    const commanderError = error as { code?: string; exitCode?: number };
+    const commanderError = error as { code?: string; exitCode?: number; message?: string };
     if (typeof commanderError.code === 'string' && commanderError.code.startsWith('commander.')) {
       // --help and --version end here too, with exit code 0.
-      return commanderError.exitCode === 0 ? 0 : EXIT_CODES.failed;
+      if (commanderError.exitCode === 0) return 0;
+      // Refused while parsing, before any command ran (commander has said why on stderr): --json, if asked for, is read from the arguments.
+      const options = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
+      if (options.includes('--json')) {
+        const message = (commanderError.message ?? 'the command line cannot be used as given').replace(/^error: /, '');
+        process.stdout.write(
+          `${JSON.stringify({ error: { code: 'usage', message, details: {}, hint: 'Run "codeloops help <command>" for its arguments and options.' } })}\n`,
+        );
+      }
+      return EXIT_CODES.failed;
     }
     // An expected failure says everything in its message and the hint: no stack trace.
     const expected = isCodeloopsError(error);

@@ -125,14 +125,22 @@ export class SessionIndexLine {
   /** A line for a session just read from its file; `summary` is what `summaryJson` was made from. */
   static format(fields: SessionIndexFields, summary?: SessionSummary): SessionIndexLine {
     const { id, size, mtimeUs, startedMs, summaryJson, warningsJson, promptJson } = fields;
-    const bytes = Buffer.from([id, size, mtimeUs, startedMs, summaryJson, warningsJson, promptJson].join('\t'));
-    const line = SessionIndexLine.parse(id, bytes, 0)!;
+    const before = [id, size, mtimeUs, startedMs, ''].join('\t');
+    const bytes = Buffer.from([before + summaryJson, warningsJson, promptJson].join('\t'));
+    // Made from the fields, not parsed back: a file dated before 1970 has a line too, one the index does not keep (`storable`).
+    const summaryStart = Buffer.byteLength(before);
+    const line = new SessionIndexLine(bytes, 0, summaryStart, summaryStart + Buffer.byteLength(summaryJson), id, size, mtimeUs, startedMs);
     line.parsedSummary = summary;
     return line;
   }
 
+  /** Whether its numbers are what an index line holds (whole, from 0, exact): a file dated before 1970 or after 2255 is not kept. */
+  get storable(): boolean {
+    return [this.size, this.mtimeUs, this.startedMs].every((value) => Number.isSafeInteger(value) && value >= 0);
+  }
+
   /**
-   * The line of session `id` (what comes before its first tab: `indexLineStarts`) that
+   * The line of session `id` (what comes before its first tab) that
    * starts at `start` of an index file's bytes, or undefined for a line that is not one
    * (its session is then read again from its file). Only the fields every listing reads
    * are looked at: the index's checksum says its text is what a runner wrote.

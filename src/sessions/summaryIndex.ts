@@ -88,9 +88,9 @@ export class SummaryIndex {
     this.lines.rewind();
   }
 
-  /** Remembers what was read from a file, unless the file may still be changing. */
+  /** Remembers what was read from a file, unless the file may still be changing (or is dated where the index cannot say). */
   set(line: ListedSession, now: number = Date.now()): void {
-    if (now - line.mtimeUs / 1000 < SETTLED_AFTER_MS) {
+    if (now - line.mtimeUs / 1000 < SETTLED_AFTER_MS || !line.storable) {
       const kept = this.changes.get(line.id);
       if (kept === undefined ? this.lines.startOf(line.id) >= 0 : kept !== null) {
         this.changes.set(line.id, null);

@@ -21,9 +21,10 @@ describe('the codeloops executable and its code cache', () => {
     assert.equal(first.code, 0, first.stderr);
     const [cache] = cacheFiles(cacheHome);
     assert.ok(cache, 'a cache was written');
-    // Named by the bundle it was made from: its version, size and modification time, and the engine.
+    // Named by the bundle it was made from (its version, size, modification and change times, inode) and the engine.
     const bundle = fs.statSync(runnerBundle);
-    assert.ok(path.basename(cache).startsWith(`runner-${first.stdout.trim()}-${bundle.size}-${Math.round(bundle.mtimeMs * 1000)}-`), path.basename(cache));
+    const made = [first.stdout.trim(), bundle.size, Math.round(bundle.mtimeMs * 1000), Math.round(bundle.ctimeMs * 1000), bundle.ino].join('-');
+    assert.ok(path.basename(cache).startsWith(`runner-${made}-`), path.basename(cache));
     assert.equal(fs.statSync(cache).mode & 0o777, 0o600);
     assert.equal(fs.statSync(path.dirname(cache)).mode & 0o777, 0o700);
 

@@ -121,6 +121,10 @@ describe('codeloops sessions (the built CLI)', () => {
       assert.ok(failed.stderr.includes(error.message), 'the same words on stderr, for whoever reads them');
       if (error.hint !== null) assert.ok(failed.stderr.includes(error.hint));
     }
+    // Refused while parsing the command line, before any command ran: still in JSON.
+    const unparsed = await runCli(['sessions', 'show', ids[0]!, '--iteration', '2', '--json'], { cwd, env });
+    assert.notEqual(unparsed.code, 0);
+    assert.equal((JSON.parse(unparsed.stdout) as { error: { code: string } }).error.code, 'usage');
     assert.match(
       (JSON.parse((await runCli(['sessions', 'show', 'nope', '--json'], { cwd, env })).stdout) as { error: { hint: string } }).error.hint,
       /codeloops sessions list/,

@@ -308,6 +308,23 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.deepEqual((await bytesReadDuring(() => store.list())).sessionFilesOpened, []);
   });
 
+  it('lists a file dated before 1970 and a session started before it, every time, without keeping them in the index', async () => {
+    const dir = tempDir();
+    const old = writeSession(dir, [startLine({ prompt: 'touched back', timestamp: '2025-01-02T10:00:00Z' }), iterationLine(1)]);
+    const early = writeSession(dir, [startLine({ prompt: 'from the sixties', timestamp: '1969-07-20T20:17:00Z' }), iterationLine(1)]);
+    fs.utimesSync(path.join(dir, `${old}.jsonl`), new Date('1960-01-01T00:00:00Z'), new Date('1960-01-01T00:00:00Z'));
+    age(path.join(dir, `${early}.jsonl`));
+    for (let round = 0; round < 2; round++) {
+      assert.deepEqual(
+        (await new SessionStore(dir).list()).map((summary) => summary.prompt_preview),
+        ['touched back', 'from the sixties'],
+        `listing ${round + 1}`,
+      );
+    }
+    const indexFile = path.join(path.dirname(dir), `${path.basename(dir)}-index.json`);
+    assert.deepEqual(fs.existsSync(indexFile) ? readIndex(indexFile).ids : [], []);
+  });
+
   it('never trusts the index over a file that changed: a session that grew is read again', async () => {
     const { dir, b } = twoSessions();
     await new SessionStore(dir).list();
