@@ -255,7 +255,7 @@ export function microsecondsOf(milliseconds: number): number {
 /**
  * The index's lines (the bytes after its header), found by session id: what comes
  * before a line's first tab. A listing asks for the sessions in the order the folder
- * lists them, and the index is written in that order (`SummaryIndex.save`): each is
+ * lists them, and the index is written in that order (`SummaryIndex.keep`): each is
  * then the line after the last one found, told by comparing the id there, without a
  * table of ten thousand ids. Asked for one out of that order (a session added or
  * gone, a filtered listing), it builds the table once, and goes on in order from the

@@ -237,8 +237,7 @@ export class SessionStore {
       // A prompt too long for the index is read again, only when a search needs it.
       if (!filtering || matchesFilter(filter, found.summary, () => found.prompt ?? this.readSummary(id)?.prompt ?? '')) listed.push(found);
     }
-    this.index.retain(all);
-    this.index.save();
+    this.index.keep(all);
     return listed.sort(newestFirst);
   }
 
@@ -262,7 +261,7 @@ export class SessionStore {
     if (!stat) return undefined; // deleted since the folder was read: not a warning, just gone
     const cached = this.index.get(id, stat);
     if (cached) {
-      if (cached.warnings.length > 0) for (const warning of cached.warnings) this.warn(`${id}: ${warning}`);
+      for (const warning of cached.warnings) this.warn(`${id}: ${warning}`);
       return cached;
     }
     const read = this.readSummary(id);

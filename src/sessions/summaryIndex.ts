@@ -49,8 +49,6 @@ export class SummaryIndex {
   private lines = new IndexLines(Buffer.alloc(0));
   /** What changed since, by session id: its new line, or null for one no longer kept. */
   private readonly changes = new Map<string, SessionIndexLine | null>();
-  /** What `save` writes, in the folder's order: decided by `retain`. */
-  private toWrite: (SessionIndexLine | number)[] | undefined;
   private loaded = false;
   private dirty = false;
 
@@ -104,9 +102,10 @@ export class SummaryIndex {
 
   /**
    * Keeps the sessions of these ids, in this order (the folder's, which the next
-   * listing asks in), and forgets those whose files are gone.
+   * listing asks in), forgets those whose files are gone, and writes the index if that
+   * changed anything.
    */
-  retain(ids: readonly string[]): void {
+  keep(ids: readonly string[]): void {
     if (!this.loaded) this.load();
     // Every line found, once each, in order, and nothing changed: the index is exactly these sessions, in this order.
     if (!this.dirty && this.lines.foundAllInOrder) return;
@@ -128,17 +127,11 @@ export class SummaryIndex {
       this.dirty = false;
       return;
     }
-    this.toWrite = kept;
-    this.dirty = true;
+    this.write(kept);
   }
 
-  /**
-   * Writes the index if `retain` found it changed; a failure (read-only disk, no space)
-   * only means the next listing reads more.
-   */
-  save(): void {
-    const entries = this.toWrite;
-    if (!this.dirty || !entries) return;
+  /** Writes these lines as the index; a failure (read-only disk, no space) only means the next listing reads more. */
+  private write(entries: readonly (SessionIndexLine | number)[]): void {
     this.dirty = false;
     const { file, body } = formatIndexFile(
       entries.map((entry) => (typeof entry === 'number' ? this.lines.bytes.subarray(entry, lineEnd(this.lines.bytes, entry)) : entry.text)),
@@ -147,7 +140,6 @@ export class SummaryIndex {
     // From now on the index is what was just written, whether or not the file could be.
     this.lines = new IndexLines(body);
     this.changes.clear();
-    this.toWrite = undefined;
     if (!this.file) return;
     const temporary = `${this.file}.${process.pid}.tmp`;
     try {
