@@ -42,6 +42,15 @@ const NEUTRAL_CONFIG = [
   'diff.relative=false',
 ];
 
+/**
+ * For commands on an index of the runner's own (`GIT_INDEX_FILE`): the user's sparse
+ * checkout and split index are about their own index. A sparse checkout would make
+ * `git add` pass over files outside its cone (an agent's write there unseen), and a
+ * split index would leave a `sharedindex.*` file in the git folder for every
+ * temporary index written.
+ */
+const OWN_INDEX_CONFIG = ['-c', 'core.sparseCheckout=false', '-c', 'core.splitIndex=false'];
+
 /** Variables that name programs git would start (editors, pagers, askpass); the runner's git needs none. */
 const PROGRAM_VARIABLES = new Set(['EDITOR', 'VISUAL', 'PAGER', 'SSH_ASKPASS', 'GIT_EDITOR', 'GIT_PAGER', 'GIT_ASKPASS']);
 
@@ -125,7 +134,8 @@ export async function gitStreamed(directory: string, args: readonly string[], ma
 
 function runGit(directory: string, args: readonly string[], options: GitOptions, onStdout: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...NEUTRAL_CONFIG, ...args], {
+    const ownIndex = options.variables?.GIT_INDEX_FILE ? OWN_INDEX_CONFIG : [];
+    const child = spawn('git', [...NEUTRAL_CONFIG, ...ownIndex, ...args], {
       cwd: directory,
       env: gitEnvironment(options.variables),
       stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],

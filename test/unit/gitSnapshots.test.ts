@@ -269,3 +269,61 @@ describe('surgical restore', () => {
     assert.equal(fs.statSync(path.join(dir, 'run.sh')).mode & 0o111, 0o111);
   });
 });
+
+/** What a repository's git folder holds of a kind, by name: to see what a snapshot left behind. */
+function gitFolderFiles(dir: string, pattern: RegExp): string[] {
+  return fs
+    .readdirSync(path.join(dir, '.git'))
+    .filter((name) => pattern.test(name))
+    .sort();
+}
+
+describe('git layouts a snapshot must see', () => {
+  after(removeTempDirs);
+
+  it('leave no shared index file behind in a repository that splits its index', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a\n', 'b.txt': 'b\n' } });
+    git(dir, 'config', 'core.splitIndex', 'true');
+    git(dir, 'update-index', '--split-index');
+    const before = gitFolderFiles(dir, /^sharedindex\./);
+    assert.ok(before.length > 0, 'the user’s index is split');
+    const indexBefore = fs.readFileSync(path.join(dir, '.git', 'index'));
+    const repository = await openRepository(dir);
+    const target = await takeSnapshot(repository, 'pre');
+    writeFile(dir, 'a.txt', 'changed\n');
+    writeFile(dir, 'c.txt', 'new\n');
+    const current = await takeSnapshot(repository, 'post');
+    await restoreChangedPaths(repository, current.commit, target.commit);
+    assert.deepEqual(treeOf(dir), { 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    assert.deepEqual(gitFolderFiles(dir, /^sharedindex\.|^codeloops-/), before, 'snapshots and restores leave no file in .git');
+    assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the user’s index is untouched');
+    assert.equal(git(dir, 'status', '--porcelain'), '');
+  });
+
+  for (const sparseIndex of [false, true]) {
+    it(`see and put back what an agent writes outside a sparse checkout's cone${sparseIndex ? ' (with a sparse index)' : ''}`, async () => {
+      const dir = createRepo({ files: { 'in/a.txt': 'a\n', 'out/b.txt': 'b\n', 'out/deep/c.txt': 'c\n', 'top.txt': 'top\n' } });
+      git(dir, 'sparse-checkout', 'set', '--cone', ...(sparseIndex ? ['--sparse-index'] : []), 'in');
+      assert.deepEqual(treeOf(dir), { 'in/a.txt': 'a\n', 'top.txt': 'top\n' }, 'the cone holds in/ only');
+      const indexBefore = fs.readFileSync(path.join(dir, '.git', 'index'));
+      const repository = await openRepository(dir);
+      const pre = await takeSnapshot(repository, 'pre');
+      writeFile(dir, 'in/a.txt', 'edited in the cone\n');
+      writeFile(dir, 'out/new.txt', 'written outside the cone\n');
+      writeFile(dir, 'elsewhere/deep/file.txt', 'a new folder outside the cone\n');
+      const post = await takeSnapshot(repository, 'post');
+      const diff = await diffSnapshots(repository, pre.commit, post.commit);
+      assert.deepEqual(diff.files.map((file) => `${file.status} ${file.path}`).sort(), [
+        'added elsewhere/deep/file.txt',
+        'added out/new.txt',
+        'modified in/a.txt',
+      ]);
+      assert.match(diff.diff, /\+written outside the cone/);
+      assert.equal(git(dir, 'show', `${post.commit}:out/deep/c.txt`), 'c\n', 'files the sparse checkout leaves out are not deletions');
+      await restoreChangedPaths(repository, post.commit, pre.commit);
+      assert.deepEqual(treeOf(dir), { 'in/a.txt': 'a\n', 'top.txt': 'top\n' });
+      assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the user’s index is untouched');
+      assert.equal(git(dir, 'status', '--porcelain'), '');
+    });
+  }
+});
