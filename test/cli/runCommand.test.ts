@@ -6,7 +6,7 @@ import { runCli, startCli } from '../support/cliProcess.js';
 import { isRunning, stopRunners } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 function sessionFiles(sessionsDir: string): string[] {
   return fs.existsSync(sessionsDir) ? fs.readdirSync(sessionsDir).map((name) => path.join(sessionsDir, name)) : [];
@@ -67,6 +67,20 @@ describe('codeloops run (the built CLI)', () => {
     assert.equal(output.status, 'failed');
     assert.match(output.error, /failed 2 times in a row/);
     assert.equal(output.error_code, 'actor_failed');
+  });
+
+  it('exits 2 naming the filter and its missing program when the repository needs Git LFS and it is not installed', async () => {
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done()]] });
+    writeFile(repo, '.gitattributes', '*.bin filter=lfs -text\n');
+    writeFile(repo, 'weights.bin', 'large\n');
+    git(repo, 'config', 'filter.lfs.required', 'true');
+    git(repo, 'config', 'filter.lfs.process', 'codeloops-test-missing-lfs filter-process');
+    const result = await runCli(['-p', 'make x', '--json-output'], { cwd: repo, env });
+    assert.equal(result.code, 2, result.stderr);
+    const output = JSON.parse(result.stdout);
+    assert.equal(output.error_code, 'git_filter_failed');
+    assert.match(output.error, /"lfs" filter .*its program codeloops-test-missing-lfs is not installed or not on PATH/);
+    assert.match(result.stderr, /Install it \(Git LFS: https:\/\/git-lfs\.com/);
   });
 
   it('runs nothing a cloned project file names until it is trusted; --check and --no-checks on the command line', async () => {

@@ -5,6 +5,8 @@ import { MissingDirectoryError, NotAGitRepositoryError, openRepository } from '.
 import { restoreChangedPaths } from '../../src/git/restore.js';
 import { listSessionRefs, readSnapshot, snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
 import { diffSnapshots } from '../../src/git/treeDiff.js';
+import { GitCommandError, gitBytes } from '../../src/git/gitProcess.js';
+import type { CodeloopsError } from '../../src/sessionFormat/failures.js';
 import { createRepo, git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 
 /** Everything about the user's git state that a snapshot must never change. */
@@ -326,4 +328,42 @@ describe('git layouts a snapshot must see', () => {
       assert.equal(git(dir, 'status', '--porcelain'), '');
     });
   }
+
+  it('say which filter cannot run and why when a required filter’s program is missing (Git LFS not installed)', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a\n' } });
+    writeFile(dir, '.gitattributes', '*.bin filter=lfs diff=lfs merge=lfs -text\n');
+    writeFile(dir, 'model.bin', 'large content\n');
+    // What `git lfs install` writes, on a machine where git-lfs is not (or no longer) installed.
+    for (const [key, value] of Object.entries({
+      'filter.lfs.required': 'true',
+      'filter.lfs.process': 'codeloops-test-missing-lfs filter-process',
+      'filter.lfs.clean': 'codeloops-test-missing-lfs clean -- %f',
+      'filter.lfs.smudge': 'codeloops-test-missing-lfs smudge -- %f',
+    }))
+      git(dir, 'config', key, value);
+    const repository = await openRepository(dir);
+    await assert.rejects(takeSnapshot(repository, 'pre'), (error: CodeloopsError) => {
+      assert.equal(error.code, 'git_filter_failed');
+      assert.match(error.message, /"lfs" filter/);
+      assert.match(error.message, /codeloops-test-missing-lfs is not installed or not on PATH/);
+      assert.doesNotMatch(error.message, /git -c/);
+      assert.deepEqual(error.details, { filter: 'lfs', program: 'codeloops-test-missing-lfs', program_missing: true, command: 'add' });
+      return true;
+    });
+    // Without the long-running process, git runs the clean command once per file: the same answer.
+    git(dir, 'config', '--unset', 'filter.lfs.process');
+    await assert.rejects(takeSnapshot(repository, 'pre'), (error: CodeloopsError) => {
+      assert.equal(error.code, 'git_filter_failed');
+      assert.deepEqual(error.details, { filter: 'lfs', program: 'codeloops-test-missing-lfs', program_missing: true, command: 'add' });
+      return true;
+    });
+  });
+
+  it('name the git command that failed, not the options before it', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a\n' } });
+    const repository = await openRepository(dir);
+    const failure = await gitBytes(repository.root, ['-c', 'advice.addEmbeddedRepo=false', 'add', '--', '../outside']).catch((error: unknown) => error);
+    assert.ok(failure instanceof GitCommandError);
+    assert.match(failure.message, /^git add failed \(exit 128\): fatal: .*outside repository/);
+  });
 });
