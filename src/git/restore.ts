@@ -8,6 +8,8 @@ import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 export interface RestoreResult {
   /** Paths written back with the target's content. */
   restored: string[];
+  /** Of `restored`, the paths the tree did not have. */
+  added: string[];
   /** Paths removed because the target does not have them. */
   removed: string[];
   /** Nested repositories and submodules left alone. */
@@ -24,7 +26,7 @@ export async function restoreChangedPaths(repository: Repository, current: strin
 }
 
 export async function restorePaths(repository: Repository, target: string, changes: readonly TreeEntryChange[]): Promise<RestoreResult> {
-  const result: RestoreResult = { restored: [], removed: [], skipped: [] };
+  const result: RestoreResult = { restored: [], added: [], removed: [], skipped: [] };
   const toWrite: TreeEntryChange[] = [];
   const toRemove: TreeEntryChange[] = [];
   for (const change of changes) {
@@ -61,6 +63,7 @@ export async function restorePaths(repository: Repository, target: string, chang
       removeTemporaryIndex(temporaryIndex);
     }
     result.restored.push(...toWrite.map((change) => change.path));
+    result.added.push(...toWrite.filter((change) => !change.presentInSource).map((change) => change.path));
   }
   return result;
 }
