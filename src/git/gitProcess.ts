@@ -129,6 +129,11 @@ export async function gitBytes(directory: string, args: readonly string[], optio
   return Buffer.concat(chunks);
 }
 
+/** Runs git and hands its stdout over a piece at a time, as it comes (for output too large to hold). */
+export async function gitEach(directory: string, args: readonly string[], options: GitOptions, onStdout: (chunk: Buffer) => void): Promise<void> {
+  await runGit(directory, args, options, onStdout);
+}
+
 /** Runs git and gives its stdout as UTF-8 text (for output that holds no paths to act on). */
 export async function gitText(directory: string, args: readonly string[], options: GitOptions = {}): Promise<string> {
   return (await gitBytes(directory, args, options)).toString('utf8');

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { gitBytes, nulSeparated } from './gitProcess.js';
 import type { Repository } from './repository.js';
 import { changedPaths, type TreeEntryChange } from './treeDiff.js';
+import { exactFilesOf, writeExactFiles } from './exactBytes.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 
 export interface RestoreResult {
@@ -50,21 +51,36 @@ export async function restorePaths(repository: Repository, target: string, chang
   const targetDirectories = await directoriesIn(repository, target, [...parents]);
   for (const parent of [...parents].sort((a, b) => b.length - a.length)) removeEmptyDirectories(repository.root, parent, targetDirectories);
 
-  if (toWrite.length > 0) {
+  // The bytes that were on disk, where the snapshot recorded them (git would convert line endings); the rest as git writes them.
+  const exact =
+    toWrite.length > 0
+      ? await exactFilesOf(
+          repository,
+          target,
+          toWrite.map((change) => change.rawPath),
+        )
+      : undefined;
+  const byGit = toWrite.filter((change) => !exact?.has(change.rawPath));
+  if (byGit.length > 0) {
     const temporaryIndex = temporaryIndexPath(repository, 'restore');
     try {
       const variables = { GIT_INDEX_FILE: temporaryIndex };
       await gitBytes(repository.root, ['read-tree', target], { variables });
       await gitBytes(repository.root, ['checkout-index', '--force', '-z', '--stdin'], {
         variables,
-        input: nulSeparated(toWrite.map((change) => change.rawPath)),
+        input: nulSeparated(byGit.map((change) => change.rawPath)),
       });
     } finally {
       removeTemporaryIndex(temporaryIndex);
     }
-    result.restored.push(...toWrite.map((change) => change.path));
-    result.added.push(...toWrite.filter((change) => !change.presentInSource).map((change) => change.path));
   }
+  const asRecorded = toWrite.flatMap((change) => {
+    const file = exact?.get(change.rawPath);
+    return file ? [{ target: onDisk(repository.root, change.rawPath), file }] : [];
+  });
+  await writeExactFiles(repository, asRecorded);
+  result.restored.push(...toWrite.map((change) => change.path));
+  result.added.push(...toWrite.filter((change) => !change.presentInSource).map((change) => change.path));
   return result;
 }
 

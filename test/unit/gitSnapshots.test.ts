@@ -366,4 +366,100 @@ describe('git layouts a snapshot must see', () => {
     assert.ok(failure instanceof GitCommandError);
     assert.match(failure.message, /^git add failed \(exit 128\): fatal: .*outside repository/);
   });
+
+  /** Every file under a folder (outside `.git`) as its exact bytes, symbolic links as their target, and whether each is executable. */
+  function bytesOf(dir: string): Record<string, string> {
+    const files: Record<string, string> = {};
+    for (const [file, content] of Object.entries(treeOf(dir))) {
+      const full = path.join(dir, file);
+      const bytes = content.startsWith('symlink:') ? content : fs.readFileSync(full).toString('base64');
+      files[file] = `${bytes}${fs.lstatSync(full).mode & 0o111 ? ' (executable)' : ''}`;
+    }
+    return files;
+  }
+
+  const LINE_ENDING_LAYOUTS: { name: string; configure?: (dir: string) => void; afterCommit?: (dir: string) => void }[] = [
+    { name: 'core.autocrlf=true', configure: (dir) => git(dir, 'config', 'core.autocrlf', 'true') },
+    { name: 'core.autocrlf=input', configure: (dir) => git(dir, 'config', 'core.autocrlf', 'input') },
+    { name: 'a text eol=crlf attribute', configure: (dir) => writeFile(dir, '.git/info/attributes', '*.txt text eol=crlf\n') },
+    { name: 'a .gitattributes not committed yet', afterCommit: (dir) => writeFile(dir, 'sub/../.gitattributes', '* text=auto eol=crlf\n') },
+  ];
+  for (const layout of LINE_ENDING_LAYOUTS) {
+    it(`put back the exact bytes that were on disk, whatever line endings git would write (${layout.name})`, async () => {
+      const dir = createRepo({ files: { 'seed.txt': 'seed\n' } });
+      layout.configure?.(dir);
+      const original: Record<string, string | Buffer> = {
+        'lf.txt': 'one\ntwo\n',
+        'crlf.txt': 'one\r\ntwo\r\n',
+        'mixed.txt': 'one\r\ntwo\nthree\r\n',
+        'gone.txt': 'deleted later\n',
+        'logo.bin': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x00, 0xff, 0x0a]),
+        'run.sh': '#!/bin/sh\necho hi\n',
+        'odd\nname "with" \\ in it.txt': 'odd\n',
+      };
+      for (const [file, content] of Object.entries(original)) writeFile(dir, file, content);
+      fs.chmodSync(path.join(dir, 'run.sh'), 0o755);
+      fs.symlinkSync('lf.txt', path.join(dir, 'link'));
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', 'files as a user has them');
+      // After the commit, the files on disk are still as the user wrote them.
+      for (const [file, content] of Object.entries(original)) writeFile(dir, file, content);
+      layout.afterCommit?.(dir);
+      writeFile(dir, 'untracked.txt', 'mine\n');
+      const before = bytesOf(dir);
+      const indexBefore = fs.readFileSync(path.join(dir, '.git', 'index'));
+      const repository = await openRepository(dir);
+      const pre = await takeSnapshot(repository, 'pre');
+      assert.equal(git(dir, 'show', `${pre.commit}:lf.txt`), 'one\ntwo\n', 'the snapshot keeps the blobs git expects');
+
+      // What an agent does: rewrites with other line endings, deletes, makes a file a link and a script plain.
+      writeFile(dir, 'lf.txt', 'agent\r\n');
+      writeFile(dir, 'crlf.txt', 'agent\n');
+      writeFile(dir, 'mixed.txt', 'agent\n');
+      writeFile(dir, 'odd\nname "with" \\ in it.txt', 'agent\r\n');
+      writeFile(dir, 'logo.bin', Buffer.from([1, 2, 3]));
+      fs.rmSync(path.join(dir, 'gone.txt'));
+      fs.chmodSync(path.join(dir, 'run.sh'), 0o644);
+      writeFile(dir, 'new.txt', 'created\n');
+      const afterAgent = bytesOf(dir);
+      const post = await takeSnapshot(repository, 'post');
+
+      await restoreChangedPaths(repository, post.commit, pre.commit);
+      assert.deepEqual(bytesOf(dir), before, 'byte for byte as they were');
+      assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the user’s index is untouched');
+      assert.deepEqual(
+        git(dir, 'status', '--porcelain')
+          .split('\n')
+          .filter((line) => line && !line.startsWith('??')),
+        [],
+        'git sees nothing changed',
+      );
+      const back = await takeSnapshot(repository, 'back');
+      await restoreChangedPaths(repository, back.commit, post.commit);
+      assert.deepEqual(bytesOf(dir), afterAgent, 'and the way forward again');
+    });
+  }
+
+  it('leave files a filter converts to git both ways: the content behind a Git LFS–like pointer never goes into the object store', async () => {
+    const dir = createRepo({ files: { 'seed.txt': 'seed\n' } });
+    git(dir, 'config', 'core.autocrlf', 'true');
+    // A filter that keeps a pointer in git, as Git LFS does, and gives the content back from elsewhere.
+    const store = tempDir();
+    git(dir, 'config', 'filter.pointer.clean', `sh -c 'cat > "${store}/content"; echo pointer'`);
+    git(dir, 'config', 'filter.pointer.smudge', `sh -c 'cat > /dev/null; cat "${store}/content"'`);
+    writeFile(dir, '.gitattributes', '*.model filter=pointer\n');
+    writeFile(dir, 'weights.model', 'the large content\n');
+    writeFile(dir, 'notes.txt', 'lf\n');
+    const repository = await openRepository(dir);
+    const pre = await takeSnapshot(repository, 'pre');
+    assert.equal(git(dir, 'show', `${pre.commit}:weights.model`), 'pointer\n');
+    const contentObject = git(dir, 'hash-object', '--no-filters', 'weights.model').trim();
+    assert.throws(() => git(dir, 'cat-file', '-e', contentObject), 'the content itself is not in the object store');
+    fs.rmSync(path.join(dir, 'weights.model'));
+    writeFile(dir, 'notes.txt', 'changed\r\n');
+    const post = await takeSnapshot(repository, 'post');
+    await restoreChangedPaths(repository, post.commit, pre.commit);
+    assert.equal(fs.readFileSync(path.join(dir, 'weights.model'), 'utf8'), 'the large content\n', 'the filter gave it back');
+    assert.equal(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8'), 'lf\n');
+  });
 });
