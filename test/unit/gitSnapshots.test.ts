@@ -412,15 +412,18 @@ describe('git layouts a snapshot must see', () => {
       const pre = await takeSnapshot(repository, 'pre');
       assert.equal(git(dir, 'show', `${pre.commit}:lf.txt`), 'one\ntwo\n', 'the snapshot keeps the blobs git expects');
 
-      // What an agent does: rewrites with other line endings, deletes, makes a file a link and a script plain.
+      // What an agent does: rewrites with other line endings, deletes, turns a file into a link, points a link elsewhere, makes a script plain.
       writeFile(dir, 'lf.txt', 'agent\r\n');
-      writeFile(dir, 'crlf.txt', 'agent\n');
       writeFile(dir, 'mixed.txt', 'agent\n');
       writeFile(dir, 'odd\nname "with" \\ in it.txt', 'agent\r\n');
       writeFile(dir, 'logo.bin', Buffer.from([1, 2, 3]));
       fs.rmSync(path.join(dir, 'gone.txt'));
       fs.chmodSync(path.join(dir, 'run.sh'), 0o644);
       writeFile(dir, 'new.txt', 'created\n');
+      fs.rmSync(path.join(dir, 'link'));
+      fs.symlinkSync('crlf.txt', path.join(dir, 'link'));
+      fs.rmSync(path.join(dir, 'crlf.txt'));
+      fs.symlinkSync('lf.txt', path.join(dir, 'crlf.txt'));
       const afterAgent = bytesOf(dir);
       const post = await takeSnapshot(repository, 'post');
 
