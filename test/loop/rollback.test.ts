@@ -313,4 +313,25 @@ describe('rollback and its undo', () => {
     assert.deepEqual(treeOf(repo), afterLoop, 'the undo gives back what the actor wrote, byte for byte');
     assert.deepEqual(userGitState(repo), gitBefore);
   });
+
+  it('sees and rolls back what the actor writes outside a sparse checkout, and leaves no shared index file behind (split index)', async () => {
+    const repo = createRepo({ files: { 'app/main.js': 'v0\n', 'docs/guide.md': 'guide\n' } });
+    git(repo, 'sparse-checkout', 'set', '--cone', 'app');
+    git(repo, 'config', 'core.splitIndex', 'true');
+    git(repo, 'update-index', '--split-index');
+    const gitFolder = () => fs.readdirSync(path.join(repo, '.git')).filter((name) => /^sharedindex\.|^codeloops-/.test(name));
+    const before = { files: treeOf(repo), git: gitFolder() };
+    const loop = await runScriptedLoop(repo, {
+      actor: [[{ write: { path: 'app/main.js', content: 'v1\n' } }, { write: { path: 'docs/notes.md', content: 'outside the cone\n' } }]],
+      critic: [[done()]],
+    });
+    const diff = loop.events.find((event) => event.type === 'diff_captured');
+    assert.deepEqual(diff?.type === 'diff_captured' && diff.files.map((file) => file.path).sort(), ['app/main.js', 'docs/notes.md']);
+    const outcome = await rollBack(request(repo, loop));
+    assert.equal(outcome.result, 'rolled_back', outcome.message);
+    assert.deepEqual(outcome.removed, ['docs/notes.md']);
+    assert.equal((await undoRollback(request(repo, loop))).result, 'undone');
+    assert.equal((await rollBack(request(repo, loop))).result, 'rolled_back');
+    assert.deepEqual({ files: treeOf(repo), git: gitFolder() }, before);
+  });
 });
