@@ -5,7 +5,7 @@ import { acquireReviewLock } from '../loop/repositoryLock.js';
 import { withReviewLock } from '../loop/reviewLock.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { RejectionItem, ReviewActionOutcome } from '../sessionFormat/reviewRecords.js';
-import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
+import { ReviewRecordFile } from '../sessionWriter/reviewRecorder.js';
 import { readReview } from '../sessions/reviewState.js';
 import { takeHead, takeTail } from '../text/truncate.js';
 import type { ReviewTarget } from './reviewTarget.js';
@@ -89,12 +89,18 @@ function nestedRepository(base: ReviewActionOutcome, file: FilePatch, what: stri
  * and with the repository's loop lock, or, while a loop holds it and waits for this
  * review, without (the loop takes the session's review lock before it goes on).
  */
-async function changeFiles<T>(target: ReviewTarget, work: (repository: Repository) => Promise<T>): Promise<T> {
+async function changeFiles<T>(target: ReviewTarget, work: (repository: Repository, record: ReviewRecordFile) => Promise<T>): Promise<T> {
   return withReviewLock(target.sidecarDirectory, async () => {
     const repository = await openRepository(target.workingDir);
     const lock = acquireReviewLock(repository);
     try {
-      return await work(repository);
+      // Opened before any file changes: a record that cannot be written stops the action while nothing has changed.
+      const record = ReviewRecordFile.open(target.sidecarDirectory);
+      try {
+        return await work(repository, record);
+      } finally {
+        record.close();
+      }
     } finally {
       lock.release();
     }
@@ -106,7 +112,7 @@ const KEPT_HUNK_CHARS = 6_000;
 
 /** Undoes one hunk of an iteration in the working tree; the reason goes to the next actor run. */
 export async function rejectHunk(target: ReviewTarget & { iteration: number; hunk: number; reason: string | null }): Promise<ReviewActionOutcome> {
-  return changeFiles(target, async (repository) => {
+  return changeFiles(target, async (repository, record) => {
     const base = outcome(target.sessionId, { iteration: target.iteration, hunk: target.hunk });
     const found = await hunkOf(repository, target.sessionId, target.iteration, target.hunk);
     if (found === 'snapshot_missing') return snapshotMissing(base, repository, `iteration ${target.iteration} of session ${target.sessionId}`);
@@ -135,7 +141,7 @@ export async function rejectHunk(target: ReviewTarget & { iteration: number; hun
     }
     // The session's head follows: codeloops left the tree so (resume does not take this for the user's edit).
     await takeSnapshot(repository, message, [after, sessionHeadRef(target.sessionId)]);
-    appendReviewRecord(target.sidecarDirectory, {
+    record.append({
       type: 'hunk_rejected',
       id,
       iteration: target.iteration,
@@ -167,7 +173,7 @@ function keptHunk(hunk: Hunk): string {
  * stays, and a hunk whose lines changed since is a conflict that changes nothing.
  */
 export async function undoRejection(target: ReviewTarget & { id?: string }): Promise<ReviewActionOutcome> {
-  return changeFiles(target, async (repository) => {
+  return changeFiles(target, async (repository, record) => {
     const rejections = (await readReview([target.sidecarDirectory])).rejections;
     const item: RejectionItem | undefined =
       target.id === undefined ? rejections.filter((rejection) => !rejection.undone).at(-1) : rejections.find((rejection) => rejection.id === target.id);
@@ -200,7 +206,7 @@ export async function undoRejection(target: ReviewTarget & { id?: string }): Pro
       };
     }
     await takeSnapshot(repository, message, [reviewRef(target.sessionId, item.id, 'undone'), sessionHeadRef(target.sessionId)]);
-    appendReviewRecord(target.sidecarDirectory, { type: 'rejection_undone', id: item.id, restored: [hunk.path] });
+    record.append({ type: 'rejection_undone', id: item.id, restored: [hunk.path] });
     return {
       ...base,
       id: item.id,
@@ -220,7 +226,7 @@ export async function undoRejection(target: ReviewTarget & { id?: string }): Pro
  * now; otherwise nothing is staged.
  */
 export async function stageChanges(target: ReviewTarget & { iteration: number | null }): Promise<ReviewActionOutcome> {
-  return changeFiles(target, async (repository) => {
+  return changeFiles(target, async (repository, record) => {
     const base = outcome(target.sessionId, { iteration: target.iteration, hunk: null });
     const what = target.iteration === null ? `session ${target.sessionId}` : `iteration ${target.iteration}`;
     const range = await stagingRange(repository, target, target.iteration);
@@ -253,7 +259,7 @@ export async function stageChanges(target: ReviewTarget & { iteration: number | 
     const applied = await applyPatch(repository, missing.patch, { target: 'index' });
     if (!applied.applied) return refused(applied.reason, missing.files);
     const paths = missing.files;
-    appendReviewRecord(target.sidecarDirectory, { type: 'staged', iteration: target.iteration, files: paths });
+    record.append({ type: 'staged', iteration: target.iteration, files: paths });
     return {
       ...base,
       result: 'staged',
