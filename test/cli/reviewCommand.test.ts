@@ -6,7 +6,7 @@ import { parseRunEvent, type RunEvent } from '../../src/sessionFormat/runEvents.
 import * as z from '../../src/sessionFormat/zod.js';
 import { runCli, startCli } from '../support/cliProcess.js';
 import { mkfifo } from '../support/hostileFiles.js';
-import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { carryOn, decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs } from '../support/testEnvironment.js';
 
@@ -142,6 +142,39 @@ describe('codeloops review, reject, comment, resolve, stage (the built CLI)', ()
       assert.deepEqual({ refs: git(repo, 'for-each-ref'), index: git(repo, 'ls-files', '-s'), status: git(repo, 'status', '--porcelain') }, before);
     }
     assert.ok(fs.lstatSync(record).isFIFO(), 'the FIFO is left as it is');
+  });
+
+  it('lists a finding whose lines run past the end of its file as a general one, and one within it at its lines', async () => {
+    const { repo, env } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'one\ntwo\nthree\n' } }]],
+      critic: [
+        [
+          decision({
+            type: 'done',
+            summary: 'Done',
+            confidence: 0.9,
+            findings: [
+              { file: 'a.txt', line: 2, end_line: 9, severity: 'warning', message: 'runs past the end' },
+              { file: 'a.txt', line: 2, end_line: 3, severity: 'info', message: 'within the file' },
+            ],
+          }),
+        ],
+      ],
+    });
+    const run = await runCli(['-p', 'Write a', '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout) as { session_id: string }).session_id;
+    const json = sessionReviewSchema.parse(JSON.parse((await runCli(['review', id, '--json'], { cwd: repo, env })).stdout));
+    assert.deepEqual(
+      json.findings.map((finding) => [finding.id, finding.file, finding.line, finding.end_line, finding.anchored]),
+      [
+        ['F1.1', 'a.txt', 2, 9, false],
+        ['F1.2', 'a.txt', 2, 3, true],
+      ],
+    );
+    const listed = await runCli(['review', id], { cwd: repo, env });
+    assert.match(listed.stdout, /^ {2}F1\.1 \(warning, general: a\.txt:2-9 is not in the iteration’s files\): runs past the end$/m);
+    assert.match(listed.stdout, /^ {2}F1\.2 a\.txt:2-3 \(info\): within the file$/m);
   });
 
   it('--review waits after each iteration that goes on: the editor’s protocol on stdin continues it, then stops it', async () => {
