@@ -288,6 +288,22 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(git(repo, 'show', ':open.txt'), open({ 12: 'last row' }, ['inserted']));
   });
 
+  it('places a hunk in a file git keeps with LF and the disk with CRLF (core.autocrlf), and writes it back with CRLF', async () => {
+    const repo = createRepo();
+    git(repo, 'config', 'core.autocrlf', 'true');
+    writeFile(repo, 'app.txt', lines(20, {}, '\r\n'));
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'initial');
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.txt', lines(20, { 3: 'three', 15: 'fifteen' }, '\r\n')));
+    assert.match((await iterationHunks(target, 1))![0]!.hunks[0]!.text, /^-line 3\n\+three\n/m, 'the hunks are made of what git keeps: LF');
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: null })).result, 'rejected');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 3: 'three' }, '\r\n'));
+    assert.equal((await undoRejection({ ...target })).result, 'rejection_undone');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 3: 'three', 15: 'fifteen' }, '\r\n'));
+    assert.equal((await stageChanges({ ...target, iteration: 1 })).result, 'staged');
+    assert.equal(git(repo, 'show', ':app.txt'), lines(20, { 3: 'three', 15: 'fifteen' }));
+  });
+
   it('stages only the iteration’s change of a file the user also edited without staging: their edit stays in the file and out of the index', async () => {
     const repo = createRepo({ files: { 'app.txt': lines(30) } });
     const target = await iterationOf(repo, () => writeFile(repo, 'app.txt', lines(30, { 3: 'by the actor' })));
