@@ -301,17 +301,9 @@ export async function treeWithout(repository: Repository, commit: string, files:
     await gitBytes(repository.root, ['read-tree', commit], { variables: { GIT_INDEX_FILE: index } });
     for (const file of files) {
       const hunks = file.hunks.filter((hunk) => takenOut.includes(hunk));
-      const patches = hasLinesToPlace(file)
-        ? hunks.length > 0
-          ? [
-              placedPatch(
-                file,
-                hunks.map((hunk) => ({ hunk, at: sideIndex(hunk.newStart, hunk.newLines) })),
-                true,
-              ),
-            ]
-          : []
-        : hunks.map((hunk) => hunk.patch);
+      if (hunks.length === 0) continue;
+      const placements = hunks.map((hunk) => ({ hunk, at: sideIndex(hunk.newStart, hunk.newLines) }));
+      const patches = hasLinesToPlace(file) ? [placedPatch(file, placements, true)] : hunks.map((hunk) => hunk.patch);
       for (const patch of patches) {
         const applied = await applyPatch(repository, patch, { target: 'index', reverse: true, indexFile: index });
         if (!applied.applied) throw new GitCommandError('apply', 1, applied.reason);
