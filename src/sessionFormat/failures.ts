@@ -25,6 +25,8 @@ export const FAILURE_CODES = [
   'session_ambiguous',
   /** A file in the sessions folder that is not a session. */
   'not_a_session',
+  /** Where Codeloops appends a record (a session's review.jsonl, events.jsonl) there is something else than a regular file: a FIFO, a folder. */
+  'not_a_file',
   'iteration_not_found',
   /** An iteration has no hunk of that number (see `codeloops review`). */
   'hunk_not_found',
