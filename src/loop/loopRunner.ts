@@ -453,7 +453,8 @@ class LoopRun {
       filesChanged: diff.filesChanged,
       preTree: pre.tree,
       postTree: post.tree,
-      feedback: feedbackText(gate.decision),
+      // The runner's own words (a DONE refused, a critic that could not answer) are not the critic repeating itself.
+      criticFeedback: verdict.source === 'critic_failed' || verdict.source === 'unreadable' ? null : feedbackText(verdict.decision),
       failedChecks: checks.filter((check) => !check.passed).map((check) => ({ name: check.name, output: check.output })),
     });
     if (stall) this.emit({ type: 'stall', iteration, action: stall.action, reason: stall.reason, since_iteration: stall.since });

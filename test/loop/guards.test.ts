@@ -157,19 +157,72 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     );
   });
 
-  it('stops when the critic says nearly the same thing again and again, though the actor changes files', async () => {
+  it('does not stop an actor that adds one real line per iteration while the critic repeats its wording', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
-    const { summary } = await runScriptedLoop(
+    const steps = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+    const { summary, events } = await runScriptedLoop(
       repo,
       {
-        actor: [1, 2, 3, 4, 5].map((n) => [{ write: { path: 'n.txt', content: `${n}\n` } }]),
-        critic: [2, 3, 4, 5, 6].map((line) => [carryOn(`The function on line ${line} still returns the wrong value for negative inputs`)]),
+        actor: steps.map((_, index) => [{ write: { path: 'steps.txt', content: steps.slice(0, index + 1).join('\n') + '\n' } }]),
+        critic: [...steps.slice(1).map(() => [carryOn('Add the next step to steps.txt; the list is not complete yet.')]), [done('all five steps')]],
       },
-      { stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 5 },
+      { stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 8 },
+    );
+    assert.equal(summary.status, 'success', summary.error ?? '');
+    assert.equal(summary.iterations, 5);
+    assert.equal(eventsOf(events, 'stall').length, 0);
+  });
+
+  it('stops when the critic says nearly, not exactly, the same thing while the files make no progress', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      {
+        actor: [[{ write: { path: 'parser.txt', content: 'a first attempt\n' } }], [{ print: 'I think it is fine.' }]],
+        // Worded differently each time (not only in numbers, which the comparison leaves out), saying the same.
+        critic: [
+          [carryOn('The parser still ignores trailing commas in arrays and objects; handle them and add a test for each case.')],
+          [carryOn('The parser still ignores the trailing commas in arrays and objects; handle them and add a test for each case.')],
+          [carryOn('The parser still ignores the trailing commas in arrays and objects; handle them and add one test for each case.')],
+        ],
+      },
+      { stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 6 },
     );
     assert.equal(summary.stop_reason, 'stalled');
-    assert.equal(summary.iterations, 3);
-    assert.match(summary.error!, /nearly the same feedback in iterations 1–3/);
+    assert.equal(summary.iterations, 3, 'two iterations without progress after the feedback was first given, three times said');
+    assert.match(
+      summary.error!,
+      /the critic gave nearly the same feedback in iterations 1–3, and the files made no progress since: "The parser still ignores the trailing commas in arrays and objects; handle them and add one test/,
+    );
+    assert.deepEqual(
+      eventsOf(events, 'stall').map((stall) => [stall.iteration, stall.since_iteration]),
+      [[3, 1]],
+    );
+  });
+
+  it('a required check failing on the way to passing is progress: DONE refused again and again does not stall a loop that changes the files', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const steps = ['alpha', 'beta', 'gamma', 'delta'];
+    // A test report that differs only in its count, as a test runner's does: the comparison of outputs leaves numbers out.
+    const stepsCheck = check(
+      'steps',
+      'found=$(wc -l < steps.txt); echo "$found of 4 steps written"; test "$found" -eq 4 || { echo "FAIL: steps are missing"; exit 1; }',
+    );
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      {
+        actor: steps.map((_, index) => [{ write: { path: 'steps.txt', content: steps.slice(0, index + 1).join('\n') + '\n' } }]),
+        critic: [[done('Looks complete', 0.9)]], // a critic that believes the actor every time
+      },
+      { checks: [stepsCheck], maxIterations: 8 },
+    );
+    assert.equal(summary.status, 'success', summary.error ?? '');
+    assert.equal(summary.iterations, 4);
+    assert.deepEqual(
+      eventsOf(events, 'done_refused').map((refusal) => refusal.iteration),
+      [1, 2, 3],
+    );
+    assert.equal(eventsOf(events, 'stall').length, 0);
   });
 
   it('nudges a stuck actor once; an actor that changes approach goes on to finish', async () => {
@@ -211,16 +264,19 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     );
   });
 
-  it('stops on the same failing check output several times in a row', async () => {
+  it('stops on the same failing check output while the files make no progress, and never calls a refused DONE the critic repeating itself', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const attempt = [{ write: { path: 'attempt.txt', content: 'the same attempt\n' } }];
     const { summary } = await runScriptedLoop(
       repo,
-      { actor: [1, 2, 3, 4].map((n) => [{ write: { path: 'attempt.txt', content: `${n}\n` } }]), critic: VARIED_FEEDBACK },
+      // The first attempt changes the files; the later ones write the same again. The critic believes it every time.
+      { actor: [attempt], critic: [[done('Looks complete', 0.9)]] },
       { checks: [TESTS], stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 6 },
     );
     assert.equal(summary.stop_reason, 'stalled');
     assert.equal(summary.iterations, 3);
-    assert.match(summary.error!, /the same checks failed the same way in iterations 1–3: tests/);
+    assert.match(summary.error!, /the same checks failed the same way in iterations 1–3, and the files made no progress since: tests/);
+    assert.doesNotMatch(summary.error!, /critic/, "the refusal's text is the runner's, not the critic's");
   });
 
   it('turns stall detection off with 0', async () => {
