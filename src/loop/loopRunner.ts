@@ -552,9 +552,15 @@ class LoopRun {
   private budgetMessage(crossed: 'budget_cost' | 'budget_tokens'): string {
     const totals = this.spend.totals();
     const { budget } = this.request;
-    return crossed === 'budget_cost'
-      ? `The agents' cost reached $${(totals.costUsd ?? 0).toFixed(2)}${totals.costEstimated ? ' (partly estimated)' : ''}, over the budget of $${budget.maxCostUsd!.toFixed(2)}.`
-      : `The agents used ${totals.tokens.toLocaleString('en-US')} tokens, over the budget of ${budget.maxTokens!.toLocaleString('en-US')}.`;
+    if (crossed === 'budget_tokens')
+      return `The agents used ${totals.tokens.toLocaleString('en-US')} tokens, over the budget of ${budget.maxTokens!.toLocaleString('en-US')}.`;
+    const unpriced = this.spend.unpricedModels().map((model) => (model ? `"${model}"` : 'a model the agent did not name'));
+    return (
+      `The agents' cost reached $${(totals.costUsd ?? 0).toFixed(2)}${totals.costEstimated ? ' (partly estimated)' : ''}, over the budget of $${budget.maxCostUsd!.toFixed(2)}.` +
+      (unpriced.length > 0
+        ? ` The price table has no price for ${unpriced.join(', ')}: its tokens were counted at the table's highest price (a [prices."<model>"] entry in the config counts them at theirs).`
+        : '')
+    );
   }
 
   private currentSpend(): Spend {

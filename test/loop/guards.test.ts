@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { carryOn, done } from '../support/scriptedAgent.js';
+import { carryOn, claudeStream, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
 import { isRunning, stopRunners } from '../support/processes.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
@@ -309,5 +309,72 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     assert.equal(fs.readFileSync(path.join(repo, 'partial.txt'), 'utf8'), 'started\n');
     const childPid = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
     assert.equal(isRunning(childPid), false);
+  });
+
+  it('stops the actor mid-turn once the estimated cost of a model the price table does not know crosses the cap', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const model = 'scripted-model-nobody-prices';
+    const usage = { input_tokens: 1_000, output_tokens: 200 };
+    // At the table's highest price ($15 in, $75 out per million tokens) each call is estimated at $0.03: the second crosses $0.05.
+    const callCost = 0.03;
+    const cap = 0.05;
+    const { summary, events, agent } = await runScriptedLoop(
+      repo,
+      {
+        actor: [
+          [
+            claudeStream.call('msg-1', model, usage, 'Reading the code.'),
+            claudeStream.call('msg-2', model, usage, 'Writing the change.'),
+            // The model call after them takes a while; an agent not stopped by then finishes its turn and says it cost $5.
+            { sleep: 20_000 },
+            claudeStream.call('msg-3', model, usage, 'Done.'),
+            { write: { path: 'turn-finished.txt', content: 'the turn ran to its end\n' } },
+            claudeStream.result('Done.', 5, { input_tokens: 3_000, output_tokens: 600 }),
+          ],
+        ],
+        critic: [[claudeStream.result('<decision>{"type":"done","summary":"done","confidence":0.9}</decision>', 0.01, usage)]],
+      },
+      { agentKind: 'claude', model, budget: { maxCostUsd: cap } },
+    );
+    assert.equal(summary.status, 'failed');
+    assert.equal(summary.stop_reason, 'budget_cost');
+    assert.equal(summary.error_code, 'budget_exceeded');
+    // Stopped in the middle of its turn: it never reached its end, and nothing ran after it.
+    assert.equal(fs.existsSync(path.join(repo, 'turn-finished.txt')), false, 'the turn did not finish');
+    const [actorRun] = eventsOf(events, 'agent_finished');
+    assert.equal(actorRun?.interrupted, true, 'the actor was stopped as on an interrupt');
+    assert.equal(agent.calls('critic'), 0);
+    assert.match(summary.error!, /over the budget of \$0\.05/);
+    assert.match(summary.error!, new RegExp(`no price for "${model}": its tokens were counted at the table's highest price`));
+    // The total is the estimate, within one model call's cost of the cap.
+    assert.equal(summary.cost_estimated, true);
+    assert.ok(summary.total_cost_usd! > cap && summary.total_cost_usd! <= cap + callCost, `total_cost_usd ${summary.total_cost_usd}`);
+    const { end } = assertValidSessionFile(summary.session_file);
+    assert.equal(end?.total_cost_usd, summary.total_cost_usd);
+    assert.equal(end?.cost_estimated, true);
+  });
+
+  it("records the agent's own cost when it gives one, instead of the estimate made while it ran", async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const model = 'scripted-model-nobody-prices';
+    const usage = { input_tokens: 1_000, output_tokens: 200 };
+    const { summary } = await runScriptedLoop(
+      repo,
+      {
+        actor: [
+          [
+            claudeStream.call('msg-1', model, usage, 'Writing.'),
+            { write: { path: 'a.txt', content: 'a\n' } },
+            claudeStream.result('Wrote a.txt.', 0.002, usage),
+          ],
+        ],
+        critic: [[claudeStream.result('<decision>{"type":"done","summary":"a.txt exists","confidence":0.9}</decision>', 0.001, usage)]],
+      },
+      { agentKind: 'claude', model, budget: { maxCostUsd: 1 } },
+    );
+    assert.equal(summary.status, 'success', summary.error ?? '');
+    assert.equal(summary.total_cost_usd, 0.003);
+    assert.equal(summary.cost_estimated, false);
+    assert.equal(summary.total_tokens, 2_400);
   });
 });
