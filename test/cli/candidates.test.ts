@@ -263,8 +263,8 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     assert.equal((await readGroup(groupsDirectory, comparison.group_id)).end?.status, 'interrupted');
   });
 
-  it('after a SIGKILL every session is readable, and the next run prunes the worktrees (saving unsnapshotted edits)', async () => {
-    const { repo, env, home, agent } = groupSetup({
+  it('after a SIGKILL every session is readable; the next run refuses while its agents run, then prunes the worktrees (saving unsnapshotted edits)', async () => {
+    const { repo, env, home, agent, groupsDirectory } = groupSetup({
       actor: [[{ sleep: 1 }]],
       critic: [[done()]],
       candidates: {
@@ -279,15 +279,46 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     );
     run.child.kill('SIGKILL');
     await run.done;
-    // The runner died at once; its agents (their own process groups) are stopped by hand, as a reboot would.
-    for (const role of ['command#1-actor', 'command#2-actor'] as const) {
-      const pid = Number(agent.envSeen(role, 1).pid);
-      process.kill(pid, 'SIGKILL');
-      await waitFor(() => !isRunning(pid));
-    }
     const crashed = await comparisonOf(repo, env);
     assert.equal(crashed.status, 'crashed');
     const worktrees = crashed.candidates.map((row) => row.worktree);
+
+    // Its agents (their own process groups) outlive it. While they run, the next run touches nothing and names one to stop.
+    const agentGroups = (['command#1-actor', 'command#2-actor'] as const).map((role) => Number(agent.envSeen(role, 1).pid));
+    const whileAgentsRun = await runCli(['run', '--candidates', 'command', '-p', 'Again', '--trust', '--json-output'], { cwd: repo, env });
+    assert.equal(whileAgentsRun.code, 2, whileAgentsRun.stderr);
+    const refusal = JSON.parse(whileAgentsRun.stdout) as { error_code: string; error: string; error_details: Record<string, unknown>; session_id: null };
+    assert.equal(refusal.error_code, 'loop_running');
+    assert.equal(refusal.session_id, null);
+    assert.ok(agentGroups.includes(refusal.error_details.process_group as number), JSON.stringify(refusal.error_details));
+    assert.equal(refusal.error_details.group_id, crashed.group_id);
+    assert.match(refusal.error, new RegExp(`what it started still runs: process group ${String(refusal.error_details.process_group)}`));
+    assert.ok(whileAgentsRun.stderr.includes(`kill -- -${String(refusal.error_details.process_group)}`), whileAgentsRun.stderr);
+    for (const pid of agentGroups) assert.ok(isRunning(pid), 'the agents were not stopped');
+    for (const worktree of worktrees) assert.ok(fs.existsSync(worktree!), `${worktree} is still there`);
+    assert.equal(
+      git(repo, 'for-each-ref', `refs/codeloops/${crashed.group_id}/`, '--format=%(refname)').includes('/kept'),
+      false,
+      'no half-made tree snapshotted',
+    );
+    assert.equal((await readGroup(groupsDirectory, crashed.group_id)).end, null, 'the group is not marked dealt with');
+    assert.equal((await comparisonOf(repo, env)).group_id, crashed.group_id, 'no new group was started');
+    // Discarding the group by hand keeps those worktrees too, saying why.
+    const discard = await runCli(['candidates', crashed.group_id, '--discard', '--force', '--json'], { cwd: repo, env });
+    assert.equal(discard.code, 4, discard.stderr);
+    const kept = (JSON.parse(discard.stdout) as { kept: { label: string; reason: string }[] }).kept;
+    assert.deepEqual(
+      kept.map((entry) => entry.label),
+      ['command#1', 'command#2'],
+    );
+    for (const entry of kept) assert.match(entry.reason, /what its loop started still runs \(process group \d+\): stop it first/);
+    for (const worktree of worktrees) assert.ok(fs.existsSync(worktree!), `${worktree} is still there`);
+
+    // Stopped by hand (as its hint says, or as a reboot would): the agents are gone.
+    for (const pid of agentGroups) {
+      process.kill(-pid, 'SIGKILL');
+      await waitFor(() => !isRunning(pid));
+    }
     for (const row of crashed.candidates) {
       assert.equal(row.status, 'crashed');
       assert.equal(assertValidSessionFile(path.join(home.sessionsDir, `${row.session_id}.jsonl`)).end, null, 'readable, without an end');
