@@ -146,6 +146,44 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     assert.deepEqual(state.end?.ranking, ['command#2', 'command#1', 'command#3']);
   });
 
+  it('ranks by the checks really run in each worktree: more checks passed first, above the outcome and the judge', async () => {
+    // A required check and an advisory one, run by each candidate's loop on its own worktree.
+    const checksToml =
+      '[[checks]]\nname = "tests"\nrun = "test -f tests-pass.txt"\n\n[[checks]]\nname = "lint"\nrun = "test -f lint-clean.txt"\nrequired = false\n';
+    const write = (name: string): ScriptStep => ({ write: { path: name, content: `${name}\n` } });
+    const { repo, env } = groupSetup(
+      {
+        critic: [[ranking(['A', 'B', 'C'], 'A reads best')]], // the judge prefers the first candidate
+        candidates: {
+          'command#1': { actor: [[write('tests-pass.txt')]], critic: [[done('one', 0.9)]] },
+          'command#2': { actor: [[write('tests-pass.txt'), write('lint-clean.txt')]], critic: [[done('two', 0.9)]] },
+          // Both checks pass, but its critic wants more and its one iteration is used up.
+          'command#3': { actor: [[write('tests-pass.txt'), write('lint-clean.txt')]], critic: [[carryOn('not yet')]] },
+          // Its required check fails: its DONE is refused.
+          'command#4': { actor: [[write('lint-clean.txt')]], critic: [[done('four', 0.9)]] },
+        },
+      },
+      checksToml,
+    );
+    const result = await runCli(['run', '--parallel', '4', '--jobs', '4', '-n', '1', '-p', 'Make the checks pass', '--trust', '--json-output'], {
+      cwd: repo,
+      env,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const comparison = groupComparisonSchema.parse(JSON.parse(result.stdout));
+    assert.deepEqual(comparison.judge?.ranking.slice(0, 2), ['command#1', 'command#2'], 'the judge put the first candidate first');
+    assert.deepEqual(
+      comparison.candidates.map((row) => [row.label, row.status, row.checks_passed, row.checks_total, row.required_checks_failed, row.rank]),
+      [
+        ['command#2', 'success', 2, 2, 0, 1],
+        ['command#3', 'max_iterations_reached', 2, 2, 0, 2],
+        ['command#1', 'success', 1, 2, 0, 3],
+        ['command#4', 'max_iterations_reached', 1, 2, 1, 4],
+      ],
+    );
+    assert.equal(comparison.winner, 'command#2');
+  });
+
   it('applies exactly the winner’s changes, refuses a conflict with nothing changed, and undoes', async () => {
     const { repo, env } = groupSetup({
       critic: [[ranking(['A', 'B'])]],
