@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { carryOn, claudeStream, done } from '../support/scriptedAgent.js';
+import { carryOn, claudeStream, decision, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
 import { isRunning, stopRunners } from '../support/processes.js';
-import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { assertValidSessionFile, DOCUMENTED_FIELDS } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 const check = (name: string, run: string, fields: Partial<CheckSpec> = {}): CheckSpec => ({ name, run, timeoutSecs: 60, required: true, ...fields });
@@ -376,5 +376,31 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     assert.equal(summary.total_cost_usd, 0.003);
     assert.equal(summary.cost_estimated, false);
     assert.equal(summary.total_tokens, 2_400);
+  });
+
+  it("keeps a real session's documented fields first and in the documented order, its extra fields after them", async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const finding = { file: 'attempt.txt', line: 1, severity: 'warning', message: 'say more' };
+    const { summary } = await runScriptedLoop(
+      repo,
+      {
+        // One change, then the same again: the check keeps failing the same way and the loop stalls.
+        actor: [[{ write: { path: 'attempt.txt', content: 'the same attempt\n' } }]],
+        critic: [[decision({ type: 'done', summary: 'Looks complete', confidence: 0.9, findings: [finding] })]],
+      },
+      { checks: [TESTS], stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 6 },
+    );
+    assert.equal(summary.stop_reason, 'stalled');
+    const lines = readJsonLines(summary.session_file);
+    const extrasOf = (line: Record<string, unknown>) => Object.keys(line).slice(DOCUMENTED_FIELDS[line.type as keyof typeof DOCUMENTED_FIELDS].length);
+    const iteration = lines[1]!;
+    const end = lines.at(-1)!;
+    assert.deepEqual(Object.keys(iteration).slice(0, DOCUMENTED_FIELDS.iteration.length), [...DOCUMENTED_FIELDS.iteration]);
+    assert.deepEqual(extrasOf(iteration).sort(), ['critic_verdict', 'failed_checks', 'findings', 'git_deletions', 'git_insertions', 'remaining_issues']);
+    assert.deepEqual(Object.keys(end).slice(0, DOCUMENTED_FIELDS.session_end.length), [...DOCUMENTED_FIELDS.session_end]);
+    for (const extra of ['error', 'error_code', 'stop_reason', 'total_tokens'])
+      assert.ok(extrasOf(end).includes(extra), `${extra} after the documented fields`);
+    assert.deepEqual(Object.keys(lines[0]!), [...DOCUMENTED_FIELDS.session_start]);
+    assertValidSessionFile(summary.session_file);
   });
 });
