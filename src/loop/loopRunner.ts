@@ -558,7 +558,7 @@ class LoopRun {
     return (
       `The agents' cost reached $${(totals.costUsd ?? 0).toFixed(2)}${totals.costEstimated ? ' (partly estimated)' : ''}, over the budget of $${budget.maxCostUsd!.toFixed(2)}.` +
       (unpriced.length > 0
-        ? ` The price table has no price for ${unpriced.join(', ')}: its tokens were counted at the table's highest price (a [prices."<model>"] entry in the config counts them at theirs).`
+        ? ` The price table has no price for ${unpriced.join(', ')}: until its agent says what they cost, its tokens count at the table's highest price (a [prices."<model>"] entry in the config counts them at theirs).`
         : '')
     );
   }

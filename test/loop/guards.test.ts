@@ -345,7 +345,7 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     assert.equal(actorRun?.interrupted, true, 'the actor was stopped as on an interrupt');
     assert.equal(agent.calls('critic'), 0);
     assert.match(summary.error!, /over the budget of \$0\.05/);
-    assert.match(summary.error!, new RegExp(`no price for "${model}": its tokens were counted at the table's highest price`));
+    assert.match(summary.error!, new RegExp(`no price for "${model}": until its agent says what they cost, its tokens count at the table's highest price`));
     // The total is the estimate, within one model call's cost of the cap.
     assert.equal(summary.cost_estimated, true);
     assert.ok(summary.total_cost_usd! > cap && summary.total_cost_usd! <= cap + callCost, `total_cost_usd ${summary.total_cost_usd}`);
