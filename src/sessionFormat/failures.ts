@@ -66,6 +66,8 @@ export const FAILURE_CODES = [
   'bundle_invalid',
   /** Import: a session of the bundle is already here. */
   'session_exists',
+  /** Codeloops does not run on this platform (a native Windows): it says where it does. */
+  'platform_unsupported',
   /** The runner itself failed: a bug. */
   'internal',
 ] as const;
