@@ -13,18 +13,7 @@ import type { Outcome } from './sessionLines.js';
  * phases), paused for the user's review, told to go on or to stop, or ended.
  */
 export type LoopStage =
-  | 'waiting'
-  | 'starting'
-  | 'snapshot'
-  | 'actor'
-  | 'diff'
-  | 'checks'
-  | 'critic'
-  | 'critic_repair'
-  | 'review'
-  | 'continuing'
-  | 'stopping'
-  | 'ended';
+  'waiting' | 'starting' | 'snapshot' | 'actor' | 'diff' | 'checks' | 'critic' | 'critic_repair' | 'review' | 'continuing' | 'stopping' | 'ended';
 
 export interface LoopProgress {
   /** The iteration under way (or the last one), null before the first. */
