@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { freePort, launchChromium, startServer, type RunningServer } from '../support/codeServer.js';
+import { launchChromium, packagedExtension, startCodeServer, type CodeServer } from '../support/codeServer.js';
 import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
 import { startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
 import { realAgentHome } from '../support/realAgents.js';
 import { GREETING_TASK, isCriticRequest, scriptedGreetingModel } from '../support/scriptedClaude.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, removeTempDirs, repoRoot, tempDir } from '../support/testEnvironment.js';
-import { ensureVsCodeTools, type VsCodeTools } from '../support/vscodeTools.js';
+import { createRepo, removeTempDirs, repoRoot } from '../support/testEnvironment.js';
 
 /**
  * The packaged extension used as a user would: the VSIX installed into the VS Code
@@ -51,9 +49,8 @@ const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
 
 describe('the packaged extension, used as a user would (code-server + Chromium)', function () {
   this.timeout(600_000);
-  let tools: VsCodeTools;
   let api: ModelApi;
-  let server: RunningServer | undefined;
+  let server: CodeServer | undefined;
   let browser: Browser | undefined;
   let page: Page;
   let repo: string;
@@ -166,10 +163,8 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   };
 
   before(async () => {
-    tools = ensureVsCodeTools();
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     for (const old of fs.readdirSync(SCREENSHOTS).filter((name) => name.startsWith('flow-'))) fs.rmSync(path.join(SCREENSHOTS, old));
-    execFileSync('npm', ['run', 'package'], { cwd: repoRoot(), stdio: 'inherit' });
 
     repo = createRepo({ files: { 'README.md': '# greeting service\n', 'review.txt': numbered() } });
     const greetingModel = scriptedGreetingModel(repo);
@@ -185,74 +180,26 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     const { env, home } = realAgentHome({ anthropic: api });
     dataHome = home.dataHome;
 
-    const scratch = tempDir('codeloops-vscode-');
-    const userData = path.join(scratch, 'user-data');
-    const extensions = path.join(scratch, 'extensions');
-    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-    fs.writeFileSync(
-      path.join(userData, 'User', 'settings.json'),
-      JSON.stringify({
-        'workbench.startupEditor': 'none',
-        'workbench.secondarySideBar.defaultVisibility': 'hidden',
-        'chat.disableAIFeatures': true,
-        'workbench.tips.enabled': false,
-        'window.commandCenter': false,
-        // The server resolves the user's login shell for PATH, so the agent is named
-        // the way a user on a remote would: by its full path, in the machine setting.
-        'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') },
-      }),
-    );
-    // A machine setting belongs in the remote's own settings too (Preferences: Open Remote
-    // Settings): after a window reload the server's extension host reads it from there.
-    fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
-    fs.writeFileSync(
-      path.join(userData, 'Machine', 'settings.json'),
-      JSON.stringify({ 'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') } }),
-    );
-    const serverEnv = { ...process.env, ...env };
-    execFileSync(
-      tools.node24,
-      [
-        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
-        '--extensions-dir',
-        extensions,
-        '--user-data-dir',
-        userData,
-        '--install-extension',
-        path.join(repoRoot(), 'codeloops.vsix'),
-      ],
-      {
-        env: serverEnv,
-        stdio: 'inherit',
-      },
-    );
-    const port = await freePort();
-    server = await startServer(
-      tools,
-      [
-        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
-        '--bind-addr',
-        `127.0.0.1:${port}`,
-        '--auth',
-        'none',
-        '--disable-telemetry',
-        '--disable-update-check',
-        '--disable-workspace-trust',
-        '--user-data-dir',
-        userData,
-        '--extensions-dir',
-        extensions,
-        repo,
-      ],
-      { env: serverEnv, ready: /HTTP server listening/, logFile: path.join(SCREENSHOTS, 'flow-server.log') },
-    );
-    browser = await launchChromium(tools);
+    // The server resolves the user's login shell for PATH, so the agent is named the way
+    // a user on a remote would: by its full path, in the machine setting. A machine setting
+    // belongs in the remote's own settings too (Preferences: Open Remote Settings): after a
+    // window reload the server's extension host reads it from there.
+    const agentPaths = { 'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') } };
+    server = await startCodeServer({
+      extension: { vsix: packagedExtension() },
+      folder: repo,
+      env: { ...process.env, ...env },
+      settings: agentPaths,
+      machineSettings: agentPaths,
+      logFile: path.join(SCREENSHOTS, 'flow-server.log'),
+    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     // What the workbench and its webviews report, for when a step fails.
     const consoleLog = fs.createWriteStream(path.join(SCREENSHOTS, 'flow-browser-console.log'));
     page.on('console', (message) => consoleLog.write(`[${message.type()}] ${message.text()}\n`));
     page.on('pageerror', (error) => consoleLog.write(`[pageerror] ${error.message}\n`));
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
+    await page.goto(server.url);
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     await page.waitForTimeout(2000); // let the workbench settle before the first keystroke
   });
@@ -263,7 +210,7 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
 
   after(async () => {
     await browser?.close();
-    server?.stop();
+    await server?.stop();
     await api?.close();
     removeTempDirs();
   });
@@ -549,19 +496,16 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
 
 describe('the packaged extension in an untrusted workspace', function () {
   this.timeout(300_000);
-  let server: RunningServer | undefined;
+  let server: CodeServer | undefined;
   let browser: Browser | undefined;
 
   after(async () => {
     await browser?.close();
-    server?.stop();
+    await server?.stop();
     removeTempDirs();
   });
 
   it('shows sessions but refuses to run a loop, and says why', async () => {
-    const tools = ensureVsCodeTools();
-    const vsix = path.join(repoRoot(), 'codeloops.vsix');
-    if (!fs.existsSync(vsix)) execFileSync('npm', ['run', 'package'], { cwd: repoRoot(), stdio: 'inherit' });
     const repo = createRepo({ files: { 'README.md': '# someone else’s code\n' } });
     const { env, home } = realAgentHome({});
     // A session from earlier, to browse.
@@ -580,42 +524,10 @@ describe('the packaged extension in an untrusted workspace', function () {
         max_iterations: 3,
       }) + '\n',
     );
-    const scratch = tempDir('codeloops-vscode-untrusted-');
-    const userData = path.join(scratch, 'user-data');
-    const extensions = path.join(scratch, 'extensions');
-    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-    fs.writeFileSync(
-      path.join(userData, 'User', 'settings.json'),
-      JSON.stringify({ 'workbench.startupEditor': 'none', 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'chat.disableAIFeatures': true }),
-    );
-    const serverEnv = { ...process.env, ...env };
-    execFileSync(
-      tools.node24,
-      [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', vsix],
-      { env: serverEnv, stdio: 'ignore' },
-    );
-    const port = await freePort();
-    server = await startServer(
-      tools,
-      [
-        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
-        '--bind-addr',
-        `127.0.0.1:${port}`,
-        '--auth',
-        'none',
-        '--disable-telemetry',
-        '--disable-update-check',
-        '--user-data-dir',
-        userData,
-        '--extensions-dir',
-        extensions,
-        repo,
-      ],
-      { env: serverEnv, ready: /HTTP server listening/ },
-    );
-    browser = await launchChromium(tools);
+    server = await startCodeServer({ extension: { vsix: packagedExtension() }, folder: repo, env: { ...process.env, ...env }, trusted: false });
+    browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
+    await page.goto(server.url);
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     // The folder was never trusted: VS Code opens it in Restricted Mode.
     await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).waitFor({ timeout: 30_000 });
