@@ -4,7 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { importResultSchema } from '../../src/sessionFormat/sessionBundle.js';
 import { cliPath, runCli } from '../support/cliProcess.js';
-import { assertNothingImported, exportedRun, failureOf, machine, oneStepRunner, refsIn, repack, repositoryAndClone } from '../support/sessionBundles.js';
+import {
+  allRefs,
+  assertNothingImported,
+  exportedRun,
+  failureOf,
+  machine,
+  oneStepRunner,
+  refsIn,
+  repack,
+  repositoryAndClone,
+} from '../support/sessionBundles.js';
 import { git, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 const MB = 1024 * 1024;
@@ -46,6 +56,47 @@ function repetitiveFile(file: string, bytes: number): void {
 
 describe('sessions import refuses crafted bundles, leaving everything as it was', () => {
   after(removeTempDirs);
+
+  it("refuses a bundle whose snapshots carry refs that are not its sessions' (a user's branch, another session's), moving nothing", async () => {
+    const { laptop, ci } = repositoryAndClone();
+    git(laptop, 'branch', 'feature');
+    git(ci, 'fetch', '-q', 'origin', 'feature:feature');
+    // On the runner, the branch moves on: a bundle carrying it would fast-forward the user's.
+    git(ci, 'update-ref', 'refs/heads/feature', git(ci, 'commit-tree', '-p', 'feature', '-m', 'not yours', 'feature^{tree}').trim());
+    const { sessionId, bundle } = await exportedRun(ci, oneStepRunner());
+    const headOf = git(ci, 'rev-parse', `refs/codeloops/${sessionId}/head`).trim();
+    const other = `refs/codeloops/2030-01-01T00-00-00Z_abcdef/head`;
+    git(ci, 'update-ref', other, headOf);
+    const home = machine({});
+    const before = allRefs(laptop);
+    for (const extra of ['refs/heads/feature', other]) {
+      const crafted = await repack(bundle, `with-${extra.split('/')[1]}.tar.gz`, (root) => {
+        const snapshots = path.join(root, 'snapshots.bundle');
+        fs.rmSync(snapshots);
+        git(ci, 'bundle', 'create', '--quiet', snapshots, ...refsIn(ci).filter((ref) => ref.includes(sessionId)), extra, '--not', 'main');
+      });
+      const refused = failureOf(await runCli(['sessions', 'import', crafted, '-d', laptop, '--json'], { cwd: laptop, env: home.env }));
+      assert.equal(refused.code, 'bundle_invalid', refused.message);
+      assert.match(refused.message, new RegExp(`a ref that is not one of its sessions': ${extra}`));
+      assert.equal(allRefs(laptop), before, `${extra}: every ref as it was`);
+      assertNothingImported(home.home);
+    }
+  });
+
+  it('refuses a well-formed archive whose session file does not start with session_start', async () => {
+    const { laptop, ci } = repositoryAndClone();
+    const { sessionId, bundle } = await exportedRun(ci, oneStepRunner());
+    const crafted = await repack(bundle, 'no-start.tar.gz', (root) => {
+      const file = path.join(root, 'sessions', `${sessionId}.jsonl`);
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').split('\n').slice(1).join('\n'));
+    });
+    const home = machine({});
+    const refused = failureOf(await runCli(['sessions', 'import', crafted, '-d', laptop, '--json'], { cwd: laptop, env: home.env }));
+    assert.equal(refused.code, 'bundle_invalid');
+    assert.match(refused.message, new RegExp(`sessions/${sessionId}\\.jsonl does not start with a session_start line`));
+    assertNothingImported(home.home);
+    assert.deepEqual(refsIn(laptop), []);
+  });
 
   it("a bundle whose snapshots git verifies but cannot read (a damaged pack) is bundle_invalid with git's reason", async () => {
     const { laptop, ci } = repositoryAndClone();
