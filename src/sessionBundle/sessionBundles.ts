@@ -324,7 +324,8 @@ async function unpackArchive(bundleFile: string, staging: string, maxBytes: numb
   let lead = Buffer.alloc(0);
   let openFile: number | undefined;
   const source = fs.createReadStream(bundleFile);
-  const gunzip = zlib.createGunzip();
+  // Pieces of 256 KiB rather than 16: a sixteenth of the writes, memory still flat.
+  const gunzip = zlib.createGunzip({ chunkSize: 256 * 1024 });
   const parser = new tar.Parser({ strict: true, zstd: false });
   let refusal: Error | undefined;
   try {
