@@ -49,7 +49,16 @@ export interface BundlePaths {
 
 export async function exportSessions(sessionIds: readonly string[], output: string, paths: BundlePaths): Promise<ExportResult> {
   const file = path.resolve(output);
-  if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+  // Where the bundle goes is checked first: nothing is exported to a place it cannot be written.
+  const cannotWrite = (error: unknown) =>
+    new CodeloopsError('usage', `${file} cannot be written: ${path.dirname(file)} cannot be a folder (${(error as Error).message}).`, { file });
+  let existing: fs.Stats | undefined;
+  try {
+    existing = fs.statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    throw cannotWrite(error);
+  }
+  if (existing?.isDirectory()) {
     throw new CodeloopsError('usage', `${file} is a folder: a bundle is written to a file (such as ${path.join(file, 'bundle.tar.gz')}).`, { file });
   }
   const warnings: string[] = [];
@@ -132,7 +141,7 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
     try {
       fs.mkdirSync(path.dirname(file), { recursive: true });
     } catch (error) {
-      throw new CodeloopsError('usage', `${file} cannot be written: ${path.dirname(file)} cannot be a folder (${(error as Error).message}).`, { file });
+      throw cannotWrite(error);
     }
     await tar.c({ gzip: true, file, cwd: staging, portable: true }, [BUNDLE_ROOT]);
     return {

@@ -164,7 +164,7 @@ describe('sessions import refuses crafted bundles, leaving everything as it was'
     }
   });
 
-  it('sessions export -o <a folder> is a usage error that writes nothing', async () => {
+  it('sessions export -o <a folder>, or into a folder that is a file, is a usage error that writes nothing', async () => {
     const { ci } = repositoryAndClone();
     const runner = oneStepRunner();
     const { sessionId } = await exportedRun(ci, runner);
@@ -173,6 +173,12 @@ describe('sessions import refuses crafted bundles, leaving everything as it was'
     assert.equal(refused.code, 'usage');
     assert.match(refused.message, new RegExp(`${folder} is a folder: a bundle is written to a file`));
     assert.deepEqual(fs.readdirSync(folder), []);
+    const file = path.join(folder, 'a-file');
+    fs.writeFileSync(file, 'mine\n');
+    const inside = failureOf(await runCli(['sessions', 'export', sessionId, '-o', path.join(file, 'bundle.tar.gz'), '--json'], { cwd: ci, env: runner.env }));
+    assert.equal(inside.code, 'usage');
+    assert.match(inside.message, new RegExp(`${file} cannot be a folder`));
+    assert.equal(fs.readFileSync(file, 'utf8'), 'mine\n');
   });
 
   it('refuses a bundle that unpacks to more than --max-unpacked-mb, one file or all together, leaving no temporary files', async () => {

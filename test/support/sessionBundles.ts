@@ -63,7 +63,7 @@ export async function repack(bundle: string, name: string, edit: (root: string) 
 /** The error an import answered with `--json`. */
 export function failureOf(result: CliResult): { code: string; message: string; hint: string | null; details: Record<string, unknown> } {
   assert.equal(result.code, 2, `expected a refusal, got exit ${result.code}: ${result.stderr}`);
-  assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+  assert.doesNotMatch(result.stderr, /\n\s+at /, `no stack trace: ${result.stderr}`);
   return JSON.parse(result.stdout).error;
 }
 
