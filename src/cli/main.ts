@@ -155,8 +155,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .command('import <bundle>')
     .description('import a bundle written by "sessions export" into a clone of the same repository (all of it, or nothing)')
     .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
+    .option('--max-unpacked-mb <n>', 'refuse a bundle that unpacks to more than this many megabytes (default: 2048)', positiveInteger)
     .option('--json', 'print what was imported as JSON')
-    .action(async (file: string, options: { workingDir?: string; json?: boolean }) =>
+    .action(async (file: string, options: { workingDir?: string; maxUnpackedMb?: number; json?: boolean }) =>
       setExitCode(await (await import('./bundleCommand.js')).importCommand(file, options)),
     );
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
