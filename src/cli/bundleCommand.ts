@@ -26,11 +26,12 @@ export async function exportCommand(ids: readonly string[], options: { output?: 
 }
 
 /** `codeloops sessions import bundle.tar.gz [-d repo]`: all of it, or nothing. */
-export async function importCommand(file: string, options: { workingDir?: string; json?: boolean }): Promise<number> {
+export async function importCommand(file: string, options: { workingDir?: string; maxUnpackedMb?: number; json?: boolean }): Promise<number> {
   const store = openStore();
   const result = await importBundle({
     bundleFile: file,
     targetDir: path.resolve(options.workingDir ?? process.cwd()),
+    maxUnpackedBytes: options.maxUnpackedMb === undefined ? undefined : options.maxUnpackedMb * 1024 * 1024,
     store,
     sidecarDirOf: (id) => sidecarDir(id),
     groupsDirectory: groupsDir(),

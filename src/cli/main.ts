@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
-import { failureReportOf, isCodeloopsError } from '../sessionFormat/failures.js';
+import { unsupportedPlatformMessage } from '../process/platformSupport.js';
+import { CodeloopsError, failureReportOf, isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import type { ApplyOptions, CandidatesOptions } from './candidatesCommand.js';
@@ -154,8 +155,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .command('import <bundle>')
     .description('import a bundle written by "sessions export" into a clone of the same repository (all of it, or nothing)')
     .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
+    .option('--max-unpacked-mb <n>', 'refuse a bundle that unpacks to more than this many megabytes (default: 2048)', positiveInteger)
     .option('--json', 'print what was imported as JSON')
-    .action(async (file: string, options: { workingDir?: string; json?: boolean }) =>
+    .action(async (file: string, options: { workingDir?: string; maxUnpackedMb?: number; json?: boolean }) =>
       setExitCode(await (await import('./bundleCommand.js')).importCommand(file, options)),
     );
   filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
@@ -301,6 +303,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   let answersInJson = false;
   program.hook('preAction', (_program, command) => {
     answersInJson = command.opts<{ json?: boolean }>().json === true;
+    // Said before any command starts, rather than failing somewhere inside one (--help and --version still answer).
+    const unsupported = unsupportedPlatformMessage(process.platform, 'cli');
+    if (unsupported) throw new CodeloopsError('platform_unsupported', unsupported, { platform: process.platform });
   });
   try {
     await program.parseAsync(argv as string[], { from: 'user' });

@@ -2,6 +2,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { isWithinFolder } from '../files/folderPaths.js';
 import { openRepository } from '../git/repository.js';
+import { unsupportedPlatformMessage } from '../process/platformSupport.js';
 import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
 import { SessionStore } from '../sessions/sessionStore.js';
@@ -166,6 +167,13 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const sessionIdOf = async (target?: SessionNode | TreeNode | string): Promise<string | undefined> =>
     typeof target === 'string' ? target : target?.kind === 'session' ? target.id : sessionCommands.pickSession();
 
+  // Loops need POSIX process groups and sh: on a native Windows host they are refused, saying where to run them; sessions stay browsable.
+  const platformRefusal = unsupportedPlatformMessage(process.platform, 'editor');
+  const canRunHere = (): boolean => {
+    if (platformRefusal) void vscodeWindow.showError(platformRefusal);
+    return platformRefusal === null;
+  };
+
   const command = (id: string, handler: (...args: never[]) => unknown) =>
     vscode.commands.registerCommand(id, async (...args: never[]) => {
       try {
@@ -212,11 +220,11 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
       tree.refresh();
     }),
 
-    command(COMMANDS.runPrompt, () => starter.start(askForPrompt)),
-    command(COMMANDS.runPromptFile, () => starter.start(promptFileToRun)),
+    command(COMMANDS.runPrompt, () => canRunHere() && starter.start(askForPrompt)),
+    command(COMMANDS.runPromptFile, () => canRunHere() && starter.start(promptFileToRun)),
     command(COMMANDS.interrupt, interrupt),
     command(COMMANDS.runPromptWithCandidates, async () => {
-      const folder = await starter.folderToRunIn();
+      const folder = canRunHere() ? await starter.folderToRunIn() : undefined;
       if (!folder) return;
       if (candidateRuns.isRunning(folder)) {
         void vscodeWindow.showWarning(`Codeloops candidates are already running in ${folder.name}. Interrupt them first, or wait for them to finish.`);
@@ -270,7 +278,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
       await undoLastRollback(timeTravel, sessionId);
     }),
     command(COMMANDS.resumeSession, async (target?: SessionNode | string) => {
-      if (!(await starter.ensureTrusted())) return;
+      if (!canRunHere() || !(await starter.ensureTrusted())) return;
       const sessionId = await sessionIdOf(target);
       if (sessionId) await resumeSession(timeTravel, sessionId);
     }),

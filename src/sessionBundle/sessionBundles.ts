@@ -1,10 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Transform, pipeline as streamPipeline } from 'node:stream';
+import zlib from 'node:zlib';
 import * as tar from 'tar';
 import { readGroup } from '../candidates/groupRecord.js';
+import { isWithinFolder } from '../files/folderPaths.js';
+import { NotARegularFileError, describeNonFile, openRegularFileSync } from '../files/regularFile.js';
 import { GitCommandError, gitBytes, gitText } from '../git/gitProcess.js';
 import { headCommit, openRepository, type Repository } from '../git/repository.js';
+import { SNAPSHOT_REF_ROOT } from '../git/snapshots.js';
 import { groupRecordLineSchema, isGroupId } from '../sessionFormat/candidateGroups.js';
 import { GROUP_RECORD_FILE } from '../sessionFormat/candidateGroupFiles.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
@@ -18,9 +23,10 @@ import {
   type ExportResult,
   type ImportResult,
 } from '../sessionFormat/sessionBundle.js';
-import { EVENTS_FILE, isSessionId } from '../sessionFormat/sessionFiles.js';
+import { EVENTS_FILE, REVIEW_FILE, isSessionId } from '../sessionFormat/sessionFiles.js';
 import { sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
 import { AppendOnlyFile } from '../sessionWriter/appendOnlyFile.js';
+import { readFirstLine } from '../sessions/lineReader.js';
 import { isLoopRunning } from '../sessions/runningLoops.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
 
@@ -29,8 +35,10 @@ import type { SessionStore } from '../sessions/sessionStore.js';
  * exported with its sidecar records, its candidate group's record and its snapshots
  * (as a git bundle), then imported into a clone of the same repository, where it can
  * be viewed, replayed, rolled back and applied. An import checks everything before
- * it writes anything: a damaged bundle, a bundle whose snapshots need commits the
- * repository lacks, or a session already here imports nothing.
+ * it writes anything: a damaged bundle, one too big unpacked, one whose snapshots need
+ * commits the repository lacks or name refs that are not its own, or an id already
+ * used here (by a session, a group or their refs) imports nothing. It creates each
+ * thing exclusively and, if it fails, removes only what it created.
  */
 
 export interface BundlePaths {
@@ -40,6 +48,19 @@ export interface BundlePaths {
 }
 
 export async function exportSessions(sessionIds: readonly string[], output: string, paths: BundlePaths): Promise<ExportResult> {
+  const file = path.resolve(output);
+  // Where the bundle goes is checked first: nothing is exported to a place it cannot be written.
+  const cannotWrite = (error: unknown) =>
+    new CodeloopsError('usage', `${file} cannot be written: ${path.dirname(file)} cannot be a folder (${(error as Error).message}).`, { file });
+  let existing: fs.Stats | undefined;
+  try {
+    existing = fs.statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    throw cannotWrite(error);
+  }
+  if (existing?.isDirectory()) {
+    throw new CodeloopsError('usage', `${file} is a folder: a bundle is written to a file (such as ${path.join(file, 'bundle.tar.gz')}).`, { file });
+  }
   const warnings: string[] = [];
   const manifest: BundleManifest = { format: 'codeloops-sessions', version: 1, created_at: new Date().toISOString(), sessions: [], groups: [] };
   const repositories = new Map<string, Repository>();
@@ -117,8 +138,11 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
       }
     }
     fs.writeFileSync(path.join(root, BUNDLE_MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
-    const file = path.resolve(output);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+    } catch (error) {
+      throw cannotWrite(error);
+    }
     await tar.c({ gzip: true, file, cwd: staging, portable: true }, [BUNDLE_ROOT]);
     return {
       file,
@@ -149,93 +173,105 @@ export class BundleInvalidError extends CodeloopsError {
   }
 }
 
+/** What an import unpacks at most unless told otherwise (the CLI's --max-unpacked-mb says 2048 too): the whole archive, and so any one file of it. */
+const DEFAULT_MAX_UNPACKED_BYTES = 2048 * 1024 * 1024;
+
+/** A record the import holds whole in memory (the manifest, a group's record, a session's first line) is refused past this. */
+const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
 export interface ImportRequest extends BundlePaths {
   bundleFile: string;
   /** A working tree of the repository the sessions ran in (another clone of it). */
   targetDir: string;
+  /** An archive that unpacks to more than this is refused (default DEFAULT_MAX_UNPACKED_BYTES). */
+  maxUnpackedBytes?: number;
 }
+
+type Invalid = (reason: string, details?: Record<string, unknown>) => Error;
 
 export async function importBundle(request: ImportRequest): Promise<ImportResult> {
   const bundleFile = path.resolve(request.bundleFile);
-  const invalid = (reason: string, details?: Record<string, unknown>) => new BundleInvalidError(bundleFile, reason, details);
+  const invalid: Invalid = (reason, details) => new BundleInvalidError(bundleFile, reason, details);
   if (!fs.statSync(bundleFile, { throwIfNoEntry: false })?.isFile()) throw invalid('there is no such file');
   const repository = await openRepository(request.targetDir);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-import-'));
-  const fetched: string[] = [];
+  // What this import created, and only that: a ref, a file or a folder counts once this import created it, exclusively.
+  const createdRefs = new Map<string, string>();
   const written: string[] = [];
   try {
-    try {
-      // Only files and folders, only inside the staging folder (tar's own checks refuse absolute paths and "..").
-      await tar.x({
-        file: bundleFile,
-        cwd: staging,
-        strict: true,
-        filter: (_entry, stat) => 'type' in stat && (stat.type === 'File' || stat.type === 'Directory'),
-      });
-    } catch (error) {
-      throw invalid(`it is not a gzipped tar file (${(error as Error).message})`);
-    }
+    await unpackArchive(bundleFile, staging, request.maxUnpackedBytes ?? DEFAULT_MAX_UNPACKED_BYTES, invalid);
     const root = path.join(staging, BUNDLE_ROOT);
     const manifest = readManifest(path.join(root, BUNDLE_MANIFEST), invalid);
 
     // Everything is checked before anything is written.
+    const ids = new Set<string>();
+    const listOnce = (id: string) => {
+      if (ids.has(id)) throw invalid(`its manifest lists ${id} twice`);
+      ids.add(id);
+    };
+    const rehome = (entry: { id: string; relative_dir: string }) => {
+      // The same place in this clone, never outside it.
+      const workingDir = path.join(repository.root, ...entry.relative_dir.split('/'));
+      if (entry.relative_dir.startsWith('/') || !isWithinFolder(repository.root, workingDir)) {
+        throw invalid(`its manifest places ${entry.id} at "${entry.relative_dir}", outside the repository`);
+      }
+      return workingDir;
+    };
     const sessions = manifest.sessions.map((entry) => {
       if (!isSessionId(entry.id)) throw invalid(`"${entry.id}" is not a session id`);
-      const text = readBundled(path.join(root, 'sessions', `${entry.id}.jsonl`), invalid);
-      const newline = text.indexOf('\n');
-      const start = sessionStartLineSchema.safeParse(parseJson(newline < 0 ? text : text.slice(0, newline)));
+      listOnce(entry.id);
+      const file = path.join(root, 'sessions', `${entry.id}.jsonl`);
+      const first = readBundledFirstLine(file, invalid);
+      const start = sessionStartLineSchema.safeParse(parseJson(first.text));
       if (!start.success) throw invalid(`sessions/${entry.id}.jsonl does not start with a session_start line`);
-      return { entry, text, newline, start: start.data };
+      const sidecar = path.join(root, 'sidecars', entry.id);
+      checkBundledSidecar(sidecar, invalid);
+      return { entry, file, first, start: start.data, sidecar, workingDir: rehome(entry) };
     });
     const groups = manifest.groups.map((entry) => {
       if (!isGroupId(entry.id)) throw invalid(`"${entry.id}" is not a candidate group id`);
-      const text = readBundled(path.join(root, 'groups', entry.id, GROUP_RECORD_FILE), invalid);
-      const lines = text.split('\n').filter(Boolean);
+      listOnce(entry.id);
+      const lines = readBundledText(path.join(root, 'groups', entry.id, GROUP_RECORD_FILE), invalid)
+        .split('\n')
+        .filter(Boolean);
       const first = groupRecordLineSchema.safeParse(parseJson(lines[0] ?? ''));
       if (!first.success || first.data.type !== 'group_started') throw invalid(`the record of candidate group ${entry.id} does not start with group_started`);
-      return { entry, lines, first: first.data, ended: lines.some((line) => /"type"\s*:\s*"group_finished"/.test(line)) };
+      const ended = lines.some((line) => /"type"\s*:\s*"group_finished"/.test(line));
+      return { entry, lines, first: first.data, ended, workingDir: rehome(entry) };
     });
-    const existing = [
-      ...sessions
-        .filter(({ entry }) => fs.existsSync(request.store.filePathOf(entry.id)) || fs.existsSync(request.sidecarDirOf(entry.id)))
-        .map(({ entry }) => entry.id),
-      ...groups.filter(({ entry }) => fs.existsSync(path.join(request.groupsDirectory, entry.id))).map(({ entry }) => entry.id),
-    ];
-    if (existing.length > 0) {
-      throw new CodeloopsError('session_exists', `${existing.join(', ')} ${existing.length === 1 ? 'is' : 'are'} already here. Nothing was imported.`, {
-        ids: existing,
-      });
-    }
-    const ids = new Set([...sessions.map(({ entry }) => entry.id), ...groups.map(({ entry }) => entry.id)]);
+    await refuseWhatIsHere(request, repository, ids);
     const snapshots = path.join(root, BUNDLE_SNAPSHOTS);
-    const refs = fs.existsSync(snapshots) ? await bundleRefs(repository, snapshots, ids, invalid) : [];
+    const refs = fs.existsSync(snapshots) ? await bundleRefs(repository, snapshots, ids, invalid) : new Map<string, string>();
 
     // Then written: the snapshots first (refs that were not here), then the records.
-    if (refs.length > 0) {
-      fetched.push(...refs);
-      await gitBytes(repository.root, [
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--no-write-fetch-head',
-        '--no-recurse-submodules',
-        snapshots,
-        ...refs.map((ref) => `${ref}:${ref}`),
-      ]);
+    if (refs.size > 0) {
+      try {
+        // Its objects only: the refs are created next, each only where there is none.
+        await gitBytes(repository.root, ['bundle', 'unbundle', snapshots]);
+      } catch (error) {
+        throw invalid(`git cannot read its snapshots (${error instanceof GitCommandError ? error.stderr.trim() : String(error)})`);
+      }
+      await createRefs(repository, refs);
+      for (const [ref, oid] of refs) createdRefs.set(ref, oid);
     }
-    const rehome = (relative: string) => path.join(repository.root, ...relative.split('/').filter(Boolean));
     const imported = stampEvent({ type: 'imported', from_working_dir: '', bundle: path.basename(bundleFile) });
     fs.mkdirSync(request.store.directory, { recursive: true, mode: 0o700 });
-    for (const { entry, text, newline, start } of sessions) {
+    for (const { entry, file, first, start, sidecar: bundledSidecar, workingDir } of sessions) {
       const target = request.store.filePathOf(entry.id);
-      const line = JSON.stringify({ ...start, working_dir: rehome(entry.relative_dir) });
+      const fd = createExclusively(entry.id, target, () => fs.openSync(target, 'wx', 0o600));
       written.push(target);
-      fs.writeFileSync(target, newline < 0 ? `${line}\n` : line + text.slice(newline), { flag: 'wx', mode: 0o600 });
+      try {
+        writeWhole(fd, Buffer.from(JSON.stringify({ ...start, working_dir: workingDir }) + '\n'));
+        if (first.terminated) appendFileFrom(fd, file, first.end + 1);
+      } finally {
+        fs.closeSync(fd);
+      }
       const sidecar = request.sidecarDirOf(entry.id);
+      fs.mkdirSync(path.dirname(sidecar), { recursive: true, mode: 0o700 });
+      createExclusively(entry.id, sidecar, () => fs.mkdirSync(sidecar, { mode: 0o700 }));
       written.push(sidecar);
-      const bundled = path.join(root, 'sidecars', entry.id);
-      if (fs.existsSync(bundled)) fs.cpSync(bundled, sidecar, { recursive: true, errorOnExist: true, force: false });
-      else fs.mkdirSync(sidecar, { recursive: true, mode: 0o700 });
+      // Staged private (folders 0700, files 0600), as local records are: the copy keeps those modes.
+      if (fs.existsSync(bundledSidecar)) fs.cpSync(bundledSidecar, sidecar, { recursive: true, errorOnExist: true, force: false });
       const events = AppendOnlyFile.openForAppend(path.join(sidecar, EVENTS_FILE));
       try {
         events.appendLine({ ...imported, from_working_dir: entry.working_dir });
@@ -243,11 +279,13 @@ export async function importBundle(request: ImportRequest): Promise<ImportResult
         events.close();
       }
     }
-    for (const { entry, lines, first, ended } of groups) {
+    for (const { entry, lines, first, ended, workingDir } of groups) {
       const folder = path.join(request.groupsDirectory, entry.id);
+      fs.mkdirSync(request.groupsDirectory, { recursive: true, mode: 0o700 });
+      createExclusively(entry.id, folder, () => fs.mkdirSync(folder, { mode: 0o700 }));
       written.push(folder);
       fs.cpSync(path.join(root, 'groups', entry.id), folder, { recursive: true, errorOnExist: true, force: false });
-      const rehomed = [JSON.stringify({ ...first, working_dir: rehome(entry.relative_dir), repository: repository.root }), ...lines.slice(1)];
+      const rehomed = [JSON.stringify({ ...first, working_dir: workingDir, repository: repository.root }), ...lines.slice(1)];
       // A group whose record never ended was left by a runner that stopped: here nothing runs it.
       if (!ended)
         rehomed.push(JSON.stringify({ type: 'group_finished', timestamp: new Date().toISOString(), group_id: entry.id, status: 'crashed', ranking: [] }));
@@ -260,16 +298,16 @@ export async function importBundle(request: ImportRequest): Promise<ImportResult
       sessions: sessions.map(({ entry }) => entry.id),
       groups: groups.map(({ entry }) => entry.id),
       repository: repository.root,
-      snapshot_refs: refs.length,
+      snapshot_refs: refs.size,
       warnings: [],
     };
   } catch (error) {
-    // Whatever got written goes again: an import is all or nothing.
+    // An import is all or nothing: what it created goes again; what was here before it (or what another import made meanwhile) stays.
     for (const file of written) fs.rmSync(file, { recursive: true, force: true });
-    if (fetched.length > 0) {
-      await gitBytes(repository.root, ['update-ref', '--stdin'], { input: Buffer.from(fetched.map((ref) => `delete ${ref}\n`).join('')) }).catch(
-        () => undefined,
-      );
+    if (createdRefs.size > 0) {
+      // Each only while it still points where this import put it.
+      const input = [...createdRefs].map(([ref, oid]) => `delete ${ref} ${oid}\n`).join('');
+      await gitBytes(repository.root, ['update-ref', '--stdin'], { input: Buffer.from(input) }).catch(() => undefined);
     }
     throw error;
   } finally {
@@ -277,23 +315,186 @@ export async function importBundle(request: ImportRequest): Promise<ImportResult
   }
 }
 
-function readManifest(file: string, invalid: (reason: string) => Error): BundleManifest {
-  const text = readBundled(file, invalid);
-  const parsed = bundleManifestSchema.safeParse(parseJson(text));
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
+
+/**
+ * Unpacks the archive into `staging` as a stream, in bounded memory: the gzip is
+ * inflated only as fast as each piece is written to disk (synchronously, so nothing
+ * is pending once it stops), and an archive that unpacks to more than `maxBytes` (a
+ * file declaring more, the files together, or the stream as a whole) is refused as
+ * soon as that shows, having written no more than that. Only folders and regular
+ * files are made, under `codeloops-bundle/`, privately (0700 and 0600, as local
+ * records are), each once.
+ */
+async function unpackArchive(bundleFile: string, staging: string, maxBytes: number, invalid: Invalid): Promise<void> {
+  const tooBig = (what: string) => invalid(`it unpacks to more than ${Math.floor(maxBytes / 1024 / 1024)} MB (${what})`, { max_unpacked_bytes: maxBytes });
+  let declared = 0;
+  let inflated = 0;
+  let lead = Buffer.alloc(0);
+  let openFile: number | undefined;
+  const source = fs.createReadStream(bundleFile);
+  // Pieces of 256 KiB rather than 16: a sixteenth of the writes, memory still flat.
+  const gunzip = zlib.createGunzip({ chunkSize: 256 * 1024 });
+  const parser = new tar.Parser({ strict: true, zstd: false });
+  let refusal: Error | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const stop = (error: Error) => {
+        refusal ??= error;
+        source.destroy();
+        gunzip.destroy();
+        parser.abort(error);
+        reject(refusal);
+      };
+      const counted = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          inflated += chunk.length;
+          // tar would inflate a gzip found inside the gzip on its own, without these limits: a bundle is one tar in one gzip.
+          if (lead.length < GZIP_MAGIC.length) lead = Buffer.concat([lead, chunk.subarray(0, GZIP_MAGIC.length - lead.length)]);
+          if (lead.equals(GZIP_MAGIC)) done(invalid('it is a gzip inside a gzip, not a tar file'));
+          else if (inflated > maxBytes) done(tooBig(`${inflated} bytes of archive so far`));
+          else done(null, chunk);
+        },
+      });
+      parser.on('entry', (entry: tar.ReadEntry) => {
+        try {
+          const target = stagedPath(staging, entry.path, invalid);
+          if (entry.type === 'Directory') {
+            fs.mkdirSync(target, { recursive: true, mode: 0o700 });
+            entry.resume();
+          } else if (entry.type === 'File') {
+            declared += entry.size;
+            if (declared > maxBytes) throw tooBig(entry.size > maxBytes ? `${entry.path} alone is ${entry.size} bytes` : `its files come to ${declared} bytes`);
+            fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+            const fd = (openFile = fs.openSync(target, 'wx', 0o600));
+            entry.on('data', (chunk: Buffer) => {
+              try {
+                writeWhole(fd, chunk);
+              } catch (error) {
+                stop(error as Error);
+              }
+            });
+            entry.on('end', () => {
+              fs.closeSync(fd);
+              openFile = undefined;
+            });
+          } else entry.resume(); // links, devices and the like: a bundle has none, and none is made
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          stop(
+            code === 'EEXIST' || code === 'EISDIR' || code === 'ENOTDIR'
+              ? invalid(`it holds ${entry.path} twice, or as both a file and a folder`)
+              : (error as Error),
+          );
+          entry.resume();
+        }
+      });
+      parser.on('error', stop);
+      parser.on('end', resolve);
+      streamPipeline(source, gunzip, counted, (error) => error && stop(error)).pipe(parser);
+    });
+  } catch (error) {
+    if (error instanceof CodeloopsError) throw error;
+    throw invalid(`it is not a gzipped tar file (${(error as Error).message})`);
+  } finally {
+    if (openFile !== undefined) fs.closeSync(openFile);
+  }
+}
+
+/** Where an archive's member goes in the staging folder: inside `codeloops-bundle/`, or the archive is refused. */
+function stagedPath(staging: string, member: string, invalid: Invalid): string {
+  const parts = member.split('/').filter((part) => part !== '' && part !== '.');
+  if (member.startsWith('/') || parts[0] !== BUNDLE_ROOT || parts.includes('..')) throw invalid(`it holds ${member}, outside ${BUNDLE_ROOT}/`);
+  return path.join(staging, ...parts);
+}
+
+/** Writes all of `bytes` (a write to a regular file may, rarely, take only part). */
+function writeWhole(fd: number, bytes: Buffer): void {
+  for (let written = 0; written < bytes.length;) written += fs.writeSync(fd, bytes, written, bytes.length - written);
+}
+
+/** Appends `file` from byte `start` on, a megabyte at a time. */
+function appendFileFrom(fd: number, file: string, start: number): void {
+  const input = fs.openSync(file, 'r');
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  try {
+    for (let position = start; ;) {
+      const read = fs.readSync(input, buffer, 0, buffer.length, position);
+      if (read === 0) return;
+      writeWhole(fd, buffer.subarray(0, read));
+      position += read;
+    }
+  } finally {
+    fs.closeSync(input);
+  }
+}
+
+/** A file or folder another import (or run) made between the checks and now is theirs: this import stops, owning none of it. */
+function createExclusively<T>(id: string, target: string, create: () => T): T {
+  try {
+    return create();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    throw new CodeloopsError('session_exists', `${id} is already here (${target} was made meanwhile). Nothing was imported.`, { ids: [id] });
+  }
+}
+
+function readManifest(file: string, invalid: Invalid): BundleManifest {
+  const parsed = bundleManifestSchema.safeParse(parseJson(readBundledText(file, invalid)));
   if (!parsed.success) throw invalid(`its ${BUNDLE_MANIFEST} is not a codeloops sessions manifest`);
   return parsed.data;
 }
 
-function readBundled(file: string, invalid: (reason: string) => Error): string {
+/** A bundled file's name as the archive has it (`sessions/<id>.jsonl`). */
+function bundledName(file: string): string {
+  return file
+    .slice(file.lastIndexOf(`${BUNDLE_ROOT}${path.sep}`) + BUNDLE_ROOT.length + 1)
+    .split(path.sep)
+    .join('/');
+}
+
+/** Opens a staged file that must be a regular file, or refuses the bundle saying what is there instead. */
+function openBundled(file: string, invalid: Invalid): { fd: number; size: number } {
   try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    throw invalid(
-      `it has no ${path
-        .relative(path.dirname(path.dirname(file)), file)
-        .split(path.sep)
-        .join('/')}`,
-    );
+    const fd = openRegularFileSync(file);
+    return { fd, size: fs.fstatSync(fd).size };
+  } catch (error) {
+    throw invalid(error instanceof NotARegularFileError ? `its ${bundledName(file)} ${error.reason}` : `it has no ${bundledName(file)}`);
+  }
+}
+
+/** A small bundled file, whole. */
+function readBundledText(file: string, invalid: Invalid): string {
+  const { fd, size } = openBundled(file, invalid);
+  try {
+    if (size > MAX_RECORD_BYTES) throw invalid(`its ${bundledName(file)} is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MB`);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A bundled session's first line (empty for an empty file), read no further than a record may be long. */
+function readBundledFirstLine(file: string, invalid: Invalid): { text: string; end: number; terminated: boolean } {
+  const { fd, size } = openBundled(file, invalid);
+  try {
+    const first = readFirstLine(fd, Math.min(size, MAX_RECORD_BYTES + 1));
+    if (first && !first.terminated && size > MAX_RECORD_BYTES)
+      throw invalid(`the first line of its ${bundledName(file)} is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MB`);
+    return first ? { text: first.text, end: first.end, terminated: first.terminated } : { text: '', end: 0, terminated: false };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A session's bundled sidecar, when there is one: a folder whose records are regular files (they are appended to here). */
+function checkBundledSidecar(folder: string, invalid: Invalid): void {
+  const stats = fs.lstatSync(folder, { throwIfNoEntry: false });
+  if (!stats) return;
+  if (!stats.isDirectory()) throw invalid(`its ${bundledName(folder)} is not a folder`);
+  for (const name of [EVENTS_FILE, REVIEW_FILE]) {
+    const record = fs.lstatSync(path.join(folder, name), { throwIfNoEntry: false });
+    if (record && !record.isFile()) throw invalid(`its ${bundledName(path.join(folder, name))} ${describeNonFile(record)}`);
   }
 }
 
@@ -306,16 +507,60 @@ function parseJson(text: string): unknown {
 }
 
 /**
+ * Refuses ids that something here already has: a session file or sidecar record, a
+ * candidate group, or snapshot refs under `refs/codeloops/<id>` in the repository
+ * (a session of another data folder, a group's saved trees). Whatever owns refs
+ * there would lose them with the imported session, or the import would move them.
+ */
+async function refuseWhatIsHere(paths: BundlePaths, repository: Repository, ids: ReadonlySet<string>): Promise<void> {
+  const refsHere = new Map<string, number>();
+  for (const ref of (await gitText(repository.root, ['for-each-ref', '--format=%(refname)', `${SNAPSHOT_REF_ROOT}/`])).split('\n')) {
+    const owner = ref.slice(SNAPSHOT_REF_ROOT.length + 1).split('/')[0];
+    if (owner && ids.has(owner)) refsHere.set(owner, (refsHere.get(owner) ?? 0) + 1);
+  }
+  const collisions = [...ids].flatMap((id) => {
+    const what = [
+      fs.lstatSync(paths.store.filePathOf(id), { throwIfNoEntry: false }) && `its session file ${paths.store.filePathOf(id)}`,
+      fs.lstatSync(paths.sidecarDirOf(id), { throwIfNoEntry: false }) && `its records ${paths.sidecarDirOf(id)}`,
+      fs.lstatSync(path.join(paths.groupsDirectory, id), { throwIfNoEntry: false }) && `a candidate group's record ${path.join(paths.groupsDirectory, id)}`,
+      refsHere.has(id) && `${refsHere.get(id)} snapshot ref${refsHere.get(id) === 1 ? '' : 's'} under ${SNAPSHOT_REF_ROOT}/${id}/ in ${repository.root}`,
+    ].filter((found): found is string => typeof found === 'string');
+    return what.length > 0 ? [{ id, what }] : [];
+  });
+  if (collisions.length === 0) return;
+  throw new CodeloopsError(
+    'session_exists',
+    `${collisions.map(({ id, what }) => `${id} is already here (${what.join(', ')})`).join('; ')}. Nothing was imported.`,
+    { ids: collisions.map(({ id }) => id), collisions },
+  );
+}
+
+/**
+ * Creates the bundle's refs in one transaction, each only where there is none: if
+ * one has appeared since the checks (another import of the same bundle), none is
+ * created and nothing that was here moves.
+ */
+async function createRefs(repository: Repository, refs: ReadonlyMap<string, string>): Promise<void> {
+  try {
+    await gitBytes(repository.root, ['update-ref', '--stdin'], { input: Buffer.from([...refs].map(([ref, oid]) => `create ${ref} ${oid}\n`).join('')) });
+  } catch (error) {
+    const reason = error instanceof GitCommandError ? error.stderr.trim() : '';
+    if (!/reference already exists|exists; cannot create|File exists/.test(reason)) throw error;
+    const ids = [...new Set([...refs.keys()].map((ref) => ref.split('/')[2]!))];
+    throw new CodeloopsError(
+      'session_exists',
+      `${ids.join(', ')} ${ids.length === 1 ? 'is' : 'are'} already here: their snapshot refs were made meanwhile in ${repository.root} (${reason}). Nothing was imported.`,
+      { ids },
+    );
+  }
+}
+
+/**
  * The refs a git bundle would bring, once git has checked it against the repository:
  * every one must belong to a session or group of the bundle (a bundle never writes a
- * branch), and the commits it builds on must be here.
+ * branch), and the commits it builds on must be here. By name, with the commit each names.
  */
-async function bundleRefs(
-  repository: Repository,
-  file: string,
-  ids: ReadonlySet<string>,
-  invalid: (reason: string, details?: Record<string, unknown>) => Error,
-): Promise<string[]> {
+async function bundleRefs(repository: Repository, file: string, ids: ReadonlySet<string>, invalid: Invalid): Promise<Map<string, string>> {
   try {
     // Not --quiet: it keeps the missing commits out of stderr too.
     await gitBytes(repository.root, ['bundle', 'verify', file]);
@@ -330,11 +575,13 @@ async function bundleRefs(
     }
     throw invalid(`its snapshots are not a readable git bundle (${stderr.trim().split('\n')[0] ?? 'git bundle verify failed'})`);
   }
-  const heads = (await gitText(repository.root, ['bundle', 'list-heads', file])).split('\n').filter(Boolean);
-  const refs = heads.map((line) => line.slice(line.indexOf(' ') + 1));
-  for (const ref of refs) {
+  const refs = new Map<string, string>();
+  for (const line of (await gitText(repository.root, ['bundle', 'list-heads', file])).split('\n').filter(Boolean)) {
+    const [oid = '', ref = ''] = [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)];
     const owner = /^refs\/codeloops\/([^/]+)\//.exec(ref)?.[1];
     if (!owner || !ids.has(owner) || ref.split('/').includes('..')) throw invalid(`its snapshots name a ref that is not one of its sessions': ${ref}`);
+    if (refs.has(ref)) throw invalid(`its snapshots name ${ref} twice`);
+    refs.set(ref, oid);
   }
   return refs;
 }

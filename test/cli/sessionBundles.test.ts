@@ -1,34 +1,26 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { applyOutcomeSchema } from '../../src/sessionFormat/applyOutcome.js';
 import { groupComparisonSchema } from '../../src/sessionFormat/candidateGroups.js';
 import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
 import { exportResultSchema, importResultSchema } from '../../src/sessionFormat/sessionBundle.js';
-import { runCli } from '../support/cliProcess.js';
-import { configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
+import { runCli, startCli } from '../support/cliProcess.js';
+import { done } from '../support/scriptedAgent.js';
+import {
+  allRefs,
+  assertNothingImported,
+  exportedRun,
+  failureOf,
+  machine,
+  oneStepRunner,
+  refsIn,
+  repack,
+  repositoryAndClone,
+} from '../support/sessionBundles.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, git, isolateHome, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
-
-/** A machine of its own: its own codeloops data and config, the scripted agent in both roles. */
-function machine(script: AgentScript) {
-  const home = isolateHome();
-  home.restore();
-  const agent = configureScriptedAgent(home.configHome, script);
-  return { home, agent, env: home.env };
-}
-
-/** The repository on a laptop, and a clone of it on a CI runner. */
-function repositoryAndClone() {
-  const laptop = createRepo({ files: { 'README.md': '# project\n', 'src/app.txt': 'v1\n' } });
-  const ci = path.join(tempDir('codeloops-ci-'), 'project');
-  git(path.dirname(ci), 'clone', '-q', laptop, ci);
-  return { laptop, ci };
-}
-
-function refsIn(repo: string): string[] {
-  return git(repo, 'for-each-ref', '--format=%(refname)', 'refs/codeloops/').split('\n').filter(Boolean);
-}
+import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 
 describe('sessions export and import (bundles between clones)', () => {
   after(removeTempDirs);
@@ -149,10 +141,117 @@ describe('sessions export and import (bundles between clones)', () => {
 
     const again = await runCli(['sessions', 'import', bundle, '-d', laptop], { cwd: laptop, env: laptopHome.env });
     assert.equal(again.code, 2);
-    assert.match(again.stderr, new RegExp(`${sessionId} is already here\\. Nothing was imported`));
+    assert.match(again.stderr, new RegExp(`${sessionId} is already here \\(its session file .*\\)\\. Nothing was imported`));
     assert.match(again.stderr, /sessions delete <id>/);
     assert.equal(fs.readFileSync(file, 'utf8'), fileBefore);
     assert.equal(fs.readFileSync(events, 'utf8'), eventsBefore);
     assert.deepEqual(refsIn(laptop), refsBefore);
+  });
+
+  it("one repository used from two data folders: an import that finds the session's refs moves none of them, and rollback still works in the first", async () => {
+    const repo = repositoryAndClone().laptop;
+    const first = oneStepRunner();
+    const { sessionId, bundle } = await exportedRun(repo, first);
+    // Rolled back after the export: the session's head ref moves on from what the bundle holds.
+    const rolledBack = await runCli(['rollback', sessionId, '--json'], { cwd: repo, env: first.env });
+    assert.equal(rollbackOutcomeSchema.parse(JSON.parse(rolledBack.stdout)).result, 'rolled_back', rolledBack.stderr);
+    const refsBefore = allRefs(repo);
+
+    const second = machine({});
+    const refused = failureOf(await runCli(['sessions', 'import', bundle, '-d', repo, '--json'], { cwd: repo, env: second.env }));
+    assert.equal(refused.code, 'session_exists');
+    assert.match(refused.message, new RegExp(`${sessionId} is already here \\(\\d+ snapshot refs under refs/codeloops/${sessionId}/ in ${repo}\\)`));
+    assert.equal(allRefs(repo), refsBefore, 'every ref as it was');
+    assertNothingImported(second.home);
+
+    // The first data folder's session still has everything it needs.
+    const undone = await runCli(['rollback', '--undo', sessionId, '--json'], { cwd: repo, env: first.env });
+    assert.equal(rollbackOutcomeSchema.parse(JSON.parse(undone.stdout)).result, 'undone', undone.stderr);
+    assert.equal(treeOf(repo)['x.txt'], 'x\n');
+    const again = await runCli(['rollback', sessionId, '--json'], { cwd: repo, env: first.env });
+    assert.equal(rollbackOutcomeSchema.parse(JSON.parse(again.stdout)).result, 'rolled_back', again.stderr);
+  });
+
+  it("refuses a session whose id is a candidate group's here, keeping the group's record and refs", async () => {
+    const { laptop, ci } = repositoryAndClone();
+    const local = machine({
+      candidates: {
+        'command#1': { actor: [[{ write: { path: 'CHANGES.md', content: 'one\n' } }]], critic: [[done('one', 0.6)]] },
+        'command#2': { actor: [[{ write: { path: 'CHANGES.md', content: 'two\n' } }]], critic: [[done('two', 0.9)]] },
+      },
+    });
+    const group = await runCli(['run', '--parallel', '2', '-p', 'Write the changes', '--no-judge', '--json-output'], { cwd: laptop, env: local.env });
+    assert.equal(group.code, 0, group.stderr);
+    const groupId = groupComparisonSchema.parse(JSON.parse(group.stdout)).group_id;
+    const record = path.join(local.home.dataHome, 'codeloops', 'sidecars', '_groups', groupId, 'group.jsonl');
+    const [recordBefore, refsBefore] = [fs.readFileSync(record, 'utf8'), allRefs(laptop)];
+    assert.match(refsBefore, new RegExp(`refs/codeloops/${groupId}/base`));
+
+    // A session renamed to the group's id (its snapshots left out: the name alone must be refused).
+    const { sessionId, bundle } = await exportedRun(ci, oneStepRunner());
+    const crafted = await repack(bundle, 'named-like-the-group.tar.gz', (root) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(root, 'manifest.json'), 'utf8'));
+      manifest.sessions[0].id = groupId;
+      fs.writeFileSync(path.join(root, 'manifest.json'), JSON.stringify(manifest));
+      fs.renameSync(path.join(root, 'sessions', `${sessionId}.jsonl`), path.join(root, 'sessions', `${groupId}.jsonl`));
+      fs.renameSync(path.join(root, 'sidecars', sessionId), path.join(root, 'sidecars', groupId));
+      fs.rmSync(path.join(root, 'snapshots.bundle'));
+    });
+    const refused = failureOf(await runCli(['sessions', 'import', crafted, '-d', laptop, '--json'], { cwd: laptop, env: local.env }));
+    assert.equal(refused.code, 'session_exists');
+    assert.match(
+      refused.message,
+      new RegExp(`${groupId} is already here \\(a candidate group's record .*, 1 snapshot ref under refs/codeloops/${groupId}/ in ${laptop}\\)`),
+    );
+    // From a data folder without the group's record, its refs in the repository are enough.
+    const elsewhere = machine({});
+    const refusedElsewhere = failureOf(await runCli(['sessions', 'import', crafted, '-d', laptop, '--json'], { cwd: laptop, env: elsewhere.env }));
+    assert.equal(refusedElsewhere.code, 'session_exists');
+    assertNothingImported(elsewhere.home);
+    assert.equal(fs.readFileSync(record, 'utf8'), recordBefore);
+    assert.equal(allRefs(laptop), refsBefore);
+  });
+
+  it('two imports of the same bundle at once: one imports it, the other is refused (session_exists) and removes nothing of the first', async () => {
+    const { laptop, ci } = repositoryAndClone();
+    const { sessionId, bundle } = await exportedRun(ci, oneStepRunner());
+    const home = machine({});
+    // A git hook holds the first import that has created the snapshot refs, until the other import has ended.
+    const gate = tempDir('codeloops-gate-');
+    const release = path.join(gate, 'release');
+    execFileSync('mkfifo', [release]);
+    const hook = path.join(laptop, '.git', 'hooks', 'reference-transaction');
+    fs.writeFileSync(
+      hook,
+      `#!/bin/sh\n[ "$1" = committed ] || exit 0\ngrep -q ' refs/codeloops/' || exit 0\nmkdir '${gate}/held' 2>/dev/null || exit 0\nread line < '${release}'\n`,
+      { mode: 0o755 },
+    );
+    const imports = [0, 1].map(() => startCli(['sessions', 'import', bundle, '-d', laptop, '--json'], { cwd: laptop, env: home.env }).done);
+    try {
+      const loser = await Promise.race(imports);
+      const refused = failureOf(loser);
+      assert.equal(refused.code, 'session_exists', refused.message);
+      assert.match(refused.message, new RegExp(`${sessionId} is already here`));
+    } finally {
+      // Opening the pipe waits for the held hook to read it; if both imports ended without one being held, nothing reads it.
+      const opening = fs.promises.open(release, 'w');
+      if (await Promise.race([opening.then(() => false), Promise.all(imports).then(() => true)])) {
+        fs.closeSync(fs.openSync(release, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK));
+      }
+      const writer = await opening;
+      await writer.write('go\n').catch(() => undefined);
+      await writer.close();
+    }
+    const [a, b] = await Promise.all(imports);
+    const winner = a!.code === 0 ? a! : b!;
+    assert.equal(winner.code, 0, winner.stderr);
+    assert.deepEqual(importResultSchema.parse(JSON.parse(winner.stdout)).sessions, [sessionId]);
+    fs.rmSync(hook);
+    assertValidSessionFile(path.join(home.home.sessionsDir, `${sessionId}.jsonl`));
+    assert.ok(fs.existsSync(path.join(home.home.dataHome, 'codeloops', 'sidecars', sessionId, 'events.jsonl')));
+    assert.ok(refsIn(laptop).includes(`refs/codeloops/${sessionId}/head`), 'the snapshots stay');
+    const applied = await runCli(['apply', sessionId, '--json'], { cwd: laptop, env: home.env });
+    assert.equal(applyOutcomeSchema.parse(JSON.parse(applied.stdout)).result, 'applied', applied.stderr);
+    assert.equal(treeOf(laptop)['x.txt'], 'x\n');
   });
 });

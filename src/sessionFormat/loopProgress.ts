@@ -1,0 +1,96 @@
+import type { RunEvent } from './runEvents.js';
+import type { Outcome } from './sessionLines.js';
+
+/**
+ * Where a running loop is, as its run events tell it: the one fold every view of a
+ * running loop uses (the editor's runs and candidates, the viewer, the browser's
+ * session list, the candidates' comparison). Page-safe: plain data, no Node.
+ */
+
+/**
+ * What a loop is doing: before its first iteration (`starting`, a candidate still
+ * `waiting` for its turn), an iteration's steps (`snapshot`, then the run events'
+ * phases), paused for the user's review, told to go on or to stop, or ended.
+ */
+export type LoopStage =
+  'waiting' | 'starting' | 'snapshot' | 'actor' | 'diff' | 'checks' | 'critic' | 'critic_repair' | 'review' | 'continuing' | 'stopping' | 'ended';
+
+export interface LoopProgress {
+  /** The iteration under way (or the last one), null before the first. */
+  readonly iteration: number | null;
+  readonly stage: LoopStage;
+  /** When the stage began (the event's timestamp), null when no event said. */
+  readonly stageSince: string | null;
+  /** The iteration after which the loop waits for the user's review, while it does. */
+  readonly pausedAfter: number | null;
+  /** How the run ended, once it has. */
+  readonly outcome: Outcome | null;
+}
+
+export const LOOP_STARTING: LoopProgress = { iteration: null, stage: 'starting', stageSince: null, pausedAfter: null, outcome: null };
+/** A candidate whose loop has not started yet: it waits for a free job. */
+export const LOOP_WAITING: LoopProgress = { ...LOOP_STARTING, stage: 'waiting' };
+
+/**
+ * The progress after one more event; the same object when the event says nothing
+ * about where the loop is. A loop told to stop stays `stopping` until it has ended.
+ */
+export function advanceLoop(progress: LoopProgress, event: RunEvent): LoopProgress {
+  const at = event.timestamp;
+  switch (event.type) {
+    case 'run_started':
+    case 'worktree_prepared':
+      return progress.stage === 'waiting' ? { ...progress, stage: 'starting', stageSince: at } : progress;
+    case 'iteration_started':
+      return { ...progress, iteration: event.iteration, stage: progress.stage === 'stopping' ? 'stopping' : 'snapshot', stageSince: at };
+    case 'phase':
+      if (event.status !== 'started' || progress.stage === 'stopping') return progress;
+      return { ...progress, iteration: event.iteration, stage: event.phase, stageSince: at };
+    case 'review_paused':
+      return { ...progress, iteration: event.iteration, stage: 'review', stageSince: at, pausedAfter: event.iteration };
+    case 'review_resumed':
+      return { ...progress, stage: event.action === 'continue' ? 'continuing' : 'stopping', stageSince: at, pausedAfter: null };
+    case 'run_finished':
+      return { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, outcome: event.status };
+    default:
+      return progress;
+  }
+}
+
+/** Progress folded from a run's events, oldest first. */
+export function loopProgressOf(events: Iterable<RunEvent>, from: LoopProgress = LOOP_STARTING): LoopProgress {
+  let progress = from;
+  for (const event of events) progress = advanceLoop(progress, event);
+  return progress;
+}
+
+/** The user asked the loop to go on, or to stop, before its runner said so: shown at once. */
+export function loopToldTo(progress: LoopProgress, action: 'continue' | 'stop'): LoopProgress {
+  return progress.stage === 'ended' ? progress : { ...progress, stage: action === 'continue' ? 'continuing' : 'stopping', pausedAfter: null };
+}
+
+const STAGE_WORDS: Readonly<Record<LoopStage, string>> = {
+  waiting: 'waiting',
+  starting: 'starting',
+  snapshot: 'snapshot',
+  actor: 'actor',
+  diff: 'diff',
+  checks: 'checks',
+  critic: 'critic',
+  critic_repair: 'critic (asked again)',
+  review: 'waiting for your review',
+  continuing: 'going on',
+  stopping: 'stopping',
+  ended: 'ended',
+};
+
+/** The stage in words: `critic (asked again)`, `waiting for your review`. */
+export function stageText(stage: LoopStage): string {
+  return STAGE_WORDS[stage];
+}
+
+/** `iteration 2 · critic`, or the stage alone before the first iteration. */
+export function loopProgressText(progress: LoopProgress, separator = ' · '): string {
+  const stage = progress.stage === 'ended' && progress.outcome ? progress.outcome : stageText(progress.stage);
+  return progress.iteration === null ? stage : `iteration ${progress.iteration}${separator}${stage}`;
+}
