@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gitBytes, gitEach, gitText, nulSeparated, type GitVariable } from './gitProcess.js';
+import { gitBytes, gitEach, gitText, nulSeparated, onDisk, type GitVariable } from './gitProcess.js';
 import type { Repository } from './repository.js';
 
 /**
@@ -50,14 +50,14 @@ export async function recordExactBytes(
   }
   const leftToGit = conversion.otherConversions ? await convertedOtherwise(repository, files) : new Set<string>();
   const recorded = files.filter((file) => !leftToGit.has(file.rawPath));
-  let onDisk: string[];
+  let asOnDisk: string[];
   try {
-    onDisk = await rawObjects(repository, recorded);
+    asOnDisk = await rawObjects(repository, recorded);
   } catch {
     return undefined; // a file went away since `git add`: no record, rather than a wrong one
   }
   // The files whose bytes on disk are not their blob: the record has those bytes instead.
-  const entries = recorded.map((file, index) => (onDisk[index] === file.object ? '' : `${file.mode} ${onDisk[index]}\t${file.rawPath}\0`)).join('');
+  const entries = recorded.map((file, index) => (asOnDisk[index] === file.object ? '' : `${file.mode} ${asOnDisk[index]}\t${file.rawPath}\0`)).join('');
   if (entries === '' && leftToGit.size === 0) return { trailer: `${TRAILER}: tree`, parent: null };
   if (entries) await gitBytes(repository.root, ['update-index', '-z', '--index-info'], { variables, input: Buffer.from(entries, 'latin1') });
   if (leftToGit.size > 0)
@@ -116,7 +116,7 @@ export async function lineEndingConversion(repository: Repository, attributesInT
   }
   const autocrlf = /^(true|yes|on|1|input)$/i.test(settings.get('core.autocrlf') ?? '');
   const attributeFiles = [
-    ...attributesInTree.map((rawPath) => Buffer.concat([Buffer.from(repository.root + path.sep), Buffer.from(rawPath, 'latin1')])),
+    ...attributesInTree.map((rawPath) => onDisk(repository.root, rawPath)),
     repository.attributesFile,
     userAttributesFile(settings.get('core.attributesfile')),
     '/etc/gitattributes',
