@@ -174,9 +174,12 @@ export async function exactFilesOf(repository: Repository, commit: string, rawPa
   const body = await gitText(repository.root, ['cat-file', 'commit', commit], { mayFindNothing: true }).catch(() => '');
   const named = TRAILER_LINE.exec(body)?.[1];
   if (!named) return undefined;
-  const record = named === 'tree' ? commit : named;
-  const wanted = new Set(rawPaths);
-  const listing = (await gitBytes(repository.root, ['ls-tree', '-r', '-z', '--full-tree', record])).toString('latin1');
+  return filesOf(repository, named === 'tree' ? commit : named, new Set(rawPaths));
+}
+
+/** The regular files of a tree (or commit) among these paths, by raw path. */
+async function filesOf(repository: Repository, treeish: string, wanted: ReadonlySet<string>): Promise<Map<string, ExactFile>> {
+  const listing = (await gitBytes(repository.root, ['ls-tree', '-r', '-z', '--full-tree', treeish])).toString('latin1');
   const files = new Map<string, ExactFile>();
   for (const entry of listing.split('\0')) {
     // `<mode> <type> <object>\t<path>`
@@ -186,6 +189,30 @@ export async function exactFilesOf(repository: Repository, commit: string, rawPa
     if (tab > 0 && type === 'blob' && (mode === '100644' || mode === '100755') && wanted.has(rawPath)) files.set(rawPath, { mode, object: object! });
   }
   return files;
+}
+
+/**
+ * Gives files git has just written in the work tree (`git apply` converts line endings
+ * as a checkout does) the form they had when a snapshot was taken: a file whose bytes
+ * on disk were its blob then (an LF file where `core.autocrlf=true` writes CRLF) gets
+ * its new blob's bytes as they are; a file git had converted (CRLF on disk, LF in git)
+ * keeps git's conversion, which gives that form back. Nothing changes after a snapshot
+ * without a record (git converts no line endings there).
+ */
+export async function keepLineEndings(repository: Repository, snapshot: string, rawPaths: readonly string[]): Promise<void> {
+  const recorded = await exactFilesOf(repository, snapshot, rawPaths);
+  if (!recorded || recorded.size === 0) return;
+  const inTree = await filesOf(repository, snapshot, new Set(recorded.keys()));
+  const asStored = [...recorded].filter(([rawPath, file]) => inTree.get(rawPath)?.object === file.object).map(([rawPath]) => rawPath);
+  const regular = asStored.filter((rawPath) => fs.lstatSync(onDisk(repository.root, rawPath), { throwIfNoEntry: false })?.isFile());
+  if (regular.length === 0) return;
+  // What git reads from each file now (through its line-end rules) is the new content; written as it is.
+  const input = Buffer.from(regular.map((rawPath) => `${quotedForStdin(rawPath)}\n`).join(''), 'latin1');
+  const blobs = (await gitText(repository.root, ['hash-object', '-w', '--stdin-paths'], { input })).split('\n').filter(Boolean);
+  await writeExactFiles(
+    repository,
+    regular.map((rawPath, index) => ({ target: onDisk(repository.root, rawPath), file: { mode: inTree.get(rawPath)!.mode, object: blobs[index]! } })),
+  );
 }
 
 /**

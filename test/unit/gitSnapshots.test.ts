@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MissingDirectoryError, NotAGitRepositoryError, openRepository } from '../../src/git/repository.js';
 import { restoreChangedPaths } from '../../src/git/restore.js';
 import { listSessionRefs, readSnapshot, snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
 import { diffSnapshots } from '../../src/git/treeDiff.js';
+import { keepLineEndings } from '../../src/git/exactBytes.js';
 import { GitCommandError, gitBytes } from '../../src/git/gitProcess.js';
 import type { CodeloopsError } from '../../src/sessionFormat/failures.js';
 import { createRepo, git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
@@ -464,5 +466,23 @@ describe('git layouts a snapshot must see', () => {
     await restoreChangedPaths(repository, post.commit, pre.commit);
     assert.equal(fs.readFileSync(path.join(dir, 'weights.model'), 'utf8'), 'the large content\n', 'the filter gave it back');
     assert.equal(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8'), 'lf\n');
+  });
+
+  it('give files that git apply wrote the line endings they had before (what a rejected hunk needs where core.autocrlf=true)', async () => {
+    const dir = createRepo({ files: { 'seed.txt': 'seed\n' } });
+    git(dir, 'config', 'core.autocrlf', 'true');
+    const lines = (eol: string, third = 'line 3') => ['line 1', 'line 2', third, 'line 4'].join(eol) + eol;
+    writeFile(dir, 'lf.txt', lines('\n'));
+    writeFile(dir, 'crlf.txt', lines('\r\n'));
+    const repository = await openRepository(dir);
+    const before = await takeSnapshot(repository, 'before');
+    const patch = ['lf.txt', 'crlf.txt']
+      .map((file) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+CHANGED 3\n line 4\n`)
+      .join('');
+    execFileSync('git', ['apply', '-'], { cwd: dir, input: patch });
+    assert.equal(fs.readFileSync(path.join(dir, 'lf.txt'), 'utf8'), lines('\r\n', 'CHANGED 3'), 'git apply writes an LF file back as CRLF');
+    await keepLineEndings(repository, before.commit, ['lf.txt', 'crlf.txt']);
+    assert.equal(fs.readFileSync(path.join(dir, 'lf.txt'), 'utf8'), lines('\n', 'CHANGED 3'));
+    assert.equal(fs.readFileSync(path.join(dir, 'crlf.txt'), 'utf8'), lines('\r\n', 'CHANGED 3'));
   });
 });
