@@ -101,19 +101,28 @@ export interface LineEndingConversion {
   otherConversions: boolean;
 }
 
-/**
- * Whether git may convert line endings in this repository: `core.autocrlf`, or a `text`,
- * `eol` or `crlf` attribute in any attributes file git reads (the tree's `.gitattributes`,
- * the repository's own, the user's and the system's; those in the tree are given, as the
- * snapshot found them). Cheap: one quick git call, and reading a few small files.
- */
-export async function lineEndingConversion(repository: Repository, attributesInTree: readonly string[]): Promise<LineEndingConversion | undefined> {
+/** The settings that say whether and where git converts line endings: read while a snapshot adds the files (one quick git call). */
+export async function lineEndingSettings(repository: Repository): Promise<ReadonlyMap<string, string>> {
   const config = await gitText(repository.root, ['config', '-z', '--get-regexp', '^core\\.(autocrlf|attributesfile)$'], { mayFindNothing: true });
   const settings = new Map<string, string>();
   for (const entry of config.split('\0')) {
     const newline = entry.indexOf('\n');
     if (newline > 0) settings.set(entry.slice(0, newline).toLowerCase(), entry.slice(newline + 1));
   }
+  return settings;
+}
+
+/**
+ * Whether git may convert line endings in this repository: `core.autocrlf`, or a `text`,
+ * `eol` or `crlf` attribute in any attributes file git reads (the tree's `.gitattributes`,
+ * the repository's own, the user's and the system's; those in the tree are given, as the
+ * snapshot found them). Cheap: reading a few small files.
+ */
+export function lineEndingConversion(
+  repository: Repository,
+  settings: ReadonlyMap<string, string>,
+  attributesInTree: readonly string[],
+): LineEndingConversion | undefined {
   const autocrlf = /^(true|yes|on|1|input)$/i.test(settings.get('core.autocrlf') ?? '');
   const attributeFiles = [
     ...attributesInTree.map((rawPath) => onDisk(repository.root, rawPath)),

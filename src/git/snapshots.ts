@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { GitCommandError, gitBytes, gitText, nulSeparated, SNAPSHOT_IDENTITY, type GitVariable } from './gitProcess.js';
-import { lineEndingConversion, recordExactBytes } from './exactBytes.js';
+import { lineEndingConversion, lineEndingSettings, recordExactBytes } from './exactBytes.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 import { headCommit, type Repository } from './repository.js';
 
@@ -89,13 +89,12 @@ export async function takeSnapshot(repository: Repository, message: string, refs
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     const variables = { GIT_INDEX_FILE: temporaryIndex, ...SNAPSHOT_IDENTITY };
+    const settings = lineEndingSettings(repository);
+    settings.catch(() => {}); // awaited below; a failure meanwhile is not unhandled
     const trackedAttributes = await seeEveryFile(repository, temporaryIndex);
     const { leftOut, addedAttributes } = await addAll(repository, variables);
-    const [tree, parent, conversion] = await Promise.all([
-      gitText(repository.root, ['write-tree'], { variables }).then((output) => output.trim()),
-      headCommit(repository),
-      lineEndingConversion(repository, [...trackedAttributes, ...addedAttributes]),
-    ]);
+    const [tree, parent] = await Promise.all([gitText(repository.root, ['write-tree'], { variables }).then((output) => output.trim()), headCommit(repository)]);
+    const conversion = lineEndingConversion(repository, await settings, [...trackedAttributes, ...addedAttributes]);
     // Where git converts line endings, the bytes on disk are recorded beside the blobs (last: it changes the index).
     const exact = conversion ? await recordExactBytes(repository, variables, conversion, message) : undefined;
     const parents = [parent, exact?.parent].flatMap((commit) => (commit ? ['-p', commit] : []));
