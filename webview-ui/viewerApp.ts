@@ -1,4 +1,6 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
+import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
+import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -34,14 +36,13 @@ const RESUMABLE = new Set<Outcome | null>([null, 'interrupted', 'failed', 'max_i
 /** Streaming agent text kept on screen while a loop runs. */
 const LIVE_TEXT_CHARS = 6_000;
 
+/** The live panel: where the loop is (the run events' fold every view shares), and the agent's latest words. */
 interface LiveState {
-  iteration: number;
-  phase: string;
-  phaseStartedAt: number;
+  progress: LoopProgress;
+  /** The tail of what the agents wrote since the actor last started (or the loop paused). */
   text: string;
-  /** The loop waits for the user's review. */
-  paused?: boolean;
 }
+const NOT_LIVE: LiveState = { progress: LOOP_STARTING, text: '' };
 
 /**
  * The session viewer: the prompt, the timeline of iterations (decision, feedback as
@@ -56,7 +57,7 @@ export class ViewerApp {
   private readonly expanded = new Set<number>();
   private readonly details = new Map<number, IterationDetail>();
   private readonly detailSlots = new Map<number, HTMLElement>();
-  private live: LiveState | null = null;
+  private live: LiveState = NOT_LIVE;
   /** The iteration being stepped through, one at a time with its diff. */
   private step: number | null = null;
   private liveTimer: ReturnType<typeof setInterval> | undefined;
@@ -110,7 +111,7 @@ export class ViewerApp {
     this.view = view;
     this.running = running;
     this.capabilities = capabilities;
-    if (!running) this.live = null;
+    if (!running) this.live = NOT_LIVE;
     this.status.replaceChildren();
     this.status.className = 'status';
     this.renderHeader();
@@ -443,45 +444,19 @@ export class ViewerApp {
   // ── live ──────────────────────────────────────────────────────────────────────
 
   private applyLive(event: RunEvent): void {
-    switch (event.type) {
-      case 'iteration_started':
-        this.live = { iteration: event.iteration, phase: 'starting', phaseStartedAt: Date.parse(event.timestamp), text: '' };
-        break;
-      case 'phase':
-        if (event.status === 'started') {
-          this.live = {
-            iteration: event.iteration,
-            phase: event.phase === 'critic_repair' ? 'critic (asked again)' : event.phase,
-            phaseStartedAt: Date.parse(event.timestamp),
-            text: this.live?.text ?? '',
-          };
-          if (event.phase === 'actor') this.live.text = '';
-        }
-        break;
-      case 'agent_event':
-        if (this.live && (event.event.kind === 'text' || event.event.kind === 'tool_use')) {
-          const line = event.event.kind === 'text' ? event.event.text : `→ ${event.event.name}${event.event.summary ? `: ${event.event.summary}` : ''}`;
-          this.live.text = takeTail(`${this.live.text}${this.live.text ? '\n' : ''}${line}`, LIVE_TEXT_CHARS);
-        }
-        break;
-      case 'review_paused':
-        this.live = { iteration: event.iteration, phase: 'waiting for your review', phaseStartedAt: Date.parse(event.timestamp), text: '', paused: true };
-        break;
-      case 'review_resumed':
-        if (this.live)
-          this.live = {
-            ...this.live,
-            paused: false,
-            phase: event.action === 'continue' ? 'going on' : 'stopping',
-            phaseStartedAt: Date.parse(event.timestamp),
-          };
-        break;
-      case 'run_finished':
-        this.live = null;
-        this.running = false;
-        break;
-      default:
-        return;
+    const progress = advanceLoop(this.live.progress, event);
+    const agentLine = event.type === 'agent_event' ? agentLineOf(event.event) : null;
+    if (progress === this.live.progress && agentLine === null) return;
+    // A new iteration, the actor starting again, a pause: the words so far are no longer what is happening.
+    const fresh =
+      event.type === 'iteration_started' ||
+      event.type === 'review_paused' ||
+      (event.type === 'phase' && event.phase === 'actor' && progress !== this.live.progress);
+    const text = fresh ? '' : this.live.text;
+    this.live = { progress, text: agentLine === null ? text : takeTail(`${text}${text ? '\n' : ''}${agentLine}`, LIVE_TEXT_CHARS) };
+    if (progress.stage === 'ended') {
+      this.running = false;
+      this.live = NOT_LIVE;
     }
     this.renderLive();
   }
@@ -492,36 +467,56 @@ export class ViewerApp {
       setChildren(this.livePanel);
       return;
     }
-    const live = this.live;
+    const { progress, text } = this.live;
     const elapsed = h('span', { class: 'elapsed' });
+    const since = progress.stageSince === null ? null : Date.parse(progress.stageSince);
     const tick = (): void => {
-      elapsed.textContent = live ? formatDuration((Date.now() - live.phaseStartedAt) / 1000) : '';
+      elapsed.textContent = since === null ? '' : formatDuration((Date.now() - since) / 1000);
     };
     tick();
     this.liveTimer = setInterval(tick, 1000);
-    if (live?.paused) {
-      const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
-      setChildren(
-        this.livePanel,
-        h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${live.iteration}: waiting for your review `, elapsed),
-        h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
-        this.capabilities.reviewControl
-          ? h(
-              'div',
-              { class: 'review-controls' },
-              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
-              button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
-            )
-          : null,
-      );
+    if (progress.pausedAfter !== null) {
+      setChildren(this.livePanel, ...this.renderPaused(progress.pausedAfter, elapsed));
       return;
     }
     setChildren(
       this.livePanel,
-      h('h2', {}, icon('sync', 'codicon-modifier-spin'), live ? ` Iteration ${live.iteration}: ${live.phase} ` : ' Running ', elapsed),
-      live?.text ? h('pre', { class: 'output live-output' }, live.text) : h('p', { class: 'muted' }, 'Waiting for the agent…'),
+      h(
+        'h2',
+        {},
+        icon('sync', 'codicon-modifier-spin'),
+        progress.iteration === null ? ' Running ' : ` Iteration ${progress.iteration}: ${stageText(progress.stage)} `,
+        elapsed,
+      ),
+      text ? h('pre', { class: 'output live-output' }, text) : h('p', { class: 'muted' }, 'Waiting for the agent…'),
     );
   }
+
+  /** The loop waits for the user's review: what to do, and Continue and Stop where the host can pass them on. */
+  private renderPaused(iteration: number, elapsed: HTMLElement): HTMLElement[] {
+    const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
+    return [
+      h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${iteration}: waiting for your review `, elapsed),
+      h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
+      ...(this.capabilities.reviewControl
+        ? [
+            h(
+              'div',
+              { class: 'review-controls' },
+              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
+              button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
+            ),
+          ]
+        : []),
+    ];
+  }
+}
+
+/** An agent's words or tool call as a line of the live panel; null for what it does not show. */
+function agentLineOf(event: AgentEvent): string | null {
+  if (event.kind === 'text') return event.text;
+  if (event.kind === 'tool_use') return `→ ${event.name}${event.summary ? `: ${event.summary}` : ''}`;
+  return null;
 }
 
 const STATUS_LETTER: Readonly<Record<string, string>> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' };

@@ -13,18 +13,7 @@ import type { Outcome } from './sessionLines.js';
  * phases), paused for the user's review, told to go on or to stop, or ended.
  */
 export type LoopStage =
-  | 'waiting'
-  | 'starting'
-  | 'snapshot'
-  | 'actor'
-  | 'diff'
-  | 'checks'
-  | 'critic'
-  | 'critic_repair'
-  | 'review'
-  | 'continuing'
-  | 'stopping'
-  | 'ended';
+  'waiting' | 'starting' | 'snapshot' | 'actor' | 'diff' | 'checks' | 'critic' | 'critic_repair' | 'review' | 'continuing' | 'stopping' | 'ended';
 
 export interface LoopProgress {
   /** The iteration under way (or the last one), null before the first. */
@@ -73,6 +62,14 @@ export function loopProgressOf(events: Iterable<RunEvent>, from: LoopProgress = 
   let progress = from;
   for (const event of events) progress = advanceLoop(progress, event);
   return progress;
+}
+
+/**
+ * A loop that ended as its group recorded it (`candidate_finished`), whether or not its
+ * own `run_finished` came first: a candidate whose runner stopped has none.
+ */
+export function loopEnded(progress: LoopProgress, outcome: Outcome, at: string): LoopProgress {
+  return progress.stage === 'ended' ? progress : { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, outcome };
 }
 
 /** The user asked the loop to go on, or to stop, before its runner said so: shown at once. */

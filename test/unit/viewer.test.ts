@@ -399,6 +399,20 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.equal(root.querySelector('.live')!.textContent, '');
   });
 
+  it('takes where the loop is from the fold every view shares: a critic asked again, a loop told to stop stays stopping', () => {
+    const { root, transport } = open(session({ outcome: null, iterations: [] }), { running: true });
+    const at = new Date().toISOString();
+    const heading = () => root.querySelector('.live h2')!.textContent!;
+    transport.deliver({ type: 'live', event: { type: 'iteration_started', iteration: 2, timestamp: at } });
+    assert.match(heading(), /Iteration 2: snapshot/, 'the viewer said "starting"');
+    transport.deliver({ type: 'live', event: { type: 'phase', iteration: 2, phase: 'critic_repair', status: 'started', timestamp: at } });
+    assert.match(heading(), /Iteration 2: critic \(asked again\)/);
+    transport.deliver({ type: 'live', event: { type: 'review_paused', iteration: 2, timestamp: at } });
+    transport.deliver({ type: 'live', event: { type: 'review_resumed', iteration: 2, action: 'stop', paused_secs: 1, timestamp: at } });
+    transport.deliver({ type: 'live', event: { type: 'phase', iteration: 3, phase: 'actor', status: 'started', timestamp: at } });
+    assert.match(heading(), /Iteration 2: stopping/, 'the viewer showed the next phase of a loop told to stop');
+  });
+
   it('opens a session of 100 iterations with megabytes of diff without rendering any diff', () => {
     const many = Array.from({ length: 100 }, (_, index) => iteration(index + 1, { diff_chars: 3_000_000, actor_output_chars: 1_000_000 }));
     const { root } = open(session({ iterations: many }));

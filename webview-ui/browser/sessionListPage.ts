@@ -1,4 +1,6 @@
 import type { LiveEvent } from '../../src/server/apiPayloads.js';
+import { advanceLoop, LOOP_STARTING, loopProgressText, type LoopProgress } from '../../src/sessionFormat/loopProgress.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
 import { h, icon } from '../dom.js';
 import { formatDuration, formatTimestamp, relativeTime } from '../format.js';
@@ -26,11 +28,6 @@ const OUTCOME_ICONS: Readonly<Record<string, string>> = {
   none: 'circle-large-outline',
 };
 
-interface RunningState {
-  iteration: number | null;
-  phase: string | null;
-}
-
 /**
  * Every session, newest first, filtered by the server (the same filters as
  * `codeloops sessions list`), drawn as a virtual list, and kept up to date: new
@@ -39,7 +36,7 @@ interface RunningState {
 export function renderSessionListPage(shell: PageShell): void {
   let filter = filterFromAddress();
   let summaries: SessionSummary[] = [];
-  const running = new Map<string, RunningState>();
+  const running = new Map<string, LoopProgress>();
   const fresh = new Set<string>();
   let fetching: AbortController | undefined;
   let refetchTimer: ReturnType<typeof setTimeout> | undefined;
@@ -117,7 +114,7 @@ export function renderSessionListPage(shell: PageShell): void {
     switch (event.type) {
       case 'hello':
         running.clear();
-        for (const id of event.running) running.set(id, { iteration: null, phase: null });
+        for (const id of event.running) running.set(id, LOOP_STARTING);
         void load();
         return;
       case 'stream_error':
@@ -125,7 +122,7 @@ export function renderSessionListPage(shell: PageShell): void {
         return;
       case 'session_created':
         fresh.add(event.id);
-        if (event.running) running.set(event.id, { iteration: null, phase: null });
+        if (event.running) running.set(event.id, LOOP_STARTING);
         refetchSoon();
         return;
       case 'session_updated':
@@ -144,18 +141,11 @@ export function renderSessionListPage(shell: PageShell): void {
         list.setItems(summaries);
         showCount();
         return;
-      case 'run_event': {
-        const runEvent = event.event;
-        if (runEvent.type === 'run_finished') running.delete(event.id);
-        else if (runEvent.type === 'iteration_started') running.set(event.id, { iteration: runEvent.iteration, phase: 'starting' });
-        else if (runEvent.type === 'phase' && runEvent.status === 'started')
-          running.set(event.id, { iteration: runEvent.iteration, phase: runEvent.phase === 'critic_repair' ? 'critic' : runEvent.phase });
-        else if (runEvent.type === 'run_started') running.set(event.id, { iteration: null, phase: null });
-        else return;
+      case 'run_event':
+        if (!followRunning(running, event.id, event.event)) return;
         showCount();
         list.refresh();
         return;
-      }
       default:
         return;
     }
@@ -171,7 +161,7 @@ export function renderSessionListPage(shell: PageShell): void {
   }, GREETING_WAIT_MS);
 }
 
-function renderRow(summary: SessionSummary, running: RunningState | undefined, isFresh: boolean): HTMLElement {
+function renderRow(summary: SessionSummary, running: LoopProgress | undefined, isFresh: boolean): HTMLElement {
   const state = running ? 'running' : (summary.outcome ?? 'none');
   const label = running ? runningLabel(running) : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'Not finished';
   return pageLink(
@@ -202,7 +192,20 @@ function startedText(timestamp: string, now = Date.now()): string {
   return new Date(time).toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
-function runningLabel(running: RunningState): string {
-  if (running.iteration === null) return 'Running';
-  return `Running · iteration ${running.iteration}${running.phase ? ` · ${running.phase}` : ''}`;
+/**
+ * Where a running session's loop is after one of its run events; false when the event
+ * changed nothing shown. A session that ends leaves the map.
+ */
+export function followRunning(running: Map<string, LoopProgress>, sessionId: string, event: RunEvent): boolean {
+  const before = running.get(sessionId);
+  const after = advanceLoop(before ?? LOOP_STARTING, event);
+  if (after === before) return false;
+  if (after.stage === 'ended') running.delete(sessionId);
+  else running.set(sessionId, after);
+  return true;
+}
+
+/** `Running · iteration 2 · critic`: where a running session's loop is, once it has begun its first iteration. */
+export function runningLabel(progress: LoopProgress): string {
+  return progress.iteration === null ? 'Running' : `Running · ${loopProgressText(progress)}`;
 }

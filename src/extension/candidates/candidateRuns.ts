@@ -1,4 +1,5 @@
 import type { CandidateStreamEvent } from '../../sessionFormat/candidateGroups.js';
+import { advanceLoop, LOOP_STARTING, LOOP_WAITING, loopEnded, loopToldTo, type LoopProgress } from '../../sessionFormat/loopProgress.js';
 import type { RunEvent } from '../../sessionFormat/runEvents.js';
 import { describeEvent } from '../../loop/describeEvent.js';
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
@@ -10,9 +11,8 @@ import { CandidatesProcess, type CandidatesProcessEnd } from './candidatesProces
 export interface RunningCandidate {
   label: string;
   sessionId: string | undefined;
-  iteration: number;
-  phase: string;
-  done: boolean;
+  /** Where its loop is; `ended` once it has. */
+  progress: LoopProgress;
 }
 
 export interface RunningGroup<F extends FolderRef = FolderRef> {
@@ -73,7 +73,7 @@ export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposabl
 
   /** Every candidate of every running group, as the views count running loops. */
   runningLoops(): RunningCandidate[] {
-    return this.runningGroups().flatMap((group) => [...group.candidates.values()].filter((candidate) => !candidate.done));
+    return this.runningGroups().flatMap((group) => [...group.candidates.values()].filter((candidate) => candidate.progress.stage !== 'ended'));
   }
 
   runningSessionIds(): Set<string> {
@@ -124,7 +124,7 @@ export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposabl
     const group = folder ? this.groups.get(folder.uri.toString()) : this.groups.size === 1 ? [...this.groups.values()][0] : undefined;
     if (!group) return false;
     this.deps.log.warn(`Interrupting the candidates in ${group.folder.name}`);
-    for (const candidate of group.candidates.values()) if (!candidate.done) candidate.phase = 'stopping';
+    for (const candidate of group.candidates.values()) candidate.progress = loopToldTo(candidate.progress, 'stop');
     group.process.interrupt();
     return true;
   }
@@ -139,31 +139,21 @@ export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposabl
     }
     if (group && event.type === 'group_started') {
       group.groupId = event.group_id;
-      for (const candidate of event.candidates)
-        group.candidates.set(candidate.label, { label: candidate.label, sessionId: undefined, iteration: 0, phase: 'waiting', done: false });
+      for (const candidate of event.candidates) group.candidates.set(candidate.label, { label: candidate.label, sessionId: undefined, progress: LOOP_WAITING });
     }
     if (group && event.type === 'candidate_finished') {
       const candidate = group.candidates.get(event.label);
-      if (candidate) candidate.done = true;
+      if (candidate) candidate.progress = loopEnded(candidate.progress, event.outcome, event.timestamp);
     }
     if (event.type === 'judged') this.write(`judge: ${event.judgment.ranking.join(' > ') || event.judgment.reasoning}`, 'info');
     this.groupEvents.fire({ folder, event });
   }
 
   private track(group: RunningGroup<F>, label: string, sessionId: string, event: RunEvent): void {
-    const candidate = group.candidates.get(label) ?? { label, sessionId, iteration: 0, phase: 'starting', done: false };
+    const candidate = group.candidates.get(label) ?? { label, sessionId, progress: LOOP_STARTING };
     group.candidates.set(label, candidate);
     candidate.sessionId = sessionId;
-    if (event.type === 'iteration_started') {
-      candidate.iteration = event.iteration;
-      candidate.phase = 'snapshot';
-    }
-    if (event.type === 'phase' && event.status === 'started' && candidate.phase !== 'stopping')
-      candidate.phase = event.phase === 'critic_repair' ? 'critic' : event.phase;
-    if (event.type === 'run_finished') {
-      candidate.done = true;
-      candidate.phase = event.status;
-    }
+    candidate.progress = advanceLoop(candidate.progress, event);
   }
 
   private write(text: string, tone: string): void {

@@ -19,7 +19,7 @@ export class GroupStatusItem implements vscode.Disposable {
 
   private update(): void {
     const candidates = [...this.group.candidates.values()];
-    const done = candidates.filter((candidate) => candidate.done).length;
+    const done = candidates.filter((candidate) => candidate.progress.stage === 'ended').length;
     const elapsed = formatDuration((Date.now() - this.group.startedAt) / 1000);
     const what = candidates.length > 0 ? `${candidates.length} candidates · ${done} done` : 'starting candidates';
     this.item.text = `$(debug-stop) Codeloops: ${what} · ${elapsed}`;

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { describeEvent, type LineTone } from '../../loop/describeEvent.js';
 import type { AgentProblem, AgentProblemCode, DoctorReport } from '../../sessionFormat/doctorReport.js';
 import type { FailureCode } from '../../sessionFormat/failures.js';
+import { advanceLoop, LOOP_STARTING, loopProgressText, loopToldTo, type LoopProgress } from '../../sessionFormat/loopProgress.js';
 import type { RunControl } from '../../sessionFormat/reviewRecords.js';
 import type { LoopGuards, RunEvent, Spend } from '../../sessionFormat/runEvents.js';
 import type { Disposable, EditorCommands, EditorWindow, Event, FolderRef, RunLog } from '../editorPorts.js';
@@ -14,15 +15,13 @@ export interface RunningLoop<F extends FolderRef = FolderRef> {
   folder: F;
   process: LoopProcess;
   sessionId: string | undefined;
-  iteration: number;
-  phase: string;
+  /** Where it is: its iteration, its stage, whether it waits for the user's review. */
+  progress: LoopProgress;
   startedAt: number;
   /** Its checks, budget and stall detection, once it has started. */
   guards: LoopGuards | null;
   /** What its agents have used so far. */
   spend: Spend | null;
-  /** The iteration after which it waits for the user's review, while it does. */
-  pausedAfter: number | null;
 }
 
 export interface LoopEvent<F extends FolderRef = FolderRef> {
@@ -107,12 +106,10 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       folder,
       process,
       sessionId: undefined,
-      iteration: 0,
-      phase: 'starting',
+      progress: LOOP_STARTING,
       startedAt: Date.now(),
       guards: null,
       spend: null,
-      pausedAfter: null,
     };
     this.running.set(key, loop);
     const status = deps.showStatus(loop);
@@ -148,7 +145,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
           : await this.deps.window.pick(
               loops.map((candidate) => ({
                 label: candidate.folder.name,
-                description: `iteration ${candidate.iteration}, ${candidate.phase}`,
+                description: loopProgressText(candidate.progress, ', '),
                 value: candidate,
               })),
               'Which loop should stop?',
@@ -156,26 +153,26 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     }
     if (!loop) return;
     this.deps.log.warn(`Interrupting the loop in ${loop.folder.name}`);
-    loop.phase = 'stopping';
+    loop.progress = loopToldTo(loop.progress, 'stop');
+    this.updatePausedContext();
     loop.process.interrupt();
   }
 
   /** Tells a loop paused for review to go on (or to stop); the loop of this session, or the only one paused. */
   async resumeAfterReview(action: RunControl['type'], sessionId?: string): Promise<void> {
-    const paused = this.runningLoops().filter((loop) => loop.pausedAfter !== null && (sessionId === undefined || loop.sessionId === sessionId));
+    const paused = this.runningLoops().filter((loop) => loop.progress.pausedAfter !== null && (sessionId === undefined || loop.sessionId === sessionId));
     const loop =
       paused.length <= 1
         ? paused[0]
         : await this.deps.window.pick(
-            paused.map((candidate) => ({ label: candidate.folder.name, description: `after iteration ${candidate.pausedAfter}`, value: candidate })),
+            paused.map((candidate) => ({ label: candidate.folder.name, description: `after iteration ${candidate.progress.pausedAfter}`, value: candidate })),
             action === 'continue' ? 'Which loop should go on?' : 'Which loop should stop?',
           );
     if (!loop) {
       if (paused.length === 0) void this.deps.window.showInfo('No Codeloops loop is waiting for your review.');
       return;
     }
-    loop.pausedAfter = null;
-    loop.phase = action === 'continue' ? 'continuing' : 'stopping';
+    loop.progress = loopToldTo(loop.progress, action);
     this.updatePausedContext();
     loop.process.control(action);
   }
@@ -184,34 +181,22 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
   private updatePausedContext(): void {
     this.deps.commands.setContext(
       CONTEXT_PAUSED,
-      this.runningLoops().some((loop) => loop.pausedAfter !== null),
+      this.runningLoops().some((loop) => loop.progress.pausedAfter !== null),
     );
   }
 
   private handle(folder: F, event: RunEvent): void {
     const loop = this.running.get(folder.uri.toString());
-    if (loop && event.type === 'review_paused') {
-      loop.pausedAfter = event.iteration;
-      loop.phase = 'review';
-      this.updatePausedContext();
-      this.offerReview(loop, event.iteration);
-    }
-    if (loop && event.type === 'review_resumed') {
-      loop.pausedAfter = null;
-      this.updatePausedContext();
-    }
     if (loop) {
       if (event.type === 'run_started') {
         loop.sessionId = event.session_id;
         loop.guards = event.guards ?? null;
       }
       if (event.type === 'spend') loop.spend = event;
-      if (event.type === 'iteration_started') {
-        loop.iteration = event.iteration;
-        loop.phase = 'snapshot';
-      }
-      if (event.type === 'phase' && event.status === 'started' && loop.phase !== 'stopping')
-        loop.phase = event.phase === 'critic_repair' ? 'critic' : event.phase;
+      const before = loop.progress;
+      loop.progress = advanceLoop(before, event);
+      if (loop.progress.pausedAfter !== before.pausedAfter) this.updatePausedContext();
+      if (event.type === 'review_paused') this.offerReview(loop, event.iteration);
     }
     // A refusal is reported once, in report(), in the editor's own words.
     if (event.type !== 'run_refused') for (const line of describeEvent(event, { showAgentText: this.deps.showAgentText() })) this.write(line.text, line.tone);
@@ -234,7 +219,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
           stop,
         )
         .then((choice) => {
-          if (loop.pausedAfter !== iteration) return; // already answered elsewhere (the viewer, the status bar)
+          if (loop.progress.pausedAfter !== iteration) return; // already answered elsewhere (the viewer, the status bar)
           if (choice === go) void this.resumeAfterReview('continue', loop.sessionId);
           else if (choice === stop) void this.resumeAfterReview('stop', loop.sessionId);
           else if (choice === look && loop.sessionId) {

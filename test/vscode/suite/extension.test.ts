@@ -178,7 +178,7 @@ describe('Codeloops in a real VS Code', () => {
   async function slowLoop(): Promise<{ running: Promise<Awaited<ReturnType<CodeloopsApi['runs']['start']>>> }> {
     scriptAgents({ actor: [[{ print: 'a long job' }, { sleep: 120_000 }]], critic: [[{ print: 'TASK COMPLETE' }]] });
     const running = codeloops.runs.start(workspaceFolder(), { text: 'A slow task' });
-    await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.phase === 'actor'));
+    await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.progress.stage === 'actor'));
     return { running };
   }
 
@@ -559,7 +559,7 @@ describe('Codeloops in a real VS Code', () => {
         critic: [[{ print: '<decision>{"type":"continue","feedback":"again"}</decision>' }], [{ print: 'TASK COMPLETE' }]],
       });
       const running = codeloops.runs.start(folder, { text: 'Pause for review' });
-      const loop = await waitFor('the loop to wait for review', () => codeloops.runs.runningLoops().find((candidate) => candidate.pausedAfter === 1));
+      const loop = await waitFor('the loop to wait for review', () => codeloops.runs.runningLoops().find((candidate) => candidate.progress.pausedAfter === 1));
       assert.equal(fs.readFileSync(path.join(folder.uri.fsPath, 'paused.txt'), 'utf8'), 'one\n', 'the second iteration waits');
       await vscode.commands.executeCommand(COMMANDS.continueLoop, loop.sessionId);
       const end = await running;
