@@ -13,11 +13,11 @@ import { CandidateRuns } from './candidates/candidateRuns.js';
 import { askForCandidates } from './candidates/candidatesInput.js';
 import { GroupStatusItem } from './candidates/groupStatusItem.js';
 import { treeGroups } from './candidates/treeGroups.js';
-import { COMMANDS, COMPARISON_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS, CONTEXT_RUNNING, SETTINGS_SECTION } from './ids.js';
+import { COMMANDS, COMPARISON_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS, SETTINGS_SECTION } from './ids.js';
 import { HunkLenses, type HunkRef } from './review/hunkLenses.js';
 import { commentCommand, rejectHunkCommand, resolveCommand, stageCommand, undoRejectionCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
-import { allRunningLoops } from './runs/allRunningLoops.js';
+import { LoopRegistry } from './runs/loopRegistry.js';
 import { ComparisonPanels } from './viewer/comparisonPanels.js';
 import { LoopStarter } from './runs/loopStarter.js';
 import { askForPrompt, promptFileToRun } from './runs/promptInput.js';
@@ -57,7 +57,10 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const log = vscode.window.createOutputChannel('Codeloops', { log: true });
   const store = new SessionStore(sessionsDir(), (message) => log.warn(message));
   const library = new SessionLibrary(store, (sessionId) => sidecarDir(sessionId));
-  const runs: RunController<vscode.WorkspaceFolder> = new RunController<vscode.WorkspaceFolder>({
+  // Single loops and candidates alike, for the views that follow running sessions.
+  const registry = new LoopRegistry<vscode.WorkspaceFolder>({ window: vscodeWindow, commands: vscodeCommands, log });
+  const runs = new RunController<vscode.WorkspaceFolder>({
+    registry,
     cliPath: bundledCliPath(context.extensionPath),
     nodePath: process.execPath,
     log,
@@ -67,9 +70,9 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     editorSettingsJson,
     isTrusted: () => vscode.workspace.isTrusted,
     showAgentText,
-    othersRunning: () => candidateRuns.runningGroups().length > 0,
   });
-  const candidateRuns: CandidateRuns<vscode.WorkspaceFolder> = new CandidateRuns<vscode.WorkspaceFolder>({
+  const candidateRuns = new CandidateRuns<vscode.WorkspaceFolder>({
+    registry,
     cliPath: bundledCliPath(context.extensionPath),
     nodePath: process.execPath,
     log,
@@ -77,22 +80,19 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     commands: vscodeCommands,
     showStatus: (group) => new GroupStatusItem(group),
     editorSettingsJson,
-    othersRunning: () => runs.runningLoops().length > 0,
   });
-  // Single loops and candidates alike, for the views that follow running sessions.
-  const loops = allRunningLoops(runs, candidateRuns);
-  const tree = new SessionsTreeProvider(library, loops, log, () => treeGroups(groupsDir(), (message) => log.warn(message)));
+  const tree = new SessionsTreeProvider(library, registry, log, () => treeGroups(groupsDir(), (message) => log.warn(message)));
   const treeView = vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true });
-  const diffs = new DiffOpener(library, () => loops.runningLoops().length > 0);
+  const diffs = new DiffOpener(library, () => registry.anyRunning());
   const snapshots = new SnapshotContentProvider(library);
   const reviewThreads = new ReviewThreads(library);
   const hunkLenses = new HunkLenses(library);
-  const viewers = new ViewerPanels(context.extensionUri, library, loops, {
+  const viewers = new ViewerPanels(context.extensionUri, library, registry, {
     diffs,
     openLocation: (sessionId, file, line) => openSessionFile(store, sessionId, file, line),
     reviewControl: (sessionId, action) => runs.resumeAfterReview(action, sessionId),
   });
-  const comparisons = new ComparisonPanels(context.extensionUri, store, loops, candidateRuns.onGroupEvent);
+  const comparisons = new ComparisonPanels(context.extensionUri, store, registry, candidateRuns.onGroupEvent);
   const changed = (sessionId: string): void => {
     library.invalidate(sessionId);
     viewers.sessionChanged(sessionId);
@@ -112,7 +112,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   });
   const sessionCommands = new SessionCommands({
     store,
-    runs,
+    registry,
     window: vscodeWindow,
     log,
     writeClipboard: (text) => vscode.env.clipboard.writeText(text),
@@ -122,13 +122,14 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const timeTravel: TimeTravelDeps<vscode.WorkspaceFolder> = {
     store,
     runs,
+    registry,
     log,
     window: vscodeWindow,
     commands: vscodeCommands,
     folderOf: (filePath) => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(filePath)),
     changed,
   };
-  const apply: ApplyDeps = { store, runs: loops, log, window: vscodeWindow, commands: vscodeCommands, changed };
+  const apply: ApplyDeps = { store, registry, log, window: vscodeWindow, commands: vscodeCommands, changed };
   /** The group of a tree node (a group, or one of its candidates), an id, or the user's pick. */
   const groupIdOf = async (target?: GroupNode | SessionNode | string): Promise<string | undefined> => {
     if (typeof target === 'string') return target;
@@ -148,21 +149,6 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
       'Compare the candidates of which group?',
     );
   };
-  /** Interrupt: a running candidate (or its group, or the folder running candidates) stops its whole group. */
-  const interrupt = async (target?: vscode.WorkspaceFolder | SessionNode | GroupNode): Promise<void> => {
-    if (target && 'kind' in target) {
-      const group = candidateRuns
-        .runningGroups()
-        .find((running) => (target.kind === 'group' ? running.groupId === target.id : [...running.candidates.values()].some((c) => c.sessionId === target.id)));
-      if (group) candidateRuns.interrupt(group.folder);
-      else await runs.interrupt(runs.runningLoops().find((loop) => loop.sessionId === target.id)?.folder);
-      return;
-    }
-    if (target && candidateRuns.isRunning(target)) candidateRuns.interrupt(target);
-    else if (!target && runs.runningLoops().length === 0 && candidateRuns.interrupt()) return;
-    else await runs.interrupt(target);
-  };
-
   const sessionIdOf = async (target?: SessionNode | TreeNode | string): Promise<string | undefined> =>
     typeof target === 'string' ? target : target?.kind === 'session' ? target.id : sessionCommands.pickSession();
 
@@ -178,7 +164,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
 
   context.subscriptions.push(
     log,
-    runs,
+    registry,
     tree,
     treeView,
     viewers,
@@ -193,11 +179,10 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
       const file = postSnapshotOf(document.uri);
       if (file && !reviewThreads.isShown(file.session)) void reviewThreads.show(file.session).catch(() => undefined);
     }),
-    runs.onEvent(({ folder, event }) => {
+    runs.onEvent(({ sessionId, event }) => {
       // The viewer of a session a loop just started shows up at once, without taking focus.
       if (event.type === 'run_started' && openViewerOnRun()) viewers.open(event.session_id, { preserveFocus: true });
       // The critic's findings appear where the code is as soon as it has spoken.
-      const sessionId = runs.runningLoops().find((loop) => loop.folder === folder)?.sessionId;
       if (event.type === 'iteration_finished' && sessionId) {
         hunkLenses.invalidate(sessionId);
         void reviewThreads.show(sessionId).catch(() => undefined);
@@ -214,14 +199,10 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
 
     command(COMMANDS.runPrompt, () => starter.start(askForPrompt)),
     command(COMMANDS.runPromptFile, () => starter.start(promptFileToRun)),
-    command(COMMANDS.interrupt, interrupt),
+    command(COMMANDS.interrupt, (target?: vscode.WorkspaceFolder | SessionNode | GroupNode) => registry.interrupt(target)),
     command(COMMANDS.runPromptWithCandidates, async () => {
       const folder = await starter.folderToRunIn();
-      if (!folder) return;
-      if (candidateRuns.isRunning(folder)) {
-        void vscodeWindow.showWarning(`Codeloops candidates are already running in ${folder.name}. Interrupt them first, or wait for them to finish.`);
-        return;
-      }
+      if (!folder || !candidateRuns.canStartIn(folder)) return;
       const choice = await askForCandidates();
       const prompt = choice && (await askForPrompt(folder));
       if (!choice || !prompt || !('text' in prompt)) return;
@@ -316,7 +297,6 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
       if (item) await resolveCommand(review, item.sessionId, item.id, false);
     }),
   );
-  vscodeCommands.setContext(CONTEXT_RUNNING, false);
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
   return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, apply };
 }
@@ -355,5 +335,5 @@ async function toggleReviewPause(): Promise<void> {
 }
 
 export function deactivate(): void {
-  // Everything is in context.subscriptions; running loops end `interrupted` when the controller is disposed.
+  // Everything is in context.subscriptions; running loops end `interrupted` when the registry is disposed.
 }

@@ -38,6 +38,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     const deps: TimeTravelDeps<FolderRef> = {
       store,
       runs,
+      registry: editor.registry,
       log: editor.log,
       window: editor.window,
       commands: editor.commands,
@@ -134,7 +135,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     const gone: string[] = [];
     const commands = new SessionCommands({
       store,
-      runs,
+      registry: editor.registry,
       window: editor.window,
       log: editor.log,
       writeClipboard: async () => {},
@@ -157,7 +158,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     const sessionId = await new Promise<string>((resolve) => slow.runs.onEvent(({ event }) => event.type === 'run_started' && resolve(event.session_id)));
     const refusing = new SessionCommands({
       store: slow.store,
-      runs: slow.runs,
+      registry: slow.editor.registry,
       window: slow.editor.window,
       log: slow.editor.log,
       writeClipboard: async () => {},

@@ -1,4 +1,5 @@
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, PickItem, RunLog } from '../../src/extension/editorPorts.js';
+import { LoopRegistry } from '../../src/extension/runs/loopRegistry.js';
 import { RunController } from '../../src/extension/runs/runController.js';
 import { cliPath } from './cliProcess.js';
 
@@ -91,6 +92,13 @@ export class FakeEditor {
     show: () => void this.logLines.push('(shown)'),
   };
 
+  private loops: LoopRegistry<FolderRef> | undefined;
+  /** The window's running loops, as the extension keeps them: one registry per editor window. */
+  get registry(): LoopRegistry<FolderRef> {
+    this.loops ??= new LoopRegistry<FolderRef>({ window: this.window, commands: this.commands, log: this.log });
+    return this.loops;
+  }
+
   /** A status item that records it was shown and taken away. */
   readonly statusItems: { folder: string; disposed: boolean }[] = [];
   showStatus = (loop: { folder: FolderRef }): Disposable => {
@@ -115,6 +123,7 @@ export function runControllerFor(
   options: { editorSettings?: string; showAgentText?: boolean; /** Whether VS Code trusts the workspace (default yes). */ trusted?: boolean } = {},
 ): RunController<FolderRef> {
   return new RunController<FolderRef>({
+    registry: editor.registry,
     cliPath: cliPath(),
     nodePath: process.execPath,
     log: editor.log,

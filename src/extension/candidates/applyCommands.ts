@@ -5,7 +5,7 @@ import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorCommands, EditorWindow, RunLog } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
-import type { RunningLoopsView } from '../runs/runController.js';
+import type { LoopRegistry } from '../runs/loopRegistry.js';
 import { confirmAndMove } from '../timeTravel/timeTravelCommands.js';
 
 /**
@@ -16,7 +16,8 @@ import { confirmAndMove } from '../timeTravel/timeTravelCommands.js';
 
 export interface ApplyDeps {
   store: SessionStore;
-  runs: RunningLoopsView;
+  /** Which sessions run now: a candidate is applied once it has ended. */
+  registry: Pick<LoopRegistry, 'refuseRunningSession'>;
   log: RunLog;
   window: EditorWindow;
   commands: EditorCommands;
@@ -25,10 +26,7 @@ export interface ApplyDeps {
 }
 
 export async function applyCandidateSession(deps: ApplyDeps, sessionId: string): Promise<ApplyOutcome | undefined> {
-  if (deps.runs.runningSessionIds().has(sessionId)) {
-    void deps.window.showWarning('This candidate is still running: wait for it to end, or interrupt it.');
-    return undefined;
-  }
+  if (deps.registry.refuseRunningSession(sessionId)) return undefined;
   const { start } = await deps.store.load(sessionId);
   const name = start.candidate ?? sessionId;
   const outcome = await confirmAndMove(deps, (force, dryRun) => move(deps, sessionId, force, dryRun, false), {

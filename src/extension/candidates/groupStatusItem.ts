@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { formatDuration } from '../../text/humanize.js';
 import { COMMANDS } from '../ids.js';
-import type { RunningGroup } from './candidateRuns.js';
+import type { RunningGroup } from '../runs/loopRegistry.js';
 
 /** The status bar while candidates run: how many are done, elapsed time; a click interrupts them all. */
 export class GroupStatusItem implements vscode.Disposable {

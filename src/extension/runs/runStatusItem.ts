@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import { loopProgressText } from '../../sessionFormat/loopProgress.js';
 import { formatDuration } from '../../text/humanize.js';
 import { COMMANDS } from '../ids.js';
-import { spendText, type RunningLoop } from './runController.js';
+import type { RunningLoop } from './loopRegistry.js';
+import { spendText } from './runController.js';
 
 /** The status bar while a loop runs: iteration, phase, elapsed time; a click interrupts, or, while it waits for your review, goes on. */
 export class RunStatusItem implements vscode.Disposable {

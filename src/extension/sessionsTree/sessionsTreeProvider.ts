@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { SessionWatcher } from '../../sessions/sessionWatcher.js';
 import { COMMANDS } from '../ids.js';
-import type { RunningLoopsView } from '../runs/runController.js';
+import type { RunningLoopsView } from '../runs/loopRegistry.js';
 import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import { groupNode, type GroupNode } from './candidateNodes.js';
 import {

@@ -9,7 +9,7 @@ import { comparisonStateSchema, comparisonViewerMessageSchema, type ComparisonHo
 import { previewLine } from '../../text/truncate.js';
 import type { Event } from '../editorPorts.js';
 import { COMMANDS, COMPARISON_PANEL_TYPE } from '../ids.js';
-import type { RunningLoopsView } from '../runs/runController.js';
+import type { RunningLoopsView } from '../runs/loopRegistry.js';
 import { viewerHtml, viewerWebviewOptions } from './viewerPanels.js';
 
 /** Updates are gathered: candidates report in bursts. */

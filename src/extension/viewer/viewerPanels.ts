@@ -7,7 +7,7 @@ import { viewerMessageSchema, viewerStateSchema, type HostMessage } from '../../
 import { previewLine } from '../../text/truncate.js';
 import type { DiffOpener } from '../diffs/diffOpener.js';
 import { VIEWER_PANEL_TYPE } from '../ids.js';
-import type { RunningLoopsView } from '../runs/runController.js';
+import type { RunningLoopsView } from '../runs/loopRegistry.js';
 
 /** Events after which the session file has grown: the viewer gets the whole session again. */
 const RELOAD_EVENTS = new Set<RunEvent['type']>(['iteration_finished', 'run_finished', 'run_started', 'review_delivered']);
@@ -104,7 +104,7 @@ class SessionPanel implements vscode.Disposable {
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'codeloops.svg');
     this.disposables.push(
       panel.webview.onDidReceiveMessage((message: unknown) => void this.receive(message)),
-      runs.onEvent(({ event }) => this.onRunEvent(event)),
+      runs.onEvent(({ sessionId: from, event }) => from === sessionId && this.onRunEvent(event)),
     );
     this.render(extensionUri, READY_RETRIES);
     // The tab names its session from the start, not only once the page has loaded: a panel
@@ -135,13 +135,8 @@ class SessionPanel implements vscode.Disposable {
     }, READY_TIMEOUT_MS);
   }
 
-  private isOurs(event: RunEvent): boolean {
-    if (event.type === 'run_started') return event.session_id === this.sessionId;
-    return this.runs.runningLoops().some((loop) => loop.sessionId === this.sessionId);
-  }
-
+  /** An event of this session's loop. */
   private onRunEvent(event: RunEvent): void {
-    if (!this.isOurs(event)) return;
     this.replay.add(event);
     // The end too, so the viewer's live panel goes at once.
     if (this.ready && (LIVE_EVENT_TYPES.has(event.type) || event.type === 'run_finished')) this.post({ type: 'live', event });
