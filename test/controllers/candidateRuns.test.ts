@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { applyCandidateSession, undoApplySession } from '../../src/extension/candidates/applyCommands.js';
 import { CandidateRuns } from '../../src/extension/candidates/candidateRuns.js';
 import type { FolderRef } from '../../src/extension/editorPorts.js';
+import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { cliPath } from '../support/cliProcess.js';
@@ -95,6 +96,7 @@ describe('candidate runs and Apply This Candidate (plain Node, the real runner, 
     const deps = {
       store,
       registry: editor.registry,
+      sidecarDirOf: (id: string) => sidecarDir(id),
       log: editor.log,
       window: editor.window,
       commands: editor.commands,

@@ -89,6 +89,7 @@ describe('the registry of running loops (plain Node, the real runner, a stubbed 
       store,
       runs,
       registry: editor.registry,
+      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
       log: editor.log,
       window: editor.window,
       commands: editor.commands,

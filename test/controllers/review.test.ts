@@ -39,6 +39,7 @@ describe('review in the editor (plain Node, the real runner, a stubbed editor)',
       store: new SessionStore(sessionsDir()),
       window: editor.window,
       log: editor.log,
+      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
       changed: (id) => {
         changed.push(id);
         for (const waiter of waiters) waiter();

@@ -39,6 +39,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
       store,
       runs,
       registry: editor.registry,
+      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
       log: editor.log,
       window: editor.window,
       commands: editor.commands,

@@ -1,7 +1,6 @@
 import { applyCandidate } from '../../candidates/applyCandidate.js';
 import type { ApplyOutcome } from '../../sessionFormat/applyOutcome.js';
 import { groupsDir } from '../../sessionFormat/candidateGroupFiles.js';
-import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorCommands, EditorWindow, RunLog } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
@@ -19,6 +18,8 @@ export interface ApplyDeps {
   /** Which sessions run now: a candidate is applied once it has ended. */
   registry: Pick<LoopRegistry, 'refuseRunningSession'>;
   log: RunLog;
+  /** A session's sidecar folder, where the apply is recorded. */
+  sidecarDirOf: (sessionId: string) => string;
   window: EditorWindow;
   commands: EditorCommands;
   /** Called after the files or the records changed, so the tree and the pages show it. */
@@ -58,7 +59,7 @@ export async function undoApplySession(deps: ApplyDeps, sessionId: string): Prom
 }
 
 function move(deps: ApplyDeps, sessionId: string, force: boolean | readonly string[], dryRun: boolean, undo: boolean): Promise<ApplyOutcome> {
-  return applyCandidate({ sessionId, store: deps.store, groupsDirectory: groupsDir(), sidecarDirOf: (id) => sidecarDir(id), force, dryRun, undo });
+  return applyCandidate({ sessionId, store: deps.store, groupsDirectory: groupsDir(), sidecarDirOf: deps.sidecarDirOf, force, dryRun, undo });
 }
 
 function fileCount(outcome: ApplyOutcome): string {

@@ -10,7 +10,7 @@ export class GroupStatusItem implements vscode.Disposable {
 
   constructor(private readonly group: RunningGroup<vscode.WorkspaceFolder>) {
     this.item.name = 'Codeloops candidates';
-    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [group.folder] };
+    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [group.folder, group.kind] };
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     this.update();
     this.item.show();

@@ -15,6 +15,10 @@ import type { LoopProcess } from './loopProcess.js';
  */
 export type RunKind = 'loop' | 'group';
 
+export function isRunKind(value: unknown): value is RunKind {
+  return value === 'loop' || value === 'group';
+}
+
 export interface RunningLoop<F extends FolderRef = FolderRef> {
   readonly kind: 'loop';
   readonly folder: F;

@@ -31,7 +31,7 @@ export class RunStatusItem implements vscode.Disposable {
       };
       return;
     }
-    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder] };
+    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder, loop.kind] };
     const elapsed = formatDuration((Date.now() - loop.startedAt) / 1000);
     const where = loopProgressText(loop.progress);
     const cost = spendText(loop);

@@ -1,6 +1,5 @@
 import { rollBack, undoRollback, type RollbackRequest } from '../../rollback/rollback.js';
 import type { RollbackOutcome } from '../../sessionFormat/rollbackOutcome.js';
-import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
 import type { FailureCode } from '../../sessionFormat/failures.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
@@ -26,6 +25,8 @@ export interface TimeTravelDeps<F extends FolderRef = FolderRef> {
   log: RunLog;
   window: EditorWindow;
   commands: EditorCommands;
+  /** A session's sidecar folder, where its moves are recorded. */
+  sidecarDirOf: (sessionId: string) => string;
   /** The open workspace folder that holds a path, if any. */
   folderOf: (filePath: string) => F | undefined;
   /** Called after the files or the record changed, so the tree and viewers show it. */
@@ -87,7 +88,7 @@ export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>
 async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
   if (deps.registry.refuseRunningSession(sessionId)) return undefined;
   const session = await deps.store.load(sessionId);
-  return { sessionId, workingDir: session.start.working_dir, sidecarDirectory: sidecarDir(sessionId) };
+  return { sessionId, workingDir: session.start.working_dir, sidecarDirectory: deps.sidecarDirOf(sessionId) };
 }
 
 /** What a move of files (a rollback, an apply, their undos) says it did or would do. */

@@ -1,10 +1,8 @@
 import * as vscode from 'vscode';
-import { candidateChange, compareGroup } from '../../candidates/comparison.js';
+import { candidateChange, compareGroup, type ComparisonSources } from '../../candidates/comparison.js';
 import { readGroup } from '../../candidates/groupRecord.js';
 import { openRepository } from '../../git/repository.js';
 import { groupsDir } from '../../sessionFormat/candidateGroupFiles.js';
-import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
-import type { SessionStore } from '../../sessions/sessionStore.js';
 import { comparisonStateSchema, comparisonViewerMessageSchema, type ComparisonHostMessage } from '../../sessionView/comparisonProtocol.js';
 import { previewLine } from '../../text/truncate.js';
 import type { Event } from '../editorPorts.js';
@@ -27,7 +25,8 @@ export class ComparisonPanels implements vscode.WebviewPanelSerializer, vscode.D
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    private readonly store: SessionStore,
+    /** Where the candidates' sessions and records are read. */
+    private readonly sources: ComparisonSources,
     runs: RunningLoopsView,
     groupEvents: Event<unknown>,
   ) {
@@ -72,7 +71,7 @@ export class ComparisonPanels implements vscode.WebviewPanelSerializer, vscode.D
   }
 
   private adopt(panel: vscode.WebviewPanel, groupId: string): void {
-    const page = new ComparisonPanel(panel, groupId, this.extensionUri, this.store);
+    const page = new ComparisonPanel(panel, groupId, this.extensionUri, this.sources);
     this.panels.set(groupId, page);
     panel.onDidDispose(() => {
       this.panels.delete(groupId);
@@ -96,7 +95,7 @@ class ComparisonPanel implements vscode.Disposable {
     readonly panel: vscode.WebviewPanel,
     private readonly groupId: string,
     extensionUri: vscode.Uri,
-    private readonly store: SessionStore,
+    private readonly sources: ComparisonSources,
   ) {
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'codeloops.svg');
     panel.webview.html = viewerHtml(panel.webview, extensionUri, { script: 'comparison.js', title: 'Codeloops candidates' });
@@ -116,7 +115,7 @@ class ComparisonPanel implements vscode.Disposable {
   }
 
   private async comparison() {
-    return compareGroup(await readGroup(groupsDir(), this.groupId), { store: this.store, sidecarDirOf: (id) => sidecarDir(id) });
+    return compareGroup(await readGroup(groupsDir(), this.groupId), this.sources);
   }
 
   private async send(): Promise<void> {

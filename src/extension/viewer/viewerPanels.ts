@@ -6,7 +6,7 @@ import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { viewerMessageSchema, viewerStateSchema, type HostMessage } from '../../sessionView/viewerProtocol.js';
 import { previewLine } from '../../text/truncate.js';
 import type { DiffOpener } from '../diffs/diffOpener.js';
-import { VIEWER_PANEL_TYPE } from '../ids.js';
+import { COMMANDS, VIEWER_PANEL_TYPE } from '../ids.js';
 import type { RunningLoopsView } from '../runs/loopRegistry.js';
 
 /** Events after which the session file has grown: the viewer gets the whole session again. */
@@ -161,7 +161,7 @@ class SessionPanel implements vscode.Disposable {
           break;
         }
         case 'resume':
-          await vscode.commands.executeCommand('codeloops.resumeSession', this.sessionId);
+          await vscode.commands.executeCommand(COMMANDS.resumeSession, this.sessionId);
           break;
         case 'openDiff':
           if (message.path) {
