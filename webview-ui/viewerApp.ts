@@ -11,7 +11,7 @@ import { renderDiff, renderText } from './diffView.js';
 import { append, button, clear, h, icon, setChildren } from './dom.js';
 import { formatCost, formatDuration, formatTimestamp, relativeTime, usageText } from './format.js';
 import { renderMarkdown } from './markdown.js';
-import type { Transport } from './transport.js';
+import { onHostMessage, type Transport } from './transport.js';
 
 const DECISION_ICONS: Readonly<Record<IterationView['critic_decision'], string>> = { DONE: 'pass-filled', CONTINUE: 'debug-continue', ERROR: 'error' };
 const OUTCOME_TEXT: Readonly<Record<Outcome, { label: string; icon: string }>> = {
@@ -74,12 +74,8 @@ export class ViewerApp {
     append(root, h('main', { class: 'viewer' }, this.status, this.header, this.timeline, this.livePanel));
     const saved = viewerStateSchema.safeParse(transport.loadState());
     for (const number of saved.success ? saved.data.expanded : []) this.expanded.add(number);
-    transport.onMessage((raw) => {
-      // Checked on arrival, like everything the host gets from the page: only a well-formed message is shown.
-      const message = hostMessageSchema.safeParse(raw);
-      if (message.success) this.handle(message.data);
-      else console.warn('codeloops viewer: ignored a message that is not one of its host’s', message.error.issues.slice(0, 3));
-    });
+    // Checked on arrival, like everything the host gets from the page: only a well-formed message is shown.
+    onHostMessage(transport, hostMessageSchema, (message) => this.handle(message));
     transport.send({ type: 'ready' });
   }
 
