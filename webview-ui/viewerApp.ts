@@ -244,60 +244,6 @@ export class ViewerApp {
   }
 
   private renderIteration(iteration: IterationView): HTMLElement {
-    const facts = [
-      `actor ${formatDuration(iteration.actor_duration_secs)}${iteration.actor_exit_code !== 0 ? ` (exit ${iteration.actor_exit_code})` : ''}`,
-      iteration.critic_duration_secs !== null ? `critic ${formatDuration(iteration.critic_duration_secs)}` : null,
-      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.diff_since_head ? ' since HEAD' : ''}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
-      iteration.tool_calls !== null ? `${iteration.tool_calls} tool call${iteration.tool_calls === 1 ? '' : 's'}` : null,
-      usageText(iteration.actor_usage) ? `actor ${usageText(iteration.actor_usage)}` : null,
-      usageText(iteration.critic_usage) ? `critic ${usageText(iteration.critic_usage)}` : null,
-    ].filter((fact): fact is string => fact !== null);
-
-    const detailSlot = h('div', { class: 'detail' });
-    this.detailSlots.set(iteration.iteration_number, detailSlot);
-    const details = h('details', { class: 'iteration-details' }, h('summary', {}, 'Outputs and diff'), detailSlot);
-    details.open = this.expanded.has(iteration.iteration_number);
-    details.addEventListener('toggle', () => {
-      if (details.open) {
-        this.expanded.add(iteration.iteration_number);
-        this.ensureDetail(iteration.iteration_number);
-      } else this.expanded.delete(iteration.iteration_number);
-      this.saveState();
-    });
-    if (details.open) this.ensureDetail(iteration.iteration_number);
-
-    const files =
-      iteration.files.length === 0
-        ? null
-        : h(
-            'ul',
-            { class: 'files' },
-            ...iteration.files.map((file) =>
-              h(
-                'li',
-                { class: `file file-${file.status}` },
-                h('span', { class: 'file-status', title: file.status }, STATUS_LETTER[file.status] ?? '?'),
-                h('span', { class: 'file-path' }, file.oldPath ? `${file.oldPath} → ${file.path}` : file.path),
-                file.insertions !== null
-                  ? h(
-                      'span',
-                      { class: 'file-counts' },
-                      h('span', { class: 'add' }, `+${file.insertions}`),
-                      ' ',
-                      h('span', { class: 'del' }, `−${file.deletions ?? 0}`),
-                    )
-                  : h('span', { class: 'file-counts muted' }, 'binary'),
-                this.capabilities.openDiff
-                  ? button('', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number, path: file.path }), {
-                      icon: 'diff',
-                      title: `Open the diff of ${file.path}`,
-                      class: 'icon-button',
-                    })
-                  : null,
-              ),
-            ),
-          );
-
     return h(
       'article',
       {
@@ -305,21 +251,7 @@ export class ViewerApp {
         'data-iteration': String(iteration.iteration_number),
         'aria-label': `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}`,
       },
-      h(
-        'header',
-        {},
-        icon(DECISION_ICONS[iteration.critic_decision], 'decision-icon'),
-        h('h3', {}, `Iteration ${iteration.iteration_number}`),
-        h('span', { class: `badge badge-${iteration.critic_decision.toLowerCase()}` }, iteration.critic_decision),
-        iteration.critic_decision_text !== undefined ? h('span', { class: 'muted decision-text' }, `recorded as “${iteration.critic_decision_text}”`) : null,
-        h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
-        this.capabilities.openDiff && iteration.git_files_changed > 0
-          ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number }), {
-              icon: 'diff-multiple',
-              title: 'Open all changes of this iteration in the diff editor',
-            })
-          : null,
-      ),
+      this.renderIterationHeader(iteration),
       iteration.critic_verdict === 'DONE' && iteration.critic_decision !== 'DONE'
         ? h(
             'div',
@@ -346,9 +278,85 @@ export class ViewerApp {
             ' Recorded by the original codeloops: these files and this diff are the whole change since HEAD at the end of this iteration, not the iteration’s own.',
           )
         : null,
-      files,
-      details,
+      iteration.files.length > 0 ? this.renderFiles(iteration) : null,
+      this.renderDetails(iteration.iteration_number),
     );
+  }
+
+  /** The iteration's number, decision and figures, and its changes in the diff editor where the host has one. */
+  private renderIterationHeader(iteration: IterationView): HTMLElement {
+    const facts = [
+      `actor ${formatDuration(iteration.actor_duration_secs)}${iteration.actor_exit_code !== 0 ? ` (exit ${iteration.actor_exit_code})` : ''}`,
+      iteration.critic_duration_secs !== null ? `critic ${formatDuration(iteration.critic_duration_secs)}` : null,
+      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.diff_since_head ? ' since HEAD' : ''}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
+      iteration.tool_calls !== null ? `${iteration.tool_calls} tool call${iteration.tool_calls === 1 ? '' : 's'}` : null,
+      usageText(iteration.actor_usage) ? `actor ${usageText(iteration.actor_usage)}` : null,
+      usageText(iteration.critic_usage) ? `critic ${usageText(iteration.critic_usage)}` : null,
+    ].filter((fact): fact is string => fact !== null);
+    return h(
+      'header',
+      {},
+      icon(DECISION_ICONS[iteration.critic_decision], 'decision-icon'),
+      h('h3', {}, `Iteration ${iteration.iteration_number}`),
+      h('span', { class: `badge badge-${iteration.critic_decision.toLowerCase()}` }, iteration.critic_decision),
+      iteration.critic_decision_text !== undefined ? h('span', { class: 'muted decision-text' }, `recorded as “${iteration.critic_decision_text}”`) : null,
+      h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
+      this.capabilities.openDiff && iteration.git_files_changed > 0
+        ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number }), {
+            icon: 'diff-multiple',
+            title: 'Open all changes of this iteration in the diff editor',
+          })
+        : null,
+    );
+  }
+
+  /** The files the iteration changed, each with its counts and, where the host can, its diff. */
+  private renderFiles(iteration: IterationView): HTMLElement {
+    return h(
+      'ul',
+      { class: 'files' },
+      ...iteration.files.map((file) =>
+        h(
+          'li',
+          { class: `file file-${file.status}` },
+          h('span', { class: 'file-status', title: file.status }, STATUS_LETTER[file.status] ?? '?'),
+          h('span', { class: 'file-path' }, file.oldPath ? `${file.oldPath} → ${file.path}` : file.path),
+          file.insertions !== null
+            ? h(
+                'span',
+                { class: 'file-counts' },
+                h('span', { class: 'add' }, `+${file.insertions}`),
+                ' ',
+                h('span', { class: 'del' }, `−${file.deletions ?? 0}`),
+              )
+            : h('span', { class: 'file-counts muted' }, 'binary'),
+          this.capabilities.openDiff
+            ? button('', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number, path: file.path }), {
+                icon: 'diff',
+                title: `Open the diff of ${file.path}`,
+                class: 'icon-button',
+              })
+            : null,
+        ),
+      ),
+    );
+  }
+
+  /** "Outputs and diff": asked of the host only when opened, and remembered open across reloads. */
+  private renderDetails(number: number): HTMLElement {
+    const detailSlot = h('div', { class: 'detail' });
+    this.detailSlots.set(number, detailSlot);
+    const details = h('details', { class: 'iteration-details' }, h('summary', {}, 'Outputs and diff'), detailSlot);
+    details.open = this.expanded.has(number);
+    details.addEventListener('toggle', () => {
+      if (details.open) {
+        this.expanded.add(number);
+        this.ensureDetail(number);
+      } else this.expanded.delete(number);
+      this.saveState();
+    });
+    if (details.open) this.ensureDetail(number);
+    return details;
   }
 
   /** The critic's findings on an iteration, the user's comments on it and the hunks they rejected, with where each stands. */

@@ -5,13 +5,12 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import type { CodeloopsApi } from '../../../src/extension/extension.js';
 import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
-import type { FileNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
+import type { FileNode, GroupNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
 import { EVENTS_FILE, sessionsDir, sidecarDir } from '../../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
 import { rejectHunkCommand } from '../../../src/extension/review/reviewCommands.js';
 import { rollBackIteration, undoLastRollback } from '../../../src/extension/timeTravel/timeTravelCommands.js';
 import { applyCandidateSession, undoApplySession } from '../../../src/extension/candidates/applyCommands.js';
-import type { GroupNode } from '../../../src/extension/sessionsTree/candidateNodes.js';
 
 /**
  * Runs inside the extension host of a real VS Code, against a workspace that is a
