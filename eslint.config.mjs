@@ -25,7 +25,8 @@ const MAY_IMPORT = {
   budget: ['text', 'sessionFormat'],
   config: ['text', 'files', 'sessionFormat', 'agents', 'checks', 'budget'],
   critic: ['text', 'sessionFormat', 'agents', 'checks'],
-  sessionWriter: ['text', 'sessionFormat'],
+  // The records it appends to are opened as the readers open them (files/regularFile.ts).
+  sessionWriter: ['text', 'files', 'sessionFormat'],
   sessions: ['text', 'process', 'files', 'sessionFormat', 'git'],
   loop: LOWER,
   rollback: [...LOWER, 'loop'],

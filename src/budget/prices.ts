@@ -56,6 +56,23 @@ export function priceFor(model: string | null | undefined, table: PriceTable): M
   return prefix ? table[prefix] : undefined;
 }
 
+/**
+ * The dearest price of the table for each kind of token: what the tokens of a model
+ * the table does not know are counted at while its agent has not said what they cost,
+ * so that a cost cap holds for every model (an estimate too high stops early; one too
+ * low would not stop at all).
+ */
+export function highestPrice(table: PriceTable): ModelPrice {
+  const prices = Object.values(table);
+  const highest = (of: (price: ModelPrice) => number) => prices.reduce((most, price) => Math.max(most, of(price)), 0);
+  return {
+    input: highest((price) => price.input),
+    output: highest((price) => price.output),
+    cache_read: highest((price) => price.cache_read ?? price.input),
+    cache_write: highest((price) => price.cache_write ?? price.input),
+  };
+}
+
 /** Dollars for the tokens of a usage at a price (cache tokens at their own prices, else as input). */
 export function costOf(usage: Usage, price: ModelPrice): number {
   const perToken = (perMillion: number) => perMillion / 1_000_000;

@@ -190,6 +190,9 @@ export async function resolveGroupId(
   idOrPrefix: string,
   groupOfSession: (sessionId: string) => Promise<string | undefined>,
 ): Promise<string> {
+  // Every id starts with the empty prefix: it would pick whichever group is alone, or any of them.
+  if (idOrPrefix === '')
+    throw new CodeloopsError('usage', 'The group id is empty: give a group id, a unique prefix of one, "latest", or one of its sessions.', { id: '' });
   const ids = listGroupIds(groupsDirectory);
   if (idOrPrefix === 'latest' || idOrPrefix === 'last') {
     if (ids[0]) return ids[0];

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { openRepository, type Repository } from '../git/repository.js';
 import { lastTree, pointRef, readSnapshot, takeSnapshot } from '../git/snapshots.js';
 import { pruneWorktrees, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
+import { LoopAlreadyRunningError, refuseWhileLoopRuns } from '../loop/repositoryLock.js';
 import type { Candidate } from '../sessionFormat/candidateGroups.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
 import { isLoopRunning } from '../sessions/runningLoops.js';
 import { appendToGroup, groupStatus, listGroups, type GroupState } from './groupRecord.js';
 
@@ -81,6 +83,9 @@ async function reasonToKeep(state: GroupState, candidate: Candidate, saveChanges
   } catch {
     return null; // no longer a working tree of the repository: nothing git could lose
   }
+  const running = stillRunningIn(worktree);
+  if (running)
+    return { reason: `what its loop started still runs (process group ${String(running.details.process_group ?? running.details.pid)}): stop it first` };
   const known = sessionId ? await lastTree(worktree, sessionId) : undefined;
   const recorded = known ?? (await readSnapshot(worktree, state.started.base_ref));
   const now = await takeSnapshot(worktree, `codeloops ${state.id} candidate ${candidate.label}: its worktree before removal`);
@@ -105,15 +110,35 @@ async function reasonToKeep(state: GroupState, candidate: Candidate, saveChanges
  * off): found on the next run in the same repository and removed. One that holds
  * changes no snapshot has (an agent killed half-way through its edits) is
  * snapshotted first, and the ref said. Their group's record says it crashed. What
- * happened is returned in words.
+ * happened is returned in words. While an agent such a runner could not stop still
+ * runs in one of them, nothing is touched and the run is refused (`loop_running`, its
+ * process group named), as a single loop is.
  */
 export async function pruneLeftoverWorktrees(repository: Repository, paths: CleanupPaths): Promise<string[]> {
   const messages: string[] = [];
   const root = fs.realpathSync(repository.root);
-  for (const state of await listGroups(paths.groupsDirectory)) {
-    // Only groups that never ended and whose runner is gone; one already marked crashed was dealt with.
-    if (state.end || groupStatus(state) !== 'crashed' || !sameFolder(state.started.repository, root)) continue;
-    const pending = state.started.candidates.filter((candidate) => !state.removed.has(candidate.label) && fs.existsSync(candidate.worktree));
+  // Only groups that never ended and whose runner is gone; one already marked crashed was dealt with.
+  const crashed = (await listGroups(paths.groupsDirectory)).filter(
+    (state) => !state.end && groupStatus(state) === 'crashed' && sameFolder(state.started.repository, root),
+  );
+  const pendingOf = (state: GroupState) =>
+    state.started.candidates.filter((candidate) => !state.removed.has(candidate.label) && fs.existsSync(candidate.worktree));
+  // An agent its dead runner could not stop may still be at work in its worktree: nothing is touched while one runs.
+  for (const state of crashed) {
+    for (const candidate of pendingOf(state)) {
+      const worktree = await openRepository(candidate.worktree).catch(() => undefined);
+      const running = worktree && stillRunningIn(worktree);
+      if (running) {
+        throw new CodeloopsError('loop_running', `Candidate ${candidate.label} of the group ${state.id}: ${running.message}`, {
+          ...running.details,
+          group_id: state.id,
+          candidate: candidate.label,
+        });
+      }
+    }
+  }
+  for (const state of crashed) {
+    const pending = pendingOf(state);
     const result = pending.length > 0 ? await removeGroupWorktrees(state, paths, { saveChanges: true }) : { removed: [], kept: [], saved: [] };
     appendToGroup(paths.groupsDirectory, state.id, { type: 'group_finished', status: 'crashed', ranking: [] });
     if (result.removed.length > 0)
@@ -124,6 +149,17 @@ export async function pruneLeftoverWorktrees(repository: Repository, paths: Clea
   }
   await pruneWorktrees(repository);
   return messages;
+}
+
+/** The refusal a loop would meet in this worktree while its loop, or what its runner started, still runs; null when nothing does. */
+function stillRunningIn(worktree: Repository): LoopAlreadyRunningError | null {
+  try {
+    refuseWhileLoopRuns(worktree);
+    return null;
+  } catch (error) {
+    if (error instanceof LoopAlreadyRunningError) return error;
+    throw error;
+  }
 }
 
 function sameFolder(recorded: string, realRoot: string): boolean {

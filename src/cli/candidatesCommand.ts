@@ -94,6 +94,8 @@ export async function runCandidatesCommand(options: RunOptions): Promise<number>
   }
 
   const store = openStore();
+  // What runCandidates throws, it throws before the group starts (a leftover agent still at work, a worktree folder
+  // inside the repository): a refusal, told on stdout like the ones above.
   const result = await runFromTerminal(
     {
       events: options.events,
@@ -125,7 +127,10 @@ export async function runCandidatesCommand(options: RunOptions): Promise<number>
           if (!options.events) process.stderr.write(`warning: ${sanitizeForTerminal(message)}\n`);
         },
       }),
-  );
+  ).catch((error: unknown) => {
+    reportRefusal(options, error);
+    throw error;
+  });
   if (options.jsonOutput) process.stdout.write(JSON.stringify(result.comparison) + '\n');
   else if (!options.events && !options.quiet) process.stderr.write(renderComparison(result.comparison, colorEnabled(process.stderr)));
   return exitCodeOf(result.status, result.comparison);

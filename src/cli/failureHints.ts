@@ -43,6 +43,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return "Check [worktree] setup in codeloops.toml (it runs in each candidate's worktree), or try it with --dry-run first.";
     case 'bundle_invalid':
       return 'Export it again with "codeloops sessions export <id…> -o bundle.tar.gz"; if commits are missing, "git fetch" them first.';
+    case 'not_a_file':
+      return 'Move it out of the way (it is not a record Codeloops wrote); the next command starts the record afresh.';
     case 'session_exists':
       return 'Those sessions are already here: "codeloops sessions delete <id>" first to replace them, or leave them out of the bundle.';
     default:

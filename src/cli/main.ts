@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
-import { failureReportOf, isCodeloopsError } from '../sessionFormat/failures.js';
+import { unsupportedPlatformMessage } from '../process/platformSupport.js';
+import { CodeloopsError, failureReportOf, isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import type { ApplyOptions, CandidatesOptions } from './candidatesCommand.js';
@@ -301,6 +302,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   let answersInJson = false;
   program.hook('preAction', (_program, command) => {
     answersInJson = command.opts<{ json?: boolean }>().json === true;
+    // Said before any command starts, rather than failing somewhere inside one (--help and --version still answer).
+    const unsupported = unsupportedPlatformMessage(process.platform, 'cli');
+    if (unsupported) throw new CodeloopsError('platform_unsupported', unsupported, { platform: process.platform });
   });
   try {
     await program.parseAsync(argv as string[], { from: 'user' });

@@ -59,8 +59,11 @@ function describeReview(review: SessionReview, color: boolean): string {
       }
     }
     for (const finding of review.findings.filter((item) => item.iteration === iteration)) {
-      const where = finding.file ? ` ${fileLocation(finding.file, finding.line, finding.end_line)}` : '';
-      const line = `  ${finding.id}${where} (${finding.severity}${finding.open ? '' : ', resolved'}): ${finding.message}`;
+      // A finding whose file or lines are not in the iteration's tree is a general one, as the prompts and the editor show it: where the critic pointed is said, not used.
+      const location = finding.file ? fileLocation(finding.file, finding.line, finding.end_line) : null;
+      const where = location && finding.anchored ? ` ${location}` : '';
+      const general = location && !finding.anchored ? `, general: ${location} is not in the iteration’s files` : '';
+      const line = `  ${finding.id}${where} (${finding.severity}${finding.open ? '' : ', resolved'}${general}): ${finding.message}`;
       lines.push(paint(text(line), finding.open ? 'warning' : 'muted', color));
     }
     for (const comment of review.comments.filter((item) => item.iteration === iteration)) lines.push(commentLine(comment, color));

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { unsupportedPlatformMessage } from '../process/platformSupport.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
 import { applyCandidateSession, undoApplySession, type ApplyDeps } from './candidates/applyCommands.js';
 import type { CandidateRuns } from './candidates/candidateRuns.js';
@@ -57,16 +58,17 @@ export function registerCommands(parts: CommandParts): vscode.Disposable[] {
  * command of ids.ts). What a command acts on comes from `on`: the session a tree node
  * or a caller names, or else the user's pick (a group, a hunk likewise); and a
  * command that changes files or runs agents asks for a trusted workspace first,
- * through `trusted(…)`, in one place.
+ * through `trusted(…)` (or `loops`, which also refuses a platform loops cannot run
+ * on), in one place.
  */
 function commandTable(parts: CommandParts): Record<CommandId, Handler> {
   const { log, store, registry, runs, candidateRuns, starter, tree, diffs, viewers, comparisons, sessionCommands, reviewThreads } = parts;
   const { review, timeTravel, apply } = parts;
-  const { on, trusted } = commandTargets(parts);
+  const { on, trusted, loops } = commandTargets(parts);
   return {
-    [COMMANDS.runPrompt]: () => starter.start(askForPrompt),
-    [COMMANDS.runPromptFile]: () => starter.start(promptFileToRun),
-    [COMMANDS.runPromptWithCandidates]: () => runWithCandidates(starter, candidateRuns, log),
+    [COMMANDS.runPrompt]: loops.run(() => starter.start(askForPrompt)),
+    [COMMANDS.runPromptFile]: loops.run(() => starter.start(promptFileToRun)),
+    [COMMANDS.runPromptWithCandidates]: loops.run(() => runWithCandidates(starter, candidateRuns, log)),
     // The status bar items say which run of their folder they stop; a tree's context menu passes the selection second.
     [COMMANDS.interrupt]: (target?: Folder | SessionNode | GroupNode, kind?: unknown) => registry.interrupt(target, isRunKind(kind) ? kind : undefined),
     [COMMANDS.continueLoop]: (sessionId?: unknown) => runs.resumeAfterReview('continue', typeof sessionId === 'string' ? sessionId : undefined),
@@ -80,7 +82,7 @@ function commandTable(parts: CommandParts): Record<CommandId, Handler> {
     [COMMANDS.copyPrompt]: (node?: SessionNode) => sessionCommands.copyPrompt(node?.id),
     [COMMANDS.revealSessionFile]: on.session((sessionId) => revealSessionFile(store, sessionId)),
     [COMMANDS.deleteSession]: (node?: TreeNode) => sessionCommands.delete(node?.kind === 'session' ? node.id : undefined),
-    [COMMANDS.resumeSession]: trusted().session((sessionId) => resumeSession(timeTravel, sessionId)),
+    [COMMANDS.resumeSession]: loops.session((sessionId) => resumeSession(timeTravel, sessionId)),
     [COMMANDS.rollbackIteration]: trusted('roll back files').iteration((node) => rollBackIteration(timeTravel, node.sessionId, node.number)),
     [COMMANDS.undoRollback]: trusted('undo a rollback').session((sessionId) => undoLastRollback(timeTravel, sessionId)),
     [COMMANDS.compareCandidates]: on.group((groupId) => comparisons.open(groupId)),
@@ -96,7 +98,10 @@ function commandTable(parts: CommandParts): Record<CommandId, Handler> {
   };
 }
 
-/** What a command acts on: `on.session(…)` and the like; `trusted(action)` the same, in a trusted workspace only. */
+/**
+ * What a command acts on: `on.session(…)` and the like; `trusted(action)` the same,
+ * in a trusted workspace only; `loops` for what runs a loop, on a platform that can.
+ */
 function commandTargets({ store, starter, sessionCommands, hunkLenses, groups }: CommandParts) {
   const on = {
     session: (handler: (sessionId: string) => unknown) => async (target?: TreeNode | string) => {
@@ -121,12 +126,25 @@ function commandTargets({ store, starter, sessionCommands, hunkLenses, groups }:
     async (target?: T): Promise<void> => {
       if (await starter.ensureTrusted(action)) await handler(target);
     };
-  const trusted = (action?: string) => ({
+  const trusted = (action: string) => ({
     session: (handler: (sessionId: string) => unknown) => whenTrusted(action, on.session(handler)),
     hunk: (handler: (hunk: HunkRef) => unknown) => whenTrusted(action, on.hunk(handler)),
     iteration: (handler: (node: IterationNode) => unknown) => whenTrusted(action, on.iteration(handler)),
   });
-  return { on, trusted };
+  // Loops need POSIX process groups and sh: on a native Windows host they are refused, saying where to run them; sessions stay browsable.
+  const platformRefusal = unsupportedPlatformMessage(process.platform, 'editor');
+  const onThisPlatform =
+    <T>(handler: (target?: T) => unknown) =>
+    async (target?: T): Promise<void> => {
+      if (platformRefusal) void vscode.window.showErrorMessage(platformRefusal);
+      else await handler(target);
+    };
+  /** Running a loop: where loops can run (the folder's trust is asked as the folder is chosen). */
+  const loops = {
+    run: (handler: () => unknown) => onThisPlatform(handler),
+    session: (handler: (sessionId: string) => unknown) => onThisPlatform(whenTrusted(undefined, on.session(handler))),
+  };
+  return { on, trusted, loops };
 }
 
 /** A command's failure, written to the log with its stack and said in a notification: a command never fails silently. */

@@ -115,10 +115,32 @@ export async function openRegularFile(file: string, options: OpenOptions = {}): 
 
 /** openRegularFile, synchronously: a descriptor the caller closes. */
 export function openRegularFileSync(file: string, options: OpenOptions = {}): number {
-  const target = checkBeforeOpening(file, options);
+  return openChecked(file, checkBeforeOpening(file, options), OPEN_FLAGS);
+}
+
+// Appending: created when missing (private, as every record is), and O_NONBLOCK as for reading.
+const APPEND_FLAGS = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | (fs.constants.O_NONBLOCK ?? 0);
+
+/**
+ * Opens a regular file to append to, creating it (0600) when it is not there, with the
+ * same checks as for reading: a FIFO (which would block the writer until a reader
+ * comes), a folder or a device is a NotARegularFileError, and nothing is opened.
+ */
+export function openRegularFileForAppendSync(file: string): number {
+  let target = file;
+  try {
+    target = checkBeforeOpening(file, {});
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  return openChecked(file, target, APPEND_FLAGS, 0o600);
+}
+
+/** Opens `target` and checks again what was opened: the name may have been replaced meanwhile. */
+function openChecked(file: string, target: string, flags: number, mode?: number): number {
   let fd: number;
   try {
-    fd = fs.openSync(target, OPEN_FLAGS);
+    fd = fs.openSync(target, flags, mode);
   } catch (error) {
     return translate(file, error);
   }

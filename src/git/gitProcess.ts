@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
@@ -152,6 +153,11 @@ function runGit(directory: string, args: readonly string[], options: GitOptions,
 /** A raw (latin1) path as people read it. */
 export function displayPath(rawPath: string): string {
   return Buffer.from(rawPath, 'latin1').toString('utf8');
+}
+
+/** A raw (latin1) repository path as a file system path under the work tree's top, bytes intact. */
+export function onDisk(root: string, rawPath: string): Buffer {
+  return Buffer.concat([Buffer.from(root + path.sep, 'utf8'), Buffer.from(rawPath, 'latin1')]);
 }
 
 /** NUL-separated raw paths, as `--stdin -z` plumbing reads them. */

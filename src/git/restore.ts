@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitBytes, nulSeparated } from './gitProcess.js';
+import { gitBytes, nulSeparated, onDisk } from './gitProcess.js';
 import type { Repository } from './repository.js';
 import { changedPaths, type TreeEntryChange } from './treeDiff.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
@@ -63,11 +63,6 @@ export async function restorePaths(repository: Repository, target: string, chang
     result.restored.push(...toWrite.map((change) => change.path));
   }
   return result;
-}
-
-/** A raw (latin1) repository path as a file system path, bytes intact. */
-function onDisk(root: string, rawPath: string): Buffer {
-  return Buffer.concat([Buffer.from(root + path.sep, 'utf8'), Buffer.from(rawPath, 'latin1')]);
 }
 
 /** A path from git output must stay inside the work tree; anything else is a bug or an attack. */

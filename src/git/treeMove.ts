@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import { displayPath } from './gitProcess.js';
+import { displayPath, onDisk } from './gitProcess.js';
 import type { Repository } from './repository.js';
 import { restorePaths } from './restore.js';
 import { pointRef, takeSnapshot, type Snapshot } from './snapshots.js';
@@ -154,10 +153,6 @@ function holdsObject(root: string, rawPath: string, stat: fs.Stats, objectId: st
   if (!stat.isFile() || !/^[0-9a-f]{40}$/.test(objectId)) return false;
   const bytes = fs.readFileSync(onDisk(root, rawPath));
   return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex') === objectId;
-}
-
-function onDisk(root: string, rawPath: string): Buffer {
-  return Buffer.concat([Buffer.from(root + path.sep, 'utf8'), Buffer.from(rawPath, 'latin1')]);
 }
 
 /** Why a move changed nothing, in words. */

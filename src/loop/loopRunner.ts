@@ -453,7 +453,8 @@ class LoopRun {
       filesChanged: diff.filesChanged,
       preTree: pre.tree,
       postTree: post.tree,
-      feedback: feedbackText(gate.decision),
+      // The runner's own words (a DONE refused, a critic that could not answer) are not the critic repeating itself.
+      criticFeedback: verdict.source === 'critic_failed' || verdict.source === 'unreadable' ? null : feedbackText(verdict.decision),
       failedChecks: checks.filter((check) => !check.passed).map((check) => ({ name: check.name, output: check.output })),
     });
     if (stall) this.emit({ type: 'stall', iteration, action: stall.action, reason: stall.reason, since_iteration: stall.since });
@@ -551,9 +552,15 @@ class LoopRun {
   private budgetMessage(crossed: 'budget_cost' | 'budget_tokens'): string {
     const totals = this.spend.totals();
     const { budget } = this.request;
-    return crossed === 'budget_cost'
-      ? `The agents' cost reached $${(totals.costUsd ?? 0).toFixed(2)}${totals.costEstimated ? ' (partly estimated)' : ''}, over the budget of $${budget.maxCostUsd!.toFixed(2)}.`
-      : `The agents used ${totals.tokens.toLocaleString('en-US')} tokens, over the budget of ${budget.maxTokens!.toLocaleString('en-US')}.`;
+    if (crossed === 'budget_tokens')
+      return `The agents used ${totals.tokens.toLocaleString('en-US')} tokens, over the budget of ${budget.maxTokens!.toLocaleString('en-US')}.`;
+    const unpriced = this.spend.unpricedModels().map((model) => (model ? `"${model}"` : 'a model the agent did not name'));
+    return (
+      `The agents' cost reached $${(totals.costUsd ?? 0).toFixed(2)}${totals.costEstimated ? ' (partly estimated)' : ''}, over the budget of $${budget.maxCostUsd!.toFixed(2)}.` +
+      (unpriced.length > 0
+        ? ` The price table has no price for ${unpriced.join(', ')}: until its agent says what they cost, its tokens count at the table's highest price (a [prices."<model>"] entry in the config counts them at theirs).`
+        : '')
+    );
   }
 
   private currentSpend(): Spend {

@@ -95,15 +95,36 @@ function heldLock(lockPath: string, owner: LockOwner): RepositoryLock {
 function takeOverIfStale(repository: Repository, lockPath: string): void {
   const raw = readLock(lockPath);
   const existing = raw === undefined ? undefined : parseLockOwner(raw);
-  if (existing && isProcessAlive(existing.pid)) {
+  if (existing) refuseWhileRunning(repository, lockPath, existing);
+  // Stale: its runner is gone, and nothing it started runs. Removed only if it is still
+  // the lock judged stale, so two runners starting at once cannot remove each other's fresh lock.
+  if (readLock(lockPath) === raw) fs.rmSync(lockPath, { force: true });
+}
+
+/**
+ * Refuses, as a new loop would be refused, while the loop that holds this
+ * repository's lock (a candidate's worktree has its own) runs, or while what its
+ * runner started still does after the runner died: for what cleans up after a runner
+ * that died (a candidate group's worktrees), which must not pull a tree from under
+ * an agent still at work in it. Takes nothing.
+ */
+export function refuseWhileLoopRuns(repository: Repository): void {
+  const lockPath = path.join(repository.gitDir, LOCK_FILE_NAME);
+  const raw = readLock(lockPath);
+  const existing = raw === undefined ? undefined : parseLockOwner(raw);
+  if (existing) refuseWhileRunning(repository, lockPath, existing);
+}
+
+function refuseWhileRunning(repository: Repository, lockPath: string, existing: LockOwner): void {
+  if (isProcessAlive(existing.pid)) {
     throw new LoopAlreadyRunningError(
       `Another codeloops loop is running in ${repository.root} (pid ${existing.pid}, since ${existing.startedAt}). ` +
         `Wait for it to finish or interrupt it; if no loop is running, delete ${lockPath}.`,
       { pid: existing.pid, started_at: existing.startedAt, lock_file: lockPath },
     );
   }
-  const leftBehind = existing?.processGroups?.find(isGroupAlive);
-  if (existing && leftBehind !== undefined) {
+  const leftBehind = existing.processGroups?.find(isGroupAlive);
+  if (leftBehind !== undefined) {
     throw new LoopAlreadyRunningError(
       `The runner of a loop in ${repository.root} (pid ${existing.pid}, since ${existing.startedAt}) stopped without ending it, ` +
         `but what it started still runs: process group ${leftBehind}, which may still be changing files. ` +
@@ -111,9 +132,6 @@ function takeOverIfStale(repository: Repository, lockPath: string): void {
       { pid: leftBehind, process_group: leftBehind, runner_pid: existing.pid, started_at: existing.startedAt, lock_file: lockPath },
     );
   }
-  // Stale: its runner is gone, and nothing it started runs. Removed only if it is still
-  // the lock judged stale, so two runners starting at once cannot remove each other's fresh lock.
-  if (readLock(lockPath) === raw) fs.rmSync(lockPath, { force: true });
 }
 
 function readLock(lockPath: string): string | undefined {

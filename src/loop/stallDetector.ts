@@ -8,8 +8,11 @@ export interface IterationOutcome {
   /** The tree the iteration started from, and the tree it left (snapshot tree ids). */
   preTree: string;
   postTree: string;
-  /** The critic's feedback (null for DONE). */
-  feedback: string | null;
+  /**
+   * The critic's own feedback: null for DONE, and for any text the runner wrote in its
+   * place (a DONE refused by a failing check, a critic that could not answer).
+   */
+  criticFeedback: string | null;
   /** Failed checks' names and output, in a stable order. */
   failedChecks: { name: string; output: string }[];
 }
@@ -27,11 +30,14 @@ const SIMILAR_FEEDBACK = 0.85;
 
 /**
  * Watches iterations for a loop that goes in circles, from what the loop records
- * anyway: iterations that change nothing or bring back a tree already seen (A→B→A),
- * critic feedback that says nearly the same thing again and again, checks that fail
- * the same way again and again. Each kind counts iterations in a row; at the limit
- * the loop is nudged (the actor is told plainly) or stopped, and after a nudge the
- * next stall stops it.
+ * anyway. Progress is an iteration that changes the files to a tree the loop never
+ * had: such an iteration never counts towards a stall, whatever the critic or the
+ * checks say (an actor adding one real line at a time is working). Without progress
+ * (nothing changed, or the files went back to a tree already seen, A→B→A) the
+ * iterations count in a row; the critic saying nearly the same again, or the checks
+ * failing the same way again, counts from the last time it said or failed so, with no
+ * progress since. At the limit the loop is nudged (the actor is told plainly) or
+ * stopped, and after a nudge the next stall stops it.
  */
 export class StallDetector {
   private readonly seenTrees = new Map<string, number>();
@@ -48,20 +54,21 @@ export class StallDetector {
     if (this.settings.unchangedIterations <= 0) return null;
     if (!this.seenTrees.has(outcome.preTree)) this.seenTrees.set(outcome.preTree, outcome.iteration - 1);
     const revisited = outcome.filesChanged > 0 ? this.seenTrees.get(outcome.postTree) : undefined;
+    const progress = outcome.filesChanged > 0 && revisited === undefined;
     if (!this.seenTrees.has(outcome.postTree)) this.seenTrees.set(outcome.postTree, outcome.iteration);
 
-    this.noProgress = outcome.filesChanged === 0 || revisited !== undefined ? [...this.noProgress, outcome.iteration] : [];
-    const feedback = outcome.feedback === null ? null : normalize(outcome.feedback);
-    this.sameFeedback =
-      feedback !== null && this.previousFeedback !== null && similarity(feedback, this.previousFeedback) >= SIMILAR_FEEDBACK
-        ? [...(this.sameFeedback.length === 0 ? [outcome.iteration - 1] : this.sameFeedback), outcome.iteration]
-        : [];
+    this.noProgress = progress ? [] : [...this.noProgress, outcome.iteration];
+    /** The streak of something said again: from the iteration that first said it, while nothing progressed since. */
+    const repeated = (streak: number[], again: boolean): number[] =>
+      again && !progress ? [...(streak.length === 0 ? [outcome.iteration - 1] : streak), outcome.iteration] : [];
+    const feedback = outcome.criticFeedback === null ? null : normalize(outcome.criticFeedback);
+    this.sameFeedback = repeated(
+      this.sameFeedback,
+      feedback !== null && this.previousFeedback !== null && similarity(feedback, this.previousFeedback) >= SIMILAR_FEEDBACK,
+    );
     this.previousFeedback = feedback;
     const failures = outcome.failedChecks.length === 0 ? null : outcome.failedChecks.map((check) => `${check.name}\n${normalize(check.output)}`).join('\n');
-    this.sameFailures =
-      failures !== null && failures === this.previousFailures
-        ? [...(this.sameFailures.length === 0 ? [outcome.iteration - 1] : this.sameFailures), outcome.iteration]
-        : [];
+    this.sameFailures = repeated(this.sameFailures, failures !== null && failures === this.previousFailures);
     this.previousFailures = failures;
 
     const limit = this.settings.unchangedIterations;
@@ -86,11 +93,13 @@ export class StallDetector {
       ) ??
       stall(
         this.sameFeedback,
-        (first, last) => `the critic gave nearly the same feedback in iterations ${first}–${last}: "${previewLine(outcome.feedback ?? '', 120)}"`,
+        (first, last) =>
+          `the critic gave nearly the same feedback in iterations ${first}–${last}, and the files made no progress since: "${previewLine(outcome.criticFeedback ?? '', 120)}"`,
       ) ??
       stall(
         this.sameFailures,
-        (first, last) => `the same checks failed the same way in iterations ${first}–${last}: ${outcome.failedChecks.map((check) => check.name).join(', ')}`,
+        (first, last) =>
+          `the same checks failed the same way in iterations ${first}–${last}, and the files made no progress since: ${outcome.failedChecks.map((check) => check.name).join(', ')}`,
       )
     );
   }

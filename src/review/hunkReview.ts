@@ -1,11 +1,11 @@
-import { applyPatch, diffHunks, missingHunks, treeWithout, type FilePatch, type Hunk } from '../git/hunks.js';
+import { applyHunk, applyPatch, diffHunks, missingHunks, treeWithout, type FilePatch, type Hunk } from '../git/hunks.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { listSessionRefs, readSnapshot, reviewRef, sessionHeadRef, snapshotIterations, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
 import { acquireReviewLock } from '../loop/repositoryLock.js';
 import { withReviewLock } from '../loop/reviewLock.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { RejectionItem, ReviewActionOutcome } from '../sessionFormat/reviewRecords.js';
-import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
+import { ReviewRecordFile } from '../sessionWriter/reviewRecorder.js';
 import { readReview } from '../sessions/reviewState.js';
 import { takeHead, takeTail } from '../text/truncate.js';
 import type { ReviewTarget } from './reviewTarget.js';
@@ -43,13 +43,19 @@ async function snapshotsOf(repository: Repository, sessionId: string, iteration:
   return pre && post ? { pre, post } : undefined;
 }
 
-/** An iteration's hunk by its number, from the iteration's own snapshots (what `codeloops review` numbers). */
-async function hunkOf(repository: Repository, sessionId: string, iteration: number, number: number): Promise<Hunk | 'snapshot_missing'> {
+/** An iteration's hunk by its number, with its file, from the iteration's own snapshots (what `codeloops review` numbers). */
+async function hunkOf(
+  repository: Repository,
+  sessionId: string,
+  iteration: number,
+  number: number,
+): Promise<{ file: FilePatch; hunk: Hunk } | 'snapshot_missing'> {
   const pair = await snapshotsOf(repository, sessionId, iteration);
   if (!pair) return 'snapshot_missing';
-  const hunks = (await diffHunks(repository, pair.pre.commit, pair.post.commit)).flatMap((file) => file.hunks);
-  const hunk = hunks.find((candidate) => candidate.number === number);
-  if (!hunk) {
+  const files = await diffHunks(repository, pair.pre.commit, pair.post.commit);
+  const hunks = files.flatMap((file) => file.hunks.map((hunk) => ({ file, hunk })));
+  const found = hunks.find((candidate) => candidate.hunk.number === number);
+  if (!found) {
     throw new HunkNotFoundError(
       `Iteration ${iteration} of session ${sessionId} has ${hunks.length === 0 ? 'no hunks' : `hunks 1–${hunks.length}`}, not ${number}.`,
       {
@@ -59,7 +65,23 @@ async function hunkOf(repository: Repository, sessionId: string, iteration: numb
       },
     );
   }
-  return hunk;
+  return found;
+}
+
+/** The hunks of a file that the user rejected in its iteration and did not put back: the file's lines as codeloops left them count without them. */
+function rejectedIn(file: FilePatch, rejections: readonly RejectionItem[], iteration: number): Hunk[] {
+  const numbers = new Set(rejections.filter((rejection) => rejection.iteration === iteration && !rejection.undone).map((rejection) => rejection.hunk));
+  return file.hunks.filter((hunk) => numbers.has(hunk.number));
+}
+
+/** A nested repository's commit (a submodule, or a repository inside this one): `git apply` passes over it, so it is never undone here. */
+function nestedRepository(base: ReviewActionOutcome, file: FilePatch, what: string): ReviewActionOutcome {
+  return {
+    ...base,
+    result: 'conflict',
+    conflicts: [file.path],
+    message: `Changed nothing: ${what} is the commit of the nested repository ${file.path} (a submodule or a repository inside this one), which Codeloops does not change. Check out the commit you want inside it.`,
+  };
 }
 
 /**
@@ -67,12 +89,18 @@ async function hunkOf(repository: Repository, sessionId: string, iteration: numb
  * and with the repository's loop lock, or, while a loop holds it and waits for this
  * review, without (the loop takes the session's review lock before it goes on).
  */
-async function changeFiles<T>(target: ReviewTarget, work: (repository: Repository) => Promise<T>): Promise<T> {
+async function changeFiles<T>(target: ReviewTarget, work: (repository: Repository, record: ReviewRecordFile) => Promise<T>): Promise<T> {
   return withReviewLock(target.sidecarDirectory, async () => {
     const repository = await openRepository(target.workingDir);
     const lock = acquireReviewLock(repository);
     try {
-      return await work(repository);
+      // Opened before any file changes: a record that cannot be written stops the action while nothing has changed.
+      const record = ReviewRecordFile.open(target.sidecarDirectory);
+      try {
+        return await work(repository, record);
+      } finally {
+        record.close();
+      }
     } finally {
       lock.release();
     }
@@ -84,19 +112,22 @@ const KEPT_HUNK_CHARS = 6_000;
 
 /** Undoes one hunk of an iteration in the working tree; the reason goes to the next actor run. */
 export async function rejectHunk(target: ReviewTarget & { iteration: number; hunk: number; reason: string | null }): Promise<ReviewActionOutcome> {
-  return changeFiles(target, async (repository) => {
+  return changeFiles(target, async (repository, record) => {
     const base = outcome(target.sessionId, { iteration: target.iteration, hunk: target.hunk });
-    const hunk = await hunkOf(repository, target.sessionId, target.iteration, target.hunk);
-    if (hunk === 'snapshot_missing') return snapshotMissing(base, repository, `iteration ${target.iteration} of session ${target.sessionId}`);
+    const found = await hunkOf(repository, target.sessionId, target.iteration, target.hunk);
+    if (found === 'snapshot_missing') return snapshotMissing(base, repository, `iteration ${target.iteration} of session ${target.sessionId}`);
+    const { file, hunk } = found;
+    if (file.entry === 'gitlink') return nestedRepository(base, file, `hunk ${target.hunk} of iteration ${target.iteration}`);
     // The rejection's id, unique over the sessions a resume chains: iteration numbers carry on.
-    const earlier = (await readReview([target.sidecarDirectory])).rejections.filter((rejection) => rejection.iteration === target.iteration);
+    const rejections = (await readReview([target.sidecarDirectory])).rejections;
+    const earlier = rejections.filter((rejection) => rejection.iteration === target.iteration);
     const id = `R${target.iteration}.${earlier.length + 1}`;
     const before = reviewRef(target.sessionId, id, 'before');
     const after = reviewRef(target.sessionId, id, 'after');
     const message = `codeloops ${target.sessionId} reject ${id}: hunk ${target.hunk} of iteration ${target.iteration}`;
-    const applied = await applyPatch(repository, hunk.patch, {
-      target: 'worktree',
+    const applied = await applyHunk(repository, file, hunk, {
       reverse: true,
+      takenOut: rejectedIn(file, rejections, target.iteration).filter((other) => other !== hunk),
       // Saved once the hunk is known to apply, before a byte is written: the undo goes back to it.
       beforeWriting: async () => void (await takeSnapshot(repository, `${message} (the tree before)`, [before])),
     });
@@ -110,7 +141,7 @@ export async function rejectHunk(target: ReviewTarget & { iteration: number; hun
     }
     // The session's head follows: codeloops left the tree so (resume does not take this for the user's edit).
     await takeSnapshot(repository, message, [after, sessionHeadRef(target.sessionId)]);
-    appendReviewRecord(target.sidecarDirectory, {
+    record.append({
       type: 'hunk_rejected',
       id,
       iteration: target.iteration,
@@ -142,7 +173,7 @@ function keptHunk(hunk: Hunk): string {
  * stays, and a hunk whose lines changed since is a conflict that changes nothing.
  */
 export async function undoRejection(target: ReviewTarget & { id?: string }): Promise<ReviewActionOutcome> {
-  return changeFiles(target, async (repository) => {
+  return changeFiles(target, async (repository, record) => {
     const rejections = (await readReview([target.sidecarDirectory])).rejections;
     const item: RejectionItem | undefined =
       target.id === undefined ? rejections.filter((rejection) => !rejection.undone).at(-1) : rejections.find((rejection) => rejection.id === target.id);
@@ -153,12 +184,16 @@ export async function undoRejection(target: ReviewTarget & { id?: string }): Pro
       return { ...base, result: 'nothing_to_do', message: `Session ${target.sessionId} has no rejected hunk to undo. Nothing was changed.` };
     }
     if (item.undone) return { ...base, id: item.id, result: 'nothing_to_do', message: `${item.id} is already undone. Nothing was changed.` };
-    const hunk = await hunkOf(repository, target.sessionId, item.iteration, item.hunk);
-    if (hunk === 'snapshot_missing') return { ...snapshotMissing(base, repository, `iteration ${item.iteration} of session ${target.sessionId}`), id: item.id };
+    const found = await hunkOf(repository, target.sessionId, item.iteration, item.hunk);
+    if (found === 'snapshot_missing')
+      return { ...snapshotMissing(base, repository, `iteration ${item.iteration} of session ${target.sessionId}`), id: item.id };
+    const { file, hunk } = found;
+    if (file.entry === 'gitlink') return { ...nestedRepository(base, file, item.id), id: item.id };
     const message = `codeloops ${target.sessionId} undo ${item.id}`;
     const replaced = reviewRef(target.sessionId, item.id, 'replaced');
-    const applied = await applyPatch(repository, hunk.patch, {
-      target: 'worktree',
+    const applied = await applyHunk(repository, file, hunk, {
+      reverse: false,
+      takenOut: rejectedIn(file, rejections, item.iteration),
       beforeWriting: async () => void (await takeSnapshot(repository, `${message} (the tree before)`, [replaced])),
     });
     if (!applied.applied) {
@@ -171,7 +206,7 @@ export async function undoRejection(target: ReviewTarget & { id?: string }): Pro
       };
     }
     await takeSnapshot(repository, message, [reviewRef(target.sessionId, item.id, 'undone'), sessionHeadRef(target.sessionId)]);
-    appendReviewRecord(target.sidecarDirectory, { type: 'rejection_undone', id: item.id, restored: [hunk.path] });
+    record.append({ type: 'rejection_undone', id: item.id, restored: [hunk.path] });
     return {
       ...base,
       id: item.id,
@@ -191,7 +226,7 @@ export async function undoRejection(target: ReviewTarget & { id?: string }): Pro
  * now; otherwise nothing is staged.
  */
 export async function stageChanges(target: ReviewTarget & { iteration: number | null }): Promise<ReviewActionOutcome> {
-  return changeFiles(target, async (repository) => {
+  return changeFiles(target, async (repository, record) => {
     const base = outcome(target.sessionId, { iteration: target.iteration, hunk: null });
     const what = target.iteration === null ? `session ${target.sessionId}` : `iteration ${target.iteration}`;
     const range = await stagingRange(repository, target, target.iteration);
@@ -204,19 +239,27 @@ export async function stageChanges(target: ReviewTarget & { iteration: number | 
     const files = await diffHunks(repository, range.from, range.to);
     if (files.length === 0) return { ...base, result: 'nothing_to_do', message: `${what} changed no files. Nothing was staged.` };
     // Part of it may be staged already (an iteration, then the whole session): the rest is staged.
-    const missing = await missingHunks(repository, files, 'index');
+    const missing = await missingHunks(repository, files);
     const refused = (reason: string, conflicts: string[]): ReviewActionOutcome => ({
       ...base,
       result: 'conflict',
       conflicts,
       message: `Staged nothing: the changes of ${what} do not apply to what your index has for those files (stage the iterations before it first, or the whole session). ${reason}`,
     });
+    if ('conflict' in missing && missing.unmerged) {
+      return {
+        ...base,
+        result: 'conflict',
+        conflicts: [missing.conflict],
+        message: `Staged nothing: ${missing.conflict} has a merge conflict in your index. Resolve the conflict (and stage the file you resolved) first, then stage ${what}.`,
+      };
+    }
     if ('conflict' in missing) return refused(missing.reason, [missing.conflict]);
     if (missing.files.length === 0) return { ...base, result: 'nothing_to_do', message: `The changes of ${what} are staged already. Nothing was changed.` };
     const applied = await applyPatch(repository, missing.patch, { target: 'index' });
     if (!applied.applied) return refused(applied.reason, missing.files);
     const paths = missing.files;
-    appendReviewRecord(target.sidecarDirectory, { type: 'staged', iteration: target.iteration, files: paths });
+    record.append({ type: 'staged', iteration: target.iteration, files: paths });
     return {
       ...base,
       result: 'staged',
@@ -237,9 +280,10 @@ async function stagingRange(repository: Repository, target: ReviewTarget, iterat
     if (!pair) return undefined;
     const rejected = (await readReview([target.sidecarDirectory])).rejections.filter((rejection) => rejection.iteration === iteration && !rejection.undone);
     if (rejected.length === 0) return { from: pair.pre.commit, to: pair.post.commit };
-    const hunks = (await diffHunks(repository, pair.pre.commit, pair.post.commit)).flatMap((file) => file.hunks);
-    const patches = rejected.flatMap((rejection) => hunks.filter((hunk) => hunk.number === rejection.hunk).map((hunk) => hunk.patch));
-    return { from: pair.pre.commit, to: await treeWithout(repository, pair.post.commit, patches) };
+    const files = await diffHunks(repository, pair.pre.commit, pair.post.commit);
+    const numbers = new Set(rejected.map((rejection) => rejection.hunk));
+    const takenOut = files.flatMap((file) => file.hunks).filter((hunk) => numbers.has(hunk.number));
+    return { from: pair.pre.commit, to: await treeWithout(repository, pair.post.commit, files, takenOut) };
   }
   const refs = await listSessionRefs(repository, target.sessionId);
   const first = snapshotIterations(refs, target.sessionId)[0];

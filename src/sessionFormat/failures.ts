@@ -25,6 +25,8 @@ export const FAILURE_CODES = [
   'session_ambiguous',
   /** A file in the sessions folder that is not a session. */
   'not_a_session',
+  /** Where Codeloops appends a record (a session's review.jsonl, events.jsonl) there is something else than a regular file: a FIFO, a folder. */
+  'not_a_file',
   'iteration_not_found',
   /** An iteration has no hunk of that number (see `codeloops review`). */
   'hunk_not_found',
@@ -64,6 +66,8 @@ export const FAILURE_CODES = [
   'bundle_invalid',
   /** Import: a session of the bundle is already here. */
   'session_exists',
+  /** Codeloops does not run on this platform (a native Windows): it says where it does. */
+  'platform_unsupported',
   /** The runner itself failed: a bug. */
   'internal',
 ] as const;

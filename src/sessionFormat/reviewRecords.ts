@@ -1,4 +1,4 @@
-import type { DistributiveOmit } from './runEvents.js';
+import type { DistributiveOmit } from './distributiveOmit.js';
 import * as z from './zod.js';
 
 /**

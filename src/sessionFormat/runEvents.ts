@@ -1,3 +1,4 @@
+import type { DistributiveOmit } from './distributiveOmit.js';
 import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
 import { findingSchema, REVIEW_MODES, runControlSchema } from './reviewRecords.js';
@@ -233,8 +234,6 @@ export type RunEvent = z.infer<typeof runEventSchema>;
 export type RunEventType = RunEvent['type'];
 export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 
-/** Distributes a union over its members so each keeps its own fields. */
-export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event as emitted, before it is stamped with a time. */
 export type RunEventInput = DistributiveOmit<RunEvent, 'timestamp'>;
 

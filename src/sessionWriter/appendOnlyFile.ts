@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import { NotARegularFileError, openRegularFileForAppendSync } from '../files/regularFile.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
 
 /**
  * An append-only JSONL file: every line goes out in one write() of the whole line,
@@ -24,7 +26,7 @@ export class AppendOnlyFile {
    * first: the next line would otherwise be glued to it and both would be lost.
    */
   static openForAppend(filePath: string): AppendOnlyFile {
-    const fd = fs.openSync(filePath, 'a', 0o600);
+    const fd = openRecordForAppend(filePath);
     try {
       cutTornTail(filePath);
     } catch (error) {
@@ -70,6 +72,22 @@ export class AppendOnlyFile {
     if (this.closed) return;
     this.closed = true;
     fs.closeSync(this.fd);
+  }
+}
+
+/**
+ * Opens a record to append to: a regular file only. Anything else where a record goes
+ * (a FIFO would block the writer forever, a folder fails on the first write) is
+ * refused with `not_a_file` before anything is written.
+ */
+function openRecordForAppend(filePath: string): number {
+  try {
+    return openRegularFileForAppendSync(filePath);
+  } catch (error) {
+    if (error instanceof NotARegularFileError) {
+      throw new CodeloopsError('not_a_file', `${error.message}: Codeloops appends its records only to regular files.`, { file: filePath });
+    }
+    throw error;
   }
 }
 

@@ -5,18 +5,37 @@ import { REVIEW_FILE } from '../sessionFormat/sessionFiles.js';
 import { AppendOnlyFile } from './appendOnlyFile.js';
 
 /**
- * Appends one of the user's review records (a comment, a rejected hunk, a staging)
- * to a session's `review.jsonl`, synced: the next actor run, in this process or a
- * loop running in another, reads it from there.
+ * A session's `review.jsonl`, open to append the user's review records to (a comment,
+ * a rejected hunk, a staging), each synced: the next actor run, in this process or a
+ * loop running in another, reads it from there. An action that changes files opens
+ * it first, so that a record that cannot be written (not a regular file) stops the
+ * action before any file changed.
  */
-export function appendReviewRecord(sidecarDirectory: string, input: ReviewRecordInput, at: Date = new Date()): ReviewRecord {
-  fs.mkdirSync(sidecarDirectory, { recursive: true, mode: 0o700 });
-  const file = AppendOnlyFile.openForAppend(path.join(sidecarDirectory, REVIEW_FILE));
-  try {
+export class ReviewRecordFile {
+  private constructor(private readonly file: AppendOnlyFile) {}
+
+  static open(sidecarDirectory: string): ReviewRecordFile {
+    fs.mkdirSync(sidecarDirectory, { recursive: true, mode: 0o700 });
+    return new ReviewRecordFile(AppendOnlyFile.openForAppend(path.join(sidecarDirectory, REVIEW_FILE)));
+  }
+
+  append(input: ReviewRecordInput, at: Date = new Date()): ReviewRecord {
     const record = { ...input, timestamp: at.toISOString() } as ReviewRecord;
-    file.appendLine(record);
-    file.sync();
+    this.file.appendLine(record);
+    this.file.sync();
     return record;
+  }
+
+  close(): void {
+    this.file.close();
+  }
+}
+
+/** Appends one record to a session's `review.jsonl`. */
+export function appendReviewRecord(sidecarDirectory: string, input: ReviewRecordInput, at: Date = new Date()): ReviewRecord {
+  const file = ReviewRecordFile.open(sidecarDirectory);
+  try {
+    return file.append(input, at);
   } finally {
     file.close();
   }

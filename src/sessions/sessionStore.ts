@@ -280,6 +280,8 @@ export class SessionStore {
    * Resolves what a user typed: a full id, a unique prefix of one, or `latest`.
    */
   async resolveId(idOrPrefix: string): Promise<string> {
+    // Every id starts with the empty prefix: it would pick whichever session is alone, or any of them.
+    if (idOrPrefix === '') throw new CodeloopsError('usage', 'The session id is empty: give an id, a unique prefix of one, or "latest".', { id: '' });
     const ids = await this.listIds();
     if (idOrPrefix === 'latest' || idOrPrefix === 'last') {
       const newest = (await this.list())[0];

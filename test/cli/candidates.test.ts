@@ -146,6 +146,44 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     assert.deepEqual(state.end?.ranking, ['command#2', 'command#1', 'command#3']);
   });
 
+  it('ranks by the checks really run in each worktree: more checks passed first, above the outcome and the judge', async () => {
+    // A required check and an advisory one, run by each candidate's loop on its own worktree.
+    const checksToml =
+      '[[checks]]\nname = "tests"\nrun = "test -f tests-pass.txt"\n\n[[checks]]\nname = "lint"\nrun = "test -f lint-clean.txt"\nrequired = false\n';
+    const write = (name: string): ScriptStep => ({ write: { path: name, content: `${name}\n` } });
+    const { repo, env } = groupSetup(
+      {
+        critic: [[ranking(['A', 'B', 'C'], 'A reads best')]], // the judge prefers the first candidate
+        candidates: {
+          'command#1': { actor: [[write('tests-pass.txt')]], critic: [[done('one', 0.9)]] },
+          'command#2': { actor: [[write('tests-pass.txt'), write('lint-clean.txt')]], critic: [[done('two', 0.9)]] },
+          // Both checks pass, but its critic wants more and its one iteration is used up.
+          'command#3': { actor: [[write('tests-pass.txt'), write('lint-clean.txt')]], critic: [[carryOn('not yet')]] },
+          // Its required check fails: its DONE is refused.
+          'command#4': { actor: [[write('lint-clean.txt')]], critic: [[done('four', 0.9)]] },
+        },
+      },
+      checksToml,
+    );
+    const result = await runCli(['run', '--parallel', '4', '--jobs', '4', '-n', '1', '-p', 'Make the checks pass', '--trust', '--json-output'], {
+      cwd: repo,
+      env,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const comparison = groupComparisonSchema.parse(JSON.parse(result.stdout));
+    assert.deepEqual(comparison.judge?.ranking.slice(0, 2), ['command#1', 'command#2'], 'the judge put the first candidate first');
+    assert.deepEqual(
+      comparison.candidates.map((row) => [row.label, row.status, row.checks_passed, row.checks_total, row.required_checks_failed, row.rank]),
+      [
+        ['command#2', 'success', 2, 2, 0, 1],
+        ['command#3', 'max_iterations_reached', 2, 2, 0, 2],
+        ['command#1', 'success', 1, 2, 0, 3],
+        ['command#4', 'max_iterations_reached', 1, 2, 1, 4],
+      ],
+    );
+    assert.equal(comparison.winner, 'command#2');
+  });
+
   it('applies exactly the winner’s changes, refuses a conflict with nothing changed, and undoes', async () => {
     const { repo, env } = groupSetup({
       critic: [[ranking(['A', 'B'])]],
@@ -263,8 +301,8 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     assert.equal((await readGroup(groupsDirectory, comparison.group_id)).end?.status, 'interrupted');
   });
 
-  it('after a SIGKILL every session is readable, and the next run prunes the worktrees (saving unsnapshotted edits)', async () => {
-    const { repo, env, home, agent } = groupSetup({
+  it('after a SIGKILL every session is readable; the next run refuses while its agents run, then prunes the worktrees (saving unsnapshotted edits)', async () => {
+    const { repo, env, home, agent, groupsDirectory } = groupSetup({
       actor: [[{ sleep: 1 }]],
       critic: [[done()]],
       candidates: {
@@ -279,15 +317,46 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     );
     run.child.kill('SIGKILL');
     await run.done;
-    // The runner died at once; its agents (their own process groups) are stopped by hand, as a reboot would.
-    for (const role of ['command#1-actor', 'command#2-actor'] as const) {
-      const pid = Number(agent.envSeen(role, 1).pid);
-      process.kill(pid, 'SIGKILL');
-      await waitFor(() => !isRunning(pid));
-    }
     const crashed = await comparisonOf(repo, env);
     assert.equal(crashed.status, 'crashed');
     const worktrees = crashed.candidates.map((row) => row.worktree);
+
+    // Its agents (their own process groups) outlive it. While they run, the next run touches nothing and names one to stop.
+    const agentGroups = (['command#1-actor', 'command#2-actor'] as const).map((role) => Number(agent.envSeen(role, 1).pid));
+    const whileAgentsRun = await runCli(['run', '--candidates', 'command', '-p', 'Again', '--trust', '--json-output'], { cwd: repo, env });
+    assert.equal(whileAgentsRun.code, 2, whileAgentsRun.stderr);
+    const refusal = JSON.parse(whileAgentsRun.stdout) as { error_code: string; error: string; error_details: Record<string, unknown>; session_id: null };
+    assert.equal(refusal.error_code, 'loop_running');
+    assert.equal(refusal.session_id, null);
+    assert.ok(agentGroups.includes(refusal.error_details.process_group as number), JSON.stringify(refusal.error_details));
+    assert.equal(refusal.error_details.group_id, crashed.group_id);
+    assert.match(refusal.error, new RegExp(`what it started still runs: process group ${String(refusal.error_details.process_group)}`));
+    assert.ok(whileAgentsRun.stderr.includes(`kill -- -${String(refusal.error_details.process_group)}`), whileAgentsRun.stderr);
+    for (const pid of agentGroups) assert.ok(isRunning(pid), 'the agents were not stopped');
+    for (const worktree of worktrees) assert.ok(fs.existsSync(worktree!), `${worktree} is still there`);
+    assert.equal(
+      git(repo, 'for-each-ref', `refs/codeloops/${crashed.group_id}/`, '--format=%(refname)').includes('/kept'),
+      false,
+      'no half-made tree snapshotted',
+    );
+    assert.equal((await readGroup(groupsDirectory, crashed.group_id)).end, null, 'the group is not marked dealt with');
+    assert.equal((await comparisonOf(repo, env)).group_id, crashed.group_id, 'no new group was started');
+    // Discarding the group by hand keeps those worktrees too, saying why.
+    const discard = await runCli(['candidates', crashed.group_id, '--discard', '--force', '--json'], { cwd: repo, env });
+    assert.equal(discard.code, 4, discard.stderr);
+    const kept = (JSON.parse(discard.stdout) as { kept: { label: string; reason: string }[] }).kept;
+    assert.deepEqual(
+      kept.map((entry) => entry.label),
+      ['command#1', 'command#2'],
+    );
+    for (const entry of kept) assert.match(entry.reason, /what its loop started still runs \(process group \d+\): stop it first/);
+    for (const worktree of worktrees) assert.ok(fs.existsSync(worktree!), `${worktree} is still there`);
+
+    // Stopped by hand (as its hint says, or as a reboot would): the agents are gone.
+    for (const pid of agentGroups) {
+      process.kill(-pid, 'SIGKILL');
+      await waitFor(() => !isRunning(pid));
+    }
     for (const row of crashed.candidates) {
       assert.equal(row.status, 'crashed');
       assert.equal(assertValidSessionFile(path.join(home.sessionsDir, `${row.session_id}.jsonl`)).end, null, 'readable, without an end');

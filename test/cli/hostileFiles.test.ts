@@ -93,6 +93,24 @@ describe('files that are not what they seem (the built CLI)', () => {
     assert.equal((JSON.parse(json.stdout) as { start: { prompt: string } }).start.prompt, 'pay\u202egpj.exe\u200bnow', 'JSON keeps the text as it is');
   });
 
+  it('keeps every invisible formatting character the sanitiser lists out of the terminal, each one, and the joiners emoji need in', async () => {
+    // The bidirectional marks, embeddings, overrides and isolates, and the zero-width and invisible operators.
+    const invisible = [0x061c, 0x200b, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064]
+      .concat([0x2066, 0x2067, 0x2068, 0x2069, 0xfeff])
+      .map((code) => String.fromCodePoint(code));
+    const prompt = `start ${invisible.map((character) => `x${character}`).join('')}x end 👩\u200d💻 and\u200cnon-joiner`;
+    const own = isolateHome();
+    own.restore();
+    writeSession(own.sessionsDir, [startLine({ prompt, timestamp: '2025-02-04T10:00:00Z' })], 'invisible');
+    const shown = finished(await runCli(['sessions', 'show', 'invisible'], { cwd, env: own.env, timeoutMs: HANG_MS }), 'show');
+    assert.equal(shown.code, 0, shown.stderr);
+    for (const character of invisible) {
+      const name = `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      assert.ok(!shown.stdout.includes(character), `${name} reached the terminal`);
+    }
+    assert.ok(shown.stdout.includes(`start ${'x'.repeat(invisible.length + 1)} end 👩\u200d💻 and\u200cnon-joiner`), shown.stdout);
+  });
+
   it('replays a session whose sidecar record is a FIFO from its own lines, and says why', async () => {
     mkfifo(path.join(home.dataHome, 'codeloops', 'sidecars', good, 'events.jsonl'));
     if (options.uid !== undefined) fs.chmodSync(path.join(home.dataHome, 'codeloops', 'sidecars'), 0o755);

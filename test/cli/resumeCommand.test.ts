@@ -182,6 +182,35 @@ describe('codeloops resume (the built CLI)', function () {
     assert.match(again.stderr, /already finished with success; there is nothing to resume/);
   });
 
+  it('the time budget counts on across resume: resumed under the same budget it stops at once, and a raised one carries it on', async () => {
+    const { repo, env, agent } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }, { print: 'working on it' }, { sleep: 600_000 }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
+      critic: [[done('both files', 0.9)]],
+    });
+    const first = await runCli(['-p', 'write a and b', '--max-duration', '1', '--json-output'], { cwd: repo, env });
+    assert.equal(first.code, 2, first.stderr);
+    const stopped = JSON.parse(first.stdout) as { stop_reason: string; total_duration_secs: number };
+    assert.equal(stopped.stop_reason, 'duration');
+    assert.ok(stopped.total_duration_secs >= 1);
+
+    // The budget is taken over from the session, and the second it used counts: nothing is left to run.
+    const again = await runCli(['resume', 'latest', '--json-output'], { cwd: repo, env });
+    assert.equal(again.code, 2, again.stderr);
+    const refused = JSON.parse(again.stdout) as { status: string; stop_reason: string; error: string; iterations: number };
+    assert.equal(refused.status, 'failed');
+    assert.equal(refused.stop_reason, 'duration');
+    assert.match(refused.error, /whole time budget of 1 s \(counting the sessions it carries on\)/);
+    assert.equal(agent.calls('actor'), 1, 'no actor ran again');
+    assert.equal(fs.existsSync(path.join(repo, 'b.txt')), false);
+
+    // A raised budget carries it on, from where it was.
+    const raised = await runCli(['resume', 'latest', '--max-duration', '600', '--json-output'], { cwd: repo, env });
+    assert.equal(raised.code, 0, raised.stderr);
+    assert.equal((JSON.parse(raised.stdout) as { status: string }).status, 'success');
+    assert.equal(agent.calls('actor'), 2);
+    assert.equal(fs.readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'b\n');
+  });
+
   it('after a rollback, resumes with the feedback from before the rolled-back iterations only', async () => {
     const { repo, env, agent } = scriptedCliSetup({
       actor: [

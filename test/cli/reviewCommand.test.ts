@@ -5,9 +5,10 @@ import { sessionReviewSchema } from '../../src/sessionFormat/reviewRecords.js';
 import { parseRunEvent, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 import * as z from '../../src/sessionFormat/zod.js';
 import { runCli, startCli } from '../support/cliProcess.js';
-import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { mkfifo } from '../support/hostileFiles.js';
+import { carryOn, decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { removeTempDirs } from '../support/testEnvironment.js';
+import { git, removeTempDirs } from '../support/testEnvironment.js';
 
 const lines = (count: number, change: Record<number, string> = {}) =>
   Array.from({ length: count }, (_, index) => change[index + 1] ?? `line ${index + 1}`).join('\n') + '\n';
@@ -112,6 +113,68 @@ describe('codeloops review, reject, comment, resolve, stage (the built CLI)', ()
       execFileSync('git', ['status', '--porcelain'], { cwd: repo, encoding: 'utf8' }),
     );
     assert.match(status, /^A {2}a\.txt$/m);
+  });
+
+  it('refuses reject, stage and comment when a FIFO sits where the review is recorded, before changing a file, instead of hanging', async () => {
+    const { repo, env, home } = scriptedCliSetup({
+      actor: [[{ write: { path: 'app.txt', content: lines(10, { 2: 'two' }) } }]],
+      critic: [[done()]],
+    });
+    fs.writeFileSync(path.join(repo, 'app.txt'), lines(10));
+    const run = await runCli(['-p', 'Edit app.txt', '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout) as { session_id: string }).session_id;
+    const record = mkfifo(path.join(home.dataHome, 'codeloops', 'sidecars', id, 'review.jsonl'));
+    const before = { refs: git(repo, 'for-each-ref'), index: git(repo, 'ls-files', '-s'), status: git(repo, 'status', '--porcelain') };
+    for (const args of [
+      ['reject', id, '--iteration', '1', '--hunk', '1', '--json'],
+      ['stage', id, '--iteration', '1', '--json'],
+      ['comment', id, 'Name it better', '--json'],
+    ]) {
+      // A writer that opened the FIFO would wait for a reader forever: the limit turns that into a failure, not a hung run.
+      const refused = await runCli(args, { cwd: repo, env, timeoutMs: 30_000 });
+      assert.equal(refused.timedOut, false, `${args[0]} hung on the FIFO`);
+      assert.equal(refused.code, 2, refused.stderr);
+      const error = (JSON.parse(refused.stdout) as { error: { code: string; message: string } }).error;
+      assert.equal(error.code, 'not_a_file', args[0]);
+      assert.match(error.message, /review\.jsonl is a named pipe \(FIFO\), not a file/);
+      assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(10, { 2: 'two' }), `${args[0]} changed no file`);
+      assert.deepEqual({ refs: git(repo, 'for-each-ref'), index: git(repo, 'ls-files', '-s'), status: git(repo, 'status', '--porcelain') }, before);
+    }
+    assert.ok(fs.lstatSync(record).isFIFO(), 'the FIFO is left as it is');
+  });
+
+  it('lists a finding whose lines run past the end of its file as a general one, and one within it at its lines', async () => {
+    const { repo, env } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'one\ntwo\nthree\n' } }]],
+      critic: [
+        [
+          decision({
+            type: 'done',
+            summary: 'Done',
+            confidence: 0.9,
+            findings: [
+              { file: 'a.txt', line: 2, end_line: 9, severity: 'warning', message: 'runs past the end' },
+              { file: 'a.txt', line: 2, end_line: 3, severity: 'info', message: 'within the file' },
+            ],
+          }),
+        ],
+      ],
+    });
+    const run = await runCli(['-p', 'Write a', '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const id = (JSON.parse(run.stdout) as { session_id: string }).session_id;
+    const json = sessionReviewSchema.parse(JSON.parse((await runCli(['review', id, '--json'], { cwd: repo, env })).stdout));
+    assert.deepEqual(
+      json.findings.map((finding) => [finding.id, finding.file, finding.line, finding.end_line, finding.anchored]),
+      [
+        ['F1.1', 'a.txt', 2, 9, false],
+        ['F1.2', 'a.txt', 2, 3, true],
+      ],
+    );
+    const listed = await runCli(['review', id], { cwd: repo, env });
+    assert.match(listed.stdout, /^ {2}F1\.1 \(warning, general: a\.txt:2-9 is not in the iteration’s files\): runs past the end$/m);
+    assert.match(listed.stdout, /^ {2}F1\.2 a\.txt:2-3 \(info\): within the file$/m);
   });
 
   it('--review waits after each iteration that goes on: the editor’s protocol on stdin continues it, then stops it', async () => {

@@ -6,7 +6,7 @@ import { runCli, startCli } from '../support/cliProcess.js';
 import { isRunning, stopRunners } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+import { removeTempDirs, repoRoot, tempDir, writeFile } from '../support/testEnvironment.js';
 
 function sessionFiles(sessionsDir: string): string[] {
   return fs.existsSync(sessionsDir) ? fs.readdirSync(sessionsDir).map((name) => path.join(sessionsDir, name)) : [];
@@ -180,6 +180,22 @@ describe('codeloops run (the built CLI)', () => {
     assert.equal(events.at(-1)!.type, 'run_finished');
     assert.ok(events.some((event) => event.type === 'agent_event' && event.event.kind === 'text' && event.event.text === 'hi'));
     assert.equal(result.stderr, '');
+  });
+
+  it('on a native Windows refuses every command before it starts, naming where it runs instead; --help and --version still answer', async () => {
+    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] });
+    const windows = { ...env, NODE_OPTIONS: `--require ${path.join(repoRoot(), 'test', 'fixtures', 'platforms', 'nativeWindows.cjs')}` };
+    const run = await runCli(['-p', 'write a.txt'], { cwd: repo, env: windows });
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /runs on Linux and macOS: it relies on POSIX process groups/);
+    assert.match(run.stderr, /Run it in WSL \(Windows Subsystem for Linux\), on a Linux or macOS machine over SSH, or in a dev container/);
+    assert.equal(agent.calls('actor'), 0, 'nothing started');
+    assert.equal(fs.existsSync(path.join(repo, 'a.txt')), false);
+    const listed = await runCli(['sessions', 'list', '--json'], { cwd: repo, env: windows });
+    assert.equal(listed.code, 2);
+    assert.deepEqual((JSON.parse(listed.stdout) as { error: { code: string; details: object } }).error.details, { platform: 'win32' });
+    assert.equal((JSON.parse(listed.stdout) as { error: { code: string } }).error.code, 'platform_unsupported');
+    for (const args of [['--version'], ['--help']]) assert.equal((await runCli(args, { cwd: repo, env: windows })).code, 0, args.join(' '));
   });
 
   it('prints the plan and runs nothing with --dry-run', async () => {

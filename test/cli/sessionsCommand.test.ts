@@ -131,6 +131,41 @@ describe('codeloops sessions (the built CLI)', () => {
     );
   });
 
+  it('refuses an empty session or group id as a usage error in every command that takes one, touching nothing', async () => {
+    // One session alone: an empty prefix matches it, so a command that took "" as a prefix would act on it.
+    const home = isolateHome();
+    home.restore();
+    const only = writeSession(home.sessionsDir, [startLine({ prompt: 'The only one', working_dir: cwd }), iterationLine(1), endLine()]);
+    const sessionFile = path.join(home.sessionsDir, `${only}.jsonl`);
+    const before = fs.readFileSync(sessionFile, 'utf8');
+    const bundle = path.join(tempDir(), 'bundle.tar.gz');
+    const commands = [
+      ['sessions', 'show', '', '--json'],
+      ['sessions', 'diff', ''],
+      ['sessions', 'replay', '', '--json'],
+      ['sessions', 'delete', '', '--json'],
+      ['sessions', 'export', '', '-o', bundle, '--json'],
+      ['resume', '', '--json-output'],
+      ['rollback', '', '--json'],
+      ['candidates', '', '--json'],
+      ['apply', '', '--json'],
+      ['review', '', '--json'],
+      ['reject', '', '--hunk', '1', '--json'],
+      ['comment', '', 'a comment', '--json'],
+      ['resolve', '', 'F1.1'],
+      ['stage', '', '--json'],
+    ];
+    for (const args of commands) {
+      const refused = await runCli(args, { cwd, env: home.env });
+      const what = `codeloops ${args.join(' ')}`;
+      assert.equal(refused.code, 2, `${what}: ${refused.stderr}`);
+      assert.match(refused.stderr, /id is empty: give (a group id|an id)/, what);
+      if (args.includes('--json')) assert.equal((JSON.parse(refused.stdout) as { error: { code: string } }).error.code, 'usage', what);
+    }
+    assert.equal(fs.readFileSync(sessionFile, 'utf8'), before, 'the session is as it was');
+    assert.equal(fs.existsSync(bundle), false, 'nothing was exported');
+  });
+
   it('prints recorded diffs, all or one iteration', async () => {
     const all = await runCli(['sessions', 'diff', ids[1]!], { cwd, env });
     assert.match(all.stdout, /# iteration 1\ndiff --git a\/f1 b\/f1\n# iteration 2\ndiff --git a\/two b\/two\n/);

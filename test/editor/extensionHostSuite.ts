@@ -1,17 +1,14 @@
 /**
  * The mocha suite (test/vscode/suite) inside a real extension host: the VS Code
- * server from code-server with the smoke-test driver, opened in Chromium, with this
- * repository as the extension under development. test/run.mjs calls
+ * server from code-server with the smoke-test driver (test/support/codeServer.ts),
+ * opened in Chromium, with this repository as the extension under development. test/run.mjs calls
  * `runExtensionHostSuite` and adds its counts to the run's.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, launchChromium, startServer } from '../support/codeServer.js';
+import { launchChromium, startCodeServer } from '../support/codeServer.js';
 import { repoRoot, tempDir } from '../support/testEnvironment.js';
-import { ensureVsCodeTools } from '../support/vscodeTools.js';
-
-export { ensureVsCodeTools };
 
 export interface SuiteResults {
   passed: number;
@@ -64,38 +61,19 @@ export function prepareSuiteWorkspace(): SuiteWorkspace {
 
 export async function runExtensionHostSuite(outputDir: string): Promise<SuiteResults> {
   const root = repoRoot();
-  const tools = ensureVsCodeTools();
-  const { scratch, workspace, resultsFile, env: suiteEnv } = prepareSuiteWorkspace();
-  const port = await freePort();
-  const remote = (absolute: string) => `vscode-remote://127.0.0.1:${port}${absolute}`;
-  const env = { ...process.env, ...suiteEnv };
+  const { scratch, workspace, resultsFile, env } = prepareSuiteWorkspace();
   fs.mkdirSync(outputDir, { recursive: true });
   for (const log of ['extension-host-suite.log', 'extension-host-server.log']) fs.rmSync(path.join(outputDir, log), { force: true });
-  const server = await startServer(
-    tools,
-    [
-      path.join(tools.codeServerDir, 'lib', 'vscode', 'out', 'server-main.js'),
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--without-connection-token',
-      '--accept-server-license-terms',
-      '--enable-smoke-test-driver',
-      '--disable-workspace-trust',
-      '--telemetry-level',
-      'off',
-      '--server-data-dir',
-      path.join(scratch, 'server-data'),
-      '--user-data-dir',
-      path.join(scratch, 'user-data'),
-      '--extensions-dir',
-      path.join(scratch, 'extensions'),
-    ],
-    { env, ready: /Web UI available at|Extension host agent listening/, logFile: path.join(outputDir, 'extension-host-server.log') },
-  );
-  const browser = await launchChromium(tools);
+  const server = await startCodeServer({
+    extension: { developmentPath: root, testsPath: path.join(root, 'out', 'test', 'vscode', 'suite', 'index.js') },
+    folder: workspace,
+    env: { ...process.env, ...env },
+    logFile: path.join(outputDir, 'extension-host-server.log'),
+  });
+  const browser = await launchChromium();
   try {
+    // The workbench runs the suite as it opens and reports the end through the smoke-test
+    // driver's hooks, which must exist before the page loads.
     const context = await browser.newContext();
     let exitCode: number | undefined;
     const exited = new Promise((resolve) => {
@@ -109,14 +87,11 @@ export async function runExtensionHostSuite(outputDir: string): Promise<SuiteRes
       fs.appendFileSync(path.join(outputDir, 'extension-host-suite.log'), `${JSON.stringify(args)}\n`),
     );
     const page = await context.newPage();
-    const payload = [
-      ['extensionDevelopmentPath', remote(root)],
-      ['extensionTestsPath', remote(path.join(root, 'out', 'test', 'vscode', 'suite', 'index.js'))],
-      ['skipWelcome', 'true'],
-    ];
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(remote(workspace))}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
-    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 10 * 60_000));
+    await page.goto(server.url);
+    let giveUp: NodeJS.Timeout | undefined;
+    const timeout = new Promise((resolve) => (giveUp = setTimeout(() => resolve('timeout'), 10 * 60_000)));
     const result = await Promise.race([exited, timeout]);
+    clearTimeout(giveUp);
     await page.screenshot({ path: path.join(outputDir, 'extension-host-suite.png') }).catch(() => {});
     if (result === 'timeout') throw new Error('the extension host suite did not finish within 10 minutes');
     const results: SuiteResults = fs.existsSync(resultsFile)
@@ -128,7 +103,7 @@ export async function runExtensionHostSuite(outputDir: string): Promise<SuiteRes
     return results;
   } finally {
     await browser.close();
-    server.stop();
+    await server.stop();
     if (!process.env.KEEP_TEST_DIRS) fs.rmSync(scratch, { recursive: true, force: true });
   }
 }

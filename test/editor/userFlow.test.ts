@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { freePort, launchChromium, startServer, type RunningServer } from '../support/codeServer.js';
+import { packagedExtension, startCodeServer, type CodeServer } from '../support/codeServer.js';
 import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
 import { startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
 import { realAgentHome } from '../support/realAgents.js';
 import { GREETING_TASK, isCriticRequest, scriptedGreetingModel } from '../support/scriptedClaude.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, removeTempDirs, repoRoot, tempDir } from '../support/testEnvironment.js';
-import { ensureVsCodeTools, type VsCodeTools } from '../support/vscodeTools.js';
+import { createRepo, removeTempDirs, repoRoot } from '../support/testEnvironment.js';
+import { Workbench } from '../support/workbench.js';
 
 /**
  * The packaged extension used as a user would: the VSIX installed into the VS Code
@@ -51,49 +49,16 @@ const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
 
 describe('the packaged extension, used as a user would (code-server + Chromium)', function () {
   this.timeout(600_000);
-  let tools: VsCodeTools;
   let api: ModelApi;
-  let server: RunningServer | undefined;
-  let browser: Browser | undefined;
-  let page: Page;
+  let server: CodeServer | undefined;
+  let workbench: Workbench;
   let repo: string;
   let dataHome: string;
   let step = 0;
 
   const shot = async (name: string): Promise<void> => {
     step += 1;
-    await page.screenshot({ path: path.join(SCREENSHOTS, `flow-${String(step).padStart(2, '0')}-${name}.png`) });
-  };
-
-  const runCommand = async (title: string): Promise<void> => {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`>${title}`);
-    // The command of exactly that title: "Run Prompt" must not pick "Run Prompt with Candidates…", recently used or not.
-    const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-    const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first();
-    await row.waitFor();
-    await row.click();
-  };
-
-  /** A tree entry opened (expanded), whether or not a test before opened it. */
-  const expand = async (name: RegExp): Promise<void> => {
-    const item = page.getByRole('treeitem', { name }).first();
-    await item.waitFor();
-    if ((await item.getAttribute('aria-expanded')) === 'false') await item.click();
-  };
-
-  /** Every entry of the Sessions view folded: an earlier test's open entries do not stand between a session and its children. */
-  const collapseSessions = async (): Promise<void> => {
-    await page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
-  };
-
-  /** The Sessions view, shown (clicking its icon when it is already shown would hide it). */
-  const showSessions = async (): Promise<void> => {
-    const shown = page.locator('.part.sidebar .title-label', { hasText: /codeloops/i });
-    if (!(await shown.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="Codeloops"]').click();
-    await shown.waitFor();
+    await workbench.screenshot(path.join(SCREENSHOTS, `flow-${String(step).padStart(2, '0')}-${name}.png`));
   };
 
   /** The candidates' actors wait for this before they write, so the test sees them running. */
@@ -119,25 +84,21 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   const greetingLoop = (): Promise<void> =>
     (greeting ??= (async () => {
       await shot('workbench');
-      await runCommand('Codeloops: Run Prompt');
-      const box = page.locator('.quick-input-widget input');
-      await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
-      await box.fill(GREETING_TASK);
+      await workbench.runCommand('Codeloops: Run Prompt');
+      const prompt = await workbench.quickInput('What should the agent do?');
+      await prompt.fill(GREETING_TASK);
       await shot('prompt-typed');
-      await page.keyboard.press('Enter');
-      await page.locator('.notifications-toasts', { hasText: 'Codeloops finished' }).waitFor({ timeout: 120_000 });
+      await prompt.accept();
+      await workbench.notification('Codeloops finished', 120_000);
       await shot('loop-finished');
     })());
 
   /** The greeting session's second iteration and its files, in the tree. */
   const revealSecondIteration = async (): Promise<void> => {
     await greetingLoop();
-    await showSessions();
-    await collapseSessions();
-    await expand(/^Create greeting\.txt/);
-    await expand(/^Iteration 2/);
-    await page
-      .getByRole('treeitem', { name: /^greeting\.txt/ })
+    await workbench.openIteration(/^Create greeting\.txt/, /^Iteration 2/);
+    await workbench
+      .treeItem(/^greeting\.txt/)
       .first()
       .waitFor();
   };
@@ -145,19 +106,14 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   /** The greeting session's viewer, in front: from the tree's context menu when it is not open yet. */
   const showGreetingViewer = async () => {
     await greetingLoop();
-    const tab = page.locator('.tab', { hasText: /Codeloops: Create greeting/ }).first();
+    const tab = workbench.editorTab(/Codeloops: Create greeting/);
     if ((await tab.count()) === 0) {
-      await showSessions();
-      await page
-        .getByRole('treeitem', { name: /^Create greeting\.txt/ })
-        .first()
-        .click({ button: 'right' });
-      await page.locator('.monaco-menu .action-menu-item', { hasText: 'Open Session Viewer' }).hover();
-      await page.keyboard.press('Enter');
+      await workbench.showCodeloopsView();
+      await workbench.contextMenu(workbench.treeItem(/^Create greeting\.txt/).first(), 'Open Session Viewer');
       await tab.waitFor({ timeout: 30_000 });
     }
     await tab.click();
-    return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    return workbench.webview();
   };
 
   const sessionFiles = (): string[] => {
@@ -166,10 +122,9 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   };
 
   before(async () => {
-    tools = ensureVsCodeTools();
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    for (const old of fs.readdirSync(SCREENSHOTS).filter((name) => name.startsWith('flow-'))) fs.rmSync(path.join(SCREENSHOTS, old));
-    execFileSync('npm', ['run', 'package'], { cwd: repoRoot(), stdio: 'inherit' });
+    // This flow's numbered steps from an earlier run (the untrusted workspace's screenshot is not this flow's: it may run first).
+    for (const old of fs.readdirSync(SCREENSHOTS).filter((name) => /^flow-(\d+|failed)-/.test(name))) fs.rmSync(path.join(SCREENSHOTS, old));
 
     repo = createRepo({ files: { 'README.md': '# greeting service\n', 'review.txt': numbered() } });
     const greetingModel = scriptedGreetingModel(repo);
@@ -185,85 +140,30 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     const { env, home } = realAgentHome({ anthropic: api });
     dataHome = home.dataHome;
 
-    const scratch = tempDir('codeloops-vscode-');
-    const userData = path.join(scratch, 'user-data');
-    const extensions = path.join(scratch, 'extensions');
-    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-    fs.writeFileSync(
-      path.join(userData, 'User', 'settings.json'),
-      JSON.stringify({
-        'workbench.startupEditor': 'none',
-        'workbench.secondarySideBar.defaultVisibility': 'hidden',
-        'chat.disableAIFeatures': true,
-        'workbench.tips.enabled': false,
-        'window.commandCenter': false,
-        // The server resolves the user's login shell for PATH, so the agent is named
-        // the way a user on a remote would: by its full path, in the machine setting.
-        'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') },
-      }),
-    );
-    // A machine setting belongs in the remote's own settings too (Preferences: Open Remote
-    // Settings): after a window reload the server's extension host reads it from there.
-    fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
-    fs.writeFileSync(
-      path.join(userData, 'Machine', 'settings.json'),
-      JSON.stringify({ 'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') } }),
-    );
-    const serverEnv = { ...process.env, ...env };
-    execFileSync(
-      tools.node24,
-      [
-        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
-        '--extensions-dir',
-        extensions,
-        '--user-data-dir',
-        userData,
-        '--install-extension',
-        path.join(repoRoot(), 'codeloops.vsix'),
-      ],
-      {
-        env: serverEnv,
-        stdio: 'inherit',
-      },
-    );
-    const port = await freePort();
-    server = await startServer(
-      tools,
-      [
-        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
-        '--bind-addr',
-        `127.0.0.1:${port}`,
-        '--auth',
-        'none',
-        '--disable-telemetry',
-        '--disable-update-check',
-        '--disable-workspace-trust',
-        '--user-data-dir',
-        userData,
-        '--extensions-dir',
-        extensions,
-        repo,
-      ],
-      { env: serverEnv, ready: /HTTP server listening/, logFile: path.join(SCREENSHOTS, 'flow-server.log') },
-    );
-    browser = await launchChromium(tools);
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    // What the workbench and its webviews report, for when a step fails.
-    const consoleLog = fs.createWriteStream(path.join(SCREENSHOTS, 'flow-browser-console.log'));
-    page.on('console', (message) => consoleLog.write(`[${message.type()}] ${message.text()}\n`));
-    page.on('pageerror', (error) => consoleLog.write(`[pageerror] ${error.message}\n`));
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    await page.waitForTimeout(2000); // let the workbench settle before the first keystroke
+    // The server resolves the user's login shell for PATH, so the agent is named the way
+    // a user on a remote would: by its full path, in the machine setting. A machine setting
+    // belongs in the remote's own settings too (Preferences: Open Remote Settings): after a
+    // window reload the server's extension host reads it from there.
+    const agentPaths = { 'codeloops.agentPaths': { claude: path.join(repoRoot(), 'node_modules', '.bin', 'claude') } };
+    server = await startCodeServer({
+      extension: { vsix: packagedExtension() },
+      folder: repo,
+      env: { ...process.env, ...env },
+      settings: agentPaths,
+      machineSettings: agentPaths,
+      logFile: path.join(SCREENSHOTS, 'flow-server.log'),
+    });
+    workbench = await Workbench.open(server, { consoleLog: path.join(SCREENSHOTS, 'flow-browser-console.log') });
+    await workbench.settled('main');
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && page) await page.screenshot({ path: path.join(SCREENSHOTS, `flow-failed-${step}.png`) }).catch(() => {});
+    if (this.currentTest?.state === 'failed') await workbench?.screenshot(path.join(SCREENSHOTS, `flow-failed-${step}.png`)).catch(() => {});
   });
 
   after(async () => {
-    await browser?.close();
-    server?.stop();
+    await workbench?.close();
+    await server?.stop();
     await api?.close();
     removeTempDirs();
   });
@@ -284,11 +184,9 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
 
   it('shows the session in the Sessions tree, with its iterations and files', async () => {
     await revealSecondIteration();
-    const session = page.getByRole('treeitem', { name: /^Create greeting\.txt/ });
-    assert.match((await session.getAttribute('aria-label')) ?? '', /2 iterations/);
+    assert.match((await workbench.treeItem(/^Create greeting\.txt/).getAttribute('aria-label')) ?? '', /2 iterations/);
     // The greeting session's first iteration: the entry above its second.
-    const iterations = page.getByRole('treeitem', { name: /^Iteration [12]\b/ });
-    const labels = await iterations.evaluateAll((items) => items.map((item) => item.getAttribute('aria-label') ?? ''));
+    const labels = await workbench.treeItemLabels(/^Iteration [12]\b/);
     const second = labels.findIndex((label) => /^Iteration 2/.test(label));
     assert.match(labels[second - 1] ?? '', /^Iteration 1.*CONTINUE · 2 files \+2 −0/);
     assert.match(labels[second] ?? '', /DONE · 1 file \+1 −1/);
@@ -297,21 +195,17 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
 
   it('opens the diff editor when a changed file is clicked', async () => {
     // One editor group, wide enough for the side-by-side diff, whatever earlier tests left open.
-    await runCommand('View: Close All Editor Groups');
+    await workbench.runCommand('View: Close All Editor Groups');
     await revealSecondIteration();
-    await page
-      .getByRole('treeitem', { name: /^greeting\.txt/ })
+    await workbench
+      .treeItem(/^greeting\.txt/)
       .first()
       .click();
-    await page.locator('.tab', { hasText: 'greeting.txt (iteration 2)' }).waitFor();
-    const diff = page.locator('.monaco-diff-editor').first();
-    await diff.waitFor();
-    await page.waitForTimeout(500);
+    await workbench.editorTab('greeting.txt (iteration 2)').waitFor();
+    const diff = await workbench.diffEditor();
     await shot('diff-editor');
-    // Monaco renders spaces as no-break spaces.
-    const side = async (selector: string) => ((await diff.locator(`${selector} .view-lines`).textContent()) ?? '').replace(/\u00a0/g, ' ');
-    assert.match(await side('.editor.original'), /Helo, world/);
-    assert.match(await side('.editor.modified'), /Hello, world/);
+    assert.match(await diff.text('original'), /Helo, world/);
+    assert.match(await diff.text('modified'), /Hello, world/);
   });
 
   it('shows the timeline in the session viewer', async () => {
@@ -333,41 +227,31 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await before.waitFor({ timeout: 30_000 });
     if ((await before.locator('details[open]').count()) === 0) await before.locator('summary').first().click();
     await before.locator('details[open]').waitFor();
-    // As a user does it: Developer: Reload Window (the workbench saves its state first).
-    await runCommand('Developer: Reload Window');
-    await page.waitForEvent('load', { timeout: 60_000 });
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    await page
-      .locator('.tab', { hasText: /Codeloops: Create greeting/ })
-      .first()
-      .click();
-    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
-    const second = viewer.locator('article.iteration').nth(1);
+    await workbench.reloadWindow();
+    await workbench.showEditor(/Codeloops: Create greeting/);
+    const second = workbench.webview().locator('article.iteration').nth(1);
     await second.waitFor({ timeout: 30_000 });
     // The second iteration was open before the reload; it is open again, its diff loaded.
     assert.equal(await second.locator('details[open]').count(), 1);
     await second.scrollIntoViewIfNeeded();
-    await viewer.locator('.diff-add', { hasText: 'Hello, world' }).first().waitFor({ timeout: 30_000 });
+    await workbench.webview().locator('.diff-add', { hasText: 'Hello, world' }).first().waitFor({ timeout: 30_000 });
     await shot('viewer-after-reload');
   });
 
   it('interrupts a second, slow loop from the status bar: the session ends interrupted', async () => {
-    await runCommand('Codeloops: Run Prompt');
-    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
-    await page.locator('.quick-input-widget input').fill(SLOW_TASK);
-    await page.keyboard.press('Enter');
-    const status = page.locator('.statusbar-item', { hasText: 'Codeloops: iteration 1' });
+    await workbench.runCommand('Codeloops: Run Prompt');
+    await workbench.answer('What should the agent do?', SLOW_TASK);
+    const status = workbench.statusBarItem('Codeloops: iteration 1');
     await status.waitFor({ timeout: 60_000 });
-    await page.waitForFunction(() => document.querySelector('.statusbar')?.textContent?.includes('actor'), undefined, { timeout: 30_000 });
-    const live = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame').locator('.live h2', { hasText: 'Iteration 1: actor' });
-    await live.waitFor({ timeout: 10_000 });
+    await status.filter({ hasText: 'actor' }).waitFor({ timeout: 30_000 });
+    const viewer = workbench.webview();
+    await viewer.locator('.live h2', { hasText: 'Iteration 1: actor' }).waitFor({ timeout: 10_000 });
     await shot('slow-loop-running');
     await status.click();
-    await page.locator('.notifications-toasts', { hasText: 'interrupted' }).waitFor({ timeout: 30_000 });
+    await workbench.notification('interrupted');
     await shot('slow-loop-interrupted');
-    await showSessions();
-    await page.getByRole('treeitem', { name: /^A slow task.*interrupted · / }).waitFor({ timeout: 10_000 });
-    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    await workbench.showCodeloopsView();
+    await workbench.treeItem(/^A slow task.*interrupted · /).waitFor({ timeout: 10_000 });
     await viewer.locator('.outcome', { hasText: 'Interrupted' }).waitFor();
     assert.equal(await viewer.locator('.live h2').count(), 0, 'the live panel is gone');
     await shot('slow-loop-interrupted-tree');
@@ -379,52 +263,44 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
   });
 
   it('runs a prompt with two Claude Code candidates: grouped and live in the tree, compared side by side, one applied after a modal', async () => {
-    await runCommand('Codeloops: Run Prompt with Candidates…');
-    const widget = page.locator('.quick-input-widget');
-    const input = widget.locator('input');
+    await workbench.runCommand('Codeloops: Run Prompt with Candidates…');
     // The quick inputs' titles say the step (their placeholders are not text).
-    await widget.filter({ hasText: 'Run Prompt with Candidates (1/3)' }).waitFor();
+    const agents = await workbench.quickInput('Run Prompt with Candidates (1/3)');
     await shot('candidates-agents');
-    await page.keyboard.press('Enter'); // Claude Code is picked
-    await widget.filter({ hasText: 'Run Prompt with Candidates (2/3)' }).waitFor();
-    assert.equal(await input.inputValue(), 'claude');
-    await page.keyboard.press('Enter');
-    await widget.filter({ hasText: 'Run Prompt with Candidates (3/3)' }).waitFor();
-    await input.fill('2×');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: '2× each' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await widget.filter({ hasText: 'What should the agent do?' }).waitFor();
-    await input.fill(CANDIDATES_TASK);
-    await page.keyboard.press('Enter');
+    await agents.accept(); // Claude Code is picked
+    const candidates = await workbench.quickInput('Run Prompt with Candidates (2/3)');
+    assert.equal(await candidates.value(), 'claude');
+    await candidates.accept();
+    const times = await workbench.quickInput('Run Prompt with Candidates (3/3)');
+    await times.fill('2×');
+    await times.option('2× each').waitFor();
+    await times.accept();
+    await workbench.answer('What should the agent do?', CANDIDATES_TASK);
 
     // Live: one entry for the task, the two candidates under it, running.
-    await showSessions();
-    const group = page.getByRole('treeitem', { name: new RegExp(`^${CANDIDATES_TASK}.*2 candidates · 0 of 2 done`) });
-    await group.first().waitFor({ timeout: 120_000 });
-    await page.getByRole('treeitem', { name: /^claude#1.*running/ }).waitFor({ timeout: 60_000 });
-    await page.getByRole('treeitem', { name: /^claude#2.*running/ }).waitFor({ timeout: 60_000 });
-    await page.locator('.statusbar-item', { hasText: 'Codeloops: 2 candidates' }).waitFor();
-    // The comparison page, opened as the group started, follows it live.
-    await page
-      .locator('.tab', { hasText: /^Candidates: / })
+    await workbench.showCodeloopsView();
+    await workbench
+      .treeItem(new RegExp(`^${CANDIDATES_TASK}.*2 candidates · 0 of 2 done`))
       .first()
-      .click();
-    const comparison = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+      .waitFor({ timeout: 120_000 });
+    await workbench.treeItem(/^claude#1.*running/).waitFor({ timeout: 60_000 });
+    await workbench.treeItem(/^claude#2.*running/).waitFor({ timeout: 60_000 });
+    await workbench.statusBarItem('Codeloops: 2 candidates').waitFor();
+    // The comparison page, opened as the group started, follows it live.
+    await workbench.showEditor(/^Candidates: /);
+    const comparison = workbench.webview();
     const rows = comparison.locator('table.comparison-table tr.candidate');
     await comparison.locator('tr.candidate-running', { hasText: /claude#1.*Running \(iteration 1, actor\)/ }).waitFor({ timeout: 30_000 });
     await comparison.locator('tr.candidate-running', { hasText: /claude#2.*Running \(iteration 1, actor\)/ }).waitFor({ timeout: 30_000 });
     await shot('candidates-running');
     releaseCandidates();
-    await page.locator('.notifications-toasts', { hasText: 'Codeloops candidates finished' }).waitFor({ timeout: 180_000 });
-    await page.getByRole('treeitem', { name: new RegExp(`^${CANDIDATES_TASK}.*finished.*best: claude#2`) }).waitFor({ timeout: 30_000 });
-    await page.getByRole('treeitem', { name: /^1\. claude#2/ }).waitFor();
+    await workbench.notification('Codeloops candidates finished', 180_000);
+    await workbench.treeItem(new RegExp(`^${CANDIDATES_TASK}.*finished.*best: claude#2`)).waitFor({ timeout: 30_000 });
+    await workbench.treeItem(/^1\. claude#2/).waitFor();
     await shot('candidates-tree');
 
     // The comparison, ranked.
-    await page
-      .locator('.tab', { hasText: /^Candidates: / })
-      .first()
-      .click();
+    await workbench.showEditor(/^Candidates: /);
     await comparison.locator('tr.candidate.winner').waitFor({ timeout: 30_000 });
     assert.match((await rows.nth(0).textContent()) ?? '', /^1claude#2.*Success.*1.*1\+1 −0.*85%/);
     assert.match((await rows.nth(1).textContent()) ?? '', /^2claude#1.*Success/);
@@ -435,133 +311,102 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
 
     // Apply This Candidate: the files first, in the same modal as a rollback.
     await rows.nth(0).locator('button', { hasText: 'Apply This Candidate' }).click();
-    const dialog = page.locator('.monaco-dialog-box');
-    await dialog.waitFor({ timeout: 30_000 });
-    assert.match((await dialog.textContent()) ?? '', /Apply claude#2 to your working tree\?.*Write \(1\):\s*hello-candidates\.txt/s);
+    const confirmApply = await workbench.dialog();
+    assert.match(await confirmApply.text(), /Apply claude#2 to your working tree\?.*Write \(1\):\s*hello-candidates\.txt/s);
     await shot('candidates-apply-confirmation');
-    await dialog.locator('.monaco-button', { hasText: /^Apply This Candidate$/ }).click();
-    const applied = page.locator('.notifications-toasts', { hasText: 'Codeloops: applied claude#2' });
-    await applied.waitFor({ timeout: 30_000 });
+    await confirmApply.press('Apply This Candidate');
+    const applied = await workbench.notification('Codeloops: applied claude#2');
     assert.equal(fs.readFileSync(path.join(repo, 'hello-candidates.txt'), 'utf8'), 'Hello from a candidate\n');
     await comparison.locator('tr.candidate', { hasText: 'applied' }).waitFor({ timeout: 30_000 });
     await shot('candidates-applied');
 
     // Undone from the notification: the file goes again.
-    await applied.locator('.monaco-button', { hasText: 'Undo Apply' }).click();
-    await dialog.waitFor({ timeout: 30_000 });
-    await dialog.locator('.monaco-button', { hasText: /^Undo Apply$/ }).click();
-    await page.locator('.notifications-toasts', { hasText: 'apply undone' }).waitFor({ timeout: 30_000 });
+    await applied.press('Undo Apply');
+    await (await workbench.dialog()).press('Undo Apply');
+    await workbench.notification('apply undone');
     assert.ok(!fs.existsSync(path.join(repo, 'hello-candidates.txt')));
   });
 
   it('rolls an iteration back from the tree’s context menu after a modal that lists the file, and undoes it from the notification', async () => {
     await revealSecondIteration();
-    await page
-      .getByRole('treeitem', { name: /^Iteration 2/ })
-      .first()
-      .click({ button: 'right' });
-    // The workbench's context menu acts on the focused entry: hover it, then Enter, as with a keyboard.
-    await page.locator('.monaco-menu .action-menu-item', { hasText: 'Roll Back to Before This Iteration' }).hover();
-    await page.keyboard.press('Enter');
-    const dialog = page.locator('.monaco-dialog-box');
-    await dialog.waitFor({ timeout: 30_000 });
-    assert.match((await dialog.textContent()) ?? '', /Roll back to before iteration 2\?.*Restore \(1\):\s*greeting\.txt/s);
+    await workbench.contextMenu(workbench.treeItem(/^Iteration 2/).first(), 'Roll Back to Before This Iteration');
+    const confirmRollback = await workbench.dialog();
+    assert.match(await confirmRollback.text(), /Roll back to before iteration 2\?.*Restore \(1\):\s*greeting\.txt/s);
     await shot('rollback-confirmation');
-    await dialog.locator('.monaco-button', { hasText: /^Roll Back$/ }).click();
-    const toast = page.locator('.notifications-toasts', { hasText: 'rolled back to before iteration 2' });
-    await toast.waitFor({ timeout: 30_000 });
+    await confirmRollback.press('Roll Back');
+    const rolledBack = await workbench.notification('rolled back to before iteration 2');
     assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Helo, world\n', 'as it was before iteration 2');
     assert.equal(fs.readFileSync(path.join(repo, 'build-note.txt'), 'utf8'), 'noted by a shell\n', 'iteration 1’s work stays');
     await shot('rolled-back');
-    await toast.locator('.monaco-button', { hasText: 'Undo Rollback' }).click();
-    await dialog.waitFor({ timeout: 30_000 });
-    assert.match((await dialog.textContent()) ?? '', /Undo the last rollback\?.*Restore \(1\):\s*greeting\.txt/s);
-    await dialog.locator('.monaco-button', { hasText: /^Undo Rollback$/ }).click();
-    await page.locator('.notifications-toasts', { hasText: 'rollback undone' }).waitFor({ timeout: 30_000 });
+    await rolledBack.press('Undo Rollback');
+    const confirmUndo = await workbench.dialog();
+    assert.match(await confirmUndo.text(), /Undo the last rollback\?.*Restore \(1\):\s*greeting\.txt/s);
+    await confirmUndo.press('Undo Rollback');
+    await workbench.notification('rollback undone');
     assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
     await shot('rollback-undone');
   });
 
   it('reviews like a pull request: the critic’s comment on the diff, a hunk rejected from the diff editor, a paused loop continued from the notification', async () => {
-    await runCommand('Codeloops: Toggle Review Before Continuing');
-    await page.locator('.notifications-toasts', { hasText: 'loops now wait for your review' }).waitFor({ timeout: 30_000 });
-    await runCommand('Codeloops: Run Prompt');
-    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor();
-    await page.locator('.quick-input-widget input').fill(REVIEW_TASK);
-    await page.keyboard.press('Enter');
-    const waiting = page.locator('.notification-toast', { hasText: 'is waiting for your review of iteration 1' });
-    await waiting.waitFor({ timeout: 120_000 });
-    await page.locator('.statusbar-item', { hasText: 'waiting for your review of iteration 1' }).waitFor();
+    await workbench.runCommand('Codeloops: Toggle Review Before Continuing');
+    await workbench.notification('loops now wait for your review');
+    await workbench.runCommand('Codeloops: Run Prompt');
+    await workbench.answer('What should the agent do?', REVIEW_TASK);
+    const waiting = await workbench.notification('is waiting for your review of iteration 1', 120_000);
+    await workbench.statusBarItem('waiting for your review of iteration 1').waitFor();
     await shot('review-paused');
 
     // The critic's finding, where the code is: on the diff of the iteration.
-    await showSessions();
-    await collapseSessions();
-    await expand(/^Tidy review\.txt/);
-    const iteration = page.getByRole('treeitem', { name: /^Iteration 1/ }).first();
-    if ((await iteration.getAttribute('aria-expanded')) === 'false') await iteration.click();
-    await page
-      .getByRole('treeitem', { name: /^review\.txt/ })
+    await workbench.openIteration(/^Tidy review\.txt/, /^Iteration 1/);
+    await workbench
+      .treeItem(/^review\.txt/)
       .first()
       .click();
-    await page.locator('.tab', { hasText: 'review.txt (iteration 1)' }).waitFor();
-    const thread = page.locator('.review-widget', { hasText: 'Line two should say TWO, in capitals' });
-    await thread.first().waitFor({ timeout: 30_000 });
+    await workbench.editorTab('review.txt (iteration 1)').waitFor();
+    await workbench.commentThread('Line two should say TWO, in capitals').waitFor({ timeout: 30_000 });
     await shot('review-finding-on-diff');
 
     // Reject the second hunk from the diff editor: right-click on its line, give a reason.
-    const modified = page.locator('.monaco-diff-editor .editor.modified');
-    const line18 = modified.locator('.view-line', { hasText: 'eighteen' });
-    await line18.click({ button: 'right' });
-    await page.locator('.monaco-menu .action-menu-item', { hasText: 'Reject This Change' }).hover();
-    await page.keyboard.press('Enter');
-    await page.locator('.quick-input-widget', { hasText: 'Reject hunk 2 of iteration 1' }).waitFor();
-    await page.locator('.quick-input-widget input').fill('line 18 is public: keep it');
+    const diff = await workbench.diffEditor();
+    await workbench.contextMenu(diff.modifiedLine('eighteen'), 'Reject This Change');
+    const reason = await workbench.quickInput('Reject hunk 2 of iteration 1');
+    await reason.fill('line 18 is public: keep it');
     await shot('review-reject-reason');
-    await page.keyboard.press('Enter');
-    await page.locator('.notifications-toasts', { hasText: 'Undid hunk 2 of iteration 1 in review.txt' }).waitFor({ timeout: 30_000 });
+    await reason.accept();
+    await workbench.notification('Undid hunk 2 of iteration 1 in review.txt');
     assert.equal(fs.readFileSync(path.join(repo, 'review.txt'), 'utf8'), numbered({ 2: 'two' }), 'only that hunk was undone');
 
     // Continue from the notification; the next actor hears about both.
-    if (!(await waiting.isVisible())) await runCommand('Notifications: Show Notifications');
-    await page
-      .locator('.notification-list-item', { hasText: 'is waiting for your review of iteration 1' })
-      .locator('.monaco-button', { hasText: /^Continue$/ })
-      .first()
-      .click();
-    await page.locator('.notifications-toasts', { hasText: 'Codeloops finished' }).waitFor({ timeout: 120_000 });
+    await waiting.press('Continue');
+    await workbench.notification('Codeloops finished', 120_000);
     assert.equal(fs.readFileSync(path.join(repo, 'review.txt'), 'utf8'), numbered({ 2: 'TWO' }));
     const secondActor = api.requests.find((request) => !isCriticRequest(request) && request.lastUserText.includes('Reviewer findings still open'));
     assert.match(secondActor?.lastUserText ?? '', /R1\.1: the user rejected this change of iteration 1 in review\.txt because: line 18 is public: keep it/);
     assert.match(secondActor?.lastUserText ?? '', /F1\.1 in review\.txt:2 \(warning\): Line two should say TWO, in capitals/);
 
     // The viewer lists the review under its iteration.
-    const tab = page.locator('.tab', { hasText: /Codeloops: Tidy review/ }).first();
-    await tab.click();
-    const viewer = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    await workbench.showEditor(/Codeloops: Tidy review/);
+    const viewer = workbench.webview();
     await viewer.locator('.review-item.finding', { hasText: 'F1.1' }).waitFor({ timeout: 30_000 });
     await viewer.locator('.review-item.rejection', { hasText: 'line 18 is public' }).waitFor();
     await viewer.locator('.review-item.finding', { hasText: 'F1.1' }).scrollIntoViewIfNeeded();
     await shot('review-in-viewer');
-    await runCommand('Codeloops: Toggle Review Before Continuing');
+    await workbench.runCommand('Codeloops: Toggle Review Before Continuing');
   });
 });
 
 describe('the packaged extension in an untrusted workspace', function () {
   this.timeout(300_000);
-  let server: RunningServer | undefined;
-  let browser: Browser | undefined;
+  let server: CodeServer | undefined;
+  let workbench: Workbench | undefined;
 
   after(async () => {
-    await browser?.close();
-    server?.stop();
+    await workbench?.close();
+    await server?.stop();
     removeTempDirs();
   });
 
   it('shows sessions but refuses to run a loop, and says why', async () => {
-    const tools = ensureVsCodeTools();
-    const vsix = path.join(repoRoot(), 'codeloops.vsix');
-    if (!fs.existsSync(vsix)) execFileSync('npm', ['run', 'package'], { cwd: repoRoot(), stdio: 'inherit' });
     const repo = createRepo({ files: { 'README.md': '# someone else’s code\n' } });
     const { env, home } = realAgentHome({});
     // A session from earlier, to browse.
@@ -580,57 +425,17 @@ describe('the packaged extension in an untrusted workspace', function () {
         max_iterations: 3,
       }) + '\n',
     );
-    const scratch = tempDir('codeloops-vscode-untrusted-');
-    const userData = path.join(scratch, 'user-data');
-    const extensions = path.join(scratch, 'extensions');
-    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-    fs.writeFileSync(
-      path.join(userData, 'User', 'settings.json'),
-      JSON.stringify({ 'workbench.startupEditor': 'none', 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'chat.disableAIFeatures': true }),
-    );
-    const serverEnv = { ...process.env, ...env };
-    execFileSync(
-      tools.node24,
-      [path.join(tools.codeServerDir, 'out', 'node', 'entry.js'), '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', vsix],
-      { env: serverEnv, stdio: 'ignore' },
-    );
-    const port = await freePort();
-    server = await startServer(
-      tools,
-      [
-        path.join(tools.codeServerDir, 'out', 'node', 'entry.js'),
-        '--bind-addr',
-        `127.0.0.1:${port}`,
-        '--auth',
-        'none',
-        '--disable-telemetry',
-        '--disable-update-check',
-        '--user-data-dir',
-        userData,
-        '--extensions-dir',
-        extensions,
-        repo,
-      ],
-      { env: serverEnv, ready: /HTTP server listening/ },
-    );
-    browser = await launchChromium(tools);
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    server = await startCodeServer({ extension: { vsix: packagedExtension() }, folder: repo, env: { ...process.env, ...env }, trusted: false });
+    workbench = await Workbench.open(server);
     // The folder was never trusted: VS Code opens it in Restricted Mode.
-    await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).waitFor({ timeout: 30_000 });
+    await workbench.statusBarItem('Restricted Mode').waitFor({ timeout: 30_000 });
 
-    await page.locator('.activitybar .action-item a[aria-label^="Codeloops"]').click();
-    await page.getByRole('treeitem', { name: /^An earlier session/ }).waitFor();
+    await workbench.showCodeloopsView();
+    await workbench.treeItem(/^An earlier session/).waitFor();
 
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill('>Codeloops: Run Prompt');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Codeloops: Run Prompt' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.notifications-toasts', { hasText: 'does not run loops in an untrusted workspace' }).waitFor({ timeout: 30_000 });
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'flow-untrusted-workspace.png') });
+    await workbench.runCommand('Codeloops: Run Prompt');
+    await workbench.notification('does not run loops in an untrusted workspace');
+    await workbench.screenshot(path.join(SCREENSHOTS, 'flow-untrusted-workspace.png'));
     assert.deepEqual(fs.readdirSync(home.sessionsDir), ['2026-01-01T00-00-00Z_abcdef.jsonl'], 'no loop ran');
   });
 });

@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { carryOn, done } from '../support/scriptedAgent.js';
+import { carryOn, claudeStream, decision, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
 import { isRunning, stopRunners } from '../support/processes.js';
-import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { assertValidSessionFile, DOCUMENTED_FIELDS } from '../support/sessionFormatCheck.js';
 import { createRepo, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 const check = (name: string, run: string, fields: Partial<CheckSpec> = {}): CheckSpec => ({ name, run, timeoutSecs: 60, required: true, ...fields });
@@ -157,19 +157,72 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     );
   });
 
-  it('stops when the critic says nearly the same thing again and again, though the actor changes files', async () => {
+  it('does not stop an actor that adds one real line per iteration while the critic repeats its wording', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
-    const { summary } = await runScriptedLoop(
+    const steps = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+    const { summary, events } = await runScriptedLoop(
       repo,
       {
-        actor: [1, 2, 3, 4, 5].map((n) => [{ write: { path: 'n.txt', content: `${n}\n` } }]),
-        critic: [2, 3, 4, 5, 6].map((line) => [carryOn(`The function on line ${line} still returns the wrong value for negative inputs`)]),
+        actor: steps.map((_, index) => [{ write: { path: 'steps.txt', content: steps.slice(0, index + 1).join('\n') + '\n' } }]),
+        critic: [...steps.slice(1).map(() => [carryOn('Add the next step to steps.txt; the list is not complete yet.')]), [done('all five steps')]],
       },
-      { stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 5 },
+      { stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 8 },
+    );
+    assert.equal(summary.status, 'success', summary.error ?? '');
+    assert.equal(summary.iterations, 5);
+    assert.equal(eventsOf(events, 'stall').length, 0);
+  });
+
+  it('stops when the critic says nearly, not exactly, the same thing while the files make no progress', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      {
+        actor: [[{ write: { path: 'parser.txt', content: 'a first attempt\n' } }], [{ print: 'I think it is fine.' }]],
+        // Worded differently each time (not only in numbers, which the comparison leaves out), saying the same.
+        critic: [
+          [carryOn('The parser still ignores trailing commas in arrays and objects; handle them and add a test for each case.')],
+          [carryOn('The parser still ignores the trailing commas in arrays and objects; handle them and add a test for each case.')],
+          [carryOn('The parser still ignores the trailing commas in arrays and objects; handle them and add one test for each case.')],
+        ],
+      },
+      { stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 6 },
     );
     assert.equal(summary.stop_reason, 'stalled');
-    assert.equal(summary.iterations, 3);
-    assert.match(summary.error!, /nearly the same feedback in iterations 1–3/);
+    assert.equal(summary.iterations, 3, 'two iterations without progress after the feedback was first given, three times said');
+    assert.match(
+      summary.error!,
+      /the critic gave nearly the same feedback in iterations 1–3, and the files made no progress since: "The parser still ignores the trailing commas in arrays and objects; handle them and add one test/,
+    );
+    assert.deepEqual(
+      eventsOf(events, 'stall').map((stall) => [stall.iteration, stall.since_iteration]),
+      [[3, 1]],
+    );
+  });
+
+  it('a required check failing on the way to passing is progress: DONE refused again and again does not stall a loop that changes the files', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const steps = ['alpha', 'beta', 'gamma', 'delta'];
+    // A test report that differs only in its count, as a test runner's does: the comparison of outputs leaves numbers out.
+    const stepsCheck = check(
+      'steps',
+      'found=$(wc -l < steps.txt); echo "$found of 4 steps written"; test "$found" -eq 4 || { echo "FAIL: steps are missing"; exit 1; }',
+    );
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      {
+        actor: steps.map((_, index) => [{ write: { path: 'steps.txt', content: steps.slice(0, index + 1).join('\n') + '\n' } }]),
+        critic: [[done('Looks complete', 0.9)]], // a critic that believes the actor every time
+      },
+      { checks: [stepsCheck], maxIterations: 8 },
+    );
+    assert.equal(summary.status, 'success', summary.error ?? '');
+    assert.equal(summary.iterations, 4);
+    assert.deepEqual(
+      eventsOf(events, 'done_refused').map((refusal) => refusal.iteration),
+      [1, 2, 3],
+    );
+    assert.equal(eventsOf(events, 'stall').length, 0);
   });
 
   it('nudges a stuck actor once; an actor that changes approach goes on to finish', async () => {
@@ -211,16 +264,19 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     );
   });
 
-  it('stops on the same failing check output several times in a row', async () => {
+  it('stops on the same failing check output while the files make no progress, and never calls a refused DONE the critic repeating itself', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const attempt = [{ write: { path: 'attempt.txt', content: 'the same attempt\n' } }];
     const { summary } = await runScriptedLoop(
       repo,
-      { actor: [1, 2, 3, 4].map((n) => [{ write: { path: 'attempt.txt', content: `${n}\n` } }]), critic: VARIED_FEEDBACK },
+      // The first attempt changes the files; the later ones write the same again. The critic believes it every time.
+      { actor: [attempt], critic: [[done('Looks complete', 0.9)]] },
       { checks: [TESTS], stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 6 },
     );
     assert.equal(summary.stop_reason, 'stalled');
     assert.equal(summary.iterations, 3);
-    assert.match(summary.error!, /the same checks failed the same way in iterations 1–3: tests/);
+    assert.match(summary.error!, /the same checks failed the same way in iterations 1–3, and the files made no progress since: tests/);
+    assert.doesNotMatch(summary.error!, /critic/, "the refusal's text is the runner's, not the critic's");
   });
 
   it('turns stall detection off with 0', async () => {
@@ -253,5 +309,98 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     assert.equal(fs.readFileSync(path.join(repo, 'partial.txt'), 'utf8'), 'started\n');
     const childPid = Number(fs.readFileSync(path.join(agent.dir, 'grandchild.pid'), 'utf8'));
     assert.equal(isRunning(childPid), false);
+  });
+
+  it('stops the actor mid-turn once the estimated cost of a model the price table does not know crosses the cap', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const model = 'scripted-model-nobody-prices';
+    const usage = { input_tokens: 1_000, output_tokens: 200 };
+    // At the table's highest price ($15 in, $75 out per million tokens) each call is estimated at $0.03: the second crosses $0.05.
+    const callCost = 0.03;
+    const cap = 0.05;
+    const { summary, events, agent } = await runScriptedLoop(
+      repo,
+      {
+        actor: [
+          [
+            claudeStream.call('msg-1', model, usage, 'Reading the code.'),
+            claudeStream.call('msg-2', model, usage, 'Writing the change.'),
+            // The model call after them takes a while; an agent not stopped by then finishes its turn and says it cost $5.
+            { sleep: 20_000 },
+            claudeStream.call('msg-3', model, usage, 'Done.'),
+            { write: { path: 'turn-finished.txt', content: 'the turn ran to its end\n' } },
+            claudeStream.result('Done.', 5, { input_tokens: 3_000, output_tokens: 600 }),
+          ],
+        ],
+        critic: [[claudeStream.result('<decision>{"type":"done","summary":"done","confidence":0.9}</decision>', 0.01, usage)]],
+      },
+      { agentKind: 'claude', model, budget: { maxCostUsd: cap } },
+    );
+    assert.equal(summary.status, 'failed');
+    assert.equal(summary.stop_reason, 'budget_cost');
+    assert.equal(summary.error_code, 'budget_exceeded');
+    // Stopped in the middle of its turn: it never reached its end, and nothing ran after it.
+    assert.equal(fs.existsSync(path.join(repo, 'turn-finished.txt')), false, 'the turn did not finish');
+    const [actorRun] = eventsOf(events, 'agent_finished');
+    assert.equal(actorRun?.interrupted, true, 'the actor was stopped as on an interrupt');
+    assert.equal(agent.calls('critic'), 0);
+    assert.match(summary.error!, /over the budget of \$0\.05/);
+    assert.match(summary.error!, new RegExp(`no price for "${model}": until its agent says what they cost, its tokens count at the table's highest price`));
+    // The total is the estimate, within one model call's cost of the cap.
+    assert.equal(summary.cost_estimated, true);
+    assert.ok(summary.total_cost_usd! > cap && summary.total_cost_usd! <= cap + callCost, `total_cost_usd ${summary.total_cost_usd}`);
+    const { end } = assertValidSessionFile(summary.session_file);
+    assert.equal(end?.total_cost_usd, summary.total_cost_usd);
+    assert.equal(end?.cost_estimated, true);
+  });
+
+  it("records the agent's own cost when it gives one, instead of the estimate made while it ran", async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const model = 'scripted-model-nobody-prices';
+    const usage = { input_tokens: 1_000, output_tokens: 200 };
+    const { summary } = await runScriptedLoop(
+      repo,
+      {
+        actor: [
+          [
+            claudeStream.call('msg-1', model, usage, 'Writing.'),
+            { write: { path: 'a.txt', content: 'a\n' } },
+            claudeStream.result('Wrote a.txt.', 0.002, usage),
+          ],
+        ],
+        critic: [[claudeStream.result('<decision>{"type":"done","summary":"a.txt exists","confidence":0.9}</decision>', 0.001, usage)]],
+      },
+      { agentKind: 'claude', model, budget: { maxCostUsd: 1 } },
+    );
+    assert.equal(summary.status, 'success', summary.error ?? '');
+    assert.equal(summary.total_cost_usd, 0.003);
+    assert.equal(summary.cost_estimated, false);
+    assert.equal(summary.total_tokens, 2_400);
+  });
+
+  it("keeps a real session's documented fields first and in the documented order, its extra fields after them", async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const finding = { file: 'attempt.txt', line: 1, severity: 'warning', message: 'say more' };
+    const { summary } = await runScriptedLoop(
+      repo,
+      {
+        // One change, then the same again: the check keeps failing the same way and the loop stalls.
+        actor: [[{ write: { path: 'attempt.txt', content: 'the same attempt\n' } }]],
+        critic: [[decision({ type: 'done', summary: 'Looks complete', confidence: 0.9, findings: [finding] })]],
+      },
+      { checks: [TESTS], stall: { unchangedIterations: 3, action: 'stop' }, maxIterations: 6 },
+    );
+    assert.equal(summary.stop_reason, 'stalled');
+    const lines = readJsonLines(summary.session_file);
+    const extrasOf = (line: Record<string, unknown>) => Object.keys(line).slice(DOCUMENTED_FIELDS[line.type as keyof typeof DOCUMENTED_FIELDS].length);
+    const iteration = lines[1]!;
+    const end = lines.at(-1)!;
+    assert.deepEqual(Object.keys(iteration).slice(0, DOCUMENTED_FIELDS.iteration.length), [...DOCUMENTED_FIELDS.iteration]);
+    assert.deepEqual(extrasOf(iteration).sort(), ['critic_verdict', 'failed_checks', 'findings', 'git_deletions', 'git_insertions', 'remaining_issues']);
+    assert.deepEqual(Object.keys(end).slice(0, DOCUMENTED_FIELDS.session_end.length), [...DOCUMENTED_FIELDS.session_end]);
+    for (const extra of ['error', 'error_code', 'stop_reason', 'total_tokens'])
+      assert.ok(extrasOf(end).includes(extra), `${extra} after the documented fields`);
+    assert.deepEqual(Object.keys(lines[0]!), [...DOCUMENTED_FIELDS.session_start]);
+    assertValidSessionFile(summary.session_file);
   });
 });

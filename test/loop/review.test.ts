@@ -195,6 +195,170 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(30, { 4: 'four', 25: 'the user’s own line' }));
   });
 
+  // Two identical blocks, seven lines each: the hunk of a change in the first one (three lines of context on each side) reads like the second.
+  const block = (value: number) => ['function f() {', '  const a = 1;', '  const b = 2;', `  return ${value};`, '  // c', '  // d', '}'];
+  const twoBlocks = (first: number, second: number) => ['// one', ...block(first), '', '// two', ...block(second), ''].join('\n');
+
+  it('rejects a hunk only at its own lines: the user edited them and made a second block read like the hunk, so it is a conflict and that block stays', async () => {
+    const repo = createRepo({ files: { 'app.js': twoBlocks(1, 1) } });
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.js', twoBlocks(2, 1)));
+    writeFile(repo, 'app.js', twoBlocks(3, 2));
+    const state = gitState(repo);
+    const outcome = await rejectHunk({ ...target, iteration: 1, hunk: 1, reason: null });
+    assert.equal(outcome.result, 'conflict', outcome.message);
+    assert.match(outcome.message, /app\.js: lines 2–8 as the hunk has them are not there as they were/);
+    assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), twoBlocks(3, 2), 'the second block is the user’s still');
+    assert.deepEqual(gitState(repo), state);
+    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded');
+  });
+
+  it('puts a rejected hunk back only at its own lines: edited since, it is a conflict even though a second block reads as they did', async () => {
+    const repo = createRepo({ files: { 'app.js': twoBlocks(1, 1) } });
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.js', twoBlocks(2, 1)));
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 1, reason: null })).result, 'rejected');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), twoBlocks(1, 1));
+    writeFile(repo, 'app.js', twoBlocks(5, 1));
+    const outcome = await undoRejection({ ...target });
+    assert.equal(outcome.result, 'conflict', outcome.message);
+    assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), twoBlocks(5, 1), 'the second block is not changed instead');
+    assert.equal((await readReview([target.sidecarDirectory])).rejections[0]?.undone, false);
+  });
+
+  it('stages a hunk only at its own lines: the user staged an edit of them, so it is a conflict even though a second block in the index reads as they did', async () => {
+    const repo = createRepo({ files: { 'app.js': twoBlocks(1, 1) } });
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.js', twoBlocks(2, 1)));
+    writeFile(repo, 'app.js', twoBlocks(4, 1));
+    git(repo, 'add', 'app.js');
+    const index = git(repo, 'ls-files', '-s');
+    const outcome = await stageChanges({ ...target, iteration: 1 });
+    assert.equal(outcome.result, 'conflict', outcome.message);
+    assert.equal(git(repo, 'ls-files', '-s'), index, 'the index is as it was');
+    assert.equal(git(repo, 'show', ':app.js'), twoBlocks(4, 1));
+  });
+
+  it('places hunks by their own lines in CRLF files and files without a final newline, moved by earlier hunks, by the user’s lines above them and by later rejections', async () => {
+    const crlf = (change: Record<number, string> = {}, insert: Record<number, string[]> = {}) =>
+      Array.from({ length: 30 }, (_, index) => [...(insert[index + 1] ?? []), change[index + 1] ?? `line ${index + 1}`])
+        .flat()
+        .map((line) => `${line}\r\n`)
+        .join('');
+    // No newline at the end: the last hunk's last line says so on both sides.
+    const open = (change: Record<number, string> = {}, insert: string[] = []) =>
+      ['first', ...insert, ...Array.from({ length: 11 }, (_, index) => change[index + 2] ?? `row ${index + 2}`)].join('\n');
+    const repo = createRepo({ files: { 'win.txt': crlf(), 'open.txt': open() } });
+    const target = await iterationOf(repo, () => {
+      // Two lines added after line 3 (hunk 1) and line 20 changed (hunk 2): hunk 2 is two lines lower after the change than before it.
+      writeFile(repo, 'win.txt', crlf({ 20: 'twenty' }, { 4: ['new a', 'new b'] }));
+      writeFile(repo, 'open.txt', open({ 12: 'last row' }, ['inserted']));
+    });
+    const hunks = (await iterationHunks(target, 1))!.flatMap((file) => file.hunks.map((hunk) => [hunk.number, hunk.path, hunk.newStart]));
+    assert.deepEqual(hunks, [
+      [1, 'open.txt', 1],
+      [2, 'open.txt', 10],
+      [3, 'win.txt', 1],
+      [4, 'win.txt', 19],
+    ]);
+    const read = (file: string) => fs.readFileSync(path.join(repo, file), 'utf8');
+
+    // The user adds lines at the top of win.txt: both of its hunks move down by them.
+    writeFile(repo, 'win.txt', `mine 1\r\nmine 2\r\n${crlf({ 20: 'twenty' }, { 4: ['new a', 'new b'] })}`);
+    for (const hunk of [3, 4, 2, 1]) {
+      const outcome = await rejectHunk({ ...target, iteration: 1, hunk, reason: null });
+      assert.equal(outcome.result, 'rejected', `hunk ${hunk}: ${outcome.message}`);
+    }
+    assert.equal(read('win.txt'), `mine 1\r\nmine 2\r\n${crlf()}`);
+    assert.equal(read('open.txt'), open());
+
+    // Put back in another order (R1.1 to R1.4 are hunks 3, 4, 2 and 1): each where it belongs, whatever is rejected around it.
+    for (const id of ['R1.4', 'R1.2', 'R1.1']) {
+      const outcome = await undoRejection({ ...target, id });
+      assert.equal(outcome.result, 'rejection_undone', `${id}: ${outcome.message}`);
+    }
+    assert.equal(read('win.txt'), `mine 1\r\nmine 2\r\n${crlf({ 20: 'twenty' }, { 4: ['new a', 'new b'] })}`);
+    assert.equal(read('open.txt'), open({}, ['inserted']), 'hunk 2 (the last line) is still rejected');
+
+    // Staged without the hunk still rejected; the user's own lines stay out of the index.
+    const staged = await stageChanges({ ...target, iteration: 1 });
+    assert.equal(staged.result, 'staged', staged.message);
+    assert.equal(git(repo, 'show', ':win.txt'), crlf({ 20: 'twenty' }, { 4: ['new a', 'new b'] }));
+    assert.equal(git(repo, 'show', ':open.txt'), open({}, ['inserted']));
+    assert.equal((await undoRejection({ ...target, id: 'R1.3' })).result, 'rejection_undone');
+    assert.equal(read('open.txt'), open({ 12: 'last row' }, ['inserted']));
+    assert.equal((await stageChanges({ ...target, iteration: 1 })).result, 'staged', 'the rest of the iteration');
+    assert.equal(git(repo, 'show', ':open.txt'), open({ 12: 'last row' }, ['inserted']));
+  });
+
+  it('places a hunk in a file git keeps with LF and the disk with CRLF (core.autocrlf), and writes it back with CRLF', async () => {
+    const repo = createRepo();
+    git(repo, 'config', 'core.autocrlf', 'true');
+    writeFile(repo, 'app.txt', lines(20, {}, '\r\n'));
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'initial');
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.txt', lines(20, { 3: 'three', 15: 'fifteen' }, '\r\n')));
+    assert.match((await iterationHunks(target, 1))![0]!.hunks[0]!.text, /^-line 3\n\+three\n/m, 'the hunks are made of what git keeps: LF');
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: null })).result, 'rejected');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 3: 'three' }, '\r\n'));
+    assert.equal((await undoRejection({ ...target })).result, 'rejection_undone');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 3: 'three', 15: 'fifteen' }, '\r\n'));
+    assert.equal((await stageChanges({ ...target, iteration: 1 })).result, 'staged');
+    assert.equal(git(repo, 'show', ':app.txt'), lines(20, { 3: 'three', 15: 'fifteen' }));
+  });
+
+  it('stages only the iteration’s change of a file the user also edited without staging: their edit stays in the file and out of the index', async () => {
+    const repo = createRepo({ files: { 'app.txt': lines(30) } });
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.txt', lines(30, { 3: 'by the actor' })));
+    writeFile(repo, 'app.txt', lines(30, { 3: 'by the actor', 25: 'by the user, not staged' }));
+    const outcome = await stageChanges({ ...target, iteration: 1 });
+    assert.equal(outcome.result, 'staged', outcome.message);
+    assert.equal(git(repo, 'show', ':app.txt'), lines(30, { 3: 'by the actor' }), 'only the iteration’s change is staged');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(30, { 3: 'by the actor', 25: 'by the user, not staged' }));
+    assert.match(git(repo, 'diff'), /^-line 25\n\+by the user, not staged$/m, 'the user’s edit is still unstaged');
+  });
+
+  it('refuses to reject a nested repository’s commit (git apply passes over it) and records nothing', async () => {
+    const repo = createRepo({ files: { 'app.txt': lines(3) } });
+    const nested = path.join(repo, 'vendor', 'lib');
+    fs.mkdirSync(nested, { recursive: true });
+    git(nested, 'init', '-q', '-b', 'main');
+    writeFile(nested, 'lib.txt', 'v1\n');
+    git(nested, 'add', '-A');
+    git(nested, 'commit', '-q', '-m', 'v1');
+    const target = await iterationOf(repo, () => {
+      writeFile(nested, 'lib.txt', 'v2\n');
+      git(nested, 'commit', '-q', '-am', 'v2');
+    });
+    const hunks = (await iterationHunks(target, 1))!.flatMap((file) => file.hunks);
+    assert.deepEqual(
+      hunks.map((hunk) => [hunk.path, hunk.text.replace(/[0-9a-f]{40}/g, '<commit>')]),
+      [['vendor/lib', '@@ -1 +1 @@\n-Subproject commit <commit>\n+Subproject commit <commit>\n']],
+    );
+    const head = git(nested, 'rev-parse', 'HEAD');
+    const outcome = await rejectHunk({ ...target, iteration: 1, hunk: 1, reason: 'not v2' });
+    assert.equal(outcome.result, 'conflict', outcome.message);
+    assert.deepEqual(outcome.conflicts, ['vendor/lib']);
+    assert.match(outcome.message, /^Changed nothing: .*the nested repository vendor\/lib/);
+    assert.equal(git(nested, 'rev-parse', 'HEAD'), head);
+    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded, so the actor is never told');
+  });
+
+  it('says a file with a merge conflict must be resolved first when staging it', async () => {
+    const repo = createRepo({ files: { 'app.txt': lines(10) } });
+    git(repo, 'checkout', '-q', '-b', 'other');
+    writeFile(repo, 'app.txt', lines(10, { 2: 'theirs' }));
+    git(repo, 'commit', '-q', '-am', 'theirs');
+    git(repo, 'checkout', '-q', 'main');
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.txt', lines(10, { 2: 'by the actor' })));
+    git(repo, 'commit', '-q', '-am', 'the actor’s');
+    assert.throws(() => git(repo, 'merge', '-q', 'other'), 'the merge stops on the conflict');
+    const index = git(repo, 'ls-files', '-s');
+    const outcome = await stageChanges({ ...target, iteration: 1 });
+    assert.equal(outcome.result, 'conflict', outcome.message);
+    assert.deepEqual(outcome.conflicts, ['app.txt']);
+    assert.match(outcome.message, /app\.txt has a merge conflict in your index\. Resolve the conflict/);
+    assert.doesNotMatch(outcome.message, /stage the iterations before it/);
+    assert.equal(git(repo, 'ls-files', '-s'), index);
+  });
+
   it('gives comments made at the same moment ids of their own', async () => {
     const repo = createRepo({ files: { 'app.txt': lines(5) } });
     const target = await iterationOf(repo, () => fs.writeFileSync(path.join(repo, 'app.txt'), lines(5, { 1: 'one' })));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { liveEventSchema, type LiveEvent } from '../../src/server/apiPayloads.js';
 import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { startUiServer, type UiServer } from '../../src/server/uiServer.js';
-import { cliPath } from '../support/cliProcess.js';
+import { cliPathFor } from '../support/cliProcess.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
 /** The API server in this process, on 127.0.0.1 and a free port, reading the given data home. */
@@ -29,7 +29,7 @@ export interface UiProcess {
 
 /** `node dist/cli.js ui …` as a user starts it (as another user, given `uid`); resolves once it has printed its URL. */
 export async function startUiProcess(args: string[], env: Record<string, string>, as: { uid?: number; gid?: number } = {}): Promise<UiProcess> {
-  const child = spawn(process.execPath, [cliPath(), 'ui', ...args], {
+  const child = spawn(process.execPath, [cliPathFor(as), 'ui', ...args], {
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...as,

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from './testEnvironment.js';
+import { repoRoot, tempDir } from './testEnvironment.js';
 
 export interface CliResult {
   code: number | null;
@@ -16,6 +16,34 @@ export function cliPath(): string {
   const file = path.join(repoRoot(), 'dist', 'cli.js');
   if (!fs.existsSync(file)) throw new Error('dist/cli.js is missing: run npm run build');
   return file;
+}
+
+let readableCopy: string | undefined;
+
+/**
+ * The built CLI where any user can run it: `cliPath()` itself, unless the test runs it
+ * as another user (`uid`). A checkout may sit where that user cannot enter (a root
+ * user's home folder is mode 700), so such a run gets a copy of `dist/` in a
+ * temporary folder everyone can read: the bundles need nothing else.
+ */
+export function cliPathFor(as: { uid?: number }): string {
+  if (as.uid === undefined) return cliPath();
+  if (readableCopy && fs.existsSync(readableCopy)) return readableCopy;
+  const folder = tempDir('codeloops-cli-');
+  fs.chmodSync(folder, 0o755);
+  const dist = path.join(folder, 'dist');
+  fs.cpSync(path.dirname(cliPath()), dist, { recursive: true });
+  openUp(dist);
+  readableCopy = path.join(dist, 'cli.js');
+  return readableCopy;
+}
+
+/** Every folder enterable and every file readable by anyone, as a fresh checkout's would be. */
+function openUp(entry: string): void {
+  const stat = fs.lstatSync(entry);
+  if (stat.isSymbolicLink()) return;
+  fs.chmodSync(entry, stat.isDirectory() ? 0o755 : 0o644);
+  if (stat.isDirectory()) for (const name of fs.readdirSync(entry)) openUp(path.join(entry, name));
 }
 
 export interface CliRun {
@@ -39,7 +67,7 @@ export interface CliOptions {
 
 /** Starts the built CLI as a user would: `node dist/cli.js …`, no shell. */
 export function startCli(args: string[], options: CliOptions): CliRun {
-  const child = spawn(process.execPath, [cliPath(), ...args], {
+  const child = spawn(process.execPath, [cliPathFor(options), ...args], {
     cwd: options.cwd,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],

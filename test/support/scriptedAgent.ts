@@ -67,6 +67,30 @@ export function decision(json: Record<string, unknown>): ScriptStep {
 export const done = (summary = 'All done', confidence = 0.9): ScriptStep => decision({ type: 'done', summary, confidence });
 export const carryOn = (feedback: string, remaining: string[] = []): ScriptStep => decision({ type: 'continue', feedback, remaining_issues: remaining });
 
+/**
+ * Lines of Claude Code's stream-json (`claude -p --output-format stream-json
+ * --verbose`), for the scripted agent to print when it plays Claude Code through the
+ * `claude` adapter: each model call's usage as it arrives, then the turn's result.
+ */
+export const claudeStream = {
+  /** One model call's message, with its usage (the adapter sums the calls of a turn). */
+  call: (id: string, model: string, usage: { input_tokens?: number; output_tokens?: number }, text: string): ScriptStep => ({
+    print: JSON.stringify({ type: 'assistant', session_id: 'scripted-session', message: { id, model, content: [{ type: 'text', text }], usage } }),
+  }),
+  /** The turn's end: its text, and what it cost by the agent's own account. */
+  result: (text: string, costUsd: number, usage: { input_tokens?: number; output_tokens?: number }): ScriptStep => ({
+    print: JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: text,
+      session_id: 'scripted-session',
+      total_cost_usd: costUsd,
+      usage,
+    }),
+  }),
+};
+
 /** A global config.toml that makes both roles the scripted agent. */
 export function scriptedConfigToml(agent: ScriptedAgent, extra = ''): string {
   const command = agent.command.map((part) => JSON.stringify(part)).join(', ');

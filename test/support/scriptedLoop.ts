@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { adapterFor } from '../../src/agents/adapterRegistry.js';
+import type { AgentKind } from '../../src/agents/agentKinds.js';
 import { DEFAULT_PRICES, type PriceTable } from '../../src/budget/prices.js';
 import type { Budget } from '../../src/budget/spendTracker.js';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
@@ -37,6 +38,10 @@ export interface ScriptedLoopOptions {
   continuation?: LoopRequest['continuation'];
   /** Where sidecar folders go (default: beside the sessions folder). */
   sidecarRoot?: string;
+  /** Whose output format the scripted agent speaks, read by that agent's adapter (default: `command`, plain text). */
+  agentKind?: AgentKind;
+  /** The model both roles are given (default: none). */
+  model?: string;
 }
 
 /** Runs the real loop in-process with both roles played by the scripted agent. */
@@ -46,17 +51,25 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
   const sessionsDir = options.sessionsDir ?? path.join(data, 'sessions');
   const sidecarRoot = options.sidecarRoot ?? path.join(data, 'sidecars');
   const [program, ...leadingArgs] = agent.command as [string, ...string[]];
-  const role = (timeoutSecs: number): RoleLaunch => ({
-    model: null,
-    launch: { adapter: adapterFor('command'), program: { program, leadingArgs }, extraArgs: [], env: agent.env, workingDir: repoDir, timeoutSecs },
+  // The role is said in the environment too: an adapter other than `command` does not say it.
+  const role = (name: 'actor' | 'critic', timeoutSecs: number): RoleLaunch => ({
+    model: options.model ?? null,
+    launch: {
+      adapter: adapterFor(options.agentKind ?? 'command'),
+      program: { program, leadingArgs },
+      extraArgs: [],
+      env: { ...agent.env, CODELOOPS_ROLE: name },
+      workingDir: repoDir,
+      timeoutSecs,
+    },
   });
   const events: RunEvent[] = [];
   const summary = await runLoop({
     prompt: options.prompt ?? 'Create hello.txt saying hello',
     workingDir: repoDir,
     repository: await openRepository(repoDir),
-    actor: role(options.timeoutSecs?.actor ?? 30),
-    critic: role(options.timeoutSecs?.critic ?? 30),
+    actor: role('actor', options.timeoutSecs?.actor ?? 30),
+    critic: role('critic', options.timeoutSecs?.critic ?? 30),
     maxIterations: options.maxIterations === undefined ? 5 : options.maxIterations,
     checks: options.checks ?? [],
     budget: { maxCostUsd: null, maxTokens: null, maxDurationSecs: null, ...options.budget },

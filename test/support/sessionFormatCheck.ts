@@ -19,12 +19,39 @@ export interface ValidSessionFile {
   end: SessionEndLine | null;
 }
 
+/** Each line's documented fields, in the documented order (the session format's schemas), written out here apart from the code under test. */
+export const DOCUMENTED_FIELDS = {
+  session_start: ['type', 'timestamp', 'prompt', 'working_dir', 'actor_agent', 'critic_agent', 'actor_model', 'critic_model', 'max_iterations'],
+  iteration: [
+    'type',
+    'iteration_number',
+    'actor_output',
+    'actor_stderr',
+    'actor_exit_code',
+    'actor_duration_secs',
+    'git_diff',
+    'git_files_changed',
+    'critic_decision',
+    'feedback',
+    'timestamp',
+  ],
+  session_end: ['type', 'outcome', 'iterations', 'summary', 'confidence', 'duration_secs', 'timestamp'],
+} as const;
+
+/** The documented fields first, in the documented order, then any extra fields: never a documented one among or after the extras. */
+export function assertDocumentedFieldOrder(line: Record<string, unknown>, where: string): void {
+  const documented = DOCUMENTED_FIELDS[line.type as keyof typeof DOCUMENTED_FIELDS] as readonly string[];
+  const keys = Object.keys(line);
+  assert.deepEqual(keys.slice(0, documented.length), [...documented], `${where}: the documented fields first, in order (${keys.join(', ')})`);
+}
+
 /**
  * Checks a session file against the documented format, line by line, as strictly as
  * the documentation reads: every documented field present with its documented type,
  * `critic_decision` exactly DONE/CONTINUE/ERROR, `feedback` null exactly for DONE,
  * iterations numbered from 1 (or on from `resumed_after_iteration`), `session_start` first and `session_end` (if any) last,
- * the file name `<timestamp>_<6 hex of sha256(prompt)>.jsonl`. Extra fields are allowed.
+ * the file name `<timestamp>_<6 hex of sha256(prompt)>.jsonl`. Extra fields are allowed,
+ * after the documented ones (which come in the documented order).
  */
 export function assertValidSessionFile(filePath: string): ValidSessionFile {
   const name = path.basename(filePath);
@@ -52,6 +79,9 @@ export function assertValidSessionFile(filePath: string): ValidSessionFile {
 
   const start = lines[0]!;
   assert.equal(start.type, 'session_start', 'the first line is session_start');
+  lines.forEach((line, index) => {
+    if (Object.hasOwn(DOCUMENTED_FIELDS, line.type as string)) assertDocumentedFieldOrder(line, `line ${index + 1}`);
+  });
   isoDate(start.timestamp, 'session_start.timestamp');
   for (const key of ['prompt', 'working_dir', 'actor_agent', 'critic_agent']) assert.equal(typeof start[key], 'string', `session_start.${key}`);
   assert.ok(path.isAbsolute(start.working_dir as string), 'working_dir is absolute');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DEFAULT_PRICES, costOf, priceFor } from '../../src/budget/prices.js';
+import { DEFAULT_PRICES, costOf, highestPrice, priceFor } from '../../src/budget/prices.js';
 import { SpendTracker } from '../../src/budget/spendTracker.js';
 
 const NO_CAP = { maxCostUsd: null, maxTokens: null, maxDurationSecs: null };
@@ -28,9 +28,25 @@ describe('budget: prices and running totals', () => {
     const spend = new SpendTracker(DEFAULT_PRICES);
     spend.update('1/actor', { inputTokens: 1_000_000 }, 'gpt-5');
     assert.deepEqual(spend.totals(), { costUsd: 1.25, tokens: 1_000_000, costEstimated: true });
-    const unknown = new SpendTracker(DEFAULT_PRICES);
-    unknown.update('1/actor', { inputTokens: 10 }, 'a-model-nobody-knows');
-    assert.deepEqual(unknown.totals(), { costUsd: null, tokens: 10, costEstimated: false }, 'no price: tokens only, no made-up dollars');
+  });
+
+  it('counts the tokens of a model the table does not know at its highest price, marked estimated, until the agent says what they cost', () => {
+    const dearest = highestPrice(DEFAULT_PRICES);
+    assert.deepEqual(dearest, { input: 15, output: 75, cache_read: 1.5, cache_write: 18.75 }, 'the dearest of each kind of token');
+    const spend = new SpendTracker(DEFAULT_PRICES);
+    spend.update('1/actor', { inputTokens: 1_000, outputTokens: 100 }, 'a-model-nobody-knows');
+    assert.deepEqual(spend.totals(), { costUsd: 0.0225, tokens: 1_100, costEstimated: true });
+    assert.equal(spend.crossed({ ...NO_CAP, maxCostUsd: 0.02 }), 'budget_cost', 'a cap holds for a model without a price');
+    assert.deepEqual(spend.unpricedModels(), ['a-model-nobody-knows']);
+    // Its own figure at the end of the turn, lower than the estimate: the session records it.
+    spend.update('1/actor', { inputTokens: 1_000, outputTokens: 100, costUsd: 0.004 }, 'a-model-nobody-knows');
+    assert.deepEqual(spend.totals(), { costUsd: 0.004, tokens: 1_100, costEstimated: false });
+    spend.finish('1/actor', { inputTokens: 1_000, outputTokens: 100, costUsd: 0.004 }, 'a-model-nobody-knows');
+    assert.deepEqual(spend.totals(), { costUsd: 0.004, tokens: 1_100, costEstimated: false });
+    // An agent that names no model and never says a cost (Codex): estimated all the way.
+    const codex = new SpendTracker(DEFAULT_PRICES);
+    codex.finish('1/actor', { inputTokens: 1_000_000 }, null);
+    assert.deepEqual(codex.totals(), { costUsd: 15, tokens: 1_000_000, costEstimated: true });
   });
 
   it('keeps the running total of a run stopped mid-call, whose final account leaves that call out', () => {
@@ -41,6 +57,6 @@ describe('budget: prices and running totals', () => {
     spend.finish('1/actor', { inputTokens: 1_000, outputTokens: 22, costUsd: 0.2 }, 'claude-sonnet-4');
     const totals = spend.totals();
     assert.equal(totals.tokens, 51_000);
-    assert.equal(totals.costUsd, 0.2, "the agent's own dollars beat the estimate when they are larger");
+    assert.equal(totals.costUsd, 0.2, "the agent's own dollars replace the estimate");
   });
 });

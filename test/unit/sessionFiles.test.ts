@@ -4,7 +4,7 @@ import path from 'node:path';
 import { SessionWriter } from '../../src/sessionWriter/sessionWriter.js';
 import { promptHash, sessionFilePath, isSessionId, timestampFromSessionId } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
-import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { assertValidSessionFile, DOCUMENTED_FIELDS } from '../support/sessionFormatCheck.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 const START = {
@@ -42,32 +42,10 @@ describe('session writer', () => {
     writer.writeEnd({ outcome: 'success', iterations: 1, summary: 'Fixed', confidence: 1, duration_secs: 23.4 }, new Date('2025-01-27T15:31:08Z'));
     writer.close();
     const { lines } = assertValidSessionFile(writer.filePath);
-    assert.deepEqual(Object.keys(lines[0]!), [
-      'type',
-      'timestamp',
-      'prompt',
-      'working_dir',
-      'actor_agent',
-      'critic_agent',
-      'actor_model',
-      'critic_model',
-      'max_iterations',
-    ]);
-    assert.deepEqual(Object.keys(lines[1]!).slice(0, 11), [
-      'type',
-      'iteration_number',
-      'actor_output',
-      'actor_stderr',
-      'actor_exit_code',
-      'actor_duration_secs',
-      'git_diff',
-      'git_files_changed',
-      'critic_decision',
-      'feedback',
-      'timestamp',
-    ]);
+    assert.deepEqual(Object.keys(lines[0]!), [...DOCUMENTED_FIELDS.session_start]);
+    assert.deepEqual(Object.keys(lines[1]!), [...DOCUMENTED_FIELDS.iteration, 'git_insertions', 'git_deletions']);
     assert.equal(lines[1]!.feedback, null, 'DONE never carries feedback');
-    assert.deepEqual(Object.keys(lines[2]!), ['type', 'outcome', 'iterations', 'summary', 'confidence', 'duration_secs', 'timestamp']);
+    assert.deepEqual(Object.keys(lines[2]!), [...DOCUMENTED_FIELDS.session_end]);
     assert.equal(lines[0]!.timestamp, '2025-01-27T15:30:45.123Z');
   });
 

@@ -5,7 +5,7 @@ import Mocha from 'mocha';
 /**
  * The mocha suite inside a real extension host. Started by VS Code's test runner:
  * `@vscode/test-electron` where VS Code can be downloaded, the VS Code server in
- * code-server here (test/vscode/runExtensionHostSuite.mjs). Results also go to
+ * code-server here (test/editor/extensionHostSuite.ts). Results also go to
  * CODELOOPS_TEST_RESULTS as JSON, so the outer run can count them.
  */
 export async function run(): Promise<void> {
