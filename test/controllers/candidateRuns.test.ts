@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { applyCandidateSession, undoApplySession } from '../../src/extension/candidates/applyCommands.js';
-import { CandidateRuns } from '../../src/extension/candidates/candidateRuns.js';
-import type { FolderRef } from '../../src/extension/editorPorts.js';
 import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { cliPath } from '../support/cliProcess.js';
-import { FakeEditor, folderAt } from '../support/fakeEditor.js';
+import { candidateRunsFor, FakeEditor, folderAt } from '../support/fakeEditor.js';
 import { done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
 
@@ -15,17 +12,7 @@ import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironme
 function candidatesFor(script: AgentScript) {
   const setup = scriptedCliSetup(script);
   const editor = new FakeEditor();
-  const candidateRuns = new CandidateRuns<FolderRef>({
-    registry: editor.registry,
-    cliPath: cliPath(),
-    nodePath: process.execPath,
-    log: editor.log,
-    window: editor.window,
-    commands: editor.commands,
-    editorSettingsJson: () => undefined,
-    showStatus: editor.showStatus,
-    env: { ...process.env, ...setup.env },
-  });
+  const candidateRuns = candidateRunsFor(editor, setup.env);
   return { ...setup, editor, candidateRuns, folder: folderAt(setup.repo) };
 }
 

@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { applyCandidateSession } from '../../src/extension/candidates/applyCommands.js';
-import { CandidateRuns } from '../../src/extension/candidates/candidateRuns.js';
 import type { FolderRef } from '../../src/extension/editorPorts.js';
 import type { LoopEvent } from '../../src/extension/runs/loopRegistry.js';
 import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
-import { SessionCommands } from '../../src/extension/sessionCommands.js';
-import { resumeSession, rollBackIteration, type TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
-import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
+import { resumeSession, rollBackIteration } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
-import { cliPath } from '../support/cliProcess.js';
-import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
+import { candidateRunsFor, FakeEditor, folderAt, runControllerFor, sessionCommandsFor, timeTravelFor } from '../support/fakeEditor.js';
 import { stopRunners } from '../support/processes.js';
 import { done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { removeTempDirs } from '../support/testEnvironment.js';
@@ -24,17 +20,7 @@ function windowWithBoth() {
   const setup = scriptedCliSetup({ actor: [[{ print: 'working' }, { sleep: 60_000 }]], critic: [[done()]] });
   const editor = new FakeEditor();
   const runs = runControllerFor(editor, setup.env, { showAgentText: false });
-  const candidateRuns = new CandidateRuns<FolderRef>({
-    registry: editor.registry,
-    cliPath: cliPath(),
-    nodePath: process.execPath,
-    log: editor.log,
-    window: editor.window,
-    commands: editor.commands,
-    editorSettingsJson: () => undefined,
-    showStatus: editor.showStatus,
-    env: { ...process.env, ...setup.env },
-  });
+  const candidateRuns = candidateRunsFor(editor, setup.env);
   const folder = folderAt(setup.repo);
   /** Resolves once a registry event finds what it waits for. */
   const until = (found: (event: LoopEvent<FolderRef>) => boolean) =>
@@ -85,17 +71,7 @@ describe('the registry of running loops (plain Node, the real runner, a stubbed 
     });
     await starter.start(async () => ((asked = true), { text: 'again' }));
     assert.equal(asked, false, 'not asked for a prompt it could not run');
-    const timeTravel: TimeTravelDeps<FolderRef> = {
-      store,
-      runs,
-      registry: editor.registry,
-      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
-      log: editor.log,
-      window: editor.window,
-      commands: editor.commands,
-      folderOf: () => folder,
-      changed: () => {},
-    };
+    const timeTravel = timeTravelFor(editor, runs, { store, folderOf: () => folder, changed: () => {} });
     await resumeSession(timeTravel, loopSession!);
     const folderBusy = shown().splice(0);
     assert.deepEqual(folderBusy, [
@@ -107,16 +83,7 @@ describe('the registry of running loops (plain Node, the real runner, a stubbed 
 
     assert.equal(await rollBackIteration(timeTravel, loopSession!, 1), undefined);
     assert.equal(await applyCandidateSession({ ...timeTravel, registry: editor.registry }, candidateSession), undefined);
-    const commands = new SessionCommands({
-      store,
-      registry: editor.registry,
-      window: editor.window,
-      log: editor.log,
-      writeClipboard: async () => {},
-      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
-      changed: () => {},
-    });
-    assert.equal(await commands.delete(candidateSession), false);
+    assert.equal(await sessionCommandsFor(editor, store).delete(candidateSession), false);
     assert.deepEqual(shown().slice(-3), Array(3).fill('This session is still running. Interrupt it first, or wait for it to finish.'));
 
     await editor.registry.interrupt({ kind: 'session', id: loopSession! });

@@ -7,6 +7,7 @@ import { renderMarkdown } from '../../webview-ui/markdown.js';
 import type { Transport } from '../../webview-ui/transport.js';
 import { ViewerApp } from '../../webview-ui/viewerApp.js';
 import { installDom } from '../support/dom.js';
+import { runFinishedEvent } from '../support/sessionFixtures.js';
 
 const HOSTILE = '<script>window.pwned = true</script><img src=x onerror="window.pwned = true"><a href="javascript:alert(1)">click</a>';
 
@@ -378,23 +379,7 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.equal(live.querySelector('pre')!.textContent, 'Reading the tests 🎉\n→ Edit: src/a.ts');
     transport.deliver({
       type: 'live',
-      event: {
-        type: 'run_finished',
-        status: 'interrupted',
-        iterations: 0,
-        summary: null,
-        confidence: null,
-        error: null,
-        error_code: null,
-        stop_reason: null,
-        total_cost_usd: null,
-        total_tokens: 0,
-        cost_estimated: false,
-        total_duration_secs: 1,
-        session_id: 'x',
-        session_file: 'x',
-        timestamp: at,
-      },
+      event: runFinishedEvent({ timestamp: at }),
     });
     assert.equal(root.querySelector('.live')!.textContent, '');
   });

@@ -8,10 +8,15 @@ import type { LoopProcess } from './loopProcess.js';
 
 /**
  * What runs in a workspace folder of this window, as the editor names it:
- *   - a loop (`RunningLoop`): one runner, one session, started by `RunController`;
+ *   - a loop (`RunningLoop`): one runner, one session, started by `RunController`
+ *     (after `LoopStarter` has asked for the folder and the prompt);
  *   - a candidate group (`RunningGroup`): one runner, a session per candidate
  *     (`RunningCandidate`), started by `CandidateRuns`.
- * A folder runs at most one of each kind at a time.
+ * A folder runs at most one of each kind at a time. The runner is the CLI
+ * (`codeloops run --events ndjson`) as a child process: `LoopProcess` for a loop,
+ * `CandidatesProcess` for a group; inside it the engine's `runLoop` runs the loop.
+ * Where a loop is (its iteration, its stage, a pause) is its `LoopProgress`, folded
+ * from its run events (sessionFormat/loopProgress.ts).
  */
 export type RunKind = 'loop' | 'group';
 
