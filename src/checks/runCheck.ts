@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
+import { endGroupAfterExit, stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
 /** One of the project's own commands that tells whether the work is right (`[[checks]]`). */
@@ -51,8 +51,9 @@ const STRIPPED_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_C
 /**
  * Runs a check in its own process group in the repository, keeping the head and
  * tail of its output (flat memory however much it prints), and stops the whole
- * group at its timeout or on an interrupt. Never throws: a command that cannot start
- * is a failed check.
+ * group at its timeout or on an interrupt. Like an agent, a check has ended when its
+ * process exits: what it left running in its group is ended then. Never throws: a
+ * command that cannot start is a failed check.
  */
 export function runCheck(
   check: CheckSpec,
@@ -74,6 +75,8 @@ export function runCheck(
       windowsHide: true,
     });
     const forgetGroup = child.pid === undefined ? () => {} : trackGroup(child.pid, options.groups);
+    // A check that exits and leaves a test server running has ended: its exit code counts, not the server's.
+    const stopDraining = endGroupAfterExit(child);
     const stop = (reason: 'timeout' | 'interrupt'): void => {
       if (stopped || child.pid === undefined) return;
       stopped = reason;
@@ -92,6 +95,7 @@ export function runCheck(
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      stopDraining();
       options.signal?.removeEventListener('abort', onAbort);
       forgetGroup();
       output.append(decoder.end());
