@@ -605,8 +605,8 @@ class LoopRun {
       await pointRef(this.request.repository, ref, after.commit, `codeloops ${this.sessionId} iteration ${iteration} ${who} changes`);
       this.emit({ type: 'snapshot', iteration, label: who, commit: after.commit, ref });
     }
-    const report = await revertChangesSince(this.request.repository, gitBefore, after, post);
     const whom = who === 'critic' ? 'the critic' : 'the checks';
+    const report = await revertChangesSince(this.request.repository, gitBefore, after, post, whom);
     if (report.revertedFiles.length > 0) {
       const paths = report.revertedFiles;
       if (who === 'critic') this.emit({ type: 'critic_changes_reverted', iteration, paths });

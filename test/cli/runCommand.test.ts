@@ -6,7 +6,7 @@ import { runCli, startCli } from '../support/cliProcess.js';
 import { isRunning, stopRunners } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 function sessionFiles(sessionsDir: string): string[] {
   return fs.existsSync(sessionsDir) ? fs.readdirSync(sessionsDir).map((name) => path.join(sessionsDir, name)) : [];
@@ -95,6 +95,24 @@ describe('codeloops run (the built CLI)', () => {
     const none = await runCli(['-p', 'make x', '--json-output', '--no-checks'], { cwd: repo, env });
     assert.equal(none.code, 0, none.stderr);
     assert.doesNotMatch(none.stderr, /check marker/);
+  });
+
+  it('puts HEAD and the index back after a check that commits, and says what it undid', async () => {
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x')]] });
+    git(repo, 'checkout', '-q', '--detach');
+    fs.writeFileSync(path.join(repo, 'staged.txt'), 'the user staged this\n');
+    git(repo, 'add', 'staged.txt');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const index = fs.readFileSync(path.join(repo, '.git', 'index'));
+    const commits = 'git add -A && git -c user.name=check -c user.email=check@localhost commit -qm "by the check"';
+    const result = await runCli(['-p', 'make x', '--check', commits], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /check git add -A .*: passed/);
+    assert.match(result.stderr, /the checks changed the repository; put HEAD back at [0-9a-f]{12}, detached; restored the index/);
+    assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
+    assert.throws(() => git(repo, 'symbolic-ref', '--quiet', 'HEAD'), 'still detached');
+    assert.ok(fs.readFileSync(path.join(repo, '.git', 'index')).equals(index), 'the index is byte for byte what the user staged');
+    assert.equal(fs.readFileSync(path.join(repo, 'x.txt'), 'utf8'), 'x');
   });
 
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

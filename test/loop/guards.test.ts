@@ -9,7 +9,7 @@ import { isGroupAlive } from '../../src/process/processGroup.js';
 import { mkfifo } from '../support/hostileFiles.js';
 import { isRunning, stopRunners, waitUntilGone } from '../support/processes.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { createRepo, git, removeTempDirs, tempDir, treeOf } from '../support/testEnvironment.js';
 
 const check = (name: string, run: string, fields: Partial<CheckSpec> = {}): CheckSpec => ({ name, run, timeoutSecs: 60, required: true, ...fields });
 
@@ -60,6 +60,25 @@ async function within<T>(promise: Promise<T>, ms: number, failure: () => string)
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What of a repository's git state is the user's: where HEAD is, on which branch, every branch, the index's bytes. */
+function userGitState(repo: string) {
+  // `--quiet` queries that find nothing (a detached or unborn HEAD) exit 1: that is "none" here.
+  const query = (...args: string[]) => {
+    try {
+      return git(repo, ...args).trim();
+    } catch {
+      return null;
+    }
+  };
+  const indexFile = path.join(repo, '.git', 'index');
+  return {
+    branch: query('symbolic-ref', '--quiet', 'HEAD'),
+    head: query('rev-parse', '--verify', '--quiet', 'HEAD'),
+    branches: git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads'),
+    index: fs.existsSync(indexFile) ? fs.readFileSync(indexFile).toString('base64') : null,
+  };
 }
 
 /** Critic feedback different enough each time that only the rule under test can see a stall. */
@@ -235,6 +254,65 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     );
     assert.equal(summary.status, 'success');
     assert.equal(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'the actor wrote this\n');
+  });
+
+  it('puts back HEAD, its branch and the index when a check commits, on a branch, detached or unborn, or on a branch of its own', async () => {
+    const commitAll = 'git add -A && git -c user.name=check -c user.email=check@localhost commit -qm "by the check"';
+    const layouts: Array<{ layout: string; prepare: (repo: string) => void; run: string; said: RegExp }> = [
+      {
+        layout: 'on a branch',
+        prepare: () => {},
+        run: commitAll,
+        said: /the checks changed the repository; moved main back to [0-9a-f]{12} \(the commit [0-9a-f]{12} the checks made is kept in its reflog\); restored the index/,
+      },
+      {
+        layout: 'detached',
+        prepare: (repo) => git(repo, 'checkout', '-q', '--detach'),
+        run: commitAll,
+        said: /put HEAD back at [0-9a-f]{12}, detached; restored the index/,
+      },
+      {
+        layout: 'unborn',
+        prepare: () => {},
+        run: commitAll,
+        said: /deleted the branch main the checks made \(it was at [0-9a-f]{12}\); removed the index the checks made/,
+      },
+      {
+        layout: 'on a branch of its own',
+        prepare: () => {},
+        run: `git checkout -q -b scratch && ${commitAll}`,
+        said: /switched back to main; deleted the branch scratch the checks made \(it was at [0-9a-f]{12}\); restored the index/,
+      },
+    ];
+    for (const { layout, prepare, run, said } of layouts) {
+      const repo = createRepo({ files: { 'README.md': '# demo\n' }, commit: layout !== 'unborn' });
+      prepare(repo);
+      if (layout !== 'unborn') {
+        // The user's own staged work: the index is theirs, not only the files.
+        fs.writeFileSync(path.join(repo, 'staged.txt'), 'staged by the user\n');
+        git(repo, 'add', 'staged.txt');
+      }
+      const before = userGitState(repo);
+      const { summary, events } = await runScriptedLoop(
+        repo,
+        { actor: [[{ write: { path: 'a.txt', content: 'the actor wrote this\n' } }]], critic: [[done()]] },
+        { checks: [check('commits', `${run} && git rev-parse HEAD`)], maxIterations: 1 },
+      );
+      assert.equal(eventsOf(events, 'check_finished')[0]?.passed, true, `${layout}: the check made its commit`);
+      assert.equal(summary.status, 'success', layout);
+      assert.deepEqual(userGitState(repo), before, `${layout}: HEAD, the branches and the index are as they were`);
+      assert.equal(treeOf(repo)['a.txt'], 'the actor wrote this\n', layout);
+      const warnings = eventsOf(events, 'warning').map((warning) => warning.message);
+      assert.ok(
+        warnings.some((message) => said.test(message)),
+        `${layout}: ${warnings.join('\n')}`,
+      );
+      assert.ok(!warnings.some((message) => /critic/.test(message)), `${layout}: the checks are named, not the critic`);
+      if (layout === 'on a branch') {
+        // The branch's reflog tells what happened: the check's commit stays findable there.
+        assert.match(git(repo, 'reflog', 'show', '--format=%gs', 'main'), /^codeloops: undo the checks\ncommit: by the check\n/);
+      }
+    }
   });
 
   it('stops an actor that goes back and forth between two trees, saying what repeated and since when', async () => {
