@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { endGroupAfterExit, stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
@@ -11,6 +13,17 @@ export interface CheckSpec {
   timeoutSecs: number;
   /** A required check that fails refuses DONE; an advisory one is only shown to the critic. */
   required: boolean;
+  /**
+   * Where it runs, from the repository's top ('' is the top): the folder of the
+   * `codeloops.toml` that declares it, whose relative paths it uses. Absent: the
+   * loop's working directory (`--check`, the global config's `[defaults]`).
+   */
+  folder?: string;
+}
+
+/** The folder a check runs in, in this tree (a candidate's worktree has the project's folders too). */
+export function checkDirectory(check: CheckSpec, tree: { root: string; workingDir: string }): string {
+  return check.folder === undefined ? tree.workingDir : path.join(tree.root, check.folder);
 }
 
 export interface CheckResult {
@@ -99,7 +112,9 @@ export function runCheck(
       options.signal?.removeEventListener('abort', onAbort);
       forgetGroup();
       output.append(decoder.end());
-      if (error) output.append(`\n[codeloops: the check could not start: ${error.message}]`);
+      // Node says "spawn sh ENOENT" for a folder that is not there: say which is missing.
+      if (error)
+        output.append(`\n[codeloops: the check could not start: ${fs.existsSync(options.cwd) ? error.message : `its folder ${options.cwd} does not exist`}]`);
       if (stopped === 'timeout') output.append(`\n[codeloops: stopped after ${check.timeoutSecs} s]`);
       resolve({
         name: check.name,

@@ -6,7 +6,8 @@ import { trustStorePath } from '../../src/config/projectTrust.js';
 import { cliPath, runCli, type CliResult } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
 import { ACTOR_RUNS, hostileRepository } from '../support/hostileFiles.js';
-import { createRepo, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
+import { configureScriptedAgent, done } from '../support/scriptedAgent.js';
+import { createRepo, isolateHome, removeTempDirs, twoProgramsOfOneName, type IsolatedHome } from '../support/testEnvironment.js';
 
 /** The CLI on a pseudo-terminal (util-linux `script`), answering its question once it has been asked. */
 function runAtTerminal(args: string[], options: { cwd: string; env: Record<string, string> }, answer: string): Promise<CliResult> {
@@ -130,5 +131,47 @@ describe('a cloned repository runs nothing without its user’s say (the built C
     assert.equal(trust.code, 2, 'trusting it would change nothing: it is refused');
     assert.match(trust.stderr, /"--settings" changes what Claude Code may do/);
     assert.equal(fs.existsSync(trustStorePath(home.env)), false);
+  });
+  it("runs a project's checks in its codeloops.toml's folder whatever -d says, and asks showing that folder and the program resolved; --check and [defaults] run in the working directory", async () => {
+    configureScriptedAgent(
+      home.configHome,
+      { actor: [[{ write: { path: 'x.txt', content: 'x\n' } }]], critic: [[done('made x')]] },
+      '\n[[defaults.checks]]\nname = "mine"\nrun = "./where.sh"\n',
+    );
+    const repo = createRepo({ files: { 'codeloops.toml': '[[checks]]\nname = "tests"\nrun = "./where.sh"\n' } });
+    // Two programs of one name: the one beside the project file passes, the one in the -d folder fails.
+    const sub = twoProgramsOfOneName(repo, 'top');
+    const shown = `[[checks]] tests: sh -c "./where.sh" (in ${repo}: ./where.sh is ${path.join(repo, 'where.sh')})`;
+
+    const refusal = await runCli(['-p', 'make x', '-d', sub, '--json-output'], { cwd: repo, env: home.env });
+    assert.equal(refusal.code, 2, refusal.stderr);
+    assert.deepEqual(JSON.parse(refusal.stdout).error_details.programs, [{ key: '[[checks]] tests', runs: shown.replace('[[checks]] tests: ', '') }]);
+    const asked = await runAtTerminal(['-d', 'sub', '-p', 'make x', '-n', '1'], { cwd: repo, env: home.env }, 'y');
+    assert.equal(asked.timedOut, false, `no answer taken:\n${asked.stdout}`);
+    assert.ok(asked.stdout.includes(shown), asked.stdout);
+    assert.equal(asked.code, 0, asked.stdout);
+    assert.match(asked.stdout, /check tests: passed/);
+
+    const plan = await runCli(['-d', 'sub', '-p', 'make x', '--check', './where.sh', '--dry-run', '--json-output'], { cwd: repo, env: home.env });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.deepEqual(
+      (JSON.parse(plan.stdout) as { checks: Array<{ name: string; working_dir: string }> }).checks.map((check) => [check.name, check.working_dir]),
+      [
+        ['tests', repo],
+        ['./where.sh', sub],
+      ],
+    );
+    // The user's own --check runs where the loop works: the -d folder's where.sh, which fails, and DONE is refused.
+    const withFlag = await runCli(['-d', 'sub', '-p', 'make x', '-n', '1', '--check', './where.sh'], { cwd: repo, env: home.env });
+    assert.equal(withFlag.code, 1, withFlag.stderr);
+    assert.match(withFlag.stderr, /check tests: passed/);
+    assert.match(withFlag.stderr, /check \.\/where\.sh: failed \(exit 1\)/);
+
+    // No project checks: the global config's [defaults] checks run in the working directory, like --check.
+    const plain = createRepo({ files: { 'README.md': '# plain\n' } });
+    twoProgramsOfOneName(plain, 'sub');
+    const own = await runCli(['-d', 'sub', '-p', 'make x', '-n', '1'], { cwd: plain, env: home.env });
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stderr, /check mine: passed/);
   });
 });

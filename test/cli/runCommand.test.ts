@@ -76,7 +76,7 @@ describe('codeloops run (the built CLI)', () => {
     assert.equal(refused.code, 2, refused.stderr);
     const output = JSON.parse(refused.stdout);
     assert.equal(output.error_code, 'project_untrusted');
-    assert.deepEqual(output.error_details.programs, [{ key: '[[checks]] marker', runs: 'sh -c "echo ran > checked.txt"' }]);
+    assert.deepEqual(output.error_details.programs, [{ key: '[[checks]] marker', runs: `sh -c "echo ran > checked.txt" (in ${repo})` }]);
     const told = await runCli(['-p', 'make x'], { cwd: repo, env });
     assert.equal(told.code, 2);
     assert.match(told.stderr, /would run programs on this machine[\s\S]*codeloops trust/, 'says what and how to go on');

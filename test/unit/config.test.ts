@@ -128,6 +128,33 @@ describe('configuration', () => {
     assert.equal(loadRunSettings({ workingDir: project, env }).maxIterations, 4);
   });
 
+  it("shows a project check as it will run: in the file's folder, a program named by a path resolved from there", () => {
+    const { env, project } = setup(
+      null,
+      ['./check.sh', 'NODE_ENV=test scripts/test.sh --ci', "'../tools/lint' src", 'npm test', '$HOME/bin/x']
+        .map((run, n) => `[[checks]]\nname = "c${n}"\nrun = ${JSON.stringify(run)}\n`)
+        .join(''),
+    );
+    const sub = path.join(project, 'sub');
+    fs.mkdirSync(sub);
+    fs.renameSync(path.join(project, 'codeloops.toml'), path.join(sub, 'codeloops.toml'));
+    try {
+      loadRunSettings({ workingDir: path.join(sub), repositoryRoot: project, env });
+      assert.fail('an untrusted project file was used');
+    } catch (error) {
+      assert.deepEqual(
+        (error as ProjectUntrustedError).programs.map((program) => program.runs),
+        [
+          `sh -c "./check.sh" (in ${sub}: ./check.sh is ${path.join(sub, 'check.sh')})`,
+          `sh -c "NODE_ENV=test scripts/test.sh --ci" (in ${sub}: scripts/test.sh is ${path.join(sub, 'scripts', 'test.sh')})`,
+          `sh -c "'../tools/lint' src" (in ${sub}: ../tools/lint is ${path.join(project, 'tools', 'lint')})`,
+          `sh -c "npm test" (in ${sub})`,
+          `sh -c "$HOME/bin/x" (in ${sub})`,
+        ],
+      );
+    }
+  });
+
   it('refuses project arguments that change what an agent may do, trusted or not, naming the key and the argument', () => {
     const refusal = (projectToml: string, flags = {}) => {
       const { env, project } = setup(null, projectToml);
@@ -189,6 +216,28 @@ describe('configuration', () => {
     fs.mkdirSync(sub, { recursive: true });
     assert.equal(loadRunSettings({ workingDir: sub, repositoryRoot: project, env }).maxIterations, 3);
     assert.equal(loadRunSettings({ workingDir: sub, repositoryRoot: sub, env }).maxIterations, 10, 'not above the repository');
+  });
+
+  it("runs a project's checks in its file's folder, from the repository's top; --check and [defaults] checks in the working directory", () => {
+    const { env, project } = setup('[[defaults.checks]]\nname = "mine"\nrun = "./mine.sh"\n', '[[checks]]\nname = "tests"\nrun = "./check.sh"\n');
+    const sub = path.join(project, 'packages', 'web');
+    fs.mkdirSync(sub, { recursive: true });
+    const folders = (workingDir: string, repositoryRoot = project, flags = {}) =>
+      loadRunSettings({ workingDir, repositoryRoot, env, trust: true, flags }).checks.map((check) => [check.name, check.folder]);
+    assert.deepEqual(folders(sub, project, { check: ['./extra.sh'] }), [
+      ['tests', ''],
+      ['./extra.sh', undefined],
+    ]);
+    // A file in a subfolder: its checks run there, wherever below it the loop starts.
+    fs.renameSync(path.join(project, 'codeloops.toml'), path.join(project, 'packages', 'codeloops.toml'));
+    assert.deepEqual(folders(sub), [['tests', 'packages']]);
+    // Reached through a link, the folder is still the one in the repository (git names the top by its real path).
+    const link = path.join(tempDir(), 'link');
+    fs.symlinkSync(path.join(project, 'packages'), link);
+    assert.deepEqual(folders(link), [['tests', 'packages']]);
+    // No project checks: the user's own [defaults] run in the working directory.
+    fs.rmSync(path.join(project, 'packages', 'codeloops.toml'));
+    assert.deepEqual(folders(sub), [['mine', undefined]]);
   });
 
   it('names the file, line and column of invalid TOML', () => {
