@@ -174,4 +174,42 @@ describe('a cloned repository runs nothing without its user’s say (the built C
     assert.equal(own.code, 0, own.stderr);
     assert.match(own.stderr, /check mine: passed/);
   });
+
+  it('refuses an untrusted file that only adds arguments; a trusted one whose arguments widen the agent chosen later is refused all the same', async () => {
+    const repo = createRepo({ files: { 'README.md': '# x\n' } });
+    const toml = path.join(repo, 'codeloops.toml');
+    for (const [text, key] of [
+      ['[actor]\nargs = ["--verbose"]\n', '[actor] args'],
+      ['[critic]\nargs = ["--verbose"]\n', '[critic] args'],
+      ['[agents.claude]\nargs = ["--verbose"]\n', '[agents.claude] args'],
+    ]) {
+      fs.writeFileSync(toml, text!);
+      const refused = await runCli(['-p', 'x', '--dry-run', '--json-output'], { cwd: repo, env: home.env });
+      assert.equal(refused.code, 2, refused.stderr);
+      const output = JSON.parse(refused.stdout) as { error_code: string; error_details: { programs: Array<{ key: string }> } };
+      assert.equal(output.error_code, 'project_untrusted', text);
+      assert.deepEqual(
+        output.error_details.programs.map((program) => program.key),
+        [key],
+      );
+    }
+
+    // -y means nothing to Claude Code, the critic's agent when it was trusted; to Gemini CLI it means --yolo.
+    fs.writeFileSync(toml, '[critic]\nargs = ["-y"]\n');
+    const trusted = await runCli(['trust'], { cwd: repo, env: home.env });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.ok(trusted.stdout.includes("[critic] args: -y (added to Claude Code's command line as the critic)"), trusted.stdout);
+    for (const args of [
+      ['-p', 'x', '--critic-agent', 'gemini', '--json-output'],
+      ['-p', 'x', '--agent', 'gemini', '--dry-run', '--json-output'],
+    ]) {
+      const refused = await runCli(args, { cwd: repo, env: home.env });
+      assert.equal(refused.code, 2, refused.stderr);
+      const output = JSON.parse(refused.stdout) as { error_code: string; error: string; error_details: Record<string, unknown> };
+      assert.equal(output.error_code, 'config_invalid', args.join(' '));
+      assert.deepEqual(output.error_details, { file: toml, key: '[critic] args', argument: '-y', agent: 'gemini' });
+      assert.match(output.error, /\[critic\] args: "-y" changes what Gemini CLI may do/);
+    }
+    assert.deepEqual(sessions(), [], 'nothing started');
+  });
 });
