@@ -230,6 +230,19 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     }
   });
 
+  it('fails a check whose folder is not there, saying which folder (not "spawn sh ENOENT")', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    // A project file's folder that a candidate's worktree lacks (a folder of ignored files only).
+    const { events } = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] },
+      { checks: [check('tests', 'true', { folder: 'ignored/project' })], maxIterations: 1 },
+    );
+    const [result] = eventsOf(events, 'check_finished');
+    assert.deepEqual([result?.passed, result?.exit_code], [false, null]);
+    assert.ok(result!.output.includes(`its folder ${path.join(repo, 'ignored', 'project')} does not exist`), result!.output);
+  });
+
   it('shows advisory checks to the critic but never lets them block DONE', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     const lint = check('lint', 'echo "style: 3 warnings"; exit 1', { required: false });
