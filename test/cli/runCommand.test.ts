@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
-import { isRunning, stopRunners } from '../support/processes.js';
+import { isRunning, stopRunners, waitUntilGone } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
@@ -95,6 +95,18 @@ describe('codeloops run (the built CLI)', () => {
     const none = await runCli(['-p', 'make x', '--json-output', '--no-checks'], { cwd: repo, env });
     assert.equal(none.code, 0, none.stderr);
     assert.doesNotMatch(none.stderr, /check marker/);
+  });
+
+  it('takes the exit code of a check that leaves a server running, at once, and ends the server', async () => {
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x')]] });
+    const serverPid = path.join(tempDir(), 'server.pid');
+    const check = `sleep 600 & echo $! > ${JSON.stringify(serverPid)}; echo "3 passing"`;
+    // A --check may take 10 minutes: a gate that waits for the server the check left is cut off long before.
+    const result = await runCli(['-p', 'make x', '--check', check], { cwd: repo, env, timeoutMs: 30_000 });
+    assert.equal(result.timedOut, false, `the run waited for the server the check left:\n${result.stderr}`);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /check sleep 600 .*: passed/);
+    assert.ok(await waitUntilGone(Number(fs.readFileSync(serverPid, 'utf8'))), 'the server was ended with the check');
   });
 
   it('puts HEAD and the index back after a check that commits, and says what it undid', async () => {
