@@ -10,13 +10,10 @@ import { renderDiff } from './diffView.js';
 import { append, button, clear, h, icon, setChildren } from './dom.js';
 import { formatCost, formatCount, formatDuration, formatTimestamp } from './format.js';
 import { renderMarkdown } from './markdown.js';
+import { onHostMessage, type PageTransport } from './transport.js';
 
 /** How the comparison page talks to its host (the editor's webview). */
-export interface ComparisonTransport {
-  send(message: ComparisonViewerMessage): void;
-  onMessage(listener: (message: unknown) => void): void;
-  saveState(state: ComparisonState): void;
-}
+export type ComparisonTransport = PageTransport<ComparisonViewerMessage, ComparisonState>;
 
 const STATUS: Readonly<Record<CandidateRow['status'], { label: string; icon: string }>> = {
   pending: { label: 'Waiting', icon: 'clock' },
@@ -48,10 +45,7 @@ export class ComparisonApp {
   ) {
     clear(root);
     append(root, this.status, this.content);
-    transport.onMessage((raw) => {
-      const message = comparisonHostMessageSchema.safeParse(raw);
-      if (message.success) this.handle(message.data);
-    });
+    onHostMessage(transport, comparisonHostMessageSchema, (message) => this.handle(message));
     transport.send({ type: 'ready' });
   }
 

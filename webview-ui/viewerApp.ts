@@ -1,4 +1,6 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
+import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
+import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -9,7 +11,7 @@ import { renderDiff, renderText } from './diffView.js';
 import { append, button, clear, h, icon, setChildren } from './dom.js';
 import { formatCost, formatDuration, formatTimestamp, relativeTime, usageText } from './format.js';
 import { renderMarkdown } from './markdown.js';
-import type { Transport } from './transport.js';
+import { onHostMessage, type Transport } from './transport.js';
 
 const DECISION_ICONS: Readonly<Record<IterationView['critic_decision'], string>> = { DONE: 'pass-filled', CONTINUE: 'debug-continue', ERROR: 'error' };
 const OUTCOME_TEXT: Readonly<Record<Outcome, { label: string; icon: string }>> = {
@@ -34,14 +36,13 @@ const RESUMABLE = new Set<Outcome | null>([null, 'interrupted', 'failed', 'max_i
 /** Streaming agent text kept on screen while a loop runs. */
 const LIVE_TEXT_CHARS = 6_000;
 
+/** The live panel: where the loop is (the run events' fold every view shares), and the agent's latest words. */
 interface LiveState {
-  iteration: number;
-  phase: string;
-  phaseStartedAt: number;
+  progress: LoopProgress;
+  /** The tail of what the agents wrote since the actor last started (or the loop paused). */
   text: string;
-  /** The loop waits for the user's review. */
-  paused?: boolean;
 }
+const NOT_LIVE: LiveState = { progress: LOOP_STARTING, text: '' };
 
 /**
  * The session viewer: the prompt, the timeline of iterations (decision, feedback as
@@ -56,7 +57,7 @@ export class ViewerApp {
   private readonly expanded = new Set<number>();
   private readonly details = new Map<number, IterationDetail>();
   private readonly detailSlots = new Map<number, HTMLElement>();
-  private live: LiveState | null = null;
+  private live: LiveState = NOT_LIVE;
   /** The iteration being stepped through, one at a time with its diff. */
   private step: number | null = null;
   private liveTimer: ReturnType<typeof setInterval> | undefined;
@@ -73,12 +74,8 @@ export class ViewerApp {
     append(root, h('main', { class: 'viewer' }, this.status, this.header, this.timeline, this.livePanel));
     const saved = viewerStateSchema.safeParse(transport.loadState());
     for (const number of saved.success ? saved.data.expanded : []) this.expanded.add(number);
-    transport.onMessage((raw) => {
-      // Checked on arrival, like everything the host gets from the page: only a well-formed message is shown.
-      const message = hostMessageSchema.safeParse(raw);
-      if (message.success) this.handle(message.data);
-      else console.warn('codeloops viewer: ignored a message that is not one of its host’s', message.error.issues.slice(0, 3));
-    });
+    // Checked on arrival, like everything the host gets from the page: only a well-formed message is shown.
+    onHostMessage(transport, hostMessageSchema, (message) => this.handle(message));
     transport.send({ type: 'ready' });
   }
 
@@ -110,7 +107,7 @@ export class ViewerApp {
     this.view = view;
     this.running = running;
     this.capabilities = capabilities;
-    if (!running) this.live = null;
+    if (!running) this.live = NOT_LIVE;
     this.status.replaceChildren();
     this.status.className = 'status';
     this.renderHeader();
@@ -247,60 +244,6 @@ export class ViewerApp {
   }
 
   private renderIteration(iteration: IterationView): HTMLElement {
-    const facts = [
-      `actor ${formatDuration(iteration.actor_duration_secs)}${iteration.actor_exit_code !== 0 ? ` (exit ${iteration.actor_exit_code})` : ''}`,
-      iteration.critic_duration_secs !== null ? `critic ${formatDuration(iteration.critic_duration_secs)}` : null,
-      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.diff_since_head ? ' since HEAD' : ''}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
-      iteration.tool_calls !== null ? `${iteration.tool_calls} tool call${iteration.tool_calls === 1 ? '' : 's'}` : null,
-      usageText(iteration.actor_usage) ? `actor ${usageText(iteration.actor_usage)}` : null,
-      usageText(iteration.critic_usage) ? `critic ${usageText(iteration.critic_usage)}` : null,
-    ].filter((fact): fact is string => fact !== null);
-
-    const detailSlot = h('div', { class: 'detail' });
-    this.detailSlots.set(iteration.iteration_number, detailSlot);
-    const details = h('details', { class: 'iteration-details' }, h('summary', {}, 'Outputs and diff'), detailSlot);
-    details.open = this.expanded.has(iteration.iteration_number);
-    details.addEventListener('toggle', () => {
-      if (details.open) {
-        this.expanded.add(iteration.iteration_number);
-        this.ensureDetail(iteration.iteration_number);
-      } else this.expanded.delete(iteration.iteration_number);
-      this.saveState();
-    });
-    if (details.open) this.ensureDetail(iteration.iteration_number);
-
-    const files =
-      iteration.files.length === 0
-        ? null
-        : h(
-            'ul',
-            { class: 'files' },
-            ...iteration.files.map((file) =>
-              h(
-                'li',
-                { class: `file file-${file.status}` },
-                h('span', { class: 'file-status', title: file.status }, STATUS_LETTER[file.status] ?? '?'),
-                h('span', { class: 'file-path' }, file.oldPath ? `${file.oldPath} → ${file.path}` : file.path),
-                file.insertions !== null
-                  ? h(
-                      'span',
-                      { class: 'file-counts' },
-                      h('span', { class: 'add' }, `+${file.insertions}`),
-                      ' ',
-                      h('span', { class: 'del' }, `−${file.deletions ?? 0}`),
-                    )
-                  : h('span', { class: 'file-counts muted' }, 'binary'),
-                this.capabilities.openDiff
-                  ? button('', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number, path: file.path }), {
-                      icon: 'diff',
-                      title: `Open the diff of ${file.path}`,
-                      class: 'icon-button',
-                    })
-                  : null,
-              ),
-            ),
-          );
-
     return h(
       'article',
       {
@@ -308,21 +251,7 @@ export class ViewerApp {
         'data-iteration': String(iteration.iteration_number),
         'aria-label': `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}`,
       },
-      h(
-        'header',
-        {},
-        icon(DECISION_ICONS[iteration.critic_decision], 'decision-icon'),
-        h('h3', {}, `Iteration ${iteration.iteration_number}`),
-        h('span', { class: `badge badge-${iteration.critic_decision.toLowerCase()}` }, iteration.critic_decision),
-        iteration.critic_decision_text !== undefined ? h('span', { class: 'muted decision-text' }, `recorded as “${iteration.critic_decision_text}”`) : null,
-        h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
-        this.capabilities.openDiff && iteration.git_files_changed > 0
-          ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number }), {
-              icon: 'diff-multiple',
-              title: 'Open all changes of this iteration in the diff editor',
-            })
-          : null,
-      ),
+      this.renderIterationHeader(iteration),
       iteration.critic_verdict === 'DONE' && iteration.critic_decision !== 'DONE'
         ? h(
             'div',
@@ -349,9 +278,85 @@ export class ViewerApp {
             ' Recorded by the original codeloops: these files and this diff are the whole change since HEAD at the end of this iteration, not the iteration’s own.',
           )
         : null,
-      files,
-      details,
+      iteration.files.length > 0 ? this.renderFiles(iteration) : null,
+      this.renderDetails(iteration.iteration_number),
     );
+  }
+
+  /** The iteration's number, decision and figures, and its changes in the diff editor where the host has one. */
+  private renderIterationHeader(iteration: IterationView): HTMLElement {
+    const facts = [
+      `actor ${formatDuration(iteration.actor_duration_secs)}${iteration.actor_exit_code !== 0 ? ` (exit ${iteration.actor_exit_code})` : ''}`,
+      iteration.critic_duration_secs !== null ? `critic ${formatDuration(iteration.critic_duration_secs)}` : null,
+      `${iteration.git_files_changed} file${iteration.git_files_changed === 1 ? '' : 's'}${iteration.diff_since_head ? ' since HEAD' : ''}${iteration.git_insertions !== null ? ` +${iteration.git_insertions} −${iteration.git_deletions ?? 0}` : ''}`,
+      iteration.tool_calls !== null ? `${iteration.tool_calls} tool call${iteration.tool_calls === 1 ? '' : 's'}` : null,
+      usageText(iteration.actor_usage) ? `actor ${usageText(iteration.actor_usage)}` : null,
+      usageText(iteration.critic_usage) ? `critic ${usageText(iteration.critic_usage)}` : null,
+    ].filter((fact): fact is string => fact !== null);
+    return h(
+      'header',
+      {},
+      icon(DECISION_ICONS[iteration.critic_decision], 'decision-icon'),
+      h('h3', {}, `Iteration ${iteration.iteration_number}`),
+      h('span', { class: `badge badge-${iteration.critic_decision.toLowerCase()}` }, iteration.critic_decision),
+      iteration.critic_decision_text !== undefined ? h('span', { class: 'muted decision-text' }, `recorded as “${iteration.critic_decision_text}”`) : null,
+      h('span', { class: 'facts-inline muted' }, facts.join(' · ')),
+      this.capabilities.openDiff && iteration.git_files_changed > 0
+        ? button('Changes', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number }), {
+            icon: 'diff-multiple',
+            title: 'Open all changes of this iteration in the diff editor',
+          })
+        : null,
+    );
+  }
+
+  /** The files the iteration changed, each with its counts and, where the host can, its diff. */
+  private renderFiles(iteration: IterationView): HTMLElement {
+    return h(
+      'ul',
+      { class: 'files' },
+      ...iteration.files.map((file) =>
+        h(
+          'li',
+          { class: `file file-${file.status}` },
+          h('span', { class: 'file-status', title: file.status }, STATUS_LETTER[file.status] ?? '?'),
+          h('span', { class: 'file-path' }, file.oldPath ? `${file.oldPath} → ${file.path}` : file.path),
+          file.insertions !== null
+            ? h(
+                'span',
+                { class: 'file-counts' },
+                h('span', { class: 'add' }, `+${file.insertions}`),
+                ' ',
+                h('span', { class: 'del' }, `−${file.deletions ?? 0}`),
+              )
+            : h('span', { class: 'file-counts muted' }, 'binary'),
+          this.capabilities.openDiff
+            ? button('', () => this.transport.send({ type: 'openDiff', iteration: iteration.iteration_number, path: file.path }), {
+                icon: 'diff',
+                title: `Open the diff of ${file.path}`,
+                class: 'icon-button',
+              })
+            : null,
+        ),
+      ),
+    );
+  }
+
+  /** "Outputs and diff": asked of the host only when opened, and remembered open across reloads. */
+  private renderDetails(number: number): HTMLElement {
+    const detailSlot = h('div', { class: 'detail' });
+    this.detailSlots.set(number, detailSlot);
+    const details = h('details', { class: 'iteration-details' }, h('summary', {}, 'Outputs and diff'), detailSlot);
+    details.open = this.expanded.has(number);
+    details.addEventListener('toggle', () => {
+      if (details.open) {
+        this.expanded.add(number);
+        this.ensureDetail(number);
+      } else this.expanded.delete(number);
+      this.saveState();
+    });
+    if (details.open) this.ensureDetail(number);
+    return details;
   }
 
   /** The critic's findings on an iteration, the user's comments on it and the hunks they rejected, with where each stands. */
@@ -443,45 +448,19 @@ export class ViewerApp {
   // ── live ──────────────────────────────────────────────────────────────────────
 
   private applyLive(event: RunEvent): void {
-    switch (event.type) {
-      case 'iteration_started':
-        this.live = { iteration: event.iteration, phase: 'starting', phaseStartedAt: Date.parse(event.timestamp), text: '' };
-        break;
-      case 'phase':
-        if (event.status === 'started') {
-          this.live = {
-            iteration: event.iteration,
-            phase: event.phase === 'critic_repair' ? 'critic (asked again)' : event.phase,
-            phaseStartedAt: Date.parse(event.timestamp),
-            text: this.live?.text ?? '',
-          };
-          if (event.phase === 'actor') this.live.text = '';
-        }
-        break;
-      case 'agent_event':
-        if (this.live && (event.event.kind === 'text' || event.event.kind === 'tool_use')) {
-          const line = event.event.kind === 'text' ? event.event.text : `→ ${event.event.name}${event.event.summary ? `: ${event.event.summary}` : ''}`;
-          this.live.text = takeTail(`${this.live.text}${this.live.text ? '\n' : ''}${line}`, LIVE_TEXT_CHARS);
-        }
-        break;
-      case 'review_paused':
-        this.live = { iteration: event.iteration, phase: 'waiting for your review', phaseStartedAt: Date.parse(event.timestamp), text: '', paused: true };
-        break;
-      case 'review_resumed':
-        if (this.live)
-          this.live = {
-            ...this.live,
-            paused: false,
-            phase: event.action === 'continue' ? 'going on' : 'stopping',
-            phaseStartedAt: Date.parse(event.timestamp),
-          };
-        break;
-      case 'run_finished':
-        this.live = null;
-        this.running = false;
-        break;
-      default:
-        return;
+    const progress = advanceLoop(this.live.progress, event);
+    const agentLine = event.type === 'agent_event' ? agentLineOf(event.event) : null;
+    if (progress === this.live.progress && agentLine === null) return;
+    // A new iteration, the actor starting again, a pause: the words so far are no longer what is happening.
+    const fresh =
+      event.type === 'iteration_started' ||
+      event.type === 'review_paused' ||
+      (event.type === 'phase' && event.phase === 'actor' && progress !== this.live.progress);
+    const text = fresh ? '' : this.live.text;
+    this.live = { progress, text: agentLine === null ? text : takeTail(`${text}${text ? '\n' : ''}${agentLine}`, LIVE_TEXT_CHARS) };
+    if (progress.stage === 'ended') {
+      this.running = false;
+      this.live = NOT_LIVE;
     }
     this.renderLive();
   }
@@ -492,36 +471,56 @@ export class ViewerApp {
       setChildren(this.livePanel);
       return;
     }
-    const live = this.live;
+    const { progress, text } = this.live;
     const elapsed = h('span', { class: 'elapsed' });
+    const since = progress.stageSince === null ? null : Date.parse(progress.stageSince);
     const tick = (): void => {
-      elapsed.textContent = live ? formatDuration((Date.now() - live.phaseStartedAt) / 1000) : '';
+      elapsed.textContent = since === null ? '' : formatDuration((Date.now() - since) / 1000);
     };
     tick();
     this.liveTimer = setInterval(tick, 1000);
-    if (live?.paused) {
-      const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
-      setChildren(
-        this.livePanel,
-        h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${live.iteration}: waiting for your review `, elapsed),
-        h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
-        this.capabilities.reviewControl
-          ? h(
-              'div',
-              { class: 'review-controls' },
-              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
-              button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
-            )
-          : null,
-      );
+    if (progress.pausedAfter !== null) {
+      setChildren(this.livePanel, ...this.renderPaused(progress.pausedAfter, elapsed));
       return;
     }
     setChildren(
       this.livePanel,
-      h('h2', {}, icon('sync', 'codicon-modifier-spin'), live ? ` Iteration ${live.iteration}: ${live.phase} ` : ' Running ', elapsed),
-      live?.text ? h('pre', { class: 'output live-output' }, live.text) : h('p', { class: 'muted' }, 'Waiting for the agent…'),
+      h(
+        'h2',
+        {},
+        icon('sync', 'codicon-modifier-spin'),
+        progress.iteration === null ? ' Running ' : ` Iteration ${progress.iteration}: ${stageText(progress.stage)} `,
+        elapsed,
+      ),
+      text ? h('pre', { class: 'output live-output' }, text) : h('p', { class: 'muted' }, 'Waiting for the agent…'),
     );
   }
+
+  /** The loop waits for the user's review: what to do, and Continue and Stop where the host can pass them on. */
+  private renderPaused(iteration: number, elapsed: HTMLElement): HTMLElement[] {
+    const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
+    return [
+      h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${iteration}: waiting for your review `, elapsed),
+      h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
+      ...(this.capabilities.reviewControl
+        ? [
+            h(
+              'div',
+              { class: 'review-controls' },
+              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
+              button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
+            ),
+          ]
+        : []),
+    ];
+  }
+}
+
+/** An agent's words or tool call as a line of the live panel; null for what it does not show. */
+function agentLineOf(event: AgentEvent): string | null {
+  if (event.kind === 'text') return event.text;
+  if (event.kind === 'tool_use') return `→ ${event.name}${event.summary ? `: ${event.summary}` : ''}`;
+  return null;
 }
 
 const STATUS_LETTER: Readonly<Record<string, string>> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' };

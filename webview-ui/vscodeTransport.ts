@@ -1,5 +1,4 @@
-import type { ViewerMessage, ViewerState } from '../src/sessionView/viewerProtocol.js';
-import type { Transport } from './transport.js';
+import type { PageTransport } from './transport.js';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -9,11 +8,11 @@ interface VsCodeApi {
 
 declare function acquireVsCodeApi(): VsCodeApi;
 
-/** The editor's webview: messages through postMessage, state through get/setState (restored after a reload). */
-export class VsCodeTransport implements Transport {
+/** A page in the editor's webview: messages through postMessage, state through get/setState (restored after a reload). */
+export class VsCodeTransport<Outgoing, State> implements PageTransport<Outgoing, State> {
   private readonly api = acquireVsCodeApi();
 
-  send(message: ViewerMessage): void {
+  send(message: Outgoing): void {
     this.api.postMessage(message);
   }
 
@@ -25,7 +24,7 @@ export class VsCodeTransport implements Transport {
     return this.api.getState();
   }
 
-  saveState(state: ViewerState): void {
+  saveState(state: State): void {
     this.api.setState(state);
   }
 }

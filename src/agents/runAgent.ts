@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
-import { signalGroup, stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
+import { endGroupAfterExit, stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 import { LineSplitter } from '../text/lineSplitter.js';
 import type { AgentAdapter, InvocationRequest } from './agentAdapter.js';
@@ -73,8 +73,6 @@ export const TRANSCRIPT_TAIL_CHARS = 200_000;
 const STDERR_KEEP_CHARS = 32_000;
 /** What Linux accepts as one argument (MAX_ARG_STRLEN). */
 const MAX_ARGUMENT_BYTES = 128 * 1024;
-/** After the agent exits, how long a background child may keep its stdout open. */
-const DRAIN_GRACE_MS = 2000;
 
 /**
  * Removed from every agent's environment: the variables that make Claude Code refuse
@@ -248,20 +246,12 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
     child.stdout?.resume();
   });
 
-  // A background process the agent left behind may hold stdout open after the
-  // agent itself exited: give it a moment, then end the group and stop waiting.
-  let drainTimer: ReturnType<typeof setTimeout> | undefined;
-  child.on('exit', () => {
-    drainTimer = setTimeout(() => {
-      if (pid !== undefined) signalGroup(pid, 'SIGKILL');
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-    }, DRAIN_GRACE_MS);
-  });
+  // A background process the agent left behind must not keep the run waiting.
+  const stopDraining = endGroupAfterExit(child);
 
   const outcome = await child;
   clearTimeout(timer);
-  clearTimeout(drainTimer);
+  stopDraining();
   options.signal?.removeEventListener('abort', onAbort);
   forgetGroup();
   splitter.push(decoder.end());

@@ -3,6 +3,7 @@ import { openRepository, type Repository } from '../git/repository.js';
 import { sessionChangeEnds } from '../git/snapshots.js';
 import { diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
 import type { CandidateRow, GroupComparison, Judgment } from '../sessionFormat/candidateGroups.js';
+import { loopProgressOf, loopProgressText } from '../sessionFormat/loopProgress.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import type { Outcome } from '../sessionFormat/sessionLines.js';
 import { readSidecarEvents } from '../sessions/sidecarReader.js';
@@ -153,7 +154,7 @@ async function fillFromSession(
     row.checks_total = onLastTree.length;
     row.required_checks_failed = onLastTree.filter((event) => event.required && !event.passed).length;
   }
-  if (row.status === 'running') row.progress = progressOf(events);
+  if (row.status === 'running') row.progress = loopProgressText(loopProgressOf(events), ', ');
   const setup = lastOf(events, 'worktree_prepared')?.setup;
   if (setup && !setup.passed && !row.error) row.error = `setup \`${setup.command}\` failed`;
   if (repository) {
@@ -177,16 +178,4 @@ async function fillFromSession(
 function lastOf<T extends RunEvent['type']>(events: readonly RunEvent[], type: T): Extract<RunEvent, { type: T }> | undefined {
   for (let index = events.length - 1; index >= 0; index--) if (events[index]!.type === type) return events[index] as Extract<RunEvent, { type: T }>;
   return undefined;
-}
-
-/** `iteration 2, critic` from the last events of a running loop. */
-function progressOf(events: readonly RunEvent[]): string | null {
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index]!;
-    if (event.type === 'phase' && event.status === 'started')
-      return `iteration ${event.iteration}, ${event.phase === 'critic_repair' ? 'critic' : event.phase}`;
-    if (event.type === 'iteration_started') return `iteration ${event.iteration}`;
-    if (event.type === 'worktree_prepared' || event.type === 'run_started') return 'starting';
-  }
-  return null;
 }

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
+import { endGroupAfterExit, stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
 /** One of the project's own commands that tells whether the work is right (`[[checks]]`). */
@@ -11,6 +13,17 @@ export interface CheckSpec {
   timeoutSecs: number;
   /** A required check that fails refuses DONE; an advisory one is only shown to the critic. */
   required: boolean;
+  /**
+   * Where it runs, from the repository's top ('' is the top): the folder of the
+   * `codeloops.toml` that declares it, whose relative paths it uses. Absent: the
+   * loop's working directory (`--check`, the global config's `[defaults]`).
+   */
+  folder?: string;
+}
+
+/** The folder a check runs in, in this tree (a candidate's worktree has the project's folders too). */
+export function checkDirectory(check: CheckSpec, tree: { root: string; workingDir: string }): string {
+  return check.folder === undefined ? tree.workingDir : path.join(tree.root, check.folder);
 }
 
 export interface CheckResult {
@@ -51,8 +64,9 @@ const STRIPPED_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_C
 /**
  * Runs a check in its own process group in the repository, keeping the head and
  * tail of its output (flat memory however much it prints), and stops the whole
- * group at its timeout or on an interrupt. Never throws: a command that cannot start
- * is a failed check.
+ * group at its timeout or on an interrupt. Like an agent, a check has ended when its
+ * process exits: what it left running in its group is ended then. Never throws: a
+ * command that cannot start is a failed check.
  */
 export function runCheck(
   check: CheckSpec,
@@ -74,6 +88,8 @@ export function runCheck(
       windowsHide: true,
     });
     const forgetGroup = child.pid === undefined ? () => {} : trackGroup(child.pid, options.groups);
+    // A check that exits and leaves a test server running has ended: its exit code counts, not the server's.
+    const stopDraining = endGroupAfterExit(child);
     const stop = (reason: 'timeout' | 'interrupt'): void => {
       if (stopped || child.pid === undefined) return;
       stopped = reason;
@@ -92,10 +108,13 @@ export function runCheck(
       if (finished) return;
       finished = true;
       clearTimeout(timer);
+      stopDraining();
       options.signal?.removeEventListener('abort', onAbort);
       forgetGroup();
       output.append(decoder.end());
-      if (error) output.append(`\n[codeloops: the check could not start: ${error.message}]`);
+      // Node says "spawn sh ENOENT" for a folder that is not there: say which is missing.
+      if (error)
+        output.append(`\n[codeloops: the check could not start: ${fs.existsSync(options.cwd) ? error.message : `its folder ${options.cwd} does not exist`}]`);
       if (stopped === 'timeout') output.append(`\n[codeloops: stopped after ${check.timeoutSecs} s]`);
       resolve({
         name: check.name,

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { checkDirectory } from '../checks/runCheck.js';
 import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import { describeEvent } from '../loop/describeEvent.js';
@@ -96,7 +97,13 @@ export async function runCommand(options: RunOptions): Promise<number> {
       max_iterations: prepared.settings.maxIterations,
       actor: describeRole(prepared.actor.launch, prepared.actor.model),
       critic: describeRole(prepared.critic.launch, prepared.critic.model),
-      checks: prepared.settings.checks.map((check) => ({ name: check.name, run: check.run, required: check.required, timeout_secs: check.timeoutSecs })),
+      checks: prepared.settings.checks.map((check) => ({
+        name: check.name,
+        run: check.run,
+        required: check.required,
+        timeout_secs: check.timeoutSecs,
+        working_dir: checkDirectory(check, { root: prepared.repository.root, workingDir: prepared.workingDir }),
+      })),
       max_cost_usd: prepared.settings.budget.maxCostUsd,
       max_tokens: prepared.settings.budget.maxTokens,
       max_duration_secs: prepared.settings.budget.maxDurationSecs,
@@ -118,7 +125,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
           `  actor        ${plan.actor.agent}${plan.actor.model ? ` (${plan.actor.model})` : ''}: ${plan.actor.program} (timeout ${plan.actor.timeout_secs}s)\n` +
           `  critic       ${plan.critic.agent}${plan.critic.model ? ` (${plan.critic.model})` : ''}: ${plan.critic.program} (timeout ${plan.critic.timeout_secs}s)\n` +
           `  iterations   ${plan.max_iterations ?? 'no limit'}\n` +
-          `  checks       ${plan.checks.length > 0 ? plan.checks.map((check) => `${check.name} (${check.required ? 'required' : 'advisory'}): ${check.run}`).join('; ') : 'none'}\n` +
+          `  checks       ${plan.checks.length > 0 ? plan.checks.map((check) => `${check.name} (${check.required ? 'required' : 'advisory'}): ${check.run} in ${check.working_dir}`).join('; ') : 'none'}\n` +
           `  budget       ${budget.length > 0 ? budget.join(', ') : 'none'}\n` +
           `  stall        ${plan.stall.unchanged_iterations === 0 ? 'off' : `${plan.stall.action} after ${plan.stall.unchanged_iterations} iterations without progress`}\n` +
           `  review       ${plan.review === 'pause' ? 'pause after each iteration that goes on, for your review' : 'off'}\n` +

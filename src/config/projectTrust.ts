@@ -50,9 +50,28 @@ function words(parts: readonly string[]): string {
 }
 
 /**
+ * The program a shell command starts first, when plain to see: its first word (after
+ * any `NAME=value`), unquoted. Undefined when the shell would have to expand it.
+ */
+function firstProgram(command: string): string | undefined {
+  const match = /^\s*(?:[A-Za-z_]\w*=[^\s"'`$\\]*\s+)*(?:"([^"`$\\]+)"|'([^']+)'|([^\s"'`$\\;&|<>(){}~*?[]+)(?=[\s;&|<>()]|$))/.exec(command);
+  return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
+}
+
+/**
+ * A project's check as it will run: in the project file's folder, where its relative
+ * paths point; a program it names by a path is shown resolved from there.
+ */
+function checkCommand(command: string, folder: string): string {
+  const program = firstProgram(command);
+  const located = program === undefined ? program : locateProgram(program, folder);
+  return `sh -c ${JSON.stringify(command)} (in ${folder}${located !== program ? `: ${program} is ${located}` : ''})`;
+}
+
+/**
  * What a project file would run, exactly: its agents' commands (a program named with
  * a path resolved from the file's folder, as it will run), the extra arguments each
- * agent would get, its checks and its worktree setup.
+ * agent would get, its checks (in the file's folder) and its worktree setup.
  */
 export function programsOf(file: ProjectConfigFile, baseDir: string, agents?: RoleAgents): ProjectProgram[] {
   const programs: ProjectProgram[] = [];
@@ -68,7 +87,7 @@ export function programsOf(file: ProjectConfigFile, baseDir: string, agents?: Ro
     if (table?.args?.length)
       programs.push({ key: `[agents.${agent}] args`, runs: `${words(table.args)} (added to ${AGENT_DISPLAY_NAMES[agent as AgentKind]}'s command line)` });
   }
-  for (const check of file.checks ?? []) programs.push({ key: `[[checks]] ${check.name}`, runs: `sh -c ${JSON.stringify(check.run)}` });
+  for (const check of file.checks ?? []) programs.push({ key: `[[checks]] ${check.name}`, runs: checkCommand(check.run, baseDir) });
   if (file.worktree?.setup) programs.push({ key: '[worktree] setup', runs: `sh -c ${JSON.stringify(file.worktree.setup)}` });
   return programs;
 }

@@ -5,6 +5,7 @@ import type { Budget } from '../budget/spendTracker.js';
 import type { ReviewMode } from '../sessionFormat/reviewRecords.js';
 import type { CheckSpec } from '../checks/runCheck.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
+import fs from 'node:fs';
 import path from 'node:path';
 import {
   assertNoMachineSettings,
@@ -74,6 +75,9 @@ export interface RunSettings {
   sources: string[];
 }
 
+/** A check as a layer gives it: a project file's run in that file's folder (`folder`, from the repository's top). */
+export type LayerCheck = CheckTable & Pick<CheckSpec, 'folder'>;
+
 /** One level of configuration: built-in defaults, a file, editor settings or flags. */
 export interface ConfigLayer {
   source: string;
@@ -89,7 +93,7 @@ export interface ConfigLayer {
   stall?: { unchanged_iterations?: number; action?: 'stop' | 'nudge' };
   review?: ReviewMode;
   /** Replace the checks of lower layers (a project names its own). */
-  checks?: CheckTable[];
+  checks?: LayerCheck[];
   /** Added to the checks of lower layers (`--check`). */
   extraChecks?: CheckTable[];
   /** No checks at all (`--no-checks`). */
@@ -222,7 +226,10 @@ export function loadRunSettings(options: LoadOptions): RunSettings {
   const projectFile = projectPath && projectText !== undefined ? parseConfigText(projectPath, projectText, projectConfigSchema) : undefined;
   if (projectPath && projectFile) {
     assertNoMachineSettings(projectPath, projectFile);
-    layers.push(layerFromProjectFile(projectFile, projectPath, path.dirname(projectPath)));
+    const layer = layerFromProjectFile(projectFile, projectPath, path.dirname(projectPath));
+    // A project's checks run where its file is, whose relative paths they use, wherever the loop starts.
+    const folder = fromRepositoryTop(options.repositoryRoot ?? options.workingDir, path.dirname(projectPath));
+    layers.push({ ...layer, checks: layer.checks?.map((check) => ({ ...check, folder })) });
   }
   if (options.recordedLayer) layers.push(options.recordedLayer);
   if (options.flags) layers.push(layerFromFlags(options.flags));
@@ -236,6 +243,18 @@ export function loadRunSettings(options: LoadOptions): RunSettings {
     if (programs.length > 0 && !options.trust && !isProjectTrusted(projectPath, hash, env)) throw new ProjectUntrustedError(projectPath, programs, hash);
   }
   return settings;
+}
+
+/** A folder as a path from the repository's top, both read through their links (git names the top by its real path). */
+function fromRepositoryTop(top: string, folder: string): string {
+  const real = (at: string) => {
+    try {
+      return fs.realpathSync(at);
+    } catch {
+      return path.resolve(at);
+    }
+  };
+  return path.relative(real(top), real(folder));
 }
 
 /**
@@ -303,7 +322,7 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     };
   };
 
-  const checkTables = layersLowToHigh.some((layer) => layer.noChecks)
+  const checkTables: LayerCheck[] = layersLowToHigh.some((layer) => layer.noChecks)
     ? []
     : [...(pick((layer) => layer.checks)?.value ?? []), ...layersLowToHigh.flatMap((layer) => layer.extraChecks ?? [])];
   const checks = checkTables.map((table): CheckSpec => ({
@@ -311,6 +330,7 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     run: table.run,
     timeoutSecs: table.timeout_secs ?? DEFAULT_CHECK_TIMEOUT_SECS,
     required: table.required ?? true,
+    ...(table.folder !== undefined && { folder: table.folder }),
   }));
   const prices: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
   for (const layer of layersLowToHigh) Object.assign(prices, layer.prices);

@@ -1,14 +1,15 @@
 import { deleteSession } from '../sessions/deleteSession.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
 import type { EditorWindow, FolderRef, RunLog } from './editorPorts.js';
-import type { RunController } from './runs/runController.js';
+import type { LoopRegistry } from './runs/loopRegistry.js';
 
 /** How many sessions the "Which session?" picker offers. */
 const MAX_PICKED = 500;
 
 export interface SessionCommandDeps<F extends FolderRef> {
   store: SessionStore;
-  runs: RunController<F>;
+  /** Which sessions run now: one that runs is not deleted. */
+  registry: LoopRegistry<F>;
   window: EditorWindow;
   log: RunLog;
   writeClipboard: (text: string) => Thenable<void>;
@@ -52,10 +53,7 @@ export class SessionCommands<F extends FolderRef> {
     const { deps } = this;
     const id = sessionId ?? (await this.pickSession());
     if (!id) return false;
-    if (deps.runs.runningSessionIds().has(id)) {
-      void deps.window.showWarning('This session is still running: interrupt it before deleting it.');
-      return false;
-    }
+    if (deps.registry.refuseRunningSession(id)) return false;
     const summary = await deps.store.summary(id);
     const choice = await deps.window.confirm(
       `Delete the session "${summary?.prompt_preview ?? id}"?`,

@@ -66,6 +66,16 @@ export function showAgentText(): boolean {
   return vscode.workspace.getConfiguration(SETTINGS_SECTION).get<boolean>('showAgentOutput') ?? true;
 }
 
+/** Review before continuing, on or off for this workspace. */
+export async function toggleReviewPause(): Promise<void> {
+  const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+  const next = config.get<string>('review') === 'pause' ? 'off' : 'pause';
+  await config.update('review', next, vscode.ConfigurationTarget.Workspace);
+  void vscode.window.showInformationMessage(
+    next === 'pause' ? 'Codeloops: loops now wait for your review after each iteration that goes on.' : 'Codeloops: loops no longer wait for your review.',
+  );
+}
+
 /** Drops unset keys; undefined when nothing is left. */
 function prune<T extends Record<string, unknown>>(value: T): Partial<T> | undefined {
   const entries = Object.entries(value).filter(([, v]) => v !== undefined);

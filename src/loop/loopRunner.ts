@@ -3,7 +3,7 @@ import path from 'node:path';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
 import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTracker.js';
-import { commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
+import { checkDirectory, commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import type { StallSettings } from '../config/runSettings.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import { reviewIteration, type Review } from '../critic/reviewIteration.js';
@@ -483,7 +483,8 @@ class LoopRun {
     const gitBefore = await captureUserGitState(request.repository);
     const results: CheckResult[] = [];
     for (const check of request.checks) {
-      const result = await runCheck(check, { cwd: request.workingDir, signal: this.stopper.signal, groups: this.lock });
+      const cwd = checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir });
+      const result = await runCheck(check, { cwd, signal: this.stopper.signal, groups: this.lock });
       if (result.interrupted) break;
       results.push(result);
       this.emit({
@@ -648,8 +649,8 @@ class LoopRun {
       await pointRef(this.request.repository, ref, after.commit, `codeloops ${this.sessionId} iteration ${iteration} ${who} changes`);
       this.emit({ type: 'snapshot', iteration, label: who, commit: after.commit, ref });
     }
-    const report = await revertChangesSince(this.request.repository, gitBefore, after, post);
     const whom = who === 'critic' ? 'the critic' : 'the checks';
+    const report = await revertChangesSince(this.request.repository, gitBefore, after, post, whom);
     if (report.revertedFiles.length > 0) {
       const paths = report.revertedFiles;
       if (who === 'critic') this.emit({ type: 'critic_changes_reverted', iteration, paths });
@@ -816,7 +817,12 @@ function failed(error: unknown): EndState {
 /** The guards of a run, as its `run_started` event records them. */
 function guardsOf(request: LoopRequest): LoopGuards {
   return {
-    checks: request.checks.map((check) => ({ name: check.name, command: check.run, required: check.required })),
+    checks: request.checks.map((check) => ({
+      name: check.name,
+      command: check.run,
+      required: check.required,
+      ...(check.folder !== undefined && { folder: check.folder }),
+    })),
     max_cost_usd: request.budget.maxCostUsd,
     max_tokens: request.budget.maxTokens,
     max_duration_secs: request.budget.maxDurationSecs,

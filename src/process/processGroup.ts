@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
 /**
@@ -17,6 +18,8 @@ export interface GroupRecorder {
 /** After SIGINT, when SIGTERM follows, and when SIGKILL ends it for good. */
 const SIGTERM_AFTER_MS = 500;
 const SIGKILL_AFTER_MS = 2000;
+/** After a program exits, how long what it left running may keep its output open: time for the last of it to arrive. */
+const DRAIN_GRACE_MS = 2000;
 
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
@@ -55,6 +58,27 @@ export function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
     liveGroups.delete(pid);
     recorder?.remove(pid);
   };
+}
+
+/**
+ * A program that exited may have left a background process holding its stdout open
+ * (a test server, a daemon): waiting for its output to end would wait for that
+ * process, up to the program's whole timeout. Once the program exits, its group gets
+ * a moment for its last output, then is killed and the pipes closed, so that the
+ * program's own exit ends the wait, with its own exit code. Returns what cancels
+ * the grace's timer once the output has ended.
+ */
+export function endGroupAfterExit(child: ChildProcess): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  child.once('exit', () => {
+    timer = setTimeout(() => {
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      // A process outside the group (one that left it with setsid) may still hold them.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, DRAIN_GRACE_MS);
+  });
+  return () => clearTimeout(timer);
 }
 
 /** Stops a group as a terminal would: SIGINT, then SIGTERM, then SIGKILL for a program that ignores both. */

@@ -64,6 +64,14 @@ export function loopProgressOf(events: Iterable<RunEvent>, from: LoopProgress = 
   return progress;
 }
 
+/**
+ * A loop that ended as its group recorded it (`candidate_finished`), whether or not its
+ * own `run_finished` came first: a candidate whose runner stopped has none.
+ */
+export function loopEnded(progress: LoopProgress, outcome: Outcome, at: string): LoopProgress {
+  return progress.stage === 'ended' ? progress : { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, outcome };
+}
+
 /** The user asked the loop to go on, or to stop, before its runner said so: shown at once. */
 export function loopToldTo(progress: LoopProgress, action: 'continue' | 'stop'): LoopProgress {
   return progress.stage === 'ended' ? progress : { ...progress, stage: action === 'continue' ? 'continuing' : 'stopping', pausedAfter: null };

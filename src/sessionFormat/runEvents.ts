@@ -74,7 +74,15 @@ export const agentRunOutcomeShape = {
 
 /** The guards a run goes with: its checks, its budget, its stall detection. */
 export const loopGuardsSchema = z.object({
-  checks: z.array(z.object({ name: z.string(), command: z.string(), required: z.boolean() })),
+  checks: z.array(
+    z.object({
+      name: z.string(),
+      command: z.string(),
+      required: z.boolean(),
+      /** Where it ran, from the repository's top (its codeloops.toml's folder); absent: the working directory. */
+      folder: z.optional(z.string()),
+    }),
+  ),
   max_cost_usd: z.nullable(z.number()),
   max_tokens: z.nullable(z.number()),
   max_duration_secs: z.nullable(z.number()),

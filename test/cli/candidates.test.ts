@@ -12,7 +12,7 @@ import { isRunning } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript, type ScriptStep } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { git, removeTempDirs, treeOf, twoProgramsOfOneName, writeFile } from '../support/testEnvironment.js';
 
 const ranking = (order: string[], reasoning = 'the first is the cleanest'): ScriptStep => ({
   print: `Compared them.\n<decision>${JSON.stringify({ type: 'ranking', ranking: order, reasoning })}</decision>`,
@@ -271,6 +271,25 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     ) as { setup: { passed: boolean; exit_code: number; output: string } };
     assert.deepEqual([prepared.setup.passed, prepared.setup.exit_code], [false, 3]);
     assert.match(prepared.setup.output, /installing[\s\S]*broken/);
+  });
+
+  it("runs a project's checks in each worktree's copy of its codeloops.toml's folder, wherever -d points", async () => {
+    const { repo, env, home } = groupSetup(
+      { actor: [[{ write: { path: 'x.txt', content: 'x\n' } }]], critic: [[done()]] },
+      '[[checks]]\nname = "tests"\nrun = "./where.sh"\n',
+    );
+    twoProgramsOfOneName(repo, 'top');
+    const result = await runCli(['run', '--parallel', '2', '-d', 'sub', '-p', 'Make x', '--trust', '--json-output', '--no-judge'], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    const comparison = groupComparisonSchema.parse(JSON.parse(result.stdout));
+    for (const row of comparison.candidates) {
+      assert.deepEqual([row.status, row.checks_passed, row.checks_total], ['success', 1, 1], row.label);
+      const [check] = readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', row.session_id!, 'events.jsonl')).filter(
+        (event) => event.type === 'check_finished',
+      );
+      // The worktree is gone by now; its top was where the check ran.
+      assert.equal(check?.output, `where.sh ran in ${row.worktree}\n`, row.label);
+    }
   });
 
   it('candidates do not pause for review: --review is refused, review = "pause" in the config is said not to apply', async () => {

@@ -7,7 +7,7 @@ import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
+import { git, removeTempDirs, tempDir, treeOf, twoProgramsOfOneName, writeFile } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
 
 /** Waits until the scripted role has been started this many times (the agent itself counts its calls). */
@@ -209,6 +209,22 @@ describe('codeloops resume (the built CLI)', function () {
     assert.equal((JSON.parse(raised.stdout) as { status: string }).status, 'success');
     assert.equal(agent.calls('actor'), 2);
     assert.equal(fs.readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'b\n');
+  });
+
+  it("runs a project's checks in its codeloops.toml's folder again when a loop started in a subfolder is resumed", async () => {
+    const { repo, env } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
+      critic: [[carryOn('now b.txt')], [done('both')]],
+    });
+    writeFile(repo, 'codeloops.toml', '[[checks]]\nname = "tests"\nrun = "./where.sh"\n');
+    twoProgramsOfOneName(repo, 'top');
+    const first = await runCli(['-d', 'sub', '-p', 'write a and b', '-n', '1', '--trust'], { cwd: repo, env });
+    assert.equal(first.code, 1, first.stderr);
+    assert.match(first.stderr, /check tests: passed/);
+    const resumed = await runCli(['resume', 'latest', '-n', '2', '--trust', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /check tests: passed/);
+    assert.equal(JSON.parse(resumed.stdout).status, 'success');
   });
 
   it('after a rollback, resumes with the feedback from before the rolled-back iterations only', async () => {

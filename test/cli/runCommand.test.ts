@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
-import { isRunning, stopRunners } from '../support/processes.js';
+import { isRunning, stopRunners, waitUntilGone } from '../support/processes.js';
 import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs, repoRoot, tempDir, writeFile } from '../support/testEnvironment.js';
@@ -90,7 +90,7 @@ describe('codeloops run (the built CLI)', () => {
     assert.equal(refused.code, 2, refused.stderr);
     const output = JSON.parse(refused.stdout);
     assert.equal(output.error_code, 'project_untrusted');
-    assert.deepEqual(output.error_details.programs, [{ key: '[[checks]] marker', runs: 'sh -c "echo ran > checked.txt"' }]);
+    assert.deepEqual(output.error_details.programs, [{ key: '[[checks]] marker', runs: `sh -c "echo ran > checked.txt" (in ${repo})` }]);
     const told = await runCli(['-p', 'make x'], { cwd: repo, env });
     assert.equal(told.code, 2);
     assert.match(told.stderr, /would run programs on this machine[\s\S]*codeloops trust/, 'says what and how to go on');
@@ -109,6 +109,36 @@ describe('codeloops run (the built CLI)', () => {
     const none = await runCli(['-p', 'make x', '--json-output', '--no-checks'], { cwd: repo, env });
     assert.equal(none.code, 0, none.stderr);
     assert.doesNotMatch(none.stderr, /check marker/);
+  });
+
+  it('takes the exit code of a check that leaves a server running, at once, and ends the server', async () => {
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x')]] });
+    const serverPid = path.join(tempDir(), 'server.pid');
+    const check = `sleep 600 & echo $! > ${JSON.stringify(serverPid)}; echo "3 passing"`;
+    // A --check may take 10 minutes: a gate that waits for the server the check left is cut off long before.
+    const result = await runCli(['-p', 'make x', '--check', check], { cwd: repo, env, timeoutMs: 30_000 });
+    assert.equal(result.timedOut, false, `the run waited for the server the check left:\n${result.stderr}`);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /check sleep 600 .*: passed/);
+    assert.ok(await waitUntilGone(Number(fs.readFileSync(serverPid, 'utf8'))), 'the server was ended with the check');
+  });
+
+  it('puts HEAD and the index back after a check that commits, and says what it undid', async () => {
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x')]] });
+    git(repo, 'checkout', '-q', '--detach');
+    fs.writeFileSync(path.join(repo, 'staged.txt'), 'the user staged this\n');
+    git(repo, 'add', 'staged.txt');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const index = fs.readFileSync(path.join(repo, '.git', 'index'));
+    const commits = 'git add -A && git -c user.name=check -c user.email=check@localhost commit -qm "by the check"';
+    const result = await runCli(['-p', 'make x', '--check', commits], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /check git add -A .*: passed/);
+    assert.match(result.stderr, /the checks changed the repository; put HEAD back at [0-9a-f]{12}, detached; restored the index/);
+    assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
+    assert.throws(() => git(repo, 'symbolic-ref', '--quiet', 'HEAD'), 'still detached');
+    assert.ok(fs.readFileSync(path.join(repo, '.git', 'index')).equals(index), 'the index is byte for byte what the user staged');
+    assert.equal(fs.readFileSync(path.join(repo, 'x.txt'), 'utf8'), 'x');
   });
 
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

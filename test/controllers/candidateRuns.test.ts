@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { applyCandidateSession, undoApplySession } from '../../src/extension/candidates/applyCommands.js';
-import { CandidateRuns } from '../../src/extension/candidates/candidateRuns.js';
-import type { FolderRef } from '../../src/extension/editorPorts.js';
-import { allRunningLoops } from '../../src/extension/runs/allRunningLoops.js';
+import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { cliPath } from '../support/cliProcess.js';
-import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
+import { candidateRunsFor, FakeEditor, folderAt } from '../support/fakeEditor.js';
 import { done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
 
@@ -15,26 +12,15 @@ import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironme
 function candidatesFor(script: AgentScript) {
   const setup = scriptedCliSetup(script);
   const editor = new FakeEditor();
-  const runs = runControllerFor(editor, setup.env);
-  const candidateRuns = new CandidateRuns<FolderRef>({
-    cliPath: cliPath(),
-    nodePath: process.execPath,
-    log: editor.log,
-    window: editor.window,
-    commands: editor.commands,
-    editorSettingsJson: () => undefined,
-    showStatus: editor.showStatus,
-    othersRunning: () => runs.runningLoops().length > 0,
-    env: { ...process.env, ...setup.env },
-  });
-  return { ...setup, editor, runs, candidateRuns, folder: folderAt(setup.repo) };
+  const candidateRuns = candidateRunsFor(editor, setup.env);
+  return { ...setup, editor, candidateRuns, folder: folderAt(setup.repo) };
 }
 
 describe('candidate runs and Apply This Candidate (plain Node, the real runner, a stubbed editor)', () => {
   after(removeTempDirs);
 
   it('runs two candidates: both count as running, their events reach the views, the end offers the comparison', async () => {
-    const { candidateRuns, runs, editor, folder } = candidatesFor({
+    const { candidateRuns, editor, folder } = candidatesFor({
       critic: [[{ print: '<decision>{"type":"ranking","ranking":["B","A"],"reasoning":"B"}</decision>' }]],
       candidates: {
         'command#1': { actor: [[{ write: { path: 'a.txt', content: 'one\n' } }, { sleep: 800 }]], critic: [[done('one')]] },
@@ -42,7 +28,7 @@ describe('candidate runs and Apply This Candidate (plain Node, the real runner, 
       },
     });
     editor.answer(/^Codeloops candidates finished/, 'Compare Candidates');
-    const views = allRunningLoops(runs, candidateRuns);
+    const views = editor.registry;
     const events: RunEvent[] = [];
     views.onEvent(({ event }) => events.push(event));
     let runningTogether = 0;
@@ -68,7 +54,7 @@ describe('candidate runs and Apply This Candidate (plain Node, the real runner, 
   it('interrupts every candidate at once', async () => {
     const { candidateRuns, editor, folder } = candidatesFor({ actor: [[{ sleep: 60_000 }]], critic: [[done()]] });
     const running = candidateRuns.start(folder, { prompt: 'Wait', candidates: 'command', times: 2 });
-    await new Promise<void>((resolve) => candidateRuns.onEvent(() => candidateRuns.runningSessionIds().size === 2 && resolve()));
+    await new Promise<void>((resolve) => editor.registry.onEvent(() => editor.registry.runningSessionIds().size === 2 && resolve()));
     assert.equal(candidateRuns.interrupt(folder), true);
     const end = await running;
     await editor.settled();
@@ -77,7 +63,7 @@ describe('candidate runs and Apply This Candidate (plain Node, the real runner, 
   });
 
   it('Apply This Candidate lists the files in a modal first, applies, and offers its undo', async () => {
-    const { candidateRuns, runs, editor, folder, repo, home } = candidatesFor({
+    const { candidateRuns, editor, folder, repo, home } = candidatesFor({
       candidates: {
         'command#1': { actor: [[{ write: { path: 'hello.txt', content: 'hello\n' } }]], critic: [[done('one')]] },
         'command#2': { actor: [[{ write: { path: 'other.txt', content: 'other\n' } }]], critic: [[done('two')]] },
@@ -96,7 +82,8 @@ describe('candidate runs and Apply This Candidate (plain Node, the real runner, 
     const changed: string[] = [];
     const deps = {
       store,
-      runs: allRunningLoops(runs, candidateRuns),
+      registry: editor.registry,
+      sidecarDirOf: (id: string) => sidecarDir(id),
       log: editor.log,
       window: editor.window,
       commands: editor.commands,

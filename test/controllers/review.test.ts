@@ -39,6 +39,7 @@ describe('review in the editor (plain Node, the real runner, a stubbed editor)',
       store: new SessionStore(sessionsDir()),
       window: editor.window,
       log: editor.log,
+      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
       changed: (id) => {
         changed.push(id);
         for (const waiter of waiters) waiter();
@@ -57,7 +58,7 @@ describe('review in the editor (plain Node, the real runner, a stubbed editor)',
     );
     let pausedSeen: number | null = null;
     runs.onEvent(({ event }) => {
-      if (event.type === 'review_paused') pausedSeen = runs.runningLoops()[0]?.pausedAfter ?? null;
+      if (event.type === 'review_paused') pausedSeen = runs.runningLoops()[0]?.progress.pausedAfter ?? null;
     });
     editor.answer(/is waiting for your review of iteration 1/, 'Continue');
     const end = await runs.start(folder, { text: 'edit app' });

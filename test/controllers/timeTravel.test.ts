@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FolderRef } from '../../src/extension/editorPorts.js';
-import { SessionCommands } from '../../src/extension/sessionCommands.js';
-import { resumeSession, rollBackIteration, undoLastRollback, type TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
+import { resumeSession, rollBackIteration, undoLastRollback } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import { openRepository } from '../../src/git/repository.js';
 import { listSessionRefs } from '../../src/git/snapshots.js';
 import { sessionsDir, sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
-import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
+import { FakeEditor, folderAt, runControllerFor, sessionCommandsFor, timeTravelFor } from '../support/fakeEditor.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { createRepo, isolateHome, removeTempDirs, writeFile, type IsolatedHome } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
@@ -35,15 +33,11 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     const store = new SessionStore(sessionsDir());
     const changed: string[] = [];
     const runs = runControllerFor(editor, home.env, { showAgentText: false });
-    const deps: TimeTravelDeps<FolderRef> = {
+    const deps = timeTravelFor(editor, runs, {
       store,
-      runs,
-      log: editor.log,
-      window: editor.window,
-      commands: editor.commands,
       folderOf: (filePath) => (filePath === repo ? folder : undefined),
       changed: (id) => changed.push(id),
-    };
+    });
     return { repo, editor, folder, store, runs, deps, changed };
   }
 
@@ -132,15 +126,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     assert.ok(end?.kind === 'finished');
     const id = end.summary.session_id;
     const gone: string[] = [];
-    const commands = new SessionCommands({
-      store,
-      runs,
-      window: editor.window,
-      log: editor.log,
-      writeClipboard: async () => {},
-      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
-      changed: (sessionId) => gone.push(sessionId),
-    });
+    const commands = sessionCommandsFor(editor, store, (sessionId) => gone.push(sessionId));
     assert.equal(await commands.delete(id), false, 'not confirmed');
     assert.ok(fs.existsSync(store.filePathOf(id)));
 
@@ -155,15 +141,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     const slow = setup({ actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
     const running = slow.runs.start(slow.folder, { text: 'slow' });
     const sessionId = await new Promise<string>((resolve) => slow.runs.onEvent(({ event }) => event.type === 'run_started' && resolve(event.session_id)));
-    const refusing = new SessionCommands({
-      store: slow.store,
-      runs: slow.runs,
-      window: slow.editor.window,
-      log: slow.editor.log,
-      writeClipboard: async () => {},
-      sidecarDirOf: sidecarDir,
-      changed: () => {},
-    });
+    const refusing = sessionCommandsFor(slow.editor, slow.store);
     assert.equal(await refusing.delete(sessionId), false);
     assert.match(slow.editor.texts('warning')[0]!, /still running/);
     await slow.runs.interrupt(slow.folder);

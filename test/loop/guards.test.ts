@@ -5,9 +5,11 @@ import type { CheckSpec } from '../../src/checks/runCheck.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { carryOn, claudeStream, decision, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
-import { isRunning, stopRunners } from '../support/processes.js';
+import { isGroupAlive } from '../../src/process/processGroup.js';
+import { mkfifo } from '../support/hostileFiles.js';
+import { isRunning, stopRunners, waitUntilGone } from '../support/processes.js';
 import { assertValidSessionFile, DOCUMENTED_FIELDS } from '../support/sessionFormatCheck.js';
-import { createRepo, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { createRepo, git, removeTempDirs, tempDir, treeOf } from '../support/testEnvironment.js';
 
 const check = (name: string, run: string, fields: Partial<CheckSpec> = {}): CheckSpec => ({ name, run, timeoutSecs: 60, required: true, ...fields });
 
@@ -19,6 +21,64 @@ const TESTS = check(
 
 function eventsOf<T extends RunEvent['type']>(events: RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
   return events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
+}
+
+/**
+ * Resolves once every process that opened the named pipe for writing has closed it,
+ * as the kernel closes a process's files when it dies: the event of their end.
+ */
+function untilEveryWriterCloses(fifo: string): { closed: Promise<void>; release: (pids: number[]) => void } {
+  const reader = fs.createReadStream(fifo);
+  const closed = new Promise<void>((resolve, reject) => {
+    reader
+      .on('data', () => {})
+      .on('end', resolve)
+      .on('error', reject);
+  });
+  return {
+    closed,
+    // A read still waiting holds a thread of libuv's pool, and Node waits for it to exit: end the writers left (a
+    // failed test's), or come as a writer when none ever came.
+    release: (pids) => {
+      for (const pid of pids) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+      try {
+        fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+      } catch {
+        // no reader waits
+      }
+      reader.destroy();
+    },
+  };
+}
+
+/** Fails with `failure()` unless `promise` settles within `ms`: a bound on a test that must not hang, not a wait. */
+async function within<T>(promise: Promise<T>, ms: number, failure: () => string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const bound = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(failure())), ms)));
+  try {
+    return await Promise.race([promise, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What of a repository's git state is the user's: where HEAD is, on which branch, every branch, the index's bytes. */
+function userGitState(repo: string) {
+  // `--quiet` queries that find nothing (a detached or unborn HEAD) exit 1: that is "none" here.
+  const query = (...args: string[]) => {
+    try {
+      return git(repo, ...args).trim();
+    } catch {
+      return null;
+    }
+  };
+  const indexFile = path.join(repo, '.git', 'index');
+  return {
+    branch: query('symbolic-ref', '--quiet', 'HEAD'),
+    head: query('rev-parse', '--verify', '--quiet', 'HEAD'),
+    branches: git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads'),
+    index: fs.existsSync(indexFile) ? fs.readFileSync(indexFile).toString('base64') : null,
+  };
 }
 
 /** Critic feedback different enough each time that only the rule under test can see a stall. */
@@ -107,6 +167,82 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     assert.equal(summary.status, 'max_iterations_reached');
   });
 
+  it("stops a hanging check's whole process group at its timeout, a grandchild that ignores SIGINT and SIGTERM included", async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const dir = tempDir();
+    const fifo = mkfifo(path.join(dir, 'held-open'));
+    const [groupFile, grandchildFile] = [path.join(dir, 'group.pid'), path.join(dir, 'grandchild.pid')];
+    // The grandchild holds none of the check's output: only stopping the group ends it. It holds the pipe instead.
+    const hanging = check(
+      'hangs',
+      `echo $$ > ${JSON.stringify(groupFile)}; (trap '' INT TERM; exec sleep 600) < /dev/null > /dev/null 2>&1 3> ${JSON.stringify(fifo)} & ` +
+        `echo $! > ${JSON.stringify(grandchildFile)}; echo started; wait`,
+      { timeoutSecs: 1 },
+    );
+    const pipe = untilEveryWriterCloses(fifo);
+    const pidIn = (file: string) => (fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) : NaN);
+    try {
+      const loop = runScriptedLoop(
+        repo,
+        { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] },
+        { checks: [hanging], maxIterations: 1 },
+      );
+      // SIGINT at 1 s, SIGTERM and SIGKILL within 2 s more: the group is gone long before this bound, or never.
+      const live = () =>
+        `the check's process group ${pidIn(groupFile)} still runs (its grandchild ${pidIn(grandchildFile)}: ${isRunning(pidIn(grandchildFile))})`;
+      await within(pipe.closed, 15_000, live);
+      const { events } = await within(loop, 15_000, () => `the loop did not go on after its check: ${live()}`);
+      assert.equal(isGroupAlive(pidIn(groupFile)), false, 'nothing of the check’s group runs once the gate has returned');
+      assert.equal(isRunning(pidIn(grandchildFile)), false);
+      const [result] = eventsOf(events, 'check_finished');
+      assert.deepEqual([result?.timed_out, result?.passed, result?.exit_code], [true, false, null]);
+      assert.match(result!.output, /started[\s\S]*stopped after 1 s/);
+    } finally {
+      pipe.release([pidIn(grandchildFile)].filter((pid) => pid > 1));
+    }
+  });
+
+  it('takes the exit code of a check that exits leaving a process holding its output (a test server), without waiting for its timeout; the process is ended', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const dir = tempDir();
+    // Each leaves a server behind that holds its stdout and stderr, and exits: one with 0, one with 3.
+    const leavingServer = (name: string, exit: number) =>
+      check(name, `sleep 600 & echo $! > ${JSON.stringify(path.join(dir, `${name}.pid`))}; echo "${name} ran"; exit ${exit}`, {
+        timeoutSecs: 10,
+        required: exit === 0,
+      });
+    const { summary, events } = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] },
+      { checks: [leavingServer('tests', 0), leavingServer('lint', 3)], maxIterations: 1 },
+    );
+    assert.deepEqual(
+      eventsOf(events, 'check_finished').map((result) => [result.name, result.passed, result.exit_code, result.timed_out]),
+      [
+        ['tests', true, 0, false],
+        ['lint', false, 3, false],
+      ],
+    );
+    assert.match(eventsOf(events, 'check_finished')[0]!.output, /tests ran/);
+    assert.equal(summary.status, 'success', 'the required check passed: DONE stands');
+    for (const name of ['tests', 'lint']) {
+      assert.ok(await waitUntilGone(Number(fs.readFileSync(path.join(dir, `${name}.pid`), 'utf8'))), `the server ${name} left was ended with its group`);
+    }
+  });
+
+  it('fails a check whose folder is not there, saying which folder (not "spawn sh ENOENT")', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    // A project file's folder that a candidate's worktree lacks (a folder of ignored files only).
+    const { events } = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] },
+      { checks: [check('tests', 'true', { folder: 'ignored/project' })], maxIterations: 1 },
+    );
+    const [result] = eventsOf(events, 'check_finished');
+    assert.deepEqual([result?.passed, result?.exit_code], [false, null]);
+    assert.ok(result!.output.includes(`its folder ${path.join(repo, 'ignored', 'project')} does not exist`), result!.output);
+  });
+
   it('shows advisory checks to the critic but never lets them block DONE', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     const lint = check('lint', 'echo "style: 3 warnings"; exit 1', { required: false });
@@ -131,6 +267,65 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     );
     assert.equal(summary.status, 'success');
     assert.equal(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'the actor wrote this\n');
+  });
+
+  it('puts back HEAD, its branch and the index when a check commits, on a branch, detached or unborn, or on a branch of its own', async () => {
+    const commitAll = 'git add -A && git -c user.name=check -c user.email=check@localhost commit -qm "by the check"';
+    const layouts: Array<{ layout: string; prepare: (repo: string) => void; run: string; said: RegExp }> = [
+      {
+        layout: 'on a branch',
+        prepare: () => {},
+        run: commitAll,
+        said: /the checks changed the repository; moved main back to [0-9a-f]{12} \(the commit [0-9a-f]{12} the checks made is kept in its reflog\); restored the index/,
+      },
+      {
+        layout: 'detached',
+        prepare: (repo) => git(repo, 'checkout', '-q', '--detach'),
+        run: commitAll,
+        said: /put HEAD back at [0-9a-f]{12}, detached; restored the index/,
+      },
+      {
+        layout: 'unborn',
+        prepare: () => {},
+        run: commitAll,
+        said: /deleted the branch main the checks made \(it was at [0-9a-f]{12}\); removed the index the checks made/,
+      },
+      {
+        layout: 'on a branch of its own',
+        prepare: () => {},
+        run: `git checkout -q -b scratch && ${commitAll}`,
+        said: /switched back to main; deleted the branch scratch the checks made \(it was at [0-9a-f]{12}\); restored the index/,
+      },
+    ];
+    for (const { layout, prepare, run, said } of layouts) {
+      const repo = createRepo({ files: { 'README.md': '# demo\n' }, commit: layout !== 'unborn' });
+      prepare(repo);
+      if (layout !== 'unborn') {
+        // The user's own staged work: the index is theirs, not only the files.
+        fs.writeFileSync(path.join(repo, 'staged.txt'), 'staged by the user\n');
+        git(repo, 'add', 'staged.txt');
+      }
+      const before = userGitState(repo);
+      const { summary, events } = await runScriptedLoop(
+        repo,
+        { actor: [[{ write: { path: 'a.txt', content: 'the actor wrote this\n' } }]], critic: [[done()]] },
+        { checks: [check('commits', `${run} && git rev-parse HEAD`)], maxIterations: 1 },
+      );
+      assert.equal(eventsOf(events, 'check_finished')[0]?.passed, true, `${layout}: the check made its commit`);
+      assert.equal(summary.status, 'success', layout);
+      assert.deepEqual(userGitState(repo), before, `${layout}: HEAD, the branches and the index are as they were`);
+      assert.equal(treeOf(repo)['a.txt'], 'the actor wrote this\n', layout);
+      const warnings = eventsOf(events, 'warning').map((warning) => warning.message);
+      assert.ok(
+        warnings.some((message) => said.test(message)),
+        `${layout}: ${warnings.join('\n')}`,
+      );
+      assert.ok(!warnings.some((message) => /critic/.test(message)), `${layout}: the checks are named, not the critic`);
+      if (layout === 'on a branch') {
+        // The branch's reflog tells what happened: the check's commit stays findable there.
+        assert.match(git(repo, 'reflog', 'show', '--format=%gs', 'main'), /^codeloops: undo the checks\ncommit: by the check\n/);
+      }
+    }
   });
 
   it('stops an actor that goes back and forth between two trees, saying what repeated and since when', async () => {

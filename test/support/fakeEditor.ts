@@ -1,5 +1,11 @@
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, PickItem, RunLog } from '../../src/extension/editorPorts.js';
+import { CandidateRuns } from '../../src/extension/candidates/candidateRuns.js';
+import { LoopRegistry } from '../../src/extension/runs/loopRegistry.js';
 import { RunController } from '../../src/extension/runs/runController.js';
+import { SessionCommands } from '../../src/extension/sessionCommands.js';
+import type { TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
+import type { SessionStore } from '../../src/sessions/sessionStore.js';
+import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { cliPath } from './cliProcess.js';
 
 /** What the user saw: one entry per notification, question or picker, in order. */
@@ -91,6 +97,13 @@ export class FakeEditor {
     show: () => void this.logLines.push('(shown)'),
   };
 
+  private loops: LoopRegistry<FolderRef> | undefined;
+  /** The window's running loops, as the extension keeps them: one registry per editor window. */
+  get registry(): LoopRegistry<FolderRef> {
+    this.loops ??= new LoopRegistry<FolderRef>({ window: this.window, commands: this.commands, log: this.log });
+    return this.loops;
+  }
+
   /** A status item that records it was shown and taken away. */
   readonly statusItems: { folder: string; disposed: boolean }[] = [];
   showStatus = (loop: { folder: FolderRef }): Disposable => {
@@ -115,15 +128,43 @@ export function runControllerFor(
   options: { editorSettings?: string; showAgentText?: boolean; /** Whether VS Code trusts the workspace (default yes). */ trusted?: boolean } = {},
 ): RunController<FolderRef> {
   return new RunController<FolderRef>({
-    cliPath: cliPath(),
-    nodePath: process.execPath,
-    log: editor.log,
-    window: editor.window,
-    commands: editor.commands,
-    showStatus: editor.showStatus,
+    ...runnerPortsOf(editor, env),
     editorSettingsJson: () => options.editorSettings,
     isTrusted: () => options.trusted ?? true,
     showAgentText: () => options.showAgentText ?? true,
-    env: { ...process.env, ...env },
   });
+}
+
+/** What the controllers that start the runner share: the window's registry and ports, the built CLI, this environment. */
+function runnerPortsOf(editor: FakeEditor, env: Record<string, string | undefined>) {
+  const { registry, log, window, commands, showStatus } = editor;
+  return { registry, log, window, commands, showStatus, cliPath: cliPath(), nodePath: process.execPath, env: { ...process.env, ...env } };
+}
+
+/** The extension's candidate groups on the editor's stubbed ports, in the same window (registry) as its single loops. */
+export function candidateRunsFor(editor: FakeEditor, env: Record<string, string | undefined>): CandidateRuns<FolderRef> {
+  return new CandidateRuns<FolderRef>({ ...runnerPortsOf(editor, env), editorSettingsJson: () => undefined });
+}
+
+/** The session commands (copy, delete, pick) as the editor wires them, on the stubbed ports. */
+export function sessionCommandsFor(editor: FakeEditor, store: SessionStore, changed: (sessionId: string) => void = () => {}): SessionCommands<FolderRef> {
+  const { registry, window, log } = editor;
+  return new SessionCommands({ store, registry, window, log, writeClipboard: async () => {}, sidecarDirOf: (sessionId) => sidecarDir(sessionId), changed });
+}
+
+/** Rollback, its undo and resume as the editor wires them, on the stubbed ports; the sidecars where the environment says. */
+export function timeTravelFor(
+  editor: FakeEditor,
+  runs: RunController<FolderRef>,
+  options: Pick<TimeTravelDeps<FolderRef>, 'store' | 'folderOf' | 'changed'>,
+): TimeTravelDeps<FolderRef> {
+  return {
+    ...options,
+    runs,
+    registry: editor.registry,
+    sidecarDirOf: (sessionId) => sidecarDir(sessionId),
+    log: editor.log,
+    window: editor.window,
+    commands: editor.commands,
+  };
 }

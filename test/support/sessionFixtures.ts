@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { RunEventOf } from '../../src/sessionFormat/runEvents.js';
 import { promptHash, fileTimestamp } from '../../src/sessionFormat/sessionFiles.js';
 
 /** Session lines as any writer of the documented format would produce them. */
@@ -43,6 +44,28 @@ export function endLine(overrides: Record<string, unknown> = {}): Record<string,
     summary: 'Fixed',
     confidence: 0.9,
     duration_secs: 42,
+    timestamp: '2025-01-27T15:32:14Z',
+    ...overrides,
+  };
+}
+
+/** A loop's last run event, as its runner sends it. */
+export function runFinishedEvent(overrides: Partial<RunEventOf<'run_finished'>> = {}): RunEventOf<'run_finished'> {
+  return {
+    type: 'run_finished',
+    status: 'interrupted',
+    iterations: 0,
+    summary: null,
+    confidence: null,
+    error: null,
+    error_code: null,
+    stop_reason: null,
+    total_cost_usd: null,
+    total_tokens: 0,
+    cost_estimated: false,
+    total_duration_secs: 1,
+    session_id: 'x',
+    session_file: 'x',
     timestamp: '2025-01-27T15:32:14Z',
     ...overrides,
   };

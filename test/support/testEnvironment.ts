@@ -75,6 +75,22 @@ export function writeFile(dir: string, file: string, content: string | Buffer): 
 }
 
 /**
+ * `where.sh` at the repository's top and in its folder `sub`, each saying where it ran:
+ * one exits 0, the other 1, so whether a check `./where.sh` passes tells which ran.
+ * Returns the folder `sub`.
+ */
+export function twoProgramsOfOneName(repo: string, passing: 'top' | 'sub'): string {
+  for (const [file, exit] of [
+    ['where.sh', passing === 'top' ? 0 : 1],
+    ['sub/where.sh', passing === 'sub' ? 0 : 1],
+  ] as const) {
+    writeFile(repo, file, `#!/bin/sh\necho "where.sh ran in $PWD"\nexit ${exit}\n`);
+    fs.chmodSync(path.join(repo, file), 0o755);
+  }
+  return path.join(repo, 'sub');
+}
+
+/**
  * Every file under a folder (outside `.git`) with its content: what a user would
  * see on disk, for exact assertions. Nested repositories' `.git` folders are skipped too.
  */

@@ -7,6 +7,7 @@ import { renderMarkdown } from '../../webview-ui/markdown.js';
 import type { Transport } from '../../webview-ui/transport.js';
 import { ViewerApp } from '../../webview-ui/viewerApp.js';
 import { installDom } from '../support/dom.js';
+import { runFinishedEvent } from '../support/sessionFixtures.js';
 
 const HOSTILE = '<script>window.pwned = true</script><img src=x onerror="window.pwned = true"><a href="javascript:alert(1)">click</a>';
 
@@ -378,25 +379,23 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.equal(live.querySelector('pre')!.textContent, 'Reading the tests 🎉\n→ Edit: src/a.ts');
     transport.deliver({
       type: 'live',
-      event: {
-        type: 'run_finished',
-        status: 'interrupted',
-        iterations: 0,
-        summary: null,
-        confidence: null,
-        error: null,
-        error_code: null,
-        stop_reason: null,
-        total_cost_usd: null,
-        total_tokens: 0,
-        cost_estimated: false,
-        total_duration_secs: 1,
-        session_id: 'x',
-        session_file: 'x',
-        timestamp: at,
-      },
+      event: runFinishedEvent({ timestamp: at }),
     });
     assert.equal(root.querySelector('.live')!.textContent, '');
+  });
+
+  it('takes where the loop is from the fold every view shares: a critic asked again, a loop told to stop stays stopping', () => {
+    const { root, transport } = open(session({ outcome: null, iterations: [] }), { running: true });
+    const at = new Date().toISOString();
+    const heading = () => root.querySelector('.live h2')!.textContent!;
+    transport.deliver({ type: 'live', event: { type: 'iteration_started', iteration: 2, timestamp: at } });
+    assert.match(heading(), /Iteration 2: snapshot/, 'the viewer said "starting"');
+    transport.deliver({ type: 'live', event: { type: 'phase', iteration: 2, phase: 'critic_repair', status: 'started', timestamp: at } });
+    assert.match(heading(), /Iteration 2: critic \(asked again\)/);
+    transport.deliver({ type: 'live', event: { type: 'review_paused', iteration: 2, timestamp: at } });
+    transport.deliver({ type: 'live', event: { type: 'review_resumed', iteration: 2, action: 'stop', paused_secs: 1, timestamp: at } });
+    transport.deliver({ type: 'live', event: { type: 'phase', iteration: 3, phase: 'actor', status: 'started', timestamp: at } });
+    assert.match(heading(), /Iteration 2: stopping/, 'the viewer showed the next phase of a loop told to stop');
   });
 
   it('opens a session of 100 iterations with megabytes of diff without rendering any diff', () => {

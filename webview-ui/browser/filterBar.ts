@@ -38,24 +38,9 @@ export function createFilterBar(initial: URLSearchParams, onChange: (filter: URL
   searchInput.placeholder = 'Search prompts…';
   searchInput.value = initial.get('search') ?? '';
 
-  const chosen = new Set(initial.getAll('outcome'));
-  const outcomeBoxes = (Object.keys(OUTCOME_LABELS) as Outcome[]).map((outcome) => {
-    const box = h('input', { class: 'outcome-box', 'data-outcome': outcome });
-    box.type = 'checkbox';
-    box.checked = chosen.has(outcome);
-    box.addEventListener('change', changed);
-    return { outcome, box, label: h('label', { class: `chip chip-${outcome}` }, box, OUTCOME_LABELS[outcome]) };
-  });
-
-  const dateInput = (name: 'after' | 'before', label: string): HTMLInputElement => {
-    const input = h('input', { class: `filter-${name}`, 'aria-label': label, title: label });
-    input.type = 'date';
-    input.value = initial.get(name) ?? '';
-    input.addEventListener('change', changed);
-    return input;
-  };
-  const after = dateInput('after', 'Started on or after');
-  const before = dateInput('before', 'Started on or before');
+  const outcomeBoxes = outcomeChips(initial, changed);
+  const after = dateInput(initial, 'after', 'Started on or after', changed);
+  const before = dateInput(initial, 'before', 'Started on or before', changed);
 
   const project = h('select', { class: 'filter-project', 'aria-label': 'Project' });
   const initialProject = initial.get('project') ?? '';
@@ -125,4 +110,24 @@ export function createFilterBar(initial: URLSearchParams, onChange: (filter: URL
     changed();
   });
   return { element, setProjects: fillProjects };
+}
+
+/** A checkbox chip per outcome, checked as the address says. */
+function outcomeChips(initial: URLSearchParams, changed: () => void): { outcome: Outcome; box: HTMLInputElement; label: HTMLElement }[] {
+  const chosen = new Set(initial.getAll('outcome'));
+  return (Object.keys(OUTCOME_LABELS) as Outcome[]).map((outcome) => {
+    const box = h('input', { class: 'outcome-box', 'data-outcome': outcome });
+    box.type = 'checkbox';
+    box.checked = chosen.has(outcome);
+    box.addEventListener('change', changed);
+    return { outcome, box, label: h('label', { class: `chip chip-${outcome}` }, box, OUTCOME_LABELS[outcome]) };
+  });
+}
+
+function dateInput(initial: URLSearchParams, name: 'after' | 'before', label: string, changed: () => void): HTMLInputElement {
+  const input = h('input', { class: `filter-${name}`, 'aria-label': label, title: label });
+  input.type = 'date';
+  input.value = initial.get(name) ?? '';
+  input.addEventListener('change', changed);
+  return input;
 }

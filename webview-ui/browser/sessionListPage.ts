@@ -1,4 +1,6 @@
 import type { LiveEvent } from '../../src/server/apiPayloads.js';
+import { advanceLoop, LOOP_STARTING, loopProgressText, type LoopProgress } from '../../src/sessionFormat/loopProgress.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
 import { h, icon } from '../dom.js';
 import { formatDuration, formatTimestamp, relativeTime } from '../format.js';
@@ -26,152 +28,150 @@ const OUTCOME_ICONS: Readonly<Record<string, string>> = {
   none: 'circle-large-outline',
 };
 
-interface RunningState {
-  iteration: number | null;
-  phase: string | null;
-}
-
 /**
  * Every session, newest first, filtered by the server (the same filters as
  * `codeloops sessions list`), drawn as a virtual list, and kept up to date: new
  * sessions appear, running ones show their iteration and phase.
  */
 export function renderSessionListPage(shell: PageShell): void {
-  let filter = filterFromAddress();
-  let summaries: SessionSummary[] = [];
-  const running = new Map<string, RunningState>();
-  const fresh = new Set<string>();
-  let fetching: AbortController | undefined;
-  let refetchTimer: ReturnType<typeof setTimeout> | undefined;
+  new SessionListPage(shell);
+}
 
-  const count = h('p', { class: 'list-count muted', role: 'status' }, 'Loading sessions…');
-  const list = new VirtualList<SessionSummary>(SESSION_ROW_HEIGHT, (summary) => renderRow(summary, running.get(summary.id), fresh.has(summary.id)));
-  const empty = h('p', { class: 'list-empty muted' });
-  const bar = createFilterBar(filter, (next) => {
-    filter = next;
-    void load();
-  });
-
-  shell.content.replaceChildren(
-    h('h1', { class: 'page-title' }, 'Sessions'),
-    bar.element,
-    count,
-    h(
-      'div',
-      { class: 'list-header', 'aria-hidden': 'true' },
-      h('span', {}, 'Prompt'),
-      h('span', {}, 'Iterations'),
-      h('span', {}, 'Duration'),
-      h('span', {}, 'Started'),
-    ),
-    list.element,
-    empty,
+class SessionListPage {
+  private filter = filterFromAddress();
+  private summaries: SessionSummary[] = [];
+  /** Where each running session's loop is, from the live stream. */
+  private readonly running = new Map<string, LoopProgress>();
+  /** Sessions created since the page opened: they stand out. */
+  private readonly fresh = new Set<string>();
+  private fetching: AbortController | undefined;
+  private refetchTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly count = h('p', { class: 'list-count muted', role: 'status' }, 'Loading sessions…');
+  private readonly list = new VirtualList<SessionSummary>(SESSION_ROW_HEIGHT, (summary) =>
+    renderRow(summary, this.running.get(summary.id), this.fresh.has(summary.id)),
   );
+  private readonly empty = h('p', { class: 'list-empty muted' });
 
-  async function load(): Promise<void> {
-    fetching?.abort();
-    const controller = (fetching = new AbortController());
+  constructor(shell: PageShell) {
+    const bar = createFilterBar(this.filter, (next) => {
+      this.filter = next;
+      void this.load();
+    });
+    shell.content.replaceChildren(
+      h('h1', { class: 'page-title' }, 'Sessions'),
+      bar.element,
+      this.count,
+      h(
+        'div',
+        { class: 'list-header', 'aria-hidden': 'true' },
+        h('span', {}, 'Prompt'),
+        h('span', {}, 'Iterations'),
+        h('span', {}, 'Duration'),
+        h('span', {}, 'Started'),
+      ),
+      this.list.element,
+      this.empty,
+    );
+    void fetchStats(new URLSearchParams()).then(
+      (stats) => bar.setProjects(stats.by_project.map((project) => project.project)),
+      () => {},
+    );
+    openLiveFeed({ onEvent: (event) => this.onLive(event), onStatus: (status) => shell.setFeedStatus(status) });
+    setTimeout(() => {
+      if (this.fetching === undefined) void this.load();
+    }, GREETING_WAIT_MS);
+  }
+
+  private async load(): Promise<void> {
+    this.fetching?.abort();
+    const controller = (this.fetching = new AbortController());
     try {
-      const loaded = await fetchSessions(filter, controller.signal);
+      const loaded = await fetchSessions(this.filter, controller.signal);
       if (controller.signal.aborted) return;
-      summaries = loaded;
+      this.summaries = loaded;
       try {
         sessionStorage.setItem(LIST_ADDRESS_KEY, location.search);
       } catch {
         // storage off: the way back shows every session
       }
-      showCount();
-      list.setItems(summaries);
-      empty.textContent =
-        summaries.length === 0
-          ? filter.toString()
+      this.showCount();
+      this.list.setItems(loaded);
+      this.empty.textContent =
+        loaded.length === 0
+          ? this.filter.toString()
             ? 'No session matches these filters.'
             : 'No sessions yet. Run "codeloops -p <task>" in a repository, and it shows up here.'
           : '';
     } catch (error) {
       if (controller.signal.aborted) return;
-      count.textContent = `The sessions cannot be listed: ${(error as Error).message}`;
-      count.className = 'list-count error';
+      this.count.textContent = `The sessions cannot be listed: ${(error as Error).message}`;
+      this.count.className = 'list-count error';
     }
   }
 
-  function showCount(): void {
-    const runningHere = summaries.filter((summary) => running.has(summary.id)).length;
-    count.className = 'list-count muted';
-    count.textContent = `${summaries.length.toLocaleString('en-US')} session${summaries.length === 1 ? '' : 's'}${runningHere > 0 ? ` · ${runningHere} running` : ''}${filter.toString() ? ' match' : ''}`;
+  private showCount(): void {
+    const { summaries, filter } = this;
+    const runningHere = summaries.filter((summary) => this.running.has(summary.id)).length;
+    this.count.className = 'list-count muted';
+    this.count.textContent = `${summaries.length.toLocaleString('en-US')} session${summaries.length === 1 ? '' : 's'}${runningHere > 0 ? ` · ${runningHere} running` : ''}${filter.toString() ? ' match' : ''}`;
   }
 
-  function refetchSoon(): void {
-    clearTimeout(refetchTimer);
-    refetchTimer = setTimeout(() => void load(), REFETCH_DELAY_MS);
+  private refetchSoon(): void {
+    clearTimeout(this.refetchTimer);
+    this.refetchTimer = setTimeout(() => void this.load(), REFETCH_DELAY_MS);
   }
 
-  function replaceSummary(summary: SessionSummary): boolean {
-    const index = summaries.findIndex((candidate) => candidate.id === summary.id);
+  private replaceSummary(summary: SessionSummary): boolean {
+    const index = this.summaries.findIndex((candidate) => candidate.id === summary.id);
     if (index < 0) return false;
-    summaries[index] = summary;
+    this.summaries[index] = summary;
     return true;
   }
 
-  function onLive(event: LiveEvent): void {
+  private onLive(event: LiveEvent): void {
+    const { running } = this;
     switch (event.type) {
       case 'hello':
         running.clear();
-        for (const id of event.running) running.set(id, { iteration: null, phase: null });
-        void load();
+        for (const id of event.running) running.set(id, LOOP_STARTING);
+        void this.load();
         return;
       case 'stream_error':
-        void load();
+        void this.load();
         return;
       case 'session_created':
-        fresh.add(event.id);
-        if (event.running) running.set(event.id, { iteration: null, phase: null });
-        refetchSoon();
+        this.fresh.add(event.id);
+        if (event.running) running.set(event.id, LOOP_STARTING);
+        this.refetchSoon();
         return;
       case 'session_updated':
-        if (replaceSummary(event.summary)) list.refresh();
+        if (this.replaceSummary(event.summary)) this.list.refresh();
         return;
       case 'session_completed':
         running.delete(event.id);
         // Its outcome may now match the filters, or no longer.
-        if (filter.has('outcome')) refetchSoon();
-        else if (replaceSummary(event.summary)) list.refresh();
-        showCount();
+        if (this.filter.has('outcome')) this.refetchSoon();
+        else if (this.replaceSummary(event.summary)) this.list.refresh();
+        this.showCount();
         return;
       case 'session_removed':
         running.delete(event.id);
-        summaries = summaries.filter((summary) => summary.id !== event.id);
-        list.setItems(summaries);
-        showCount();
+        this.summaries = this.summaries.filter((summary) => summary.id !== event.id);
+        this.list.setItems(this.summaries);
+        this.showCount();
         return;
-      case 'run_event': {
-        const runEvent = event.event;
-        if (runEvent.type === 'run_finished') running.delete(event.id);
-        else if (runEvent.type === 'iteration_started') running.set(event.id, { iteration: runEvent.iteration, phase: 'starting' });
-        else if (runEvent.type === 'phase' && runEvent.status === 'started')
-          running.set(event.id, { iteration: runEvent.iteration, phase: runEvent.phase === 'critic_repair' ? 'critic' : runEvent.phase });
-        else if (runEvent.type === 'run_started') running.set(event.id, { iteration: null, phase: null });
-        else return;
-        showCount();
-        list.refresh();
+      case 'run_event':
+        if (!followRunning(running, event.id, event.event)) return;
+        this.showCount();
+        this.list.refresh();
         return;
-      }
       default:
         return;
     }
   }
-
-  void fetchStats(new URLSearchParams()).then(
-    (stats) => bar.setProjects(stats.by_project.map((project) => project.project)),
-    () => {},
-  );
-  openLiveFeed({ onEvent: onLive, onStatus: (status) => shell.setFeedStatus(status) });
-  setTimeout(() => {
-    if (fetching === undefined) void load();
-  }, GREETING_WAIT_MS);
 }
 
-function renderRow(summary: SessionSummary, running: RunningState | undefined, isFresh: boolean): HTMLElement {
+function renderRow(summary: SessionSummary, running: LoopProgress | undefined, isFresh: boolean): HTMLElement {
   const state = running ? 'running' : (summary.outcome ?? 'none');
   const label = running ? runningLabel(running) : summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'Not finished';
   return pageLink(
@@ -202,7 +202,20 @@ function startedText(timestamp: string, now = Date.now()): string {
   return new Date(time).toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
-function runningLabel(running: RunningState): string {
-  if (running.iteration === null) return 'Running';
-  return `Running · iteration ${running.iteration}${running.phase ? ` · ${running.phase}` : ''}`;
+/**
+ * Where a running session's loop is after one of its run events; false when the event
+ * changed nothing shown. A session that ends leaves the map.
+ */
+export function followRunning(running: Map<string, LoopProgress>, sessionId: string, event: RunEvent): boolean {
+  const before = running.get(sessionId);
+  const after = advanceLoop(before ?? LOOP_STARTING, event);
+  if (after === before) return false;
+  if (after.stage === 'ended') running.delete(sessionId);
+  else running.set(sessionId, after);
+  return true;
+}
+
+/** `Running · iteration 2 · critic`: where a running session's loop is, once it has begun its first iteration. */
+export function runningLabel(progress: LoopProgress): string {
+  return progress.iteration === null ? 'Running' : `Running · ${loopProgressText(progress)}`;
 }

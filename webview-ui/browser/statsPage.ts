@@ -63,53 +63,9 @@ export function renderStatsPage(shell: PageShell): void {
 
 function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]): HTMLElement[] {
   if (stats.total_sessions === 0) return [h('p', { class: 'muted' }, 'No sessions to count.')];
-  const percent = (value: number): string => `${Math.round(value * 100)}%`;
-  const tiles = h(
-    'div',
-    { class: 'tiles' },
-    tile('Sessions', stats.total_sessions.toLocaleString('en-US')),
-    tile('Success rate', percent(stats.success_rate)),
-    tile('Avg iterations', stats.avg_iterations.toFixed(1)),
-    tile('Avg duration', formatDuration(stats.avg_duration_secs)),
-  );
   const periods = periodsOf(stats.sessions_over_time.map((day) => day.date));
-  const perPeriod = new Map<string, number>();
-  for (const day of stats.sessions_over_time) perPeriod.set(periods.keyOf(day.date), (perPeriod.get(periods.keyOf(day.date)) ?? 0) + day.count);
-  const sessionsOverTime: BarDatum[] = periods.keys.map((key) => {
-    const count = perPeriod.get(key) ?? 0;
-    return { label: shortDate(key), value: count, title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${count} session${count === 1 ? '' : 's'}` };
-  });
-
-  const outcomesPerPeriod = new Map<string, { total: number; successes: number }>();
-  for (const summary of summaries) {
-    const key = periods.keyOf(new Date(summary.timestamp).toISOString().slice(0, 10));
-    const entry = outcomesPerPeriod.get(key) ?? { total: 0, successes: 0 };
-    entry.total += 1;
-    if (summary.outcome === 'success') entry.successes += 1;
-    outcomesPerPeriod.set(key, entry);
-  }
-  const successOverTime: BarDatum[] = periods.keys
-    .filter((key) => outcomesPerPeriod.has(key))
-    .map((key) => {
-      const { total, successes } = outcomesPerPeriod.get(key)!;
-      return {
-        label: shortDate(key),
-        value: successes / total,
-        title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${successes} of ${total} succeeded (${percent(successes / total)})`,
-      };
-    });
-
+  const successOverTime = successRateBars(summaries, periods);
   const successes = summaries.filter((summary) => summary.outcome === 'success');
-  // Loops without a limit can take hundreds of iterations: the long tail shares the last bar.
-  const buckets = Math.min(MAX_ITERATION_BARS, Math.max(1, ...successes.map((summary) => summary.iterations)));
-  const iterationCounts = new Array<number>(buckets).fill(0);
-  for (const summary of successes) iterationCounts[Math.min(buckets, Math.max(1, summary.iterations)) - 1]! += 1;
-  const iterationsToSuccess: BarDatum[] = iterationCounts.map((count, index) => {
-    const tail = index === MAX_ITERATION_BARS - 1;
-    const iterations = `${index + 1}${tail ? ' or more' : ''} iteration${index === 0 && !tail ? '' : 's'}`;
-    return { label: `${index + 1}${tail ? '+' : ''}`, value: count, title: `${count} session${count === 1 ? '' : 's'} succeeded after ${iterations}` };
-  });
-
   const projects = stats.by_project.slice(0, MAX_PROJECTS).map((project) => {
     const succeeded = Math.round(project.success_rate * project.total);
     return {
@@ -120,13 +76,19 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
     };
   });
   const otherProjects = stats.by_project.length - projects.length;
-
   return [
-    tiles,
+    h(
+      'div',
+      { class: 'tiles' },
+      tile('Sessions', stats.total_sessions.toLocaleString('en-US')),
+      tile('Success rate', percent(stats.success_rate)),
+      tile('Avg iterations', stats.avg_iterations.toFixed(1)),
+      tile('Avg duration', formatDuration(stats.avg_duration_secs)),
+    ),
     h(
       'div',
       { class: 'chart-grid' },
-      chartCard('Sessions per ' + periods.unit, barChart(sessionsOverTime, { label: `Sessions per ${periods.unit}` }), 'chart-sessions'),
+      chartCard('Sessions per ' + periods.unit, barChart(sessionBars(stats, periods), { label: `Sessions per ${periods.unit}` }), 'chart-sessions'),
       chartCard(
         'Success rate over time',
         successOverTime.length > 0 ? rateChart(successOverTime, { label: `Success rate per ${periods.unit}` }) : h('p', { class: 'muted' }, 'No sessions.'),
@@ -138,7 +100,7 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
           ? h(
               'div',
               {},
-              barChart(iterationsToSuccess, { label: 'Successful sessions by the number of iterations they took', barClass: 'bar-success' }),
+              barChart(iterationsToSuccessBars(successes), { label: 'Successful sessions by the number of iterations they took', barClass: 'bar-success' }),
               h('p', { class: 'chart-note muted' }, 'Successful sessions by the number of iterations they took'),
             )
           : h('p', { class: 'muted' }, 'No successful session yet.'),
@@ -156,6 +118,54 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
       ),
     ),
   ];
+}
+
+function percent(value: number): string {
+  return `${Math.round(value * 100)}%`;
+}
+
+/** Sessions started per period (a day, or a week over a long span), gaps included. */
+function sessionBars(stats: SessionStats, periods: Periods): BarDatum[] {
+  const perPeriod = new Map<string, number>();
+  for (const day of stats.sessions_over_time) perPeriod.set(periods.keyOf(day.date), (perPeriod.get(periods.keyOf(day.date)) ?? 0) + day.count);
+  return periods.keys.map((key) => {
+    const count = perPeriod.get(key) ?? 0;
+    return { label: shortDate(key), value: count, title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${count} session${count === 1 ? '' : 's'}` };
+  });
+}
+
+/** The share of sessions that succeeded, per period that had any. */
+function successRateBars(summaries: readonly SessionSummary[], periods: Periods): BarDatum[] {
+  const outcomesPerPeriod = new Map<string, { total: number; successes: number }>();
+  for (const summary of summaries) {
+    const key = periods.keyOf(new Date(summary.timestamp).toISOString().slice(0, 10));
+    const entry = outcomesPerPeriod.get(key) ?? { total: 0, successes: 0 };
+    entry.total += 1;
+    if (summary.outcome === 'success') entry.successes += 1;
+    outcomesPerPeriod.set(key, entry);
+  }
+  return periods.keys
+    .filter((key) => outcomesPerPeriod.has(key))
+    .map((key) => {
+      const { total, successes } = outcomesPerPeriod.get(key)!;
+      return {
+        label: shortDate(key),
+        value: successes / total,
+        title: `${periods.unit === 'week' ? `Week of ${key}` : key}: ${successes} of ${total} succeeded (${percent(successes / total)})`,
+      };
+    });
+}
+
+/** Successful sessions by how many iterations they took; loops without a limit can take hundreds, so the long tail shares the last bar. */
+function iterationsToSuccessBars(successes: readonly SessionSummary[]): BarDatum[] {
+  const buckets = Math.min(MAX_ITERATION_BARS, Math.max(1, ...successes.map((summary) => summary.iterations)));
+  const iterationCounts = new Array<number>(buckets).fill(0);
+  for (const summary of successes) iterationCounts[Math.min(buckets, Math.max(1, summary.iterations)) - 1]! += 1;
+  return iterationCounts.map((count, index) => {
+    const tail = index === MAX_ITERATION_BARS - 1;
+    const iterations = `${index + 1}${tail ? ' or more' : ''} iteration${index === 0 && !tail ? '' : 's'}`;
+    return { label: `${index + 1}${tail ? '+' : ''}`, value: count, title: `${count} session${count === 1 ? '' : 's'} succeeded after ${iterations}` };
+  });
 }
 
 function tile(label: string, value: string): HTMLElement {

@@ -1,11 +1,10 @@
 import { applyCandidate } from '../../candidates/applyCandidate.js';
 import type { ApplyOutcome } from '../../sessionFormat/applyOutcome.js';
 import { groupsDir } from '../../sessionFormat/candidateGroupFiles.js';
-import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorCommands, EditorWindow, RunLog } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
-import type { RunningLoopsView } from '../runs/runController.js';
+import type { LoopRegistry } from '../runs/loopRegistry.js';
 import { confirmAndMove } from '../timeTravel/timeTravelCommands.js';
 
 /**
@@ -16,8 +15,11 @@ import { confirmAndMove } from '../timeTravel/timeTravelCommands.js';
 
 export interface ApplyDeps {
   store: SessionStore;
-  runs: RunningLoopsView;
+  /** Which sessions run now: a candidate is applied once it has ended. */
+  registry: Pick<LoopRegistry, 'refuseRunningSession'>;
   log: RunLog;
+  /** A session's sidecar folder, where the apply is recorded. */
+  sidecarDirOf: (sessionId: string) => string;
   window: EditorWindow;
   commands: EditorCommands;
   /** Called after the files or the records changed, so the tree and the pages show it. */
@@ -25,10 +27,7 @@ export interface ApplyDeps {
 }
 
 export async function applyCandidateSession(deps: ApplyDeps, sessionId: string): Promise<ApplyOutcome | undefined> {
-  if (deps.runs.runningSessionIds().has(sessionId)) {
-    void deps.window.showWarning('This candidate is still running: wait for it to end, or interrupt it.');
-    return undefined;
-  }
+  if (deps.registry.refuseRunningSession(sessionId)) return undefined;
   const { start } = await deps.store.load(sessionId);
   const name = start.candidate ?? sessionId;
   const outcome = await confirmAndMove(deps, (force, dryRun) => move(deps, sessionId, force, dryRun, false), {
@@ -60,7 +59,7 @@ export async function undoApplySession(deps: ApplyDeps, sessionId: string): Prom
 }
 
 function move(deps: ApplyDeps, sessionId: string, force: boolean | readonly string[], dryRun: boolean, undo: boolean): Promise<ApplyOutcome> {
-  return applyCandidate({ sessionId, store: deps.store, groupsDirectory: groupsDir(), sidecarDirOf: (id) => sidecarDir(id), force, dryRun, undo });
+  return applyCandidate({ sessionId, store: deps.store, groupsDirectory: groupsDir(), sidecarDirOf: deps.sidecarDirOf, force, dryRun, undo });
 }
 
 function fileCount(outcome: ApplyOutcome): string {

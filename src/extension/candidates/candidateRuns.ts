@@ -1,29 +1,17 @@
 import type { CandidateStreamEvent } from '../../sessionFormat/candidateGroups.js';
+import { advanceLoop, LOOP_STARTING, LOOP_WAITING, loopEnded } from '../../sessionFormat/loopProgress.js';
 import type { RunEvent } from '../../sessionFormat/runEvents.js';
-import { describeEvent } from '../../loop/describeEvent.js';
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
-import { COMMANDS, CONTEXT_RUNNING } from '../ids.js';
+import { COMMANDS } from '../ids.js';
+import { runnerCrashedText } from '../runs/loopEndReport.js';
+import { logEvent, showErrorWithLog, writeLog } from '../runs/loopLog.js';
+import type { LoopRegistry, RunningGroup } from '../runs/loopRegistry.js';
 import { CandidatesProcess, type CandidatesProcessEnd } from './candidatesProcess.js';
 
-/** A candidate of a running group, as the views need it. */
-export interface RunningCandidate {
-  label: string;
-  sessionId: string | undefined;
-  iteration: number;
-  phase: string;
-  done: boolean;
-}
-
-export interface RunningGroup<F extends FolderRef = FolderRef> {
-  folder: F;
-  process: CandidatesProcess;
-  groupId: string | undefined;
-  candidates: Map<string, RunningCandidate>;
-  startedAt: number;
-}
-
 export interface CandidateRunsDeps<F extends FolderRef> {
+  /** Where the window's running loops are kept, and the context keys set. */
+  registry: LoopRegistry<F>;
   cliPath: string;
   nodePath: string;
   log: RunLog;
@@ -32,8 +20,6 @@ export interface CandidateRunsDeps<F extends FolderRef> {
   editorSettingsJson: (folder: F) => string | undefined;
   /** Shows a running group in the status bar until disposed. */
   showStatus: (group: RunningGroup<F>) => Disposable;
-  /** Whether a single loop runs in this window, for the `codeloops.running` context key. */
-  othersRunning: () => boolean;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -48,46 +34,26 @@ export interface CandidatesRequest {
 /**
  * Candidate groups started from the editor, one per workspace folder: the runner
  * runs them (`codeloops run --candidates … --events ndjson`), this follows them: each
- * candidate's run events reach the tree and the viewers as a single loop's do, the
- * log shows them with the candidate's label, and the end is reported with a way to
- * the comparison.
+ * candidate's run events reach the views through the registry as a single loop's do,
+ * the log shows them with the candidate's label, and the end is reported with a way
+ * to the comparison.
  */
 export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposable {
-  private readonly groups = new Map<string, RunningGroup<F>>();
-  private readonly events = new Emitter<{ folder: F; event: RunEvent }>();
   private readonly groupEvents = new Emitter<{ folder: F; event: CandidateStreamEvent }>();
-  private readonly ends = new Emitter<{ folder: F; end: CandidatesProcessEnd }>();
-  readonly onEvent = this.events.event;
+  /** The group's own records as they come (started, a candidate finished, judged…); its candidates' run events go to the registry. */
   readonly onGroupEvent = this.groupEvents.event;
-  readonly onDidEnd = this.ends.event;
 
   constructor(private readonly deps: CandidateRunsDeps<F>) {}
 
-  isRunning(folder: F): boolean {
-    return this.groups.has(folder.uri.toString());
-  }
-
-  runningGroups(): RunningGroup<F>[] {
-    return [...this.groups.values()];
-  }
-
-  /** Every candidate of every running group, as the views count running loops. */
-  runningLoops(): RunningCandidate[] {
-    return this.runningGroups().flatMap((group) => [...group.candidates.values()].filter((candidate) => !candidate.done));
-  }
-
-  runningSessionIds(): Set<string> {
-    return new Set(this.runningLoops().flatMap((candidate) => (candidate.sessionId ? [candidate.sessionId] : [])));
+  /** Whether a group may start in the folder now; when not, the user has been told why. */
+  canStartIn(folder: F): boolean {
+    return !this.deps.registry.refuseBusyFolder('group', folder);
   }
 
   /** Starts a group; resolves when every candidate has ended (and the judge has ranked them). */
   async start(folder: F, request: CandidatesRequest): Promise<CandidatesProcessEnd | undefined> {
+    if (!this.canStartIn(folder)) return undefined;
     const { deps } = this;
-    const key = folder.uri.toString();
-    if (this.groups.has(key)) {
-      void deps.window.showWarning(`Codeloops candidates are already running in ${folder.name}. Interrupt them first, or wait for them to finish.`);
-      return undefined;
-    }
     const process = new CandidatesProcess(
       {
         cliPath: deps.cliPath,
@@ -101,75 +67,50 @@ export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposabl
       },
       (event) => this.handle(folder, event),
     );
-    const group: RunningGroup<F> = { folder, process, groupId: undefined, candidates: new Map(), startedAt: Date.now() };
-    this.groups.set(key, group);
-    const status = deps.showStatus(group);
-    deps.commands.setContext(CONTEXT_RUNNING, true);
+    const group: RunningGroup<F> = { kind: 'group', folder, process, groupId: undefined, candidates: new Map(), startedAt: Date.now() };
     deps.log.info(`Starting candidates ${request.candidates}${request.times > 1 ? ` (${request.times} of each)` : ''} in ${folder.uri.fsPath}`);
-    let end: CandidatesProcessEnd | undefined;
-    try {
-      end = await process.done;
-      this.report(folder, end);
-      return end;
-    } finally {
-      status.dispose();
-      this.groups.delete(key);
-      deps.commands.setContext(CONTEXT_RUNNING, this.groups.size > 0 || deps.othersRunning());
-      if (end) this.ends.fire({ folder, end });
-    }
+    return deps.registry.run(group, process.done, { status: () => deps.showStatus(group), report: (end) => this.report(folder, end) });
   }
 
-  /** Stops every candidate of the folder's group (or the only group running). */
+  /** Stops every candidate of the folder's group (or of the only group running); false when there is none. */
   interrupt(folder?: F): boolean {
-    const group = folder ? this.groups.get(folder.uri.toString()) : this.groups.size === 1 ? [...this.groups.values()][0] : undefined;
-    if (!group) return false;
-    this.deps.log.warn(`Interrupting the candidates in ${group.folder.name}`);
-    for (const candidate of group.candidates.values()) if (!candidate.done) candidate.phase = 'stopping';
-    group.process.interrupt();
-    return true;
+    const { registry } = this.deps;
+    const groups = registry.groups();
+    const group = folder ? registry.groupIn(folder) : groups.length === 1 ? groups[0] : undefined;
+    if (group) registry.stop(group);
+    return group !== undefined;
   }
 
   private handle(folder: F, event: CandidateStreamEvent): void {
-    const group = this.groups.get(folder.uri.toString());
+    const group = this.deps.registry.groupIn(folder);
     if (event.type === 'candidate_event') {
-      if (group) this.track(group, event.label, event.session_id, event.event);
-      for (const line of describeEvent(event.event, { showAgentText: false })) this.write(`[${event.label}] ${line.text}`, line.tone);
-      this.events.fire({ folder, event: event.event });
+      if (group) this.followCandidate(group, event.label, event.session_id, event.event);
+      logEvent(this.deps.log, event.event, { showAgentText: false, label: event.label });
+      this.deps.registry.fire({ folder, kind: 'group', sessionId: event.session_id, event: event.event });
       return;
     }
-    if (group && event.type === 'group_started') {
-      group.groupId = event.group_id;
-      for (const candidate of event.candidates)
-        group.candidates.set(candidate.label, { label: candidate.label, sessionId: undefined, iteration: 0, phase: 'waiting', done: false });
-    }
-    if (group && event.type === 'candidate_finished') {
-      const candidate = group.candidates.get(event.label);
-      if (candidate) candidate.done = true;
-    }
-    if (event.type === 'judged') this.write(`judge: ${event.judgment.ranking.join(' > ') || event.judgment.reasoning}`, 'info');
+    if (group) this.followGroup(group, event);
+    if (event.type === 'judged') writeLog(this.deps.log, `judge: ${event.judgment.ranking.join(' > ') || event.judgment.reasoning}`, 'info');
     this.groupEvents.fire({ folder, event });
   }
 
-  private track(group: RunningGroup<F>, label: string, sessionId: string, event: RunEvent): void {
-    const candidate = group.candidates.get(label) ?? { label, sessionId, iteration: 0, phase: 'starting', done: false };
-    group.candidates.set(label, candidate);
-    candidate.sessionId = sessionId;
-    if (event.type === 'iteration_started') {
-      candidate.iteration = event.iteration;
-      candidate.phase = 'snapshot';
+  /** The group's own records: its candidates, waiting at first; each one's end as the group recorded it. */
+  private followGroup(group: RunningGroup<F>, event: CandidateStreamEvent): void {
+    if (event.type === 'group_started') {
+      group.groupId = event.group_id;
+      for (const { label } of event.candidates) group.candidates.set(label, { label, sessionId: undefined, progress: LOOP_WAITING });
     }
-    if (event.type === 'phase' && event.status === 'started' && candidate.phase !== 'stopping')
-      candidate.phase = event.phase === 'critic_repair' ? 'critic' : event.phase;
-    if (event.type === 'run_finished') {
-      candidate.done = true;
-      candidate.phase = event.status;
+    if (event.type === 'candidate_finished') {
+      const candidate = group.candidates.get(event.label);
+      if (candidate) candidate.progress = loopEnded(candidate.progress, event.outcome, event.timestamp);
     }
   }
 
-  private write(text: string, tone: string): void {
-    if (tone === 'error') this.deps.log.error(text);
-    else if (tone === 'warning') this.deps.log.warn(text);
-    else this.deps.log.info(text);
+  private followCandidate(group: RunningGroup<F>, label: string, sessionId: string, event: RunEvent): void {
+    const candidate = group.candidates.get(label) ?? { label, sessionId, progress: LOOP_STARTING };
+    group.candidates.set(label, candidate);
+    candidate.sessionId = sessionId;
+    candidate.progress = advanceLoop(candidate.progress, event);
   }
 
   private report(folder: F, end: CandidatesProcessEnd): void {
@@ -187,15 +128,13 @@ export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposabl
       return;
     }
     log.error(end.message);
-    const showLog = 'Show Log';
-    const prefix = end.kind === 'refused' ? `Codeloops could not start the candidates in ${folder.name}` : 'The Codeloops runner stopped unexpectedly';
-    void window.showError(`${prefix}: ${end.message}`, showLog).then((choice) => choice === showLog && log.show(true));
+    void showErrorWithLog(
+      this.deps,
+      end.kind === 'refused' ? `Codeloops could not start the candidates in ${folder.name}: ${end.message}` : runnerCrashedText(end.message),
+    );
   }
 
   dispose(): void {
-    for (const group of this.groups.values()) group.process.interrupt();
-    this.events.dispose();
     this.groupEvents.dispose();
-    this.ends.dispose();
   }
 }

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { formatDuration } from '../../text/humanize.js';
 import { COMMANDS } from '../ids.js';
-import type { RunningGroup } from './candidateRuns.js';
+import type { RunningGroup } from '../runs/loopRegistry.js';
 
 /** The status bar while candidates run: how many are done, elapsed time; a click interrupts them all. */
 export class GroupStatusItem implements vscode.Disposable {
@@ -10,7 +10,7 @@ export class GroupStatusItem implements vscode.Disposable {
 
   constructor(private readonly group: RunningGroup<vscode.WorkspaceFolder>) {
     this.item.name = 'Codeloops candidates';
-    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [group.folder] };
+    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [group.folder, group.kind] };
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     this.update();
     this.item.show();
@@ -19,7 +19,7 @@ export class GroupStatusItem implements vscode.Disposable {
 
   private update(): void {
     const candidates = [...this.group.candidates.values()];
-    const done = candidates.filter((candidate) => candidate.done).length;
+    const done = candidates.filter((candidate) => candidate.progress.stage === 'ended').length;
     const elapsed = formatDuration((Date.now() - this.group.startedAt) / 1000);
     const what = candidates.length > 0 ? `${candidates.length} candidates · ${done} done` : 'starting candidates';
     this.item.text = `$(debug-stop) Codeloops: ${what} · ${elapsed}`;

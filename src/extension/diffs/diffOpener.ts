@@ -1,5 +1,6 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
+import { isWithinFolder } from '../../files/folderPaths.js';
 import type { FileChange } from '../../sessionFormat/runEvents.js';
 import { openRepository } from '../../git/repository.js';
 import { readSnapshot, snapshotRef } from '../../git/snapshots.js';
@@ -29,6 +30,16 @@ export class DiffOpener {
     const left = snapshotUri({ session: sessionId, iteration, side: 'pre', path: file.oldPath ?? file.path });
     const right = snapshotUri({ session: sessionId, iteration, side: 'post', path: file.path });
     await vscode.commands.executeCommand('vscode.diff', left, right, `${path.posix.basename(file.path)} (iteration ${iteration})`, this.showOptions());
+  }
+
+  /** Opens a file of a session's repository at a line; a path that would leave the repository is refused. */
+  async openLocation(sessionId: string, file: string, line: number | null): Promise<void> {
+    const start = await this.library.store.startLine(sessionId);
+    const root = (await openRepository(start.working_dir)).root;
+    const target = path.resolve(root, file);
+    if (!isWithinFolder(root, target)) throw new Error(`${file} is not inside ${root}.`);
+    const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+    await vscode.window.showTextDocument(vscode.Uri.file(target), { selection: new vscode.Range(position, position), preview: true });
   }
 
   async openIteration(sessionId: string, iteration: number): Promise<void> {

@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import type { Hunk } from '../../git/hunks.js';
 import { iterationHunks } from '../../review/hunkReview.js';
-import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { COMMANDS } from '../ids.js';
 import { postSnapshotOf } from './reviewThreads.js';
@@ -24,7 +23,10 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly changes = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changes.event;
 
-  constructor(private readonly library: SessionLibrary) {}
+  constructor(
+    private readonly library: SessionLibrary,
+    private readonly sidecarDirOf: (sessionId: string) => string,
+  ) {}
 
   /** Forgets a session's hunks (its files or review changed). */
   invalidate(sessionId: string): void {
@@ -48,6 +50,18 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
     });
   }
 
+  /**
+   * The hunk "Reject This Change" means: from a lens, the one it names; from the editor's
+   * context menu or title, the one under the cursor (the user is told when there is none).
+   */
+  async hunkOf(ref: unknown): Promise<HunkRef | undefined> {
+    if (isHunkRef(ref)) return ref;
+    const editor = vscode.window.activeTextEditor;
+    const found = editor ? await this.hunkAt(editor.document.uri, editor.selection.active.line + 1) : undefined;
+    if (!found) void vscode.window.showInformationMessage("Codeloops: put the cursor in a change on the right side of an iteration's diff, then reject it.");
+    return found;
+  }
+
   /** The hunk at a line (1-based) of a post-side snapshot document, if the line is in one. */
   async hunkAt(uri: vscode.Uri, line: number): Promise<HunkRef | undefined> {
     const file = postSnapshotOf(uri);
@@ -66,7 +80,7 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
     if (!found) {
       found = (async () => {
         const view = await this.library.view(sessionId);
-        const files = await iterationHunks({ sessionId, workingDir: view.start.working_dir, sidecarDirectory: sidecarDir(sessionId) }, iteration);
+        const files = await iterationHunks({ sessionId, workingDir: view.start.working_dir, sidecarDirectory: this.sidecarDirOf(sessionId) }, iteration);
         return (files ?? []).flatMap((patch) => patch.hunks);
       })().catch(() => []);
       this.cache.set(key, found);
@@ -77,4 +91,9 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
   dispose(): void {
     this.changes.dispose();
   }
+}
+
+function isHunkRef(value: unknown): value is HunkRef {
+  const ref = value as Partial<HunkRef> | undefined;
+  return typeof ref?.sessionId === 'string' && typeof ref.iteration === 'number' && typeof ref.hunk === 'number';
 }

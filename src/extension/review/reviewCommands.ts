@@ -3,7 +3,6 @@ import { rejectHunk, stageChanges, undoRejection } from '../../review/hunkReview
 import { reviewTargetOf, type SessionReviewTarget } from '../../review/reviewTarget.js';
 import { isCodeloopsError } from '../../sessionFormat/failures.js';
 import type { ReviewActionOutcome } from '../../sessionFormat/reviewRecords.js';
-import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorWindow, RunLog } from '../editorPorts.js';
 
@@ -16,12 +15,14 @@ export interface ReviewCommandsDeps {
   store: SessionStore;
   window: EditorWindow;
   log: RunLog;
+  /** A session's sidecar folder, where its review is recorded. */
+  sidecarDirOf: (sessionId: string) => string;
   /** Called after the files or the review changed, so the tree, viewers and comment threads show it. */
   changed: (sessionId: string) => void;
 }
 
 function targetOf(deps: ReviewCommandsDeps, sessionId: string): Promise<SessionReviewTarget> {
-  return reviewTargetOf(deps.store, sidecarDir, sessionId);
+  return reviewTargetOf(deps.store, deps.sidecarDirOf, sessionId);
 }
 
 /** Runs a review action; a refusal (a loop at work, a hunk that is gone) is said, not thrown. */

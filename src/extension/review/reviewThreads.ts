@@ -7,6 +7,7 @@ import { mapWithLimit } from '../../process/concurrency.js';
 import type { ReviewItems } from '../../sessionFormat/reviewRecords.js';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { URI_SCHEMES } from '../ids.js';
+import { commentCommand, resolveCommand, type ReviewCommandsDeps } from './reviewCommands.js';
 import { snapshotUri } from '../diffs/snapshotContentProvider.js';
 import { parseSnapshotQuery, type SnapshotFile } from '../diffs/snapshotUris.js';
 
@@ -38,6 +39,23 @@ export class ReviewThreads implements vscode.Disposable {
 
   itemOf(thread: vscode.CommentThread): ThreadItem | undefined {
     return this.items.get(thread);
+  }
+
+  /** The user's comment from the gutter's "+": recorded for the next actor run, then shown in place of the draft. */
+  async addComment(review: ReviewCommandsDeps, reply: vscode.CommentReply): Promise<void> {
+    const file = postSnapshotOf(reply.thread.uri);
+    const range = reply.thread.range;
+    if (!file || !range) return;
+    const place = { sessionId: file.session, iteration: file.iteration, file: file.path, line: range.start.line + 1, endLine: range.end.line + 1 };
+    if (!(await commentCommand(review, place, reply.text))) return;
+    reply.thread.dispose(); // the draft: the recorded comment takes its place
+    await this.show(file.session);
+  }
+
+  /** Resolves (or reopens) the review item a thread shows. */
+  async setResolved(review: ReviewCommandsDeps, thread: vscode.CommentThread, resolved: boolean): Promise<void> {
+    const item = this.itemOf(thread);
+    if (item) await resolveCommand(review, item.sessionId, item.id, resolved);
   }
 
   /** The threads shown for a session (for tests and the curious). */

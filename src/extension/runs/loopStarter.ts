@@ -25,11 +25,7 @@ export class LoopStarter<F extends FolderRef> {
   async start(choosePrompt: (folder: F) => Promise<LoopPrompt | undefined>): Promise<void> {
     const { deps } = this;
     const folder = await this.folderToRunIn();
-    if (!folder) return;
-    if (deps.runs.isRunning(folder)) {
-      void deps.window.showWarning(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);
-      return;
-    }
+    if (!folder || !deps.runs.canStartIn(folder)) return;
     const prompt = await choosePrompt(folder);
     if (!prompt) return;
     deps.log.show(true);

@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
+import { loopProgressText } from '../../sessionFormat/loopProgress.js';
 import { formatDuration } from '../../text/humanize.js';
 import { COMMANDS } from '../ids.js';
-import { spendText, type RunningLoop } from './runController.js';
+import type { RunningLoop } from './loopRegistry.js';
+import { spendText } from './runController.js';
 
 /** The status bar while a loop runs: iteration, phase, elapsed time; a click interrupts, or, while it waits for your review, goes on. */
 export class RunStatusItem implements vscode.Disposable {
@@ -18,19 +20,20 @@ export class RunStatusItem implements vscode.Disposable {
 
   private update(): void {
     const { loop } = this;
-    if (loop.pausedAfter !== null) {
-      this.item.text = `$(comment-discussion) Codeloops: waiting for your review of iteration ${loop.pausedAfter}`;
-      this.item.tooltip = `The loop in ${loop.folder.name} waits: review iteration ${loop.pausedAfter} (comment, reject hunks), then click to go on.`;
+    const { pausedAfter } = loop.progress;
+    if (pausedAfter !== null) {
+      this.item.text = `$(comment-discussion) Codeloops: waiting for your review of iteration ${pausedAfter}`;
+      this.item.tooltip = `The loop in ${loop.folder.name} waits: review iteration ${pausedAfter} (comment, reject hunks), then click to go on.`;
       this.item.command = { command: COMMANDS.continueLoop, title: 'Continue', arguments: [loop.sessionId] };
       this.item.accessibilityInformation = {
-        label: `Codeloops loop in ${loop.folder.name} waits for your review of iteration ${loop.pausedAfter}. Continue.`,
+        label: `Codeloops loop in ${loop.folder.name} waits for your review of iteration ${pausedAfter}. Continue.`,
         role: 'button',
       };
       return;
     }
-    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder] };
+    this.item.command = { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder, loop.kind] };
     const elapsed = formatDuration((Date.now() - loop.startedAt) / 1000);
-    const where = loop.iteration > 0 ? `iteration ${loop.iteration} · ${loop.phase}` : loop.phase;
+    const where = loopProgressText(loop.progress);
     const cost = spendText(loop);
     this.item.text = `$(debug-stop) Codeloops: ${where} · ${elapsed}${cost ? ` · ${cost}` : ''}`;
     this.item.tooltip =

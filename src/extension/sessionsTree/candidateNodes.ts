@@ -3,19 +3,12 @@ import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import { relativeTime } from '../../text/humanize.js';
 import { previewLine } from '../../text/truncate.js';
 import { TREE_ITEM_KINDS } from '../ids.js';
-import { sessionNode, type SessionNode, type TopNodeLook } from './sessionsTreeModel.js';
+import { sessionNode, type GroupNode } from './sessionsTreeModel.js';
 
 /**
  * Candidate groups in the sessions tree: a group node under which its candidates'
  * sessions sit, labelled by candidate (and rank, once ranked), with live status.
  */
-
-export interface GroupNode extends TopNodeLook {
-  kind: 'group';
-  /** When the group started, to place it among the sessions. */
-  timestamp: string;
-  candidates: SessionNode[];
-}
 
 /** A candidate as the tree gets it: its label, its session (once it exists) and whether it runs now. */
 export interface CandidateEntry {

@@ -5,7 +5,6 @@ import type { SessionView } from '../../sessionView/sessionView.js';
 import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import { formatDuration, relativeTime } from '../../text/humanize.js';
 import { TREE_ITEM_KINDS } from '../ids.js';
-import type { GroupNode } from './candidateNodes.js';
 
 /**
  * What the sessions tree shows, computed without VS Code so it can be tested on its
@@ -37,6 +36,14 @@ export interface TopNodeLook {
 
 export interface SessionNode extends TopNodeLook {
   kind: 'session';
+}
+
+/** A candidate group: its candidates' sessions sit under it (candidateNodes.ts). */
+export interface GroupNode extends TopNodeLook {
+  kind: 'group';
+  /** When the group started, to place it among the sessions. */
+  timestamp: string;
+  candidates: SessionNode[];
 }
 
 export interface IterationNode {

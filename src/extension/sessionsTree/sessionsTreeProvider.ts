@@ -2,15 +2,16 @@ import * as vscode from 'vscode';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { SessionWatcher } from '../../sessions/sessionWatcher.js';
 import { COMMANDS } from '../ids.js';
-import type { RunningLoopsView } from '../runs/runController.js';
+import type { RunningLoopsView } from '../runs/loopRegistry.js';
 import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
-import { groupNode, type GroupNode } from './candidateNodes.js';
+import { groupNode } from './candidateNodes.js';
 import {
   fileNodes,
   iterationNodes,
   moreNode,
   SESSIONS_PAGE,
   sessionNode,
+  type GroupNode,
   type SessionNode,
   type TooltipSpec,
   type TopNodeLook,

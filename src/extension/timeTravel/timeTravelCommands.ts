@@ -1,10 +1,10 @@
 import { rollBack, undoRollback, type RollbackRequest } from '../../rollback/rollback.js';
 import type { RollbackOutcome } from '../../sessionFormat/rollbackOutcome.js';
-import { sidecarDir } from '../../sessionFormat/sessionFiles.js';
 import type { FailureCode } from '../../sessionFormat/failures.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
+import type { LoopRegistry } from '../runs/loopRegistry.js';
 import type { RunController } from '../runs/runController.js';
 
 /**
@@ -18,10 +18,15 @@ const MAX_LISTED = 20;
 
 export interface TimeTravelDeps<F extends FolderRef = FolderRef> {
   store: SessionStore;
+  /** Starts the loop that carries a session on. */
   runs: RunController<F>;
+  /** Which sessions run now: their files are not rolled back under them. */
+  registry: LoopRegistry<F>;
   log: RunLog;
   window: EditorWindow;
   commands: EditorCommands;
+  /** A session's sidecar folder, where its moves are recorded. */
+  sidecarDirOf: (sessionId: string) => string;
   /** The open workspace folder that holds a path, if any. */
   folderOf: (filePath: string) => F | undefined;
   /** Called after the files or the record changed, so the tree and viewers show it. */
@@ -70,10 +75,7 @@ export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>
     void deps.window.showError(`Codeloops: this session ran in ${session.start.working_dir}. Open that folder to resume it.`);
     return;
   }
-  if (deps.runs.isRunning(folder)) {
-    void deps.window.showWarning(`A Codeloops loop is already running in ${folder.name}. Interrupt it first, or wait for it to finish.`);
-    return;
-  }
+  if (!deps.runs.canStartIn(folder)) return;
   deps.log.show(true);
   const end = await deps.runs.start(folder, { resume: sessionId }, { handles: OVERRULABLE });
   if (end?.kind === 'refused' && OVERRULABLE.includes(end.code)) {
@@ -84,12 +86,9 @@ export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>
 }
 
 async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
-  if (deps.runs.runningSessionIds().has(sessionId)) {
-    void deps.window.showWarning('This session is still running: interrupt it first.');
-    return undefined;
-  }
+  if (deps.registry.refuseRunningSession(sessionId)) return undefined;
   const session = await deps.store.load(sessionId);
-  return { sessionId, workingDir: session.start.working_dir, sidecarDirectory: sidecarDir(sessionId) };
+  return { sessionId, workingDir: session.start.working_dir, sidecarDirectory: deps.sidecarDirOf(sessionId) };
 }
 
 /** What a move of files (a rollback, an apply, their undos) says it did or would do. */

@@ -5,13 +5,12 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import type { CodeloopsApi } from '../../../src/extension/extension.js';
 import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
-import type { FileNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
+import type { FileNode, GroupNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
 import { EVENTS_FILE, sessionsDir, sidecarDir } from '../../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
 import { rejectHunkCommand } from '../../../src/extension/review/reviewCommands.js';
 import { rollBackIteration, undoLastRollback } from '../../../src/extension/timeTravel/timeTravelCommands.js';
 import { applyCandidateSession, undoApplySession } from '../../../src/extension/candidates/applyCommands.js';
-import type { GroupNode } from '../../../src/extension/sessionsTree/candidateNodes.js';
 
 /**
  * Runs inside the extension host of a real VS Code, against a workspace that is a
@@ -178,7 +177,7 @@ describe('Codeloops in a real VS Code', () => {
   async function slowLoop(): Promise<{ running: Promise<Awaited<ReturnType<CodeloopsApi['runs']['start']>>> }> {
     scriptAgents({ actor: [[{ print: 'a long job' }, { sleep: 120_000 }]], critic: [[{ print: 'TASK COMPLETE' }]] });
     const running = codeloops.runs.start(workspaceFolder(), { text: 'A slow task' });
-    await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.phase === 'actor'));
+    await waitFor('the actor to start', () => codeloops.runs.runningLoops().find((loop) => loop.progress.stage === 'actor'));
     return { running };
   }
 
@@ -559,7 +558,7 @@ describe('Codeloops in a real VS Code', () => {
         critic: [[{ print: '<decision>{"type":"continue","feedback":"again"}</decision>' }], [{ print: 'TASK COMPLETE' }]],
       });
       const running = codeloops.runs.start(folder, { text: 'Pause for review' });
-      const loop = await waitFor('the loop to wait for review', () => codeloops.runs.runningLoops().find((candidate) => candidate.pausedAfter === 1));
+      const loop = await waitFor('the loop to wait for review', () => codeloops.runs.runningLoops().find((candidate) => candidate.progress.pausedAfter === 1));
       assert.equal(fs.readFileSync(path.join(folder.uri.fsPath, 'paused.txt'), 'utf8'), 'one\n', 'the second iteration waits');
       await vscode.commands.executeCommand(COMMANDS.continueLoop, loop.sessionId);
       const end = await running;
