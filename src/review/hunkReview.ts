@@ -1,4 +1,5 @@
 import { applyHunk, applyPatch, diffHunks, missingHunks, treeWithout, type FilePatch, type Hunk } from '../git/hunks.js';
+import { keepLineEndings } from '../git/exactBytes.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { listSessionRefs, readSnapshot, reviewRef, sessionHeadRef, snapshotIterations, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
 import { acquireReviewLock } from '../loop/repositoryLock.js';
@@ -125,11 +126,12 @@ export async function rejectHunk(target: ReviewTarget & { iteration: number; hun
     const before = reviewRef(target.sessionId, id, 'before');
     const after = reviewRef(target.sessionId, id, 'after');
     const message = `codeloops ${target.sessionId} reject ${id}: hunk ${target.hunk} of iteration ${target.iteration}`;
+    let saved: Snapshot | undefined;
     const applied = await applyHunk(repository, file, hunk, {
       reverse: true,
       takenOut: rejectedIn(file, rejections, target.iteration).filter((other) => other !== hunk),
       // Saved once the hunk is known to apply, before a byte is written: the undo goes back to it.
-      beforeWriting: async () => void (await takeSnapshot(repository, `${message} (the tree before)`, [before])),
+      beforeWriting: async () => void (saved = await takeSnapshot(repository, `${message} (the tree before)`, [before])),
     });
     if (!applied.applied) {
       return {
@@ -139,6 +141,8 @@ export async function rejectHunk(target: ReviewTarget & { iteration: number; hun
         message: `Changed nothing: hunk ${target.hunk} of iteration ${target.iteration} (${hunk.path}) no longer matches the file as it is now, so it cannot be undone on its own. ${applied.reason}`,
       };
     }
+    // git apply writes line endings as a checkout would; the file keeps those it had.
+    if (saved) await keepLineEndings(repository, saved.commit, [file.rawPath]);
     // The session's head follows: codeloops left the tree so (resume does not take this for the user's edit).
     await takeSnapshot(repository, message, [after, sessionHeadRef(target.sessionId)]);
     record.append({
@@ -191,10 +195,11 @@ export async function undoRejection(target: ReviewTarget & { id?: string }): Pro
     if (file.entry === 'gitlink') return { ...nestedRepository(base, file, item.id), id: item.id };
     const message = `codeloops ${target.sessionId} undo ${item.id}`;
     const replaced = reviewRef(target.sessionId, item.id, 'replaced');
+    let saved: Snapshot | undefined;
     const applied = await applyHunk(repository, file, hunk, {
       reverse: false,
       takenOut: rejectedIn(file, rejections, item.iteration),
-      beforeWriting: async () => void (await takeSnapshot(repository, `${message} (the tree before)`, [replaced])),
+      beforeWriting: async () => void (saved = await takeSnapshot(repository, `${message} (the tree before)`, [replaced])),
     });
     if (!applied.applied) {
       return {
@@ -205,6 +210,7 @@ export async function undoRejection(target: ReviewTarget & { id?: string }): Pro
         message: `Changed nothing: the lines of ${item.id} in ${hunk.path} changed since it was rejected, so its hunk cannot be put back on its own. ${applied.reason}`,
       };
     }
+    if (saved) await keepLineEndings(repository, saved.commit, [file.rawPath]);
     await takeSnapshot(repository, message, [reviewRef(target.sessionId, item.id, 'undone'), sessionHeadRef(target.sessionId)]);
     record.append({ type: 'rejection_undone', id: item.id, restored: [hunk.path] });
     return {

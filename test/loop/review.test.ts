@@ -304,6 +304,20 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(git(repo, 'show', ':app.txt'), lines(20, { 3: 'three', 15: 'fifteen' }));
   });
 
+  it('gives a file the line endings it had when it is rejected and put back where git converts them (core.autocrlf with LF on disk)', async () => {
+    const repo = createRepo();
+    git(repo, 'config', 'core.autocrlf', 'true');
+    // Written LF and committed: git would check it out as CRLF, but on disk it is LF, and stays so.
+    writeFile(repo, 'app.txt', lines(20));
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'initial');
+    const target = await iterationOf(repo, () => writeFile(repo, 'app.txt', lines(20, { 3: 'three', 15: 'fifteen' })));
+    assert.equal((await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: null })).result, 'rejected');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 3: 'three' }), 'LF, as it was: not CRLF');
+    assert.equal((await undoRejection({ ...target })).result, 'rejection_undone');
+    assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 3: 'three', 15: 'fifteen' }));
+  });
+
   it('stages only the iteration’s change of a file the user also edited without staging: their edit stays in the file and out of the index', async () => {
     const repo = createRepo({ files: { 'app.txt': lines(30) } });
     const target = await iterationOf(repo, () => writeFile(repo, 'app.txt', lines(30, { 3: 'by the actor' })));
