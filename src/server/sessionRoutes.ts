@@ -88,8 +88,9 @@ export async function sessionDocument(context: SessionRoutesContext, request: ht
 }
 
 /**
- * `GET /api/sessions/:id/diff[?iteration=N]`: the recorded diff as plain text, as
- * `codeloops sessions diff` prints it, one iteration at a time.
+ * `GET /api/sessions/:id/diff[?iteration=N]`: the recorded diff as plain text, byte for
+ * byte, one iteration at a time (`codeloops sessions diff` also quotes names that hide
+ * characters, for a terminal; a client here gets what was recorded).
  */
 export async function sessionDiff(
   context: SessionRoutesContext,
