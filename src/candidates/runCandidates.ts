@@ -45,7 +45,7 @@ export interface CandidatesRequest {
   /** Rank the finished changes with the critic agent (off: checks and outcomes only). */
   judge: boolean;
   sessionsDirectory: string;
-  sidecarDirectory: (sessionId: string) => string;
+  sidecarDirOf: (sessionId: string) => string;
   groupsDirectory: string;
   worktreesDirectory: string;
   store: SessionStore;
@@ -70,7 +70,7 @@ export function endRunningGroupsNow(status: GroupStatus): void {
 
 export async function runCandidates(request: CandidatesRequest): Promise<CandidatesResult> {
   const repository = request.base.repository;
-  for (const warning of await pruneLeftoverWorktrees(repository, { groupsDirectory: request.groupsDirectory, sidecarDirOf: request.sidecarDirectory }))
+  for (const warning of await pruneLeftoverWorktrees(repository, { groupsDirectory: request.groupsDirectory, sidecarDirOf: request.sidecarDirOf }))
     request.onWarning?.(warning);
   assertOutside(request.worktreesDirectory, repository);
   const started = new Date();
@@ -123,7 +123,7 @@ class GroupRun {
   }
 
   private get sources() {
-    return { store: this.request.store, sidecarDirOf: this.request.sidecarDirectory };
+    return { store: this.request.store, sidecarDirOf: this.request.sidecarDirOf };
   }
 
   async execute(repository: Repository, started: Date): Promise<CandidatesResult> {
@@ -223,7 +223,7 @@ class GroupRun {
         stall: prepared.settings.stall,
         prices: prepared.settings.prices,
         sessionsDirectory: request.sessionsDirectory,
-        sidecarDirectory: request.sidecarDirectory,
+        sidecarDirOf: request.sidecarDirOf,
         signal: request.signal,
         candidate: { group: this.groupId, label: candidate.label },
         beforeFirstIteration: ({ report, signal }) => prepareWorktree(repository, candidate, prepared.settings.worktree, report, signal),

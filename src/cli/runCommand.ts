@@ -8,7 +8,7 @@ import { endRunningLoopsNow, runLoop, type Continuation } from '../loop/loopRunn
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { failureReportOf } from '../sessionFormat/failures.js';
 import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
-import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
 import { stdinReviewControl } from './reviewControl.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
@@ -179,7 +179,7 @@ export async function driveLoop(
         stall: run.prepared.settings.stall,
         prices: run.prepared.settings.prices,
         sessionsDirectory: sessionsDir(),
-        sidecarDirectory: (sessionId) => sidecarDir(sessionId),
+        sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
         signal,
         onEvent,
         continuation: run.continuation,

@@ -55,8 +55,8 @@ export interface LoopRequest {
   /** null: no limit. */
   maxIterations: number | null;
   sessionsDirectory: string;
-  /** Where this session's sidecar folder goes, given its id. */
-  sidecarDirectory: (sessionId: string) => string;
+  /** Where a session's sidecar folder is, given its id. */
+  sidecarDirOf: (sessionId: string) => string;
   /** The project's checks, run after the actor and before the critic in every iteration. */
   checks: readonly CheckSpec[];
   budget: Budget;
@@ -98,7 +98,7 @@ export interface Continuation {
   /** What the sessions carried on used: the budget counts on from there, it does not start again. */
   spent: SpendTotals & { durationSecs: number };
   /** The sidecar folders of the sessions carried on, oldest first: their open findings and the user's review go on. */
-  reviewSidecars: string[];
+  earlierSidecarDirs: string[];
 }
 
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
@@ -161,7 +161,7 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   if (continuation && !continuation.appendTo) {
     // The session carried on says where: the feedback given on it went there (a finished session is not "open" for it again).
     try {
-      appendReviewRecord(request.sidecarDirectory(continuation.sessionId), { type: 'carried_on', session_id: writer.sessionId });
+      appendReviewRecord(request.sidecarDirOf(continuation.sessionId), { type: 'carried_on', session_id: writer.sessionId });
     } catch {
       // a record, not the loop: the new session is what matters
     }
@@ -232,7 +232,7 @@ class LoopRun {
     if (request.signal.aborted) this.stopper.abort();
     else request.signal.addEventListener('abort', () => this.stopper.abort(), { once: true });
     try {
-      this.sidecar = SidecarRecorder.open(request.sidecarDirectory(this.sessionId));
+      this.sidecar = SidecarRecorder.open(request.sidecarDirOf(this.sessionId));
     } catch (error) {
       // The session file is what matters; the record is a bonus.
       this.warn(`the sidecar record could not be opened (${(error as Error).message}); going on without it`);
@@ -302,7 +302,7 @@ class LoopRun {
       action = this.stopper.signal.aborted ? 'stop' : await wait(iteration, this.stopper.signal);
     } finally {
       // A review action under way (a hunk half undone) finishes before the loop touches the tree again.
-      await withReviewLock(this.request.sidecarDirectory(this.sessionId), async () => this.lock.setPausedForReview(false)).catch((error: unknown) => {
+      await withReviewLock(this.request.sidecarDirOf(this.sessionId), async () => this.lock.setPausedForReview(false)).catch((error: unknown) => {
         this.lock.setPausedForReview(false);
         this.warn(`going on without waiting for a review action: ${(error as Error).message}`);
       });
@@ -716,9 +716,9 @@ class LoopRun {
    * again each time (the user adds them from another process while the loop runs).
    */
   private async reviewState(): Promise<ReviewItems> {
-    const earlier = this.request.continuation?.reviewSidecars ?? [];
+    const earlier = this.request.continuation?.earlierSidecarDirs ?? [];
     this.earlierReviewEvents ??= (await Promise.all(earlier.map((directory) => readSidecarEvents(directory, undefined, keepForReview)))).flat();
-    const directories = new Set([...earlier, this.request.sidecarDirectory(this.sessionId)]);
+    const directories = new Set([...earlier, this.request.sidecarDirOf(this.sessionId)]);
     const records = (await Promise.all([...directories].map((directory) => readReviewRecords(directory)))).flat();
     return foldReview([...this.earlierReviewEvents, ...this.reviewEvents], records);
   }

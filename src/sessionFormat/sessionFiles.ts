@@ -27,7 +27,8 @@ export function sidecarsDir(env: Environment = process.env): string {
   return path.join(dataHome(env), 'codeloops', 'sidecars');
 }
 
-export function sidecarDir(sessionId: string, env: Environment = process.env): string {
+/** The sidecar folder of a session. (A folder is a `…Dir`; a function that finds one for a session, a `…DirOf`.) */
+export function sidecarDirOf(sessionId: string, env: Environment = process.env): string {
   return path.join(sidecarsDir(env), assertSessionId(sessionId));
 }
 

@@ -28,7 +28,7 @@ async function iterationOf(repo: string, actor: () => void, sessionId = '2026-01
   await takeSnapshot(repository, 'pre', [snapshotRef(sessionId, iteration, 'pre'), sessionHeadRef(sessionId)]);
   actor();
   await takeSnapshot(repository, 'post', [snapshotRef(sessionId, iteration, 'post'), sessionHeadRef(sessionId)]);
-  return { sessionId, workingDir: repo, sidecarDirectory: path.join(tempDir('codeloops-sidecar-'), sessionId) };
+  return { sessionId, workingDir: repo, sidecarDir: path.join(tempDir('codeloops-sidecar-'), sessionId) };
 }
 
 const lines = (count: number, change: Record<number, string> = {}, eol = '\n') =>
@@ -59,7 +59,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(after.head, before.head);
     assert.equal(after.index, before.index);
 
-    const review = await readReview([target.sidecarDirectory]);
+    const review = await readReview([target.sidecarDir]);
     assert.equal(review.rejections[0]?.reason, 'keep line 25 as it was');
     assert.match(review.rejections[0]!.patch, /^@@ .*\n(.*\n)*-line 25\n\+CHANGED 25/m);
 
@@ -67,7 +67,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(undone.result, 'rejection_undone', undone.message);
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(30, { 3: 'CHANGED 3', 25: 'CHANGED 25' }));
     assert.equal((await undoRejection({ ...target })).result, 'nothing_to_do');
-    assert.equal((await readReview([target.sidecarDirectory])).rejections[0]?.undone, true);
+    assert.equal((await readReview([target.sidecarDir])).rejections[0]?.undone, true);
   });
 
   it('rejects adjacent hunks one at a time, each on its own, in either order', async () => {
@@ -102,7 +102,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.equal(outcome.result, 'conflict');
     assert.deepEqual(outcome.conflicts, ['app.txt']);
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), edited, 'nothing changed');
-    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded');
+    assert.deepEqual((await readReview([target.sidecarDir])).rejections, [], 'nothing recorded');
   });
 
   it('rejects a binary file’s change, a rename (its two halves), and a CRLF file’s change byte for byte', async () => {
@@ -209,7 +209,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.match(outcome.message, /app\.js: lines 2–8 as the hunk has them are not there as they were/);
     assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), twoBlocks(3, 2), 'the second block is the user’s still');
     assert.deepEqual(gitState(repo), state);
-    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded');
+    assert.deepEqual((await readReview([target.sidecarDir])).rejections, [], 'nothing recorded');
   });
 
   it('puts a rejected hunk back only at its own lines: edited since, it is a conflict even though a second block reads as they did', async () => {
@@ -221,7 +221,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     const outcome = await undoRejection({ ...target });
     assert.equal(outcome.result, 'conflict', outcome.message);
     assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), twoBlocks(5, 1), 'the second block is not changed instead');
-    assert.equal((await readReview([target.sidecarDirectory])).rejections[0]?.undone, false);
+    assert.equal((await readReview([target.sidecarDir])).rejections[0]?.undone, false);
   });
 
   it('stages a hunk only at its own lines: the user staged an edit of them, so it is a conflict even though a second block in the index reads as they did', async () => {
@@ -352,7 +352,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     assert.deepEqual(outcome.conflicts, ['vendor/lib']);
     assert.match(outcome.message, /^Changed nothing: .*the nested repository vendor\/lib/);
     assert.equal(git(nested, 'rev-parse', 'HEAD'), head);
-    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded, so the actor is never told');
+    assert.deepEqual((await readReview([target.sidecarDir])).rejections, [], 'nothing recorded, so the actor is never told');
   });
 
   it('says a file with a merge conflict must be resolved first when staging it', async () => {
@@ -382,7 +382,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
       ),
     );
     assert.deepEqual(comments.map((comment) => comment.id).sort(), ['U1.1', 'U1.2', 'U1.3', 'U1.4', 'U1.5', 'U1.6']);
-    assert.equal((await readReview([target.sidecarDirectory])).comments.length, 6);
+    assert.equal((await readReview([target.sidecarDir])).comments.length, 6);
   });
 
   it('stages nothing when the iteration does not apply to the index (an earlier iteration of the same lines not staged)', async () => {
@@ -395,7 +395,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     await takeSnapshot(repository, 'pre 2', [snapshotRef(sessionId, 2, 'pre')]);
     fs.writeFileSync(path.join(repo, 'app.txt'), lines(10, { 4: 'second' }));
     await takeSnapshot(repository, 'post 2', [snapshotRef(sessionId, 2, 'post'), sessionHeadRef(sessionId)]);
-    const target = { sessionId, workingDir: repo, sidecarDirectory: path.join(tempDir(), sessionId) };
+    const target = { sessionId, workingDir: repo, sidecarDir: path.join(tempDir(), sessionId) };
     const index = git(repo, 'ls-files', '-s');
     const refused = await stageChanges({ ...target, iteration: 2 });
     assert.equal(refused.result, 'conflict', refused.message);
@@ -493,7 +493,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
         waitForReview: async (iteration) => {
           pauses.push(iteration);
           if (iteration === 2) return 'stop';
-          target = { sessionId, workingDir: repo, sidecarDirectory: path.join(sidecarRoot, sessionId) };
+          target = { sessionId, workingDir: repo, sidecarDir: path.join(sidecarRoot, sessionId) };
           // While paused, the user's changes to the tree are allowed.
           const rejected = await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: 'line 18 is public API' });
           assert.equal(rejected.result, 'rejected', rejected.message);
@@ -529,7 +529,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
     const repository = await openRepository(repo);
     const pre2 = await readSnapshot(repository, snapshotRef(sessionId, 2, 'pre'));
     assert.equal(git(repo, 'show', `${pre2!.commit}:app.txt`), lines(20, { 2: 'renamed' }));
-    const review = await readReview([target!.sidecarDirectory]);
+    const review = await readReview([target!.sidecarDir]);
     assert.equal(review.rejections[0]?.delivered, true, 'a rejection is told once');
     assert.equal(review.comments[0]?.open, true, 'a comment stays open until resolved');
     assert.equal(review.comments[0]?.claimed, true, 'the actor said it addressed it');
@@ -552,8 +552,7 @@ describe('review: rejecting hunks, staging, the critic’s findings and the user
         maxIterations: 2,
         sidecarRoot,
         onEvent: (event) => {
-          if (event.type === 'run_started')
-            target = { sessionId: event.session_id, workingDir: repo, sidecarDirectory: path.join(sidecarRoot, event.session_id) };
+          if (event.type === 'run_started') target = { sessionId: event.session_id, workingDir: repo, sidecarDir: path.join(sidecarRoot, event.session_id) };
           // The second actor is at work: a rejection now would race it.
           if (event.type === 'phase' && event.phase === 'actor' && event.status === 'started' && event.iteration === 2) {
             rejectHunk({ ...target!, iteration: 1, hunk: 1, reason: null }).catch((error: unknown) => (refusal = error));

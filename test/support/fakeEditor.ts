@@ -5,7 +5,7 @@ import { RunController } from '../../src/extension/runs/runController.js';
 import { SessionCommands } from '../../src/extension/sessionCommands.js';
 import type { TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import type { SessionStore } from '../../src/sessions/sessionStore.js';
-import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { cliPath } from './cliProcess.js';
 
 /** What the user saw: one entry per notification, question or picker, in order. */
@@ -149,7 +149,7 @@ export function candidateRunsFor(editor: FakeEditor, env: Record<string, string 
 /** The session commands (copy, delete, pick) as the editor wires them, on the stubbed ports. */
 export function sessionCommandsFor(editor: FakeEditor, store: SessionStore, changed: (sessionId: string) => void = () => {}): SessionCommands<FolderRef> {
   const { registry, window, log } = editor;
-  return new SessionCommands({ store, registry, window, log, writeClipboard: async () => {}, sidecarDirOf: (sessionId) => sidecarDir(sessionId), changed });
+  return new SessionCommands({ store, registry, window, log, writeClipboard: async () => {}, sidecarDirOf: (sessionId) => sidecarDirOf(sessionId), changed });
 }
 
 /** Rollback, its undo and resume as the editor wires them, on the stubbed ports; the sidecars where the environment says. */
@@ -162,7 +162,7 @@ export function timeTravelFor(
     ...options,
     runs,
     registry: editor.registry,
-    sidecarDirOf: (sessionId) => sidecarDir(sessionId),
+    sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
     log: editor.log,
     window: editor.window,
     commands: editor.commands,

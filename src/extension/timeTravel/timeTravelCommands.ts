@@ -88,7 +88,7 @@ export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>
 async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
   if (deps.registry.refuseRunningSession(sessionId)) return undefined;
   const session = await deps.store.load(sessionId);
-  return { sessionId, workingDir: session.start.working_dir, sidecarDirectory: deps.sidecarDirOf(sessionId) };
+  return { sessionId, workingDir: session.start.working_dir, sidecarDir: deps.sidecarDirOf(sessionId) };
 }
 
 /** What a move of files (a rollback, an apply, their undos) says it did or would do. */
