@@ -60,12 +60,12 @@ export interface CandidatesResult {
   status: GroupStatus;
 }
 
-/** Groups running in this process, for an exit that cannot wait (see `endRunningGroupsNow`). */
-const runningGroups = new Set<GroupRun>();
+/** The candidate groups this process runs, for an exit that cannot wait (see `endGroupsInThisProcessNow`). */
+const groupsInThisProcess = new Set<GroupRun>();
 
-/** Ends the record of every group of this process at once, synchronously: after `endRunningLoopsNow`, on a second Ctrl+C. */
-export function endRunningGroupsNow(status: GroupStatus): void {
-  for (const group of [...runningGroups]) group.endNow(status, []);
+/** Ends the record of every group of this process at once, synchronously: after `endLoopsInThisProcessNow`, on a second Ctrl+C. */
+export function endGroupsInThisProcessNow(status: GroupStatus): void {
+  for (const group of [...groupsInThisProcess]) group.endNow(status, []);
 }
 
 export async function runCandidates(request: CandidatesRequest): Promise<CandidatesResult> {
@@ -76,11 +76,11 @@ export async function runCandidates(request: CandidatesRequest): Promise<Candida
   const started = new Date();
   const recorder = createRecorder(request.groupsDirectory, started, request.prompt);
   const run = new GroupRun(request, recorder);
-  runningGroups.add(run);
+  groupsInThisProcess.add(run);
   try {
     return await run.execute(repository, started);
   } finally {
-    runningGroups.delete(run);
+    groupsInThisProcess.delete(run);
   }
 }
 

@@ -4,10 +4,10 @@ import { applyCandidate } from '../candidates/applyCandidate.js';
 import { planCandidates } from '../candidates/candidateSpecs.js';
 import { compareGroup } from '../candidates/comparison.js';
 import { groupStatus, listGroups, readGroup, resolveGroupId } from '../candidates/groupRecord.js';
-import { endRunningGroupsNow, runCandidates } from '../candidates/runCandidates.js';
+import { endGroupsInThisProcessNow, runCandidates } from '../candidates/runCandidates.js';
 import { removeGroupWorktrees } from '../candidates/worktreeCleanup.js';
 import { describeEvent, type DescribedLine } from '../loop/describeEvent.js';
-import { endRunningLoopsNow } from '../loop/loopRunner.js';
+import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import { prepareRun, type PreparedRun } from '../loop/prepareRun.js';
 import type { ApplyOutcome, ApplyResultKind } from '../sessionFormat/applyOutcome.js';
 import { type CandidateStreamEvent, type GroupComparison, type GroupStatus } from '../sessionFormat/candidateGroups.js';
@@ -102,8 +102,8 @@ export async function runCandidatesCommand(options: RunOptions): Promise<number>
       events: options.events,
       stopping: 'stopping every candidate and ending their sessions',
       endNow: (status, failure) => {
-        endRunningLoopsNow(status, failure);
-        endRunningGroupsNow(status);
+        endLoopsInThisProcessNow(status, failure);
+        endGroupsInThisProcessNow(status);
       },
     },
     ({ signal, stdoutOpen }) =>

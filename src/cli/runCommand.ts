@@ -4,7 +4,7 @@ import { checkDirectory } from '../checks/runCheck.js';
 import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import { describeEvent } from '../loop/describeEvent.js';
-import { endRunningLoopsNow, runLoop, type Continuation } from '../loop/loopRunner.js';
+import { endLoopsInThisProcessNow, runLoop, type Continuation } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { failureReportOf } from '../sessionFormat/failures.js';
 import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
@@ -148,7 +148,7 @@ export async function driveLoop(
   options: Pick<RunOptions, 'jsonOutput' | 'events' | 'quiet'>,
   run: { prompt: string; prepared: PreparedRun; continuation?: Continuation },
 ): Promise<number> {
-  const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endRunningLoopsNow };
+  const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endLoopsInThisProcessNow };
   let stdoutOpen = () => true;
   let sessionId: string | undefined;
   const review =

@@ -115,16 +115,16 @@ type EndState = {
   stopReason: StopReason | null;
 };
 
-/** Loops running in this process, for an exit that cannot wait (see `endRunningLoopsNow`). */
-const runningLoops = new Set<LoopRun>();
+/** The loops this process runs, for an exit that cannot wait (see `endLoopsInThisProcessNow`). */
+const loopsInThisProcess = new Set<LoopRun>();
 
 /**
  * Ends every loop of this process at once, synchronously: `session_end` written,
  * lock released, temporary index files removed. For a second Ctrl+C, a closed
  * terminal or an uncaught error, when the normal path cannot be awaited.
  */
-export function endRunningLoopsNow(status: Outcome, failure: { error: string; code: FailureCode } | null = null): void {
-  for (const loop of [...runningLoops])
+export function endLoopsInThisProcessNow(status: Outcome, failure: { error: string; code: FailureCode } | null = null): void {
+  for (const loop of [...loopsInThisProcess])
     loop.endNow({ status, summary: null, confidence: null, error: failure?.error ?? null, errorCode: failure?.code ?? null, stopReason: null });
   removeAllTemporaryIndexes();
 }
@@ -167,11 +167,11 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
     }
   }
   const run = new LoopRun(request, writer, lock);
-  runningLoops.add(run);
+  loopsInThisProcess.add(run);
   try {
     return await run.execute();
   } finally {
-    runningLoops.delete(run);
+    loopsInThisProcess.delete(run);
   }
 }
 

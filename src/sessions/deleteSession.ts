@@ -6,7 +6,7 @@ import { deleteSessionRefs } from '../git/snapshots.js';
 import { GROUP_RECORD_FILE, groupsDir } from '../sessionFormat/candidateGroupFiles.js';
 import { groupRecordLineSchema, isGroupId } from '../sessionFormat/candidateGroups.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import { isLoopRunning } from './runningLoops.js';
+import { isLoopRunning } from './loopLiveness.js';
 import { readJsonlRecords } from './sidecarReader.js';
 import type { SessionStore } from './sessionStore.js';
 
