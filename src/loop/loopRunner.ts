@@ -6,7 +6,7 @@ import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTrac
 import { checkDirectory, commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import type { StallSettings } from '../config/runSettings.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
-import { reviewIteration, type Review } from '../critic/reviewIteration.js';
+import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import type { Repository } from '../git/repository.js';
 import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel, type SnapshotResult } from '../git/snapshots.js';
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
@@ -386,9 +386,9 @@ class LoopRun {
 
     this.emit({ type: 'phase', iteration, phase: 'critic', status: 'started' });
     const criticStarted = performance.now();
-    const gitBeforeReview = await captureUserGitState(request.repository);
+    const gitBeforeCritic = await captureUserGitState(request.repository);
     let criticRuns = 0;
-    const verdict = await reviewIteration(
+    const verdict = await askCritic(
       request.critic.launch,
       {
         task: request.prompt,
@@ -406,7 +406,7 @@ class LoopRun {
         nestedRepositories,
         previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
         checks,
-        review: { ...openReview, rejections: review.rejections.filter((item) => rejectionsTold.has(item.id)) },
+        reviewItems: { ...openReview, rejections: review.rejections.filter((item) => rejectionsTold.has(item.id)) },
       },
       {
         model: request.critic.model,
@@ -423,8 +423,8 @@ class LoopRun {
       },
     );
     this.emit({ type: 'phase', iteration, phase: 'critic', status: 'finished', duration_secs: (performance.now() - criticStarted) / 1000 });
-    const reverted = await this.putBack(iteration, 'critic', post, gitBeforeReview);
-    // A review that finished counts, even if Ctrl+C came right after it.
+    const reverted = await this.putBack(iteration, 'critic', post, gitBeforeCritic);
+    // A verdict that came in counts, even if Ctrl+C came right after it.
     if (verdict.interrupted) return null;
 
     const gate = checkGate(verdict.decision, checks);
@@ -667,7 +667,7 @@ class LoopRun {
     iteration: number,
     actor: AgentRunResult,
     diff: DiffSummary,
-    review: Review,
+    verdict: CriticVerdict,
     decision: CriticDecision,
     checks: readonly CheckResult[],
     reverted: string[],
@@ -683,8 +683,8 @@ class LoopRun {
       summary: decision.kind === 'DONE' ? decision.summary : null,
       confidence: decision.kind === 'DONE' ? decision.confidence : null,
       remaining_issues: remainingIssues,
-      source: review.source,
-      critic_output: review.answer,
+      source: verdict.source,
+      critic_output: verdict.answer,
       findings: critique.findings,
       resolved: critique.resolved,
     });
@@ -704,7 +704,7 @@ class LoopRun {
       remaining_issues: remainingIssues.length > 0 ? remainingIssues : undefined,
       critic_reverted_files: reverted.length > 0 ? reverted : undefined,
       failed_checks: failedChecks.length > 0 ? failedChecks : undefined,
-      critic_verdict: decision.kind === review.decision.kind ? undefined : review.decision.kind,
+      critic_verdict: decision.kind === verdict.decision.kind ? undefined : verdict.decision.kind,
       findings: critique.findings.length > 0 ? critique.findings : undefined,
     });
     this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
