@@ -43,7 +43,7 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
  * returns what forgets it (and kills what is left of it: a program that exited
  * normally may have left a background process in its group).
  */
-export function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
+function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', () => {
@@ -68,7 +68,7 @@ export function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
  * program's own exit ends the wait, with its own exit code. Returns what cancels
  * the grace's timer once the output has ended.
  */
-export function endGroupAfterExit(child: ChildProcess): () => void {
+function endGroupAfterExit(child: ChildProcess): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   child.once('exit', () => {
     timer = setTimeout(() => {
@@ -82,7 +82,7 @@ export function endGroupAfterExit(child: ChildProcess): () => void {
 }
 
 /** Stops a group as a terminal would: SIGINT, then SIGTERM, then SIGKILL for a program that ignores both. */
-export function stopGroup(pid: number): void {
+function stopGroup(pid: number): void {
   signalGroup(pid, 'SIGINT');
   setTimeout(() => signalGroup(pid, 'SIGTERM'), SIGTERM_AFTER_MS).unref();
   setTimeout(() => signalGroup(pid, 'SIGKILL'), SIGKILL_AFTER_MS).unref();
