@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseRunEvent, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
-import type { ModelRequest, ScriptedReply } from '../support/modelApi/scripted.js';
+import type { ModelRequest, Responder, ScriptedReply } from '../support/modelApi/scripted.js';
 import { scriptedApis, setUpRealAgents } from '../support/realAgentLoops.js';
 import { isCriticRequest } from '../support/scriptedClaude.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
@@ -11,6 +11,44 @@ import { createRepo } from '../support/testEnvironment.js';
 
 const lines = (count: number, change: Record<number, string> = {}) =>
   Array.from({ length: count }, (_, index) => change[index + 1] ?? `const line${index + 1} = ${index + 1};`).join('\n') + '\n';
+
+/**
+ * A critic that finds `var` on line 2 (a finding with file and line), then resolves it
+ * once the actor says it addressed it; an actor that writes app.js with `var` on lines
+ * 2 and 18, then fixes line 2 after review.
+ */
+function reviewModel(repo: string): Responder {
+  return (request: ModelRequest): ScriptedReply => {
+    if (request.toolNames.length === 0) return { text: 'Review task' };
+    if (isCriticRequest(request)) {
+      return request.allUserText.includes('Open review items')
+        ? { text: 'The var is gone.\n<decision>{"type":"done","summary":"var replaced","confidence":0.9,"resolved":["F1.1"]}</decision>' }
+        : {
+            text:
+              'Line 2 still uses var.\n<decision>' +
+              JSON.stringify({
+                type: 'continue',
+                feedback: 'Use const on line 2.',
+                findings: [{ file: 'app.js', line: 2, severity: 'error', message: 'var is not allowed: use const' }],
+              }) +
+              '</decision>',
+          };
+    }
+    const second = request.allUserText.includes('Reviewer findings still open');
+    if (request.hasToolResult) return { text: second ? 'Replaced var.\nAddressed: F1.1' : 'Edited app.js.' };
+    return {
+      toolCalls: [
+        {
+          name: 'Write',
+          input: {
+            file_path: path.join(repo, 'app.js'),
+            content: second ? lines(20, { 2: 'const line2 = 2; // fixed' }) : lines(20, { 2: 'var line2 = 2;', 18: 'var line18 = 18;' }),
+          },
+        },
+      ],
+    };
+  };
+}
 
 /**
  * Review with the real Claude Code CLI in both roles against a scripted Messages
@@ -22,40 +60,10 @@ describe('end to end: review with the real Claude Code CLI', () => {
 
   it('the next actor request carries the critic’s findings and the user’s rejection with its reason; the critic resolves them', async () => {
     const repo = createRepo({ files: { 'app.js': lines(20) } });
-    const model = (request: ModelRequest): ScriptedReply => {
-      if (request.toolNames.length === 0) return { text: 'Review task' };
-      if (isCriticRequest(request)) {
-        return request.allUserText.includes('Open review items')
-          ? { text: 'The var is gone.\n<decision>{"type":"done","summary":"var replaced","confidence":0.9,"resolved":["F1.1"]}</decision>' }
-          : {
-              text:
-                'Line 2 still uses var.\n<decision>' +
-                JSON.stringify({
-                  type: 'continue',
-                  feedback: 'Use const on line 2.',
-                  findings: [{ file: 'app.js', line: 2, severity: 'error', message: 'var is not allowed: use const' }],
-                }) +
-                '</decision>',
-            };
-      }
-      const second = request.allUserText.includes('Reviewer findings still open');
-      if (request.hasToolResult) return { text: second ? 'Replaced var.\nAddressed: F1.1' : 'Edited app.js.' };
-      return {
-        toolCalls: [
-          {
-            name: 'Write',
-            input: {
-              file_path: path.join(repo, 'app.js'),
-              content: second ? lines(20, { 2: 'const line2 = 2; // fixed' }) : lines(20, { 2: 'var line2 = 2;', 18: 'var line18 = 18;' }),
-            },
-          },
-        ],
-      };
-    };
     const {
       env,
       apis: [api],
-    } = await setUpRealAgents(startApi, repo, [{ agent: 'claude', model }]);
+    } = await setUpRealAgents(startApi, repo, [{ agent: 'claude', model: reviewModel(repo) }]);
 
     const run = startCli(['-p', 'Tidy app.js', '--review', '--events', 'ndjson'], { cwd: repo, env, stdin: 'pipe' });
     const events: RunEvent[] = [];
