@@ -18,6 +18,7 @@ import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { describeRole, editorSettingsLayer, readPrompt, reportRefusal, type RunOptions } from './runCommand.js';
+import { movedPathLines } from './rollbackCommand.js';
 import { openStore } from './sessionsCommand.js';
 import { colorEnabled, paint, renderTable, writeLines } from './terminal.js';
 import { runFromTerminal } from './terminalRun.js';
@@ -315,13 +316,10 @@ export async function applyCommand(idOrPrefix: string, options: ApplyOptions): P
 function printApplyOutcome(outcome: ApplyOutcome): void {
   const color = colorEnabled(process.stdout);
   const good = outcome.result === 'applied' || outcome.result === 'apply_undone';
-  const lines = [paint(sanitizeForTerminal(outcome.message), good ? 'success' : outcome.result === 'nothing_to_apply' ? 'info' : 'error', color)];
-  const list = (mark: string, paths: readonly string[]) => paths.forEach((file) => lines.push(`  ${mark} ${sanitizeForTerminal(file)}`));
-  if (outcome.result === 'conflict') list('!', outcome.conflicts);
-  else {
-    list('M', outcome.restored);
-    list('D', outcome.removed);
-  }
+  const lines = [
+    paint(sanitizeForTerminal(outcome.message), good ? 'success' : outcome.result === 'nothing_to_apply' ? 'info' : 'error', color),
+    ...movedPathLines(outcome),
+  ];
   if (outcome.worktrees_removed.length > 0) lines.push(`Removed the group's worktrees (${outcome.worktrees_removed.join(', ')}); --keep keeps them.`);
   for (const kept of outcome.worktrees_kept) lines.push(paint(`kept the worktree of ${kept.label}: ${sanitizeForTerminal(kept.reason)}`, 'warning', color));
   for (const warning of outcome.warnings) lines.push(paint(`warning: ${sanitizeForTerminal(warning)}`, 'warning', color));

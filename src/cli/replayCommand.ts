@@ -74,6 +74,11 @@ function describeEntry(entry: TimelineEntry): [string, LineTone] {
       ];
     case 'critic_changes_reverted':
       return [`the critic's edits were reverted: ${entry.paths.join(', ')}`, 'warning'];
+    case 'nested_repositories_appeared':
+      return [
+        `nested repositories appeared (their files are in no diff; the critic was told): ${entry.repositories.map((nested) => `${nested.path}/`).join(', ')}`,
+        'warning',
+      ];
     case 'check':
       return [
         `check ${entry.name} ${entry.passed ? 'passed' : entry.timed_out ? 'timed out' : `failed (exit ${entry.exit_code ?? 'by a signal'})`} in ${formatDuration(entry.duration_secs)}${entry.required ? '' : ' (advisory)'}`,

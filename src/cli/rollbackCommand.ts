@@ -54,17 +54,22 @@ export async function rollbackCommand(idOrPrefix: string, options: RollbackOptio
 function printOutcome(outcome: RollbackOutcome): void {
   const color = colorEnabled(process.stdout);
   const tone = outcome.result === 'rolled_back' || outcome.result === 'undone' ? 'success' : outcome.result === 'nothing_to_roll_back' ? 'info' : 'error';
-  const lines = [paint(sanitizeForTerminal(outcome.message), tone, color)];
-  const list = (mark: string, paths: readonly string[]) => paths.forEach((file) => lines.push(`  ${mark} ${sanitizeForTerminal(file)}`));
-  if (outcome.result === 'conflict') list('!', outcome.conflicts);
-  else {
-    list('M', outcome.restored);
-    list('D', outcome.removed);
-  }
+  const lines = [paint(sanitizeForTerminal(outcome.message), tone, color), ...movedPathLines(outcome)];
   for (const warning of outcome.warnings) lines.push(paint(`warning: ${sanitizeForTerminal(warning)}`, 'warning', color));
   const hint = nextStep(outcome);
   if (hint) lines.push(hint);
   process.stdout.write(lines.join('\n') + '\n');
+}
+
+/** A move's paths, one a line with a mark as git shows them: written anew (A), over a file (M), removed (D); or its conflicts (!). */
+export function movedPathLines(outcome: Pick<RollbackOutcome, 'conflicts' | 'restored' | 'added' | 'removed'> & { result: string }): string[] {
+  const line = (mark: string) => (file: string) => `  ${mark} ${sanitizeForTerminal(file)}`;
+  if (outcome.result === 'conflict') return outcome.conflicts.map(line('!'));
+  return [
+    ...outcome.restored.filter((file) => !outcome.added.includes(file)).map(line('M')),
+    ...outcome.added.map(line('A')),
+    ...outcome.removed.map(line('D')),
+  ];
 }
 
 /** What to type next, in this command's own words (the engine's message names no flags). */

@@ -4,7 +4,7 @@ import { jsonArrayBytes } from '../text/jsonBytes.js';
 import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
 import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import { SessionStore, type Session, type WarningSink } from '../sessions/sessionStore.js';
-import { sanitizeForTerminal } from '../text/terminalText.js';
+import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
 import { colorEnabled, paint, renderTable } from './terminal.js';
 
 export interface ListOptions {
@@ -134,8 +134,10 @@ export async function diffCommand(idOrPrefix: string, options: { iteration?: num
   if (diff.length === 0)
     process.stderr.write(options.iteration !== undefined ? `Iteration ${options.iteration} changed no files.\n` : 'The session changed no files.\n');
   else {
-    // Piped, the diff goes out byte for byte (it may be applied as a patch); on a terminal, without escape sequences.
-    const text = process.stdout.isTTY ? sanitizeForTerminal(diff) : diff;
+    // Names that hide characters are quoted as git quotes them, and the patch still applies.
+    // Piped, the rest goes out byte for byte (it may be applied as a patch); on a terminal, without escape sequences.
+    const quoted = quoteHiddenCharactersInDiffNames(diff);
+    const text = process.stdout.isTTY ? sanitizeForTerminal(quoted) : quoted;
     process.stdout.write(text.endsWith('\n') ? text : text + '\n');
   }
   return 0;

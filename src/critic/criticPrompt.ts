@@ -1,6 +1,7 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
+import type { NestedRepository } from '../sessionFormat/runEvents.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
 import { truncateMiddle } from '../text/truncate.js';
@@ -20,12 +21,16 @@ export interface CriticPromptInput {
   deletions: number;
   /** Paths changed since the loop started, for context beyond this iteration. */
   changedSinceStart: string[];
+  /** Folders that became nested repositories since the loop started, and in which iteration (null: before this run, in the session it carries on). */
+  nestedRepositories?: readonly AppearedRepository[];
   previousFeedback: string | null;
   /** The project's checks, run on the tree under review. */
   checks: readonly CheckResult[];
   /** Open findings and user comments (with whether the actor says it addressed them), and the changes the user rejected this round. */
   review?: ReviewItems;
 }
+
+export type AppearedRepository = NestedRepository & { iteration: number | null };
 
 /**
  * How much of each part the critic sees. Head and tail are kept, cut on character
@@ -82,7 +87,7 @@ ${input.diff.trim() ? fence(truncateMiddle(input.diff, LIMITS.diff), 'diff') : '
 
 ## Files changed since the loop started
 ${sinceStart}
-${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.review ? reviewSection(input.review) : ''}
+${input.nestedRepositories?.length ? nestedRepositoriesSection(input.nestedRepositories, input.iteration) : ''}${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.review ? reviewSection(input.review) : ''}
 ## Your answer
 ${DECISION_CONTRACT}
 `;
@@ -122,6 +127,25 @@ function reviewSection(review: ReviewItems): string {
 ${lines.join('\n')}
 
 Check each against the code as it is now. List in "resolved" the ids of the findings and user comments that are dealt with; the rest stay open and go back to the actor. Do not answer "done" while a comment from the user is still open.
+`;
+}
+
+/**
+ * Folders the diffs cannot show: a nested repository (its own `.git` folder or file) is
+ * recorded as the commit it is at, whatever its files say. The critic reads them itself.
+ */
+function nestedRepositoriesSection(repositories: readonly AppearedRepository[], iteration: number): string {
+  const lines = repositories.slice(0, LIMITS.paths).map((nested) => {
+    const when = nested.iteration === iteration ? 'in this iteration' : nested.iteration === null ? 'before this run' : `in iteration ${nested.iteration}`;
+    const state = nested.commit === null ? 'no commit yet: git leaves it out' : `at commit ${nested.commit.slice(0, 7)}`;
+    return `- ${nested.path}/ (appeared ${when}, ${state})`;
+  });
+  if (repositories.length > LIMITS.paths) lines.push(`… and ${repositories.length - LIMITS.paths} more`);
+  return `
+## Nested repositories
+Since the loop began, these folders became git repositories of their own (each has a \`.git\` folder or a \`.git\` file). git records only the commit a nested repository is at, never its files: whatever was written in them is in none of the diffs above, and a rollback leaves them as they are.
+${lines.join('\n')}
+Read their files yourself and judge them as part of the change.
 `;
 }
 

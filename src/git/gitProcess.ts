@@ -43,6 +43,15 @@ const NEUTRAL_CONFIG = [
   'diff.relative=false',
 ];
 
+/**
+ * For commands on an index of the runner's own (`GIT_INDEX_FILE`): the user's sparse
+ * checkout and split index are about their own index. A sparse checkout would make
+ * `git add` pass over files outside its cone (an agent's write there unseen), and a
+ * split index would leave a `sharedindex.*` file in the git folder for every
+ * temporary index written.
+ */
+const OWN_INDEX_CONFIG = ['-c', 'core.sparseCheckout=false', '-c', 'core.splitIndex=false'];
+
 /** Variables that name programs git would start (editors, pagers, askpass); the runner's git needs none. */
 const PROGRAM_VARIABLES = new Set(['EDITOR', 'VISUAL', 'PAGER', 'SSH_ASKPASS', 'GIT_EDITOR', 'GIT_PAGER', 'GIT_ASKPASS']);
 
@@ -65,6 +74,27 @@ export class GitCommandError extends CodeloopsError {
     readonly stderr: string,
   ) {
     super('git_failed', `git ${command} failed (exit ${exitCode ?? 'by a signal'}): ${stderr.trim()}`, { command, exit_code: exitCode });
+  }
+}
+
+/**
+ * A filter that the repository's attributes give some files (`filter=<name>`, such as
+ * Git LFS's `filter=lfs`) and that git must run to read or write them could not run,
+ * or failed. Without it no snapshot of those files can be taken or put back.
+ */
+export class GitFilterError extends CodeloopsError {
+  override name = 'GitFilterError';
+  constructor(details: { filter: string; program: string | null; program_missing: boolean; command: string }, configured: string | null, stderr: string) {
+    const what = `git could not ${details.command === 'checkout-index' ? 'write' : 'read'} the files this repository gives the "${details.filter}" filter (filter=${details.filter} in its attributes)`;
+    super(
+      'git_filter_failed',
+      details.program_missing && details.program
+        ? `${what}: its program ${details.program} is not installed or not on PATH${configured ? ` (the filter runs "${configured}")` : ''}. ` +
+            `Install it${details.filter === 'lfs' ? ' (Git LFS: https://git-lfs.com, then "git lfs install")' : ''} and try again, ` +
+            `or remove the filter from git's configuration if this repository does not need it.`
+        : `${what}: the filter failed${configured ? ` (it runs "${configured}")` : ''}: ${stderr.trim()}`,
+      details,
+    );
   }
 }
 
@@ -100,6 +130,11 @@ export async function gitBytes(directory: string, args: readonly string[], optio
   return Buffer.concat(chunks);
 }
 
+/** Runs git and hands its stdout over a piece at a time, as it comes (for output too large to hold). */
+export async function gitEach(directory: string, args: readonly string[], options: GitOptions, onStdout: (chunk: Buffer) => void): Promise<void> {
+  await runGit(directory, args, options, onStdout);
+}
+
 /** Runs git and gives its stdout as UTF-8 text (for output that holds no paths to act on). */
 export async function gitText(directory: string, args: readonly string[], options: GitOptions = {}): Promise<string> {
   return (await gitBytes(directory, args, options)).toString('utf8');
@@ -126,7 +161,8 @@ export async function gitStreamed(directory: string, args: readonly string[], ma
 
 function runGit(directory: string, args: readonly string[], options: GitOptions, onStdout: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...NEUTRAL_CONFIG, ...args], {
+    const ownIndex = options.variables?.GIT_INDEX_FILE ? OWN_INDEX_CONFIG : [];
+    const child = spawn('git', [...NEUTRAL_CONFIG, ...ownIndex, ...args], {
       cwd: directory,
       env: gitEnvironment(options.variables),
       stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
@@ -145,9 +181,54 @@ function runGit(directory: string, args: readonly string[], options: GitOptions,
     child.on('close', (exitCode) => {
       const message = stderr.toString();
       if (exitCode === 0 || (options.mayFindNothing && exitCode !== null && message.trim() === '')) resolve();
-      else reject(new GitCommandError(args[0] ?? '', exitCode, message));
+      else void explainFailure(directory, subcommandOf(args), exitCode, message).then(reject, reject);
     });
   });
+}
+
+/** The git command in an argument list: its first word that is not an option (`-c key=value` included). */
+function subcommandOf(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c' || args[i] === '-C') i++;
+    else if (!args[i]!.startsWith('-')) return args[i]!;
+  }
+  return args[0] ?? '';
+}
+
+/** git's words (LC_ALL=C) when a filter could not run or failed: a clean or smudge command, or a long-running filter process. */
+const FILTER_FAILED = /(?:clean|smudge) filter '([^']+)' failed|external filter '[^']+' failed|subprocess '[^']+' failed|the remote end hung up unexpectedly/;
+/** A shell's words for a program it cannot find (dash, bash), and git's when it runs one itself; the filter's exit code 127 says the same. */
+const PROGRAM_NOT_FOUND = /: (?:line )?\d+: (\S+): (?:command )?not found|cannot run (\S+?):|' failed 127\b/;
+
+/** A failed command's error: a filter that could not run, said so (which one, which program), or git's own words. */
+async function explainFailure(directory: string, command: string, exitCode: number | null, stderr: string): Promise<Error> {
+  const failed = FILTER_FAILED.exec(stderr);
+  if (!failed) return new GitCommandError(command, exitCode, stderr);
+  const filters = await configuredFilters(directory).catch(() => new Map<string, Map<string, string>>());
+  // The filter's name when git says it, else the filter whose command git names.
+  const name = failed[1] ?? [...filters].find(([, settings]) => [...settings.values()].some((value) => stderr.includes(value)))?.[0];
+  if (!name) return new GitCommandError(command, exitCode, stderr);
+  const settings = filters.get(name);
+  const configured = settings?.get('process') ?? settings?.get(command === 'checkout-index' ? 'smudge' : 'clean') ?? null;
+  const notFound = PROGRAM_NOT_FOUND.exec(stderr);
+  const program = notFound?.[1] ?? notFound?.[2] ?? configured?.trim().split(/\s+/)[0] ?? null;
+  return new GitFilterError({ filter: name, program, program_missing: notFound !== null, command }, configured, stderr);
+}
+
+/** `filter.<name>.<setting>` from git's configuration, by filter name. */
+async function configuredFilters(directory: string): Promise<Map<string, Map<string, string>>> {
+  const output = await gitText(directory, ['config', '-z', '--get-regexp', '^filter\\.'], { mayFindNothing: true });
+  const filters = new Map<string, Map<string, string>>();
+  // `-z`: each entry is `key\nvalue\0`; a filter's name may hold dots, its setting does not.
+  for (const entry of output.split('\0')) {
+    const newline = entry.indexOf('\n');
+    const key = newline < 0 ? entry : entry.slice(0, newline);
+    const match = /^filter\.(.+)\.([^.]+)$/.exec(key);
+    if (!match) continue;
+    if (!filters.has(match[1]!)) filters.set(match[1]!, new Map());
+    filters.get(match[1]!)!.set(match[2]!.toLowerCase(), newline < 0 ? '' : entry.slice(newline + 1));
+  }
+  return filters;
 }
 
 /** A raw (latin1) path as people read it. */

@@ -60,6 +60,8 @@ export interface Repository {
   gitDir: string;
   /** The index file the user's git uses (absolute); copied, never written. */
   indexFile: string;
+  /** The repository's own attributes file (`info/attributes` in its git folder, shared by its worktrees; absolute). */
+  attributesFile: string;
 }
 
 export async function openRepository(directory: string): Promise<Repository> {
@@ -73,18 +75,27 @@ export async function openRepository(directory: string): Promise<Repository> {
   if (!stat.isDirectory()) throw new MissingDirectoryError(absolute, stat.isFile() ? 'is a file' : describeNonFile(stat).replace(/, not a file$/, ''));
   let output: string;
   try {
-    output = await gitText(absolute, ['rev-parse', '--is-inside-work-tree', '--show-toplevel', '--absolute-git-dir', '--git-path', 'index']);
+    output = await gitText(absolute, [
+      'rev-parse',
+      '--is-inside-work-tree',
+      '--show-toplevel',
+      '--absolute-git-dir',
+      '--git-path',
+      'index',
+      '--git-path',
+      'info/attributes',
+    ]);
   } catch (error) {
     // git says so on stderr; LC_ALL=C keeps its words in English.
     if (error instanceof GitCommandError && /not a git repository/i.test(error.stderr)) throw new NotAGitRepositoryError(absolute);
     if (error instanceof GitCommandError && /must be run in a work tree/i.test(error.stderr)) throw await notAWorkTree(absolute);
     throw error;
   }
-  const [insideWorkTree, root, gitDir, indexFile] = output.split('\n').map((line) => line.trim());
+  const [insideWorkTree, root, gitDir, indexFile, attributesFile] = output.split('\n').map((line) => line.trim());
   if (insideWorkTree === 'false') throw await notAWorkTree(absolute);
-  if (insideWorkTree !== 'true' || !root || !gitDir || !indexFile) throw new NotAGitRepositoryError(absolute);
+  if (insideWorkTree !== 'true' || !root || !gitDir || !indexFile || !attributesFile) throw new NotAGitRepositoryError(absolute);
   // `--git-path` answers relative to where git ran, not to the top of the tree.
-  return { root, gitDir, indexFile: path.resolve(absolute, indexFile) };
+  return { root, gitDir, indexFile: path.resolve(absolute, indexFile), attributesFile: path.resolve(absolute, attributesFile) };
 }
 
 /** Says what a folder git knows but cannot work in is: a bare repository, or a git folder (and where its work tree is). */

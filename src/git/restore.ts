@@ -3,11 +3,14 @@ import path from 'node:path';
 import { gitBytes, nulSeparated, onDisk } from './gitProcess.js';
 import type { Repository } from './repository.js';
 import { changedPaths, type TreeEntryChange } from './treeDiff.js';
+import { exactFilesOf, writeExactFiles } from './exactBytes.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 
 export interface RestoreResult {
   /** Paths written back with the target's content. */
   restored: string[];
+  /** Of `restored`, the paths the tree did not have. */
+  added: string[];
   /** Paths removed because the target does not have them. */
   removed: string[];
   /** Nested repositories and submodules left alone. */
@@ -24,7 +27,7 @@ export async function restoreChangedPaths(repository: Repository, current: strin
 }
 
 export async function restorePaths(repository: Repository, target: string, changes: readonly TreeEntryChange[]): Promise<RestoreResult> {
-  const result: RestoreResult = { restored: [], removed: [], skipped: [] };
+  const result: RestoreResult = { restored: [], added: [], removed: [], skipped: [] };
   const toWrite: TreeEntryChange[] = [];
   const toRemove: TreeEntryChange[] = [];
   for (const change of changes) {
@@ -48,20 +51,36 @@ export async function restorePaths(repository: Repository, target: string, chang
   const targetDirectories = await directoriesIn(repository, target, [...parents]);
   for (const parent of [...parents].sort((a, b) => b.length - a.length)) removeEmptyDirectories(repository.root, parent, targetDirectories);
 
-  if (toWrite.length > 0) {
+  // The bytes that were on disk, where the snapshot recorded them (git would convert line endings); the rest as git writes them.
+  const exact =
+    toWrite.length > 0
+      ? await exactFilesOf(
+          repository,
+          target,
+          toWrite.map((change) => change.rawPath),
+        )
+      : undefined;
+  const byGit = toWrite.filter((change) => !exact?.has(change.rawPath));
+  if (byGit.length > 0) {
     const temporaryIndex = temporaryIndexPath(repository, 'restore');
     try {
       const variables = { GIT_INDEX_FILE: temporaryIndex };
       await gitBytes(repository.root, ['read-tree', target], { variables });
       await gitBytes(repository.root, ['checkout-index', '--force', '-z', '--stdin'], {
         variables,
-        input: nulSeparated(toWrite.map((change) => change.rawPath)),
+        input: nulSeparated(byGit.map((change) => change.rawPath)),
       });
     } finally {
       removeTemporaryIndex(temporaryIndex);
     }
-    result.restored.push(...toWrite.map((change) => change.path));
   }
+  const asRecorded = toWrite.flatMap((change) => {
+    const file = exact?.get(change.rawPath);
+    return file ? [{ target: onDisk(repository.root, change.rawPath), file }] : [];
+  });
+  await writeExactFiles(repository, asRecorded);
+  result.restored.push(...toWrite.map((change) => change.path));
+  result.added.push(...toWrite.filter((change) => !change.presentInSource).map((change) => change.path));
   return result;
 }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { GitCommandError, gitBytes, gitText, nulSeparated, SNAPSHOT_IDENTITY, type GitVariable } from './gitProcess.js';
+import { lineEndingConversion, lineEndingSettings, recordExactBytes } from './exactBytes.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 import { headCommit, type Repository } from './repository.js';
 
@@ -88,11 +89,17 @@ export async function takeSnapshot(repository: Repository, message: string, refs
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     const variables = { GIT_INDEX_FILE: temporaryIndex, ...SNAPSHOT_IDENTITY };
-    await seeEveryFile(repository, temporaryIndex);
-    const leftOut = await addAll(repository, variables);
-    const tree = (await gitText(repository.root, ['write-tree'], { variables })).trim();
-    const parent = await headCommit(repository);
-    const commit = (await gitText(repository.root, ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-m', message], { variables })).trim();
+    const settings = lineEndingSettings(repository);
+    settings.catch(() => {}); // awaited below; a failure meanwhile is not unhandled
+    const trackedAttributes = await seeEveryFile(repository, temporaryIndex);
+    const { leftOut, addedAttributes } = await addAll(repository, variables);
+    const [tree, parent] = await Promise.all([gitText(repository.root, ['write-tree'], { variables }).then((output) => output.trim()), headCommit(repository)]);
+    const conversion = lineEndingConversion(repository, await settings, [...trackedAttributes, ...addedAttributes]);
+    // Where git converts line endings, the bytes on disk are recorded beside the blobs (last: it changes the index).
+    const exact = conversion ? await recordExactBytes(repository, variables, conversion, message) : undefined;
+    const parents = [parent, exact?.parent].flatMap((commit) => (commit ? ['-p', commit] : []));
+    const messages = ['-m', message, ...(exact ? ['-m', exact.trailer] : [])];
+    const commit = (await gitText(repository.root, ['commit-tree', tree, ...parents, ...messages], { variables })).trim();
     await pointRefs(repository, typeof refs === 'string' ? [refs] : refs, commit, message);
     return { commit, tree, leftOut };
   } finally {
@@ -104,17 +111,20 @@ export async function takeSnapshot(repository: Repository, message: string, refs
  * The copied index keeps the user's assume-unchanged and skip-worktree flags, and
  * `git add` believes them: an agent's edit to such a file would go unseen. The
  * flags are cleared in the copy (skip-worktree only for files that are on disk:
- * a sparse checkout's absent files are not deletions).
+ * a sparse checkout's absent files are not deletions). Gives the `.gitattributes`
+ * files the index has, read from the same listing.
  */
-async function seeEveryFile(repository: Repository, temporaryIndex: string): Promise<void> {
+async function seeEveryFile(repository: Repository, temporaryIndex: string): Promise<string[]> {
   const variables = { GIT_INDEX_FILE: temporaryIndex };
   const listing = (await gitBytes(repository.root, ['ls-files', '-v', '-z'], { variables })).toString('latin1');
   const assumed: string[] = [];
   const skipped: string[] = [];
+  const attributes: string[] = [];
   for (const entry of listing.split('\0')) {
     if (entry.length < 3) continue;
     const tag = entry[0]!;
     const rawPath = entry.slice(2);
+    if (isAttributesFile(rawPath)) attributes.push(rawPath);
     if (tag >= 'a' && tag <= 'z') assumed.push(rawPath);
     else if (tag === 'S' && fs.existsSync(Buffer.concat([Buffer.from(repository.root + path.sep), Buffer.from(rawPath, 'latin1')]))) skipped.push(rawPath);
   }
@@ -122,20 +132,36 @@ async function seeEveryFile(repository: Repository, temporaryIndex: string): Pro
   if (assumed.length > 0)
     await gitBytes(repository.root, ['update-index', '--no-assume-unchanged', '-z', '--stdin'], { variables, input: nulSeparated(assumed) });
   if (skipped.length > 0) await gitBytes(repository.root, ['update-index', '--no-skip-worktree', '-z', '--stdin'], { variables, input: nulSeparated(skipped) });
+  return attributes;
+}
+
+function isAttributesFile(rawPath: string): boolean {
+  return rawPath === '.gitattributes' || rawPath.endsWith('/.gitattributes');
 }
 
 /** Nested repositories without a commit are reported one at a time; past this many, something else is wrong. */
 const MAX_LEFT_OUT = 100;
 
-/** `git add --all`, leaving out nested repositories that have no commit yet (git refuses them). */
-async function addAll(repository: Repository, variables: Partial<Record<GitVariable, string>>): Promise<string[]> {
+/**
+ * `git add --all`, leaving out nested repositories that have no commit yet (git refuses
+ * them). Also says which `.gitattributes` files it added (new or changed), from the paths
+ * it names as it adds them.
+ */
+async function addAll(repository: Repository, variables: Partial<Record<GitVariable, string>>): Promise<{ leftOut: string[]; addedAttributes: string[] }> {
   const leftOut: string[] = [];
   for (;;) {
     const exclusions = leftOut.map((folder) => `:(top,exclude,literal)${folder}`);
     try {
       // Ignored files stay out, as in any commit; nested repositories are recorded as links.
-      await gitBytes(repository.root, ['-c', 'advice.addEmbeddedRepo=false', 'add', '--all', '--', ':/', ...exclusions], { variables });
-      return leftOut;
+      const added = await gitBytes(repository.root, ['-c', 'advice.addEmbeddedRepo=false', 'add', '--all', '--verbose', '--', ':/', ...exclusions], {
+        variables,
+      });
+      // `add '<path>'` a line (LC_ALL=C).
+      const addedAttributes = added
+        .toString('latin1')
+        .split('\n')
+        .flatMap((line) => (line.startsWith("add '") && line.endsWith("'") && isAttributesFile(line.slice(5, -1)) ? [line.slice(5, -1)] : []));
+      return { leftOut, addedAttributes };
     } catch (error) {
       // git names the nested repository on stderr (in English: LC_ALL=C); there is no code for it.
       const unborn = error instanceof GitCommandError ? /'(.+?)\/?' does not have a commit checked out/.exec(error.stderr)?.[1] : undefined;

@@ -1,5 +1,5 @@
 import { displayPath, gitBytes, gitStreamed, gitText } from './gitProcess.js';
-import type { FileChange, FileChangeStatus } from '../sessionFormat/runEvents.js';
+import type { FileChange, FileChangeStatus, NestedRepository } from '../sessionFormat/runEvents.js';
 import type { Repository } from './repository.js';
 
 export interface DiffSummary {
@@ -100,9 +100,14 @@ export interface TreeEntryChange {
   presentInSource: boolean;
   /** The object id the target has at the path (all zeros when absent). */
   targetObject: string;
+  /** git's mode of the path in the source and in the target (`000000` when absent, `160000` a nested repository). */
+  sourceMode: string;
+  targetMode: string;
   /** Git links (nested repositories, submodules) are never touched. */
   isGitLink: boolean;
 }
+
+const GIT_LINK = '160000';
 
 /** Path-level changes from `from` to `to`, without rename pairing: what a restore must touch. */
 export async function changedPaths(repository: Repository, from: string, to: string): Promise<TreeEntryChange[]> {
@@ -122,8 +127,26 @@ export async function changedPaths(repository: Repository, from: string, to: str
       presentInTarget: status !== 'D',
       presentInSource: status !== 'A',
       targetObject: newObject ?? '',
-      isGitLink: oldMode === '160000' || newMode === '160000',
+      sourceMode: oldMode ?? '',
+      targetMode: newMode ?? '',
+      isGitLink: oldMode === GIT_LINK || newMode === GIT_LINK,
     });
   }
   return changes;
+}
+
+/**
+ * The nested repositories a tree has that an earlier one did not, from the changes
+ * between the two and the nested repositories without a commit that each snapshot left
+ * out: folders whose files no diff will show from then on.
+ */
+export function appearedRepositories(
+  changes: readonly TreeEntryChange[],
+  leftOut: { before: readonly string[]; after: readonly string[] },
+): NestedRepository[] {
+  const recorded = changes
+    .filter((change) => change.targetMode === GIT_LINK && change.sourceMode !== GIT_LINK)
+    .map((change) => ({ path: change.path, commit: change.targetObject }));
+  const uncommitted = leftOut.after.filter((folder) => !leftOut.before.includes(folder)).map((folder) => ({ path: folder, commit: null }));
+  return [...recorded, ...uncommitted];
 }

@@ -21,6 +21,8 @@ import { changedPaths, type TreeEntryChange } from './treeDiff.js';
 
 export interface MoveLists {
   restored: string[];
+  /** Of `restored`, the files the tree did not have. */
+  added: string[];
   removed: string[];
   skipped: string[];
   conflicts: string[];
@@ -58,7 +60,7 @@ export async function moveTree(repository: Repository, request: MoveRequest): Pr
   const conflicts = pending.filter((change) => byUser.has(change.rawPath) && !change.isGitLink).map((change) => change.path);
   const { blocked, inTheWay } = obstacles(repository.root, pending, own, byUser);
   conflicts.push(...inTheWay.filter((file) => !conflicts.includes(file)));
-  const lists: MoveLists = { restored: [], removed: [], skipped: [], conflicts: [...new Set([...conflicts, ...blocked])], overwritten: [], blocked };
+  const lists: MoveLists = { restored: [], added: [], removed: [], skipped: [], conflicts: [...new Set([...conflicts, ...blocked])], overwritten: [], blocked };
   if (pending.length === 0) return { kind: 'nothing', lists };
   // What is in the way and in no snapshot could never come back: not even --force overwrites it.
   const forced = (file: string) => request.force === true || (Array.isArray(request.force) && request.force.includes(file));
@@ -70,6 +72,7 @@ export async function moveTree(repository: Repository, request: MoveRequest): Pr
       lists: {
         ...lists,
         restored: touched.filter((change) => change.presentInTarget).map((change) => change.path),
+        added: touched.filter((change) => change.presentInTarget && !change.presentInSource).map((change) => change.path),
         removed: touched.filter((change) => !change.presentInTarget).map((change) => change.path),
         skipped: pending.filter((change) => change.isGitLink).map((change) => change.path),
         overwritten: conflicts,
@@ -83,7 +86,7 @@ export async function moveTree(repository: Repository, request: MoveRequest): Pr
   await takeSnapshot(repository, request.message, request.afterRefs);
   return {
     kind: 'moved',
-    lists: { ...lists, restored: restored.restored, removed: restored.removed, skipped: restored.skipped, overwritten: conflicts },
+    lists: { ...lists, restored: restored.restored, added: restored.added, removed: restored.removed, skipped: restored.skipped, overwritten: conflicts },
   };
 }
 

@@ -110,6 +110,16 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       ];
     case 'critic_changes_reverted':
       return [];
+    case 'nested_repositories_appeared':
+      return [
+        {
+          text:
+            `${event.repositories.length === 1 ? 'a folder became a nested git repository' : 'folders became nested git repositories'} ` +
+            `(a .git folder or file), whose files no diff shows and rollback leaves alone; the critic is told: ` +
+            event.repositories.map((nested) => `${nested.path}/${nested.commit === null ? ' (no commit yet)' : ''}`).join(', '),
+          tone: 'warning',
+        },
+      ];
     case 'review_delivered':
       return [{ text: `review items for the actor: ${event.ids.join(', ')}`, tone: 'muted' }];
     case 'review_claimed':

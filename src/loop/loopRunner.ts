@@ -8,9 +8,10 @@ import type { StallSettings } from '../config/runSettings.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import { reviewIteration, type Review } from '../critic/reviewIteration.js';
 import type { Repository } from '../git/repository.js';
-import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel } from '../git/snapshots.js';
+import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel, type SnapshotResult } from '../git/snapshots.js';
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
-import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
+import { appearedRepositories, changedPaths, diffSnapshots, type DiffSummary, type TreeEntryChange } from '../git/treeDiff.js';
+import type { AppearedRepository } from '../critic/criticPrompt.js';
 import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import {
   stampEvent,
@@ -190,6 +191,10 @@ class LoopRun {
   private actorFailures = 0;
   private criticFailures = 0;
   private readonly reportedLeftOut = new Set<string>();
+  /** Nested repositories without a commit that this run's first snapshot left out: the user's, there before it. */
+  private leftOutAtStart: readonly string[] | undefined;
+  /** Folders that became nested repositories since the loop began, by path: the iteration each appeared in (null: before this run). */
+  private readonly appeared = new Map<string, number | null>();
   private summary: RunSummary | undefined;
   /** Aborted by the user's interrupt and by a guard: every agent and check of the run listens to it. */
   private readonly stopper = new AbortController();
@@ -320,6 +325,7 @@ class LoopRun {
     this.emit({ type: 'iteration_started', iteration });
     const pre = await this.snapshot(iteration, 'pre');
     this.loopStart ??= pre;
+    this.leftOutAtStart ??= pre.leftOut;
 
     const review = pendingForActor(await this.reviewState());
     const told = [...review.comments.map((item) => item.id), ...review.rejections.map((item) => item.id), ...review.findings.map((item) => item.id)];
@@ -356,7 +362,8 @@ class LoopRun {
     this.emit({ type: 'phase', iteration, phase: 'diff', status: 'started' });
     const diffStarted = performance.now();
     const diff = await diffSnapshots(request.repository, pre.commit, post.commit);
-    const sinceStart = (await changedPaths(request.repository, this.loopStart.tree, post.tree)).map((change) => change.path);
+    const changesSinceStart = await changedPaths(request.repository, this.loopStart.tree, post.tree);
+    const sinceStart = changesSinceStart.map((change) => change.path);
     this.emit({
       type: 'diff_captured',
       iteration,
@@ -366,6 +373,7 @@ class LoopRun {
       files: diff.files,
       truncated: diff.diffTruncated,
     });
+    const nestedRepositories = await this.nestedRepositoriesSinceStart(iteration, changesSinceStart, pre, post);
     this.emit({ type: 'phase', iteration, phase: 'diff', status: 'finished', duration_secs: (performance.now() - diffStarted) / 1000 });
 
     const claimed = addressedClaims(actor.finalText ?? actor.transcript, new Set(told));
@@ -395,6 +403,7 @@ class LoopRun {
         insertions: diff.insertions,
         deletions: diff.deletions,
         changedSinceStart: sinceStart,
+        nestedRepositories,
         previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
         checks,
         review: { ...openReview, rejections: review.rejections.filter((item) => rejectionsTold.has(item.id)) },
@@ -587,7 +596,34 @@ class LoopRun {
     this.emit({ type: 'spend', ...this.currentSpend() });
   }
 
-  private async snapshot(iteration: number, label: SnapshotLabel, withRef = true): Promise<Snapshot> {
+  /**
+   * Folders that became nested repositories (a `.git` folder or file) since the loop began:
+   * git records them as a commit, so no diff shows what was written in them. Each is
+   * reported once, when it appears; the critic is told of all of them every time.
+   */
+  private async nestedRepositoriesSinceStart(
+    iteration: number,
+    changesSinceStart: readonly TreeEntryChange[],
+    pre: Snapshot,
+    post: SnapshotResult,
+  ): Promise<AppearedRepository[]> {
+    const nested = appearedRepositories(changesSinceStart, { before: this.leftOutAtStart ?? [], after: post.leftOut });
+    const fresh = nested.filter((repository) => !this.appeared.has(repository.path));
+    // A resumed run finds those of the sessions it carries on there before its first iteration.
+    const continuation = this.request.continuation;
+    const earlier =
+      continuation && iteration === continuation.lastIteration + 1 && fresh.length > 0 && this.loopStart
+        ? appearedRepositories(await changedPaths(this.request.repository, this.loopStart.tree, pre.tree), { before: [], after: [] }).map(
+            (repository) => repository.path,
+          )
+        : [];
+    for (const repository of fresh) this.appeared.set(repository.path, earlier.includes(repository.path) ? null : iteration);
+    const news = fresh.filter((repository) => this.appeared.get(repository.path) === iteration);
+    if (news.length > 0) this.emit({ type: 'nested_repositories_appeared', iteration, repositories: news });
+    return nested.map((repository) => ({ ...repository, iteration: this.appeared.get(repository.path) ?? null }));
+  }
+
+  private async snapshot(iteration: number, label: SnapshotLabel, withRef = true): Promise<SnapshotResult> {
     const ref = withRef ? snapshotRef(this.sessionId, iteration, label) : null;
     // The session's head follows the tree the loop leaves: pre and post, not the critic's or the checks' (undone).
     const refs = ref ? [ref, ...(label === 'critic' || label === 'checks' ? [] : [sessionHeadRef(this.sessionId)])] : [];

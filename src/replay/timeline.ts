@@ -188,6 +188,8 @@ function fromOtherEvent(event: RunEvent, runsBefore: number): AnyEntry | undefin
       };
     case 'critic_changes_reverted':
       return { kind: 'critic_changes_reverted', at, iteration: event.iteration, paths: event.paths };
+    case 'nested_repositories_appeared':
+      return { kind: 'nested_repositories_appeared', at, iteration: event.iteration, repositories: event.repositories };
     case 'check_finished':
       return {
         kind: 'check',

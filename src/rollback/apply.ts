@@ -153,6 +153,7 @@ function emptyOutcome(request: ApplyRequest): ApplyOutcome {
     apply: null,
     target_dir: request.targetDir,
     restored: [],
+    added: [],
     removed: [],
     skipped: [],
     conflicts: [],

@@ -191,6 +191,7 @@ function emptyOutcome(sessionId: string): RollbackOutcome {
     iteration: null,
     rollback: null,
     restored: [],
+    added: [],
     removed: [],
     skipped: [],
     conflicts: [],

@@ -58,6 +58,8 @@ export const FAILURE_CODES = [
   'project_untrusted',
   /** A git command the loop needs failed (a snapshot, a diff). */
   'git_failed',
+  /** A filter the repository gives some files (such as Git LFS) could not run or failed: `details.filter`, `details.program`. */
+  'git_filter_failed',
   /** A candidate's worktree could not be made, or its `[worktree] setup` command failed: that candidate failed. */
   'setup_failed',
   /** No candidate group by that id (or the session is not one of a group). */

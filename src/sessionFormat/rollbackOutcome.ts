@@ -11,6 +11,8 @@ const paths = z.array(z.string());
 export const treeMoveFields = {
   /** Files written with the target tree's version. */
   restored: paths,
+  /** Of `restored`, the files the tree did not have before: written anew (listed as A, the others as M). */
+  added: paths,
   /** Files removed because the target tree has none there. */
   removed: paths,
   /** Nested repositories and submodules, never touched. */

@@ -32,6 +32,18 @@ export const fileChangeSchema = z.object({
 export type FileChange = z.infer<typeof fileChangeSchema>;
 export type FileChangeStatus = FileChange['status'];
 
+/**
+ * A nested git repository: a folder with a `.git` folder or a `.git` file of its own.
+ * git records only the commit it is at, never its files, so what is written in it is
+ * in no diff and no snapshot, and a rollback leaves it as it is.
+ */
+export const nestedRepositorySchema = z.object({
+  path: z.string(),
+  /** The commit the snapshot records for it; null when it has none yet (git leaves it out altogether). */
+  commit: z.nullable(z.string()),
+});
+export type NestedRepository = z.infer<typeof nestedRepositorySchema>;
+
 /** How a command run for the loop went: one of the project's checks, or a candidate worktree's setup. */
 const commandRunShape = {
   command: z.string(),
@@ -192,6 +204,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
   /** The loop is going in circles: the actor is told so (`nudge`) or the loop ends (`stop`). */
   event('stall', { iteration, action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: iteration }),
   event('critic_changes_reverted', { iteration, paths }),
+  /** Folders that became nested repositories in this iteration (since the loop began, none was one): the critic is told. */
+  event('nested_repositories_appeared', { iteration, repositories: z.array(nestedRepositorySchema) }),
   /** The review items (`F…` findings, `U…` comments, `R…` rejected hunks) put in this iteration's actor prompt. */
   event('review_delivered', { iteration, ids: paths }),
   /** The review items the actor says it addressed (its `Addressed:` line): the critic is asked to confirm. */

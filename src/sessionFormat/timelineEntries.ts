@@ -1,4 +1,4 @@
-import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, PHASES, roleSchema } from './runEvents.js';
+import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
 import * as z from './zod.js';
@@ -61,6 +61,8 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
   entry('done_refused', { failed_checks: paths }),
   entry('stall', { action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: z.int() }),
   entry('critic_changes_reverted', { paths }),
+  /** Folders that became nested git repositories in this iteration: their files are in no diff. */
+  entry('nested_repositories_appeared', { repositories: z.array(nestedRepositorySchema) }),
   entry('warning', { message: z.string() }),
   entry('rollback', { rollback: z.int(), to_iteration: z.int(), restored: paths, removed: paths, overwritten: paths }),
   entry('rollback_undone', { rollback: z.int(), restored: paths, removed: paths, overwritten: paths }),

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runCli, type CliOptions, type CliResult } from '../support/cliProcess.js';
 import { asUserWhoCannotReadEverything, HOSTILE_SESSIONS, mkfifo, writeHostileSessions } from '../support/hostileFiles.js';
+import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, git, isolateHome, removeTempDirs, tempDir, type IsolatedHome } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
@@ -177,5 +178,36 @@ describe('working folders and project files that are not what they seem (the bui
     const trust = finished(await runCli(['trust'], { cwd: repo, env, timeoutMs: HANG_MS }), 'trust');
     assert.equal(trust.code, 2);
     assert.match(trust.stderr, /is a named pipe \(FIFO\)/);
+  });
+
+  it('quotes file names that hide characters in sessions diff as git would, and the diff still applies', async () => {
+    const hidden = 'invoice\u202egpj.exe';
+    const renamed = 'bill\u2066\u200b.txt';
+    const { repo, env } = scriptedCliSetup({
+      actor: [[{ write: { path: hidden, content: 'pay \u202eme\nline 2\nline 3\n' } }], [{ shell: ['mv', hidden, renamed] }]],
+      critic: [[carryOn('rename it')], [done()]],
+    });
+    const run = await runCli(['-p', 'write the invoice'], { cwd: repo, env, timeoutMs: 60_000 });
+    assert.equal(run.code, 0, run.stderr);
+    const diff = finished(await runCli(['sessions', 'diff', 'latest'], { cwd: repo, env, timeoutMs: HANG_MS }), 'diff');
+    assert.equal(diff.code, 0, diff.stderr);
+    const invoice = 'invoice\\342\\200\\256gpj.exe';
+    const bill = 'bill\\342\\201\\246\\342\\200\\213.txt';
+    for (const header of [
+      `diff --git "a/${invoice}" "b/${invoice}"`,
+      `+++ "b/${invoice}"`,
+      `diff --git "a/${invoice}" "b/${bill}"`,
+      `rename from "${invoice}"`,
+      `rename to "${bill}"`,
+    ])
+      assert.ok(diff.stdout.split('\n').includes(header), `${header} in:\n${diff.stdout}`);
+    const headers = diff.stdout.split('\n').filter((line) => !/^[+ -](?!\+\+ |-- )/.test(line));
+    assert.doesNotMatch(headers.join('\n'), /[\u202e\u2066\u200b]/, 'no name shows its hidden characters');
+    assert.match(diff.stdout, /^\+pay \u202eme$/m, 'the changed lines go out as they are');
+    // The second iteration's diff, names quoted, still applies (backwards, to the tree the loop left).
+    const second = finished(await runCli(['sessions', 'diff', 'latest', '--iteration', '2'], { cwd: repo, env, timeoutMs: HANG_MS }), 'diff -i 2');
+    const patch = path.join(tempDir(), 'second.patch');
+    fs.writeFileSync(patch, second.stdout);
+    git(repo, 'apply', '--check', '-R', patch);
   });
 });

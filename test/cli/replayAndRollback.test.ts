@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
 import { timelineEntrySchema, type TimelineEntry } from '../../src/sessionFormat/timelineEntries.js';
 import { runCli } from '../support/cliProcess.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
-import { git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
 
 const TWO_ITERATIONS: AgentScript = {
@@ -134,5 +135,34 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
     assert.ok(actor.kind === 'phase' && actor.duration_secs === 10.5);
     const text = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
     assert.match(text.stdout, /it 1 +critic: CONTINUE — feedback 1/);
+  });
+
+  it('apply and rollback list a file they write anew as A, one they overwrite as M, one they remove as D', async () => {
+    const { repo, env } = scriptedCliSetup({
+      actor: [[{ write: { path: 'README.md', content: '# changed\n' } }, { write: { path: 'docs/new.txt', content: 'new\n' } }]],
+      critic: [[done()]],
+    });
+    const run = await runCli(['-p', 'change the readme, add a page'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    // Another worktree of the same repository holds the session's snapshots too: apply there.
+    const other = path.join(tempDir(), 'other');
+    git(repo, 'worktree', 'add', '-q', '--detach', other, 'HEAD');
+    const applied = await runCli(['apply', 'latest', '-d', other], { cwd: repo, env });
+    assert.equal(applied.code, 0, applied.stdout + applied.stderr);
+    assert.match(applied.stdout, /^ {2}M README\.md$/m);
+    assert.match(applied.stdout, /^ {2}A docs\/new\.txt$/m);
+    assert.deepEqual(treeOf(other), { 'README.md': '# changed\n', 'docs/new.txt': 'new\n' });
+
+    const rolled = await runCli(['rollback', 'latest'], { cwd: repo, env });
+    assert.equal(rolled.code, 0, rolled.stdout + rolled.stderr);
+    assert.match(rolled.stdout, /^ {2}M README\.md$/m);
+    assert.match(rolled.stdout, /^ {2}D docs\/new\.txt$/m);
+    const undone = await runCli(['rollback', '--undo', 'latest', '--json'], { cwd: repo, env });
+    const outcome = rollbackOutcomeSchema.parse(JSON.parse(undone.stdout));
+    assert.deepEqual(
+      [outcome.restored.sort(), outcome.added],
+      [['README.md', 'docs/new.txt'], ['docs/new.txt']],
+      'added: the restored files that were not there',
+    );
   });
 });

@@ -7,7 +7,7 @@ import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { git, removeTempDirs, treeOf, twoProgramsOfOneName, writeFile } from '../support/testEnvironment.js';
+import { git, removeTempDirs, tempDir, treeOf, twoProgramsOfOneName, writeFile } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
 
 /** Waits until the scripted role has been started this many times (the agent itself counts its calls). */
@@ -252,6 +252,34 @@ describe('codeloops resume (the built CLI)', function () {
     const earlier = await runCli(['rollback', 'latest', '--iteration', '1'], { cwd: repo, env });
     assert.equal(earlier.code, 2);
     assert.match(earlier.stderr, /Iteration 1 belongs to the session this one carries on: roll back .* instead/);
+  });
+
+  it('tells the critic of a resumed run of the nested repository that appeared before it, as from before, without reporting it again', async () => {
+    const elsewhere = tempDir();
+    const { repo, env, agent, home } = scriptedCliSetup({
+      actor: [
+        [
+          { write: { path: 'hidden/code.sh', content: 'echo hidden\n' } },
+          { shell: ['git', 'init', '-q', `--separate-git-dir=${path.join(elsewhere, 'hidden.git')}`, 'hidden'] },
+          { shell: ['git', '-c', 'user.name=a', '-c', 'user.email=a@example.com', '-C', 'hidden', 'commit', '-q', '--allow-empty', '-m', 'hide'] },
+        ],
+        [{ write: { path: 'x.txt', content: 'x\n' } }],
+      ],
+      critic: [[carryOn('go on')], [done()]],
+    });
+    const first = await runCli(['-p', 'work', '-n', '1'], { cwd: repo, env });
+    assert.equal(first.code, 1, first.stderr);
+    assert.match(first.stderr, /a folder became a nested git repository .*: hidden\//);
+    const resumed = await runCli(['resume', 'latest', '-n', '2', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(agent.prompt('critic', 2), /- hidden\/ \(appeared before this run, at commit [0-9a-f]{7}\)/);
+    const sessionId = (JSON.parse(resumed.stdout) as { session_id: string }).session_id;
+    const events = readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', sessionId, 'events.jsonl'));
+    assert.deepEqual(
+      events.filter((event) => event.type === 'nested_repositories_appeared'),
+      [],
+      'said once, when it appeared',
+    );
   });
 
   it('refuses to resume over files changed since the loop, says which, and changes nothing; checks the iteration limit before starting', async () => {

@@ -69,6 +69,20 @@ describe('codeloops run (the built CLI)', () => {
     assert.equal(output.error_code, 'actor_failed');
   });
 
+  it('exits 2 naming the filter and its missing program when the repository needs Git LFS and it is not installed', async () => {
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done()]] });
+    writeFile(repo, '.gitattributes', '*.bin filter=lfs -text\n');
+    writeFile(repo, 'weights.bin', 'large\n');
+    git(repo, 'config', 'filter.lfs.required', 'true');
+    git(repo, 'config', 'filter.lfs.process', 'codeloops-test-missing-lfs filter-process');
+    const result = await runCli(['-p', 'make x', '--json-output'], { cwd: repo, env });
+    assert.equal(result.code, 2, result.stderr);
+    const output = JSON.parse(result.stdout);
+    assert.equal(output.error_code, 'git_filter_failed');
+    assert.match(output.error, /"lfs" filter .*its program codeloops-test-missing-lfs is not installed or not on PATH/);
+    assert.match(result.stderr, /Install it \(Git LFS: https:\/\/git-lfs\.com/);
+  });
+
   it('runs nothing a cloned project file names until it is trusted; --check and --no-checks on the command line', async () => {
     const { repo, env, home } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done('made x')]] });
     writeFile(repo, 'codeloops.toml', '[[checks]]\nname = "marker"\nrun = "echo ran > checked.txt"\n');

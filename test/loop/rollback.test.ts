@@ -323,4 +323,49 @@ describe('rollback and its undo', () => {
     assert.deepEqual(treeOf(repo), { 'mine.txt': 'mine\n' });
     assert.throws(() => git(repo, 'rev-parse', '--verify', '--quiet', 'HEAD'));
   });
+
+  it('gives back the exact bytes in a repository where git converts line endings (core.autocrlf=true, LF files on disk), both ways', async () => {
+    const repo = createRepo();
+    git(repo, 'config', 'core.autocrlf', 'true');
+    const original = { 'lf.txt': 'one\ntwo\n', 'crlf.txt': 'one\r\ntwo\r\n', 'gone.txt': 'bye\n' };
+    for (const [file, content] of Object.entries(original)) writeFile(repo, file, content);
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'as the user has them');
+    for (const [file, content] of Object.entries(original)) writeFile(repo, file, content);
+    const before = treeOf(repo);
+    const loop = await runScriptedLoop(repo, {
+      actor: [[{ write: { path: 'lf.txt', content: 'one\ntwo\nthree\n' } }, { write: { path: 'crlf.txt', content: 'one\r\n' } }, { delete: 'gone.txt' }]],
+      critic: [[done()]],
+    });
+    const afterLoop = treeOf(repo);
+    const gitBefore = userGitState(repo);
+    const outcome = await rollBack(request(repo, loop));
+    assert.equal(outcome.result, 'rolled_back', outcome.message);
+    assert.deepEqual(treeOf(repo), before, 'LF stays LF, CRLF stays CRLF');
+    assert.equal(git(repo, 'status', '--porcelain'), '', 'git sees the files as committed');
+    assert.equal((await undoRollback(request(repo, loop))).result, 'undone');
+    assert.deepEqual(treeOf(repo), afterLoop, 'the undo gives back what the actor wrote, byte for byte');
+    assert.deepEqual(userGitState(repo), gitBefore);
+  });
+
+  it('sees and rolls back what the actor writes outside a sparse checkout, and leaves no shared index file behind (split index)', async () => {
+    const repo = createRepo({ files: { 'app/main.js': 'v0\n', 'docs/guide.md': 'guide\n' } });
+    git(repo, 'sparse-checkout', 'set', '--cone', 'app');
+    git(repo, 'config', 'core.splitIndex', 'true');
+    git(repo, 'update-index', '--split-index');
+    const gitFolder = () => fs.readdirSync(path.join(repo, '.git')).filter((name) => /^sharedindex\.|^codeloops-/.test(name));
+    const before = { files: treeOf(repo), git: gitFolder() };
+    const loop = await runScriptedLoop(repo, {
+      actor: [[{ write: { path: 'app/main.js', content: 'v1\n' } }, { write: { path: 'docs/notes.md', content: 'outside the cone\n' } }]],
+      critic: [[done()]],
+    });
+    const diff = loop.events.find((event) => event.type === 'diff_captured');
+    assert.deepEqual(diff?.type === 'diff_captured' && diff.files.map((file) => file.path).sort(), ['app/main.js', 'docs/notes.md']);
+    const outcome = await rollBack(request(repo, loop));
+    assert.equal(outcome.result, 'rolled_back', outcome.message);
+    assert.deepEqual(outcome.removed, ['docs/notes.md']);
+    assert.equal((await undoRollback(request(repo, loop))).result, 'undone');
+    assert.equal((await rollBack(request(repo, loop))).result, 'rolled_back');
+    assert.deepEqual({ files: treeOf(repo), git: gitFolder() }, before);
+  });
 });

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MissingDirectoryError, NotAGitRepositoryError, openRepository } from '../../src/git/repository.js';
 import { restoreChangedPaths } from '../../src/git/restore.js';
 import { listSessionRefs, readSnapshot, snapshotRef, takeSnapshot } from '../../src/git/snapshots.js';
 import { diffSnapshots } from '../../src/git/treeDiff.js';
+import { keepLineEndings } from '../../src/git/exactBytes.js';
+import { GitCommandError, gitBytes } from '../../src/git/gitProcess.js';
+import type { CodeloopsError } from '../../src/sessionFormat/failures.js';
 import { createRepo, git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 
 /** Everything about the user's git state that a snapshot must never change. */
@@ -267,5 +271,218 @@ describe('surgical restore', () => {
     await restoreChangedPaths(repository, current.commit, target.commit);
     assert.deepEqual([...fs.readFileSync(path.join(dir, 'blob.bin'))], [0, 1, 2, 255]);
     assert.equal(fs.statSync(path.join(dir, 'run.sh')).mode & 0o111, 0o111);
+  });
+});
+
+/** What a repository's git folder holds of a kind, by name: to see what a snapshot left behind. */
+function gitFolderFiles(dir: string, pattern: RegExp): string[] {
+  return fs
+    .readdirSync(path.join(dir, '.git'))
+    .filter((name) => pattern.test(name))
+    .sort();
+}
+
+describe('git layouts a snapshot must see', () => {
+  after(removeTempDirs);
+
+  it('leave no shared index file behind in a repository that splits its index', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a\n', 'b.txt': 'b\n' } });
+    git(dir, 'config', 'core.splitIndex', 'true');
+    git(dir, 'update-index', '--split-index');
+    const before = gitFolderFiles(dir, /^sharedindex\./);
+    assert.ok(before.length > 0, 'the user’s index is split');
+    const indexBefore = fs.readFileSync(path.join(dir, '.git', 'index'));
+    const repository = await openRepository(dir);
+    const target = await takeSnapshot(repository, 'pre');
+    writeFile(dir, 'a.txt', 'changed\n');
+    writeFile(dir, 'c.txt', 'new\n');
+    const current = await takeSnapshot(repository, 'post');
+    await restoreChangedPaths(repository, current.commit, target.commit);
+    assert.deepEqual(treeOf(dir), { 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    assert.deepEqual(gitFolderFiles(dir, /^sharedindex\.|^codeloops-/), before, 'snapshots and restores leave no file in .git');
+    assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the user’s index is untouched');
+    assert.equal(git(dir, 'status', '--porcelain'), '');
+  });
+
+  for (const sparseIndex of [false, true]) {
+    it(`see and put back what an agent writes outside a sparse checkout's cone${sparseIndex ? ' (with a sparse index)' : ''}`, async () => {
+      const dir = createRepo({ files: { 'in/a.txt': 'a\n', 'out/b.txt': 'b\n', 'out/deep/c.txt': 'c\n', 'top.txt': 'top\n' } });
+      git(dir, 'sparse-checkout', 'set', '--cone', ...(sparseIndex ? ['--sparse-index'] : []), 'in');
+      assert.deepEqual(treeOf(dir), { 'in/a.txt': 'a\n', 'top.txt': 'top\n' }, 'the cone holds in/ only');
+      const indexBefore = fs.readFileSync(path.join(dir, '.git', 'index'));
+      const repository = await openRepository(dir);
+      const pre = await takeSnapshot(repository, 'pre');
+      writeFile(dir, 'in/a.txt', 'edited in the cone\n');
+      writeFile(dir, 'out/new.txt', 'written outside the cone\n');
+      writeFile(dir, 'elsewhere/deep/file.txt', 'a new folder outside the cone\n');
+      const post = await takeSnapshot(repository, 'post');
+      const diff = await diffSnapshots(repository, pre.commit, post.commit);
+      assert.deepEqual(diff.files.map((file) => `${file.status} ${file.path}`).sort(), [
+        'added elsewhere/deep/file.txt',
+        'added out/new.txt',
+        'modified in/a.txt',
+      ]);
+      assert.match(diff.diff, /\+written outside the cone/);
+      assert.equal(git(dir, 'show', `${post.commit}:out/deep/c.txt`), 'c\n', 'files the sparse checkout leaves out are not deletions');
+      await restoreChangedPaths(repository, post.commit, pre.commit);
+      assert.deepEqual(treeOf(dir), { 'in/a.txt': 'a\n', 'top.txt': 'top\n' });
+      assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the user’s index is untouched');
+      assert.equal(git(dir, 'status', '--porcelain'), '');
+    });
+  }
+
+  it('say which filter cannot run and why when a required filter’s program is missing (Git LFS not installed)', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a\n' } });
+    writeFile(dir, '.gitattributes', '*.bin filter=lfs diff=lfs merge=lfs -text\n');
+    writeFile(dir, 'model.bin', 'large content\n');
+    // What `git lfs install` writes, on a machine where git-lfs is not (or no longer) installed.
+    for (const [key, value] of Object.entries({
+      'filter.lfs.required': 'true',
+      'filter.lfs.process': 'codeloops-test-missing-lfs filter-process',
+      'filter.lfs.clean': 'codeloops-test-missing-lfs clean -- %f',
+      'filter.lfs.smudge': 'codeloops-test-missing-lfs smudge -- %f',
+    }))
+      git(dir, 'config', key, value);
+    const repository = await openRepository(dir);
+    await assert.rejects(takeSnapshot(repository, 'pre'), (error: CodeloopsError) => {
+      assert.equal(error.code, 'git_filter_failed');
+      assert.match(error.message, /"lfs" filter/);
+      assert.match(error.message, /codeloops-test-missing-lfs is not installed or not on PATH/);
+      assert.doesNotMatch(error.message, /git -c/);
+      assert.deepEqual(error.details, { filter: 'lfs', program: 'codeloops-test-missing-lfs', program_missing: true, command: 'add' });
+      return true;
+    });
+    // Without the long-running process, git runs the clean command once per file: the same answer.
+    git(dir, 'config', '--unset', 'filter.lfs.process');
+    await assert.rejects(takeSnapshot(repository, 'pre'), (error: CodeloopsError) => {
+      assert.equal(error.code, 'git_filter_failed');
+      assert.deepEqual(error.details, { filter: 'lfs', program: 'codeloops-test-missing-lfs', program_missing: true, command: 'add' });
+      return true;
+    });
+  });
+
+  it('name the git command that failed, not the options before it', async () => {
+    const dir = createRepo({ files: { 'a.txt': 'a\n' } });
+    const repository = await openRepository(dir);
+    const failure = await gitBytes(repository.root, ['-c', 'advice.addEmbeddedRepo=false', 'add', '--', '../outside']).catch((error: unknown) => error);
+    assert.ok(failure instanceof GitCommandError);
+    assert.match(failure.message, /^git add failed \(exit 128\): fatal: .*outside repository/);
+  });
+
+  /** Every file under a folder (outside `.git`) as its exact bytes, symbolic links as their target, and whether each is executable. */
+  function bytesOf(dir: string): Record<string, string> {
+    const files: Record<string, string> = {};
+    for (const [file, content] of Object.entries(treeOf(dir))) {
+      const full = path.join(dir, file);
+      const bytes = content.startsWith('symlink:') ? content : fs.readFileSync(full).toString('base64');
+      files[file] = `${bytes}${fs.lstatSync(full).mode & 0o111 ? ' (executable)' : ''}`;
+    }
+    return files;
+  }
+
+  const LINE_ENDING_LAYOUTS: { name: string; configure?: (dir: string) => void; afterCommit?: (dir: string) => void }[] = [
+    { name: 'core.autocrlf=true', configure: (dir) => git(dir, 'config', 'core.autocrlf', 'true') },
+    { name: 'core.autocrlf=input', configure: (dir) => git(dir, 'config', 'core.autocrlf', 'input') },
+    { name: 'a text eol=crlf attribute', configure: (dir) => writeFile(dir, '.git/info/attributes', '*.txt text eol=crlf\n') },
+    { name: 'a .gitattributes not committed yet', afterCommit: (dir) => writeFile(dir, 'sub/../.gitattributes', '* text=auto eol=crlf\n') },
+  ];
+  for (const layout of LINE_ENDING_LAYOUTS) {
+    it(`put back the exact bytes that were on disk, whatever line endings git would write (${layout.name})`, async () => {
+      const dir = createRepo({ files: { 'seed.txt': 'seed\n' } });
+      layout.configure?.(dir);
+      const original: Record<string, string | Buffer> = {
+        'lf.txt': 'one\ntwo\n',
+        'crlf.txt': 'one\r\ntwo\r\n',
+        'mixed.txt': 'one\r\ntwo\nthree\r\n',
+        'gone.txt': 'deleted later\n',
+        'logo.bin': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x00, 0xff, 0x0a]),
+        'run.sh': '#!/bin/sh\necho hi\n',
+        'odd\nname "with" \\ in it.txt': 'odd\n',
+      };
+      for (const [file, content] of Object.entries(original)) writeFile(dir, file, content);
+      fs.chmodSync(path.join(dir, 'run.sh'), 0o755);
+      fs.symlinkSync('lf.txt', path.join(dir, 'link'));
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', 'files as a user has them');
+      // After the commit, the files on disk are still as the user wrote them.
+      for (const [file, content] of Object.entries(original)) writeFile(dir, file, content);
+      layout.afterCommit?.(dir);
+      writeFile(dir, 'untracked.txt', 'mine\n');
+      const before = bytesOf(dir);
+      const indexBefore = fs.readFileSync(path.join(dir, '.git', 'index'));
+      const repository = await openRepository(dir);
+      const pre = await takeSnapshot(repository, 'pre');
+      assert.equal(git(dir, 'show', `${pre.commit}:lf.txt`), 'one\ntwo\n', 'the snapshot keeps the blobs git expects');
+
+      // What an agent does: rewrites with other line endings, deletes, turns a file into a link, points a link elsewhere, makes a script plain.
+      writeFile(dir, 'lf.txt', 'agent\r\n');
+      writeFile(dir, 'mixed.txt', 'agent\n');
+      writeFile(dir, 'odd\nname "with" \\ in it.txt', 'agent\r\n');
+      writeFile(dir, 'logo.bin', Buffer.from([1, 2, 3]));
+      fs.rmSync(path.join(dir, 'gone.txt'));
+      fs.chmodSync(path.join(dir, 'run.sh'), 0o644);
+      writeFile(dir, 'new.txt', 'created\n');
+      fs.rmSync(path.join(dir, 'link'));
+      fs.symlinkSync('crlf.txt', path.join(dir, 'link'));
+      fs.rmSync(path.join(dir, 'crlf.txt'));
+      fs.symlinkSync('lf.txt', path.join(dir, 'crlf.txt'));
+      const afterAgent = bytesOf(dir);
+      const post = await takeSnapshot(repository, 'post');
+
+      await restoreChangedPaths(repository, post.commit, pre.commit);
+      assert.deepEqual(bytesOf(dir), before, 'byte for byte as they were');
+      assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the user’s index is untouched');
+      assert.deepEqual(
+        git(dir, 'status', '--porcelain')
+          .split('\n')
+          .filter((line) => line && !line.startsWith('??')),
+        [],
+        'git sees nothing changed',
+      );
+      const back = await takeSnapshot(repository, 'back');
+      await restoreChangedPaths(repository, back.commit, post.commit);
+      assert.deepEqual(bytesOf(dir), afterAgent, 'and the way forward again');
+    });
+  }
+
+  it('leave files a filter converts to git both ways: the content behind a Git LFS–like pointer never goes into the object store', async () => {
+    const dir = createRepo({ files: { 'seed.txt': 'seed\n' } });
+    git(dir, 'config', 'core.autocrlf', 'true');
+    // A filter that keeps a pointer in git, as Git LFS does, and gives the content back from elsewhere.
+    const store = tempDir();
+    git(dir, 'config', 'filter.pointer.clean', `sh -c 'cat > "${store}/content"; echo pointer'`);
+    git(dir, 'config', 'filter.pointer.smudge', `sh -c 'cat > /dev/null; cat "${store}/content"'`);
+    writeFile(dir, '.gitattributes', '*.model filter=pointer\n');
+    writeFile(dir, 'weights.model', 'the large content\n');
+    writeFile(dir, 'notes.txt', 'lf\n');
+    const repository = await openRepository(dir);
+    const pre = await takeSnapshot(repository, 'pre');
+    assert.equal(git(dir, 'show', `${pre.commit}:weights.model`), 'pointer\n');
+    const contentObject = git(dir, 'hash-object', '--no-filters', 'weights.model').trim();
+    assert.throws(() => git(dir, 'cat-file', '-e', contentObject), 'the content itself is not in the object store');
+    fs.rmSync(path.join(dir, 'weights.model'));
+    writeFile(dir, 'notes.txt', 'changed\r\n');
+    const post = await takeSnapshot(repository, 'post');
+    await restoreChangedPaths(repository, post.commit, pre.commit);
+    assert.equal(fs.readFileSync(path.join(dir, 'weights.model'), 'utf8'), 'the large content\n', 'the filter gave it back');
+    assert.equal(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8'), 'lf\n');
+  });
+
+  it('give files that git apply wrote the line endings they had before (what a rejected hunk needs where core.autocrlf=true)', async () => {
+    const dir = createRepo({ files: { 'seed.txt': 'seed\n' } });
+    git(dir, 'config', 'core.autocrlf', 'true');
+    const lines = (eol: string, third = 'line 3') => ['line 1', 'line 2', third, 'line 4'].join(eol) + eol;
+    writeFile(dir, 'lf.txt', lines('\n'));
+    writeFile(dir, 'crlf.txt', lines('\r\n'));
+    const repository = await openRepository(dir);
+    const before = await takeSnapshot(repository, 'before');
+    const patch = ['lf.txt', 'crlf.txt']
+      .map((file) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+CHANGED 3\n line 4\n`)
+      .join('');
+    execFileSync('git', ['apply', '-'], { cwd: dir, input: patch });
+    assert.equal(fs.readFileSync(path.join(dir, 'lf.txt'), 'utf8'), lines('\r\n', 'CHANGED 3'), 'git apply writes an LF file back as CRLF');
+    await keepLineEndings(repository, before.commit, ['lf.txt', 'crlf.txt']);
+    assert.equal(fs.readFileSync(path.join(dir, 'lf.txt'), 'utf8'), lines('\n', 'CHANGED 3'));
+    assert.equal(fs.readFileSync(path.join(dir, 'crlf.txt'), 'utf8'), lines('\r\n', 'CHANGED 3'));
   });
 });
