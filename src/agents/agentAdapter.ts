@@ -35,7 +35,10 @@ export interface ParserVerdict {
   drift: StreamDrift;
 }
 
-/** Reads one agent CLI's stdout, line by line, into the shared event model. */
+/**
+ * Reads one agent CLI's stdout, line by line, into the shared event model. An
+ * adapter for a JSON-lines stream builds its parser with `jsonLineParser`.
+ */
 export interface StreamParser {
   /** One line of stdout (without its newline). */
   parseLine(line: string): AgentEvent[];
@@ -45,7 +48,8 @@ export interface StreamParser {
 
 /**
  * An agent CLI behind one interface. Adapters are pure: they build argv and parse
- * lines; starting, streaming and killing the process is `runAgent`'s job.
+ * lines; starting, streaming and killing the process is `runAgent`'s job
+ * (`agentProcess.ts`), and folding the events into a result `AgentRunFold`'s.
  */
 export interface AgentAdapter {
   readonly kind: AgentKind;
@@ -74,20 +78,4 @@ export interface AgentAdapter {
   createParser(): StreamParser;
   /** Recognises a known failure on stderr and says how to fix it, or returns null. */
   diagnose(stderr: string): string | null;
-}
-
-/** Parses a JSON line, or returns undefined for anything else (banners, garbage). */
-export function parseJsonLine(line: string): unknown {
-  const trimmed = line.trim();
-  if (!trimmed.startsWith('{')) return undefined;
-  try {
-    return JSON.parse(trimmed) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A line that is not part of the structured stream still belongs in the transcript. */
-export function unstructuredLine(line: string): AgentEvent[] {
-  return line.trim().length === 0 ? [] : [{ kind: 'text', text: line }];
 }

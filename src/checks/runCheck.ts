@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { endGroupAfterExit, stopGroup, trackGroup, type GroupRecorder } from '../process/processGroup.js';
+import { superviseGroup, type GroupRecorder } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
 /** One of the project's own commands that tells whether the work is right (`[[checks]]`). */
@@ -79,7 +79,6 @@ export function runCheck(
   const [shell, flag] = process.platform === 'win32' ? ['cmd.exe', '/c'] : ['sh', '-c'];
   const started = performance.now();
   return new Promise((resolve) => {
-    let stopped: 'timeout' | 'interrupt' | null = null;
     const child = spawn(shell, [flag, check.run], {
       cwd: options.cwd,
       env,
@@ -87,18 +86,7 @@ export function runCheck(
       detached: process.platform !== 'win32',
       windowsHide: true,
     });
-    const forgetGroup = child.pid === undefined ? () => {} : trackGroup(child.pid, options.groups);
-    // A check that exits and leaves a test server running has ended: its exit code counts, not the server's.
-    const stopDraining = endGroupAfterExit(child);
-    const stop = (reason: 'timeout' | 'interrupt'): void => {
-      if (stopped || child.pid === undefined) return;
-      stopped = reason;
-      stopGroup(child.pid);
-    };
-    const timer = setTimeout(() => stop('timeout'), check.timeoutSecs * 1000);
-    const onAbort = (): void => stop('interrupt');
-    if (options.signal?.aborted) onAbort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const group = superviseGroup(child, { timeoutSecs: check.timeoutSecs, signal: options.signal, groups: options.groups });
     const take = (chunk: Buffer): void => void output.append(decoder.write(chunk));
     child.stdout.on('data', take);
     child.stderr.on('data', take);
@@ -107,10 +95,8 @@ export function runCheck(
       // A program that cannot start reports an error and may close too: one result.
       if (finished) return;
       finished = true;
-      clearTimeout(timer);
-      stopDraining();
-      options.signal?.removeEventListener('abort', onAbort);
-      forgetGroup();
+      group.release();
+      const stopped = group.stopReason;
       output.append(decoder.end());
       // Node says "spawn sh ENOENT" for a folder that is not there: say which is missing.
       if (error)

@@ -43,7 +43,7 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
  * returns what forgets it (and kills what is left of it: a program that exited
  * normally may have left a background process in its group).
  */
-export function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
+function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', () => {
@@ -68,7 +68,7 @@ export function trackGroup(pid: number, recorder?: GroupRecorder): () => void {
  * program's own exit ends the wait, with its own exit code. Returns what cancels
  * the grace's timer once the output has ended.
  */
-export function endGroupAfterExit(child: ChildProcess): () => void {
+function endGroupAfterExit(child: ChildProcess): () => void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   child.once('exit', () => {
     timer = setTimeout(() => {
@@ -82,10 +82,63 @@ export function endGroupAfterExit(child: ChildProcess): () => void {
 }
 
 /** Stops a group as a terminal would: SIGINT, then SIGTERM, then SIGKILL for a program that ignores both. */
-export function stopGroup(pid: number): void {
+function stopGroup(pid: number): void {
   signalGroup(pid, 'SIGINT');
   setTimeout(() => signalGroup(pid, 'SIGTERM'), SIGTERM_AFTER_MS).unref();
   setTimeout(() => signalGroup(pid, 'SIGKILL'), SIGKILL_AFTER_MS).unref();
+}
+
+/** Why the runner stopped a program before it ended by itself. */
+export type StopReason = 'timeout' | 'interrupt';
+
+/** A program the runner watches over while it runs, in its own process group. */
+export interface SupervisedGroup {
+  /** Why the runner stopped it, or null while it has not. */
+  readonly stopReason: StopReason | null;
+  /**
+   * Once its output has ended: stops the clock, forgets the interrupt, and ends
+   * what it left running in its group. Safe to call twice.
+   */
+  release(): void;
+}
+
+/**
+ * Watches over a program started in its own process group (`detached`), the way
+ * agents and checks both run: the recorder is told of its group, the whole group is
+ * stopped at its timeout or on an interrupt (as a terminal would), and once the
+ * program exits what it left running gets a moment for its last output, then ends.
+ * Call `release` when its output has ended.
+ */
+export function superviseGroup(child: ChildProcess, options: { timeoutSecs: number; signal?: AbortSignal; groups?: GroupRecorder }): SupervisedGroup {
+  const pid = child.pid;
+  const forgetGroup = pid === undefined ? () => {} : trackGroup(pid, options.groups);
+  // A program that exits leaving a test server or a daemon behind has ended: its exit counts, not the daemon's.
+  const stopDraining = endGroupAfterExit(child);
+  let stopReason: StopReason | null = null;
+  const stop = (reason: StopReason): void => {
+    if (stopReason || pid === undefined) return;
+    stopReason = reason;
+    stopGroup(pid);
+  };
+  // Not unref'd: while a program runs, its timeout is what keeps the runner waiting.
+  const timer = setTimeout(() => stop('timeout'), options.timeoutSecs * 1000);
+  const onAbort = (): void => stop('interrupt');
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  let released = false;
+  return {
+    get stopReason() {
+      return stopReason;
+    },
+    release() {
+      if (released) return;
+      released = true;
+      clearTimeout(timer);
+      stopDraining();
+      options.signal?.removeEventListener('abort', onAbort);
+      forgetGroup();
+    },
+  };
 }
 
 /** Whether a process with this pid exists (a lock's holder, say). */

@@ -6,6 +6,8 @@ import type { InvocationRequest } from '../../src/agents/agentAdapter.js';
 import type { AgentEvent } from '../../src/sessionFormat/agentEvents.js';
 import { AGENT_KINDS, type AgentKind } from '../../src/agents/agentKinds.js';
 import { agentEventSchema } from '../../src/sessionFormat/agentEvents.js';
+import { jsonLineParser } from '../../src/agents/jsonLineParser.js';
+import * as z from '../../src/sessionFormat/zod.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
 interface Replay {
@@ -130,6 +132,50 @@ describe('agent adapters', () => {
       // By id: `latest` may be the critic's session.
       assert.deepEqual(argv('gemini', { resumeSessionId: 's-1' }).slice(-2), ['--resume', 's-1']);
       assert.equal(adapterFor('gemini').canResume, true);
+    });
+  });
+
+  describe('the shared opening of JSON-lines parsers', () => {
+    /** A toy CLI: `ping` events with a count, read by the adapter's own `switch` (here, one case). */
+    const toyParser = () => {
+      const read: unknown[] = [];
+      const parser = jsonLineParser({
+        known: { ping: ['type', 'n'], note: null },
+        schema: z.looseObject({ type: z.string(), n: z.optional(z.number()) }),
+        read(line, events) {
+          read.push(line);
+          if (line.type === 'ping') events.push({ kind: 'text', text: `ping ${line.n ?? '?'}` });
+        },
+        finish: (exitCode) => ({ succeeded: exitCode === 0, failureReason: exitCode === 0 ? null : 'no', finalText: 'last' }),
+      });
+      return { parser, read };
+    };
+
+    it('keeps a line that is not JSON as text, drops a blank one, and gives the adapter only known, well-formed events', () => {
+      const { parser, read } = toyParser();
+      assert.deepEqual(parser.parseLine('Loading config…'), [{ kind: 'text', text: 'Loading config…' }]);
+      assert.deepEqual(parser.parseLine('   '), []);
+      assert.deepEqual(parser.parseLine('{"type":"ping","n":1}'), [{ kind: 'text', text: 'ping 1' }]);
+      assert.deepEqual(parser.parseLine('{"type":"ping","n":"one"}'), [], 'a shape the schema refuses is skipped');
+      assert.deepEqual(parser.parseLine('{"type":"pong"}'), [], 'an unknown event is skipped');
+      assert.deepEqual(parser.parseLine('{"type":"note","anything":[1]}'), [], 'a known event the adapter reads nothing from');
+      assert.deepEqual(parser.parseLine('{not json'), [{ kind: 'text', text: '{not json' }]);
+      assert.deepEqual(read, [
+        { type: 'ping', n: 1 },
+        { type: 'note', anything: [1] },
+      ]);
+    });
+
+    it("adds the drift it counted to the adapter's verdict", () => {
+      const { parser } = toyParser();
+      for (const line of ['{"type":"ping","n":1,"extra":true}', '{"type":"pong"}', '{"type":"note","whatever":1}']) parser.parseLine(line);
+      assert.deepEqual(parser.finish(0), {
+        succeeded: true,
+        failureReason: null,
+        finalText: 'last',
+        drift: { unknownEvents: 1, unknownFields: 1, examples: ['field ping.extra', 'event pong'] },
+      });
+      assert.deepEqual(toyParser().parser.finish(2), { succeeded: false, failureReason: 'no', finalText: 'last', drift: NONE });
     });
   });
 

@@ -1,8 +1,9 @@
 import * as z from '../../sessionFormat/zod.js';
-import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
+import type { Usage } from '../../sessionFormat/agentEvents.js';
 import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
-import { parseJsonLine, unstructuredLine, type AgentAdapter, type InvocationRequest, type StreamParser } from '../agentAdapter.js';
-import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
+import type { AgentAdapter, InvocationRequest, StreamParser } from '../agentAdapter.js';
+import { jsonLineParser } from '../jsonLineParser.js';
+import { eventType, type KnownEvents } from '../streamDrift.js';
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`). The prompt goes
@@ -186,18 +187,11 @@ export const claudeAdapter: AgentAdapter = {
     // Each model call's usage as its messages arrive (a call's blocks share its id): the running total of the turn.
     const calls = new Map<string, Usage>();
     let model: string | undefined;
-    const drift = new DriftCounter(KNOWN_EVENTS);
-    return {
-      parseLine(line) {
-        const json = parseJsonLine(line);
-        if (json === undefined) return unstructuredLine(line);
-        const type = eventType(json);
-        const subtype = (json as { subtype?: unknown }).subtype;
-        if (!drift.see(type === 'system' && subtype === 'init' ? 'system/init' : type, json)) return [];
-        const parsed = claudeLine.safeParse(json);
-        if (!parsed.success) return [];
-        const event = parsed.data;
-        const events: AgentEvent[] = [];
+    return jsonLineParser({
+      known: KNOWN_EVENTS,
+      schema: claudeLine,
+      nameOf: claudeEventName,
+      read(event, events) {
         switch (event.type) {
           case 'system':
             if (event.subtype === 'init' && event.session_id) events.push({ kind: 'session', agentSessionId: event.session_id });
@@ -232,7 +226,6 @@ export const claudeAdapter: AgentAdapter = {
             break;
           }
         }
-        return events;
       },
       finish(exitCode) {
         if (!result) {
@@ -240,7 +233,6 @@ export const claudeAdapter: AgentAdapter = {
             succeeded: false,
             failureReason: `Claude Code exited (code ${exitCode ?? 'none'}) without a final result event: its output ended before the turn did`,
             finalText: null,
-            drift: drift.drift,
           };
         }
         if (result.isError) {
@@ -248,14 +240,19 @@ export const claudeAdapter: AgentAdapter = {
             succeeded: false,
             failureReason: `Claude Code reported an error (${result.detail || 'is_error'}): ${clip(result.text)}`,
             finalText: result.text,
-            drift: drift.drift,
           };
         }
-        return { succeeded: true, failureReason: null, finalText: result.text, drift: drift.drift };
+        return { succeeded: true, failureReason: null, finalText: result.text };
       },
-    };
+    });
   },
 };
+
+/** The name KNOWN_EVENTS gives a line: `system/init` for the one `system` subtype whose fields are checked. */
+function claudeEventName(json: unknown): string {
+  const type = eventType(json);
+  return type === 'system' && (json as { subtype?: unknown }).subtype === 'init' ? 'system/init' : type;
+}
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;

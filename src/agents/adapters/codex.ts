@@ -1,8 +1,9 @@
 import * as z from '../../sessionFormat/zod.js';
-import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
+import type { Usage } from '../../sessionFormat/agentEvents.js';
 import { clip } from '../agentEventHelpers.js';
-import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
-import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
+import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
+import { jsonLineParser } from '../jsonLineParser.js';
+import type { KnownEvents } from '../streamDrift.js';
 
 /**
  * Codex (`codex exec --json`). Exit 0 does not prove the turn finished: success
@@ -101,16 +102,10 @@ export const codexAdapter: AgentAdapter = {
     let failure: string | null = null;
     let lastError: string | null = null;
     let lastMessage = '';
-    const drift = new DriftCounter(KNOWN_EVENTS);
-    return {
-      parseLine(line) {
-        const json = parseJsonLine(line);
-        if (json === undefined) return unstructuredLine(line);
-        if (!drift.see(eventType(json), json)) return [];
-        const parsed = codexLine.safeParse(json);
-        if (!parsed.success) return [];
-        const event = parsed.data;
-        const events: AgentEvent[] = [];
+    return jsonLineParser({
+      known: KNOWN_EVENTS,
+      schema: codexLine,
+      read(event, events, drift) {
         if (event.type === 'item.completed' && event.item && !KNOWN_ITEM_TYPES.has(event.item.type)) drift.unknown(`item ${event.item.type}`);
         switch (event.type) {
           case 'thread.started':
@@ -158,10 +153,9 @@ export const codexAdapter: AgentAdapter = {
             break;
           }
         }
-        return events;
       },
       finish(exitCode) {
-        const verdict = { finalText: lastMessage || null, drift: drift.drift };
+        const verdict = { finalText: lastMessage || null };
         if (failure) return { ...verdict, succeeded: false, failureReason: `Codex reported an error: ${failure}` };
         if (!completed) {
           const reason = lastError
@@ -171,6 +165,6 @@ export const codexAdapter: AgentAdapter = {
         }
         return { ...verdict, succeeded: true, failureReason: null };
       },
-    };
+    });
   },
 };

@@ -1,8 +1,8 @@
 import * as z from '../../sessionFormat/zod.js';
-import type { AgentEvent } from '../../sessionFormat/agentEvents.js';
 import { clip, summarizeToolInput } from '../agentEventHelpers.js';
-import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
-import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
+import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
+import { jsonLineParser } from '../jsonLineParser.js';
+import type { KnownEvents } from '../streamDrift.js';
 
 /**
  * Cursor (`cursor-agent -p --output-format stream-json`). Without `--force` print
@@ -50,16 +50,10 @@ export const cursorAdapter: AgentAdapter = {
 
   createParser(): StreamParser {
     let result: { isError: boolean; text: string } | undefined;
-    const drift = new DriftCounter(KNOWN_EVENTS);
-    return {
-      parseLine(line) {
-        const json = parseJsonLine(line);
-        if (json === undefined) return unstructuredLine(line);
-        if (!drift.see(eventType(json), json)) return [];
-        const parsed = cursorLine.safeParse(json);
-        if (!parsed.success) return [];
-        const event = parsed.data;
-        const events: AgentEvent[] = [];
+    return jsonLineParser({
+      known: KNOWN_EVENTS,
+      schema: cursorLine,
+      read(event, events) {
         if (event.session_id && (event.type === 'system' || event.type === 'result')) {
           events.push({ kind: 'session', agentSessionId: event.session_id });
         }
@@ -79,7 +73,6 @@ export const cursorAdapter: AgentAdapter = {
           result = { isError: event.is_error === true || (event.subtype !== undefined && event.subtype !== 'success'), text: event.result ?? '' };
           events.push({ kind: 'result', text: result.text, isError: result.isError, detail: event.subtype });
         }
-        return events;
       },
       finish(exitCode) {
         if (!result)
@@ -87,12 +80,10 @@ export const cursorAdapter: AgentAdapter = {
             succeeded: false,
             failureReason: `cursor-agent exited (code ${exitCode ?? 'none'}) without a final result event: its output ended before the turn did`,
             finalText: null,
-            drift: drift.drift,
           };
-        if (result.isError)
-          return { succeeded: false, failureReason: `cursor-agent reported an error: ${clip(result.text)}`, finalText: result.text, drift: drift.drift };
-        return { succeeded: true, failureReason: null, finalText: result.text, drift: drift.drift };
+        if (result.isError) return { succeeded: false, failureReason: `cursor-agent reported an error: ${clip(result.text)}`, finalText: result.text };
+        return { succeeded: true, failureReason: null, finalText: result.text };
       },
-    };
+    });
   },
 };

@@ -1,8 +1,8 @@
 import * as z from '../../sessionFormat/zod.js';
-import type { AgentEvent } from '../../sessionFormat/agentEvents.js';
 import { clip, summarizeToolInput } from '../agentEventHelpers.js';
-import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
-import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
+import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
+import { jsonLineParser } from '../jsonLineParser.js';
+import type { KnownEvents } from '../streamDrift.js';
 
 /**
  * Gemini CLI (`--output-format stream-json`). Headless because stdin is not a
@@ -80,16 +80,10 @@ export const geminiAdapter: AgentAdapter = {
   createParser(): StreamParser {
     let message = '';
     let result: { isError: boolean; detail: string } | undefined;
-    const drift = new DriftCounter(KNOWN_EVENTS);
-    return {
-      parseLine(line) {
-        const json = parseJsonLine(line);
-        if (json === undefined) return unstructuredLine(line);
-        if (!drift.see(eventType(json), json)) return [];
-        const parsed = geminiLine.safeParse(json);
-        if (!parsed.success) return [];
-        const event = parsed.data;
-        const events: AgentEvent[] = [];
+    return jsonLineParser({
+      known: KNOWN_EVENTS,
+      schema: geminiLine,
+      read(event, events) {
         switch (event.type) {
           case 'init': {
             const id = event.session_id ?? event.sessionId;
@@ -133,10 +127,9 @@ export const geminiAdapter: AgentAdapter = {
             break;
           }
         }
-        return events;
       },
       finish(exitCode) {
-        const verdict = { finalText: message || null, drift: drift.drift };
+        const verdict = { finalText: message || null };
         if (!result)
           return {
             ...verdict,
@@ -146,7 +139,7 @@ export const geminiAdapter: AgentAdapter = {
         if (result.isError) return { ...verdict, succeeded: false, failureReason: `Gemini CLI reported an error: ${clip(result.detail)}` };
         return { ...verdict, succeeded: true, failureReason: null };
       },
-    };
+    });
   },
 };
 

@@ -1,8 +1,9 @@
 import * as z from '../../sessionFormat/zod.js';
 import type { AgentEvent, Usage } from '../../sessionFormat/agentEvents.js';
 import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
-import { parseJsonLine, unstructuredLine, type AgentAdapter, type StreamParser } from '../agentAdapter.js';
-import { DriftCounter, eventType, type KnownEvents } from '../streamDrift.js';
+import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
+import { jsonLineParser } from '../jsonLineParser.js';
+import type { KnownEvents } from '../streamDrift.js';
 
 /**
  * OpenCode (`opencode run --format json`), the prompt on stdin (arguments after
@@ -91,16 +92,10 @@ export const opencodeAdapter: AgentAdapter = {
     let error: string | null = null;
     let sessionSeen = false;
     let lastStepReason: string | undefined;
-    const drift = new DriftCounter(KNOWN_EVENTS);
-    return {
-      parseLine(line) {
-        const json = parseJsonLine(line);
-        if (json === undefined) return unstructuredLine(line);
-        if (!drift.see(eventType(json), json)) return [];
-        const parsed = opencodeLine.safeParse(json);
-        if (!parsed.success) return [];
-        const event = parsed.data;
-        const events: AgentEvent[] = [];
+    return jsonLineParser({
+      known: KNOWN_EVENTS,
+      schema: opencodeLine,
+      read(event, events) {
         if (event.sessionID && !sessionSeen) {
           sessionSeen = true;
           events.push({ kind: 'session', agentSessionId: event.sessionID });
@@ -112,46 +107,24 @@ export const opencodeAdapter: AgentAdapter = {
               events.push({ kind: 'text', text: event.part.text });
             }
             break;
-          case 'tool_use': {
-            const state = event.part?.state;
-            const name = event.part?.tool ?? 'tool';
-            events.push({ kind: 'tool_use', id: event.part?.callID, name, summary: summarizeToolInput(state?.input) });
-            if (state?.status === 'completed' || state?.status === 'error') {
-              const isError = state.status === 'error';
-              const detail = isError ? state.error : state.output;
-              events.push({
-                kind: 'tool_result',
-                id: event.part?.callID,
-                isError,
-                summary: clip(typeof detail === 'string' ? detail : JSON.stringify(detail ?? '')),
-              });
-            }
+          case 'tool_use':
+            events.push(...toolEvents(event.part));
             break;
-          }
-          case 'step_finish': {
+          case 'step_finish':
             steps += 1;
             lastStepReason = event.part?.reason;
-            const t = event.part?.tokens;
-            usage = addUsage(usage, {
-              inputTokens: t?.input,
-              outputTokens: t === undefined ? undefined : (t.output ?? 0) + (t.reasoning ?? 0),
-              cacheReadTokens: t?.cache?.read,
-              cacheWriteTokens: t?.cache?.write,
-              costUsd: event.part?.cost,
-            });
+            usage = addUsage(usage, stepUsage(event.part));
             events.push({ kind: 'usage', total: usage });
             break;
-          }
           case 'error': {
             error = describeError(event.error);
             events.push({ kind: 'error', message: error });
             break;
           }
         }
-        return events;
       },
       finish(exitCode) {
-        const verdict = { finalText: lastText || null, drift: drift.drift };
+        const verdict = { finalText: lastText || null };
         if (error) return { ...verdict, succeeded: false, failureReason: `OpenCode reported an error: ${error}` };
         if (steps === 0) {
           return { ...verdict, succeeded: false, failureReason: `OpenCode exited (code ${exitCode ?? 'none'}) without finishing a step` };
@@ -167,9 +140,35 @@ export const opencodeAdapter: AgentAdapter = {
         if (exitCode !== 0) return { ...verdict, succeeded: false, failureReason: `OpenCode exited with code ${exitCode ?? 'none'}` };
         return { ...verdict, succeeded: true, failureReason: null };
       },
-    };
+    });
   },
 };
+
+type Part = z.infer<typeof part>;
+
+/** A tool call, and its result when the part says the call has ended. */
+function toolEvents(part: Part | undefined): AgentEvent[] {
+  const state = part?.state;
+  const events: AgentEvent[] = [{ kind: 'tool_use', id: part?.callID, name: part?.tool ?? 'tool', summary: summarizeToolInput(state?.input) }];
+  if (state?.status === 'completed' || state?.status === 'error') {
+    const isError = state.status === 'error';
+    const detail = isError ? state.error : state.output;
+    events.push({ kind: 'tool_result', id: part?.callID, isError, summary: clip(typeof detail === 'string' ? detail : JSON.stringify(detail ?? '')) });
+  }
+  return events;
+}
+
+/** One step's tokens and cost; reasoning counts as output. */
+function stepUsage(part: Part | undefined): Usage {
+  const t = part?.tokens;
+  return {
+    inputTokens: t?.input,
+    outputTokens: t === undefined ? undefined : (t.output ?? 0) + (t.reasoning ?? 0),
+    cacheReadTokens: t?.cache?.read,
+    cacheWriteTokens: t?.cache?.write,
+    costUsd: part?.cost,
+  };
+}
 
 function describeError(error: unknown): string {
   if (error && typeof error === 'object') {
