@@ -76,6 +76,7 @@ interface FoundIteration {
 /** What a mode makes of an iteration line, reading the rest of it from the file if it needs to. */
 type IterationPartOf<P> = (found: FoundIteration, handle: FileHandle) => P;
 
+/** A line through the schema; of a scanned long line, the string values left in the file as well. */
 type ParsedLine = { ok: true; line: SessionLine; long?: Map<string, LongString> } | { ok: false; reason: string };
 
 /** Every line parsed whole. */
