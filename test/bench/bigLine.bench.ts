@@ -6,29 +6,23 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { endLine, iterationLine, startLine } from '../support/sessionFixtures.js';
-import { runBenchmark, scratch } from './benchmark.js';
+import { runBenchmark } from './benchmark.js';
+import { keptSession, type KeptSession } from './fixtures.js';
 import { idleRss, startCodeloopsUi, startWholeFileServer, type ServerProcess } from './serverProcess.js';
 
 const LINE_MB = 50;
 
 /** The session, made once and kept. */
-function bigLineFixture(): { dataHome: string; id: string; file: string } {
-  const dataHome = path.join(scratch('big-line'), 'data');
-  const dir = path.join(dataHome, 'codeloops', 'sessions');
-  const id = '2025-05-02T10-00-00Z_50mbln';
-  const file = path.join(dir, `${id}.jsonl`);
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(dir, { recursive: true });
+function bigLineFixture(): KeptSession {
+  return keptSession('big-line', '2025-05-02T10-00-00Z_50mbln', (fd) => {
     const lines = [
       startLine({ prompt: 'One line of 50 MB', timestamp: '2025-05-02T10:00:00Z' }),
       iterationLine(1, { actor_output: 'x'.repeat(LINE_MB * 1024 * 1024) }),
       endLine(),
     ];
-    fs.writeFileSync(file, lines.map((line) => JSON.stringify(line) + '\n').join(''));
-  }
-  return { dataHome, id, file };
+    fs.writeSync(fd, lines.map((line) => JSON.stringify(line) + '\n').join(''));
+  });
 }
 
 /** The peak of a server's RSS above where it was, while one client fetches a route whole (the kernel's high-water mark, reset first). */

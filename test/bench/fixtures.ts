@@ -81,24 +81,40 @@ export function deleteRefs(repo: string, ...prefixes: string[]): void {
   if (refs !== '') execFileSync('git', ['update-ref', '--stdin'], { cwd: repo, input: refs });
 }
 
-// ── a session of 200 MB (slowClient, slowClients) ───────────────────────────────
+// ── big sessions in a data home of their own (slowClient, slowClients, bigLine) ──
+
+export interface KeptSession {
+  dataHome: string;
+  id: string;
+  file: string;
+  bytes: number;
+}
+
+/**
+ * A session file in a data home of its own (`<scratch>/data`), its lines written by
+ * `write` the first time (aside, then moved in, so a run stopped halfway leaves nothing
+ * half made).
+ */
+export function keptSession(folder: string, id: string, write: (fd: number) => void): KeptSession {
+  const dataHome = path.join(scratch(folder), 'data');
+  const file = path.join(dataHome, 'codeloops', 'sessions', `${id}.jsonl`);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const fd = fs.openSync(`${file}.tmp`, 'w');
+    write(fd);
+    fs.closeSync(fd);
+    fs.renameSync(`${file}.tmp`, file);
+  }
+  return { dataHome, id, file, bytes: fs.statSync(file).size };
+}
 
 /** A session of 200 MB: 100 iterations of 2 MB (agent output and diff). */
-export function slowClientFixture(): { dataHome: string; id: string; bytes: number } {
-  const dataHome = path.join(scratch('slow-clients'), 'data');
-  const dir = path.join(dataHome, 'codeloops', 'sessions');
-  const id = '2025-05-01T10-00-00Z_200mb0';
-  const file = path.join(dir, `${id}.jsonl`);
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(dir, { recursive: true });
-    const fd = fs.openSync(`${file}.tmp`, 'w');
+export function slowClientFixture(): KeptSession {
+  return keptSession('slow-clients', '2025-05-01T10-00-00Z_200mb0', (fd) => {
     fs.writeSync(fd, JSON.stringify(startLine({ prompt: 'A session of 200 MB', timestamp: '2025-05-01T10:00:00Z', max_iterations: 100 })) + '\n');
     const output = 'agent output line\n'.repeat(1_500_000 / 18);
     const diff = `diff --git a/f b/f\n${'+a changed line\n'.repeat(500_000 / 16)}`;
     for (let n = 1; n <= 100; n++) fs.writeSync(fd, JSON.stringify(iterationLine(n, { actor_output: output, git_diff: diff })) + '\n');
     fs.writeSync(fd, JSON.stringify(endLine({ iterations: 100 })) + '\n');
-    fs.closeSync(fd);
-    fs.renameSync(`${file}.tmp`, file);
-  }
-  return { dataHome, id, bytes: fs.statSync(file).size };
+  });
 }

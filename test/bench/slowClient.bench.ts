@@ -3,7 +3,6 @@
  * (`GET /api/sessions/:id`) and then stop reading, 8 of them: the server's memory each
  * costs, against a server that reads the file whole for each request.
  */
-import path from 'node:path';
 import { runBenchmark } from './benchmark.js';
 import { slowClientFixture } from './fixtures.js';
 import { idleRss, startCodeloopsUi, startWholeFileServer, withSlowClients } from './serverProcess.js';
@@ -23,7 +22,7 @@ runBenchmark(async () => {
     ours.stop();
   }
   // The baseline, with fewer clients (each costs the file).
-  const whole = await startWholeFileServer(path.join(fixture.dataHome, 'codeloops', 'sessions', `${fixture.id}.jsonl`));
+  const whole = await startWholeFileServer(fixture.file);
   let baselinePerClient: number;
   try {
     const idle = whole.rssMb();
