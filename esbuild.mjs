@@ -56,6 +56,8 @@ const builds = [
 ];
 
 if (withTests) {
+  // The test bundles are built afresh: a test file renamed or removed must not keep running from an old build.
+  fs.rmSync('out/test', { recursive: true, force: true });
   const testEntries = walk('test').filter((file) => /\.(test|bench)\.ts$/.test(file) || /test[\\/]vscode[\\/].*[\\/]index\.ts$/.test(file));
   builds.push({
     ...node,

@@ -3,13 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { groupComparisonSchema, parseCandidateStreamEvent } from '../../src/sessionFormat/candidateGroups.js';
 import { runCli } from '../support/cliProcess.js';
-import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
-import { OPEN_CODE_MODEL, openAiChat, writeOpenCodeProjectConfig } from '../support/modelApi/openAiChat.js';
-import { startModelApi, type ModelApi, type ModelRequest } from '../support/modelApi/scripted.js';
-import { realAgentHome } from '../support/realAgents.js';
+import { OPEN_CODE_MODEL } from '../support/modelApi/openAiChat.js';
+import type { ModelRequest, Responder } from '../support/modelApi/scripted.js';
+import { REAL_AGENTS, scriptedApis, setUpRealAgents } from '../support/realAgentLoops.js';
+import type { RealAgent } from '../support/realAgents.js';
 import { isCriticRequest } from '../support/scriptedClaude.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, git, removeTempDirs, treeOf, writeFile } from '../support/testEnvironment.js';
+import { createRepo, treeOf, writeFile } from '../support/testEnvironment.js';
 
 const JUDGE_MARK = 'You are the judge of several attempts at the same coding task';
 const TASK = 'Write ANSWER.md saying which agent you are';
@@ -31,22 +31,16 @@ function rendezvous(parties: number): (who: string) => Promise<void> {
 }
 
 describe('end to end: the real Claude Code and OpenCode CLIs as two candidates', () => {
-  let anthropic: ModelApi | undefined;
-  let openai: ModelApi | undefined;
-  after(async () => {
-    await anthropic?.close();
-    await openai?.close();
-    removeTempDirs();
-  });
+  const startApi = scriptedApis();
 
   it('runs both at once, each in its worktree, and compares them right', async () => {
     const bothWaiting = rendezvous(2);
-    const actorTurn = async (who: string, request: ModelRequest, shell: string) => {
+    const actorTurn = async (who: RealAgent, request: ModelRequest) => {
       if (request.hasToolResult) return { text: `Wrote ANSWER.md as ${who}.` };
       await bothWaiting(who);
-      return { text: 'Writing it.', toolCalls: [{ name: shell, input: { command: `printf '${who}\\n' > ANSWER.md`, description: 'write the answer' } }] };
+      return { text: 'Writing it.', toolCalls: [REAL_AGENTS[who].shell(`printf '${who}\\n' > ANSWER.md`, 'write the answer')] };
     };
-    anthropic = await startModelApi(anthropicMessages, async (request) => {
+    const claude: Responder = async (request) => {
       if (request.toolNames.length === 0) return { text: 'Answer file' };
       if (request.allUserText.includes(JUDGE_MARK)) {
         return { text: 'Both work; B is plainer.\n<decision>{"type":"ranking","ranking":["B","A"],"reasoning":"B says it plainly"}</decision>' };
@@ -56,17 +50,21 @@ describe('end to end: the real Claude Code and OpenCode CLIs as two candidates',
           ? { text: '<decision>{"type":"done","summary":"ANSWER.md is written","confidence":0.8}</decision>' }
           : { text: '<decision>{"type":"continue","feedback":"ANSWER.md is missing"}</decision>' };
       }
-      return actorTurn('claude', request, 'Bash');
-    });
-    openai = await startModelApi(openAiChat, (request) => (request.toolNames.length === 0 ? { text: 'Answer file' } : actorTurn('opencode', request, 'bash')));
+      return actorTurn('claude', request);
+    };
+    const openCode: Responder = (request) => (request.toolNames.length === 0 ? { text: 'Answer file' } : actorTurn('opencode', request));
 
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
-    writeOpenCodeProjectConfig(repo, openai);
-    git(repo, 'add', 'opencode.json');
-    git(repo, 'commit', '-q', '-m', 'opencode config');
+    const {
+      env,
+      home,
+      apis: [anthropic, openai],
+    } = await setUpRealAgents(startApi, repo, [
+      { agent: 'claude', model: claude },
+      { agent: 'opencode', model: openCode },
+    ]);
     writeFile(repo, 'README.md', '# demo, being edited\n');
     const before = treeOf(repo);
-    const { env, home } = realAgentHome({ anthropic });
 
     const result = await runCli(
       ['run', '-p', TASK, '--candidates', `claude,opencode:${OPEN_CODE_MODEL}`, '--jobs', '2', '--critic-agent', 'claude', '--events', 'ndjson'],
@@ -104,6 +102,6 @@ describe('end to end: the real Claude Code and OpenCode CLIs as two candidates',
       assert.equal(fs.readFileSync(path.join(row.worktree!, 'ANSWER.md'), 'utf8'), `${row.label === 'claude' ? 'claude' : 'opencode'}\n`);
       assert.equal(fs.readFileSync(path.join(row.worktree!, 'README.md'), 'utf8'), '# demo, being edited\n', 'from the user’s tree as it was');
     }
-    assert.deepEqual([...anthropic.unexpected, ...openai.unexpected], []);
+    assert.deepEqual([...anthropic!.unexpected, ...openai!.unexpected], []);
   });
 });

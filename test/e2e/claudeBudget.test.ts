@@ -1,30 +1,23 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { runCli } from '../support/cliProcess.js';
-import { anthropicMessages } from '../support/modelApi/anthropicMessages.js';
-import { startModelApi, type ModelApi, type ModelRequest, type ScriptedReply } from '../support/modelApi/scripted.js';
+import type { ModelRequest, ScriptedReply } from '../support/modelApi/scripted.js';
+import { scriptedApis, setUpRealAgents } from '../support/realAgentLoops.js';
+import { sidecarEvents } from '../support/realAgents.js';
 import { isCriticRequest } from '../support/scriptedClaude.js';
-import { realAgentHome } from '../support/realAgents.js';
-import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { createRepo, removeTempDirs } from '../support/testEnvironment.js';
-import { stopRunners } from '../support/processes.js';
+import { createRepo } from '../support/testEnvironment.js';
 
 const TASK = 'Write one.txt, then two.txt, each saying its own name.';
 const TOKEN_CAP = 20_000;
 
 describe('end to end: a budget crossed in the middle of a real Claude Code turn', () => {
-  // A test that fails halfway leaves no runner or agent behind for the tests after it.
-  afterEach(stopRunners);
-  let api: ModelApi | undefined;
   let releaseHeldToolCall = () => {};
-  after(async () => {
-    releaseHeldToolCall();
-    await api?.close();
-    removeTempDirs();
-  });
+  // Registered first, so it runs first: the held answer is let go before the APIs close.
+  after(() => releaseHeldToolCall());
+  const startApi = scriptedApis();
 
   it('stops the actor before its later tool calls run; resume with a raised cap finishes, counting on from the earlier totals', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
@@ -52,10 +45,7 @@ describe('end to end: a budget crossed in the middle of a real Claude Code turn'
       if (!request.hasToolResult) return { toolCalls: [write('two.txt')], inputTokens: 2_000 };
       return { text: 'Wrote two.txt.', inputTokens: 2_000 };
     };
-    api = await startModelApi(anthropicMessages, responder);
-    const { env, home } = realAgentHome({ anthropic: api });
-    const sidecar = (id: string) =>
-      readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', id, 'events.jsonl')).map((event) => runEventSchema.parse(event)) as RunEvent[];
+    const { env, home } = await setUpRealAgents(startApi, repo, [{ agent: 'claude', model: responder }]);
 
     const first = await runCli(['-p', TASK, '--json-output', '--max-tokens', String(TOKEN_CAP)], { cwd: repo, env });
     releaseHeldToolCall();
@@ -75,7 +65,7 @@ describe('end to end: a budget crossed in the middle of a real Claude Code turn'
     const { end } = assertValidSessionFile(stopped.session_file);
     assert.equal(end?.outcome, 'failed');
     assert.equal(end?.stop_reason, 'budget_tokens');
-    const events = sidecar(stopped.session_id);
+    const events = sidecarEvents(home, stopped.session_id);
     const actorRun = events.find((event) => event.type === 'agent_finished' && event.role === 'actor');
     assert.ok(actorRun?.type === 'agent_finished' && actorRun.interrupted, 'the actor was stopped as on an interrupt');
     assert.equal(

@@ -7,8 +7,8 @@ import { describeEvent } from '../../src/loop/describeEvent.js';
 import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
-import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
-import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { readJsonLines, runScriptedLoop, type ScriptedLoopResult } from '../support/scriptedLoop.js';
+import { assertValidSessionFile, type ValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
 
@@ -17,78 +17,111 @@ describe('the loop with scripted agents', () => {
   afterEach(stopRunners);
   after(removeTempDirs);
 
-  it('runs actor → diff → critic twice: CONTINUE with feedback, then DONE, and records it all', async () => {
-    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
-    const { summary, events, agent, sidecarDir } = await runScriptedLoop(repo, {
-      actor: [
-        [{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }],
-        [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed the typo' }],
-      ],
-      critic: [[carryOn('There is a typo in hello.txt', ['"helo" should be "hello"'])], [done('hello.txt says hello', 0.97)]],
+  describe('two iterations: CONTINUE with feedback, then DONE', () => {
+    // One loop, run once; each aspect a user would check is its own test, so one failure hides no other.
+    let repo = '';
+    let loop: ScriptedLoopResult;
+    let session: ValidSessionFile;
+    before(async () => {
+      repo = createRepo({ files: { 'README.md': '# demo\n' } });
+      loop = await runScriptedLoop(repo, {
+        actor: [
+          [{ write: { path: 'hello.txt', content: 'helo\n' } }, { print: 'Wrote hello.txt' }],
+          [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed the typo' }],
+        ],
+        critic: [[carryOn('There is a typo in hello.txt', ['"helo" should be "hello"'])], [done('hello.txt says hello', 0.97)]],
+      });
+      session = assertValidSessionFile(loop.summary.session_file);
     });
-    assert.equal(summary.status, 'success');
-    assert.equal(summary.iterations, 2);
-    assert.equal(summary.summary, 'hello.txt says hello');
-    assert.equal(summary.confidence, 0.97);
-    assert.equal(summary.error, null);
-    assert.deepEqual(treeOf(repo), { 'README.md': '# demo\n', 'hello.txt': 'hello\n' });
 
-    const { lines } = assertValidSessionFile(summary.session_file);
-    assert.deepEqual(
-      lines.map((line) => line.type),
-      ['session_start', 'iteration', 'iteration', 'session_end'],
-    );
-    const [start, first, second, end] = lines as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
-    assert.equal(start.actor_agent, 'Command');
-    assert.equal(start.working_dir, repo);
-    assert.equal(first.critic_decision, 'CONTINUE');
-    assert.equal(first.feedback, 'There is a typo in hello.txt');
-    assert.deepEqual(first.remaining_issues, ['"helo" should be "hello"']);
-    assert.equal(first.actor_output, 'Wrote hello.txt\n');
-    assert.equal(first.git_files_changed, 1);
-    assert.match(first.git_diff as string, /\+helo/);
-    assert.equal(second.critic_decision, 'DONE');
-    assert.equal(second.feedback, null);
-    assert.match(second.git_diff as string, /-helo\n\+hello/, 'iteration 2 diffs against its own start, not HEAD');
-    assert.equal(end.outcome, 'success');
-    assert.equal(end.iterations, 2);
+    it('ends in success after two iterations with the critic’s summary and confidence, and the fixed file on disk', () => {
+      const { summary } = loop;
+      assert.equal(summary.status, 'success');
+      assert.equal(summary.iterations, 2);
+      assert.equal(summary.summary, 'hello.txt says hello');
+      assert.equal(summary.confidence, 0.97);
+      assert.equal(summary.error, null);
+      assert.deepEqual(treeOf(repo), { 'README.md': '# demo\n', 'hello.txt': 'hello\n' });
+    });
 
-    // The actor's second prompt carries the task, the feedback and the remaining issues.
-    const continuation = agent.prompt('actor', 2);
-    assert.match(continuation, /Create hello\.txt saying hello/);
-    assert.match(continuation, /There is a typo in hello\.txt/);
-    assert.match(continuation, /- "helo" should be "hello"/);
-    // The critic saw the diff, the actor's words, and its own previous feedback.
-    const review = agent.prompt('critic', 2);
-    assert.match(review, /-helo\n\+hello/);
-    assert.match(review, /Fixed the typo/);
-    assert.match(review, /Your feedback from the previous iteration\nThere is a typo/);
-    assert.match(review, /<decision>/);
+    it('writes the session file: a start, two iterations and an end, in the documented format', () => {
+      const { lines } = session;
+      assert.deepEqual(
+        lines.map((line) => line.type),
+        ['session_start', 'iteration', 'iteration', 'session_end'],
+      );
+      const [start, , , end] = lines as [Record<string, unknown>, unknown, unknown, Record<string, unknown>];
+      assert.equal(start.actor_agent, 'Command');
+      assert.equal(start.working_dir, repo);
+      assert.equal(end.outcome, 'success');
+      assert.equal(end.iterations, 2);
+    });
 
-    const refs = await listSessionRefs(await openRepository(repo), summary.session_id);
-    assert.deepEqual(
-      [...refs.keys()].sort(),
-      ['1/post', '1/pre', '2/post', '2/pre', 'head'].map((suffix) => `refs/codeloops/${summary.session_id}/${suffix}`),
-    );
-    assert.equal(
-      refs.get(`refs/codeloops/${summary.session_id}/head`),
-      refs.get(`refs/codeloops/${summary.session_id}/2/post`),
-      'head is the last tree the loop left',
-    );
-    assert.equal(git(repo, 'rev-list', '--count', 'HEAD').trim(), '1', 'no commit on the user branch');
+    it('records the first iteration: CONTINUE with the critic’s feedback and remaining issues, the actor’s words, its diff', () => {
+      const first = session.lines[1]!;
+      assert.equal(first.critic_decision, 'CONTINUE');
+      assert.equal(first.feedback, 'There is a typo in hello.txt');
+      assert.deepEqual(first.remaining_issues, ['"helo" should be "hello"']);
+      assert.equal(first.actor_output, 'Wrote hello.txt\n');
+      assert.equal(first.git_files_changed, 1);
+      assert.match(first.git_diff as string, /\+helo/);
+    });
 
-    // Events: valid, in order, and the same in the sidecar record.
-    for (const event of events) runEventSchema.parse(event);
-    const types = events.map((event) => event.type).filter((type) => type !== 'agent_event');
-    assert.equal(types[0], 'run_started');
-    assert.equal(types.at(-1), 'run_finished');
-    assert.deepEqual(
-      readJsonLines(path.join(sidecarDir, 'events.jsonl')).map((event) => event.type),
-      events.map((event) => event.type),
-    );
-    assert.equal(fs.readFileSync(path.join(sidecarDir, 'iteration-1-actor.stdout'), 'utf8'), 'Wrote hello.txt\n');
-    const decided = events.find((event) => event.type === 'critic_decision' && event.iteration === 1);
-    assert.ok(decided?.type === 'critic_decision' && /Reviewed the change/.test(decided.critic_output));
+    it('records the second iteration: DONE, diffed against its own start, not HEAD', () => {
+      const second = session.lines[2]!;
+      assert.equal(second.critic_decision, 'DONE');
+      assert.equal(second.feedback, null);
+      assert.match(second.git_diff as string, /-helo\n\+hello/, 'iteration 2 diffs against its own start, not HEAD');
+    });
+
+    it('gives the actor’s second turn the task, the critic’s feedback and the remaining issues', () => {
+      const continuation = loop.agent.prompt('actor', 2);
+      assert.match(continuation, /Create hello\.txt saying hello/);
+      assert.match(continuation, /There is a typo in hello\.txt/);
+      assert.match(continuation, /- "helo" should be "hello"/);
+    });
+
+    it('shows the critic the diff, the actor’s words and its own previous feedback', () => {
+      const review = loop.agent.prompt('critic', 2);
+      assert.match(review, /-helo\n\+hello/);
+      assert.match(review, /Fixed the typo/);
+      assert.match(review, /Your feedback from the previous iteration\nThere is a typo/);
+      assert.match(review, /<decision>/);
+    });
+
+    it('keeps a snapshot before and after each iteration and the session head, with no commit on the user’s branch', async () => {
+      const { summary } = loop;
+      const refs = await listSessionRefs(await openRepository(repo), summary.session_id);
+      assert.deepEqual(
+        [...refs.keys()].sort(),
+        ['1/post', '1/pre', '2/post', '2/pre', 'head'].map((suffix) => `refs/codeloops/${summary.session_id}/${suffix}`),
+      );
+      assert.equal(
+        refs.get(`refs/codeloops/${summary.session_id}/head`),
+        refs.get(`refs/codeloops/${summary.session_id}/2/post`),
+        'head is the last tree the loop left',
+      );
+      assert.equal(git(repo, 'rev-list', '--count', 'HEAD').trim(), '1', 'no commit on the user branch');
+    });
+
+    it('streams valid events from run_started to run_finished, the same ones the sidecar records', () => {
+      const { events, sidecarDir } = loop;
+      for (const event of events) runEventSchema.parse(event);
+      const types = events.map((event) => event.type).filter((type) => type !== 'agent_event');
+      assert.equal(types[0], 'run_started');
+      assert.equal(types.at(-1), 'run_finished');
+      assert.deepEqual(
+        readJsonLines(path.join(sidecarDir, 'events.jsonl')).map((event) => event.type),
+        events.map((event) => event.type),
+      );
+    });
+
+    it('keeps the actor’s raw output in the sidecar and the critic’s words in its decision', () => {
+      const { events, sidecarDir } = loop;
+      assert.equal(fs.readFileSync(path.join(sidecarDir, 'iteration-1-actor.stdout'), 'utf8'), 'Wrote hello.txt\n');
+      const decided = events.find((event) => event.type === 'critic_decision' && event.iteration === 1);
+      assert.ok(decided?.type === 'critic_decision' && /Reviewed the change/.test(decided.critic_output));
+    });
   });
 
   it('stops at the iteration limit', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { openRepository } from '../../src/git/repository.js';
 import { deleteSessionRefs, listSessionRefs } from '../../src/git/snapshots.js';
 import { rollBack, undoRollback } from '../../src/rollback/rollback.js';
-import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
+import { rollbackOutcomeSchema, type RollbackOutcome } from '../../src/sessionFormat/rollbackOutcome.js';
 import { readSidecarEvents } from '../../src/sessions/sidecarReader.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
 import { runScriptedLoop, type ScriptedLoopResult } from '../support/scriptedLoop.js';
@@ -93,55 +93,89 @@ describe('rollback and its undo', () => {
   afterEach(stopRunners);
   after(removeTempDirs);
 
-  it('puts back exactly the files the loop changed since an iteration, and the undo puts them forward again', async () => {
-    const { repo, loop, trees } = await sessionWithThreeIterations();
-    const gitBefore = userGitState(repo);
-    const afterLoop = treeOf(repo);
-    assert.equal(afterLoop['vendor/lib/lib.js'], 'the agent was here\n');
+  describe('rolling back to before iteration 2, then undoing it', () => {
+    // One session, rolled back and undone once; each aspect is its own test, so one failure hides no other.
+    let repo = '';
+    let loop: ScriptedLoopResult;
+    let trees: Record<string, string>[];
+    let gitBefore: ReturnType<typeof userGitState>;
+    let afterLoop: Record<string, string>;
+    let preview: RollbackOutcome;
+    let afterPreview: Record<string, string>;
+    let outcome: RollbackOutcome;
+    let afterRollback: Record<string, string>;
+    let genFolderAfterRollback: boolean;
+    let gitAfterRollback: ReturnType<typeof userGitState>;
+    let undone: RollbackOutcome;
+    let afterUndo: Record<string, string>;
+    let gitAfterUndo: ReturnType<typeof userGitState>;
+    let again: RollbackOutcome;
+    before(async () => {
+      ({ repo, loop, trees } = await sessionWithThreeIterations());
+      gitBefore = userGitState(repo);
+      afterLoop = treeOf(repo);
+      preview = await rollBack({ ...request(repo, loop), iteration: 2, dryRun: true });
+      afterPreview = treeOf(repo);
+      outcome = rollbackOutcomeSchema.parse(await rollBack({ ...request(repo, loop), iteration: 2 }));
+      afterRollback = treeOf(repo);
+      genFolderAfterRollback = fs.existsSync(path.join(repo, 'gen'));
+      gitAfterRollback = userGitState(repo);
+      undone = await undoRollback(request(repo, loop));
+      afterUndo = treeOf(repo);
+      gitAfterUndo = userGitState(repo);
+      again = await undoRollback(request(repo, loop));
+    });
 
-    const preview = await rollBack({ ...request(repo, loop), iteration: 2, dryRun: true });
-    assert.equal(preview.dry_run, true);
-    assert.match(preview.message, /Would roll session .* back to before iteration 2: would restore src\/app\.js; would remove/);
-    assert.deepEqual(treeOf(repo), afterLoop, 'a dry run writes nothing');
+    it('a dry run writes nothing and says what the rollback then does', () => {
+      assert.equal(preview.dry_run, true);
+      assert.match(preview.message, /Would roll session .* back to before iteration 2: would restore src\/app\.js; would remove/);
+      assert.deepEqual(afterPreview, afterLoop, 'a dry run writes nothing');
+      assert.equal(outcome.dry_run, false);
+      assert.deepEqual([outcome.restored, outcome.removed.sort()], [preview.restored, preview.removed.sort()], 'the dry run said what would happen');
+    });
 
-    const outcome = rollbackOutcomeSchema.parse(await rollBack({ ...request(repo, loop), iteration: 2 }));
-    assert.equal(outcome.dry_run, false);
-    assert.deepEqual([outcome.restored, outcome.removed.sort()], [preview.restored, preview.removed.sort()], 'the dry run said what would happen');
-    assert.equal(outcome.result, 'rolled_back', outcome.message);
-    assert.equal(outcome.iteration, 2);
-    assert.equal(outcome.rollback, 1);
-    // Before iteration 2 is the tree after iteration 1: v1, no util.js, no gen/.
-    const expected = { ...afterLoop, 'src/app.js': 'v1\n' } as Record<string, string>;
-    delete expected['src/util.js'];
-    delete expected['gen/deep/out.txt'];
-    assert.deepEqual(treeOf(repo), expected);
-    assert.deepEqual(outcome.restored.sort(), ['src/app.js']);
-    assert.deepEqual(outcome.removed.sort(), ['gen/deep/out.txt', 'src/util.js']);
-    assert.ok(!fs.existsSync(path.join(repo, 'gen')), 'the folder the loop created went with its file');
-    // Nested repository: recorded as a link, never touched.
-    assert.equal(treeOf(repo)['vendor/lib/lib.js'], 'the agent was here\n');
-    // The loop's ignored build.log, the user's ignored and untracked files: not looked at.
-    assert.equal(treeOf(repo)['build.log'], 'ignored, the loop\n');
-    assert.equal(treeOf(repo)['debug.log'], 'ignored, mine\n');
-    assert.equal(treeOf(repo)['notes.txt'], 'my untracked notes\n');
-    assert.deepEqual(userGitState(repo), gitBefore, 'HEAD, branch, index and stash are untouched');
-    assert.equal(trees[1]!['src/app.js'], 'v1\n');
+    it('puts back exactly the files the loop changed since iteration 2, and removes the folder it created', () => {
+      assert.equal(outcome.result, 'rolled_back', outcome.message);
+      assert.equal(outcome.iteration, 2);
+      assert.equal(outcome.rollback, 1);
+      // Before iteration 2 is the tree after iteration 1: v1, no util.js, no gen/.
+      const expected = { ...afterLoop, 'src/app.js': 'v1\n' } as Record<string, string>;
+      delete expected['src/util.js'];
+      delete expected['gen/deep/out.txt'];
+      assert.deepEqual(afterRollback, expected);
+      assert.deepEqual(outcome.restored.sort(), ['src/app.js']);
+      assert.deepEqual(outcome.removed.sort(), ['gen/deep/out.txt', 'src/util.js']);
+      assert.ok(!genFolderAfterRollback, 'the folder the loop created went with its file');
+      assert.equal(trees[1]!['src/app.js'], 'v1\n');
+    });
 
-    const undone = await undoRollback(request(repo, loop));
-    assert.equal(undone.result, 'undone', undone.message);
-    assert.deepEqual(treeOf(repo), afterLoop);
-    assert.deepEqual(userGitState(repo), gitBefore);
+    it('leaves the nested repository, ignored and untracked files, HEAD, branch, index and stash as they were', () => {
+      assert.equal(afterLoop['vendor/lib/lib.js'], 'the agent was here\n');
+      // Nested repository: recorded as a link, never touched.
+      assert.equal(afterRollback['vendor/lib/lib.js'], 'the agent was here\n');
+      // The loop's ignored build.log, the user's ignored and untracked files: not looked at.
+      assert.equal(afterRollback['build.log'], 'ignored, the loop\n');
+      assert.equal(afterRollback['debug.log'], 'ignored, mine\n');
+      assert.equal(afterRollback['notes.txt'], 'my untracked notes\n');
+      assert.deepEqual(gitAfterRollback, gitBefore, 'HEAD, branch, index and stash are untouched');
+    });
 
-    const again = await undoRollback(request(repo, loop));
-    assert.equal(again.result, 'nothing_to_roll_back');
-    assert.match(again.message, /already undone/);
+    it('the undo puts the files forward again, once; a second undo says there is nothing to undo', () => {
+      assert.equal(undone.result, 'undone', undone.message);
+      assert.deepEqual(afterUndo, afterLoop);
+      assert.deepEqual(gitAfterUndo, gitBefore);
+      assert.equal(again.result, 'nothing_to_roll_back');
+      assert.match(again.message, /already undone/);
+    });
 
-    const events = await readSidecarEvents(loop.sidecarDir);
-    const recorded = events.filter((event) => event.type === 'rollback' || event.type === 'rollback_undone');
-    assert.deepEqual(
-      recorded.map((event) => event.type),
-      ['rollback', 'rollback_undone'],
-    );
+    it('records the rollback and its undo in the session’s events', async () => {
+      const events = await readSidecarEvents(loop.sidecarDir);
+      const recorded = events.filter((event) => event.type === 'rollback' || event.type === 'rollback_undone');
+      assert.deepEqual(
+        recorded.map((event) => event.type),
+        ['rollback', 'rollback_undone'],
+      );
+    });
   });
 
   it('rolls back to before the first iteration: deleted, renamed and binary files come back byte for byte', async () => {

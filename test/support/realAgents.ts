@@ -1,4 +1,3 @@
-import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,9 +6,8 @@ import { claudeEnvironment } from './modelApi/anthropicMessages.js';
 import { geminiEnvironment } from './modelApi/geminiApi.js';
 import { openCodeEnvironment } from './modelApi/openAiChat.js';
 import { codexEnvironment } from './modelApi/openAiResponses.js';
-import type { ModelApi, ModelRequest } from './modelApi/scripted.js';
+import type { ModelApi } from './modelApi/scripted.js';
 import { readJsonLines } from './scriptedLoop.js';
-import { runCli } from './cliProcess.js';
 import { isolateHome, repoRoot, tempDir, type IsolatedHome } from './testEnvironment.js';
 
 /**
@@ -78,9 +76,14 @@ export function realAgentHome(apis: ScriptedApis, needed: readonly RealAgent[] =
   return { home, env, agentsHome };
 }
 
+/** A session's sidecar folder: its record of events and each agent run's raw output (`iteration-<n>-<role>.stdout`). */
+export function sidecarFolder(home: IsolatedHome, sessionId: string): string {
+  return path.join(home.dataHome, 'codeloops', 'sidecars', sessionId);
+}
+
 /** A session's sidecar record (`events.jsonl`), every event checked against its schema. */
 export function sidecarEvents(home: IsolatedHome, sessionId: string): RunEvent[] {
-  return readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', sessionId, 'events.jsonl')).map((event) => runEventSchema.parse(event));
+  return readJsonLines(path.join(sidecarFolder(home, sessionId), 'events.jsonl')).map((event) => runEventSchema.parse(event));
 }
 
 /** The `agent_finished` events of a session's record, in order. */
@@ -95,41 +98,3 @@ export function installedVersion(name: RealAgent): string {
 
 /** The start of the critic's prompt: how a scripted model API tells the critic's requests from the actor's. */
 export const CRITIC_MARK = 'You are the critic in an actor–critic coding loop';
-
-/**
- * A loop stopped after its first iteration, then carried on with `codeloops resume`:
- * what every agent's resume test checks (it finishes, and the actor carried on its
- * own agent session), and the resumed actor's first request to the model, for the
- * agent's own check of the conversation it carried.
- */
-export async function stopThenResume(options: {
-  repo: string;
-  env: Record<string, string>;
-  home: IsolatedHome;
-  api: ModelApi;
-  /** `-p …` and the agent flags of the first run. */
-  runArgs: string[];
-  /** The actor's requests (by default: those without the critic's prompt). */
-  isActorRequest?: (request: ModelRequest) => boolean;
-}): Promise<{ stoppedId: string; actorSession: string; actorRequest: ModelRequest }> {
-  const { repo, env, home, api } = options;
-  const first = await runCli([...options.runArgs, '--json-output', '-n', '1'], { cwd: repo, env });
-  assert.equal(first.code, 1, `stderr:\n${first.stderr}`);
-  const stoppedId = (JSON.parse(first.stdout) as { session_id: string }).session_id;
-  const actorSession = agentRuns(home, stoppedId).find((run) => run.role === 'actor')?.agent_session_id;
-  assert.ok(actorSession, 'the actor’s agent session is recorded');
-  const requestsBefore = api.requests.length;
-
-  const resumed = await runCli(['resume', stoppedId, '--json-output', '-n', '2'], { cwd: repo, env });
-  assert.equal(resumed.code, 0, `stderr:\n${resumed.stderr}`);
-  const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string };
-  assert.equal(outcome.status, 'success');
-  const actorRun = agentRuns(home, outcome.session_id).find((run) => run.role === 'actor');
-  assert.ok(actorRun?.succeeded, actorRun?.failure_reason ?? 'no actor run');
-  assert.equal(actorRun.agent_session_id, actorSession, 'the actor’s own agent session, carried on');
-
-  const isActor = options.isActorRequest ?? ((request: ModelRequest) => !request.allUserText.includes(CRITIC_MARK));
-  const actorRequest = api.requests.slice(requestsBefore).find(isActor);
-  assert.ok(actorRequest, 'the resumed actor reached the model');
-  return { stoppedId, actorSession, actorRequest };
-}

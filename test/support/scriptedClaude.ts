@@ -1,11 +1,16 @@
 import path from 'node:path';
 import type { ModelRequest, ScriptedReply } from './modelApi/scripted.js';
+import { CRITIC_MARK } from './realAgents.js';
 
-/** The task the scripted model below knows how to do. */
+/** The task the scripted model below knows how to do (and the scripted Codex and Gemini of their end-to-end tests). */
 export const GREETING_TASK = 'Create greeting.txt containing exactly "Hello, world" and a build note made with a shell command.';
 
+/** The files the greeting task leaves beside the README, once the typo is fixed. */
+export const GREETING_WORK = { 'greeting.txt': 'Hello, world\n', 'build-note.txt': 'noted by a shell\n' };
+
+/** Whether a request is the critic's: its prompt opens with the critic's role. */
 export function isCriticRequest(request: ModelRequest): boolean {
-  return request.allUserText.includes('You are the critic in an actor–critic coding loop');
+  return request.allUserText.includes(CRITIC_MARK);
 }
 
 /**

@@ -7,17 +7,16 @@ import { readReview } from '../../src/sessions/reviewState.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
 import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
+import { numberedLines as lines } from '../support/reviewedIterations.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { createRepo, git, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
 
-const lines = (count: number, change: Record<number, string> = {}) =>
-  Array.from({ length: count }, (_, index) => change[index + 1] ?? `line ${index + 1}`).join('\n') + '\n';
-
 /**
- * Review as the editor offers it, in plain Node: the real runner as a child process
- * and the real engine on real repositories; the editor's window stubbed.
+ * Review as the editor offers it (src/extension/review/reviewCommands.ts and the pause
+ * notification), in plain Node: the real runner as a child process and the real engine
+ * on real repositories; the editor's window stubbed.
  */
-describe('review in the editor (plain Node, the real runner, a stubbed editor)', () => {
+describe('review in the editor: the pause notification, rejecting and staging hunks (plain Node, the real runner, a stubbed editor)', () => {
   let home: IsolatedHome;
   before(() => (home = isolateHome()));
   after(() => {
