@@ -41,9 +41,9 @@ function runBenchmarkFile(name: string, stdout: 'pipe' | 'inherit') {
 
 function main(): void {
   // A benchmark file not in the list would never run: say so rather than leave it out of the table.
-  const files = fs.readdirSync(path.join(process.cwd(), 'test', 'bench')).filter((file) => file.endsWith('.bench.ts'));
-  const unlisted = files.filter((file) => !BENCHMARKS.includes(file.slice(0, -'.bench.ts'.length)));
-  if (unlisted.length > 0) throw new Error(`${unlisted.join(', ')}: not in BENCHMARKS (test/bench/runBenchmarks.ts)`);
+  const built = fs.readdirSync(__dirname).filter((file) => file.endsWith('.bench.js'));
+  const unlisted = built.map((file) => file.slice(0, -'.bench.js'.length)).filter((name) => !BENCHMARKS.includes(name));
+  if (unlisted.length > 0) throw new Error(`${unlisted.map((name) => `${name}.bench.ts`).join(', ')}: not in BENCHMARKS (test/bench/runBenchmarks.ts)`);
   const only = process.argv[2];
   if (only) {
     if (!BENCHMARKS.includes(only)) throw new Error(`unknown benchmark ${only}: one of ${BENCHMARKS.join(', ')}`);
