@@ -31,7 +31,7 @@ export interface RollbackOptions {
 export async function rollbackCommand(idOrPrefix: string, options: RollbackOptions): Promise<number> {
   const store = openStore();
   const sessionId = await store.resolveId(idOrPrefix);
-  const { start } = await store.load(sessionId);
+  const start = await store.startLine(sessionId);
   const carriedOnAfter = start.resumed_after_iteration;
   if (!options.undo && options.iteration !== undefined && start.resumed_from && carriedOnAfter !== undefined && options.iteration <= carriedOnAfter) {
     throw new UsageError(

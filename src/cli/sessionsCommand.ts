@@ -3,7 +3,8 @@ import { formatDuration, indent } from '../text/humanize.js';
 import { jsonArrayBytes } from '../text/jsonBytes.js';
 import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
 import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
-import { SessionStore, type Session, type WarningSink } from '../sessions/sessionStore.js';
+import type { WarningSink } from '../sessions/sessionErrors.js';
+import { SessionStore, type Session } from '../sessions/sessionStore.js';
 import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
 import { colorEnabled, paint, renderTable } from './terminal.js';
 

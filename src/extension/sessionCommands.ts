@@ -43,8 +43,8 @@ export class SessionCommands<F extends FolderRef> {
   async copyPrompt(sessionId?: string): Promise<void> {
     const id = sessionId ?? (await this.pickSession());
     if (!id) return;
-    const session = await this.deps.store.load(id);
-    await this.deps.writeClipboard(session.start.prompt);
+    const start = await this.deps.store.startLine(id);
+    await this.deps.writeClipboard(start.prompt);
     this.deps.window.flashStatus('Codeloops: prompt copied');
   }
 

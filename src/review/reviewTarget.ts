@@ -1,5 +1,5 @@
 import type { SessionStore } from '../sessions/sessionStore.js';
-import { IterationNotFoundError } from '../sessions/sessionStore.js';
+import { IterationNotFoundError } from '../sessions/sessionErrors.js';
 
 /** What a review action works on: a session, the repository that holds its snapshots, its records. */
 export interface ReviewTarget {

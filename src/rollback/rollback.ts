@@ -3,7 +3,7 @@ import { lastMoveNumber, lastTree, listSessionRefs, moveRef, readSnapshot, sessi
 import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { RollbackOutcome } from '../sessionFormat/rollbackOutcome.js';
-import { IterationNotFoundError } from '../sessions/sessionStore.js';
+import { IterationNotFoundError } from '../sessions/sessionErrors.js';
 import { recordMove, undoLastMove } from './numberedMoves.js';
 
 /**

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { SessionLibrary } from '../sessionView/sessionLibrary.js';
-import type { SessionJsonPart, SessionStore } from '../sessions/sessionStore.js';
+import type { SessionJsonPart } from '../sessions/sessionReading.js';
+import type { SessionStore } from '../sessions/sessionStore.js';
 import type { SessionViewResponse } from './apiPayloads.js';
 import { endResponse, HttpError, JSON_TYPE, sendJson, writeChunk, writeHead } from './httpResponses.js';
 import type { SessionFilter } from '../sessions/sessionFilter.js';

@@ -6,7 +6,8 @@ import { EVENTS_FILE, REVIEW_FILE } from '../sessionFormat/sessionFiles.js';
 import type { IterationLine, SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
 import { readReview } from '../sessions/reviewState.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
-import type { LineRange, OpenedIteration, SessionPart, SessionStore } from '../sessions/sessionStore.js';
+import type { LineRange, OpenedIteration, SessionPart } from '../sessions/sessionReading.js';
+import type { SessionStore } from '../sessions/sessionStore.js';
 import type { IterationDetail, IterationView, SessionView } from './sessionView.js';
 import { assembleSessionView, buildIterationView, iterationDetailOf } from './sessionViewBuilder.js';
 

@@ -11,76 +11,85 @@ import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
  * open.
  */
 export function foldReview(events: readonly RunEvent[], records: readonly ReviewRecord[]): ReviewItems {
-  const items: ReviewItems = { findings: [], comments: [], rejections: [], staged: [], carried_on: null };
-  const byId = new Map<string, ReviewItems['findings'][number] | ReviewItems['comments'][number]>();
-  const rejections = new Map<string, ReviewItems['rejections'][number]>();
-  const setOpen = (id: string, open: boolean) => {
-    const item = byId.get(id);
-    if (item) {
-      item.open = open;
-      item.claimed = false;
-    }
-  };
+  const fold = new ReviewFold();
   const timeline = [...events.map((event) => ({ at: event.timestamp, event })), ...records.map((record) => ({ at: record.timestamp, record }))];
   // Stable: within one file the order is the file's.
   timeline.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   for (const entry of timeline) {
-    if ('event' in entry) {
-      const event = entry.event;
-      if (event.type === 'critic_decision') {
-        for (const id of event.resolved ?? []) setOpen(id, false);
-        for (const finding of event.findings ?? []) {
-          const item = { ...finding, iteration: event.iteration, open: true, claimed: false };
-          byId.set(finding.id, item);
-          items.findings.push(item);
-        }
-      } else if (event.type === 'review_delivered') {
-        for (const id of event.ids) {
-          const rejection = rejections.get(id);
-          if (rejection) rejection.delivered = true;
-        }
-      } else if (event.type === 'review_claimed') {
-        for (const id of event.ids) {
-          const item = byId.get(id);
-          if (item?.open) item.claimed = true;
-        }
+    if ('event' in entry) fold.event(entry.event);
+    else fold.record(entry.record);
+  }
+  return fold.items;
+}
+
+/** The items as folded so far, and each one by its id, for what later entries say of it. */
+class ReviewFold {
+  readonly items: ReviewItems = { findings: [], comments: [], rejections: [], staged: [], carried_on: null };
+  private readonly byId = new Map<string, ReviewItems['findings'][number] | ReviewItems['comments'][number]>();
+  private readonly rejections = new Map<string, ReviewItems['rejections'][number]>();
+
+  event(event: RunEvent): void {
+    if (event.type === 'critic_decision') {
+      for (const id of event.resolved ?? []) this.setOpen(id, false);
+      for (const finding of event.findings ?? []) {
+        const item = { ...finding, iteration: event.iteration, open: true, claimed: false };
+        this.byId.set(finding.id, item);
+        this.items.findings.push(item);
       }
-      continue;
+    } else if (event.type === 'review_delivered') {
+      for (const id of event.ids) {
+        const rejection = this.rejections.get(id);
+        if (rejection) rejection.delivered = true;
+      }
+    } else if (event.type === 'review_claimed') {
+      for (const id of event.ids) {
+        const item = this.byId.get(id);
+        if (item?.open) item.claimed = true;
+      }
     }
-    const record = entry.record;
+  }
+
+  record(record: ReviewRecord): void {
     switch (record.type) {
       case 'comment': {
         const item = { ...record, open: true, claimed: false };
-        byId.set(record.id, item);
-        items.comments.push(item);
+        this.byId.set(record.id, item);
+        this.items.comments.push(item);
         break;
       }
       case 'resolved':
-        setOpen(record.id, false);
+        this.setOpen(record.id, false);
         break;
       case 'reopened':
-        setOpen(record.id, true);
+        this.setOpen(record.id, true);
         break;
       case 'hunk_rejected': {
         const item = { ...record, undone: false, delivered: false };
-        rejections.set(record.id, item);
-        items.rejections.push(item);
+        this.rejections.set(record.id, item);
+        this.items.rejections.push(item);
         break;
       }
       case 'rejection_undone': {
-        const item = rejections.get(record.id);
+        const item = this.rejections.get(record.id);
         if (item) item.undone = true;
         break;
       }
       case 'staged':
-        items.staged.push(record);
+        this.items.staged.push(record);
         break;
       case 'carried_on':
-        items.carried_on = record.timestamp;
+        this.items.carried_on = record.timestamp;
         break;
     }
   }
-  return items;
+
+  private setOpen(id: string, open: boolean): void {
+    const item = this.byId.get(id);
+    if (item) {
+      item.open = open;
+      item.claimed = false;
+    }
+  }
 }
 
 /** The run events that say something about the review. */

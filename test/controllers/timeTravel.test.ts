@@ -7,6 +7,7 @@ import { listSessionRefs } from '../../src/git/snapshots.js';
 import { sessionsDir, sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { FakeEditor, folderAt, runControllerFor, sessionCommandsFor, timeTravelFor } from '../support/fakeEditor.js';
+import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { createRepo, isolateHome, removeTempDirs, writeFile, type IsolatedHome } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
@@ -118,6 +119,21 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     assert.equal(resumed.start.resumed_from, interrupted.summary.session_id);
     assert.equal(resumed.end?.outcome, 'success');
     assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), 'v2\n');
+  });
+
+  it('copies a session’s prompt from its start line, reading nothing after it', async () => {
+    const editor = new FakeEditor();
+    const warnings: string[] = [];
+    const store = new SessionStore(sessionsDir(), (message) => warnings.push(message));
+    const id = writeSession(
+      sessionsDir(),
+      [startLine({ prompt: 'Copy me 📋' }), { raw: 'a bad line further on\n' }, iterationLine(1), endLine()],
+      'copy-prompt',
+    );
+    await sessionCommandsFor(editor, store).copyPrompt(id);
+    assert.deepEqual(editor.clipboard, ['Copy me 📋']);
+    assert.deepEqual(editor.texts('status'), ['Codeloops: prompt copied']);
+    assert.deepEqual(warnings, [], 'the bad line after the start is never read');
   });
 
   it('deletes a session after asking: its file, its record and its snapshots; never a running one', async () => {

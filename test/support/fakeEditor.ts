@@ -82,6 +82,9 @@ export class FakeEditor {
     flashStatus: (text) => void this.shown.push({ kind: 'status', text, actions: [] }),
   };
 
+  /** What the editor put on the clipboard, in order. */
+  readonly clipboard: string[] = [];
+
   readonly commands: EditorCommands = {
     execute: async (command, ...args) => {
       this.executed.push({ command, args });
@@ -149,7 +152,15 @@ export function candidateRunsFor(editor: FakeEditor, env: Record<string, string 
 /** The session commands (copy, delete, pick) as the editor wires them, on the stubbed ports. */
 export function sessionCommandsFor(editor: FakeEditor, store: SessionStore, changed: (sessionId: string) => void = () => {}): SessionCommands<FolderRef> {
   const { registry, window, log } = editor;
-  return new SessionCommands({ store, registry, window, log, writeClipboard: async () => {}, sidecarDirOf: (sessionId) => sidecarDirOf(sessionId), changed });
+  return new SessionCommands({
+    store,
+    registry,
+    window,
+    log,
+    writeClipboard: async (text) => void editor.clipboard.push(text),
+    sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
+    changed,
+  });
 }
 
 /** Rollback, its undo and resume as the editor wires them, on the stubbed ports; the sidecars where the environment says. */

@@ -7,7 +7,6 @@ import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
-/** Counts the bytes every fs.readSync returns while `work` runs (the listing path reads synchronously). */
 /** What `work` read: bytes in all, and the session files (`*.jsonl`) it opened. */
 async function bytesReadDuring<T>(work: () => Promise<T>): Promise<{ result: T; bytes: number; sessionFilesOpened: string[] }> {
   const { readSync, openSync } = fs;
@@ -234,6 +233,64 @@ describe('session store', () => {
       await assert.rejects(store.resolveId('nope'), /No session "nope"/);
       await assert.rejects(store.load('../etc/passwd'), /No session/);
     });
+  });
+
+  it('reads a session out of order alike in every mode: each line out of place said, an iteration after the end kept, the last end winning', async () => {
+    const dir = tempDir();
+    const iterationTwo = iterationLine(2);
+    const id = writeSession(dir, [
+      startLine(),
+      iterationLine(1),
+      endLine({ iterations: 1, outcome: 'failed' }),
+      iterationTwo,
+      endLine({ iterations: 2 }),
+      startLine({ prompt: 'a second start' }),
+    ]);
+    const warned: string[] = [];
+    const store = new SessionStore(dir, (message) => warned.push(message));
+    const expected = [
+      'start',
+      'iteration',
+      'end',
+      'warning: line 4: iteration after session_end',
+      'iteration',
+      'warning: line 5: a second session_end; the last one wins',
+      'end',
+      'warning: skipped line 6: a second session_start',
+    ];
+    const describe = (part: { kind: string; message?: string }) => (part.kind === 'warning' ? `warning: ${part.message}` : part.kind);
+    for (const leaveLongStrings of [false, true]) {
+      const parts = [];
+      for await (const part of store.read(id, { leaveLongStrings })) parts.push(part);
+      assert.deepEqual(parts.map(describe), expected, `read, leaveLongStrings ${leaveLongStrings}`);
+    }
+    const jsonParts = [];
+    for await (const part of store.readAsJson(id)) jsonParts.push(part);
+    assert.deepEqual(jsonParts.map(describe), expected, 'readAsJson');
+    const secondIteration = jsonParts.filter((part) => part.kind === 'iteration')[1]!;
+    assert.deepEqual(JSON.parse([...(secondIteration.json as Iterable<string>)].join('')), iterationTwo, 'each iteration as its text');
+
+    const session = await store.load(id);
+    assert.deepEqual(
+      session.iterations.map((line) => line.iteration_number),
+      [1, 2],
+    );
+    assert.equal(session.end?.outcome, 'success', 'the last end wins');
+    assert.equal(session.warnings.length, 3);
+    assert.ok(warned.length > 0 && warned.every((message) => message.startsWith(`${id}: `)), 'said to the sink, named by the session');
+    assert.equal((await store.startLine(id)).prompt, 'Fix the typo', 'the first start is the start');
+  });
+
+  it('refuses a file whose first readable line is no start, saying why its first line could not be read', async () => {
+    const dir = tempDir();
+    writeSession(dir, [{ raw: 'not json\n' }, { raw: '{"type":"session_start"}\n' }], 'unreadable-start');
+    const store = new SessionStore(dir);
+    await assert.rejects(store.load('unreadable-start'), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'not_a_session');
+      assert.match(error.message, /has no readable session_start line: line 1 is not valid JSON\.$/);
+      return true;
+    });
+    await assert.rejects(store.startLine('unreadable-start'), /no readable session_start line: line 1 is not valid JSON/);
   });
 
   it('lists nothing, without error, when the folder does not exist', async () => {

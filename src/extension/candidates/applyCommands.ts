@@ -28,7 +28,7 @@ export interface ApplyDeps {
 
 export async function applyCandidateSession(deps: ApplyDeps, sessionId: string): Promise<ApplyOutcome | undefined> {
   if (deps.registry.refuseRunningSession(sessionId)) return undefined;
-  const { start } = await deps.store.load(sessionId);
+  const start = await deps.store.startLine(sessionId);
   const name = start.candidate ?? sessionId;
   const outcome = await confirmAndMove(deps, (force, dryRun) => move(deps, sessionId, force, dryRun, false), {
     question: `Apply ${name} to your working tree?`,

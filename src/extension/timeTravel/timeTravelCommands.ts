@@ -69,10 +69,10 @@ const OVERRULABLE: readonly FailureCode[] = ['tree_changed', 'snapshot_missing']
 
 /** Carries a session on in the workspace folder that holds it; offers to go on anyway when the files changed since. */
 export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<void> {
-  const session = await deps.store.load(sessionId);
-  const folder = deps.folderOf(session.start.working_dir);
+  const start = await deps.store.startLine(sessionId);
+  const folder = deps.folderOf(start.working_dir);
   if (!folder) {
-    void deps.window.showError(`Codeloops: this session ran in ${session.start.working_dir}. Open that folder to resume it.`);
+    void deps.window.showError(`Codeloops: this session ran in ${start.working_dir}. Open that folder to resume it.`);
     return;
   }
   if (!deps.runs.canStartIn(folder)) return;
@@ -87,8 +87,8 @@ export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>
 
 async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
   if (deps.registry.refuseRunningSession(sessionId)) return undefined;
-  const session = await deps.store.load(sessionId);
-  return { sessionId, workingDir: session.start.working_dir, sidecarDir: deps.sidecarDirOf(sessionId) };
+  const start = await deps.store.startLine(sessionId);
+  return { sessionId, workingDir: start.working_dir, sidecarDir: deps.sidecarDirOf(sessionId) };
 }
 
 /** What a move of files (a rollback, an apply, their undos) says it did or would do. */
