@@ -45,7 +45,7 @@ export async function applyCandidate(request: ApplyCandidateRequest): Promise<Ap
   const move = {
     sessionId: request.sessionId,
     targetDir,
-    sidecarDirectory: request.sidecarDirOf(request.sessionId),
+    sidecarDir: request.sidecarDirOf(request.sessionId),
     force: request.force,
     dryRun: request.dryRun,
   };

@@ -45,7 +45,7 @@ export interface CandidatesRequest {
   /** Rank the finished changes with the critic agent (off: checks and outcomes only). */
   judge: boolean;
   sessionsDirectory: string;
-  sidecarDirectory: (sessionId: string) => string;
+  sidecarDirOf: (sessionId: string) => string;
   groupsDirectory: string;
   worktreesDirectory: string;
   store: SessionStore;
@@ -60,27 +60,27 @@ export interface CandidatesResult {
   status: GroupStatus;
 }
 
-/** Groups running in this process, for an exit that cannot wait (see `endRunningGroupsNow`). */
-const runningGroups = new Set<GroupRun>();
+/** The candidate groups this process runs, for an exit that cannot wait (see `endGroupsInThisProcessNow`). */
+const groupsInThisProcess = new Set<GroupRun>();
 
-/** Ends the record of every group of this process at once, synchronously: after `endRunningLoopsNow`, on a second Ctrl+C. */
-export function endRunningGroupsNow(status: GroupStatus): void {
-  for (const group of [...runningGroups]) group.endNow(status, []);
+/** Ends the record of every group of this process at once, synchronously: after `endLoopsInThisProcessNow`, on a second Ctrl+C. */
+export function endGroupsInThisProcessNow(status: GroupStatus): void {
+  for (const group of [...groupsInThisProcess]) group.endNow(status, []);
 }
 
 export async function runCandidates(request: CandidatesRequest): Promise<CandidatesResult> {
   const repository = request.base.repository;
-  for (const warning of await pruneLeftoverWorktrees(repository, { groupsDirectory: request.groupsDirectory, sidecarDirOf: request.sidecarDirectory }))
+  for (const warning of await pruneLeftoverWorktrees(repository, { groupsDirectory: request.groupsDirectory, sidecarDirOf: request.sidecarDirOf }))
     request.onWarning?.(warning);
   assertOutside(request.worktreesDirectory, repository);
   const started = new Date();
   const recorder = createRecorder(request.groupsDirectory, started, request.prompt);
   const run = new GroupRun(request, recorder);
-  runningGroups.add(run);
+  groupsInThisProcess.add(run);
   try {
     return await run.execute(repository, started);
   } finally {
-    runningGroups.delete(run);
+    groupsInThisProcess.delete(run);
   }
 }
 
@@ -123,7 +123,7 @@ class GroupRun {
   }
 
   private get sources() {
-    return { store: this.request.store, sidecarDirOf: this.request.sidecarDirectory };
+    return { store: this.request.store, sidecarDirOf: this.request.sidecarDirOf };
   }
 
   async execute(repository: Repository, started: Date): Promise<CandidatesResult> {
@@ -223,7 +223,7 @@ class GroupRun {
         stall: prepared.settings.stall,
         prices: prepared.settings.prices,
         sessionsDirectory: request.sessionsDirectory,
-        sidecarDirectory: request.sidecarDirectory,
+        sidecarDirOf: request.sidecarDirOf,
         signal: request.signal,
         candidate: { group: this.groupId, label: candidate.label },
         beforeFirstIteration: ({ report, signal }) => prepareWorktree(repository, candidate, prepared.settings.worktree, report, signal),

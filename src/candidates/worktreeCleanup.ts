@@ -6,7 +6,7 @@ import { pruneWorktrees, removeEmptyFolders, removeWorktree } from '../git/workt
 import { LoopAlreadyRunningError, refuseWhileLoopRuns } from '../loop/repositoryLock.js';
 import type { Candidate } from '../sessionFormat/candidateGroups.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import { isLoopRunning } from '../sessions/runningLoops.js';
+import { isLoopRunning } from '../sessions/loopLiveness.js';
 import { appendToGroup, groupStatus, listGroups, type GroupState } from './groupRecord.js';
 
 /**

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
-import { sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { exportSessions, importBundle } from '../sessionBundle/sessionBundles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './sessionsCommand.js';
@@ -12,7 +12,7 @@ export async function exportCommand(ids: readonly string[], options: { output?: 
   const store = openStore();
   const resolved: string[] = [];
   for (const id of ids) resolved.push(await store.resolveId(id));
-  const result = await exportSessions(resolved, options.output, { store, sidecarDirOf: (id) => sidecarDir(id), groupsDirectory: groupsDir() });
+  const result = await exportSessions(resolved, options.output, { store, sidecarDirOf: (id) => sidecarDirOf(id), groupsDirectory: groupsDir() });
   if (options.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   else {
     const groups = result.groups.length > 0 ? `, ${result.groups.length} candidate group record${result.groups.length === 1 ? '' : 's'}` : '';
@@ -33,7 +33,7 @@ export async function importCommand(file: string, options: { workingDir?: string
     targetDir: path.resolve(options.workingDir ?? process.cwd()),
     maxUnpackedBytes: options.maxUnpackedMb === undefined ? undefined : options.maxUnpackedMb * 1024 * 1024,
     store,
-    sidecarDirOf: (id) => sidecarDir(id),
+    sidecarDirOf: (id) => sidecarDirOf(id),
     groupsDirectory: groupsDir(),
   });
   if (options.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -4,15 +4,15 @@ import { applyCandidate } from '../candidates/applyCandidate.js';
 import { planCandidates } from '../candidates/candidateSpecs.js';
 import { compareGroup } from '../candidates/comparison.js';
 import { groupStatus, listGroups, readGroup, resolveGroupId } from '../candidates/groupRecord.js';
-import { endRunningGroupsNow, runCandidates } from '../candidates/runCandidates.js';
+import { endGroupsInThisProcessNow, runCandidates } from '../candidates/runCandidates.js';
 import { removeGroupWorktrees } from '../candidates/worktreeCleanup.js';
 import { describeEvent, type DescribedLine } from '../loop/describeEvent.js';
-import { endRunningLoopsNow } from '../loop/loopRunner.js';
+import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import { prepareRun, type PreparedRun } from '../loop/prepareRun.js';
 import type { ApplyOutcome, ApplyResultKind } from '../sessionFormat/applyOutcome.js';
 import { type CandidateStreamEvent, type GroupComparison, type GroupStatus } from '../sessionFormat/candidateGroups.js';
 import { groupsDir, worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
-import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { formatCount, formatDuration, indent } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';
@@ -102,8 +102,8 @@ export async function runCandidatesCommand(options: RunOptions): Promise<number>
       events: options.events,
       stopping: 'stopping every candidate and ending their sessions',
       endNow: (status, failure) => {
-        endRunningLoopsNow(status, failure);
-        endRunningGroupsNow(status);
+        endLoopsInThisProcessNow(status, failure);
+        endGroupsInThisProcessNow(status);
       },
     },
     ({ signal, stdoutOpen }) =>
@@ -114,7 +114,7 @@ export async function runCandidatesCommand(options: RunOptions): Promise<number>
         jobs,
         judge: options.judge !== false,
         sessionsDirectory: sessionsDir(),
-        sidecarDirectory: (sessionId) => sidecarDir(sessionId),
+        sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
         groupsDirectory: groupsDir(),
         worktreesDirectory: worktreesDir(),
         store,
@@ -224,7 +224,7 @@ export interface CandidatesOptions {
 /** `codeloops candidates [group]`: the groups, or one group's comparison (`--json`); `--discard` removes its worktrees. */
 export async function candidatesCommand(idOrPrefix: string | undefined, options: CandidatesOptions): Promise<number> {
   const store = openStore();
-  const sources = { store, sidecarDirOf: (sessionId: string) => sidecarDir(sessionId) };
+  const sources = { store, sidecarDirOf: (sessionId: string) => sidecarDirOf(sessionId) };
   if (idOrPrefix === undefined) {
     const groups = await listGroups(groupsDir(), (message) => process.stderr.write(`warning: ${message}\n`));
     if (options.json) {
@@ -301,7 +301,7 @@ export async function applyCommand(idOrPrefix: string, options: ApplyOptions): P
     sessionId,
     store,
     groupsDirectory: groupsDir(),
-    sidecarDirOf: (id) => sidecarDir(id),
+    sidecarDirOf: (id) => sidecarDirOf(id),
     targetDir: options.workingDir ? path.resolve(options.workingDir) : undefined,
     force: Boolean(options.force),
     dryRun: options.dryRun,

@@ -1,6 +1,6 @@
 import { buildTimeline } from '../replay/timeline.js';
 import type { TimelineEntry } from '../sessionFormat/timelineEntries.js';
-import { sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 import { fileLocation, formatDuration } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
@@ -15,8 +15,8 @@ export async function replayCommand(idOrPrefix: string, options: { json?: boolea
   const session = await store.load(await store.resolveId(idOrPrefix));
   const timeline = buildTimeline(
     session,
-    await readSidecarEvents(sidecarDir(session.id), writeWarning),
-    await readReviewRecords(sidecarDir(session.id), writeWarning),
+    await readSidecarEvents(sidecarDirOf(session.id), writeWarning),
+    await readReviewRecords(sidecarDirOf(session.id), writeWarning),
   );
   if (options.json) {
     process.stdout.write(timeline.map((entry) => JSON.stringify(entry)).join('\n') + '\n');

@@ -2,7 +2,7 @@ import type { ConfigLayer } from '../config/runSettings.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import type { LoopGuards } from '../sessionFormat/runEvents.js';
 import { assertIterationsLeft, planResume } from '../resume/resumePlan.js';
-import { sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { driveLoop, editorSettingsLayer, reportRefusal, type RunOptions } from './runCommand.js';
 import { openStore, writeWarning } from './sessionsCommand.js';
 import { prepareRunAsking } from './trustPrompt.js';
@@ -24,7 +24,7 @@ export async function resumeCommand(idOrPrefix: string, options: ResumeOptions):
   try {
     const store = openStore();
     const sessionId = await store.resolveId(idOrPrefix);
-    plan = await planResume({ store, sidecarDirOf: (id) => sidecarDir(id), sessionId, force: Boolean(options.force) });
+    plan = await planResume({ store, sidecarDirOf: (id) => sidecarDirOf(id), sessionId, force: Boolean(options.force) });
     const { recorded } = plan;
     const actorAgent = options.actorAgent ?? options.agent ?? recorded.actorAgent;
     const criticAgent = options.criticAgent ?? options.agent ?? recorded.criticAgent;

@@ -3,7 +3,7 @@ import { rejectHunk, stageChanges, undoRejection } from '../review/hunkReview.js
 import { assertIteration, reviewTargetOf, type SessionReviewTarget } from '../review/reviewTarget.js';
 import { sessionReview } from '../review/sessionReview.js';
 import type { ReviewActionOutcome, SessionReview } from '../sessionFormat/reviewRecords.js';
-import { sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { fileLocation } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './sessionsCommand.js';
@@ -30,7 +30,7 @@ const ACTION_EXIT_CODES: Readonly<Record<ReviewActionOutcome['result'], number>>
 
 function resolveTarget(idOrPrefix: string): Promise<SessionReviewTarget> {
   const store = openStore();
-  return store.resolveId(idOrPrefix).then((sessionId) => reviewTargetOf(store, sidecarDir, sessionId));
+  return store.resolveId(idOrPrefix).then((sessionId) => reviewTargetOf(store, (id) => sidecarDirOf(id), sessionId));
 }
 
 export async function reviewCommand(idOrPrefix: string, options: { iteration?: number; json?: boolean }): Promise<number> {

@@ -1,6 +1,6 @@
 import { rollBack, undoRollback } from '../rollback/rollback.js';
 import type { RollbackOutcome, RollbackResultKind } from '../sessionFormat/rollbackOutcome.js';
-import { sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './sessionsCommand.js';
 import { colorEnabled, paint } from './terminal.js';
@@ -41,7 +41,7 @@ export async function rollbackCommand(idOrPrefix: string, options: RollbackOptio
   const request = {
     sessionId,
     workingDir: start.working_dir,
-    sidecarDirectory: sidecarDir(sessionId),
+    sidecarDir: sidecarDirOf(sessionId),
     force: Boolean(options.force),
     dryRun: Boolean(options.dryRun),
   };

@@ -4,11 +4,11 @@ import { checkDirectory } from '../checks/runCheck.js';
 import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import { describeEvent } from '../loop/describeEvent.js';
-import { endRunningLoopsNow, runLoop, type Continuation } from '../loop/loopRunner.js';
+import { endLoopsInThisProcessNow, runLoop, type Continuation } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { failureReportOf } from '../sessionFormat/failures.js';
 import { stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
-import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { writeLines } from './terminal.js';
 import { stdinReviewControl } from './reviewControl.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
@@ -148,7 +148,7 @@ export async function driveLoop(
   options: Pick<RunOptions, 'jsonOutput' | 'events' | 'quiet'>,
   run: { prompt: string; prepared: PreparedRun; continuation?: Continuation },
 ): Promise<number> {
-  const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endRunningLoopsNow };
+  const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endLoopsInThisProcessNow };
   let stdoutOpen = () => true;
   let sessionId: string | undefined;
   const review =
@@ -179,7 +179,7 @@ export async function driveLoop(
         stall: run.prepared.settings.stall,
         prices: run.prepared.settings.prices,
         sessionsDirectory: sessionsDir(),
-        sidecarDirectory: (sessionId) => sidecarDir(sessionId),
+        sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
         signal,
         onEvent,
         continuation: run.continuation,

@@ -1,4 +1,4 @@
-import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { formatDuration, indent } from '../text/humanize.js';
 import { jsonArrayBytes } from '../text/jsonBytes.js';
 import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
@@ -175,7 +175,7 @@ export async function deleteCommand(idOrPrefix: string, options: { json?: boolea
   const id = await store.resolveId(idOrPrefix);
   // Loaded here, not with the module: git and the candidate records are start-up time every listing would pay.
   const { deleteSession } = await import('../sessions/deleteSession.js');
-  const deleted = await deleteSession(store, id, sidecarDir(id));
+  const deleted = await deleteSession(store, id, sidecarDirOf(id));
   if (options.json) process.stdout.write(JSON.stringify(deleted, null, 2) + '\n');
   else {
     process.stdout.write(

@@ -1,7 +1,7 @@
 import { execa } from 'execa';
 import path from 'node:path';
 import { enableMemoryRelease } from '../process/memoryRelease.js';
-import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { startUiServer, type UiServer } from '../server/uiServer.js';
 import { UsageError } from './usageError.js';
 
@@ -44,7 +44,7 @@ async function listen(port: number | undefined, assetsDirectory: string): Promis
     startUiServer({
       port: chosen,
       sessionsDirectory: sessionsDir(),
-      sidecarDirOf: (id) => sidecarDir(id),
+      sidecarDirOf: (id) => sidecarDirOf(id),
       assetsDirectory,
       warn: (message) => process.stderr.write(`warning: ${message}\n`),
     });

@@ -27,7 +27,7 @@ export interface CriticPromptInput {
   /** The project's checks, run on the tree under review. */
   checks: readonly CheckResult[];
   /** Open findings and user comments (with whether the actor says it addressed them), and the changes the user rejected this round. */
-  review?: ReviewItems;
+  reviewItems?: ReviewItems;
 }
 
 export type AppearedRepository = NestedRepository & { iteration: number | null };
@@ -87,7 +87,7 @@ ${input.diff.trim() ? fence(truncateMiddle(input.diff, LIMITS.diff), 'diff') : '
 
 ## Files changed since the loop started
 ${sinceStart}
-${input.nestedRepositories?.length ? nestedRepositoriesSection(input.nestedRepositories, input.iteration) : ''}${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.review ? reviewSection(input.review) : ''}
+${input.nestedRepositories?.length ? nestedRepositoriesSection(input.nestedRepositories, input.iteration) : ''}${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.reviewItems ? reviewItemsSection(input.reviewItems) : ''}
 ## Your answer
 ${DECISION_CONTRACT}
 `;
@@ -104,19 +104,19 @@ ${DECISION_CONTRACT}
 `;
 }
 
-/** What is open from earlier reviews, the user's own word first. */
-function reviewSection(review: ReviewItems): string {
+/** The review items still open, the user's own word first. */
+function reviewItemsSection(items: ReviewItems): string {
   const lines: string[] = [];
   const claim = (claimed: boolean) => (claimed ? ' [the actor says it addressed this]' : '');
-  for (const comment of review.comments) {
+  for (const comment of items.comments) {
     lines.push(`- ${comment.id} (from the user)${inLocation(comment.file, comment.line, comment.end_line)}: ${comment.text}${claim(comment.claimed)}`);
   }
-  for (const rejection of review.rejections) {
+  for (const rejection of items.rejections) {
     lines.push(
       `- ${rejection.id} (from the user): rejected a change of iteration ${rejection.iteration} in ${rejection.file}${rejection.reason ? ` because: ${rejection.reason}` : ''}; it was undone before this iteration.`,
     );
   }
-  for (const finding of review.findings) {
+  for (const finding of items.findings) {
     lines.push(
       `- ${finding.id} (your finding, ${finding.severity})${finding.anchored ? inLocation(finding.file, finding.line, finding.end_line) : ''}: ${finding.message}${claim(finding.claimed)}`,
     );

@@ -1,4 +1,5 @@
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
+import type { AnswerAttempt } from '../sessionFormat/sessionFiles.js';
 import * as z from '../sessionFormat/zod.js';
 import { fence } from '../text/fence.js';
 import { takeTail, truncateMiddle } from '../text/truncate.js';
@@ -113,19 +114,19 @@ function normalizeType(json: unknown): unknown {
 export interface JudgeOptions {
   model: string | null;
   signal?: AbortSignal;
-  rawStdoutPath?: (attempt: 'review' | 'repair') => string | undefined;
+  rawStdoutPath?: (attempt: AnswerAttempt) => string | undefined;
 }
 
 /** Runs the judge; when its ranking cannot be read, asks once more for the block alone. */
 export async function judgeCandidates(launch: AgentLaunch, input: JudgeInput, options: JudgeOptions): Promise<JudgeResult> {
   const labels = input.candidates.map((candidate) => candidate.label);
-  const run = (prompt: string, attempt: 'review' | 'repair') =>
+  const run = (prompt: string, attempt: AnswerAttempt) =>
     runAgent(
       launch,
       { role: 'critic', prompt, model: options.model, resumeSessionId: null },
       { signal: options.signal, rawStdoutPath: options.rawStdoutPath?.(attempt) },
     );
-  const first = await run(buildJudgePrompt(input), 'review');
+  const first = await run(buildJudgePrompt(input), 'first');
   const runs = [first];
   const answerOf = (result: AgentRunResult) => result.finalText ?? result.transcript;
   if (first.interrupted) return { ranking: [], reasoning: '', source: 'judge_failed', answer: keep(first.transcript), runs, interrupted: true };

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
-import { sessionsDir, sidecarDir } from '../sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
 import { SessionStore } from '../sessions/sessionStore.js';
 import type { ApplyDeps } from './candidates/applyCommands.js';
@@ -51,7 +51,6 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const activationStarted = performance.now();
   const log = vscode.window.createOutputChannel('Codeloops', { log: true });
   const warn = (message: string) => log.warn(message);
-  const sidecarDirOf = (sessionId: string): string => sidecarDir(sessionId);
   const store = new SessionStore(sessionsDir(), warn);
   const library = new SessionLibrary(store, sidecarDirOf);
   const groups = () => treeGroups(groupsDir(), warn);

@@ -25,10 +25,10 @@ export function buildContinuationPrompt(
   history: readonly FeedbackRecord[],
   nextIteration: number,
   stall: Stall | null = null,
-  review: ReviewItems | null = null,
+  openItems: ReviewItems | null = null,
 ): string {
   const latest = history.at(-1);
-  const reviewParts = review ? reviewSections(review) : [];
+  const reviewParts = openItems ? reviewItemSections(openItems) : [];
   if (!latest && !stall && reviewParts.length === 0) return task;
   const earlier = history.slice(0, -1);
   const parts: string[] = [
@@ -69,22 +69,22 @@ export function buildContinuationPrompt(
 }
 
 /** The review items the actor is to address: the user's comments and rejected changes, then the critic's open findings. */
-function reviewSections(review: ReviewItems): { from: 'user' | 'critic'; text: string }[] {
+function reviewItemSections(items: ReviewItems): { from: 'user' | 'critic'; text: string }[] {
   const sections: { from: 'user' | 'critic'; text: string }[] = [];
   const disputed = (claimed: boolean) => (claimed ? ' (you said you addressed this; the reviewer did not agree)' : '');
   const user: string[] = [];
-  for (const comment of review.comments) {
+  for (const comment of items.comments) {
     const on = comment.iteration === null ? '' : ` (on iteration ${comment.iteration})`;
     user.push(`- ${comment.id}${inLocation(comment.file, comment.line, comment.end_line)}${on}: ${comment.text}${disputed(comment.claimed)}`);
   }
-  for (const rejection of review.rejections) {
+  for (const rejection of items.rejections) {
     user.push(
       `- ${rejection.id}: the user rejected this change of iteration ${rejection.iteration} in ${rejection.file}${rejection.reason ? ` because: ${rejection.reason}` : ''}. It was undone; do not make it again${rejection.reason ? '' : ' as it was'}.\n${fence(rejection.patch, 'diff')}`,
     );
   }
   if (user.length > 0) sections.push({ from: 'user', text: `## From the user (the person you work for): address these first\n${user.join('\n')}` });
-  if (review.findings.length > 0) {
-    const lines = review.findings.map(
+  if (items.findings.length > 0) {
+    const lines = items.findings.map(
       (finding) =>
         `- ${finding.id}${finding.anchored ? inLocation(finding.file, finding.line, finding.end_line) : ''} (${finding.severity}): ${finding.message}${disputed(finding.claimed)}`,
     );

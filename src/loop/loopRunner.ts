@@ -2,42 +2,35 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
-import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTracker.js';
+import type { Budget, SpendTotals } from '../budget/spendTracker.js';
 import { checkDirectory, commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import type { StallSettings } from '../config/runSettings.js';
+import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
-import { reviewIteration, type Review } from '../critic/reviewIteration.js';
+import type { AppearedRepository, CriticPromptInput } from '../critic/criticPrompt.js';
 import type { Repository } from '../git/repository.js';
 import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel, type SnapshotResult } from '../git/snapshots.js';
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
-import { appearedRepositories, changedPaths, diffSnapshots, type DiffSummary, type TreeEntryChange } from '../git/treeDiff.js';
-import type { AppearedRepository } from '../critic/criticPrompt.js';
-import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
-import {
-  stampEvent,
-  type LoopGuards,
-  type RunEvent,
-  type RunEventInput,
-  type RunEventListener,
-  type RunSummary,
-  type Spend,
-} from '../sessionFormat/runEvents.js';
+import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
+import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
+import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
+import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
-import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
-import { withReviewLock } from './reviewLock.js';
+import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
-import { foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';
-import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
-import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
-import { addressedClaims, anchorFindings } from './reviewItems.js';
 import { checkGate } from './checkGate.js';
-import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
+import { LoopGuard, type GuardStop } from './loopGuard.js';
+import { NestedRepositoryWatch } from './nestedRepositories.js';
 import { acquireRepositoryLock, type RepositoryLock } from './repositoryLock.js';
+import { addressedClaims, anchorFindings } from './reviewItems.js';
+import { itemIds, resolvedAmong, ReviewLedger } from './reviewLedger.js';
+import { withReviewLock } from './reviewLock.js';
 import { StallDetector, type Stall } from './stallDetector.js';
+import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
 
 /** One role's agent, ready to start. */
 export interface RoleLaunch {
@@ -55,14 +48,15 @@ export interface LoopRequest {
   /** null: no limit. */
   maxIterations: number | null;
   sessionsDirectory: string;
-  /** Where this session's sidecar folder goes, given its id. */
-  sidecarDirectory: (sessionId: string) => string;
+  /** Where a session's sidecar folder is, given its id. */
+  sidecarDirOf: (sessionId: string) => string;
   /** The project's checks, run after the actor and before the critic in every iteration. */
   checks: readonly CheckSpec[];
   budget: Budget;
   stall: StallSettings;
   /** Prices for the agents that report tokens but no cost. */
   prices: PriceTable;
+  /** The user's interrupt. */
   signal: AbortSignal;
   onEvent?: RunEventListener;
   /** Carry on an earlier session instead of starting afresh (`codeloops resume`). */
@@ -87,7 +81,7 @@ export interface Continuation {
   sessionId: string;
   /** Its file, when it has no `session_end`: the run appends to it. Otherwise a new linked session is started. */
   appendTo: string | null;
-  /** The critic's verdicts so far, oldest first: the actor is told the latest and the rest in brief. */
+  /** The critic's decisions so far, oldest first: the actor is told the latest and the rest in brief. */
   history: FeedbackRecord[];
   /** The last iteration recorded; the run goes on with the next number. */
   lastIteration: number;
@@ -98,13 +92,11 @@ export interface Continuation {
   /** What the sessions carried on used: the budget counts on from there, it does not start again. */
   spent: SpendTotals & { durationSecs: number };
   /** The sidecar folders of the sessions carried on, oldest first: their open findings and the user's review go on. */
-  reviewSidecars: string[];
+  earlierSidecarDirs: string[];
 }
 
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
 const FAILURE_LIMIT = 2;
-/** How often, at most, the running totals are reported while an agent works. */
-const SPEND_EVENT_INTERVAL_MS = 1_000;
 
 type EndState = {
   status: Outcome;
@@ -115,27 +107,24 @@ type EndState = {
   stopReason: StopReason | null;
 };
 
-/** Loops running in this process, for an exit that cannot wait (see `endRunningLoopsNow`). */
-const runningLoops = new Set<LoopRun>();
+/** The loops this process runs, for an exit that cannot wait (see `endLoopsInThisProcessNow`). */
+const loopsInThisProcess = new Set<LoopRun>();
 
 /**
  * Ends every loop of this process at once, synchronously: `session_end` written,
  * lock released, temporary index files removed. For a second Ctrl+C, a closed
  * terminal or an uncaught error, when the normal path cannot be awaited.
  */
-export function endRunningLoopsNow(status: Outcome, failure: { error: string; code: FailureCode } | null = null): void {
-  for (const loop of [...runningLoops])
+export function endLoopsInThisProcessNow(status: Outcome, failure: { error: string; code: FailureCode } | null = null): void {
+  for (const loop of [...loopsInThisProcess])
     loop.endNow({ status, summary: null, confidence: null, error: failure?.error ?? null, errorCode: failure?.code ?? null, stopReason: null });
   removeAllTemporaryIndexes();
 }
 
 /**
- * The actor–critic loop: snapshot, actor, snapshot, diff, checks, critic, record,
- * decide. DONE ends with success (when the required checks passed); CONTINUE and
- * ERROR feed back and loop; the iteration limit, a budget crossed, a stall, an
- * interrupt or an unrecoverable failure end it too. Whatever happens, the
- * session ends with a `session_end` line. Errors thrown before the session exists
- * (the repository is busy, the sessions folder cannot be written) reach the caller.
+ * Runs the actor–critic loop on one session, from the repository lock to its
+ * `session_end` (see `LoopRun`). Errors thrown before the session exists (the
+ * repository is busy, the sessions folder cannot be written) reach the caller.
  */
 export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   // Locked before the session file exists: a refused run leaves nothing behind.
@@ -161,58 +150,81 @@ export async function runLoop(request: LoopRequest): Promise<RunSummary> {
   if (continuation && !continuation.appendTo) {
     // The session carried on says where: the feedback given on it went there (a finished session is not "open" for it again).
     try {
-      appendReviewRecord(request.sidecarDirectory(continuation.sessionId), { type: 'carried_on', session_id: writer.sessionId });
+      appendReviewRecord(request.sidecarDirOf(continuation.sessionId), { type: 'carried_on', session_id: writer.sessionId });
     } catch {
       // a record, not the loop: the new session is what matters
     }
   }
   const run = new LoopRun(request, writer, lock);
-  runningLoops.add(run);
+  loopsInThisProcess.add(run);
   try {
     return await run.execute();
   } finally {
-    runningLoops.delete(run);
+    loopsInThisProcess.delete(run);
   }
 }
 
-/** A guard that ended the loop while something ran: why, in words. */
-interface GuardStop {
-  reason: StopReason;
-  message: string;
+/** What one iteration ended with: its decision, and a stall if it showed one. */
+interface IterationEnd {
+  decision: CriticDecision;
+  stall: Stall | null;
 }
 
+/** What the actor is told in one iteration: its prompt and the review items in it. */
+interface ActorBrief {
+  prompt: string;
+  told: ReviewItems;
+  toldIds: string[];
+}
+
+/** What the actor changed in one iteration, as the critic is shown it. */
+interface IterationChange {
+  diff: DiffSummary;
+  /** Paths changed since the task began. */
+  sinceStart: string[];
+  nestedRepositories: AppearedRepository[];
+}
+
+/** Everything an iteration produced, from its snapshots to the critic's verdict. */
+interface IterationWork {
+  pre: SnapshotResult;
+  post: SnapshotResult;
+  actor: AgentRunResult;
+  change: IterationChange;
+  checks: CheckResult[];
+  verdict: CriticVerdict;
+  /** Files the critic changed, put back to the actor's version. */
+  reverted: string[];
+}
+
+/**
+ * One run of the actor–critic loop on one session. Each iteration: snapshot, brief
+ * the actor, run it, snapshot, diff, run the checks, ask the critic, record, decide.
+ * DONE ends with success (when the required checks passed); CONTINUE and ERROR feed
+ * back and loop; the iteration limit, a guard (budget, time: `LoopGuard`), a stall,
+ * an interrupt or an unrecoverable failure end it too. Whatever happens, the session
+ * ends with a `session_end` line, written exactly once (`endNow`).
+ */
 class LoopRun {
   private readonly sessionId: string;
-  private readonly clockStart = performance.now();
+  private readonly sidecarDir: string;
+  private readonly firstIteration: number;
   private sidecar: SidecarRecorder | null = null;
+  /** The budget and the clock, and the signal every agent and check of the run listens to. */
+  private readonly guard: LoopGuard;
+  private readonly ledger: ReviewLedger;
+  private readonly stalls: StallDetector;
+  /** The critic's decisions so far, oldest first. */
   private readonly history: FeedbackRecord[] = [];
-  private loopStart: Snapshot | undefined;
+  /** The snapshot from before the task's first iteration: "changed since the start" counts from it. */
+  private taskStart: Snapshot | undefined;
   private completedIterations = 0;
   private actorFailures = 0;
   private criticFailures = 0;
-  private readonly reportedLeftOut = new Set<string>();
-  /** Nested repositories without a commit that this run's first snapshot left out: the user's, there before it. */
-  private leftOutAtStart: readonly string[] | undefined;
-  /** Folders that became nested repositories since the loop began, by path: the iteration each appeared in (null: before this run). */
-  private readonly appeared = new Map<string, number | null>();
-  private summary: RunSummary | undefined;
-  /** Aborted by the user's interrupt and by a guard: every agent and check of the run listens to it. */
-  private readonly stopper = new AbortController();
-  /** Set when a guard (budget, time) stopped what was running. */
-  private guardStop: GuardStop | null = null;
-  private readonly spend: SpendTracker;
-  private readonly earlierDurationSecs: number;
-  private lastSpendEvent = 0;
-  private durationTimer: NodeJS.Timeout | undefined;
-  private readonly stalls: StallDetector;
   /** Said to the actor next time, after a stall was detected and the loop nudges instead of stopping. */
   private nudge: Stall | null = null;
-  /** This run's events that say something about the review (findings, resolutions, what the actor was told and claims). */
-  private readonly reviewEvents: RunEvent[] = [];
-  /** The same from the sessions it carries on, read once. */
-  private earlierReviewEvents: RunEvent[] | undefined;
-  /** Time spent waiting for the user's review: it does not count against the time budget. */
-  private pausedMs = 0;
+  private readonly nested: NestedRepositoryWatch;
+  private summary: RunSummary | undefined;
 
   constructor(
     private readonly request: LoopRequest,
@@ -220,19 +232,26 @@ class LoopRun {
     private readonly lock: RepositoryLock,
   ) {
     this.sessionId = writer.sessionId;
+    this.sidecarDir = request.sidecarDirOf(this.sessionId);
     const continuation = request.continuation;
+    this.firstIteration = (continuation?.lastIteration ?? 0) + 1;
     if (continuation) {
       this.history.push(...continuation.history);
       this.completedIterations = continuation.lastIteration;
-      this.loopStart = continuation.taskStart ?? undefined;
+      this.taskStart = continuation.taskStart ?? undefined;
     }
-    this.spend = new SpendTracker(request.prices, continuation?.spent);
-    this.earlierDurationSecs = continuation?.spent.durationSecs ?? 0;
+    this.guard = new LoopGuard({
+      budget: request.budget,
+      prices: request.prices,
+      earlier: continuation?.spent,
+      interrupt: request.signal,
+      report: (event) => this.emit(event),
+    });
+    this.ledger = new ReviewLedger({ earlier: continuation?.earlierSidecarDirs ?? [], own: this.sidecarDir });
     this.stalls = new StallDetector(request.stall);
-    if (request.signal.aborted) this.stopper.abort();
-    else request.signal.addEventListener('abort', () => this.stopper.abort(), { once: true });
+    this.nested = new NestedRepositoryWatch(request.repository, continuation ? this.firstIteration : null);
     try {
-      this.sidecar = SidecarRecorder.open(request.sidecarDirectory(this.sessionId));
+      this.sidecar = SidecarRecorder.open(this.sidecarDir);
     } catch (error) {
       // The session file is what matters; the record is a bonus.
       this.warn(`the sidecar record could not be opened (${(error as Error).message}); going on without it`);
@@ -246,21 +265,21 @@ class LoopRun {
       type: 'run_started',
       session_id: this.sessionId,
       session_file: this.writer.filePath,
-      ...(request.continuation ? { first_iteration: request.continuation.lastIteration + 1 } : {}),
+      ...(request.continuation ? { first_iteration: this.firstIteration } : {}),
       guards: guardsOf(request),
     });
-    this.watchTheClock();
+    this.guard.startClock();
     let end: EndState;
     try {
-      await request.beforeFirstIteration?.({ report: (event) => this.emit(event), signal: this.stopper.signal });
-      end = this.guardStop ? this.stoppedByGuard() : await this.iterate();
+      await request.beforeFirstIteration?.({ report: (event) => this.emit(event), signal: this.guard.signal });
+      end = this.guard.stop ? stoppedBy(this.guard.stop) : await this.iterate();
     } catch (error) {
       // Ctrl+C in a terminal reaches git's processes too: a snapshot can fail a moment
       // before the interrupt itself is seen. Give the signal that moment.
-      if (!this.stopper.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 250));
-      end = this.guardStop ? this.stoppedByGuard() : request.signal.aborted ? interrupted() : failed(error);
+      if (!this.guard.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 250));
+      end = this.guard.stop ? stoppedBy(this.guard.stop) : request.signal.aborted ? interrupted() : failed(error);
     } finally {
-      clearTimeout(this.durationTimer);
+      this.guard.stopClock();
     }
     this.endNow(end);
     return this.summary!;
@@ -268,12 +287,12 @@ class LoopRun {
 
   private async iterate(): Promise<EndState> {
     const { request } = this;
-    for (let iteration = (request.continuation?.lastIteration ?? 0) + 1; ; iteration++) {
-      if (this.guardStop) return this.stoppedByGuard();
+    for (let iteration = this.firstIteration; ; iteration++) {
+      if (this.guard.stop) return stoppedBy(this.guard.stop);
       if (request.signal.aborted) return interrupted();
       if (request.maxIterations !== null && iteration > request.maxIterations) return ended('max_iterations_reached');
       const outcome = await this.runIteration(iteration);
-      if (this.guardStop) return this.stoppedByGuard();
+      if (this.guard.stop) return stoppedBy(this.guard.stop);
       if (!outcome) return interrupted();
       const { decision, stall } = outcome;
       if (decision.kind === 'DONE') return { ...ended('success'), summary: decision.summary, confidence: decision.confidence };
@@ -293,124 +312,155 @@ class LoopRun {
    * does not run while the loop waits.
    */
   private async pauseForReview(iteration: number, wait: NonNullable<LoopRequest['waitForReview']>): Promise<RunControl['type']> {
-    clearTimeout(this.durationTimer);
+    this.guard.pauseClock();
     this.lock.setPausedForReview(true);
     this.emit({ type: 'review_paused', iteration });
-    const started = performance.now();
     let action: RunControl['type'] = 'stop';
     try {
-      action = this.stopper.signal.aborted ? 'stop' : await wait(iteration, this.stopper.signal);
+      action = this.guard.signal.aborted ? 'stop' : await wait(iteration, this.guard.signal);
     } finally {
       // A review action under way (a hunk half undone) finishes before the loop touches the tree again.
-      await withReviewLock(this.request.sidecarDirectory(this.sessionId), async () => this.lock.setPausedForReview(false)).catch((error: unknown) => {
+      await withReviewLock(this.sidecarDir, async () => this.lock.setPausedForReview(false)).catch((error: unknown) => {
         this.lock.setPausedForReview(false);
         this.warn(`going on without waiting for a review action: ${(error as Error).message}`);
       });
-      const pausedMs = performance.now() - started;
-      this.pausedMs += pausedMs;
-      this.emit({ type: 'review_resumed', iteration, action, paused_secs: pausedMs / 1000 });
-      this.watchTheClock();
+      const pausedSecs = this.guard.resumeClock();
+      this.emit({ type: 'review_resumed', iteration, action, paused_secs: pausedSecs });
+      this.guard.startClock();
     }
     return action;
   }
 
-  /** One iteration; its decision (and a stall, if it showed one), or null when it was stopped before the review finished. */
-  private async runIteration(iteration: number): Promise<{ decision: CriticDecision; stall: Stall | null } | null> {
-    const { request } = this;
-    const runEnv = {
-      CODELOOPS_SESSION_ID: this.sessionId,
-      CODELOOPS_ITERATION: String(iteration),
-      ...(request.candidate ? { CODELOOPS_CANDIDATE: request.candidate.label } : {}),
-    };
+  /** One iteration, as the class comment tells it; null when it was stopped before the critic's verdict came in. */
+  private async runIteration(iteration: number): Promise<IterationEnd | null> {
     this.emit({ type: 'iteration_started', iteration });
     const pre = await this.snapshot(iteration, 'pre');
-    this.loopStart ??= pre;
-    this.leftOutAtStart ??= pre.leftOut;
-
-    const review = pendingForActor(await this.reviewState());
-    const told = [...review.comments.map((item) => item.id), ...review.rejections.map((item) => item.id), ...review.findings.map((item) => item.id)];
-    const prompt =
-      this.history.length === 0 && !this.nudge && told.length === 0
-        ? request.prompt
-        : buildContinuationPrompt(request.prompt, this.history, iteration, this.nudge, review);
-    this.nudge = null;
-    if (told.length > 0) this.emit({ type: 'review_delivered', iteration, ids: told });
-    // A resumed run's first actor picks up its own agent session, context and all.
-    const agentSession =
-      iteration === (request.continuation?.lastIteration ?? 0) + 1 && request.actor.launch.adapter.canResume ? request.continuation?.actorSession : null;
-    this.emit({ type: 'phase', iteration, phase: 'actor', status: 'started' });
-    const actorRun = `${iteration}/actor`;
-    const actor = await runAgent(
-      request.actor.launch,
-      { role: 'actor', prompt, model: request.actor.model, resumeSessionId: agentSession?.id ?? null },
-      {
-        costAlreadyCounted: agentSession?.costAlreadyCounted,
-        signal: this.stopper.signal,
-        onEvent: (event: AgentEvent) => this.onAgentEvent(iteration, 'actor', actorRun, event),
-        rawStdoutPath: this.sidecar?.rawStdoutPath(iteration, 'actor'),
-        runEnv,
-        groups: this.lock,
-      },
-    );
-    this.agentFinished(iteration, 'actor', actorRun, actor);
-    this.emit({ type: 'phase', iteration, phase: 'actor', status: 'finished', duration_secs: actor.durationSecs });
+    this.taskStart ??= pre;
+    const brief = await this.briefActor(iteration);
+    const actor = await this.runActor(iteration, brief.prompt);
     // Even a stopped actor may have changed files: keep them restorable.
     const post = await this.snapshot(iteration, 'post');
-    if (actor.interrupted || this.stopper.signal.aborted) return null;
+    if (actor.interrupted || this.guard.signal.aborted) return null;
     if (!actor.started) throw new CodeloopsError('agent_not_started', `The actor ${actor.failureReason ?? 'could not start'}`, { role: 'actor' });
-
-    this.emit({ type: 'phase', iteration, phase: 'diff', status: 'started' });
-    const diffStarted = performance.now();
-    const diff = await diffSnapshots(request.repository, pre.commit, post.commit);
-    const changesSinceStart = await changedPaths(request.repository, this.loopStart.tree, post.tree);
-    const sinceStart = changesSinceStart.map((change) => change.path);
-    this.emit({
-      type: 'diff_captured',
-      iteration,
-      files_changed: diff.filesChanged,
-      insertions: diff.insertions,
-      deletions: diff.deletions,
-      files: diff.files,
-      truncated: diff.diffTruncated,
-    });
-    const nestedRepositories = await this.nestedRepositoriesSinceStart(iteration, changesSinceStart, pre, post);
-    this.emit({ type: 'phase', iteration, phase: 'diff', status: 'finished', duration_secs: (performance.now() - diffStarted) / 1000 });
-
-    const claimed = addressedClaims(actor.finalText ?? actor.transcript, new Set(told));
-    if (claimed.length > 0) this.emit({ type: 'review_claimed', iteration, ids: claimed });
-    const rejectionsTold = new Set(review.rejections.map((item) => item.id));
-    const openReview = pendingForActor(await this.reviewState());
-
+    const change = await this.diff(iteration, pre, post);
+    const openItems = await this.takeClaims(iteration, actor, brief);
     const checks = await this.runChecks(iteration, post);
     if (checks === null) return null;
+    const critic = await this.askCritic(iteration, { actor, change, checks, openItems }, post);
+    if (critic === null) return null;
+    const work: IterationWork = { pre, post, actor, change, checks, ...critic };
+    const decision = await this.recordIteration(iteration, work, openItems);
+    return this.decide(iteration, work, decision);
+  }
 
-    this.emit({ type: 'phase', iteration, phase: 'critic', status: 'started' });
-    const criticStarted = performance.now();
-    const gitBeforeReview = await captureUserGitState(request.repository);
-    let criticRuns = 0;
-    const verdict = await reviewIteration(
-      request.critic.launch,
-      {
-        task: request.prompt,
+  /** What the actor is told: the task alone, or with the feedback so far, a nudge and the open review items. */
+  private async briefActor(iteration: number): Promise<ActorBrief> {
+    const { request } = this;
+    const told = await this.ledger.pending();
+    const toldIds = itemIds(told);
+    const prompt =
+      this.history.length === 0 && !this.nudge && toldIds.length === 0
+        ? request.prompt
+        : buildContinuationPrompt(request.prompt, this.history, iteration, this.nudge, told);
+    this.nudge = null;
+    if (toldIds.length > 0) this.emit({ type: 'review_delivered', iteration, ids: toldIds });
+    return { prompt, told, toldIds };
+  }
+
+  private async runActor(iteration: number, prompt: string): Promise<AgentRunResult> {
+    const { request } = this;
+    // A resumed run's first actor picks up its own agent session, context and all.
+    const agentSession = iteration === this.firstIteration && request.actor.launch.adapter.canResume ? request.continuation?.actorSession : null;
+    const run = `${iteration}/actor`;
+    const work = async () => {
+      const actor = await runAgent(
+        request.actor.launch,
+        { role: 'actor', prompt, model: request.actor.model, resumeSessionId: agentSession?.id ?? null },
+        {
+          costAlreadyCounted: agentSession?.costAlreadyCounted,
+          signal: this.guard.signal,
+          onEvent: (event: AgentEvent) => this.onAgentEvent(iteration, 'actor', run, event),
+          rawStdoutPath: this.sidecar?.rawStdoutPath(iteration, 'actor'),
+          runEnv: this.runEnv(iteration),
+          groups: this.lock,
+        },
+      );
+      this.agentFinished(iteration, 'actor', run, actor);
+      return actor;
+    };
+    return this.phase(iteration, 'actor', work, (actor) => actor.durationSecs);
+  }
+
+  /** The iteration's diff, what changed since the task began, and the folders that became nested repositories. */
+  private diff(iteration: number, pre: SnapshotResult, post: SnapshotResult): Promise<IterationChange> {
+    const { repository } = this.request;
+    return this.phase(iteration, 'diff', async () => {
+      const diff = await diffSnapshots(repository, pre.commit, post.commit);
+      const taskStart = this.taskStart ?? pre;
+      const changesSinceStart = await changedPaths(repository, taskStart.tree, post.tree);
+      this.emit({
+        type: 'diff_captured',
         iteration,
-        maxIterations: request.maxIterations,
-        actorTranscript: actor.transcript,
-        actorStderr: actor.stderr,
-        actorExitCode: actor.exitCode,
-        actorFailure: actor.succeeded ? null : actor.failureReason,
-        diff: diff.diff,
-        filesChanged: diff.filesChanged,
+        files_changed: diff.filesChanged,
         insertions: diff.insertions,
         deletions: diff.deletions,
-        changedSinceStart: sinceStart,
-        nestedRepositories,
-        previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
-        checks,
-        review: { ...openReview, rejections: review.rejections.filter((item) => rejectionsTold.has(item.id)) },
-      },
-      {
+        files: diff.files,
+        truncated: diff.diffTruncated,
+      });
+      const nested = await this.nested.sinceStart(iteration, changesSinceStart, { taskStart, pre, post });
+      if (nested.appearedNow.length > 0) this.emit({ type: 'nested_repositories_appeared', iteration, repositories: nested.appearedNow });
+      return { diff, sinceStart: changesSinceStart.map((change) => change.path), nestedRepositories: nested.all };
+    });
+  }
+
+  /** Records the review items the actor says it addressed; what is open for the critic then. */
+  private async takeClaims(iteration: number, actor: AgentRunResult, brief: ActorBrief): Promise<ReviewItems> {
+    const claimed = addressedClaims(actor.finalText ?? actor.transcript, new Set(brief.toldIds));
+    if (claimed.length > 0) this.emit({ type: 'review_claimed', iteration, ids: claimed });
+    return this.ledger.openForCritic(brief.told);
+  }
+
+  /**
+   * The project's checks, one after the other, on the tree the actor left. What they
+   * change is put back (a check judges the tree, it does not fix it), so their results
+   * hold for the tree that ends the iteration. Null when the run was stopped meanwhile.
+   */
+  private async runChecks(iteration: number, post: Snapshot): Promise<CheckResult[] | null> {
+    const { request } = this;
+    if (request.checks.length === 0) return [];
+    const { gitBefore, results } = await this.phase(iteration, 'checks', async () => {
+      const gitBefore = await captureUserGitState(request.repository);
+      const results: CheckResult[] = [];
+      for (const check of request.checks) {
+        const cwd = checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir });
+        const result = await runCheck(check, { cwd, signal: this.guard.signal, groups: this.lock });
+        if (result.interrupted) break;
+        results.push(result);
+        this.emit({ type: 'check_finished', iteration, name: result.name, required: result.required, ...commandRunRecord(result), tree: post.tree });
+      }
+      return { gitBefore, results };
+    });
+    await this.putBack(iteration, 'checks', post, gitBefore);
+    return this.guard.signal.aborted ? null : results;
+  }
+
+  /**
+   * The critic's verdict on the iteration, and the files it changed (put back to the
+   * actor's version). Null when it was stopped before its verdict came in: a verdict
+   * that came in counts, even if Ctrl+C came right after it.
+   */
+  private async askCritic(
+    iteration: number,
+    evidence: Pick<IterationWork, 'actor' | 'change' | 'checks'> & { openItems: ReviewItems },
+    post: Snapshot,
+  ): Promise<Pick<IterationWork, 'verdict' | 'reverted'> | null> {
+    const { request } = this;
+    let criticRuns = 0;
+    const { gitBefore, verdict } = await this.phase(iteration, 'critic', async () => {
+      const gitBefore = await captureUserGitState(request.repository);
+      const verdict = await askCritic(request.critic.launch, this.criticPromptInput(iteration, evidence), {
         model: request.critic.model,
-        signal: this.stopper.signal,
+        signal: this.guard.signal,
         onEvent: (event) => this.onAgentEvent(iteration, 'critic', `${iteration}/critic/${criticRuns}`, event),
         onRepair: (problem) => {
           this.warn(`iteration ${iteration}: the critic's answer could not be read (${problem}); asking once more`);
@@ -418,32 +468,63 @@ class LoopRun {
         },
         onRunFinished: (run) => this.agentFinished(iteration, 'critic', `${iteration}/critic/${criticRuns++}`, run),
         rawStdoutPath: (attempt) => this.sidecar?.rawStdoutPath(iteration, 'critic', attempt),
-        runEnv,
+        runEnv: this.runEnv(iteration),
         groups: this.lock,
-      },
-    );
-    this.emit({ type: 'phase', iteration, phase: 'critic', status: 'finished', duration_secs: (performance.now() - criticStarted) / 1000 });
-    const reverted = await this.putBack(iteration, 'critic', post, gitBeforeReview);
-    // A review that finished counts, even if Ctrl+C came right after it.
-    if (verdict.interrupted) return null;
+      });
+      return { gitBefore, verdict };
+    });
+    const reverted = await this.putBack(iteration, 'critic', post, gitBefore);
+    return verdict.interrupted ? null : { verdict, reverted };
+  }
 
-    const gate = checkGate(verdict.decision, checks);
-    if (gate.refused) this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name) });
-    const findings = await anchorFindings(
-      request.repository,
-      post.commit,
+  private criticPromptInput(iteration: number, evidence: Pick<IterationWork, 'actor' | 'change' | 'checks'> & { openItems: ReviewItems }): CriticPromptInput {
+    const { actor, change, checks, openItems } = evidence;
+    return {
+      task: this.request.prompt,
       iteration,
-      verdict.findings,
-      path.relative(request.repository.root, request.workingDir).split(path.sep).join('/'),
-    );
-    const openIds = new Set([...openReview.findings.map((item) => item.id), ...openReview.comments.map((item) => item.id)]);
-    const resolved = verdict.resolved.filter((id) => openIds.has(id));
-    this.record(iteration, actor, diff, verdict, gate.decision, checks, reverted, { findings, resolved });
-    this.completedIterations = iteration;
+      maxIterations: this.request.maxIterations,
+      actorTranscript: actor.transcript,
+      actorStderr: actor.stderr,
+      actorExitCode: actor.exitCode,
+      actorFailure: actor.succeeded ? null : actor.failureReason,
+      diff: change.diff.diff,
+      filesChanged: change.diff.filesChanged,
+      insertions: change.diff.insertions,
+      deletions: change.diff.deletions,
+      changedSinceStart: change.sinceStart,
+      nestedRepositories: change.nestedRepositories,
+      previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
+      checks,
+      reviewItems: openItems,
+    };
+  }
 
-    this.actorFailures = !actor.succeeded && diff.filesChanged === 0 ? this.actorFailures + 1 : 0;
+  /**
+   * What counts of the verdict, recorded in the session and the events: DONE only with
+   * the required checks passing, the findings anchored on the tree the critic saw, the
+   * items it resolved among those open. The decision that counts.
+   */
+  private async recordIteration(iteration: number, work: IterationWork, openItems: ReviewItems): Promise<CriticDecision> {
+    const { request } = this;
+    const gate = checkGate(work.verdict.decision, work.checks);
+    if (gate.refused) this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name) });
+    const workingDirPrefix = path.relative(request.repository.root, request.workingDir).split(path.sep).join('/');
+    const findings = await anchorFindings(request.repository, work.post.commit, iteration, work.verdict.findings, workingDirPrefix);
+    this.record(iteration, work, gate.decision, { findings, resolved: resolvedAmong(work.verdict.resolved, openItems) });
+    this.completedIterations = iteration;
+    return gate.decision;
+  }
+
+  /**
+   * Whether the loop goes on: DONE ends it; an actor or a critic failing again and
+   * again ends it failed; anything else is fed back to the next actor, and the stall
+   * detector says whether the loop is going in circles.
+   */
+  private decide(iteration: number, work: IterationWork, decision: CriticDecision): IterationEnd {
+    const { actor, change, checks, verdict } = work;
+    this.actorFailures = !actor.succeeded && change.diff.filesChanged === 0 ? this.actorFailures + 1 : 0;
     this.criticFailures = verdict.source === 'critic_failed' ? this.criticFailures + 1 : 0;
-    if (gate.decision.kind === 'DONE') return { decision: gate.decision, stall: null };
+    if (decision.kind === 'DONE') return { decision, stall: null };
     if (this.actorFailures >= FAILURE_LIMIT) {
       throw new CodeloopsError(
         'actor_failed',
@@ -456,62 +537,45 @@ class LoopRun {
         `The critic failed ${FAILURE_LIMIT} times in a row: ${verdict.runs.at(-1)?.failureReason ?? 'unknown failure'}`,
       );
     }
-    this.history.push({ iteration, decision: gate.decision, failedChecks: checks.filter((check) => !check.passed) });
+    const failedChecks = checks.filter((check) => !check.passed);
+    this.history.push({ iteration, decision, failedChecks });
     const stall = this.stalls.observe({
       iteration,
-      filesChanged: diff.filesChanged,
-      preTree: pre.tree,
-      postTree: post.tree,
+      filesChanged: change.diff.filesChanged,
+      preTree: work.pre.tree,
+      postTree: work.post.tree,
       // The runner's own words (a DONE refused, a critic that could not answer) are not the critic repeating itself.
       criticFeedback: verdict.source === 'critic_failed' || verdict.source === 'unreadable' ? null : feedbackText(verdict.decision),
-      failedChecks: checks.filter((check) => !check.passed).map((check) => ({ name: check.name, output: check.output })),
+      failedChecks: failedChecks.map((check) => ({ name: check.name, output: check.output })),
     });
     if (stall) this.emit({ type: 'stall', iteration, action: stall.action, reason: stall.reason, since_iteration: stall.since });
-    return { decision: gate.decision, stall };
+    return { decision, stall };
   }
 
-  /**
-   * The project's checks, one after the other, on the tree the actor left. What they
-   * change is put back (a check judges the tree, it does not fix it), so their results
-   * hold for the tree that ends the iteration. Null when the run was stopped meanwhile.
-   */
-  private async runChecks(iteration: number, post: Snapshot): Promise<CheckResult[] | null> {
-    const { request } = this;
-    if (request.checks.length === 0) return [];
-    this.emit({ type: 'phase', iteration, phase: 'checks', status: 'started' });
+  /** One phase of an iteration between its `phase` events; the finished one says how long it took (`durationOf`: the agent's own count). */
+  private async phase<T>(iteration: number, phase: IterationPhase, work: () => Promise<T>, durationOf?: (result: T) => number): Promise<T> {
+    this.emit({ type: 'phase', iteration, phase, status: 'started' });
     const started = performance.now();
-    const gitBefore = await captureUserGitState(request.repository);
-    const results: CheckResult[] = [];
-    for (const check of request.checks) {
-      const cwd = checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir });
-      const result = await runCheck(check, { cwd, signal: this.stopper.signal, groups: this.lock });
-      if (result.interrupted) break;
-      results.push(result);
-      this.emit({
-        type: 'check_finished',
-        iteration,
-        name: result.name,
-        required: result.required,
-        ...commandRunRecord(result),
-        tree: post.tree,
-      });
-    }
-    this.emit({ type: 'phase', iteration, phase: 'checks', status: 'finished', duration_secs: (performance.now() - started) / 1000 });
-    await this.putBack(iteration, 'checks', post, gitBefore);
-    return this.stopper.signal.aborted ? null : results;
+    const result = await work();
+    this.emit({ type: 'phase', iteration, phase, status: 'finished', duration_secs: durationOf?.(result) ?? (performance.now() - started) / 1000 });
+    return result;
+  }
+
+  /** What the agents find in their environment: which session and iteration they work in. */
+  private runEnv(iteration: number): Record<string, string> {
+    return {
+      CODELOOPS_SESSION_ID: this.sessionId,
+      CODELOOPS_ITERATION: String(iteration),
+      ...(this.request.candidate ? { CODELOOPS_CANDIDATE: this.request.candidate.label } : {}),
+    };
   }
 
   private onAgentEvent(iteration: number, role: 'actor' | 'critic', run: string, event: AgentEvent): void {
     this.emit({ type: 'agent_event', iteration, role, event });
-    if (event.kind !== 'usage') return;
-    this.spend.update(run, event.total, event.model ?? this.request[role].model);
-    this.reportSpend(false);
-    const crossed = this.spend.crossed(this.request.budget);
-    if (crossed) this.stopFor(crossed, this.budgetMessage(crossed));
+    if (event.kind === 'usage') this.guard.usageReported(run, event.total, event.model ?? this.request[role].model);
   }
 
   private agentFinished(iteration: number, role: 'actor' | 'critic', run: string, result: AgentRunResult): void {
-    this.spend.finish(run, result.usage, result.model ?? this.request[role].model);
     this.emit({
       type: 'agent_finished',
       iteration,
@@ -527,100 +591,7 @@ class LoopRun {
       tool_calls: result.toolCalls,
       drift: result.drift,
     });
-    this.reportSpend(true);
-    const crossed = this.spend.crossed(this.request.budget);
-    if (crossed) this.stopFor(crossed, this.budgetMessage(crossed));
-  }
-
-  /** Ends the loop at the time cap, whatever is running then. */
-  private watchTheClock(): void {
-    const { maxDurationSecs } = this.request.budget;
-    if (maxDurationSecs === null) return;
-    const leftMs = (maxDurationSecs - this.activeSecs()) * 1000;
-    const stop = () =>
-      this.stopFor(
-        'duration',
-        `The loop ran for its whole time budget of ${formatSeconds(maxDurationSecs)}${this.earlierDurationSecs > 0 ? ' (counting the sessions it carries on)' : ''}.`,
-      );
-    if (leftMs <= 0) stop();
-    else this.durationTimer = setTimeout(stop, leftMs);
-  }
-
-  /** A guard's stop: whatever runs is stopped as on an interrupt (its whole process group), and the loop ends `failed`. */
-  private stopFor(reason: StopReason, message: string): void {
-    if (this.guardStop) return;
-    this.guardStop = { reason, message };
-    this.warn(message);
-    this.stopper.abort();
-  }
-
-  private stoppedByGuard(): EndState {
-    const stop = this.guardStop!;
-    return { ...ended('failed'), error: stop.message, errorCode: 'budget_exceeded', stopReason: stop.reason };
-  }
-
-  private budgetMessage(crossed: 'budget_cost' | 'budget_tokens'): string {
-    const totals = this.spend.totals();
-    const { budget } = this.request;
-    if (crossed === 'budget_tokens')
-      return `The agents used ${totals.tokens.toLocaleString('en-US')} tokens, over the budget of ${budget.maxTokens!.toLocaleString('en-US')}.`;
-    const unpriced = this.spend.unpricedModels().map((model) => (model ? `"${model}"` : 'a model the agent did not name'));
-    return (
-      `The agents' cost reached $${(totals.costUsd ?? 0).toFixed(2)}${totals.costEstimated ? ' (partly estimated)' : ''}, over the budget of $${budget.maxCostUsd!.toFixed(2)}.` +
-      (unpriced.length > 0
-        ? ` The price table has no price for ${unpriced.join(', ')}: until its agent says what they cost, its tokens count at the table's highest price (a [prices."<model>"] entry in the config counts them at theirs).`
-        : '')
-    );
-  }
-
-  private currentSpend(): Spend {
-    const totals = this.spend.totals();
-    return {
-      total_cost_usd: totals.costUsd,
-      total_tokens: totals.tokens,
-      cost_estimated: totals.costEstimated,
-      elapsed_secs: this.activeSecs(),
-    };
-  }
-
-  /** The time the budget counts: this run's and the carried-on sessions', without the pauses for review. */
-  private activeSecs(): number {
-    return this.earlierDurationSecs + (performance.now() - this.clockStart - this.pausedMs) / 1000;
-  }
-
-  /** The running totals, as they change: at most about once a second while an agent streams, and after each run. */
-  private reportSpend(always: boolean): void {
-    const now = performance.now();
-    if (!always && now - this.lastSpendEvent < SPEND_EVENT_INTERVAL_MS) return;
-    this.lastSpendEvent = now;
-    this.emit({ type: 'spend', ...this.currentSpend() });
-  }
-
-  /**
-   * Folders that became nested repositories (a `.git` folder or file) since the loop began:
-   * git records them as a commit, so no diff shows what was written in them. Each is
-   * reported once, when it appears; the critic is told of all of them every time.
-   */
-  private async nestedRepositoriesSinceStart(
-    iteration: number,
-    changesSinceStart: readonly TreeEntryChange[],
-    pre: Snapshot,
-    post: SnapshotResult,
-  ): Promise<AppearedRepository[]> {
-    const nested = appearedRepositories(changesSinceStart, { before: this.leftOutAtStart ?? [], after: post.leftOut });
-    const fresh = nested.filter((repository) => !this.appeared.has(repository.path));
-    // A resumed run finds those of the sessions it carries on there before its first iteration.
-    const continuation = this.request.continuation;
-    const earlier =
-      continuation && iteration === continuation.lastIteration + 1 && fresh.length > 0 && this.loopStart
-        ? appearedRepositories(await changedPaths(this.request.repository, this.loopStart.tree, pre.tree), { before: [], after: [] }).map(
-            (repository) => repository.path,
-          )
-        : [];
-    for (const repository of fresh) this.appeared.set(repository.path, earlier.includes(repository.path) ? null : iteration);
-    const news = fresh.filter((repository) => this.appeared.get(repository.path) === iteration);
-    if (news.length > 0) this.emit({ type: 'nested_repositories_appeared', iteration, repositories: news });
-    return nested.map((repository) => ({ ...repository, iteration: this.appeared.get(repository.path) ?? null }));
+    this.guard.runFinished(run, result.usage, result.model ?? this.request[role].model);
   }
 
   private async snapshot(iteration: number, label: SnapshotLabel, withRef = true): Promise<SnapshotResult> {
@@ -628,17 +599,14 @@ class LoopRun {
     // The session's head follows the tree the loop leaves: pre and post, not the critic's or the checks' (undone).
     const refs = ref ? [ref, ...(label === 'critic' || label === 'checks' ? [] : [sessionHeadRef(this.sessionId)])] : [];
     const taken = await takeSnapshot(this.request.repository, `codeloops ${this.sessionId} iteration ${iteration} ${label}`, refs);
-    for (const folder of taken.leftOut) {
-      if (this.reportedLeftOut.has(folder)) continue;
-      this.reportedLeftOut.add(folder);
+    for (const folder of this.nested.newlyLeftOut(taken))
       this.warn(`${folder}/ is a git repository with no commit yet: git cannot record it, so snapshots, diffs and reviews leave it out until it has one`);
-    }
     if (withRef) this.emit({ type: 'snapshot', iteration, label, commit: taken.commit, ref });
     return taken;
   }
 
   /**
-   * The critic reviews and the checks judge; neither changes the tree. Anything they
+   * The critic reads and the checks run; neither changes the tree. Anything they
    * changed goes back to the actor's version (theirs is kept under a ref), and the
    * iteration says so.
    */
@@ -663,18 +631,11 @@ class LoopRun {
     return report.revertedFiles;
   }
 
-  private record(
-    iteration: number,
-    actor: AgentRunResult,
-    diff: DiffSummary,
-    review: Review,
-    decision: CriticDecision,
-    checks: readonly CheckResult[],
-    reverted: string[],
-    critique: { findings: Finding[]; resolved: string[] },
-  ): void {
+  private record(iteration: number, work: IterationWork, decision: CriticDecision, critique: { findings: Finding[]; resolved: string[] }): void {
+    const { actor, verdict, reverted } = work;
+    const { diff } = work.change;
     const remainingIssues = decision.kind === 'CONTINUE' ? decision.remainingIssues : [];
-    const failedChecks = checks.filter((check) => !check.passed).map((check) => check.name);
+    const failedChecks = work.checks.filter((check) => !check.passed).map((check) => check.name);
     this.emit({
       type: 'critic_decision',
       iteration,
@@ -683,8 +644,8 @@ class LoopRun {
       summary: decision.kind === 'DONE' ? decision.summary : null,
       confidence: decision.kind === 'DONE' ? decision.confidence : null,
       remaining_issues: remainingIssues,
-      source: review.source,
-      critic_output: review.answer,
+      source: verdict.source,
+      critic_output: verdict.answer,
       findings: critique.findings,
       resolved: critique.resolved,
     });
@@ -704,23 +665,10 @@ class LoopRun {
       remaining_issues: remainingIssues.length > 0 ? remainingIssues : undefined,
       critic_reverted_files: reverted.length > 0 ? reverted : undefined,
       failed_checks: failedChecks.length > 0 ? failedChecks : undefined,
-      critic_verdict: decision.kind === review.decision.kind ? undefined : review.decision.kind,
+      critic_verdict: decision.kind === verdict.decision.kind ? undefined : verdict.decision.kind,
       findings: critique.findings.length > 0 ? critique.findings : undefined,
     });
     this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
-  }
-
-  /**
-   * Where the review stands now: this run's findings and what its actors were told,
-   * with the sessions it carries on, and the user's comments and rejections, read
-   * again each time (the user adds them from another process while the loop runs).
-   */
-  private async reviewState(): Promise<ReviewItems> {
-    const earlier = this.request.continuation?.reviewSidecars ?? [];
-    this.earlierReviewEvents ??= (await Promise.all(earlier.map((directory) => readSidecarEvents(directory, undefined, keepForReview)))).flat();
-    const directories = new Set([...earlier, this.request.sidecarDirectory(this.sessionId)]);
-    const records = (await Promise.all([...directories].map((directory) => readReviewRecords(directory)))).flat();
-    return foldReview([...this.earlierReviewEvents, ...this.reviewEvents], records);
   }
 
   private warn(message: string): void {
@@ -729,7 +677,7 @@ class LoopRun {
 
   private emit(input: RunEventInput): void {
     const event = stampEvent(input);
-    if (isReviewEvent(event)) this.reviewEvents.push(event);
+    this.ledger.note(event);
     if (this.sidecar) {
       try {
         this.sidecar.record(event);
@@ -747,9 +695,9 @@ class LoopRun {
    */
   endNow(end: EndState): void {
     if (this.summary) return;
-    clearTimeout(this.durationTimer);
-    const totalDurationSecs = Math.round(((performance.now() - this.clockStart) / 1000) * 1000) / 1000;
-    const totals = this.spend.totals();
+    this.guard.stopClock();
+    const totalDurationSecs = this.guard.runSecs();
+    const totals = this.guard.totals();
     this.summary = {
       status: end.status,
       iterations: this.completedIterations,
@@ -814,6 +762,11 @@ function failed(error: unknown): EndState {
   return { ...ended('failed'), error: (error as Error).message, errorCode: code };
 }
 
+/** A guard stopped the loop: it ends `failed`, saying why. */
+function stoppedBy(stop: GuardStop): EndState {
+  return { ...ended('failed'), error: stop.message, errorCode: 'budget_exceeded', stopReason: stop.reason };
+}
+
 /** The guards of a run, as its `run_started` event records them. */
 function guardsOf(request: LoopRequest): LoopGuards {
   return {
@@ -830,10 +783,6 @@ function guardsOf(request: LoopRequest): LoopGuards {
     stall_action: request.stall.action,
     review: request.waitForReview ? 'pause' : 'off',
   };
-}
-
-function formatSeconds(seconds: number): string {
-  return seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
 }
 
 /** The session's header, as its `session_start` line and its `run_started` event carry it. */

@@ -16,9 +16,9 @@ const RETRY_MS = 25;
  * so that it never resumes in the middle of a change to the tree. Held for moments;
  * a lock left by a process that died is taken over.
  */
-export async function withReviewLock<T>(sidecarDirectory: string, work: () => Promise<T>): Promise<T> {
-  fs.mkdirSync(sidecarDirectory, { recursive: true, mode: 0o700 });
-  const lockPath = path.join(sidecarDirectory, REVIEW_LOCK_FILE);
+export async function withReviewLock<T>(sidecarDir: string, work: () => Promise<T>): Promise<T> {
+  fs.mkdirSync(sidecarDir, { recursive: true, mode: 0o700 });
+  const lockPath = path.join(sidecarDir, REVIEW_LOCK_FILE);
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     try {

@@ -97,7 +97,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
       spent: spentBy(chain, events),
-      reviewSidecars: chain.map((link) => request.sidecarDirOf(link.id)),
+      earlierSidecarDirs: chain.map((link) => request.sidecarDirOf(link.id)),
     },
     recorded: {
       actorAgent: agentKindFromDisplayName(session.start.actor_agent),

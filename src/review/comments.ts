@@ -21,7 +21,7 @@ export interface CommentRequest {
 }
 
 export async function addComment(
-  target: Pick<SessionReviewTarget, 'sidecarDirectory' | 'lastIteration'>,
+  target: Pick<SessionReviewTarget, 'sidecarDir' | 'lastIteration'>,
   request: CommentRequest,
 ): Promise<ReviewRecordOf<'comment'>> {
   const text = request.text.trim();
@@ -32,11 +32,11 @@ export async function addComment(
     throw new CodeloopsError('usage', `The comment's lines run backwards (${request.line} to ${request.endLine}).`);
   }
   if (request.line !== null && request.file === null) throw new CodeloopsError('usage', 'A line needs the file it is in.');
-  return withReviewLock(target.sidecarDirectory, async () => {
+  return withReviewLock(target.sidecarDir, async () => {
     // `U<iteration>.<n>`: unique over the sessions a resume chains, since iteration numbers carry on.
     const on = request.iteration ?? target.lastIteration;
-    const earlier = (await readReview([target.sidecarDirectory])).comments.filter((comment) => comment.id.startsWith(`U${on}.`));
-    const record = appendReviewRecord(target.sidecarDirectory, {
+    const earlier = (await readReview([target.sidecarDir])).comments.filter((comment) => comment.id.startsWith(`U${on}.`));
+    const record = appendReviewRecord(target.sidecarDir, {
       type: 'comment',
       id: `U${on}.${earlier.length + 1}`,
       iteration: request.iteration,
@@ -53,12 +53,16 @@ export async function addComment(
  * Marks a finding or a comment resolved (or open again): any of the session's, or of
  * the sessions it carries on (their open items are its own). Recorded with the session.
  */
-export async function setResolved(target: Pick<SessionReviewTarget, 'sessionId' | 'sidecarDirectory' | 'chain'>, id: string, resolved: boolean): Promise<void> {
-  await withReviewLock(target.sidecarDirectory, async () => {
-    const review = await readReview(target.chain);
+export async function setResolved(
+  target: Pick<SessionReviewTarget, 'sessionId' | 'sidecarDir' | 'chainSidecarDirs'>,
+  id: string,
+  resolved: boolean,
+): Promise<void> {
+  await withReviewLock(target.sidecarDir, async () => {
+    const review = await readReview(target.chainSidecarDirs);
     const item = [...review.findings, ...review.comments].find((candidate) => candidate.id === id);
     if (!item) throw new CodeloopsError('review_item_not_found', `Session ${target.sessionId} has no finding or comment ${id}.`, { id });
     if (item.open !== resolved) return; // already so
-    appendReviewRecord(target.sidecarDirectory, { type: resolved ? 'resolved' : 'reopened', id });
+    appendReviewRecord(target.sidecarDir, { type: resolved ? 'resolved' : 'reopened', id });
   });
 }

@@ -91,12 +91,12 @@ function nestedRepository(base: ReviewActionOutcome, file: FilePatch, what: stri
  * review, without (the loop takes the session's review lock before it goes on).
  */
 async function changeFiles<T>(target: ReviewTarget, work: (repository: Repository, record: ReviewRecordFile) => Promise<T>): Promise<T> {
-  return withReviewLock(target.sidecarDirectory, async () => {
+  return withReviewLock(target.sidecarDir, async () => {
     const repository = await openRepository(target.workingDir);
     const lock = acquireReviewLock(repository);
     try {
       // Opened before any file changes: a record that cannot be written stops the action while nothing has changed.
-      const record = ReviewRecordFile.open(target.sidecarDirectory);
+      const record = ReviewRecordFile.open(target.sidecarDir);
       try {
         return await work(repository, record);
       } finally {
@@ -120,7 +120,7 @@ export async function rejectHunk(target: ReviewTarget & { iteration: number; hun
     const { file, hunk } = found;
     if (file.entry === 'gitlink') return nestedRepository(base, file, `hunk ${target.hunk} of iteration ${target.iteration}`);
     // The rejection's id, unique over the sessions a resume chains: iteration numbers carry on.
-    const rejections = (await readReview([target.sidecarDirectory])).rejections;
+    const rejections = (await readReview([target.sidecarDir])).rejections;
     const earlier = rejections.filter((rejection) => rejection.iteration === target.iteration);
     const id = `R${target.iteration}.${earlier.length + 1}`;
     const before = reviewRef(target.sessionId, id, 'before');
@@ -178,7 +178,7 @@ function keptHunk(hunk: Hunk): string {
  */
 export async function undoRejection(target: ReviewTarget & { id?: string }): Promise<ReviewActionOutcome> {
   return changeFiles(target, async (repository, record) => {
-    const rejections = (await readReview([target.sidecarDirectory])).rejections;
+    const rejections = (await readReview([target.sidecarDir])).rejections;
     const item: RejectionItem | undefined =
       target.id === undefined ? rejections.filter((rejection) => !rejection.undone).at(-1) : rejections.find((rejection) => rejection.id === target.id);
     const base = outcome(target.sessionId, { iteration: item?.iteration ?? null, hunk: item?.hunk ?? null });
@@ -284,7 +284,7 @@ async function stagingRange(repository: Repository, target: ReviewTarget, iterat
   if (iteration !== null) {
     const pair = await snapshotsOf(repository, target.sessionId, iteration);
     if (!pair) return undefined;
-    const rejected = (await readReview([target.sidecarDirectory])).rejections.filter((rejection) => rejection.iteration === iteration && !rejection.undone);
+    const rejected = (await readReview([target.sidecarDir])).rejections.filter((rejection) => rejection.iteration === iteration && !rejection.undone);
     if (rejected.length === 0) return { from: pair.pre.commit, to: pair.post.commit };
     const files = await diffHunks(repository, pair.pre.commit, pair.post.commit);
     const numbers = new Set(rejected.map((rejection) => rejection.hunk));

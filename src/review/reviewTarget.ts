@@ -7,7 +7,7 @@ export interface ReviewTarget {
   /** The session's `working_dir`: the repository that holds its snapshots. */
   workingDir: string;
   /** The session's sidecar folder, where the review is recorded. */
-  sidecarDirectory: string;
+  sidecarDir: string;
 }
 
 export interface SessionReviewTarget extends ReviewTarget {
@@ -16,7 +16,7 @@ export interface SessionReviewTarget extends ReviewTarget {
   /** Its last iteration (0 before the first): a comment on the session as a whole is numbered after it. */
   lastIteration: number;
   /** The sidecar folders of the sessions it carries on and its own, oldest first: its review goes on from theirs. */
-  chain: string[];
+  chainSidecarDirs: string[];
 }
 
 /** Sessions followed back through `resumed_from` at most; a longer chain is a loop in the links. */
@@ -42,10 +42,10 @@ export async function reviewTargetOf(store: SessionStore, sidecarDirOf: (session
   return {
     sessionId,
     workingDir: start.working_dir,
-    sidecarDirectory: sidecarDirOf(sessionId),
+    sidecarDir: sidecarDirOf(sessionId),
     iterations,
     lastIteration: iterations.at(-1) ?? start.resumed_after_iteration ?? 0,
-    chain,
+    chainSidecarDirs: chain,
   };
 }
 

@@ -38,5 +38,5 @@ export async function sessionReview(target: SessionReviewTarget, iterations: rea
     );
   };
   const hunks = await mapWithLimit(iterations, CONCURRENT_ITERATIONS, async (iteration) => ({ iteration, hunks: await hunksOf(iteration) }));
-  return { session_id: target.sessionId, iterations: hunks, ...(await readReview(target.chain)) };
+  return { session_id: target.sessionId, iterations: hunks, ...(await readReview(target.chainSidecarDirs)) };
 }

@@ -23,7 +23,7 @@ export interface ApplyRequest {
   /** The working tree the changes go to. */
   targetDir: string;
   /** The session's sidecar folder, where the apply is recorded. */
-  sidecarDirectory: string;
+  sidecarDir: string;
   /** Overwrite conflicting paths: all of them (true), or only these (what a user was shown and agreed to). */
   force: boolean | readonly string[];
   dryRun?: boolean;
@@ -71,7 +71,7 @@ export async function applySession(request: ApplyRequest): Promise<ApplyOutcome>
       };
     }
     const savedRef = moveRef(request.sessionId, 'apply', apply, 'before');
-    const warnings = recordMove(request.sidecarDirectory, {
+    const warnings = recordMove(request.sidecarDir, {
       type: 'applied',
       apply,
       target_dir: repository.root,
@@ -126,7 +126,7 @@ export async function undoApply(request: ApplyRequest): Promise<ApplyOutcome> {
         message: `Would undo apply ${apply} of session ${sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
       };
     }
-    const warnings = recordMove(request.sidecarDirectory, {
+    const warnings = recordMove(request.sidecarDir, {
       type: 'apply_undone',
       apply,
       restored: moved.lists.restored,

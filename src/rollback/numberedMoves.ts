@@ -57,9 +57,9 @@ export async function undoLastMove(repository: Repository, request: UndoMoveRequ
 }
 
 /** Records a move in the session's sidecar; a record that cannot be written is a warning, not a failure (the move is made). */
-export function recordMove(sidecarDirectory: string, input: RunEventInput): string[] {
+export function recordMove(sidecarDir: string, input: RunEventInput): string[] {
   try {
-    const recorder = SidecarRecorder.open(sidecarDirectory);
+    const recorder = SidecarRecorder.open(sidecarDir);
     try {
       recorder.record(stampEvent(input));
     } finally {
@@ -68,7 +68,7 @@ export function recordMove(sidecarDirectory: string, input: RunEventInput): stri
     return [];
   } catch (error) {
     return [
-      `the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDirectory}: ${(error as Error).message}`,
+      `the ${input.type === 'applied' || input.type === 'apply_undone' ? 'apply' : 'rollback'} was made but could not be recorded in ${sidecarDir}: ${(error as Error).message}`,
     ];
   }
 }

@@ -27,7 +27,7 @@ export interface RollbackRequest {
   /** The session's `working_dir`: the repository holding its snapshots. */
   workingDir: string;
   /** The session's sidecar folder, where the rollback is recorded. */
-  sidecarDirectory: string;
+  sidecarDir: string;
   /** Overwrite conflicting paths: all of them (true), or only these (what a user was shown and agreed to). */
   force: boolean | readonly string[];
   /** Say what would happen, write nothing. */
@@ -95,7 +95,7 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
         message: `Would roll session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
       };
     }
-    const warnings = recordMove(request.sidecarDirectory, {
+    const warnings = recordMove(request.sidecarDir, {
       type: 'rollback',
       rollback,
       to_iteration: iteration,
@@ -164,7 +164,7 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
         message: `Would undo rollback ${rollback} of session ${sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
       };
     }
-    const warnings = recordMove(request.sidecarDirectory, {
+    const warnings = recordMove(request.sidecarDir, {
       type: 'rollback_undone',
       rollback,
       restored: moved.lists.restored,

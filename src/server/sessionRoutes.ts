@@ -6,7 +6,7 @@ import type { SessionViewResponse } from './apiPayloads.js';
 import { endResponse, HttpError, JSON_TYPE, sendJson, writeChunk, writeHead } from './httpResponses.js';
 import type { SessionFilter } from '../sessions/sessionFilter.js';
 import { jsonArrayPieces } from '../text/jsonBytes.js';
-import { isLoopRunning } from '../sessions/runningLoops.js';
+import { isLoopRunning } from '../sessions/loopLiveness.js';
 
 /**
  * The session routes. Lists and whole sessions are streamed a piece at a time, with

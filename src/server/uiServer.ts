@@ -8,7 +8,7 @@ import { diffQuery, filterFromQuery, liveQuery, noQuery } from './apiQuery.js';
 import { ClientGoneError, HttpError, sendError } from './httpResponses.js';
 import { LiveHub } from './liveHub.js';
 import { checkRequest, sessionIdFrom, type RequestTarget } from './requestGuards.js';
-import { isLoopRunning } from '../sessions/runningLoops.js';
+import { isLoopRunning } from '../sessions/loopLiveness.js';
 import { iterationDetail, listSessions, sessionDiff, sessionDocument, sessionStats, sessionView, type SessionRoutesContext } from './sessionRoutes.js';
 import { openLiveStream } from './sseStream.js';
 import { sendAsset, sendPage, type PageName } from './staticFiles.js';

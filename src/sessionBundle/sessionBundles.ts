@@ -27,7 +27,7 @@ import { EVENTS_FILE, REVIEW_FILE, isSessionId } from '../sessionFormat/sessionF
 import { sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
 import { AppendOnlyFile } from '../sessionWriter/appendOnlyFile.js';
 import { readFirstLine } from '../sessions/lineReader.js';
-import { isLoopRunning } from '../sessions/runningLoops.js';
+import { isLoopRunning } from '../sessions/loopLiveness.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
 
 /**

@@ -19,6 +19,7 @@ const paths = z.array(z.string());
 
 /** The steps of an iteration, in order. */
 export const PHASES = ['actor', 'diff', 'checks', 'critic', 'critic_repair'] as const;
+export type IterationPhase = (typeof PHASES)[number];
 
 export const fileChangeSchema = z.object({
   path: z.string(),

@@ -27,7 +27,8 @@ export function sidecarsDir(env: Environment = process.env): string {
   return path.join(dataHome(env), 'codeloops', 'sidecars');
 }
 
-export function sidecarDir(sessionId: string, env: Environment = process.env): string {
+/** The sidecar folder of a session. (A folder is a `…Dir`; a function that finds one for a session, a `…DirOf`.) */
+export function sidecarDirOf(sessionId: string, env: Environment = process.env): string {
   return path.join(sidecarsDir(env), assertSessionId(sessionId));
 }
 
@@ -37,8 +38,11 @@ export const EVENTS_FILE = 'events.jsonl';
 /** In a sidecar folder: the user's review records (`reviewRecords.ts`), one a line, append-only. */
 export const REVIEW_FILE = 'review.jsonl';
 
+/** Which answer of the critic (or the candidates' judge): the first, or the one asked for again when the first could not be read. */
+export type AnswerAttempt = 'first' | 'repair';
+
 /** In a sidecar folder: one agent run's untouched stdout. */
-export function rawStdoutFileName(iteration: number, role: 'actor' | 'critic', attempt: 'review' | 'repair' = 'review'): string {
+export function rawStdoutFileName(iteration: number, role: 'actor' | 'critic', attempt: AnswerAttempt = 'first'): string {
   return `iteration-${iteration}-${role}${attempt === 'repair' ? '-repair' : ''}.stdout`;
 }
 

@@ -23,7 +23,7 @@ export const iterationViewSchema = z.object({
   /** The critic's summary and confidence when it said DONE. */
   summary: z.nullable(z.string()),
   confidence: z.nullable(z.number()),
-  /** How long the review took (repair included), when the sidecar recorded it. */
+  /** How long the critic took (its repair included), when the sidecar recorded it. */
   critic_duration_secs: z.nullable(z.number()),
   files: z.array(fileChangeSchema),
   actor_usage: z.nullable(usageSchema),

@@ -14,9 +14,9 @@ import { AppendOnlyFile } from './appendOnlyFile.js';
 export class ReviewRecordFile {
   private constructor(private readonly file: AppendOnlyFile) {}
 
-  static open(sidecarDirectory: string): ReviewRecordFile {
-    fs.mkdirSync(sidecarDirectory, { recursive: true, mode: 0o700 });
-    return new ReviewRecordFile(AppendOnlyFile.openForAppend(path.join(sidecarDirectory, REVIEW_FILE)));
+  static open(sidecarDir: string): ReviewRecordFile {
+    fs.mkdirSync(sidecarDir, { recursive: true, mode: 0o700 });
+    return new ReviewRecordFile(AppendOnlyFile.openForAppend(path.join(sidecarDir, REVIEW_FILE)));
   }
 
   append(input: ReviewRecordInput, at: Date = new Date()): ReviewRecord {
@@ -32,8 +32,8 @@ export class ReviewRecordFile {
 }
 
 /** Appends one record to a session's `review.jsonl`. */
-export function appendReviewRecord(sidecarDirectory: string, input: ReviewRecordInput, at: Date = new Date()): ReviewRecord {
-  const file = ReviewRecordFile.open(sidecarDirectory);
+export function appendReviewRecord(sidecarDir: string, input: ReviewRecordInput, at: Date = new Date()): ReviewRecord {
+  const file = ReviewRecordFile.open(sidecarDir);
   try {
     return file.append(input, at);
   } finally {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
-import { EVENTS_FILE, rawStdoutFileName } from '../sessionFormat/sessionFiles.js';
+import { EVENTS_FILE, rawStdoutFileName, type AnswerAttempt } from '../sessionFormat/sessionFiles.js';
 import { takeHead } from '../text/truncate.js';
 import { AppendOnlyFile } from './appendOnlyFile.js';
 
@@ -30,7 +30,7 @@ export class SidecarRecorder {
     if (event.type === 'iteration_finished' || event.type === 'run_finished' || event.type === 'snapshot') this.events.sync();
   }
 
-  rawStdoutPath(iteration: number, role: 'actor' | 'critic', attempt: 'review' | 'repair' = 'review'): string {
+  rawStdoutPath(iteration: number, role: 'actor' | 'critic', attempt: AnswerAttempt = 'first'): string {
     return path.join(this.directory, rawStdoutFileName(iteration, role, attempt));
   }
 

@@ -6,7 +6,7 @@ import { deleteSessionRefs } from '../git/snapshots.js';
 import { GROUP_RECORD_FILE, groupsDir } from '../sessionFormat/candidateGroupFiles.js';
 import { groupRecordLineSchema, isGroupId } from '../sessionFormat/candidateGroups.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import { isLoopRunning } from './runningLoops.js';
+import { isLoopRunning } from './loopLiveness.js';
 import { readJsonlRecords } from './sidecarReader.js';
 import type { SessionStore } from './sessionStore.js';
 
@@ -27,7 +27,7 @@ export interface DeletedSession {
 export async function deleteSession(
   store: SessionStore,
   sessionId: string,
-  sidecarDirectory: string,
+  sidecarDir: string,
   groupsDirectory: string = groupsDir(),
 ): Promise<DeletedSession> {
   const summary = await store.summary(sessionId);
@@ -45,7 +45,7 @@ export async function deleteSession(
   const repositoryDir =
     summary?.working_dir && !fs.existsSync(summary.working_dir) ? await candidateRepositoryOf(store, sessionId, groupsDirectory) : undefined;
   fs.rmSync(file, { force: true });
-  fs.rmSync(sidecarDirectory, { recursive: true, force: true });
+  fs.rmSync(sidecarDir, { recursive: true, force: true });
   const warnings: string[] = [];
   let snapshotRefs = 0;
   const workingDir = repositoryDir ?? summary?.working_dir;

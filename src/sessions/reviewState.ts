@@ -104,10 +104,10 @@ export function keepForReview(event: RunEvent): RunEvent | undefined {
 }
 
 /** The review of a session and the sessions it carries on (their sidecar folders, oldest first). */
-export async function readReview(sidecarDirectories: readonly string[], warn?: (message: string) => void): Promise<ReviewItems> {
+export async function readReview(sidecarDirs: readonly string[], warn?: (message: string) => void): Promise<ReviewItems> {
   const events: RunEvent[] = [];
   const records: ReviewRecord[] = [];
-  for (const directory of sidecarDirectories) {
+  for (const directory of sidecarDirs) {
     events.push(...(await readSidecarEvents(directory, warn, keepForReview)));
     records.push(...(await readReviewRecords(directory, warn)));
   }

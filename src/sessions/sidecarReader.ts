@@ -14,17 +14,17 @@ import { LineReader } from './lineReader.js';
  * own lines.
  */
 export async function readSidecarEvents(
-  sidecarDirectory: string,
+  sidecarDir: string,
   warn: (message: string) => void = () => {},
   /** What to keep of each event (undefined: nothing): a reader that needs a few kinds does not hold them all. */
   keep: (event: RunEvent) => RunEvent | undefined = (event) => event,
 ): Promise<RunEvent[]> {
-  return readJsonlRecords(path.join(sidecarDirectory, EVENTS_FILE), runEventSchema, warn, keep);
+  return readJsonlRecords(path.join(sidecarDir, EVENTS_FILE), runEventSchema, warn, keep);
 }
 
 /** The user's review records (`sidecars/<id>/review.jsonl`): comments, rejected hunks, stagings. */
-export async function readReviewRecords(sidecarDirectory: string, warn: (message: string) => void = () => {}): Promise<ReviewRecord[]> {
-  return readJsonlRecords(path.join(sidecarDirectory, REVIEW_FILE), reviewRecordSchema, warn, (record) => record);
+export async function readReviewRecords(sidecarDir: string, warn: (message: string) => void = () => {}): Promise<ReviewRecord[]> {
+  return readJsonlRecords(path.join(sidecarDir, REVIEW_FILE), reviewRecordSchema, warn, (record) => record);
 }
 
 /**

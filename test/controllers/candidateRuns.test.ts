@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { applyCandidateSession, undoApplySession } from '../../src/extension/candidates/applyCommands.js';
-import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { candidateRunsFor, FakeEditor, folderAt } from '../support/fakeEditor.js';
@@ -83,7 +83,7 @@ describe('candidate runs and Apply This Candidate (plain Node, the real runner, 
     const deps = {
       store,
       registry: editor.registry,
-      sidecarDirOf: (id: string) => sidecarDir(id),
+      sidecarDirOf: (id: string) => sidecarDirOf(id),
       log: editor.log,
       window: editor.window,
       commands: editor.commands,

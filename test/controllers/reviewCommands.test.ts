@@ -5,7 +5,7 @@ import { rejectHunkCommand, stageCommand, type ReviewCommandsDeps } from '../../
 import { sessionsDir } from '../../src/sessionFormat/sessionFiles.js';
 import { readReview } from '../../src/sessions/reviewState.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
-import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
 import { numberedLines as lines } from '../support/reviewedIterations.js';
 import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
@@ -38,7 +38,7 @@ describe('review in the editor: the pause notification, rejecting and staging hu
       store: new SessionStore(sessionsDir()),
       window: editor.window,
       log: editor.log,
-      sidecarDirOf: (sessionId) => sidecarDir(sessionId),
+      sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
       changed: (id) => {
         changed.push(id);
         for (const waiter of waiters) waiter();
@@ -95,7 +95,7 @@ describe('review in the editor: the pause notification, rejecting and staging hu
     const outcome = await rejectHunkCommand(review, id, 1, 2);
     assert.equal(outcome?.result, 'rejected');
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 2: 'two' }));
-    assert.equal((await readReview([sidecarDir(id)])).rejections[0]?.reason, 'keep line 18');
+    assert.equal((await readReview([sidecarDirOf(id)])).rejections[0]?.reason, 'keep line 18');
     await changes(2);
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(20, { 2: 'two', 18: 'eighteen' }), 'Undo put it back');
     assert.deepEqual(changed, [id, id]);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { resumeSession, rollBackIteration, undoLastRollback } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import { openRepository } from '../../src/git/repository.js';
 import { listSessionRefs } from '../../src/git/snapshots.js';
-import { sessionsDir, sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
+import { sessionsDir, sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { FakeEditor, folderAt, runControllerFor, sessionCommandsFor, timeTravelFor } from '../support/fakeEditor.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
@@ -149,7 +149,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
     editor.answer(/^Delete the session "make b"\?/, 'Delete');
     assert.equal(await commands.delete(id), true);
     assert.ok(!fs.existsSync(store.filePathOf(id)));
-    assert.ok(!fs.existsSync(sidecarDir(id)));
+    assert.ok(!fs.existsSync(sidecarDirOf(id)));
     assert.equal((await listSessionRefs(await openRepository(repo), id)).size, 0, 'its snapshots are gone');
     assert.equal(fs.readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'b\n', 'the user’s files stay');
     assert.deepEqual(gone, [id]);

@@ -43,7 +43,7 @@ describe('hunk review: rejecting, undoing and staging an iteration’s hunks', (
     assert.equal(after.head, before.head);
     assert.equal(after.index, before.index);
 
-    const review = await readReview([target.sidecarDirectory]);
+    const review = await readReview([target.sidecarDir]);
     assert.equal(review.rejections[0]?.reason, 'keep line 25 as it was');
     assert.match(review.rejections[0]!.patch, /^@@ .*\n(.*\n)*-line 25\n\+CHANGED 25/m);
 
@@ -51,7 +51,7 @@ describe('hunk review: rejecting, undoing and staging an iteration’s hunks', (
     assert.equal(undone.result, 'rejection_undone', undone.message);
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), lines(30, { 3: 'CHANGED 3', 25: 'CHANGED 25' }));
     assert.equal((await undoRejection({ ...target })).result, 'nothing_to_do');
-    assert.equal((await readReview([target.sidecarDirectory])).rejections[0]?.undone, true);
+    assert.equal((await readReview([target.sidecarDir])).rejections[0]?.undone, true);
   });
 
   it('rejects adjacent hunks one at a time, each on its own, in either order', async () => {
@@ -86,7 +86,7 @@ describe('hunk review: rejecting, undoing and staging an iteration’s hunks', (
     assert.equal(outcome.result, 'conflict');
     assert.deepEqual(outcome.conflicts, ['app.txt']);
     assert.equal(fs.readFileSync(path.join(repo, 'app.txt'), 'utf8'), edited, 'nothing changed');
-    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded');
+    assert.deepEqual((await readReview([target.sidecarDir])).rejections, [], 'nothing recorded');
   });
 
   it('rejects a binary file’s change, a rename (its two halves), and a CRLF file’s change byte for byte', async () => {
@@ -193,7 +193,7 @@ describe('hunk review: rejecting, undoing and staging an iteration’s hunks', (
     assert.match(outcome.message, /app\.js: lines 2–8 as the hunk has them are not there as they were/);
     assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), twoBlocks(3, 2), 'the second block is the user’s still');
     assert.deepEqual(gitState(repo), state);
-    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded');
+    assert.deepEqual((await readReview([target.sidecarDir])).rejections, [], 'nothing recorded');
   });
 
   it('puts a rejected hunk back only at its own lines: edited since, it is a conflict even though a second block reads as they did', async () => {
@@ -205,7 +205,7 @@ describe('hunk review: rejecting, undoing and staging an iteration’s hunks', (
     const outcome = await undoRejection({ ...target });
     assert.equal(outcome.result, 'conflict', outcome.message);
     assert.equal(fs.readFileSync(path.join(repo, 'app.js'), 'utf8'), twoBlocks(5, 1), 'the second block is not changed instead');
-    assert.equal((await readReview([target.sidecarDirectory])).rejections[0]?.undone, false);
+    assert.equal((await readReview([target.sidecarDir])).rejections[0]?.undone, false);
   });
 
   it('stages a hunk only at its own lines: the user staged an edit of them, so it is a conflict even though a second block in the index reads as they did', async () => {
@@ -336,7 +336,7 @@ describe('hunk review: rejecting, undoing and staging an iteration’s hunks', (
     assert.deepEqual(outcome.conflicts, ['vendor/lib']);
     assert.match(outcome.message, /^Changed nothing: .*the nested repository vendor\/lib/);
     assert.equal(git(nested, 'rev-parse', 'HEAD'), head);
-    assert.deepEqual((await readReview([target.sidecarDirectory])).rejections, [], 'nothing recorded, so the actor is never told');
+    assert.deepEqual((await readReview([target.sidecarDir])).rejections, [], 'nothing recorded, so the actor is never told');
   });
 
   it('says a file with a merge conflict must be resolved first when staging it', async () => {
@@ -367,7 +367,7 @@ describe('hunk review: rejecting, undoing and staging an iteration’s hunks', (
     await takeSnapshot(repository, 'pre 2', [snapshotRef(sessionId, 2, 'pre')]);
     fs.writeFileSync(path.join(repo, 'app.txt'), lines(10, { 4: 'second' }));
     await takeSnapshot(repository, 'post 2', [snapshotRef(sessionId, 2, 'post'), sessionHeadRef(sessionId)]);
-    const target = { sessionId, workingDir: repo, sidecarDirectory: path.join(tempDir(), sessionId) };
+    const target = { sessionId, workingDir: repo, sidecarDir: path.join(tempDir(), sessionId) };
     const index = git(repo, 'ls-files', '-s');
     const refused = await stageChanges({ ...target, iteration: 2 });
     assert.equal(refused.result, 'conflict', refused.message);

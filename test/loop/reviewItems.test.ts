@@ -32,7 +32,7 @@ describe('review items: the critic’s findings, the user’s comments and rejec
       ),
     );
     assert.deepEqual(comments.map((comment) => comment.id).sort(), ['U1.1', 'U1.2', 'U1.3', 'U1.4', 'U1.5', 'U1.6']);
-    assert.equal((await readReview([target.sidecarDirectory])).comments.length, 6);
+    assert.equal((await readReview([target.sidecarDir])).comments.length, 6);
   });
 
   it('anchors the critic’s findings on the tree after the actor, keeps those that point nowhere as general ones, and tells the next actor', async () => {
@@ -123,7 +123,7 @@ describe('review items: the critic’s findings, the user’s comments and rejec
         waitForReview: async (iteration) => {
           pauses.push(iteration);
           if (iteration === 2) return 'stop';
-          target = { sessionId, workingDir: repo, sidecarDirectory: path.join(sidecarRoot, sessionId) };
+          target = { sessionId, workingDir: repo, sidecarDir: path.join(sidecarRoot, sessionId) };
           // While paused, the user's changes to the tree are allowed.
           const rejected = await rejectHunk({ ...target, iteration: 1, hunk: 2, reason: 'line 18 is public API' });
           assert.equal(rejected.result, 'rejected', rejected.message);
@@ -159,7 +159,7 @@ describe('review items: the critic’s findings, the user’s comments and rejec
     const repository = await openRepository(repo);
     const pre2 = await readSnapshot(repository, snapshotRef(sessionId, 2, 'pre'));
     assert.equal(git(repo, 'show', `${pre2!.commit}:app.txt`), lines(20, { 2: 'renamed' }));
-    const review = await readReview([target!.sidecarDirectory]);
+    const review = await readReview([target!.sidecarDir]);
     assert.equal(review.rejections[0]?.delivered, true, 'a rejection is told once');
     assert.equal(review.comments[0]?.open, true, 'a comment stays open until resolved');
     assert.equal(review.comments[0]?.claimed, true, 'the actor said it addressed it');
@@ -182,8 +182,7 @@ describe('review items: the critic’s findings, the user’s comments and rejec
         maxIterations: 2,
         sidecarRoot,
         onEvent: (event) => {
-          if (event.type === 'run_started')
-            target = { sessionId: event.session_id, workingDir: repo, sidecarDirectory: path.join(sidecarRoot, event.session_id) };
+          if (event.type === 'run_started') target = { sessionId: event.session_id, workingDir: repo, sidecarDir: path.join(sidecarRoot, event.session_id) };
           // The second actor is at work: a rejection now would race it.
           if (event.type === 'phase' && event.phase === 'actor' && event.status === 'started' && event.iteration === 2) {
             rejectHunk({ ...target!, iteration: 1, hunk: 1, reason: null }).catch((error: unknown) => (refusal = error));

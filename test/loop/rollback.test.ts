@@ -85,7 +85,7 @@ async function sessionWithThreeIterations(): Promise<{ repo: string; loop: Scrip
 }
 
 function request(repo: string, loop: ScriptedLoopResult, force = false) {
-  return { sessionId: loop.summary.session_id, workingDir: repo, sidecarDirectory: loop.sidecarDir, force };
+  return { sessionId: loop.summary.session_id, workingDir: repo, sidecarDir: loop.sidecarDir, force };
 }
 
 describe('rollback and its undo', () => {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { liveEventSchema, type LiveEvent } from '../../src/server/apiPayloads.js';
-import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { startUiServer, type UiServer } from '../../src/server/uiServer.js';
 import { cliPathFor } from '../support/cliProcess.js';
 import { repoRoot } from '../support/testEnvironment.js';
@@ -13,7 +13,7 @@ export function startTestServer(sessionsDirectory: string, env: Record<string, s
   return startUiServer({
     port: 0,
     sessionsDirectory,
-    sidecarDirOf: (id) => sidecarDir(id, env),
+    sidecarDirOf: (id) => sidecarDirOf(id, env),
     assetsDirectory: path.join(repoRoot(), 'dist', 'webview'),
     liveLingerMs: options.liveLingerMs ?? 50,
   });

@@ -5,7 +5,7 @@ import { RunController } from '../../src/extension/runs/runController.js';
 import { SessionCommands } from '../../src/extension/sessionCommands.js';
 import type { TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import type { SessionStore } from '../../src/sessions/sessionStore.js';
-import { sidecarDir } from '../../src/sessionFormat/sessionFiles.js';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { cliPath } from './cliProcess.js';
 
 /** What the user saw: one entry per notification, question or picker, in order. */
@@ -158,7 +158,7 @@ export function sessionCommandsFor(editor: FakeEditor, store: SessionStore, chan
     window,
     log,
     writeClipboard: async (text) => void editor.clipboard.push(text),
-    sidecarDirOf: (sessionId) => sidecarDir(sessionId),
+    sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
     changed,
   });
 }
@@ -173,7 +173,7 @@ export function timeTravelFor(
     ...options,
     runs,
     registry: editor.registry,
-    sidecarDirOf: (sessionId) => sidecarDir(sessionId),
+    sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
     log: editor.log,
     window: editor.window,
     commands: editor.commands,

@@ -21,5 +21,5 @@ export async function iterationOf(repo: string, actor: () => void, sessionId = '
   await takeSnapshot(repository, 'pre', [snapshotRef(sessionId, iteration, 'pre'), sessionHeadRef(sessionId)]);
   actor();
   await takeSnapshot(repository, 'post', [snapshotRef(sessionId, iteration, 'post'), sessionHeadRef(sessionId)]);
-  return { sessionId, workingDir: repo, sidecarDirectory: path.join(tempDir('codeloops-sidecar-'), sessionId) };
+  return { sessionId, workingDir: repo, sidecarDir: path.join(tempDir('codeloops-sidecar-'), sessionId) };
 }

@@ -76,7 +76,7 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
     stall: { ...DEFAULT_STALL, ...options.stall },
     prices: options.prices ?? DEFAULT_PRICES,
     sessionsDirectory: sessionsDir,
-    sidecarDirectory: (id) => path.join(sidecarRoot, id),
+    sidecarDirOf: (id) => path.join(sidecarRoot, id),
     signal: options.signal ?? new AbortController().signal,
     onEvent: (event) => {
       if (options.keepEvents !== false) events.push(event);

@@ -80,7 +80,7 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
     if (!found) {
       found = (async () => {
         const view = await this.library.view(sessionId);
-        const files = await iterationHunks({ sessionId, workingDir: view.start.working_dir, sidecarDirectory: this.sidecarDirOf(sessionId) }, iteration);
+        const files = await iterationHunks({ sessionId, workingDir: view.start.working_dir, sidecarDir: this.sidecarDirOf(sessionId) }, iteration);
         return (files ?? []).flatMap((patch) => patch.hunks);
       })().catch(() => []);
       this.cache.set(key, found);

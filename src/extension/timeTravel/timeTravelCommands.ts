@@ -88,7 +88,7 @@ export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>
 async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {
   if (deps.registry.refuseRunningSession(sessionId)) return undefined;
   const start = await deps.store.startLine(sessionId);
-  return { sessionId, workingDir: start.working_dir, sidecarDirectory: deps.sidecarDirOf(sessionId) };
+  return { sessionId, workingDir: start.working_dir, sidecarDir: deps.sidecarDirOf(sessionId) };
 }
 
 /** What a move of files (a rollback, an apply, their undos) says it did or would do. */

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { CodeloopsApi } from '../../../src/extension/extension.js';
 import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
 import type { FileNode, GroupNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
-import { EVENTS_FILE, sessionsDir, sidecarDir } from '../../../src/sessionFormat/sessionFiles.js';
+import { EVENTS_FILE, sessionsDir, sidecarDirOf } from '../../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
 import { rejectHunkCommand } from '../../../src/extension/review/reviewCommands.js';
 import { rollBackIteration, undoLastRollback } from '../../../src/extension/timeTravel/timeTravelCommands.js';
@@ -357,7 +357,7 @@ describe('Codeloops in a real VS Code', () => {
       assert.equal((first as unknown as Record<string, unknown>).critic_verdict, 'DONE');
       assert.match(first!.feedback ?? '', /fixed\.txt is missing/);
       const events = fs
-        .readFileSync(path.join(sidecarDir(end.summary.session_id), EVENTS_FILE), 'utf8')
+        .readFileSync(path.join(sidecarDirOf(end.summary.session_id), EVENTS_FILE), 'utf8')
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line) as { type: string; passed?: boolean; guards?: { max_cost_usd: number | null; stall_after: number } });
@@ -389,7 +389,7 @@ describe('Codeloops in a real VS Code', () => {
       const end = await codeloops.runs.start(folder, { text: 'A project file in a trusted workspace' });
       assert.ok(end?.kind === 'finished' && end.summary.status === 'success', JSON.stringify(end));
       const checks = fs
-        .readFileSync(path.join(sidecarDir(end.summary.session_id), EVENTS_FILE), 'utf8')
+        .readFileSync(path.join(sidecarDirOf(end.summary.session_id), EVENTS_FILE), 'utf8')
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line) as { type: string; name?: string; passed?: boolean })

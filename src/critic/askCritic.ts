@@ -1,12 +1,19 @@
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
+import type { AnswerAttempt } from '../sessionFormat/sessionFiles.js';
 import { runAgent, type AgentLaunch, type AgentRunOptions, type AgentRunResult } from '../agents/runAgent.js';
 import { takeTail } from '../text/truncate.js';
 import { explainUnreadableDecision, parseCriticDecision, type CriticDecision, type CriticFinding, type ParsedDecision } from './criticDecision.js';
 import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
 
+/** Where the decision came from: a block or a marker of the first answer, the repair's answer, or the runner (none could be read, the critic failed). */
 export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'critic_failed';
 
-export interface Review {
+/**
+ * The critic's answer on one iteration: its decision (DONE, CONTINUE or ERROR, or the
+ * runner's ERROR when it could not answer), its findings, and the review items it says
+ * are resolved. "Verdict" is the whole answer; the decision is its DONE/CONTINUE/ERROR.
+ */
+export interface CriticVerdict {
   decision: CriticDecision;
   source: DecisionSource;
   /** Its findings on the code and the ids it resolved, as it gave them (none when it could not be read). */
@@ -18,14 +25,14 @@ export interface Review {
   interrupted: boolean;
 }
 
-export interface ReviewOptions {
+export interface AskCriticOptions {
   model: string | null;
   signal?: AbortSignal;
-  onEvent?: (event: AgentEvent, attempt: 'review' | 'repair') => void;
+  onEvent?: (event: AgentEvent, attempt: AnswerAttempt) => void;
   onRepair?: (problem: string) => void;
-  /** Each agent run as it ends (the review, and the repair if there is one). */
+  /** Each agent run as it ends (the first answer, and the repair if there is one). */
   onRunFinished?: (run: AgentRunResult) => void;
-  rawStdoutPath?: (attempt: 'review' | 'repair') => string | undefined;
+  rawStdoutPath?: (attempt: AnswerAttempt) => string | undefined;
   runEnv?: Readonly<Record<string, string>>;
   /** Told of the critic's process group while it runs. */
   groups?: AgentRunOptions['groups'];
@@ -39,8 +46,8 @@ const REPAIR_QUOTE_CHARS = 3_000;
  * with a short repair prompt (in the same agent session where the agent can resume
  * one) before recording ERROR.
  */
-export async function reviewIteration(launch: AgentLaunch, input: CriticPromptInput, options: ReviewOptions): Promise<Review> {
-  const run = (prompt: string, attempt: 'review' | 'repair', resumeSessionId: string | null, costAlreadyCounted?: number) =>
+export async function askCritic(launch: AgentLaunch, input: CriticPromptInput, options: AskCriticOptions): Promise<CriticVerdict> {
+  const run = (prompt: string, attempt: AnswerAttempt, resumeSessionId: string | null, costAlreadyCounted?: number) =>
     runAgent(
       launch,
       { role: 'critic', prompt, model: options.model, resumeSessionId },
@@ -54,10 +61,10 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
       },
     );
 
-  const first = await run(buildCriticPrompt(input), 'review', null);
+  const first = await run(buildCriticPrompt(input), 'first', null);
   options.onRunFinished?.(first);
   const runs = [first];
-  if (first.interrupted) return { ...noReview(interruptedDecision()), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
+  if (first.interrupted) return { ...noFindings(interruptedDecision()), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
   const firstRead = readDecision(first);
   if (firstRead) return { ...firstRead, answer: first.transcript, runs, interrupted: false };
 
@@ -74,14 +81,14 @@ export async function reviewIteration(launch: AgentLaunch, input: CriticPromptIn
   runs.push(repair);
   options.onRunFinished?.(repair);
   const answer = `${first.transcript}\n\n--- repair ---\n\n${repair.transcript}`;
-  if (repair.interrupted) return { ...noReview(interruptedDecision()), source: 'critic_failed', answer, runs, interrupted: true };
+  if (repair.interrupted) return { ...noFindings(interruptedDecision()), source: 'critic_failed', answer, runs, interrupted: true };
   const repaired = readDecision(repair);
   if (repaired) return { ...repaired, source: 'repair', answer, runs, interrupted: false };
 
   const failed = !first.succeeded && !repair.succeeded;
   const reason = failed ? (repair.failureReason ?? first.failureReason ?? 'unknown failure') : explainUnreadableDecision(answerText(repair));
   return {
-    ...noReview({
+    ...noFindings({
       kind: 'ERROR',
       description: failed
         ? `The critic could not review this iteration: ${reason}.`
@@ -116,7 +123,7 @@ function answerText(result: AgentRunResult): string {
   return result.finalText ?? result.transcript;
 }
 
-function noReview(decision: CriticDecision): Pick<Review, 'decision' | 'findings' | 'resolved'> {
+function noFindings(decision: CriticDecision): Pick<CriticVerdict, 'decision' | 'findings' | 'resolved'> {
   return { decision, findings: [], resolved: [] };
 }
 

@@ -8,7 +8,8 @@ import { LOCK_FILE_NAME, parseLockOwner } from '../sessionFormat/loopLock.js';
  * on this machine (a terminal, the editor). A session without an end is either
  * running or left by a runner that died; the repository lock tells them apart: a
  * running loop holds `<git dir>/codeloops.lock` with its pid, taken just before the
- * session file is created.
+ * session file is created. (The loops of this very process are `loopsInThisProcess`
+ * in `loop/loopRunner.ts`; the editor's are its `LoopRegistry`.)
  */
 
 /** The lock is taken a moment before the session starts; anything further apart is another run. */

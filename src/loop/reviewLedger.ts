@@ -1,0 +1,58 @@
+import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';
+import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
+
+/**
+ * The review items a loop carries from one iteration to the next. The critic's
+ * findings, what it resolved, what each actor was told and said it addressed come
+ * from the loop's own events (and, read once, those of the sessions it carries on);
+ * the user's comments and rejections are read again each time, because the user adds
+ * them from another process (the editor, `codeloops review`) while the loop runs.
+ */
+export class ReviewLedger {
+  private readonly events: RunEvent[] = [];
+  private earlierEvents: RunEvent[] | undefined;
+
+  constructor(
+    /** The sidecar folders of the sessions carried on, oldest first, and this session's own. */
+    private readonly sidecarDirs: { earlier: readonly string[]; own: string },
+  ) {}
+
+  /** Keeps what a run event of this loop says about the review; every event the loop emits passes here. */
+  note(event: RunEvent): void {
+    if (isReviewEvent(event)) this.events.push(event);
+  }
+
+  /** What the actor is to be told now: the open findings and comments, and the rejections it was not told of yet. */
+  async pending(): Promise<ReviewItems> {
+    return pendingForActor(await this.read());
+  }
+
+  /**
+   * What the critic is to check once the actor has worked: the items still open (with
+   * the actor's claims) and the rejections the actor was told of in this iteration.
+   */
+  async openForCritic(told: ReviewItems): Promise<ReviewItems> {
+    return { ...(await this.pending()), rejections: told.rejections };
+  }
+
+  private async read(): Promise<ReviewItems> {
+    const { earlier, own } = this.sidecarDirs;
+    this.earlierEvents ??= (await Promise.all(earlier.map((dir) => readSidecarEvents(dir, undefined, keepForReview)))).flat();
+    const dirs = new Set([...earlier, own]);
+    const records = (await Promise.all([...dirs].map((dir) => readReviewRecords(dir)))).flat();
+    return foldReview([...this.earlierEvents, ...this.events], records);
+  }
+}
+
+/** The ids of the items, as the actor is told them: the user's comments and rejections, then the critic's findings. */
+export function itemIds(items: ReviewItems): string[] {
+  return [...items.comments.map((item) => item.id), ...items.rejections.map((item) => item.id), ...items.findings.map((item) => item.id)];
+}
+
+/** The ids a verdict says are resolved that name an item open for it (a finding or a comment: a rejection is resolved by being undone). */
+export function resolvedAmong(ids: readonly string[], open: ReviewItems): string[] {
+  const openIds = new Set([...open.findings.map((item) => item.id), ...open.comments.map((item) => item.id)]);
+  return ids.filter((id) => openIds.has(id));
+}
