@@ -3,7 +3,7 @@ import os from 'node:os';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
-import { superviseGroup, type GroupRecorder, type StopReason } from '../process/processGroup.js';
+import { superviseGroup, type GroupRecorder, type GroupStopCause } from '../process/processGroup.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
 /** An agent's program, ready to start: everything `runAgent` worked out from the adapter and the config. */
@@ -35,7 +35,7 @@ export interface AgentExit {
   exitCode: number;
   signal: string | null;
   /** Why the runner stopped it before it ended by itself. */
-  stopReason: StopReason | null;
+  stoppedFor: GroupStopCause | null;
   /** How long it was given. */
   timeoutSecs: number;
   /** Its stderr (head and tail), and a note when its raw log stopped. */
@@ -83,7 +83,7 @@ export async function runAgentProcess(command: AgentCommand, options: AgentProce
     startFailure: spawnFailed ? `could not start ${command.program}: ${outcome.originalMessage ?? outcome.shortMessage}` : null,
     exitCode: spawnFailed ? 127 : (outcome.exitCode ?? signalExitCode(outcome.signal)),
     signal: outcome.signal ?? null,
-    stopReason: group.stopReason,
+    stoppedFor: group.stoppedFor,
     timeoutSecs: command.timeoutSecs,
     stderr: stderr.toString() + (rawLogError ? `\n[codeloops: the raw output log stopped: ${rawLogError}]` : ''),
     durationSecs: (performance.now() - startedAt) / 1000,

@@ -133,10 +133,10 @@ export class AgentRunFold {
       exitCode: exit.exitCode,
       signal: exit.signal,
       durationSecs: exit.durationSecs,
-      succeeded: verdict.succeeded && exit.stopReason === null && started && !exit.signal,
+      succeeded: verdict.succeeded && exit.stoppedFor === null && started && !exit.signal,
       failureReason: failureReason(verdict, exit, this.adapter),
-      timedOut: exit.stopReason === 'timeout',
-      interrupted: exit.stopReason === 'interrupt',
+      timedOut: exit.stoppedFor === 'timeout',
+      interrupted: exit.stoppedFor === 'interrupt',
       agentSessionId: this.agentSessionId,
       usage: this.usage,
       model: this.model,
@@ -188,9 +188,9 @@ export class AgentRunFold {
  */
 function failureReason(verdict: ParserVerdict, exit: AgentExit, adapter: AgentAdapter): string | null {
   const reason =
-    exit.stopReason === 'interrupt'
+    exit.stoppedFor === 'interrupt'
       ? 'interrupted'
-      : exit.stopReason === 'timeout'
+      : exit.stoppedFor === 'timeout'
         ? `timed out after ${exit.timeoutSecs} s and was stopped`
         : (exit.startFailure ?? (exit.signal ? `${adapter.displayName} was killed by ${exit.signal}` : verdict.failureReason));
   const diagnosis = adapter.diagnose(exit.stderr);

@@ -102,7 +102,7 @@ function notStarted(adapter: AgentAdapter, reason: string): AgentRunResult {
     startFailure: `could not start: ${reason}`,
     exitCode: 127,
     signal: null,
-    stopReason: null,
+    stoppedFor: null,
     timeoutSecs: 0,
     stderr: reason,
     durationSecs: 0,

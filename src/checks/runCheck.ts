@@ -96,7 +96,7 @@ export function runCheck(
       if (finished) return;
       finished = true;
       group.release();
-      const stopped = group.stopReason;
+      const stopped = group.stoppedFor;
       output.append(decoder.end());
       // Node says "spawn sh ENOENT" for a folder that is not there: say which is missing.
       if (error)

@@ -89,12 +89,12 @@ function stopGroup(pid: number): void {
 }
 
 /** Why the runner stopped a program before it ended by itself. */
-export type StopReason = 'timeout' | 'interrupt';
+export type GroupStopCause = 'timeout' | 'interrupt';
 
 /** A program the runner watches over while it runs, in its own process group. */
 export interface SupervisedGroup {
   /** Why the runner stopped it, or null while it has not. */
-  readonly stopReason: StopReason | null;
+  readonly stoppedFor: GroupStopCause | null;
   /**
    * Once its output has ended: stops the clock, forgets the interrupt, and ends
    * what it left running in its group. Safe to call twice.
@@ -114,10 +114,10 @@ export function superviseGroup(child: ChildProcess, options: { timeoutSecs: numb
   const forgetGroup = pid === undefined ? () => {} : trackGroup(pid, options.groups);
   // A program that exits leaving a test server or a daemon behind has ended: its exit counts, not the daemon's.
   const stopDraining = endGroupAfterExit(child);
-  let stopReason: StopReason | null = null;
-  const stop = (reason: StopReason): void => {
-    if (stopReason || pid === undefined) return;
-    stopReason = reason;
+  let stoppedFor: GroupStopCause | null = null;
+  const stop = (reason: GroupStopCause): void => {
+    if (stoppedFor || pid === undefined) return;
+    stoppedFor = reason;
     stopGroup(pid);
   };
   // Not unref'd: while a program runs, its timeout is what keeps the runner waiting.
@@ -127,8 +127,8 @@ export function superviseGroup(child: ChildProcess, options: { timeoutSecs: numb
   options.signal?.addEventListener('abort', onAbort, { once: true });
   let released = false;
   return {
-    get stopReason() {
-      return stopReason;
+    get stoppedFor() {
+      return stoppedFor;
     },
     release() {
       if (released) return;

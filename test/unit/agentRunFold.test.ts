@@ -13,7 +13,7 @@ const exited = (overrides: Partial<AgentExit> = {}): AgentExit => ({
   startFailure: null,
   exitCode: 0,
   signal: null,
-  stopReason: null,
+  stoppedFor: null,
   timeoutSecs: 60,
   stderr: '',
   durationSecs: 1.5,
@@ -190,9 +190,9 @@ describe('folding an agent run (no process)', () => {
     };
 
     it('the runner’s stop wins over anything the agent said: interrupted, or timed out after its time', () => {
-      const interrupted = succeededClaude().finish(exited({ stopReason: 'interrupt', signal: 'SIGINT', exitCode: 130 }));
+      const interrupted = succeededClaude().finish(exited({ stoppedFor: 'interrupt', signal: 'SIGINT', exitCode: 130 }));
       assert.deepEqual([interrupted.succeeded, interrupted.interrupted, interrupted.timedOut, interrupted.failureReason], [false, true, false, 'interrupted']);
-      const timedOut = succeededClaude().finish(exited({ stopReason: 'timeout', timeoutSecs: 5, signal: 'SIGKILL', exitCode: 137 }));
+      const timedOut = succeededClaude().finish(exited({ stoppedFor: 'timeout', timeoutSecs: 5, signal: 'SIGKILL', exitCode: 137 }));
       assert.deepEqual(
         [timedOut.succeeded, timedOut.timedOut, timedOut.interrupted, timedOut.failureReason],
         [false, true, false, 'timed out after 5 s and was stopped'],
