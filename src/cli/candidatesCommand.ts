@@ -6,7 +6,7 @@ import { compareGroup } from '../candidates/comparison.js';
 import { groupStatus, listGroups, readGroup, resolveGroupId } from '../candidates/groupRecord.js';
 import { endRunningGroupsNow, runCandidates } from '../candidates/runCandidates.js';
 import { removeGroupWorktrees } from '../candidates/worktreeCleanup.js';
-import { describeEvent, type DescribedLine } from '../loop/describeEvent.js';
+import { describeEvent, type DescribedLine } from '../sessionFormat/eventWording.js';
 import { endRunningLoopsNow } from '../loop/loopRunner.js';
 import { prepareRun, type PreparedRun } from '../loop/prepareRun.js';
 import type { ApplyOutcome, ApplyResultKind } from '../sessionFormat/applyOutcome.js';

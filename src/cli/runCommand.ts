@@ -3,7 +3,7 @@ import path from 'node:path';
 import { checkDirectory } from '../checks/runCheck.js';
 import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
-import { describeEvent } from '../loop/describeEvent.js';
+import { describeEvent } from '../sessionFormat/eventWording.js';
 import { endRunningLoopsNow, runLoop, type Continuation } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { failureReportOf } from '../sessionFormat/failures.js';

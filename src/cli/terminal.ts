@@ -1,5 +1,5 @@
 import { styleText } from 'node:util';
-import type { DescribedLine, LineTone } from '../loop/describeEvent.js';
+import type { DescribedLine, LineTone } from '../sessionFormat/eventWording.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { graphemeBoundaryAtOrBefore } from '../text/truncate.js';
 
