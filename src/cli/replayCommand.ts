@@ -4,8 +4,8 @@ import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.
 import { describeTimelineEntry, oneLine } from '../sessionFormat/eventWording.js';
 import { formatDuration } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
-import { openStore, writeWarning } from './sessionsCommand.js';
-import { colorEnabled, paint } from './terminal.js';
+import { openStore } from './openStore.js';
+import { colorEnabled, paint, writeWarning } from './terminal.js';
 
 /** `codeloops sessions replay <id> [--json]`: the session's timeline, as text or one JSON entry a line. */
 export async function replayCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {

@@ -25,6 +25,11 @@ export function paint(text: string, tone: LineTone, color: boolean): string {
   return color && style ? styleText(style, text) : text;
 }
 
+/** A warning on stderr: each on lines of its own, without anything a terminal would obey. */
+export function writeWarning(message: string): void {
+  for (const line of sanitizeForTerminal(message).split('\n')) process.stderr.write(`warning: ${line}\n`);
+}
+
 /** Lines for people: agents' text never reaches the terminal as escape sequences. */
 export function writeLines(stream: NodeJS.WriteStream, lines: readonly DescribedLine[]): void {
   const color = colorEnabled(stream);

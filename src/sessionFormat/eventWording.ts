@@ -1,6 +1,7 @@
 import { fileLocation, formatCount, formatDuration, indent } from '../text/humanize.js';
 import { previewLine, takeTail } from '../text/truncate.js';
 import type { AgentEvent, StreamDrift, Usage } from './agentEvents.js';
+import type { CandidateStreamEvent } from './candidateGroups.js';
 import { stageText } from './loopProgress.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
@@ -105,6 +106,41 @@ export function describeTimelineEntry(entry: TimelineEntry): DescribedLine[] {
       return reviewLines(entry);
     default:
       return [sharedLine(entry)];
+  }
+}
+
+/** A candidate group's events as lines, each candidate's run events prefixed with its label. */
+export function describeGroupEvent(event: CandidateStreamEvent): DescribedLine[] {
+  switch (event.type) {
+    case 'group_started':
+      return [
+        {
+          text: `Candidate group ${event.group_id}: ${event.candidates.length} candidates (${event.candidates.map((c) => c.label).join(', ')}), ${event.jobs} at a time`,
+          tone: 'heading',
+        },
+        {
+          text: `from your tree as it is (snapshot ${event.base_commit.slice(0, 12)}); critic ${event.critic_agent}${event.critic_model ? ` (${event.critic_model})` : ''}`,
+          tone: 'muted',
+        },
+      ];
+    case 'candidate_event':
+      return describeEvent(event.event, { showAgentText: false }).map((line) => ({ ...line, text: `[${event.label}] ${line.text}` }));
+    case 'candidate_finished':
+      return event.session_id
+        ? []
+        : [{ text: `[${event.label}] did not start: ${event.error ?? event.outcome}`, tone: event.outcome === 'interrupted' ? 'warning' : 'error' }];
+    case 'judged':
+      return [
+        {
+          text:
+            event.judgment.ranking.length > 0
+              ? `judge (${event.judgment.agent}): ${event.judgment.ranking.join(' > ')}`
+              : `judge (${event.judgment.agent}): no ranking (${event.judgment.reasoning})`,
+          tone: 'info',
+        },
+      ];
+    default:
+      return [];
   }
 }
 
