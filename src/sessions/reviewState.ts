@@ -11,76 +11,95 @@ import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
  * open.
  */
 export function foldReview(events: readonly RunEvent[], records: readonly ReviewRecord[]): ReviewItems {
-  const items: ReviewItems = { findings: [], comments: [], rejections: [], staged: [], carried_on: null };
-  const byId = new Map<string, ReviewItems['findings'][number] | ReviewItems['comments'][number]>();
-  const rejections = new Map<string, ReviewItems['rejections'][number]>();
-  const setOpen = (id: string, open: boolean) => {
-    const item = byId.get(id);
-    if (item) {
-      item.open = open;
-      item.claimed = false;
-    }
-  };
+  const fold = new ReviewFold();
   const timeline = [...events.map((event) => ({ at: event.timestamp, event })), ...records.map((record) => ({ at: record.timestamp, record }))];
   // Stable: within one file the order is the file's.
   timeline.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   for (const entry of timeline) {
-    if ('event' in entry) {
-      const event = entry.event;
-      if (event.type === 'critic_decision') {
-        for (const id of event.resolved ?? []) setOpen(id, false);
-        for (const finding of event.findings ?? []) {
-          const item = { ...finding, iteration: event.iteration, open: true, claimed: false };
-          byId.set(finding.id, item);
-          items.findings.push(item);
-        }
-      } else if (event.type === 'review_delivered') {
-        for (const id of event.ids) {
-          const rejection = rejections.get(id);
-          if (rejection) rejection.delivered = true;
-        }
-      } else if (event.type === 'review_claimed') {
-        for (const id of event.ids) {
-          const item = byId.get(id);
-          if (item?.open) item.claimed = true;
-        }
-      }
-      continue;
-    }
-    const record = entry.record;
-    switch (record.type) {
-      case 'comment': {
-        const item = { ...record, open: true, claimed: false };
-        byId.set(record.id, item);
-        items.comments.push(item);
-        break;
-      }
-      case 'resolved':
-        setOpen(record.id, false);
-        break;
-      case 'reopened':
-        setOpen(record.id, true);
-        break;
-      case 'hunk_rejected': {
-        const item = { ...record, undone: false, delivered: false };
-        rejections.set(record.id, item);
-        items.rejections.push(item);
-        break;
-      }
-      case 'rejection_undone': {
-        const item = rejections.get(record.id);
-        if (item) item.undone = true;
-        break;
-      }
-      case 'staged':
-        items.staged.push(record);
-        break;
-      case 'carried_on':
-        items.carried_on = record.timestamp;
-        break;
+    if ('event' in entry) fold.event(entry.event);
+    else fold.record(entry.record);
+  }
+  return fold.items;
+}
+
+type Finding = ReviewItems['findings'][number];
+type Comment = ReviewItems['comments'][number];
+
+/** The review items as each event and record, in time order, leaves them. */
+class ReviewFold {
+  readonly items: ReviewItems = { findings: [], comments: [], rejections: [], staged: [], carried_on: null };
+  /** Findings and comments, which are resolved and opened again alike. */
+  private readonly byId = new Map<string, Finding | Comment>();
+  private readonly rejections = new Map<string, ReviewItems['rejections'][number]>();
+
+  event(event: RunEvent): void {
+    if (event.type === 'critic_decision') {
+      for (const id of event.resolved ?? []) this.setOpen(id, false);
+      for (const finding of event.findings ?? []) this.addFinding({ ...finding, iteration: event.iteration, open: true, claimed: false });
+    } else if (event.type === 'review_delivered') {
+      for (const id of event.ids) this.delivered(id);
+    } else if (event.type === 'review_claimed') {
+      for (const id of event.ids) this.claimed(id);
     }
   }
-  return items;
+
+  record(record: ReviewRecord): void {
+    switch (record.type) {
+      case 'comment':
+        return this.addComment({ ...record, open: true, claimed: false });
+      case 'resolved':
+        return this.setOpen(record.id, false);
+      case 'reopened':
+        return this.setOpen(record.id, true);
+      case 'hunk_rejected': {
+        const item = { ...record, undone: false, delivered: false };
+        this.rejections.set(record.id, item);
+        this.items.rejections.push(item);
+        return;
+      }
+      case 'rejection_undone': {
+        const item = this.rejections.get(record.id);
+        if (item) item.undone = true;
+        return;
+      }
+      case 'staged':
+        this.items.staged.push(record);
+        return;
+      case 'carried_on':
+        this.items.carried_on = record.timestamp;
+        return;
+    }
+  }
+
+  private addFinding(item: Finding): void {
+    this.byId.set(item.id, item);
+    this.items.findings.push(item);
+  }
+
+  private addComment(item: Comment): void {
+    this.byId.set(item.id, item);
+    this.items.comments.push(item);
+  }
+
+  /** Resolved or opened again: no longer claimed by the actor either way. */
+  private setOpen(id: string, open: boolean): void {
+    const item = this.byId.get(id);
+    if (!item) return;
+    item.open = open;
+    item.claimed = false;
+  }
+
+  /** A rejection told to an actor run. */
+  private delivered(id: string): void {
+    const rejection = this.rejections.get(id);
+    if (rejection) rejection.delivered = true;
+  }
+
+  /** The actor says it addressed an item that is open. */
+  private claimed(id: string): void {
+    const item = this.byId.get(id);
+    if (item?.open) item.claimed = true;
+  }
 }
 
 /** The run events that say something about the review. */
