@@ -3,7 +3,7 @@ import { lastMoveNumber, listSessionRefs, moveRef, sessionChangeEnds } from '../
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { ApplyOutcome } from '../sessionFormat/applyOutcome.js';
 import { moveTree } from '../git/treeMove.js';
-import { noMove, settleMove, undoLastMove } from './numberedMoves.js';
+import { noMove, settleMove, undoLastMove, undoSettlement } from './numberedMoves.js';
 
 /**
  * Apply: puts a session's whole change (from the tree before its first iteration to
@@ -93,17 +93,14 @@ export async function undoApply(request: ApplyRequest): Promise<ApplyOutcome> {
         message: `The snapshots of apply ${apply} of session ${sessionId} are gone. Nothing was changed.`,
       };
     }
-    return settleMove({ ...outcome, apply }, undo.moved, {
-      nothing: { result: 'nothing_to_apply', message: `The files of apply ${apply} are already as they were before it. Nothing was changed.` },
-      action: 'undo the apply',
-      made: 'apply_undone',
-      previewWords: `Would undo apply ${apply} of session ${sessionId}`,
-      madeWords: `Undid apply ${apply} of session ${sessionId}`,
-      undoable: false,
-      sidecarDirectory: request.sidecarDirectory,
-      record: { type: 'apply_undone', apply },
-      savedRef: moveRef(sessionId, 'apply', apply, 'replaced'),
-    });
+    return settleMove(
+      { ...outcome, apply },
+      undo.moved,
+      undoSettlement(
+        { kind: 'apply', move: apply, sessionId, sidecarDirectory: request.sidecarDirectory },
+        { nothing: 'nothing_to_apply', made: 'apply_undone' },
+      ),
+    );
   } finally {
     lock.release();
   }

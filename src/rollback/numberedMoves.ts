@@ -126,6 +126,25 @@ export function settleMove<O extends MoveOutcome>(base: O, moved: Move, how: Mov
   }
 }
 
+/** How the undo of a session's latest rollback or apply says what it did, and records it: the same words for both kinds. */
+export function undoSettlement<O extends MoveOutcome>(
+  undone: { kind: TreeMoveKind; move: number; sessionId: string; sidecarDirectory: string },
+  results: { nothing: O['result']; made: O['result'] },
+): MoveSettlement<O> {
+  const { kind, move, sessionId } = undone;
+  return {
+    nothing: { result: results.nothing, message: `The files of ${kind} ${move} are already as they were before it. Nothing was changed.` },
+    action: `undo the ${kind}`,
+    made: results.made,
+    previewWords: `Would undo ${kind} ${move} of session ${sessionId}`,
+    madeWords: `Undid ${kind} ${move} of session ${sessionId}`,
+    undoable: false,
+    sidecarDirectory: undone.sidecarDirectory,
+    record: kind === 'rollback' ? { type: 'rollback_undone', rollback: move } : { type: 'apply_undone', apply: move },
+    savedRef: moveRef(sessionId, kind, move, 'replaced'),
+  };
+}
+
 /** Records a move in the session's sidecar; a record that cannot be written is a warning, not a failure (the move is made). */
 export function recordMove(sidecarDirectory: string, input: RunEventInput): string[] {
   try {

@@ -4,7 +4,7 @@ import { moveTree } from '../git/treeMove.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { RollbackOutcome } from '../sessionFormat/rollbackOutcome.js';
 import { IterationNotFoundError } from '../sessions/sessionStore.js';
-import { noMove, settleMove, undoLastMove } from './numberedMoves.js';
+import { noMove, settleMove, undoLastMove, undoSettlement } from './numberedMoves.js';
 
 /**
  * Rollback and its undo: puts the paths a loop changed back to how they were before
@@ -132,17 +132,14 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
         message: `Session ${sessionId} has moved on since its rollback ${rollback} (it was resumed or rolled back again); roll back to an iteration instead. Nothing was changed.`,
       };
     }
-    return settleMove({ ...outcome, rollback }, undo.moved, {
-      nothing: { result: 'nothing_to_roll_back', message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` },
-      action: 'undo the rollback',
-      made: 'undone',
-      previewWords: `Would undo rollback ${rollback} of session ${sessionId}`,
-      madeWords: `Undid rollback ${rollback} of session ${sessionId}`,
-      undoable: false,
-      sidecarDirectory: request.sidecarDirectory,
-      record: { type: 'rollback_undone', rollback },
-      savedRef: moveRef(sessionId, 'rollback', rollback, 'replaced'),
-    });
+    return settleMove(
+      { ...outcome, rollback },
+      undo.moved,
+      undoSettlement(
+        { kind: 'rollback', move: rollback, sessionId, sidecarDirectory: request.sidecarDirectory },
+        { nothing: 'nothing_to_roll_back', made: 'undone' },
+      ),
+    );
   } finally {
     lock.release();
   }

@@ -7,6 +7,35 @@ import { assembleSessionView } from '../../src/sessionView/sessionViewBuilder.js
 import { iterationLine, startLine } from '../support/sessionFixtures.js';
 
 const at = '2025-01-27T15:30:45Z';
+/** An actor run that ended well, after 75 s, with its usage. */
+const finished = {
+  type: 'agent_finished',
+  iteration: 1,
+  role: 'actor',
+  exit_code: 0,
+  duration_secs: 75,
+  succeeded: true,
+  failure_reason: null,
+  timed_out: false,
+  interrupted: false,
+  agent_session_id: null,
+  usage: { inputTokens: 1500, outputTokens: 500, costUsd: 0.0123 },
+  tool_calls: 1,
+  timestamp: at,
+} as const;
+/** The critic asks for more, with one issue left. */
+const carryOn: RunEvent = {
+  type: 'critic_decision',
+  iteration: 1,
+  decision: 'CONTINUE',
+  feedback: 'Add tests',
+  summary: null,
+  confidence: null,
+  remaining_issues: ['no tests'],
+  source: 'block',
+  critic_output: '',
+  timestamp: at,
+};
 const text = (event: RunEvent, showAgentText = true) => describeEvent(event, { showAgentText }).map((line) => `${line.tone}: ${line.text}`);
 
 describe('run events as text (the terminal and the output channel)', () => {
@@ -42,21 +71,6 @@ describe('run events as text (the terminal and the output channel)', () => {
   });
 
   it('says how each agent run ended, with its cost and tokens', () => {
-    const finished = {
-      type: 'agent_finished',
-      iteration: 1,
-      role: 'actor',
-      exit_code: 0,
-      duration_secs: 75,
-      succeeded: true,
-      failure_reason: null,
-      timed_out: false,
-      interrupted: false,
-      agent_session_id: null,
-      usage: { inputTokens: 1500, outputTokens: 500, costUsd: 0.0123 },
-      tool_calls: 1,
-      timestamp: at,
-    } as const;
     assert.deepEqual(text(finished), ['muted: actor finished in 1m 15s, exit 0, $0.0123, 2k tokens']);
     assert.deepEqual(text({ ...finished, succeeded: false, exit_code: 137, failure_reason: 'timed out after 60 s and was stopped' }), [
       'error: actor failed after 1m 15s, exit 137, $0.0123, 2k tokens: timed out after 60 s and was stopped',
@@ -80,21 +94,7 @@ describe('run events as text (the terminal and the output channel)', () => {
       }),
       ['info: diff: 2 files changed, +10 −1', 'muted:   M a.ts', 'muted:   R old.ts → b.ts'],
     );
-    assert.deepEqual(
-      text({
-        type: 'critic_decision',
-        iteration: 1,
-        decision: 'CONTINUE',
-        feedback: 'Add tests',
-        summary: null,
-        confidence: null,
-        remaining_issues: ['no tests'],
-        source: 'block',
-        critic_output: '',
-        timestamp: at,
-      }),
-      ['warning: critic: CONTINUE', 'agent:   Add tests', 'agent:   - no tests'],
-    );
+    assert.deepEqual(text(carryOn), ['warning: critic: CONTINUE', 'agent:   Add tests', 'agent:   - no tests']);
     assert.deepEqual(
       text({
         type: 'run_finished',
@@ -168,21 +168,7 @@ describe('one wording for every surface (sessionFormat/eventWording.ts)', () => 
     const steps: RunEvent[] = [
       { type: 'phase', iteration: 1, phase: 'actor', status: 'started', timestamp: at },
       { type: 'agent_event', iteration: 1, role: 'actor', event: { kind: 'tool_use', name: 'Bash', summary: 'npm test' }, timestamp: at },
-      {
-        type: 'agent_finished',
-        iteration: 1,
-        role: 'actor',
-        exit_code: 0,
-        duration_secs: 75,
-        succeeded: true,
-        failure_reason: null,
-        timed_out: false,
-        interrupted: false,
-        agent_session_id: null,
-        usage: { inputTokens: 1500, outputTokens: 500, costUsd: 0.0123 },
-        tool_calls: 1,
-        timestamp: at,
-      },
+      finished,
       {
         type: 'diff_captured',
         iteration: 1,
@@ -208,18 +194,7 @@ describe('one wording for every surface (sessionFormat/eventWording.ts)', () => 
         tree: 't',
         timestamp: at,
       },
-      {
-        type: 'critic_decision',
-        iteration: 1,
-        decision: 'CONTINUE',
-        feedback: 'Add tests',
-        summary: null,
-        confidence: null,
-        remaining_issues: [],
-        source: 'block',
-        critic_output: '',
-        timestamp: at,
-      },
+      { ...carryOn, remaining_issues: [] },
       { type: 'done_refused', iteration: 1, failed_checks: ['test'], timestamp: at },
       { type: 'review_paused', iteration: 1, timestamp: at },
       { type: 'warning', message: 'something odd', timestamp: at },

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Move } from '../../src/git/treeMove.js';
-import { noMove, settleMove, type MoveSettlement } from '../../src/rollback/numberedMoves.js';
+import { noMove, settleMove, undoSettlement, type MoveSettlement } from '../../src/rollback/numberedMoves.js';
 import type { RollbackOutcome } from '../../src/sessionFormat/rollbackOutcome.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -81,6 +81,42 @@ describe('a move’s result as its outcome (settleMove)', () => {
         overwritten: ['a.ts'],
         timestamp: undefined,
       },
+    );
+  });
+
+  it('words the undo of a rollback and of an apply alike, and records each as its kind', () => {
+    const dir = tempDir();
+    const lists1 = lists({ restored: ['a.ts'] });
+    const undo = undoSettlement<RollbackOutcome>(
+      { kind: 'apply', move: 2, sessionId: 's', sidecarDirectory: dir },
+      { nothing: 'nothing_to_roll_back', made: 'undone' },
+    );
+    assert.equal(settleMove(base, { kind: 'moved', lists: lists1 }, undo).message, 'Undid apply 2 of session s: restored a.ts.');
+    assert.equal(
+      settleMove(base, { kind: 'preview', lists: lists1 }, undo).message,
+      'Would undo apply 2 of session s: would restore a.ts. Nothing was changed (dry run).',
+    );
+    assert.equal(
+      settleMove(base, { kind: 'nothing', lists: lists() }, undo).message,
+      'The files of apply 2 are already as they were before it. Nothing was changed.',
+    );
+    assert.match(settleMove(base, { kind: 'conflict', lists: lists({ conflicts: ['a.ts'] }) }, undo).message, /to undo the apply would overwrite it/);
+    assert.deepEqual(
+      recorded(dir).map((event) => [event.type, event.apply, event.rollback]),
+      [['apply_undone', 2, undefined]],
+    );
+    const rollbackDir = tempDir();
+    settleMove(
+      base,
+      { kind: 'moved', lists: lists1 },
+      undoSettlement<RollbackOutcome>(
+        { kind: 'rollback', move: 1, sessionId: 's', sidecarDirectory: rollbackDir },
+        { nothing: 'nothing_to_roll_back', made: 'undone' },
+      ),
+    );
+    assert.deepEqual(
+      recorded(rollbackDir).map((event) => [event.type, event.rollback]),
+      [['rollback_undone', 1]],
     );
   });
 
