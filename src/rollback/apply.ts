@@ -107,14 +107,18 @@ export async function undoApply(request: ApplyRequest): Promise<ApplyOutcome> {
 }
 
 function emptyOutcome(request: ApplyRequest): ApplyOutcome {
+  // `--json` prints the fields in this order: the worktrees before the warnings, as it always has.
+  const { warnings, dry_run, ...paths } = noMove();
   return {
     result: 'nothing_to_apply',
     message: '',
     session_id: request.sessionId,
     apply: null,
     target_dir: request.targetDir,
-    ...noMove(),
+    ...paths,
     worktrees_removed: [],
     worktrees_kept: [],
+    warnings,
+    dry_run,
   };
 }

@@ -81,7 +81,7 @@ export function describeTimelineEntry(entry: TimelineEntry): DescribedLine[] {
     case 'agent_finished':
       return agentRunLines({
         ...entry,
-        cost_usd: entry.cost_usd,
+        // The replay keeps the tokens in and out, not those read from or written to a cache.
         tokens: (entry.input_tokens ?? 0) + (entry.output_tokens ?? 0),
         drift: entry.unknown_events === null ? undefined : { unknownEvents: entry.unknown_events, unknownFields: entry.unknown_fields ?? 0 },
       });
