@@ -76,6 +76,23 @@ const layerRules = FOLDERS.map((folder) => {
 
 const NODE_MODULES = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
+const NO_BARRELS = { selector: 'ExportAllDeclaration', message: 'No barrel files: import from the module that declares the thing.' };
+
+/**
+ * A CLI command never imports another command (type-only imports and lazy `import()`s
+ * included): what two commands share lives in a module of its own, so that each
+ * command reads, changes and loads alone, and no two import each other.
+ */
+const COMMAND_IMPORT_MESSAGE =
+  'A command (src/cli/*Command.ts) never imports another: put what commands share in a module of its own (runSetup.ts, openStore.ts, moveOutcomeText.ts…).';
+const commandRules = {
+  files: ['src/cli/*Command.ts'],
+  rules: {
+    'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)[A-Za-z]*Command(\\.js)?$', message: COMMAND_IMPORT_MESSAGE }] }],
+    'no-restricted-syntax': ['error', NO_BARRELS, { selector: 'ImportExpression[source.value=/Command(\\.js)?$/]', message: COMMAND_IMPORT_MESSAGE }],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'out/', '.cache/', 'node_modules/', 'test-output/', 'test/fixtures/', 'media/', '**/*.js', '**/*.cjs'] },
   js.configs.recommended,
@@ -84,10 +101,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'No barrel files: import from the module that declares the thing.' }],
+      'no-restricted-syntax': ['error', NO_BARRELS],
     },
   },
   ...layerRules,
+  commandRules,
   {
     files: ['webview-ui/**/*.ts'],
     rules: {

@@ -1,6 +1,7 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
+import { toolCallText } from '../src/sessionFormat/eventWording.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -519,7 +520,7 @@ export class ViewerApp {
 /** An agent's words or tool call as a line of the live panel; null for what it does not show. */
 function agentLineOf(event: AgentEvent): string | null {
   if (event.kind === 'text') return event.text;
-  if (event.kind === 'tool_use') return `→ ${event.name}${event.summary ? `: ${event.summary}` : ''}`;
+  if (event.kind === 'tool_use') return toolCallText(event.name, event.summary);
   return null;
 }
 

@@ -3,7 +3,7 @@ import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { exportSessions, importBundle } from '../sessionBundle/sessionBundles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
-import { openStore } from './sessionsCommand.js';
+import { openStore } from './openStore.js';
 import { UsageError } from './usageError.js';
 
 /** `codeloops sessions export <id…> -o bundle.tar.gz`: sessions, their records and snapshots, to take elsewhere. */

@@ -3,7 +3,7 @@ import type { AgentKind } from '../agents/agentKinds.js';
 import { checkAgents } from '../loop/agentDoctor.js';
 import type { AgentCheck, AgentProblem, DoctorReport } from '../sessionFormat/doctorReport.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
-import { editorSettingsLayer } from './runCommand.js';
+import { userLayersOf } from './runSetup.js';
 import { colorEnabled, paint } from './terminal.js';
 
 export interface DoctorOptions {
@@ -27,7 +27,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
   const report = await checkAgents({
     workingDir: path.resolve(options.workingDir ?? process.cwd()),
     flags: { agent: options.agent, actorAgent: options.actorAgent, criticAgent: options.criticAgent },
-    userLayers: options.editorSettings ? [editorSettingsLayer(options.editorSettings)] : [],
+    userLayers: userLayersOf(options),
   });
   if (options.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   else process.stdout.write(renderReport(report, colorEnabled(process.stdout)));

@@ -4,15 +4,7 @@ import { unsupportedPlatformMessage } from '../process/platformSupport.js';
 import { CodeloopsError, failureReportOf, isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
-import type { ApplyOptions, CandidatesOptions } from './candidatesCommand.js';
-import type { ResumeOptions } from './resumeCommand.js';
-import type { CommentOptions, RejectOptions } from './reviewCommand.js';
-import type { RollbackOptions } from './rollbackCommand.js';
-import type { RunOptions } from './runCommand.js';
-import type { ListOptions } from './sessionsCommand.js';
-import type { DoctorOptions } from './doctorCommand.js';
-import type { UiOptions } from './uiCommand.js';
-import { UsageError } from './usageError.js';
+import { runModeOf, type RunOptions } from './runSetup.js';
 
 declare const CODELOOPS_VERSION: string;
 const VERSION = typeof CODELOOPS_VERSION === 'string' ? CODELOOPS_VERSION : '0.0.0-dev';
@@ -86,6 +78,25 @@ function loopOptions(command: Command, texts: { agentDefault: string; maxIterati
     .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp());
 }
 
+/** A command's function, as a module exports it: its arguments and options in, its exit code out. */
+type CommandFunction = (...args: never[]) => Promise<number>;
+
+/**
+ * Actions that load their command's module when the command runs, not when the CLI
+ * starts: `sessions list` loads no git, no loop and no server. `load` is a literal
+ * `import()`, so that the bundler finds the module.
+ */
+function lazyActions(setExitCode: (code: number) => void) {
+  return <M extends Record<K, CommandFunction>, K extends keyof M>(load: () => Promise<M>, name: K) =>
+    async (...args: unknown[]): Promise<void> => {
+      const command = (await load())[name] as unknown as (...args: unknown[]) => Promise<number>;
+      // commander passes the arguments, the options and itself last: a command takes all but itself (it would fill a
+      // parameter that has a default, as `uiCommand`'s).
+      setExitCode(await command(...args.slice(0, -1)));
+    };
+}
+type Lazy = ReturnType<typeof lazyActions>;
+
 export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('codeloops')
     .description('Run a coding agent in an actor–critic loop until the work is actually done.')
@@ -93,13 +104,27 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .exitOverride() // before the subcommands are added, so they inherit it
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text) });
+  // In the order `--help` lists them.
+  const lazy = lazyActions(setExitCode);
+  addRun(program, lazy);
+  addSessions(program, lazy);
+  addResume(program, lazy);
+  addMoves(program, lazy);
+  addReview(program, lazy);
+  addTools(program, lazy);
+  return program;
+}
 
+/** `codeloops run`: one loop, or a candidate group with --candidates or --parallel (each its own command module). */
+function addRun(program: Command, lazy: Lazy): void {
   const run = program
     .command('run', { isDefault: true })
     .description('run the loop on a git repository (the default command)')
     .option('-p, --prompt <text>', 'the task (default: read --prompt-file)')
     .option('--prompt-file <file>', 'read the task from this file (default: prompt.md in the working directory)')
     .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)');
+  const single = lazy(() => import('./runCommand.js'), 'runCommand');
+  const group = lazy(() => import('./candidateRunCommand.js'), 'runCandidatesCommand');
   loopOptions(run, { agentDefault: '', maxIterations: 'stop after n iterations (0: no limit)' })
     .option(
       '--candidates <list>',
@@ -109,9 +134,12 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--jobs <n>', 'candidates running at once (default: the number of cores)', positiveInteger)
     .option('--no-judge', 'rank candidates by checks and outcome only, without asking the critic to compare them')
     .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
-    .action(async (options: RunOptions) => setExitCode(await (await import('./runCommand.js')).runCommand(options)));
+    .action((options: RunOptions, command: Command) => (runModeOf(options) === 'candidates' ? group : single)(options, command));
+}
 
+function addSessions(program: Command, lazy: Lazy): void {
   const sessions = program.command('sessions').description('list, show and compare recorded sessions');
+  const load = () => import('./sessionsCommand.js');
   const filterOptions = (command: Command): Command =>
     command
       .option('--outcome <outcome...>', 'only these outcomes (success, failed, interrupted, max_iterations_reached)')
@@ -120,50 +148,44 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       .option('--search <text>', 'only sessions whose prompt contains this text')
       .option('--project <name>', 'only sessions of this project (the folder name)')
       .option('--json', 'print JSON');
-  filterOptions(sessions.command('list').description('list sessions, newest first')).action(async (options: ListOptions) => {
-    setExitCode(await (await import('./sessionsCommand.js')).listCommand(options));
-  });
+  filterOptions(sessions.command('list').description('list sessions, newest first')).action(lazy(load, 'listCommand'));
   sessions
     .command('show <id>')
     .description('show a session (an id, a unique prefix of one, or "latest")')
     .option('--json', 'print JSON')
-    .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./sessionsCommand.js')).showCommand(id, options)));
+    .action(lazy(load, 'showCommand'));
   sessions
     .command('diff <id>')
     .description("print a session's recorded diff")
     .option('-i, --iteration <n>', 'only this iteration (the original codeloops numbered them from 0)', iterationNumber)
-    .action(async (id: string, options: { iteration?: number }) => setExitCode(await (await import('./sessionsCommand.js')).diffCommand(id, options)));
+    .action(lazy(load, 'diffCommand'));
   sessions
     .command('replay <id>')
     .description("a session's timeline: phases, tool calls, usage, diffs, verdicts, interruptions, rollbacks, resumes")
     .option('--json', 'one JSON entry a line (a stable, documented schema)')
-    .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./replayCommand.js')).replayCommand(id, options)));
+    .action(lazy(() => import('./replayCommand.js'), 'replayCommand'));
   sessions
     .command('delete <id>')
     .description('delete a session: its file, its record and its snapshots (your files are not touched)')
     .option('--json', 'print what was deleted as JSON')
-    .action(async (id: string, options: { json?: boolean }) => setExitCode(await (await import('./sessionsCommand.js')).deleteCommand(id, options)));
+    .action(lazy(load, 'deleteCommand'));
   sessions
     .command('export <id...>')
     .description('write sessions, their records and their snapshots (a git bundle) into one .tar.gz, to view, replay, roll back or apply elsewhere')
     .option('-o, --output <file>', 'the bundle to write (bundle.tar.gz)')
     .option('--json', 'print what was written as JSON')
-    .action(async (ids: string[], options: { output?: string; json?: boolean }) =>
-      setExitCode(await (await import('./bundleCommand.js')).exportCommand(ids, options)),
-    );
+    .action(lazy(() => import('./bundleCommand.js'), 'exportCommand'));
   sessions
     .command('import <bundle>')
     .description('import a bundle written by "sessions export" into a clone of the same repository (all of it, or nothing)')
     .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
     .option('--max-unpacked-mb <n>', 'refuse a bundle that unpacks to more than this many megabytes (default: 2048)', positiveInteger)
     .option('--json', 'print what was imported as JSON')
-    .action(async (file: string, options: { workingDir?: string; maxUnpackedMb?: number; json?: boolean }) =>
-      setExitCode(await (await import('./bundleCommand.js')).importCommand(file, options)),
-    );
-  filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(async (options: ListOptions) => {
-    setExitCode(await (await import('./sessionsCommand.js')).statsCommand(options));
-  });
+    .action(lazy(() => import('./bundleCommand.js'), 'importCommand'));
+  filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(lazy(load, 'statsCommand'));
+}
 
+function addResume(program: Command, lazy: Lazy): void {
   const resume = program
     .command('resume <session>')
     .description('carry on an interrupted, crashed or stopped session (an id, a unique prefix, or "latest")')
@@ -171,8 +193,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   loopOptions(resume, {
     agentDefault: ' (default: as recorded)',
     maxIterations: 'the limit on the iteration number (0: no limit; default: as recorded)',
-  }).action(async (id: string, options: ResumeOptions) => setExitCode(await (await import('./resumeCommand.js')).resumeCommand(id, options)));
+  }).action(lazy(() => import('./resumeCommand.js'), 'resumeCommand'));
+}
 
+/** What moves the user's files: rollback, and a candidate's changes applied (and the comparison that picks one). */
+function addMoves(program: Command, lazy: Lazy): void {
   program
     .command('rollback <session>')
     .description('put the files a session changed back to how they were before an iteration (undoable)')
@@ -182,10 +207,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--dry-run', 'say what would be restored, removed or overwritten; change nothing')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nResults and exit codes: rolled_back or undone 0, nothing_to_roll_back 3, conflict 4 (nothing changed), snapshot_missing 5.')
-    .action(async (id: string, options: RollbackOptions) => {
-      if (options.undo && options.iteration !== undefined) throw new UsageError('--undo takes no --iteration: it undoes the last rollback.');
-      setExitCode(await (await import('./rollbackCommand.js')).rollbackCommand(id, options));
-    });
+    .action(lazy(() => import('./rollbackCommand.js'), 'rollbackCommand'));
 
   program
     .command('candidates [group]')
@@ -195,9 +217,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--json', 'print the comparison as JSON')
     .option('--discard', "remove the group's worktrees (their sessions and snapshots stay)")
     .option('--force', 'with --discard: also remove worktrees holding changes no snapshot has (those changes are kept under a ref first)')
-    .action(async (id: string | undefined, options: CandidatesOptions) =>
-      setExitCode(await (await import('./candidatesCommand.js')).candidatesCommand(id, options)),
-    );
+    .action(lazy(() => import('./candidatesCommand.js'), 'candidatesCommand'));
 
   program
     .command('apply <session>')
@@ -209,16 +229,18 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('-d, --working-dir <dir>', "where to apply (default: the group's working directory, or the session's own)")
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nResults and exit codes: applied or apply_undone 0, nothing_to_apply 3, conflict 4 (nothing changed), snapshot_missing 5.')
-    .action(async (id: string, options: ApplyOptions) => setExitCode(await (await import('./candidatesCommand.js')).applyCommand(id, options)));
+    .action(lazy(() => import('./applyCommand.js'), 'applyCommand'));
+}
 
+/** Reviewing a session like a pull request. */
+function addReview(program: Command, lazy: Lazy): void {
+  const load = () => import('./reviewCommand.js');
   program
     .command('review <session>')
     .description("an iteration's changes hunk by hunk, numbered, with the critic's findings and your comments")
     .option('-i, --iteration <n>', 'only this iteration', positiveInteger)
     .option('--json', 'print JSON')
-    .action(async (id: string, options: { iteration?: number; json?: boolean }) =>
-      setExitCode(await (await import('./reviewCommand.js')).reviewCommand(id, options)),
-    );
+    .action(lazy(load, 'reviewCommand'));
 
   program
     .command('reject <session>')
@@ -230,7 +252,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--id <rejection>', 'with --undo: which rejection (R<iteration>.<n>)')
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nResults and exit codes: rejected or rejection_undone 0, nothing_to_do 3, conflict 4 (nothing changed), snapshot_missing 5.')
-    .action(async (id: string, options: RejectOptions) => setExitCode(await (await import('./reviewCommand.js')).rejectCommand(id, options)));
+    .action(lazy(load, 'rejectCommand'));
 
   program
     .command('comment <session> <text>')
@@ -240,40 +262,37 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--line <n>', 'the line', positiveInteger)
     .option('--end-line <n>', 'the last line of a range', positiveInteger)
     .option('--json', 'print the comment as JSON')
-    .action(async (id: string, text: string, options: CommentOptions) =>
-      setExitCode(await (await import('./reviewCommand.js')).commentCommand(id, text, options)),
-    );
+    .action(lazy(load, 'commentCommand'));
 
   program
     .command('resolve <session> <item>')
     .description('mark a finding (F…) or comment (U…) resolved: it is no longer told to the actor')
     .option('--reopen', 'open it again')
-    .action(async (id: string, item: string, options: { reopen?: boolean }) =>
-      setExitCode(await (await import('./reviewCommand.js')).resolveCommand(id, item, options)),
-    );
+    .action(lazy(load, 'resolveCommand'));
 
   program
     .command('stage <session>')
     .description("put exactly an iteration's changes (or the whole session's) into your index; your unstaged edits stay")
     .option('-i, --iteration <n>', 'only this iteration (default: the whole session)', positiveInteger)
     .option('--json', 'print the result as JSON')
-    .action(async (id: string, options: { iteration?: number; json?: boolean }) =>
-      setExitCode(await (await import('./reviewCommand.js')).stageCommand(id, options)),
-    );
+    .action(lazy(load, 'stageCommand'));
+}
 
+/** Around the loop: the browser, trust, the agents' check-up, a first config. */
+function addTools(program: Command, lazy: Lazy): void {
   program
     .command('ui')
     .description('browse sessions in a web browser, live (serves 127.0.0.1 only, read-only)')
     .option('--port <port>', 'port to listen on (default 3100, or any free port when that one is taken; 0: any free port)', portNumber)
     .option('--no-open', 'print the URL without opening a browser')
-    .action(async (options: UiOptions) => setExitCode(await (await import('./uiCommand.js')).uiCommand(options)));
+    .action(lazy(() => import('./uiCommand.js'), 'uiCommand'));
 
   program
     .command('trust')
     .description("trust the project's codeloops.toml as it is now: loops may run its commands and checks")
     .option('-d, --working-dir <dir>', 'the project (default: the current folder)')
     .option('--revoke', 'take the trust back')
-    .action(async (options: { workingDir?: string; revoke?: boolean }) => setExitCode(await (await import('./trustCommand.js')).trustCommand(options)));
+    .action(lazy(() => import('./trustCommand.js'), 'trustCommand'));
 
   program
     .command('doctor')
@@ -285,15 +304,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--json', 'print the report as JSON')
     .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
     .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it (an unreadable config included), 2 a usage error.')
-    .action(async (options: DoctorOptions) => setExitCode(await (await import('./doctorCommand.js')).doctorCommand(options)));
+    .action(lazy(() => import('./doctorCommand.js'), 'doctorCommand'));
 
   program
     .command('init')
     .description("write a commented global config (the agents found) and, in a repository, a codeloops.toml suggesting the project's checks")
     .option('--force', 'replace existing files')
-    .action(async (options: { force?: boolean }) => setExitCode(await (await import('./initCommand.js')).initCommand(options)));
-
-  return program;
+    .action(lazy(() => import('./initCommand.js'), 'initCommand'));
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

@@ -1,12 +1,11 @@
 import type { ConfigLayer } from '../config/runSettings.js';
-import type { PreparedRun } from '../loop/prepareRun.js';
 import type { LoopGuards } from '../sessionFormat/runEvents.js';
 import { assertIterationsLeft, planResume } from '../resume/resumePlan.js';
 import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
-import { driveLoop, editorSettingsLayer, reportRefusal, type RunOptions } from './runCommand.js';
-import { openStore, writeWarning } from './sessionsCommand.js';
-import { prepareRunAsking } from './trustPrompt.js';
-import { UsageError } from './usageError.js';
+import { driveLoop } from './driveLoop.js';
+import { openStore } from './openStore.js';
+import { checkOutputFlags, prepareOrRefuse, type RunOptions } from './runSetup.js';
+import { writeWarning } from './terminal.js';
 
 export interface ResumeOptions extends Omit<RunOptions, 'prompt' | 'promptFile' | 'workingDir' | 'dryRun'> {
   force?: boolean;
@@ -18,13 +17,11 @@ export interface ResumeOptions extends Omit<RunOptions, 'prompt' | 'promptFile' 
  * them), the critic's last feedback and the actor's own agent session.
  */
 export async function resumeCommand(idOrPrefix: string, options: ResumeOptions): Promise<number> {
-  if (options.jsonOutput && options.events) throw new UsageError('--json-output and --events cannot be used together.');
-  let plan: Awaited<ReturnType<typeof planResume>>;
-  let prepared: PreparedRun;
-  try {
+  checkOutputFlags(options);
+  const { plan, prepared } = await prepareOrRefuse(options, async (prepareAsking) => {
     const store = openStore();
     const sessionId = await store.resolveId(idOrPrefix);
-    plan = await planResume({ store, sidecarDirOf: (id) => sidecarDirOf(id), sessionId, force: Boolean(options.force) });
+    const plan = await planResume({ store, sidecarDirOf: (id) => sidecarDirOf(id), sessionId, force: Boolean(options.force) });
     const { recorded } = plan;
     const actorAgent = options.actorAgent ?? options.agent ?? recorded.actorAgent;
     const criticAgent = options.criticAgent ?? options.agent ?? recorded.criticAgent;
@@ -33,22 +30,14 @@ export async function resumeCommand(idOrPrefix: string, options: ResumeOptions):
     const criticModel = options.criticModel ?? options.model ?? (criticAgent === recorded.criticAgent ? (recorded.criticModel ?? undefined) : undefined);
     const maxIterations = options.maxIterations ?? recorded.maxIterations ?? 0;
     assertIterationsLeft(plan, maxIterations);
-    const userLayers = options.editorSettings ? [editorSettingsLayer(options.editorSettings)] : [];
-    prepared = await prepareRunAsking(
-      {
-        workingDir: plan.session.start.working_dir,
-        flags: { ...options, actorAgent, criticAgent, actorModel, criticModel, maxIterations },
-        userLayers,
-        // The guards the session ran with, unless a flag says otherwise (`--max-cost 10` raises a cap to carry on).
-        recordedLayer: recordedGuardsLayer(recorded.guards),
-        trust: options.trust,
-      },
-      !options.jsonOutput && !options.events,
-    );
-  } catch (error) {
-    reportRefusal(options, error);
-    throw error;
-  }
+    const prepared = await prepareAsking({
+      workingDir: plan.session.start.working_dir,
+      flags: { ...options, actorAgent, criticAgent, actorModel, criticModel, maxIterations },
+      // The guards the session ran with, unless a flag says otherwise (`--max-cost 10` raises a cap to carry on).
+      recordedLayer: recordedGuardsLayer(recorded.guards),
+    });
+    return { plan, prepared };
+  });
   if (!options.quiet && !options.events) {
     for (const warning of plan.warnings) writeWarning(warning);
     const where = plan.continuation.appendTo ? 'in the same session file' : 'in a new session linked to it';

@@ -6,7 +6,7 @@ import type { ReviewActionOutcome, SessionReview } from '../sessionFormat/review
 import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { fileLocation } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
-import { openStore } from './sessionsCommand.js';
+import { openStore } from './openStore.js';
 import { colorEnabled, paint } from './terminal.js';
 import { UsageError } from './usageError.js';
 

@@ -2,7 +2,8 @@ import { rollBack, undoRollback } from '../rollback/rollback.js';
 import type { RollbackOutcome, RollbackResultKind } from '../sessionFormat/rollbackOutcome.js';
 import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
-import { openStore } from './sessionsCommand.js';
+import { conflictHints, movedPathLines } from './moveOutcomeText.js';
+import { openStore } from './openStore.js';
 import { colorEnabled, paint } from './terminal.js';
 import { UsageError } from './usageError.js';
 
@@ -29,6 +30,7 @@ export interface RollbackOptions {
  * result.
  */
 export async function rollbackCommand(idOrPrefix: string, options: RollbackOptions): Promise<number> {
+  if (options.undo && options.iteration !== undefined) throw new UsageError('--undo takes no --iteration: it undoes the last rollback.');
   const store = openStore();
   const sessionId = await store.resolveId(idOrPrefix);
   const start = await store.startLine(sessionId);
@@ -61,26 +63,11 @@ function printOutcome(outcome: RollbackOutcome): void {
   process.stdout.write(lines.join('\n') + '\n');
 }
 
-/** A move's paths, one a line with a mark as git shows them: written anew (A), over a file (M), removed (D); or its conflicts (!). */
-export function movedPathLines(outcome: Pick<RollbackOutcome, 'conflicts' | 'restored' | 'added' | 'removed'> & { result: string }): string[] {
-  const line = (mark: string) => (file: string) => `  ${mark} ${sanitizeForTerminal(file)}`;
-  if (outcome.result === 'conflict') return outcome.conflicts.map(line('!'));
-  return [
-    ...outcome.restored.filter((file) => !outcome.added.includes(file)).map(line('M')),
-    ...outcome.added.map(line('A')),
-    ...outcome.removed.map(line('D')),
-  ];
-}
-
 /** What to type next, in this command's own words (the engine's message names no flags). */
 function nextStep(outcome: RollbackOutcome): string | undefined {
   if (outcome.dry_run) return undefined;
   const undo = `codeloops rollback --undo ${outcome.session_id}`;
   if (outcome.result === 'rolled_back') return `Undo it with: ${undo}`;
   if (outcome.result !== 'conflict') return undefined;
-  const overwritable = outcome.conflicts.filter((file) => !outcome.blocked.includes(file));
-  const hints: string[] = [];
-  if (overwritable.length > 0) hints.push(`Run again with --force to overwrite your changes (they stay recoverable with: ${undo}).`);
-  if (outcome.blocked.length > 0) hints.push('--force never removes what no snapshot holds: move those paths away first.');
-  return hints.join(' ');
+  return conflictHints(outcome, undo).join(' ');
 }

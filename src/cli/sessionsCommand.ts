@@ -1,12 +1,12 @@
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { formatDuration, indent } from '../text/humanize.js';
 import { jsonArrayBytes } from '../text/jsonBytes.js';
-import { parseFilterInput, type SessionFilter } from '../sessions/sessionFilter.js';
+import { parseFilterInput } from '../sessions/sessionFilter.js';
 import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
-import type { WarningSink } from '../sessions/sessionErrors.js';
-import { SessionStore, type Session } from '../sessions/sessionStore.js';
+import type { Session } from '../sessions/sessionStore.js';
 import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
-import { colorEnabled, paint, renderTable } from './terminal.js';
+import { openStore } from './openStore.js';
+import { colorEnabled, paint, renderTable, writeWarning } from './terminal.js';
 
 export interface ListOptions {
   outcome?: string[];
@@ -17,21 +17,8 @@ export interface ListOptions {
   json?: boolean;
 }
 
-/** A warning on stderr: each on lines of its own, without anything a terminal would obey. */
-export function writeWarning(message: string): void {
-  for (const line of sanitizeForTerminal(message).split('\n')) process.stderr.write(`warning: ${line}\n`);
-}
-
-export function openStore(warn: WarningSink = writeWarning): SessionStore {
-  return new SessionStore(sessionsDir(), warn);
-}
-
-export function filterFromOptions(options: ListOptions): SessionFilter {
-  return parseFilterInput(options);
-}
-
 export async function listCommand(options: ListOptions): Promise<number> {
-  const listed = await openStore().listSessions(filterFromOptions(options));
+  const listed = await openStore().listSessions(parseFilterInput(options));
   if (options.json) {
     // One summary a line, as the index keeps it: thousands of sessions are printed without parsing or decoding one.
     process.stdout.write(jsonArrayBytes(listed.map((session) => session.summaryBytes)));
@@ -145,7 +132,7 @@ export async function diffCommand(idOrPrefix: string, options: { iteration?: num
 }
 
 export async function statsCommand(options: ListOptions): Promise<number> {
-  const stats = await openStore().stats(filterFromOptions(options));
+  const stats = await openStore().stats(parseFilterInput(options));
   if (options.json) {
     process.stdout.write(JSON.stringify(stats, null, 2) + '\n');
     return 0;

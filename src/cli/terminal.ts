@@ -1,5 +1,5 @@
 import { styleText } from 'node:util';
-import type { DescribedLine, LineTone } from '../loop/describeEvent.js';
+import type { DescribedLine, LineTone } from '../sessionFormat/eventWording.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { graphemeBoundaryAtOrBefore } from '../text/truncate.js';
 
@@ -23,6 +23,11 @@ export function colorEnabled(stream: NodeJS.WriteStream): boolean {
 export function paint(text: string, tone: LineTone, color: boolean): string {
   const style = TONE_STYLES[tone];
   return color && style ? styleText(style, text) : text;
+}
+
+/** A warning on stderr: each on lines of its own, without anything a terminal would obey. */
+export function writeWarning(message: string): void {
+  for (const line of sanitizeForTerminal(message).split('\n')) process.stderr.write(`warning: ${line}\n`);
 }
 
 /** Lines for people: agents' text never reaches the terminal as escape sequences. */

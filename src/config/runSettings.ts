@@ -257,88 +257,35 @@ function fromRepositoryTop(top: string, folder: string): string {
   return path.relative(real(top), real(folder));
 }
 
-/**
- * Resolves layers given lowest precedence first; within a layer the role's own
- * table beats the general key. A model belongs to its agent: a model chosen in a
- * layer that also chose another agent than the one that wins is not carried over.
- */
-export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDir: string = process.cwd()): RunSettings {
+/** A setting's value from the highest layer that sets it, with that layer; undefined when none does. */
+type LayerPick = <T>(read: (layer: ConfigLayer) => T | undefined) => { value: NonNullable<T>; source: string; layer: ConfigLayer } | undefined;
+
+function pickerOf(layersLowToHigh: readonly ConfigLayer[]): LayerPick {
   const highFirst = [...layersLowToHigh].reverse();
-  const pick = <T>(read: (layer: ConfigLayer) => T | undefined): { value: NonNullable<T>; source: string; layer: ConfigLayer } | undefined => {
+  return (read) => {
     for (const layer of highFirst) {
       const value = read(layer);
       if (value !== undefined && value !== null) return { value, source: layer.source, layer };
     }
     return undefined;
   };
-  const locate = (program: string, layer: ConfigLayer): string => locateProgram(program, layer.baseDir ?? workingDir);
+}
+
+/**
+ * Resolves layers given lowest precedence first; within a layer the role's own
+ * table beats the general key. A model belongs to its agent: a model chosen in a
+ * layer that also chose another agent than the one that wins is not carried over.
+ */
+export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDir: string = process.cwd()): RunSettings {
+  const pick = pickerOf(layersLowToHigh);
   const maxIterations = pick((layer) => layer.maxIterations)?.value ?? DEFAULT_MAX_ITERATIONS;
-
-  const resolveRole = (role: Role): RoleSettings => {
-    const fromRoleOrGeneral = <T>(roleValue: (table: RoleTable) => T | undefined, general: (layer: ConfigLayer) => T | undefined) =>
-      pick((layer) => {
-        const table = layer[role];
-        const specific = table ? roleValue(table) : undefined;
-        return specific !== undefined ? specific : general(layer);
-      });
-    const agent =
-      fromRoleOrGeneral(
-        (t) => t.agent,
-        (l) => l.agent,
-      )?.value ?? DEFAULT_AGENT;
-    const agentOfLayer = (layer: ConfigLayer): AgentKind | undefined => layer[role]?.agent ?? layer.agent;
-    const model = pick((layer) => {
-      const chosen = layer[role]?.model ?? layer.model;
-      const layerAgent = agentOfLayer(layer);
-      return chosen !== undefined && (layerAgent === undefined || layerAgent === agent) ? chosen : undefined;
-    });
-    const agentValue = <K extends keyof AgentTable>(key: K) => pick((layer) => layer.agents?.[agent]?.[key]);
-    const roleCommand = pick((layer) => layer[role]?.command);
-    const agentCommand = agentValue('command');
-    const command = roleCommand ?? agentCommand;
-    const binaryPath = agentValue('path');
-    const env: Record<string, string> = {};
-    for (const layer of layersLowToHigh) Object.assign(env, layer.agents?.[agent]?.env, layer[role]?.env);
-    const binarySetting = roleCommand
-      ? `[${role}] command in ${roleCommand.source}`
-      : agentCommand
-        ? `[agents.${agent}] command in ${agentCommand.source}`
-        : binaryPath
-          ? `[agents.${agent}] path in ${binaryPath.source}`
-          : `[agents.${agent}] path`;
-    return {
-      agent,
-      model: model?.value ?? null,
-      timeoutSecs:
-        fromRoleOrGeneral(
-          (t) => t.timeout_secs,
-          (l) => l.timeoutSecs,
-        )?.value ?? DEFAULT_TIMEOUT_SECS[role],
-      extraArgs: [...(agentValue('args')?.value ?? []), ...(pick((layer) => layer[role]?.args)?.value ?? [])],
-      env,
-      command: command ? [locate(command.value[0]!, command.layer), ...command.value.slice(1)] : null,
-      binaryPath: binaryPath ? locate(binaryPath.value, binaryPath.layer) : null,
-      binarySetting,
-    };
-  };
-
-  const checkTables: LayerCheck[] = layersLowToHigh.some((layer) => layer.noChecks)
-    ? []
-    : [...(pick((layer) => layer.checks)?.value ?? []), ...layersLowToHigh.flatMap((layer) => layer.extraChecks ?? [])];
-  const checks = checkTables.map((table): CheckSpec => ({
-    name: table.name,
-    run: table.run,
-    timeoutSecs: table.timeout_secs ?? DEFAULT_CHECK_TIMEOUT_SECS,
-    required: table.required ?? true,
-    ...(table.folder !== undefined && { folder: table.folder }),
-  }));
   const prices: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
   for (const layer of layersLowToHigh) Object.assign(prices, layer.prices);
   return {
-    actor: resolveRole('actor'),
-    critic: resolveRole('critic'),
+    actor: resolveRole('actor', layersLowToHigh, pick, workingDir),
+    critic: resolveRole('critic', layersLowToHigh, pick, workingDir),
     maxIterations: maxIterations === 0 ? null : maxIterations,
-    checks,
+    checks: resolveChecks(layersLowToHigh, pick),
     budget: {
       maxCostUsd: pick((layer) => layer.maxCostUsd)?.value ?? null,
       maxTokens: pick((layer) => layer.maxTokens)?.value ?? null,
@@ -357,4 +304,68 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     },
     sources: layersLowToHigh.map((layer) => layer.source),
   };
+}
+
+/** One role's agent, model, timeout, arguments, environment and program, as the layers set them. */
+function resolveRole(role: Role, layersLowToHigh: readonly ConfigLayer[], pick: LayerPick, workingDir: string): RoleSettings {
+  const locate = (program: string, layer: ConfigLayer): string => locateProgram(program, layer.baseDir ?? workingDir);
+  const fromRoleOrGeneral = <T>(roleValue: (table: RoleTable) => T | undefined, general: (layer: ConfigLayer) => T | undefined) =>
+    pick((layer) => {
+      const table = layer[role];
+      const specific = table ? roleValue(table) : undefined;
+      return specific !== undefined ? specific : general(layer);
+    });
+  const agent =
+    fromRoleOrGeneral(
+      (t) => t.agent,
+      (l) => l.agent,
+    )?.value ?? DEFAULT_AGENT;
+  const agentOfLayer = (layer: ConfigLayer): AgentKind | undefined => layer[role]?.agent ?? layer.agent;
+  const model = pick((layer) => {
+    const chosen = layer[role]?.model ?? layer.model;
+    const layerAgent = agentOfLayer(layer);
+    return chosen !== undefined && (layerAgent === undefined || layerAgent === agent) ? chosen : undefined;
+  });
+  const agentValue = <K extends keyof AgentTable>(key: K) => pick((layer) => layer.agents?.[agent]?.[key]);
+  const roleCommand = pick((layer) => layer[role]?.command);
+  const agentCommand = agentValue('command');
+  const command = roleCommand ?? agentCommand;
+  const binaryPath = agentValue('path');
+  const env: Record<string, string> = {};
+  for (const layer of layersLowToHigh) Object.assign(env, layer.agents?.[agent]?.env, layer[role]?.env);
+  const binarySetting = roleCommand
+    ? `[${role}] command in ${roleCommand.source}`
+    : agentCommand
+      ? `[agents.${agent}] command in ${agentCommand.source}`
+      : binaryPath
+        ? `[agents.${agent}] path in ${binaryPath.source}`
+        : `[agents.${agent}] path`;
+  return {
+    agent,
+    model: model?.value ?? null,
+    timeoutSecs:
+      fromRoleOrGeneral(
+        (t) => t.timeout_secs,
+        (l) => l.timeoutSecs,
+      )?.value ?? DEFAULT_TIMEOUT_SECS[role],
+    extraArgs: [...(agentValue('args')?.value ?? []), ...(pick((layer) => layer[role]?.args)?.value ?? [])],
+    env,
+    command: command ? [locate(command.value[0]!, command.layer), ...command.value.slice(1)] : null,
+    binaryPath: binaryPath ? locate(binaryPath.value, binaryPath.layer) : null,
+    binarySetting,
+  };
+}
+
+/** The checks of the highest layer that lists any, with every layer's extra checks (`--check`); none with `--no-checks`. */
+function resolveChecks(layersLowToHigh: readonly ConfigLayer[], pick: LayerPick): CheckSpec[] {
+  const checkTables: LayerCheck[] = layersLowToHigh.some((layer) => layer.noChecks)
+    ? []
+    : [...(pick((layer) => layer.checks)?.value ?? []), ...layersLowToHigh.flatMap((layer) => layer.extraChecks ?? [])];
+  return checkTables.map((table): CheckSpec => ({
+    name: table.name,
+    run: table.run,
+    timeoutSecs: table.timeout_secs ?? DEFAULT_CHECK_TIMEOUT_SECS,
+    required: table.required ?? true,
+    ...(table.folder !== undefined && { folder: table.folder }),
+  }));
 }

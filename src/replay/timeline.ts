@@ -111,7 +111,7 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry[] {
     case 'review_resumed':
       return [{ kind: 'review_resumed', at, iteration: event.iteration, action: event.action, paused_secs: event.paused_secs }];
     default: {
-      const entry = fromOtherEvent(event, runsBefore);
+      const entry = fromStepEvent(event, runsBefore) ?? fromMoveEvent(event);
       return entry ? [entry] : [];
     }
   }
@@ -144,7 +144,8 @@ function fromReviewRecord(record: ReviewRecord): AnyEntry | undefined {
   }
 }
 
-function fromOtherEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
+/** What happened within an iteration (and a resume before one). */
+function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefined {
   const at = event.timestamp;
   switch (event.type) {
     case 'run_started':
@@ -207,6 +208,15 @@ function fromOtherEvent(event: RunEvent, runsBefore: number): AnyEntry | undefin
       return { kind: 'done_refused', at, iteration: event.iteration, failed_checks: event.failed_checks };
     case 'stall':
       return { kind: 'stall', at, iteration: event.iteration, action: event.action, reason: event.reason, since_iteration: event.since_iteration };
+    default:
+      return undefined;
+  }
+}
+
+/** What happened to the session's files between its runs (rollbacks, applies, an import, a candidate's worktree), and warnings. */
+function fromMoveEvent(event: RunEvent): AnyEntry | undefined {
+  const at = event.timestamp;
+  switch (event.type) {
     case 'warning':
       return { kind: 'warning', at, iteration: null, message: event.message };
     case 'rollback':

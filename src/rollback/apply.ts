@@ -2,8 +2,8 @@ import { openRepository } from '../git/repository.js';
 import { lastMoveNumber, listSessionRefs, moveRef, sessionChangeEnds } from '../git/snapshots.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { ApplyOutcome } from '../sessionFormat/applyOutcome.js';
-import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
-import { recordMove, undoLastMove } from './numberedMoves.js';
+import { moveTree } from '../git/treeMove.js';
+import { noMove, settleMove, undoLastMove, undoSettlement } from './numberedMoves.js';
 
 /**
  * Apply: puts a session's whole change (from the tree before its first iteration to
@@ -44,50 +44,29 @@ export async function applySession(request: ApplyRequest): Promise<ApplyOutcome>
     }
     const refs = await listSessionRefs(repository, request.sessionId);
     const apply = lastMoveNumber(refs, request.sessionId, 'apply') + 1;
+    const savedRef = moveRef(request.sessionId, 'apply', apply, 'before');
     const moved = await moveTree(repository, {
       from: ends.start,
       to: ends.end,
       force: request.force,
-      saveCurrentAs: moveRef(request.sessionId, 'apply', apply, 'before'),
+      saveCurrentAs: savedRef,
       afterRefs: [moveRef(request.sessionId, 'apply', apply, 'after')],
       message: `codeloops ${request.sessionId} apply ${apply}`,
       dryRun: Boolean(request.dryRun),
     });
-    const base = { ...outcome, ...moved.lists };
-    if (moved.kind === 'nothing') {
-      return {
-        ...base,
-        result: 'nothing_to_apply',
-        message: `${repository.root} already has every change of session ${request.sessionId}. Nothing was changed.`,
-      };
-    }
-    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'apply the session') };
-    if (moved.kind === 'preview') {
-      return {
-        ...base,
-        result: 'applied',
-        dry_run: true,
-        message: `Would apply session ${request.sessionId} to ${repository.root}: ${describeMove(moved.lists, 'would ', WRITTEN)}. Nothing was changed (dry run).`,
-      };
-    }
-    const savedRef = moveRef(request.sessionId, 'apply', apply, 'before');
-    const warnings = recordMove(request.sidecarDir, {
-      type: 'applied',
-      apply,
-      target_dir: repository.root,
-      restored: moved.lists.restored,
-      removed: moved.lists.removed,
-      overwritten: moved.lists.overwritten,
-      before_ref: savedRef,
+    return settleMove(outcome, moved, {
+      nothing: { result: 'nothing_to_apply', message: `${repository.root} already has every change of session ${request.sessionId}. Nothing was changed.` },
+      action: 'apply the session',
+      made: 'applied',
+      previewWords: `Would apply session ${request.sessionId} to ${repository.root}`,
+      madeWords: `Applied session ${request.sessionId} to ${repository.root}`,
+      written: WRITTEN,
+      undoable: true,
+      sidecarDirectory: request.sidecarDir,
+      record: { type: 'applied', apply, target_dir: repository.root, before_ref: savedRef },
+      savedRef,
+      madeFields: { apply },
     });
-    return {
-      ...base,
-      result: 'applied',
-      apply,
-      saved_ref: savedRef,
-      warnings,
-      message: `Applied session ${request.sessionId} to ${repository.root}: ${describeMove(moved.lists, '', WRITTEN)}. The tree as it was is kept, so this can be undone.`,
-    };
   } finally {
     lock.release();
   }
@@ -114,55 +93,29 @@ export async function undoApply(request: ApplyRequest): Promise<ApplyOutcome> {
         message: `The snapshots of apply ${apply} of session ${sessionId} are gone. Nothing was changed.`,
       };
     }
-    const { moved } = undo;
-    const base = { ...outcome, ...moved.lists, apply };
-    if (moved.kind === 'nothing') return { ...base, message: `The files of apply ${apply} are already as they were before it. Nothing was changed.` };
-    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'undo the apply') };
-    if (moved.kind === 'preview') {
-      return {
-        ...base,
-        result: 'apply_undone',
-        dry_run: true,
-        message: `Would undo apply ${apply} of session ${sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
-      };
-    }
-    const warnings = recordMove(request.sidecarDir, {
-      type: 'apply_undone',
-      apply,
-      restored: moved.lists.restored,
-      removed: moved.lists.removed,
-      overwritten: moved.lists.overwritten,
-    });
-    return {
-      ...base,
-      result: 'apply_undone',
-      saved_ref: moveRef(sessionId, 'apply', apply, 'replaced'),
-      warnings,
-      message: `Undid apply ${apply} of session ${sessionId}: ${describeMove(moved.lists)}.`,
-    };
+    return settleMove(
+      { ...outcome, apply },
+      undo.moved,
+      undoSettlement({ kind: 'apply', move: apply, sessionId, sidecarDirectory: request.sidecarDir }, { nothing: 'nothing_to_apply', made: 'apply_undone' }),
+    );
   } finally {
     lock.release();
   }
 }
 
 function emptyOutcome(request: ApplyRequest): ApplyOutcome {
+  // `--json` prints the fields in this order: the worktrees before the warnings, as it always has.
+  const { warnings, dry_run, ...paths } = noMove();
   return {
     result: 'nothing_to_apply',
     message: '',
     session_id: request.sessionId,
     apply: null,
     target_dir: request.targetDir,
-    restored: [],
-    added: [],
-    removed: [],
-    skipped: [],
-    conflicts: [],
-    blocked: [],
-    overwritten: [],
-    saved_ref: null,
+    ...paths,
     worktrees_removed: [],
     worktrees_kept: [],
-    warnings: [],
-    dry_run: false,
+    warnings,
+    dry_run,
   };
 }

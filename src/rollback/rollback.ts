@@ -1,10 +1,10 @@
 import { openRepository } from '../git/repository.js';
 import { lastMoveNumber, lastTree, listSessionRefs, moveRef, readSnapshot, sessionHeadRef, snapshotIterations, snapshotRef } from '../git/snapshots.js';
-import { conflictMessage, describeMove, moveTree } from '../git/treeMove.js';
+import { moveTree } from '../git/treeMove.js';
 import { acquireRepositoryLock } from '../loop/repositoryLock.js';
 import type { RollbackOutcome } from '../sessionFormat/rollbackOutcome.js';
 import { IterationNotFoundError } from '../sessions/sessionErrors.js';
-import { recordMove, undoLastMove } from './numberedMoves.js';
+import { noMove, settleMove, undoLastMove, undoSettlement } from './numberedMoves.js';
 
 /**
  * Rollback and its undo: puts the paths a loop changed back to how they were before
@@ -69,51 +69,31 @@ export async function rollBack(request: RollbackRequest & { iteration?: number }
       };
     }
     const rollback = lastMoveNumber(refs, request.sessionId, 'rollback') + 1;
+    const savedRef = moveRef(request.sessionId, 'rollback', rollback, 'before');
     const moved = await moveTree(repository, {
       from: last,
       to: target,
       force: request.force,
-      saveCurrentAs: moveRef(request.sessionId, 'rollback', rollback, 'before'),
+      saveCurrentAs: savedRef,
       afterRefs: [moveRef(request.sessionId, 'rollback', rollback, 'after'), sessionHeadRef(request.sessionId)],
       message: `codeloops ${request.sessionId} rollback ${rollback} to before iteration ${iteration}`,
       dryRun: Boolean(request.dryRun),
     });
-    const base = { ...outcome, ...moved.lists, iteration };
-    if (moved.kind === 'nothing') {
-      return {
-        ...base,
+    return settleMove({ ...outcome, iteration }, moved, {
+      nothing: {
         result: 'nothing_to_roll_back',
         message: `The files session ${request.sessionId} changed are already as they were before iteration ${iteration}. Nothing was changed.`,
-      };
-    }
-    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'roll back') };
-    if (moved.kind === 'preview') {
-      return {
-        ...base,
-        result: 'rolled_back',
-        dry_run: true,
-        message: `Would roll session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
-      };
-    }
-    const warnings = recordMove(request.sidecarDir, {
-      type: 'rollback',
-      rollback,
-      to_iteration: iteration,
-      restored: moved.lists.restored,
-      removed: moved.lists.removed,
-      overwritten: moved.lists.overwritten,
-      before_ref: moveRef(request.sessionId, 'rollback', rollback, 'before'),
+      },
+      action: 'roll back',
+      made: 'rolled_back',
+      previewWords: `Would roll session ${request.sessionId} back to before iteration ${iteration}`,
+      madeWords: `Rolled session ${request.sessionId} back to before iteration ${iteration}`,
+      undoable: true,
+      sidecarDirectory: request.sidecarDir,
+      record: { type: 'rollback', rollback, to_iteration: iteration, before_ref: savedRef },
+      savedRef,
+      madeFields: { rollback },
     });
-    return {
-      ...base,
-      result: 'rolled_back',
-      rollback,
-      saved_ref: moveRef(request.sessionId, 'rollback', rollback, 'before'),
-      warnings,
-      message:
-        `Rolled session ${request.sessionId} back to before iteration ${iteration}: ${describeMove(moved.lists)}. ` +
-        `The tree as it was is kept, so this can be undone.`,
-    };
   } finally {
     lock.release();
   }
@@ -152,55 +132,21 @@ export async function undoRollback(request: RollbackRequest): Promise<RollbackOu
         message: `Session ${sessionId} has moved on since its rollback ${rollback} (it was resumed or rolled back again); roll back to an iteration instead. Nothing was changed.`,
       };
     }
-    const { moved } = undo;
-    const base = { ...outcome, ...moved.lists, rollback };
-    if (moved.kind === 'nothing') return { ...base, message: `The files of rollback ${rollback} are already as they were before it. Nothing was changed.` };
-    if (moved.kind === 'conflict') return { ...base, result: 'conflict', message: conflictMessage(moved.lists, 'undo the rollback') };
-    if (moved.kind === 'preview') {
-      return {
-        ...base,
-        result: 'undone',
-        dry_run: true,
-        message: `Would undo rollback ${rollback} of session ${sessionId}: ${describeMove(moved.lists, 'would ')}. Nothing was changed (dry run).`,
-      };
-    }
-    const warnings = recordMove(request.sidecarDir, {
-      type: 'rollback_undone',
-      rollback,
-      restored: moved.lists.restored,
-      removed: moved.lists.removed,
-      overwritten: moved.lists.overwritten,
-    });
-    return {
-      ...base,
-      result: 'undone',
-      saved_ref: moveRef(sessionId, 'rollback', rollback, 'replaced'),
-      warnings,
-      message: `Undid rollback ${rollback} of session ${sessionId}: ${describeMove(moved.lists)}.`,
-    };
+    return settleMove(
+      { ...outcome, rollback },
+      undo.moved,
+      undoSettlement(
+        { kind: 'rollback', move: rollback, sessionId, sidecarDirectory: request.sidecarDir },
+        { nothing: 'nothing_to_roll_back', made: 'undone' },
+      ),
+    );
   } finally {
     lock.release();
   }
 }
 
 function emptyOutcome(sessionId: string): RollbackOutcome {
-  return {
-    result: 'nothing_to_roll_back',
-    message: '',
-    session_id: sessionId,
-    iteration: null,
-    rollback: null,
-    restored: [],
-    added: [],
-    removed: [],
-    skipped: [],
-    conflicts: [],
-    blocked: [],
-    overwritten: [],
-    saved_ref: null,
-    warnings: [],
-    dry_run: false,
-  };
+  return { result: 'nothing_to_roll_back', message: '', session_id: sessionId, iteration: null, rollback: null, ...noMove() };
 }
 
 function describeRange(iterations: readonly number[]): string {

@@ -62,9 +62,44 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
     throw new CodeloopsError('usage', `${file} is a folder: a bundle is written to a file (such as ${path.join(file, 'bundle.tar.gz')}).`, { file });
   }
   const warnings: string[] = [];
+  const plan = await planExport(sessionIds, paths, warnings);
+  const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-export-'));
+  try {
+    const root = path.join(staging, BUNDLE_ROOT);
+    await stageRecords(root, plan, paths, warnings);
+    const snapshotRefs = plan.repository ? await stageSnapshots(root, plan.repository, plan.manifest) : 0;
+    fs.writeFileSync(path.join(root, BUNDLE_MANIFEST), JSON.stringify(plan.manifest, null, 2) + '\n');
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+    } catch (error) {
+      throw cannotWrite(error);
+    }
+    await tar.c({ gzip: true, file, cwd: staging, portable: true }, [BUNDLE_ROOT]);
+    return {
+      file,
+      sessions: plan.manifest.sessions.map((entry) => entry.id),
+      groups: plan.manifest.groups.map((group) => group.id),
+      snapshot_refs: snapshotRefs,
+      bytes: fs.statSync(file).size,
+      warnings,
+    };
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+interface ExportPlan {
+  /** Its groups are filled in as their records are staged. */
+  manifest: BundleManifest;
+  groupIds: Set<string>;
+  /** The one repository the sessions ran in, when it can be read: where their snapshots are. */
+  repository: Repository | undefined;
+}
+
+/** The sessions to export, where each ran in its repository, and their candidate groups; sessions of two repositories are refused. */
+async function planExport(sessionIds: readonly string[], paths: BundlePaths, warnings: string[]): Promise<ExportPlan> {
   const manifest: BundleManifest = { format: 'codeloops-sessions', version: 1, created_at: new Date().toISOString(), sessions: [], groups: [] };
   const repositories = new Map<string, Repository>();
-  const sessionRepository = new Map<string, Repository>();
   const groupIds = new Set<string>();
   for (const id of new Set(sessionIds)) {
     const session = await paths.store.load(id);
@@ -87,7 +122,6 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
     if (repository) {
       if (!start.candidate_group) relative = path.relative(repository.root, start.working_dir);
       repositories.set(repository.root, repository);
-      sessionRepository.set(id, repository);
     } else warnings.push(`session ${id}: its repository ${repositoryDir} cannot be read, so its snapshots are not in the bundle`);
     manifest.sessions.push({ id, working_dir: start.working_dir, relative_dir: toPosix(relative), snapshot_refs: 0 });
   }
@@ -97,64 +131,47 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
       `These sessions come from ${repositories.size} repositories (${[...repositories.keys()].join(', ')}): export the sessions of one repository at a time.`,
     );
   }
-  const repository = [...repositories.values()][0];
+  return { manifest, groupIds, repository: [...repositories.values()][0] };
+}
 
-  const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-export-'));
-  try {
-    const root = path.join(staging, BUNDLE_ROOT);
-    fs.mkdirSync(path.join(root, 'sessions'), { recursive: true });
-    for (const entry of manifest.sessions) {
-      fs.copyFileSync(paths.store.filePathOf(entry.id), path.join(root, 'sessions', `${entry.id}.jsonl`));
-      const sidecar = paths.sidecarDirOf(entry.id);
-      if (fs.existsSync(sidecar)) fs.cpSync(sidecar, path.join(root, 'sidecars', entry.id), { recursive: true });
-    }
-    for (const groupId of groupIds) {
-      const group = await readGroup(paths.groupsDirectory, groupId).catch(() => null);
-      if (!group) {
-        warnings.push(`candidate group ${groupId}: its record is gone; its sessions are exported without it`);
-        continue;
-      }
-      fs.cpSync(group.directory, path.join(root, 'groups', groupId), { recursive: true });
-      manifest.groups.push({
-        id: groupId,
-        working_dir: group.started.working_dir,
-        relative_dir: toPosix(path.relative(group.started.repository, group.started.working_dir)),
-      });
-    }
-    let snapshotRefs = 0;
-    if (repository) {
-      const refs: string[] = [];
-      for (const entry of manifest.sessions) {
-        const own = await refsUnder(repository, entry.id);
-        entry.snapshot_refs = own.length;
-        refs.push(...own);
-      }
-      for (const group of manifest.groups) refs.push(...(await refsUnder(repository, group.id)));
-      snapshotRefs = refs.length;
-      if (refs.length > 0) {
-        // What the repository's own history holds stays out: the clone that imports has it.
-        const exclude = ['--not', '--branches', '--tags', '--remotes', ...((await headCommit(repository)) ? ['HEAD'] : [])];
-        await gitBytes(repository.root, ['bundle', 'create', '--quiet', path.join(root, BUNDLE_SNAPSHOTS), ...refs, ...exclude]);
-      }
-    }
-    fs.writeFileSync(path.join(root, BUNDLE_MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
-    try {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-    } catch (error) {
-      throw cannotWrite(error);
-    }
-    await tar.c({ gzip: true, file, cwd: staging, portable: true }, [BUNDLE_ROOT]);
-    return {
-      file,
-      sessions: manifest.sessions.map((entry) => entry.id),
-      groups: manifest.groups.map((group) => group.id),
-      snapshot_refs: snapshotRefs,
-      bytes: fs.statSync(file).size,
-      warnings,
-    };
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
+/** The sessions' files and sidecar records, and their groups' records (each group into the manifest), copied into the bundle's folder. */
+async function stageRecords(root: string, plan: ExportPlan, paths: BundlePaths, warnings: string[]): Promise<void> {
+  fs.mkdirSync(path.join(root, 'sessions'), { recursive: true });
+  for (const entry of plan.manifest.sessions) {
+    fs.copyFileSync(paths.store.filePathOf(entry.id), path.join(root, 'sessions', `${entry.id}.jsonl`));
+    const sidecar = paths.sidecarDirOf(entry.id);
+    if (fs.existsSync(sidecar)) fs.cpSync(sidecar, path.join(root, 'sidecars', entry.id), { recursive: true });
   }
+  for (const groupId of plan.groupIds) {
+    const group = await readGroup(paths.groupsDirectory, groupId).catch(() => null);
+    if (!group) {
+      warnings.push(`candidate group ${groupId}: its record is gone; its sessions are exported without it`);
+      continue;
+    }
+    fs.cpSync(group.directory, path.join(root, 'groups', groupId), { recursive: true });
+    plan.manifest.groups.push({
+      id: groupId,
+      working_dir: group.started.working_dir,
+      relative_dir: toPosix(path.relative(group.started.repository, group.started.working_dir)),
+    });
+  }
+}
+
+/** The sessions' and groups' snapshot refs as a git bundle in the bundle's folder (each session's count into the manifest); how many refs. */
+async function stageSnapshots(root: string, repository: Repository, manifest: BundleManifest): Promise<number> {
+  const refs: string[] = [];
+  for (const entry of manifest.sessions) {
+    const own = await refsUnder(repository, entry.id);
+    entry.snapshot_refs = own.length;
+    refs.push(...own);
+  }
+  for (const group of manifest.groups) refs.push(...(await refsUnder(repository, group.id)));
+  if (refs.length > 0) {
+    // What the repository's own history holds stays out: the clone that imports has it.
+    const exclude = ['--not', '--branches', '--tags', '--remotes', ...((await headCommit(repository)) ? ['HEAD'] : [])];
+    await gitBytes(repository.root, ['bundle', 'create', '--quiet', path.join(root, BUNDLE_SNAPSHOTS), ...refs, ...exclude]);
+  }
+  return refs.length;
 }
 
 async function refsUnder(repository: Repository, id: string): Promise<string[]> {
@@ -196,104 +213,22 @@ export async function importBundle(request: ImportRequest): Promise<ImportResult
   const repository = await openRepository(request.targetDir);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-import-'));
   // What this import created, and only that: a ref, a file or a folder counts once this import created it, exclusively.
-  const createdRefs = new Map<string, string>();
-  const written: string[] = [];
+  const created: Created = { refs: new Map(), paths: [] };
   try {
     await unpackArchive(bundleFile, staging, request.maxUnpackedBytes ?? DEFAULT_MAX_UNPACKED_BYTES, invalid);
     const root = path.join(staging, BUNDLE_ROOT);
     const manifest = readManifest(path.join(root, BUNDLE_MANIFEST), invalid);
 
     // Everything is checked before anything is written.
-    const ids = new Set<string>();
-    const listOnce = (id: string) => {
-      if (ids.has(id)) throw invalid(`its manifest lists ${id} twice`);
-      ids.add(id);
-    };
-    const rehome = (entry: { id: string; relative_dir: string }) => {
-      // The same place in this clone, never outside it.
-      const workingDir = path.join(repository.root, ...entry.relative_dir.split('/'));
-      if (entry.relative_dir.startsWith('/') || !isWithinFolder(repository.root, workingDir)) {
-        throw invalid(`its manifest places ${entry.id} at "${entry.relative_dir}", outside the repository`);
-      }
-      return workingDir;
-    };
-    const sessions = manifest.sessions.map((entry) => {
-      if (!isSessionId(entry.id)) throw invalid(`"${entry.id}" is not a session id`);
-      listOnce(entry.id);
-      const file = path.join(root, 'sessions', `${entry.id}.jsonl`);
-      const first = readBundledFirstLine(file, invalid);
-      const start = sessionStartLineSchema.safeParse(parseJson(first.text));
-      if (!start.success) throw invalid(`sessions/${entry.id}.jsonl does not start with a session_start line`);
-      const sidecar = path.join(root, 'sidecars', entry.id);
-      checkBundledSidecar(sidecar, invalid);
-      return { entry, file, first, start: start.data, sidecar, workingDir: rehome(entry) };
-    });
-    const groups = manifest.groups.map((entry) => {
-      if (!isGroupId(entry.id)) throw invalid(`"${entry.id}" is not a candidate group id`);
-      listOnce(entry.id);
-      const lines = readBundledText(path.join(root, 'groups', entry.id, GROUP_RECORD_FILE), invalid)
-        .split('\n')
-        .filter(Boolean);
-      const first = groupRecordLineSchema.safeParse(parseJson(lines[0] ?? ''));
-      if (!first.success || first.data.type !== 'group_started') throw invalid(`the record of candidate group ${entry.id} does not start with group_started`);
-      const ended = lines.some((line) => /"type"\s*:\s*"group_finished"/.test(line));
-      return { entry, lines, first: first.data, ended, workingDir: rehome(entry) };
-    });
+    const { ids, sessions, groups } = checkBundledRecords(root, manifest, repository, invalid);
     await refuseWhatIsHere(request, repository, ids);
     const snapshots = path.join(root, BUNDLE_SNAPSHOTS);
     const refs = fs.existsSync(snapshots) ? await bundleRefs(repository, snapshots, ids, invalid) : new Map<string, string>();
 
     // Then written: the snapshots first (refs that were not here), then the records.
-    if (refs.size > 0) {
-      try {
-        // Its objects only: the refs are created next, each only where there is none.
-        await gitBytes(repository.root, ['bundle', 'unbundle', snapshots]);
-      } catch (error) {
-        throw invalid(`git cannot read its snapshots (${error instanceof GitCommandError ? error.stderr.trim() : String(error)})`);
-      }
-      await createRefs(repository, refs);
-      for (const [ref, oid] of refs) createdRefs.set(ref, oid);
-    }
-    const imported = stampEvent({ type: 'imported', from_working_dir: '', bundle: path.basename(bundleFile) });
-    fs.mkdirSync(request.store.directory, { recursive: true, mode: 0o700 });
-    for (const { entry, file, first, start, sidecar: bundledSidecar, workingDir } of sessions) {
-      const target = request.store.filePathOf(entry.id);
-      const fd = createExclusively(entry.id, target, () => fs.openSync(target, 'wx', 0o600));
-      written.push(target);
-      try {
-        writeWhole(fd, Buffer.from(JSON.stringify({ ...start, working_dir: workingDir }) + '\n'));
-        if (first.terminated) appendFileFrom(fd, file, first.end + 1);
-      } finally {
-        fs.closeSync(fd);
-      }
-      const sidecar = request.sidecarDirOf(entry.id);
-      fs.mkdirSync(path.dirname(sidecar), { recursive: true, mode: 0o700 });
-      createExclusively(entry.id, sidecar, () => fs.mkdirSync(sidecar, { mode: 0o700 }));
-      written.push(sidecar);
-      // Staged private (folders 0700, files 0600), as local records are: the copy keeps those modes.
-      if (fs.existsSync(bundledSidecar)) fs.cpSync(bundledSidecar, sidecar, { recursive: true, errorOnExist: true, force: false });
-      const events = AppendOnlyFile.openForAppend(path.join(sidecar, EVENTS_FILE));
-      try {
-        events.appendLine({ ...imported, from_working_dir: entry.working_dir });
-      } finally {
-        events.close();
-      }
-    }
-    for (const { entry, lines, first, ended, workingDir } of groups) {
-      const folder = path.join(request.groupsDirectory, entry.id);
-      fs.mkdirSync(request.groupsDirectory, { recursive: true, mode: 0o700 });
-      createExclusively(entry.id, folder, () => fs.mkdirSync(folder, { mode: 0o700 }));
-      written.push(folder);
-      fs.cpSync(path.join(root, 'groups', entry.id), folder, { recursive: true, errorOnExist: true, force: false });
-      const rehomed = [JSON.stringify({ ...first, working_dir: workingDir, repository: repository.root }), ...lines.slice(1)];
-      // A group whose record never ended was left by a runner that stopped: here nothing runs it.
-      if (!ended)
-        rehomed.push(JSON.stringify({ type: 'group_finished', timestamp: new Date().toISOString(), group_id: entry.id, status: 'crashed', ranking: [] }));
-      // Its worktrees stayed on the machine that ran it: none of them is here.
-      const labels = first.candidates.map((candidate) => candidate.label);
-      rehomed.push(JSON.stringify({ type: 'worktrees_removed', timestamp: new Date().toISOString(), group_id: entry.id, removed: labels, kept: [] }));
-      fs.writeFileSync(path.join(folder, GROUP_RECORD_FILE), rehomed.join('\n') + '\n', { mode: 0o600 });
-    }
+    if (refs.size > 0) await importSnapshots(repository, snapshots, refs, created, invalid);
+    writeSessions(request, sessions, path.basename(bundleFile), created);
+    writeGroups(request, root, groups, repository, created);
     return {
       sessions: sessions.map(({ entry }) => entry.id),
       groups: groups.map(({ entry }) => entry.id),
@@ -303,15 +238,123 @@ export async function importBundle(request: ImportRequest): Promise<ImportResult
     };
   } catch (error) {
     // An import is all or nothing: what it created goes again; what was here before it (or what another import made meanwhile) stays.
-    for (const file of written) fs.rmSync(file, { recursive: true, force: true });
-    if (createdRefs.size > 0) {
+    for (const file of created.paths) fs.rmSync(file, { recursive: true, force: true });
+    if (created.refs.size > 0) {
       // Each only while it still points where this import put it.
-      const input = [...createdRefs].map(([ref, oid]) => `delete ${ref} ${oid}\n`).join('');
+      const input = [...created.refs].map(([ref, oid]) => `delete ${ref} ${oid}\n`).join('');
       await gitBytes(repository.root, ['update-ref', '--stdin'], { input: Buffer.from(input) }).catch(() => undefined);
     }
     throw error;
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** What an import created (refs with where it pointed them, files and folders), for taking it back if it fails. */
+interface Created {
+  refs: Map<string, string>;
+  paths: string[];
+}
+
+type BundledRecords = ReturnType<typeof checkBundledRecords>;
+
+/** The bundle's sessions and groups, each read and checked, and where each goes in this clone (never outside it). */
+function checkBundledRecords(root: string, manifest: BundleManifest, repository: Repository, invalid: Invalid) {
+  const ids = new Set<string>();
+  const listOnce = (id: string) => {
+    if (ids.has(id)) throw invalid(`its manifest lists ${id} twice`);
+    ids.add(id);
+  };
+  const rehome = (entry: { id: string; relative_dir: string }) => {
+    // The same place in this clone, never outside it.
+    const workingDir = path.join(repository.root, ...entry.relative_dir.split('/'));
+    if (entry.relative_dir.startsWith('/') || !isWithinFolder(repository.root, workingDir)) {
+      throw invalid(`its manifest places ${entry.id} at "${entry.relative_dir}", outside the repository`);
+    }
+    return workingDir;
+  };
+  const sessions = manifest.sessions.map((entry) => {
+    if (!isSessionId(entry.id)) throw invalid(`"${entry.id}" is not a session id`);
+    listOnce(entry.id);
+    const file = path.join(root, 'sessions', `${entry.id}.jsonl`);
+    const first = readBundledFirstLine(file, invalid);
+    const start = sessionStartLineSchema.safeParse(parseJson(first.text));
+    if (!start.success) throw invalid(`sessions/${entry.id}.jsonl does not start with a session_start line`);
+    const sidecar = path.join(root, 'sidecars', entry.id);
+    checkBundledSidecar(sidecar, invalid);
+    return { entry, file, first, start: start.data, sidecar, workingDir: rehome(entry) };
+  });
+  const groups = manifest.groups.map((entry) => {
+    if (!isGroupId(entry.id)) throw invalid(`"${entry.id}" is not a candidate group id`);
+    listOnce(entry.id);
+    const lines = readBundledText(path.join(root, 'groups', entry.id, GROUP_RECORD_FILE), invalid)
+      .split('\n')
+      .filter(Boolean);
+    const first = groupRecordLineSchema.safeParse(parseJson(lines[0] ?? ''));
+    if (!first.success || first.data.type !== 'group_started') throw invalid(`the record of candidate group ${entry.id} does not start with group_started`);
+    const ended = lines.some((line) => /"type"\s*:\s*"group_finished"/.test(line));
+    return { entry, lines, first: first.data, ended, workingDir: rehome(entry) };
+  });
+  return { ids, sessions, groups };
+}
+
+/** The snapshots' objects, then their refs, each created only where there is none. */
+async function importSnapshots(repository: Repository, snapshots: string, refs: Map<string, string>, created: Created, invalid: Invalid): Promise<void> {
+  try {
+    // Its objects only: the refs are created next, each only where there is none.
+    await gitBytes(repository.root, ['bundle', 'unbundle', snapshots]);
+  } catch (error) {
+    throw invalid(`git cannot read its snapshots (${error instanceof GitCommandError ? error.stderr.trim() : String(error)})`);
+  }
+  await createRefs(repository, refs);
+  for (const [ref, oid] of refs) created.refs.set(ref, oid);
+}
+
+/** Each session's file (its start line re-homed) and sidecar record, created exclusively, the record saying where it came from. */
+function writeSessions(request: ImportRequest, sessions: BundledRecords['sessions'], bundleName: string, created: Created): void {
+  const imported = stampEvent({ type: 'imported', from_working_dir: '', bundle: bundleName });
+  fs.mkdirSync(request.store.directory, { recursive: true, mode: 0o700 });
+  for (const { entry, file, first, start, sidecar: bundledSidecar, workingDir } of sessions) {
+    const target = request.store.filePathOf(entry.id);
+    const fd = createExclusively(entry.id, target, () => fs.openSync(target, 'wx', 0o600));
+    created.paths.push(target);
+    try {
+      writeWhole(fd, Buffer.from(JSON.stringify({ ...start, working_dir: workingDir }) + '\n'));
+      if (first.terminated) appendFileFrom(fd, file, first.end + 1);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const sidecar = request.sidecarDirOf(entry.id);
+    fs.mkdirSync(path.dirname(sidecar), { recursive: true, mode: 0o700 });
+    createExclusively(entry.id, sidecar, () => fs.mkdirSync(sidecar, { mode: 0o700 }));
+    created.paths.push(sidecar);
+    // Staged private (folders 0700, files 0600), as local records are: the copy keeps those modes.
+    if (fs.existsSync(bundledSidecar)) fs.cpSync(bundledSidecar, sidecar, { recursive: true, errorOnExist: true, force: false });
+    const events = AppendOnlyFile.openForAppend(path.join(sidecar, EVENTS_FILE));
+    try {
+      events.appendLine({ ...imported, from_working_dir: entry.working_dir });
+    } finally {
+      events.close();
+    }
+  }
+}
+
+/** Each group's record, re-homed to this clone, ended if its runner never ended it, its worktrees said to be gone. */
+function writeGroups(request: ImportRequest, root: string, groups: BundledRecords['groups'], repository: Repository, created: Created): void {
+  for (const { entry, lines, first, ended, workingDir } of groups) {
+    const folder = path.join(request.groupsDirectory, entry.id);
+    fs.mkdirSync(request.groupsDirectory, { recursive: true, mode: 0o700 });
+    createExclusively(entry.id, folder, () => fs.mkdirSync(folder, { mode: 0o700 }));
+    created.paths.push(folder);
+    fs.cpSync(path.join(root, 'groups', entry.id), folder, { recursive: true, errorOnExist: true, force: false });
+    const rehomed = [JSON.stringify({ ...first, working_dir: workingDir, repository: repository.root }), ...lines.slice(1)];
+    // A group whose record never ended was left by a runner that stopped: here nothing runs it.
+    if (!ended)
+      rehomed.push(JSON.stringify({ type: 'group_finished', timestamp: new Date().toISOString(), group_id: entry.id, status: 'crashed', ranking: [] }));
+    // Its worktrees stayed on the machine that ran it: none of them is here.
+    const labels = first.candidates.map((candidate) => candidate.label);
+    rehomed.push(JSON.stringify({ type: 'worktrees_removed', timestamp: new Date().toISOString(), group_id: entry.id, removed: labels, kept: [] }));
+    fs.writeFileSync(path.join(folder, GROUP_RECORD_FILE), rehomed.join('\n') + '\n', { mode: 0o600 });
   }
 }
 

@@ -1,5 +1,6 @@
 import { addUsage } from '../agents/agentEventHelpers.js';
 import type { Usage } from '../sessionFormat/agentEvents.js';
+import { describeEvent, oneLine, resumedLine, type DescribedLine } from '../sessionFormat/eventWording.js';
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
 import { foldReview, isReviewEvent } from '../sessions/reviewState.js';
@@ -8,7 +9,6 @@ import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
 import { splitUnifiedDiff } from './unifiedDiff.js';
-import { takeTail } from '../text/truncate.js';
 
 /** Builds the viewer's model of a session from its file and its sidecar record. */
 
@@ -96,92 +96,45 @@ export function assembleSessionView(
   };
 }
 
-/** Resumes, interruptions and rollbacks from the sidecar record, placed between the iterations. */
+/** Resumes, interruptions, rollbacks, applies and the like from the sidecar record, placed between the iterations. */
 function buildNotes(lastIteration: number, events: readonly RunEvent[]): TimelineNote[] {
   const notes: TimelineNote[] = [];
-  const listPaths = (paths: readonly string[]) => (paths.length <= 5 ? paths.join(', ') : `${paths.slice(0, 5).join(', ')} and ${paths.length - 5} more`);
   let runs = 0;
   for (const event of events) {
-    if (event.type === 'run_started') {
-      if (runs > 0 && event.first_iteration) {
-        notes.push({
-          kind: 'resumed',
-          at: event.timestamp,
-          after_iteration: event.first_iteration - 1,
-          text: `Resumed at iteration ${event.first_iteration}.`,
-        });
-      }
-      runs += 1;
-    } else if (event.type === 'agent_finished' && event.interrupted) {
-      notes.push({
-        kind: 'interrupted',
-        at: event.timestamp,
-        after_iteration: event.iteration - 1,
-        text: `Interrupted during iteration ${event.iteration} (the ${event.role} was stopped).`,
-      });
-    } else if (event.type === 'rollback') {
-      const parts = [
-        event.restored.length > 0 ? `restored ${listPaths(event.restored)}` : '',
-        event.removed.length > 0 ? `removed ${listPaths(event.removed)}` : '',
-        event.overwritten.length > 0 ? `overwrote your changes to ${listPaths(event.overwritten)}` : '',
-      ].filter(Boolean);
-      notes.push({
-        kind: 'rollback',
-        at: event.timestamp,
-        after_iteration: lastIteration,
-        text: `Rolled back to before iteration ${event.to_iteration}: ${parts.join('; ') || 'nothing to write'}.`,
-      });
-    } else if (event.type === 'stall') {
-      const what = event.action === 'nudge' ? 'the actor was told to change its approach' : 'the loop was stopped';
-      notes.push({
-        kind: 'stall',
-        at: event.timestamp,
-        after_iteration: event.iteration,
-        text: `Going in circles since iteration ${event.since_iteration}: ${event.reason}; ${what}.`,
-      });
-    } else if (event.type === 'worktree_prepared') {
-      const setup = event.setup;
-      const parts = [
-        `In worktree ${event.worktree}`,
-        event.copied.length > 0 ? `copied in ${listPaths(event.copied)}` : '',
-        setup
-          ? setup.passed
-            ? `setup \`${setup.command}\` passed`
-            : `setup \`${setup.command}\` failed${setup.timed_out ? ' (timed out)' : ` (exit ${setup.exit_code ?? 'by a signal'})`}: ${takeTail(setup.output.trim(), 400)}`
-          : '',
-      ].filter(Boolean);
-      notes.push({ kind: 'worktree_prepared', at: event.timestamp, after_iteration: 0, text: `${parts.join('; ')}.` });
-    } else if (event.type === 'applied') {
-      notes.push({
-        kind: 'applied',
-        at: event.timestamp,
-        after_iteration: lastIteration,
-        text: `Applied to ${event.target_dir}: ${event.restored.length + event.removed.length} file(s) written${event.overwritten.length > 0 ? `, overwriting your changes to ${listPaths(event.overwritten)}` : ''}.`,
-      });
-    } else if (event.type === 'apply_undone') {
-      notes.push({
-        kind: 'apply_undone',
-        at: event.timestamp,
-        after_iteration: lastIteration,
-        text: `Apply ${event.apply} undone: ${event.restored.length + event.removed.length} file(s) put back.`,
-      });
-    } else if (event.type === 'imported') {
-      notes.push({
-        kind: 'imported',
-        at: event.timestamp,
-        after_iteration: lastIteration,
-        text: `Imported from ${event.bundle}; it ran in ${event.from_working_dir}.`,
-      });
-    } else if (event.type === 'rollback_undone') {
-      notes.push({
-        kind: 'rollback_undone',
-        at: event.timestamp,
-        after_iteration: lastIteration,
-        text: `Rollback ${event.rollback} undone: ${event.restored.length + event.removed.length} file(s) put back.`,
-      });
-    }
+    const note = noteOf(event, { runsBefore: runs, lastIteration });
+    if (note) notes.push(note);
+    if (event.type === 'run_started') runs += 1;
   }
   return notes;
+}
+
+/** An event the viewer shows between the iterations, in the words of the live log (`eventWording.ts`); undefined for the others. */
+function noteOf(event: RunEvent, where: { runsBefore: number; lastIteration: number }): TimelineNote | undefined {
+  const note = (kind: TimelineNote['kind'], afterIteration: number, lines: DescribedLine[]): TimelineNote => ({
+    kind,
+    at: event.timestamp,
+    after_iteration: afterIteration,
+    text: oneLine(lines),
+  });
+  const words = (): DescribedLine[] => describeEvent(event, { showAgentText: false });
+  switch (event.type) {
+    case 'run_started':
+      return where.runsBefore > 0 && event.first_iteration ? note('resumed', event.first_iteration - 1, [resumedLine(event.first_iteration)]) : undefined;
+    case 'agent_finished':
+      return event.interrupted ? note('interrupted', event.iteration - 1, words()) : undefined;
+    case 'stall':
+      return note('stall', event.iteration, words());
+    case 'worktree_prepared':
+      return note('worktree_prepared', 0, words());
+    case 'rollback':
+    case 'rollback_undone':
+    case 'applied':
+    case 'apply_undone':
+    case 'imported':
+      return note(event.type, where.lastIteration, words());
+    default:
+      return undefined;
+  }
 }
 
 /** One iteration's outputs and diff, with the critic's whole answer from the sidecar record. */

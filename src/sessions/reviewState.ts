@@ -22,73 +22,83 @@ export function foldReview(events: readonly RunEvent[], records: readonly Review
   return fold.items;
 }
 
-/** The items as folded so far, and each one by its id, for what later entries say of it. */
+type Finding = ReviewItems['findings'][number];
+type Comment = ReviewItems['comments'][number];
+
+/** The review items as each event and record, in time order, leaves them. */
 class ReviewFold {
   readonly items: ReviewItems = { findings: [], comments: [], rejections: [], staged: [], carried_on: null };
-  private readonly byId = new Map<string, ReviewItems['findings'][number] | ReviewItems['comments'][number]>();
+  /** Findings and comments, which are resolved and opened again alike. */
+  private readonly byId = new Map<string, Finding | Comment>();
   private readonly rejections = new Map<string, ReviewItems['rejections'][number]>();
 
   event(event: RunEvent): void {
     if (event.type === 'critic_decision') {
       for (const id of event.resolved ?? []) this.setOpen(id, false);
-      for (const finding of event.findings ?? []) {
-        const item = { ...finding, iteration: event.iteration, open: true, claimed: false };
-        this.byId.set(finding.id, item);
-        this.items.findings.push(item);
-      }
+      for (const finding of event.findings ?? []) this.addFinding({ ...finding, iteration: event.iteration, open: true, claimed: false });
     } else if (event.type === 'review_delivered') {
-      for (const id of event.ids) {
-        const rejection = this.rejections.get(id);
-        if (rejection) rejection.delivered = true;
-      }
+      for (const id of event.ids) this.delivered(id);
     } else if (event.type === 'review_claimed') {
-      for (const id of event.ids) {
-        const item = this.byId.get(id);
-        if (item?.open) item.claimed = true;
-      }
+      for (const id of event.ids) this.claimed(id);
     }
   }
 
   record(record: ReviewRecord): void {
     switch (record.type) {
-      case 'comment': {
-        const item = { ...record, open: true, claimed: false };
-        this.byId.set(record.id, item);
-        this.items.comments.push(item);
-        break;
-      }
+      case 'comment':
+        return this.addComment({ ...record, open: true, claimed: false });
       case 'resolved':
-        this.setOpen(record.id, false);
-        break;
+        return this.setOpen(record.id, false);
       case 'reopened':
-        this.setOpen(record.id, true);
-        break;
+        return this.setOpen(record.id, true);
       case 'hunk_rejected': {
         const item = { ...record, undone: false, delivered: false };
         this.rejections.set(record.id, item);
         this.items.rejections.push(item);
-        break;
+        return;
       }
       case 'rejection_undone': {
         const item = this.rejections.get(record.id);
         if (item) item.undone = true;
-        break;
+        return;
       }
       case 'staged':
         this.items.staged.push(record);
-        break;
+        return;
       case 'carried_on':
         this.items.carried_on = record.timestamp;
-        break;
+        return;
     }
   }
 
+  private addFinding(item: Finding): void {
+    this.byId.set(item.id, item);
+    this.items.findings.push(item);
+  }
+
+  private addComment(item: Comment): void {
+    this.byId.set(item.id, item);
+    this.items.comments.push(item);
+  }
+
+  /** Resolved or opened again: no longer claimed by the actor either way. */
   private setOpen(id: string, open: boolean): void {
     const item = this.byId.get(id);
-    if (item) {
-      item.open = open;
-      item.claimed = false;
-    }
+    if (!item) return;
+    item.open = open;
+    item.claimed = false;
+  }
+
+  /** A rejection told to an actor run. */
+  private delivered(id: string): void {
+    const rejection = this.rejections.get(id);
+    if (rejection) rejection.delivered = true;
+  }
+
+  /** The actor says it addressed an item that is open. */
+  private claimed(id: string): void {
+    const item = this.byId.get(id);
+    if (item?.open) item.claimed = true;
   }
 }
 

@@ -118,7 +118,7 @@ describe('files that are not what they seem (the built CLI)', () => {
     const replayed = finished(await runCli(['sessions', 'replay', good], options), 'replay');
     assert.equal(replayed.code, 0, replayed.stderr);
     assert.match(replayed.stderr, /sidecars\/.*\/events\.jsonl is a named pipe \(FIFO\), not a file: the sidecar record was not read/);
-    assert.match(replayed.stdout, /session .* started: The good one/);
+    assert.match(replayed.stdout, /Session .* — The good one/);
     assert.match(replayed.stdout, /critic: DONE/);
   });
 });

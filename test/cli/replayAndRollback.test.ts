@@ -114,8 +114,10 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
     const text = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /it 1 +critic: CONTINUE — x needs a second pass/);
-    assert.match(text.stdout, /rolled back to before iteration 2: 1 restored, 1 removed/);
-    assert.match(text.stdout, /session ended: success after 2 iterations/);
+    // The words of the live log (sessionFormat/eventWording.ts), one line each.
+    assert.match(text.stdout, /rolled back to before iteration 2: 2 files restored/);
+    assert.match(text.stdout, /rollback 1 undone: 2 files put back/);
+    assert.match(text.stdout, /✓ Done after 2 iterations/);
   });
 
   it('replays a session of the original codeloops from its three line types alone', async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openRepository } from '../../src/git/repository.js';
 import { listSessionRefs } from '../../src/git/snapshots.js';
-import { describeEvent } from '../../src/loop/describeEvent.js';
+import { describeEvent } from '../../src/sessionFormat/eventWording.js';
 import { runEventSchema } from '../../src/sessionFormat/runEvents.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { carryOn, done } from '../support/scriptedAgent.js';

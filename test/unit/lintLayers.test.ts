@@ -49,6 +49,36 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
     assert.deepEqual(await problems('webview-ui/example.ts', "import { takeTail } from '../src/text/truncate.js';\nexport const x = takeTail;\n"), []);
   });
 
+  it('keeps each CLI command apart: a command imports no other, not even a type or lazily; what they share has a module of its own', async () => {
+    const message = /A command \(src\/cli\/\*Command\.ts\) never imports another: put what commands share in a module of its own/;
+    assert.match(
+      (await problems('src/cli/exampleCommand.ts', "import { runCommand } from './runCommand.js';\nexport const x = runCommand;\n")).join('\n'),
+      message,
+    );
+    assert.match(
+      (await problems('src/cli/exampleCommand.ts', "import type { ApplyOptions } from './applyCommand.js';\nexport type X = ApplyOptions;\n")).join('\n'),
+      message,
+    );
+    assert.match(
+      (await problems('src/cli/exampleCommand.ts', "export const x = async () => (await import('./candidateRunCommand.js')).runCandidatesCommand;\n")).join(
+        '\n',
+      ),
+      message,
+    );
+    assert.deepEqual(await problems('src/cli/exampleCommand.ts', "import { readPrompt } from './runSetup.js';\nexport const x = readPrompt;\n"), []);
+    assert.deepEqual(
+      await problems('src/cli/main.ts', "export const x = async () => (await import('./runCommand.js')).runCommand;\n"),
+      [],
+      'main.ts, which builds the command line, loads every command',
+    );
+    // The layer rules and the others still hold in a command's file.
+    assert.match(
+      (await problems('src/cli/exampleCommand.ts', "import * as vscode from 'vscode';\nexport const x = vscode;\n")).join('\n'),
+      /Only src\/extension\//,
+    );
+    assert.match((await problems('src/cli/exampleCommand.ts', "export * from './runSetup.js';\n")).join('\n'), /No barrel files/);
+  });
+
   it('has one zod, configured once', async () => {
     const found = await problems('src/agents/example.ts', "import { z } from 'zod';\nexport const x = z;\n");
     assert.match(found.join('\n'), /Import z from src\/sessionFormat\/zod\.ts/);

@@ -409,9 +409,9 @@ describe('session viewer (rendered in a DOM)', () => {
       session({
         iterations: [iteration(1), iteration(2), iteration(3, { critic_decision: 'DONE', feedback: null })],
         notes: [
-          { kind: 'interrupted', at: '2025-01-27T15:32:00Z', after_iteration: 1, text: 'Interrupted during iteration 2 (the actor was stopped).' },
-          { kind: 'resumed', at: '2025-01-27T15:33:00Z', after_iteration: 1, text: 'Resumed at iteration 2.' },
-          { kind: 'rollback', at: '2025-01-27T15:40:00Z', after_iteration: 3, text: 'Rolled back to before iteration 3: restored a.txt.' },
+          { kind: 'interrupted', at: '2025-01-27T15:32:00Z', after_iteration: 1, text: 'actor stopped (interrupted)' },
+          { kind: 'resumed', at: '2025-01-27T15:33:00Z', after_iteration: 1, text: 'resumed at iteration 2' },
+          { kind: 'rollback', at: '2025-01-27T15:40:00Z', after_iteration: 3, text: 'rolled back to before iteration 3: 1 file restored' },
         ],
       }),
     );
@@ -419,7 +419,7 @@ describe('session viewer (rendered in a DOM)', () => {
       element.classList.contains('note') ? element.className.replace('note note-', '') : `#${element.getAttribute('data-iteration')}`,
     );
     assert.deepEqual(order, ['#1', 'interrupted', 'resumed', '#2', '#3', 'rollback']);
-    assert.match(root.querySelector('.note-rollback')!.textContent!, /Rolled back to before iteration 3: restored a\.txt\./);
+    assert.match(root.querySelector('.note-rollback')!.textContent!, /rolled back to before iteration 3: 1 file restored/);
   });
 
   it('steps through the iterations one at a time, each opened with its diff requested', () => {

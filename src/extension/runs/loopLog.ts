@@ -1,4 +1,4 @@
-import { describeEvent, type LineTone } from '../../loop/describeEvent.js';
+import { describeEvent, type LineTone } from '../../sessionFormat/eventWording.js';
 import type { RunEvent } from '../../sessionFormat/runEvents.js';
 import type { EditorWindow, RunLog } from '../editorPorts.js';
 

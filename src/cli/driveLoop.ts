@@ -1,0 +1,68 @@
+import { endLoopsInThisProcessNow, runLoop, type Continuation } from '../loop/loopRunner.js';
+import type { PreparedRun } from '../loop/prepareRun.js';
+import { describeEvent } from '../sessionFormat/eventWording.js';
+import type { RunEvent, RunSummary } from '../sessionFormat/runEvents.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
+import { EXIT_CODES } from './exitCodes.js';
+import { stdinReviewControl } from './reviewControl.js';
+import { reportRefusal, type RunOptions } from './runSetup.js';
+import { writeLines } from './terminal.js';
+import { runFromTerminal, writeStderr } from './terminalRun.js';
+
+/**
+ * Runs a loop from the terminal (`runFromTerminal`: Ctrl+C interrupts it, a second
+ * one quits at once); progress goes to stderr, and to stdout either one JSON object
+ * (--json-output) or every run event (--events ndjson). Shared by `run` and `resume`.
+ */
+export async function driveLoop(
+  options: Pick<RunOptions, 'jsonOutput' | 'events' | 'quiet'>,
+  run: { prompt: string; prepared: PreparedRun; continuation?: Continuation },
+): Promise<number> {
+  const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endLoopsInThisProcessNow };
+  let stdoutOpen = () => true;
+  let sessionId: string | undefined;
+  const review =
+    run.prepared.settings.review === 'pause'
+      ? stdinReviewControl({ json: options.events === 'ndjson', sessionId: () => sessionId, say: writeStderr })
+      : undefined;
+  let summary: RunSummary;
+  try {
+    summary = await runFromTerminal(terminal, ({ signal, stdoutOpen: isOpen }) => {
+      stdoutOpen = isOpen;
+      const onEvent = (event: RunEvent): void => {
+        if (event.type === 'run_started') sessionId = event.session_id;
+        if (options.events === 'ndjson') {
+          if (isOpen()) process.stdout.write(JSON.stringify(event) + '\n');
+          return;
+        }
+        if (!options.quiet) writeLines(process.stderr, describeEvent(event, { showAgentText: true }));
+      };
+      return runLoop({
+        prompt: run.prompt,
+        workingDir: run.prepared.workingDir,
+        repository: run.prepared.repository,
+        actor: run.prepared.actor,
+        critic: run.prepared.critic,
+        maxIterations: run.prepared.settings.maxIterations,
+        checks: run.prepared.settings.checks,
+        budget: run.prepared.settings.budget,
+        stall: run.prepared.settings.stall,
+        prices: run.prepared.settings.prices,
+        sessionsDirectory: sessionsDir(),
+        sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
+        signal,
+        onEvent,
+        continuation: run.continuation,
+        waitForReview: review?.wait,
+      });
+    });
+  } catch (error) {
+    // Only failures before the session exists reach here (the repository is busy, the sessions folder cannot be written).
+    reportRefusal(options, error);
+    throw error;
+  } finally {
+    review?.close();
+  }
+  if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');
+  return EXIT_CODES[summary.status];
+}

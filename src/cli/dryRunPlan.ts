@@ -1,0 +1,108 @@
+import { checkDirectory } from '../checks/runCheck.js';
+import type { PreparedRun } from '../loop/prepareRun.js';
+import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
+import { sessionsDir } from '../sessionFormat/sessionFiles.js';
+
+/**
+ * `--dry-run`: what a run would do, as JSON (`--json-output`) or a few lines on
+ * stderr, for one loop and for a candidate group. Nothing is started.
+ */
+
+type Role = PreparedRun['actor'];
+
+/** An agent as the plan shows it: which, its model, the program that runs it, its timeout. */
+function describeRole(role: Role) {
+  return {
+    agent: role.launch.adapter.displayName,
+    model: role.model,
+    program: [role.launch.program.program, ...role.launch.program.leadingArgs].join(' '),
+    timeout_secs: role.launch.timeoutSecs,
+  };
+}
+
+const agentText = (role: ReturnType<typeof describeRole>) => `${role.agent}${role.model ? ` (${role.model})` : ''}: ${role.program}`;
+
+/** The plan as JSON on stdout, or its rows as words on stderr. */
+function printPlan(options: { jsonOutput?: boolean }, plan: object, rows: readonly (readonly [label: string, value: string])[]): number {
+  if (options.jsonOutput) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
+  else process.stderr.write(`Dry run: nothing was started.\n${rows.map(([label, value]) => `  ${label.padEnd(12)} ${value}\n`).join('')}`);
+  return 0;
+}
+
+/** What every plan opens with. */
+function planOf(prepared: PreparedRun, prompt: string) {
+  return { working_dir: prepared.workingDir, repository: prepared.repository.root, prompt };
+}
+
+/** One loop's plan: its agents, checks, budget, stall detection and review, and where its session and config come from. */
+export function printRunPlan(options: { jsonOutput?: boolean }, prepared: PreparedRun, prompt: string): number {
+  const { settings } = prepared;
+  const plan = {
+    ...planOf(prepared, prompt),
+    max_iterations: settings.maxIterations,
+    actor: describeRole(prepared.actor),
+    critic: describeRole(prepared.critic),
+    checks: settings.checks.map((check) => ({
+      name: check.name,
+      run: check.run,
+      required: check.required,
+      timeout_secs: check.timeoutSecs,
+      working_dir: checkDirectory(check, { root: prepared.repository.root, workingDir: prepared.workingDir }),
+    })),
+    max_cost_usd: settings.budget.maxCostUsd,
+    max_tokens: settings.budget.maxTokens,
+    max_duration_secs: settings.budget.maxDurationSecs,
+    stall: { unchanged_iterations: settings.stall.unchangedIterations, action: settings.stall.action },
+    review: settings.review,
+    sessions_dir: sessionsDir(),
+    config_files: settings.sources,
+  };
+  const budget = [
+    plan.max_cost_usd === null ? null : `$${plan.max_cost_usd}`,
+    plan.max_tokens === null ? null : `${plan.max_tokens.toLocaleString('en-US')} tokens`,
+    plan.max_duration_secs === null ? null : `${plan.max_duration_secs} s`,
+  ].filter(Boolean);
+  const checks = plan.checks.map((check) => `${check.name} (${check.required ? 'required' : 'advisory'}): ${check.run} in ${check.working_dir}`);
+  return printPlan(options, plan, [
+    ['repository', plan.repository],
+    ['actor', `${agentText(plan.actor)} (timeout ${plan.actor.timeout_secs}s)`],
+    ['critic', `${agentText(plan.critic)} (timeout ${plan.critic.timeout_secs}s)`],
+    ['iterations', `${plan.max_iterations ?? 'no limit'}`],
+    ['checks', checks.length > 0 ? checks.join('; ') : 'none'],
+    ['budget', budget.length > 0 ? budget.join(', ') : 'none'],
+    ['stall', plan.stall.unchanged_iterations === 0 ? 'off' : `${plan.stall.action} after ${plan.stall.unchanged_iterations} iterations without progress`],
+    ['review', plan.review === 'pause' ? 'pause after each iteration that goes on, for your review' : 'off'],
+    ['sessions in', plan.sessions_dir],
+    ['config from', plan.config_files.length > 0 ? plan.config_files.join(', ') : 'built-in defaults'],
+  ]);
+}
+
+/** A candidate group's plan: each candidate's actor, the one critic, how many at once, the worktrees and their setup. */
+export function printGroupPlan(
+  options: { jsonOutput?: boolean },
+  group: { base: PreparedRun; prompt: string; candidates: readonly { label: string; prepared: PreparedRun }[]; jobs: number; judge: boolean },
+): number {
+  const { base } = group;
+  const plan = {
+    ...planOf(base, group.prompt),
+    candidates: group.candidates.map(({ label, prepared }) => ({ label, actor: describeRole(prepared.actor) })),
+    critic: describeRole(base.critic),
+    jobs: group.jobs,
+    judge: group.judge,
+    worktrees_dir: worktreesDir(),
+    copy: base.settings.worktree.copy,
+    setup: base.settings.worktree.setup,
+    max_iterations: base.settings.maxIterations,
+    checks: base.settings.checks.map((check) => ({ name: check.name, run: check.run, required: check.required })),
+  };
+  return printPlan(options, plan, [
+    ['repository', plan.repository],
+    ...plan.candidates.map((candidate) => ['candidate', `${candidate.label}: ${candidate.actor.program}`] as const),
+    ['critic', agentText(plan.critic)],
+    ['at once', String(plan.jobs)],
+    ['worktrees in', plan.worktrees_dir],
+    ['copy', plan.copy.length > 0 ? plan.copy.join(', ') : 'nothing'],
+    ['setup', plan.setup ?? 'none'],
+    ['checks', plan.checks.length > 0 ? plan.checks.map((check) => check.name).join(', ') : 'none'],
+  ]);
+}
