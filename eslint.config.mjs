@@ -5,6 +5,7 @@ import js from '@eslint/js';
 import globals from 'globals';
 import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
+import codeloops from './eslint-rules/noImportCycles.mjs';
 
 /**
  * The engine's folders, lowest first, and what each may import besides itself.
@@ -93,6 +94,23 @@ const commandRules = {
   },
 };
 
+/**
+ * Sizes a reader can hold in mind: a function fits on a screen (80 lines, blank lines
+ * and comments aside) and nests at most 4 blocks deep. A declarative table may be
+ * longer when an eslint-disable comment beside it says why. Tests are exempt from the
+ * length (a `describe` is a list of cases), not from the depth.
+ */
+const sizeRules = [
+  {
+    files: ['src/**/*.ts', 'webview-ui/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
+  { files: ['**/*.ts'], rules: { 'max-depth': ['error', 4] } },
+];
+
+/** No import cycles anywhere, type-only imports included (see eslint-rules/noImportCycles.mjs). */
+const cycleRules = { files: ['**/*.ts'], plugins: { codeloops }, rules: { 'codeloops/no-import-cycles': 'error' } };
+
 export default tseslint.config(
   { ignores: ['dist/', 'out/', '.cache/', 'node_modules/', 'test-output/', 'test/fixtures/', 'media/', '**/*.js', '**/*.cjs'] },
   js.configs.recommended,
@@ -106,6 +124,8 @@ export default tseslint.config(
   },
   ...layerRules,
   commandRules,
+  ...sizeRules,
+  cycleRules,
   {
     files: ['webview-ui/**/*.ts'],
     rules: {

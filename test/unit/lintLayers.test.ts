@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { ESLint } from 'eslint';
 import { repoRoot } from '../support/testEnvironment.js';
 
@@ -77,6 +79,34 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
       /Only src\/extension\//,
     );
     assert.match((await problems('src/cli/exampleCommand.ts', "export * from './runSetup.js';\n")).join('\n'), /No barrel files/);
+  });
+
+  it('keeps functions short and shallow in src/ and the webview, and shallow in the tests', async () => {
+    const body = (lines: number) => Array.from({ length: lines }, (_, index) => `  total += ${index};`).join('\n');
+    const long = `export function long(): number {\n  let total = 0;\n${body(80)}\n  return total;\n}\n`;
+    assert.match((await problems('src/loop/example.ts', long)).join('\n'), /max-lines-per-function: Function 'long' has too many lines \(8\d\)/);
+    assert.match((await problems('webview-ui/example.ts', long)).join('\n'), /max-lines-per-function/);
+    assert.deepEqual(await problems('test/unit/example.test.ts', long), [], 'a test may be long: a describe is a list of cases');
+    const commented = `export function fine(): number {\n  let total = 0;\n${body(70)}\n${Array.from({ length: 30 }, () => '  // why').join('\n')}\n\n\n  return total;\n}\n`;
+    assert.deepEqual(await problems('src/loop/example.ts', commented), [], 'comments and blank lines do not count');
+    const deep =
+      'export function deep(a: number[][][][][]): number {\n  let n = 0;\n  for (const b of a) {\n    for (const c of b) {\n      for (const d of c) {\n        for (const e of d) {\n          if (e.length > 0) n += 1;\n        }\n      }\n    }\n  }\n  return n;\n}\n';
+    assert.match((await problems('src/loop/example.ts', deep)).join('\n'), /max-depth: Blocks are nested too deeply \(5\)/);
+    assert.match((await problems('test/unit/example.test.ts', deep)).join('\n'), /max-depth/);
+  });
+
+  it('finds import cycles, type-only imports included, and names the modules on the way', async () => {
+    // runEvents.ts imports failures.ts: a failures.ts that imported a type of runEvents.ts back would close a cycle.
+    const found = await problems('src/sessionFormat/failures.ts', "import type { RunEvent } from './runEvents.js';\nexport type X = RunEvent;\n");
+    assert.match(
+      found.join('\n'),
+      /codeloops\/no-import-cycles: This import closes a cycle: src\/sessionFormat\/failures\.ts → src\/sessionFormat\/runEvents\.ts → src\/sessionFormat\/failures\.ts/,
+    );
+    assert.deepEqual(
+      await problems('src/sessionFormat/runEvents.ts', fs.readFileSync(path.join(repoRoot(), 'src/sessionFormat/runEvents.ts'), 'utf8')),
+      [],
+      'the way it is, one way',
+    );
   });
 
   it('has one zod, configured once', async () => {
