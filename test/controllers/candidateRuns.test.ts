@@ -49,6 +49,11 @@ describe('candidate runs and Apply This Candidate (plain Node, the real runner, 
       editor.logLines.some((line) => line.startsWith('info: [command#1] ')),
       'the log labels each candidate',
     );
+    assert.ok(
+      editor.logLines.some((line) => /^info: Candidate group group-\S+: 2 candidates \(command#1, command#2\)/.test(line)) &&
+        editor.logLines.some((line) => /^info: judge \(.+\): command#2 > command#1$/.test(line)),
+      `the group's start and the judge's ranking in the CLI's words:\n${editor.logLines.join('\n')}`,
+    );
   });
 
   it('interrupts every candidate at once', async () => {

@@ -1,5 +1,6 @@
 import type { CandidateStreamEvent } from '../../sessionFormat/candidateGroups.js';
 import { advanceLoop, LOOP_STARTING, LOOP_WAITING, loopEnded } from '../../sessionFormat/loopProgress.js';
+import { describeGroupEvent } from '../../sessionFormat/eventWording.js';
 import type { RunEvent } from '../../sessionFormat/runEvents.js';
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
@@ -90,7 +91,8 @@ export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposabl
       return;
     }
     if (group) this.followGroup(group, event);
-    if (event.type === 'judged') writeLog(this.deps.log, `judge: ${event.judgment.ranking.join(' > ') || event.judgment.reasoning}`, 'info');
+    // The group's own records in the CLI's words: how it started, a candidate that could not, the judge's ranking.
+    for (const line of describeGroupEvent(event)) writeLog(this.deps.log, line.text, line.tone);
     this.groupEvents.fire({ folder, event });
   }
 
