@@ -3,6 +3,7 @@ import type { AgentProgram } from './agentProgram.js';
 import { runAgentProcess, type AgentExit } from './agentProcess.js';
 import { AgentRunFold, type AgentRunFoldOptions, type AgentRunResult } from './agentRunFold.js';
 import type { GroupRecorder } from '../process/processGroup.js';
+import { GIT_LOCATION_VARIABLES } from '../process/gitLocationVariables.js';
 
 /**
  * Running an agent is two parts joined here: its process (`agentProcess.ts`: the
@@ -40,16 +41,7 @@ const MAX_ARGUMENT_BYTES = 128 * 1024;
  * to start (set when the editor itself runs inside it), and git's location variables
  * (set inside git hooks), which would point the agent's git at another repository.
  */
-const STRIPPED_VARIABLES = [
-  'CLAUDECODE',
-  'CLAUDE_CODE_ENTRYPOINT',
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_COMMON_DIR',
-  'GIT_PREFIX',
-  'GIT_OBJECT_DIRECTORY',
-];
+const STRIPPED_VARIABLES: readonly string[] = ['CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', ...GIT_LOCATION_VARIABLES];
 
 export function agentEnvironment(...layers: Readonly<Record<string, string>>[]): Record<string, string> {
   const env: Record<string, string> = {};

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { superviseGroup, type GroupRecorder } from '../process/processGroup.js';
+import { GIT_LOCATION_VARIABLES } from '../process/gitLocationVariables.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
 /** One of the project's own commands that tells whether the work is right (`[[checks]]`). */
@@ -58,9 +59,6 @@ export function commandRunRecord(result: CheckResult) {
 const OUTPUT_HEAD_CHARS = 4_000;
 const OUTPUT_TAIL_CHARS = 12_000;
 
-/** Variables that would point a project's git (its hooks, its tests) at another repository. */
-const STRIPPED_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_PREFIX', 'GIT_OBJECT_DIRECTORY'];
-
 /**
  * Runs a check in its own process group in the repository, keeping the head and
  * tail of its output (flat memory however much it prints), and stops the whole
@@ -75,7 +73,7 @@ export function runCheck(
   const output = new HeadTailBuffer(OUTPUT_HEAD_CHARS, OUTPUT_TAIL_CHARS);
   const decoder = new StringDecoder('utf8');
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), NO_COLOR: '1', CODELOOPS_CHECK: check.name };
-  for (const name of STRIPPED_VARIABLES) delete env[name];
+  for (const name of GIT_LOCATION_VARIABLES) delete env[name];
   const [shell, flag] = process.platform === 'win32' ? ['cmd.exe', '/c'] : ['sh', '-c'];
   const started = performance.now();
   return new Promise((resolve) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CheckSpec } from '../../src/checks/runCheck.js';
+import { runCheck, type CheckSpec } from '../../src/checks/runCheck.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { carryOn, claudeStream, decision, done } from '../support/scriptedAgent.js';
 import { readJsonLines, runScriptedLoop } from '../support/scriptedLoop.js';
@@ -97,6 +97,17 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
   // A test that fails halfway leaves no runner or agent behind for the tests after it.
   afterEach(stopRunners);
   after(removeTempDirs);
+
+  it("runs a check without git's location variables, so its git works on the repository it runs in", async () => {
+    const repo = createRepo({ files: { 'a.txt': 'a\n' } });
+    const elsewhere = createRepo({ files: { 'b.txt': 'b\n' } });
+    const result = await runCheck(check('where', 'git rev-parse --show-toplevel'), {
+      cwd: repo,
+      env: { ...process.env, GIT_DIR: path.join(elsewhere, '.git'), GIT_WORK_TREE: elsewhere },
+    });
+    assert.equal(result.passed, true, result.output);
+    assert.equal(result.output.trim(), repo);
+  });
 
   it('refuses DONE while a required check fails, feeds the failure back, and succeeds once it passes', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });

@@ -33,6 +33,9 @@ describe('running an agent process', () => {
   it('gives the prompt on stdin untouched, even one that starts with "-" and holds emoji, in a clean environment', async () => {
     const { agent, launch } = launchFor({ actor: [[{ print: 'hello from the agent' }]] });
     process.env.CLAUDECODE = '1';
+    // A runner started from a git hook has git's location variables: the agent's git must not follow them elsewhere.
+    process.env.GIT_DIR = '/elsewhere/.git';
+    process.env.GIT_WORK_TREE = '/elsewhere';
     const rawPath = path.join(tempDir(), 'raw.stdout');
     const events: AgentEvent[] = [];
     try {
@@ -47,10 +50,14 @@ describe('running an agent process', () => {
       assert.deepEqual(events, [{ kind: 'text', text: 'hello from the agent' }]);
     } finally {
       delete process.env.CLAUDECODE;
+      delete process.env.GIT_DIR;
+      delete process.env.GIT_WORK_TREE;
     }
     assert.equal(agent.prompt('actor', 1), '--help me 🎉 "quoted" $(rm -rf /)');
     const env = agent.envSeen('actor', 1);
     assert.equal(env.CLAUDECODE, undefined, 'CLAUDECODE is stripped');
+    assert.equal(env.GIT_DIR, undefined, "git's location variables are stripped");
+    assert.equal(env.GIT_WORK_TREE, undefined);
     assert.equal(env.NO_COLOR, '1');
     assert.equal(env.CODELOOPS_ITERATION, '3');
     assert.equal(fs.readFileSync(rawPath, 'utf8'), 'hello from the agent\n', 'raw stdout is kept');
