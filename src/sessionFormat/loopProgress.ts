@@ -85,14 +85,14 @@ const STAGE_WORDS: Readonly<Record<LoopStage, string>> = {
   diff: 'diff',
   checks: 'checks',
   critic: 'critic',
-  critic_repair: 'critic (asked again)',
+  critic_repair: 'critic, asked again',
   review: 'waiting for your review',
   continuing: 'going on',
   stopping: 'stopping',
   ended: 'ended',
 };
 
-/** The stage in words: `critic (asked again)`, `waiting for your review`. */
+/** The stage in words: `critic, asked again`, `waiting for your review`. */
 export function stageText(stage: LoopStage): string {
   return STAGE_WORDS[stage];
 }

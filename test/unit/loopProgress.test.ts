@@ -26,7 +26,7 @@ describe('where a running loop is, as every view shows it', () => {
     followRunning(running, 's', iterationStarted(1));
     assert.equal(label(), 'Running · iteration 1 · snapshot', 'the list said "starting"');
     followRunning(running, 's', phase(1, 'critic_repair'));
-    assert.equal(label(), 'Running · iteration 1 · critic (asked again)', 'the list said "critic"');
+    assert.equal(label(), 'Running · iteration 1 · critic, asked again', 'the list said "critic"');
     assert.equal(followRunning(running, 's', phase(1, 'critic', 'finished')), false, 'an event that moves nothing redraws nothing');
     followRunning(running, 's', runFinishedEvent({ iterations: 1, session_id: 's', timestamp: at }));
     assert.equal(running.has('s'), false);
@@ -35,7 +35,7 @@ describe('where a running loop is, as every view shows it', () => {
   it('the comparison page’s progress of a running candidate: its stage in the shared words, with a comma', () => {
     assert.equal(loopProgressText(loopProgressOf([]), ', '), 'starting');
     assert.equal(loopProgressText(loopProgressOf([iterationStarted(2)]), ', '), 'iteration 2, snapshot', 'the page said only "iteration 2"');
-    assert.equal(loopProgressText(loopProgressOf([iterationStarted(2), phase(2, 'critic_repair')]), ', '), 'iteration 2, critic (asked again)');
+    assert.equal(loopProgressText(loopProgressOf([iterationStarted(2), phase(2, 'critic_repair')]), ', '), 'iteration 2, critic, asked again');
   });
 
   it('the editor’s candidates: one that ended as its group recorded it is ended, with that outcome; told to stop, an ended one stays ended', () => {

@@ -391,7 +391,7 @@ describe('session viewer (rendered in a DOM)', () => {
     transport.deliver({ type: 'live', event: { type: 'iteration_started', iteration: 2, timestamp: at } });
     assert.match(heading(), /Iteration 2: snapshot/, 'the viewer said "starting"');
     transport.deliver({ type: 'live', event: { type: 'phase', iteration: 2, phase: 'critic_repair', status: 'started', timestamp: at } });
-    assert.match(heading(), /Iteration 2: critic \(asked again\)/);
+    assert.match(heading(), /Iteration 2: critic, asked again/);
     transport.deliver({ type: 'live', event: { type: 'review_paused', iteration: 2, timestamp: at } });
     transport.deliver({ type: 'live', event: { type: 'review_resumed', iteration: 2, action: 'stop', paused_secs: 1, timestamp: at } });
     transport.deliver({ type: 'live', event: { type: 'phase', iteration: 3, phase: 'actor', status: 'started', timestamp: at } });
