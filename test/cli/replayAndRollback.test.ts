@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
 import { timelineEntrySchema, type TimelineEntry } from '../../src/sessionFormat/timelineEntries.js';
-import { runCli } from '../support/cliProcess.js';
+import { runCli, type CliResult } from '../support/cliProcess.js';
 import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
@@ -16,10 +16,14 @@ const TWO_ITERATIONS: AgentScript = {
   critic: [[carryOn('x needs a second pass', ['x.txt says x1'])], [done('x and y are right', 0.9)]],
 };
 
-async function replay(cwd: string, env: Record<string, string>): Promise<TimelineEntry[]> {
-  const result = await runCli(['sessions', 'replay', 'latest', '--json'], { cwd, env });
-  assert.equal(result.code, 0, result.stderr);
-  return result.stdout
+function replayJson(cwd: string, env: Record<string, string>): Promise<CliResult> {
+  return runCli(['sessions', 'replay', 'latest', '--json'], { cwd, env });
+}
+
+/** The timeline `sessions replay --json` printed, one entry a line, each read through its schema. */
+function timelineOf(replayed: CliResult): TimelineEntry[] {
+  assert.equal(replayed.code, 0, replayed.stderr);
+  return replayed.stdout
     .trimEnd()
     .split('\n')
     .map((line) => timelineEntrySchema.parse(JSON.parse(line)));
@@ -31,93 +35,153 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
   this.timeout(60_000);
   after(removeTempDirs);
 
-  it('rollback says each result with its exit code, as words or JSON, and replay shows the whole story in order', async () => {
-    const { repo, env } = scriptedCliSetup(TWO_ITERATIONS);
-    const run = await runCli(['-p', 'write x and y'], { cwd: repo, env });
-    assert.equal(run.code, 0, run.stderr);
+  describe('after a loop of two iterations: each rollback result in turn, then the replay of it all', () => {
+    // One loop and one sequence of commands, run once in their original order (each step works on the
+    // tree the step before left); each result and the tree after its step are kept, and each aspect a
+    // user would check is its own test, so one failure hides no other.
+    let repo = '';
+    let rolled: CliResult;
+    let afterRollback: Record<string, string>;
+    let nothing: CliResult;
+    let conflict: CliResult;
+    let afterConflict: Record<string, string>;
+    let undo: CliResult;
+    let afterUndo: Record<string, string>;
+    let bad: CliResult;
+    let missing: CliResult;
+    let replayed: CliResult;
+    let text: CliResult;
+    // afterEach runs only around tests: a `before` that fails or times out halfway leaves no runner behind either.
+    after(stopRunners);
+    before(async () => {
+      let env: Record<string, string>;
+      ({ repo, env } = scriptedCliSetup(TWO_ITERATIONS));
+      const run = await runCli(['-p', 'write x and y'], { cwd: repo, env });
+      assert.equal(run.code, 0, run.stderr);
 
-    const rolled = await runCli(['rollback', 'latest', '--iteration', '2'], { cwd: repo, env });
-    assert.equal(rolled.code, 0, rolled.stderr);
-    assert.match(rolled.stdout, /Rolled session .* back to before iteration 2: restored x\.txt; removed y\.txt/);
-    assert.match(rolled.stdout, /Undo it with: codeloops rollback --undo /);
-    assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'x.txt': 'x1\n' });
+      rolled = await runCli(['rollback', 'latest', '--iteration', '2'], { cwd: repo, env });
+      afterRollback = treeOf(repo);
 
-    const nothing = await runCli(['rollback', 'latest', '--iteration', '2', '--json'], { cwd: repo, env });
-    assert.equal(nothing.code, 3);
-    assert.equal(rollbackOutcomeSchema.parse(JSON.parse(nothing.stdout)).result, 'nothing_to_roll_back');
+      nothing = await runCli(['rollback', 'latest', '--iteration', '2', '--json'], { cwd: repo, env });
 
-    writeFile(repo, 'x.txt', 'my edit\n');
-    const conflict = await runCli(['rollback', 'latest', '--iteration', '1', '--json'], { cwd: repo, env });
-    assert.equal(conflict.code, 4);
-    const conflictOutcome = rollbackOutcomeSchema.parse(JSON.parse(conflict.stdout));
-    assert.equal(conflictOutcome.result, 'conflict');
-    assert.deepEqual(conflictOutcome.conflicts, ['x.txt']);
-    assert.equal(treeOf(repo)['x.txt'], 'my edit\n');
-    writeFile(repo, 'x.txt', 'x1\n');
+      writeFile(repo, 'x.txt', 'my edit\n');
+      conflict = await runCli(['rollback', 'latest', '--iteration', '1', '--json'], { cwd: repo, env });
+      afterConflict = treeOf(repo);
+      writeFile(repo, 'x.txt', 'x1\n');
 
-    const undo = await runCli(['rollback', '--undo', 'latest'], { cwd: repo, env });
-    assert.equal(undo.code, 0, undo.stdout + undo.stderr);
-    assert.match(undo.stdout, /Undid rollback 1/);
-    assert.deepEqual(treeOf(repo), { 'README.md': '# project\n', 'x.txt': 'x2\n', 'y.txt': 'y\n' });
+      undo = await runCli(['rollback', '--undo', 'latest'], { cwd: repo, env });
+      afterUndo = treeOf(repo);
 
-    const bad = await runCli(['rollback', 'latest', '--undo', '--iteration', '1'], { cwd: repo, env });
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /--undo takes no --iteration/);
+      bad = await runCli(['rollback', 'latest', '--undo', '--iteration', '1'], { cwd: repo, env });
 
-    for (const ref of git(repo, 'for-each-ref', '--format=%(refname)', 'refs/codeloops/').split('\n').filter(Boolean)) git(repo, 'update-ref', '-d', ref);
-    const missing = await runCli(['rollback', 'latest'], { cwd: repo, env });
-    assert.equal(missing.code, 5);
-    assert.match(missing.stdout, /No snapshots of session/);
+      for (const ref of git(repo, 'for-each-ref', '--format=%(refname)', 'refs/codeloops/').split('\n').filter(Boolean)) git(repo, 'update-ref', '-d', ref);
+      missing = await runCli(['rollback', 'latest'], { cwd: repo, env });
 
-    const timeline = await replay(repo, env);
-    const story = timeline
-      .filter((entry) => ['session_started', 'diff', 'verdict', 'session_ended', 'rollback', 'rollback_undone', 'agent_finished'].includes(entry.kind))
-      .map(
-        (entry) =>
-          `${entry.kind}${entry.iteration === null ? '' : ` ${entry.iteration}`}${'role' in entry ? ` ${entry.role}` : ''}${'decision' in entry ? ` ${entry.decision}` : ''}`,
+      replayed = await replayJson(repo, env);
+      text = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
+    });
+
+    it('rollback to before iteration 2 exits 0, restores x.txt and removes y.txt, and says how to undo it', () => {
+      assert.equal(rolled.code, 0, rolled.stderr);
+      assert.match(rolled.stdout, /Rolled session .* back to before iteration 2: restored x\.txt; removed y\.txt/);
+      assert.match(rolled.stdout, /Undo it with: codeloops rollback --undo /);
+      assert.deepEqual(afterRollback, { 'README.md': '# project\n', 'x.txt': 'x1\n' });
+    });
+
+    it('the same rollback again exits 3 and says, as JSON, there is nothing to roll back', () => {
+      assert.equal(nothing.code, 3);
+      assert.equal(rollbackOutcomeSchema.parse(JSON.parse(nothing.stdout)).result, 'nothing_to_roll_back');
+    });
+
+    it('a rollback over a file the user edited exits 4, names the file as a conflict and keeps the edit', () => {
+      assert.equal(conflict.code, 4);
+      const conflictOutcome = rollbackOutcomeSchema.parse(JSON.parse(conflict.stdout));
+      assert.equal(conflictOutcome.result, 'conflict');
+      assert.deepEqual(conflictOutcome.conflicts, ['x.txt']);
+      assert.equal(afterConflict['x.txt'], 'my edit\n');
+    });
+
+    it('rollback --undo puts the files of iteration 2 back and says "Undid rollback 1"', () => {
+      assert.equal(undo.code, 0, undo.stdout + undo.stderr);
+      assert.match(undo.stdout, /Undid rollback 1/);
+      assert.deepEqual(afterUndo, { 'README.md': '# project\n', 'x.txt': 'x2\n', 'y.txt': 'y\n' });
+    });
+
+    it('--undo with --iteration is refused with exit 2, saying --undo takes no --iteration', () => {
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /--undo takes no --iteration/);
+    });
+
+    it('with the snapshot refs deleted, rollback exits 5 and says the session has no snapshots', () => {
+      assert.equal(missing.code, 5);
+      assert.match(missing.stdout, /No snapshots of session/);
+    });
+
+    it('replay --json tells the whole story in order: both iterations, the end, the rollback and its undo', () => {
+      const story = timelineOf(replayed)
+        .filter((entry) => ['session_started', 'diff', 'verdict', 'session_ended', 'rollback', 'rollback_undone', 'agent_finished'].includes(entry.kind))
+        .map(
+          (entry) =>
+            `${entry.kind}${entry.iteration === null ? '' : ` ${entry.iteration}`}${'role' in entry ? ` ${entry.role}` : ''}${'decision' in entry ? ` ${entry.decision}` : ''}`,
+        );
+      assert.deepEqual(story, [
+        'session_started',
+        'agent_finished 1 actor',
+        'diff 1',
+        'agent_finished 1 critic',
+        'verdict 1 CONTINUE',
+        'agent_finished 2 actor',
+        'diff 2',
+        'agent_finished 2 critic',
+        'verdict 2 DONE',
+        'session_ended',
+        'rollback 2',
+        'rollback_undone',
+      ]);
+    });
+
+    it('replay --json gives each entry its time since the start, in time order', () => {
+      const offsets = timelineOf(replayed)
+        .map((entry) => entry.offset_secs)
+        .filter((offset): offset is number => offset !== null);
+      assert.deepEqual(
+        offsets,
+        [...offsets].sort((a, b) => a - b),
+        'in time order',
       );
-    assert.deepEqual(story, [
-      'session_started',
-      'agent_finished 1 actor',
-      'diff 1',
-      'agent_finished 1 critic',
-      'verdict 1 CONTINUE',
-      'agent_finished 2 actor',
-      'diff 2',
-      'agent_finished 2 critic',
-      'verdict 2 DONE',
-      'session_ended',
-      'rollback 2',
-      'rollback_undone',
-    ]);
-    const offsets = timeline.map((entry) => entry.offset_secs).filter((offset): offset is number => offset !== null);
-    assert.deepEqual(
-      offsets,
-      [...offsets].sort((a, b) => a - b),
-      'in time order',
-    );
-    const firstDiff = timeline.find((entry) => entry.kind === 'diff' && entry.iteration === 2);
-    assert.ok(firstDiff?.kind === 'diff');
-    assert.deepEqual(
-      firstDiff.files?.map((file) => `${file.status} ${file.path}`),
-      ['modified x.txt', 'added y.txt'],
-    );
-    const verdict = timeline.find((entry) => entry.kind === 'verdict' && entry.iteration === 1);
-    assert.ok(verdict?.kind === 'verdict');
-    assert.equal(verdict.feedback, 'x needs a second pass');
-    assert.deepEqual(verdict.remaining_issues, ['x.txt says x1']);
-    const phases = timeline
-      .filter((entry) => entry.kind === 'phase' && entry.iteration === 1)
-      .map((entry) => (entry.kind === 'phase' ? `${entry.phase} ${entry.status}` : ''));
-    assert.deepEqual(phases, ['actor started', 'actor finished', 'diff started', 'diff finished', 'critic started', 'critic finished']);
+    });
 
-    const text = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
-    assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, /it 1 +critic: CONTINUE — x needs a second pass/);
-    // The words of the live log (sessionFormat/eventWording.ts), one line each.
-    assert.match(text.stdout, /rolled back to before iteration 2: 2 files restored/);
-    assert.match(text.stdout, /rollback 1 undone: 2 files put back/);
-    assert.match(text.stdout, /✓ Done after 2 iterations/);
+    it('replay --json lists the files of a diff with their status: x.txt modified, y.txt added in iteration 2', () => {
+      const secondDiff = timelineOf(replayed).find((entry) => entry.kind === 'diff' && entry.iteration === 2);
+      assert.ok(secondDiff?.kind === 'diff');
+      assert.deepEqual(
+        secondDiff.files?.map((file) => `${file.status} ${file.path}`),
+        ['modified x.txt', 'added y.txt'],
+      );
+    });
+
+    it('replay --json gives the critic’s verdict of iteration 1 with its feedback and remaining issues', () => {
+      const verdict = timelineOf(replayed).find((entry) => entry.kind === 'verdict' && entry.iteration === 1);
+      assert.ok(verdict?.kind === 'verdict');
+      assert.equal(verdict.feedback, 'x needs a second pass');
+      assert.deepEqual(verdict.remaining_issues, ['x.txt says x1']);
+    });
+
+    it('replay --json shows each phase of iteration 1 starting and finishing: actor, diff, critic', () => {
+      const phases = timelineOf(replayed)
+        .filter((entry) => entry.kind === 'phase' && entry.iteration === 1)
+        .map((entry) => (entry.kind === 'phase' ? `${entry.phase} ${entry.status}` : ''));
+      assert.deepEqual(phases, ['actor started', 'actor finished', 'diff started', 'diff finished', 'critic started', 'critic finished']);
+    });
+
+    it('replay as text says each step in the words of the live log: the verdict, the rollback, its undo, the end', () => {
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /it 1 +critic: CONTINUE — x needs a second pass/);
+      // The words of the live log (sessionFormat/eventWording.ts), one line each.
+      assert.match(text.stdout, /rolled back to before iteration 2: 2 files restored/);
+      assert.match(text.stdout, /rollback 1 undone: 2 files put back/);
+      assert.match(text.stdout, /✓ Done after 2 iterations/);
+    });
   });
 
   it('replays a session of the original codeloops from its three line types alone', async () => {
@@ -128,7 +192,7 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
       iterationLine(2, { critic_decision: 'DONE', feedback: null, timestamp: '2025-01-27T15:32:00Z' }),
       endLine({ iterations: 2, timestamp: '2025-01-27T15:32:14Z' }),
     ]);
-    const timeline = await replay(repo, env);
+    const timeline = timelineOf(await replayJson(repo, env));
     assert.deepEqual(
       timeline.map((entry) => `${entry.kind}${entry.iteration === null ? '' : ` ${entry.iteration}`} ${entry.offset_secs ?? '-'}`),
       ['session_started 0', 'phase 1 -', 'diff 1 15', 'verdict 1 15', 'phase 2 -', 'diff 2 75', 'verdict 2 75', 'session_ended 89'],
