@@ -13,7 +13,7 @@ import codeloops from './eslint-rules/noImportCycles.mjs';
  * higher one means the thing belongs lower (or in sessionFormat/, the home of every
  * record and wire format).
  */
-const LOWER = ['text', 'process', 'files', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions'];
+const LOWER = ['text', 'process', 'files', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions', 'verify'];
 const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle'];
 const MAY_IMPORT = {
   text: [],
@@ -29,6 +29,8 @@ const MAY_IMPORT = {
   // The records it appends to are opened as the readers open them (files/regularFile.ts).
   sessionWriter: ['text', 'files', 'sessionFormat'],
   sessions: ['text', 'process', 'files', 'sessionFormat', 'git'],
+  // What the actor changed that the gate rests on: tests, CI, the config, what the checks run.
+  verify: ['text', 'sessionFormat', 'git', 'checks', 'config'],
   loop: LOWER,
   rollback: [...LOWER, 'loop'],
   review: [...LOWER, 'loop'],

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isWithinFolder } from '../files/folderPaths.js';
 import { commandRunRecord, runCheck } from '../checks/runCheck.js';
-import type { WorktreeSettings } from '../config/runSettings.js';
+import { configFilesOf, type WorktreeSettings } from '../config/runSettings.js';
 import { judgeCandidates, type JudgedCandidate } from '../critic/judgeCandidates.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { takeSnapshot } from '../git/snapshots.js';
@@ -222,6 +222,8 @@ class GroupRun {
         budget: prepared.settings.budget,
         stall: prepared.settings.stall,
         prices: prepared.settings.prices,
+        verify: prepared.settings.verify ?? undefined,
+        configFiles: configFilesOf(prepared.settings),
         sessionsDirectory: request.sessionsDirectory,
         sidecarDirOf: request.sidecarDirOf,
         signal: request.signal,

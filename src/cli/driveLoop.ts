@@ -1,3 +1,4 @@
+import { configFilesOf } from '../config/runSettings.js';
 import { endLoopsInThisProcessNow, runLoop, type Continuation } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { describeEvent } from '../sessionFormat/eventWording.js';
@@ -54,6 +55,8 @@ export async function driveLoop(
         onEvent,
         continuation: run.continuation,
         waitForReview: review?.wait,
+        verify: run.prepared.settings.verify ?? undefined,
+        configFiles: configFilesOf(run.prepared.settings),
       });
     });
   } catch (error) {

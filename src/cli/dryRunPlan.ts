@@ -54,6 +54,7 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     max_duration_secs: settings.budget.maxDurationSecs,
     stall: { unchanged_iterations: settings.stall.unchangedIterations, action: settings.stall.action },
     review: settings.review,
+    verify: settings.verify && { protected: settings.verify.protected, allow_test_changes: settings.verify.allowTestChanges },
     sessions_dir: sessionsDir(),
     config_files: settings.sources,
   };
@@ -72,9 +73,16 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     ['budget', budget.length > 0 ? budget.join(', ') : 'none'],
     ['stall', plan.stall.unchanged_iterations === 0 ? 'off' : `${plan.stall.action} after ${plan.stall.unchanged_iterations} iterations without progress`],
     ['review', plan.review === 'pause' ? 'pause after each iteration that goes on, for your review' : 'off'],
+    ['verify', verifyText(plan.verify)],
     ['sessions in', plan.sessions_dir],
     ['config from', plan.config_files.length > 0 ? plan.config_files.join(', ') : 'built-in defaults'],
   ]);
+}
+
+function verifyText(verify: { protected: readonly string[]; allow_test_changes: boolean } | null): string {
+  if (!verify) return 'off: the actor may change tests and what the checks run (the checks still gate)';
+  const extra = verify.protected.length > 0 ? ` and ${verify.protected.join(', ')}` : '';
+  return `tests, CI, codeloops.toml and what the checks run are protected${extra}${verify.allow_test_changes ? '; removing or skipping tests allowed' : ''}`;
 }
 
 /** A candidate group's plan: each candidate's actor, the one critic, how many at once, the worktrees and their setup. */

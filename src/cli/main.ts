@@ -71,6 +71,8 @@ function loopOptions(command: Command, texts: { agentDefault: string; maxIterati
     .option('--no-checks', 'run no checks, not even the configured ones')
     .option('--stall-after <n>', 'stop after n iterations in a row without progress (0: never)', wholeNumber)
     .option('--review', 'pause after each iteration that goes on, for your review (config: review = "pause")')
+    .option('--no-verify', "do not judge the actor's changes to tests, CI and what the checks run (the checks still gate)")
+    .option('--allow-test-changes', 'the task is about the tests: removing or skipping some does not refuse DONE (config: [verify] allow_test_changes)')
     .option('--trust', "run the project's codeloops.toml commands and checks this once, without asking")
     .option('--json-output', 'print the outcome as one JSON object on stdout')
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
@@ -276,6 +278,16 @@ function addReview(program: Command, lazy: Lazy): void {
     .option('-i, --iteration <n>', 'only this iteration (default: the whole session)', positiveInteger)
     .option('--json', 'print the result as JSON')
     .action(lazy(load, 'stageCommand'));
+
+  program
+    .command('accept <session>')
+    .description("let a protected change stand (a test removed or skipped, a check's command changed): it no longer refuses DONE")
+    .option('-i, --iteration <n>', 'the iteration it was recorded in', positiveInteger)
+    .option('--file <path>', 'the file (relative to the repository), as the run named it')
+    .option('--reason <text>', 'why: the critic is told')
+    .option('--undo', 'take the acceptance of --file back')
+    .option('--json', 'print the result as JSON')
+    .action(lazy(() => import('./acceptCommand.js'), 'acceptCommand'));
 }
 
 /** Around the loop: the browser, trust, the agents' check-up, a first config. */

@@ -57,5 +57,7 @@ function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | unde
     stall: { unchanged_iterations: guards.stall_after, action: guards.stall_action },
     review: guards.review,
     checks: guards.checks.map((check) => ({ name: check.name, run: check.command, required: check.required, folder: check.folder })),
+    // Not recorded (`--no-verify`, an older runner): verified all the same unless `--no-verify` says so again.
+    verify: guards.verify && { protected: guards.verify.protected, allow_test_changes: guards.verify.allow_test_changes },
   };
 }

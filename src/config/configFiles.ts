@@ -103,6 +103,15 @@ export const worktreeTableSchema = z.strictObject({
 });
 export type WorktreeTable = z.infer<typeof worktreeTableSchema>;
 
+/** `[verify]`: what the actor may not weaken to pass the gate. */
+export const verifyTableSchema = z.strictObject({
+  /** gitignore-style patterns from the repository's top, added to the default protected files. */
+  protected: z.optional(z.array(nonEmpty)),
+  /** A task about the tests: deleting, removing or skipping tests does not refuse DONE. */
+  allow_test_changes: z.optional(z.boolean()),
+});
+export type VerifyTable = z.infer<typeof verifyTableSchema>;
+
 /** What a project file may set: the loop's agents, models, limits, roles, checks and guards. */
 export const projectConfigSchema = z.strictObject({
   agent: z.optional(agentName),
@@ -121,6 +130,7 @@ export const projectConfigSchema = z.strictObject({
   critic: z.optional(roleTableSchema),
   agents: z.optional(agentsTable),
   worktree: z.optional(worktreeTableSchema),
+  verify: z.optional(verifyTableSchema),
 });
 
 /** The global file: the project's settings as `[defaults]`, the agents' tables and the prices. */

@@ -22,6 +22,7 @@ import {
   type GlobalConfigFile,
   type ProjectConfigFile,
   type RoleTable,
+  type VerifyTable,
   type WorktreeTable,
 } from './configFiles.js';
 
@@ -31,6 +32,14 @@ export type Role = 'actor' | 'critic';
 export interface StallSettings {
   unchangedIterations: number;
   action: 'stop' | 'nudge';
+}
+
+/** `[verify]`: what the actor must not weaken to pass the gate, and what a task about the tests may. */
+export interface VerifySettings {
+  /** The user's gitignore-style patterns, from the repository's top, added to the defaults (tests, CI, codeloops.toml, what the checks run). */
+  protected: readonly string[];
+  /** `allow_test_changes`: deleting, removing or skipping tests does not refuse DONE (it is still shown). */
+  allowTestChanges: boolean;
 }
 
 /** Everything one role needs to start its agent, fully resolved. */
@@ -71,6 +80,8 @@ export interface RunSettings {
   review: ReviewMode;
   prices: PriceTable;
   worktree: WorktreeSettings;
+  /** What the actor may not weaken; null: not verified (`--no-verify`). */
+  verify: VerifySettings | null;
   /** The config files that were read, lowest precedence first. */
   sources: string[];
 }
@@ -103,6 +114,9 @@ export interface ConfigLayer {
   critic?: RoleTable;
   agents?: Partial<Record<AgentKind, AgentTable>>;
   worktree?: WorktreeTable;
+  verify?: VerifyTable;
+  /** No verification of protected files (`--no-verify`); the checks still gate. */
+  noVerify?: boolean;
 }
 
 /** Command-line flags, the highest layer. */
@@ -124,6 +138,10 @@ export interface FlagOverrides {
   stallAfter?: number;
   /** `--review`: pause for the user's review after each iteration that goes on. */
   review?: boolean;
+  /** `--no-verify`: commander's negation of `verify`. */
+  verify?: boolean;
+  /** `--allow-test-changes`: the task is about the tests; removing or skipping some does not refuse DONE. */
+  allowTestChanges?: boolean;
 }
 
 export const DEFAULT_AGENT: AgentKind = 'claude';
@@ -156,6 +174,7 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
     critic: defaults.critic,
     agents: file.agents,
     worktree: defaults.worktree,
+    verify: defaults.verify,
   };
 }
 
@@ -178,6 +197,7 @@ export function layerFromProjectFile(file: ProjectConfigFile, source: string, ba
     critic: file.critic,
     agents: file.agents,
     worktree: file.worktree,
+    verify: file.verify,
   };
 }
 
@@ -196,6 +216,8 @@ export function layerFromFlags(flags: FlagOverrides): ConfigLayer {
     noChecks: flags.checks === false,
     actor: { agent: flags.actorAgent, model: flags.actorModel },
     critic: { agent: flags.criticAgent, model: flags.criticModel },
+    verify: flags.allowTestChanges ? { allow_test_changes: true } : undefined,
+    noVerify: flags.verify === false,
   };
 }
 
@@ -302,6 +324,7 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
       setup: pick((layer) => layer.worktree?.setup)?.value ?? null,
       setupTimeoutSecs: pick((layer) => layer.worktree?.setup_timeout_secs)?.value ?? DEFAULT_SETUP_TIMEOUT_SECS,
     },
+    verify: resolveVerify(layersLowToHigh, pick),
     sources: layersLowToHigh.map((layer) => layer.source),
   };
 }
@@ -353,6 +376,20 @@ function resolveRole(role: Role, layersLowToHigh: readonly ConfigLayer[], pick: 
     command: command ? [locate(command.value[0]!, command.layer), ...command.value.slice(1)] : null,
     binaryPath: binaryPath ? locate(binaryPath.value, binaryPath.layer) : null,
     binarySetting,
+  };
+}
+
+/** The files among a run's config sources (the others are flags and editor settings): what an actor could edit. */
+export function configFilesOf(settings: Pick<RunSettings, 'sources'>): string[] {
+  return settings.sources.filter((source) => path.isAbsolute(source));
+}
+
+/** Every layer's protected patterns (each adds to the defaults); the highest `allow_test_changes`; null with `--no-verify`. */
+function resolveVerify(layersLowToHigh: readonly ConfigLayer[], pick: LayerPick): VerifySettings | null {
+  if (layersLowToHigh.some((layer) => layer.noVerify)) return null;
+  return {
+    protected: [...new Set(layersLowToHigh.flatMap((layer) => layer.verify?.protected ?? []))],
+    allowTestChanges: pick((layer) => layer.verify?.allow_test_changes)?.value ?? false,
   };
 }
 

@@ -1,6 +1,7 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
+import { protectedChangeText, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/protectedChanges.js';
 import type { NestedRepository } from '../sessionFormat/runEvents.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
@@ -28,6 +29,8 @@ export interface CriticPromptInput {
   checks: readonly CheckResult[];
   /** Open findings and user comments (with whether the actor says it addressed them), and the changes the user rejected this round. */
   reviewItems?: ReviewItems;
+  /** The actor's changes to what the checks rest on that stand on this tree, against the task's first tree. */
+  protectedChanges?: readonly { change: ProtectedChange; status: ProtectedChangeStatus; reason?: string | null }[];
 }
 
 export type AppearedRepository = NestedRepository & { iteration: number | null };
@@ -87,7 +90,7 @@ ${input.diff.trim() ? fence(truncateMiddle(input.diff, LIMITS.diff), 'diff') : '
 
 ## Files changed since the loop started
 ${sinceStart}
-${input.nestedRepositories?.length ? nestedRepositoriesSection(input.nestedRepositories, input.iteration) : ''}${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.reviewItems ? reviewItemsSection(input.reviewItems) : ''}
+${input.nestedRepositories?.length ? nestedRepositoriesSection(input.nestedRepositories, input.iteration) : ''}${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.protectedChanges?.length ? protectedChangesSection(input.protectedChanges) : ''}${input.reviewItems ? reviewItemsSection(input.reviewItems) : ''}
 ## Your answer
 ${DECISION_CONTRACT}
 `;
@@ -147,6 +150,29 @@ Since the loop began, these folders became git repositories of their own (each h
 ${lines.join('\n')}
 Read their files yourself and judge them as part of the change.
 `;
+}
+
+/**
+ * Facts, not opinions: what the actor did to the tests, to what the checks run, to CI
+ * or to codeloops.toml. The critic must address each; a weakening nobody accepted
+ * refuses DONE whatever it decides.
+ */
+function protectedChangesSection(changes: NonNullable<CriticPromptInput['protectedChanges']>): string {
+  const lines = changes.map(({ change, status, reason }) => {
+    const standing =
+      status === 'weakening'
+        ? 'not accepted'
+        : status === 'accepted'
+          ? `accepted by the user${reason ? `: ${reason}` : ''}`
+          : 'allowed: the task is about the tests';
+    return `- ${protectedChangeText(change)} [${standing}]`;
+  });
+  const refusing = changes.some((each) => each.status === 'weakening');
+  return `
+## Changes to what the checks rest on
+Since the loop began, the actor changed files the checks and tests rest on. These are facts from the tree, not the actor's account: address each one. Is it what the task asks for, or does it make the checks pass without making the work right?
+${lines.join('\n')}
+${refusing ? '\nA change that is not accepted keeps the loop from ending with "done" until it is restored or the user accepts it.\n' : ''}`;
 }
 
 /** The checks' results: evidence, and a limit on "done" (a required check that fails keeps the loop going, whatever the verdict). */

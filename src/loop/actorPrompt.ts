@@ -5,6 +5,8 @@ import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
 import { previewLine } from '../text/truncate.js';
+import type { ProtectedChange } from '../sessionFormat/protectedChanges.js';
+import { weakenedFeedback } from './checkGate.js';
 import type { Stall } from './stallDetector.js';
 
 export interface FeedbackRecord {
@@ -12,6 +14,8 @@ export interface FeedbackRecord {
   decision: CriticDecision;
   /** The checks that failed on that iteration's tree, when it ran any. */
   failedChecks?: readonly CheckResult[];
+  /** The weakenings of protected files that stood on it, not accepted. */
+  weakened?: readonly ProtectedChange[];
 }
 
 /**
@@ -54,6 +58,11 @@ export function buildContinuationPrompt(
   }
   const failing = latest?.failedChecks ?? [];
   if (failing.length > 0) parts.push(`## Checks that fail on your work\n${describeChecks(failing)}`);
+  const weakened = latest?.weakened ?? [];
+  // Said whatever the critic decided (a weakening refuses DONE until put back or accepted), once: a refused DONE's feedback already says it.
+  const weakenedText = weakened.length > 0 ? weakenedFeedback(weakened) : '';
+  if (weakenedText && !(decision?.kind === 'CONTINUE' && decision.feedback.includes(weakenedText)))
+    parts.push(`## What the checks rest on, weakened\n${weakenedText}`);
   parts.push(...reviewParts.filter((part) => part.from === 'critic').map((part) => part.text));
   if (earlier.length > 0) {
     const lines = earlier.map((record) => `- Iteration ${record.iteration}: ${oneLine(record.decision)}`);

@@ -4,19 +4,20 @@ import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAg
 import type { PriceTable } from '../budget/prices.js';
 import type { Budget, SpendTotals } from '../budget/spendTracker.js';
 import { checkDirectory, commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
-import type { StallSettings } from '../config/runSettings.js';
+import type { StallSettings, VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import type { AppearedRepository, CriticPromptInput } from '../critic/criticPrompt.js';
 import type { Repository } from '../git/repository.js';
 import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel, type SnapshotResult } from '../git/snapshots.js';
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
-import { changedPaths, diffSnapshots, type DiffSummary } from '../git/treeDiff.js';
+import { changedPaths, diffSnapshots, type DiffSummary, type TreeEntryChange } from '../git/treeDiff.js';
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
+import { TEST_CHANGE_KINDS, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/protectedChanges.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
@@ -31,6 +32,8 @@ import { itemIds, resolvedAmong, ReviewLedger } from './reviewLedger.js';
 import { withReviewLock } from './reviewLock.js';
 import { StallDetector, type Stall } from './stallDetector.js';
 import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
+import { ProtectedFilesWatch } from '../verify/protectedChanges.js';
+import { ConfigFilesWatch } from './configFilesWatch.js';
 
 /** One role's agent, ready to start. */
 export interface RoleLaunch {
@@ -73,6 +76,14 @@ export interface LoopRequest {
    * end the loop, the loop waits for the user's word. Absent: it never waits.
    */
   waitForReview?: (iteration: number, signal: AbortSignal) => Promise<RunControl['type']>;
+  /**
+   * What the actor may not weaken to pass the gate (`[verify]`): its changes to tests,
+   * to what the checks run, to CI and to codeloops.toml are judged after every actor
+   * run, and a weakening refuses DONE. Absent: not verified (`--no-verify`).
+   */
+  verify?: VerifySettings;
+  /** The config files the run was set up from: an actor that edits one is told nothing changes for this run. */
+  configFiles?: readonly string[];
 }
 
 /** What a resumed run takes over from the session it carries on; see `resume/resumePlan.ts`. */
@@ -182,6 +193,8 @@ interface IterationChange {
   diff: DiffSummary;
   /** Paths changed since the task began. */
   sinceStart: string[];
+  /** The same, as git's path changes from the task's first tree. */
+  sinceStartChanges: TreeEntryChange[];
   nestedRepositories: AppearedRepository[];
 }
 
@@ -192,10 +205,27 @@ interface IterationWork {
   actor: AgentRunResult;
   change: IterationChange;
   checks: CheckResult[];
+  protection: Protection;
   verdict: CriticVerdict;
   /** Files the critic changed, put back to the actor's version. */
   reverted: string[];
 }
+
+/** A protected change that stands on an iteration's tree, and whether it refuses DONE. */
+export interface StandingChange {
+  change: ProtectedChange;
+  status: ProtectedChangeStatus;
+  /** The user's reason, when they accepted it. */
+  reason?: string | null;
+}
+
+/** The protected changes that stand on an iteration's tree; `weakened`: those that refuse DONE. */
+interface Protection {
+  standing: StandingChange[];
+  weakened: ProtectedChange[];
+}
+
+const NO_PROTECTION: Protection = { standing: [], weakened: [] };
 
 /**
  * One run of the actor–critic loop on one session. Each iteration: snapshot, brief
@@ -224,6 +254,9 @@ class LoopRun {
   /** Said to the actor next time, after a stall was detected and the loop nudges instead of stopping. */
   private nudge: Stall | null = null;
   private readonly nested: NestedRepositoryWatch;
+  /** The actor's weakenings of what the gate rests on; null when the run is not verified. */
+  private readonly protectedFiles: ProtectedFilesWatch | null;
+  private readonly configFiles: ConfigFilesWatch;
   private summary: RunSummary | undefined;
 
   constructor(
@@ -250,6 +283,8 @@ class LoopRun {
     this.ledger = new ReviewLedger({ earlier: continuation?.earlierSidecarDirs ?? [], own: this.sidecarDir });
     this.stalls = new StallDetector(request.stall);
     this.nested = new NestedRepositoryWatch(request.repository, continuation ? this.firstIteration : null);
+    this.protectedFiles = request.verify ? new ProtectedFilesWatch(request.repository, request.verify, request.checks, workingDirPrefixOf(request)) : null;
+    this.configFiles = new ConfigFilesWatch(request.configFiles ?? []);
     try {
       this.sidecar = SidecarRecorder.open(this.sidecarDir);
     } catch (error) {
@@ -343,12 +378,13 @@ class LoopRun {
     if (actor.interrupted || this.guard.signal.aborted) return null;
     if (!actor.started) throw new CodeloopsError('agent_not_started', `The actor ${actor.failureReason ?? 'could not start'}`, { role: 'actor' });
     const change = await this.diff(iteration, pre, post);
+    const protection = await this.judgeProtectedChanges(iteration, change, post);
     const openItems = await this.takeClaims(iteration, actor, brief);
     const checks = await this.runChecks(iteration, post);
     if (checks === null) return null;
-    const critic = await this.askCritic(iteration, { actor, change, checks, openItems }, post);
+    const critic = await this.askCritic(iteration, { actor, change, checks, protection, openItems }, post);
     if (critic === null) return null;
-    const work: IterationWork = { pre, post, actor, change, checks, ...critic };
+    const work: IterationWork = { pre, post, actor, change, checks, protection, ...critic };
     const decision = await this.recordIteration(iteration, work, openItems);
     return this.decide(iteration, work, decision);
   }
@@ -409,8 +445,29 @@ class LoopRun {
       });
       const nested = await this.nested.sinceStart(iteration, changesSinceStart, { taskStart, pre, post });
       if (nested.appearedNow.length > 0) this.emit({ type: 'nested_repositories_appeared', iteration, repositories: nested.appearedNow });
-      return { diff, sinceStart: changesSinceStart.map((change) => change.path), nestedRepositories: nested.all };
+      return { diff, sinceStart: changesSinceStart.map((change) => change.path), sinceStartChanges: changesSinceStart, nestedRepositories: nested.all };
     });
+  }
+
+  /**
+   * The actor's changes to what the gate rests on, against the task's first tree: each
+   * that stands is reported, and those nobody accepted or allowed refuse DONE. An
+   * edited config file changes nothing for this run: the actor is not left to think so.
+   */
+  private async judgeProtectedChanges(iteration: number, change: IterationChange, post: Snapshot): Promise<Protection> {
+    for (const file of this.configFiles.changed()) this.warn(`${file} changed during the run; this run keeps the configuration it started with`);
+    const verify = this.request.verify;
+    if (!this.protectedFiles || !verify || !this.taskStart) return NO_PROTECTION;
+    const found = await this.protectedFiles.weakenings(this.taskStart.tree, post.tree, change.sinceStartChanges, change.nestedRepositories);
+    const accepted = found.length > 0 ? await this.ledger.acceptedChanges() : new Map();
+    const standing = found.map((protectedChange): StandingChange => {
+      const acceptance = accepted.get(protectedChange.file);
+      if (acceptance?.kinds.includes(protectedChange.kind)) return { change: protectedChange, status: 'accepted', reason: acceptance.reason };
+      if (verify.allowTestChanges && TEST_CHANGE_KINDS.includes(protectedChange.kind)) return { change: protectedChange, status: 'allowed' };
+      return { change: protectedChange, status: 'weakening' };
+    });
+    for (const each of standing) this.emit({ type: 'protected_change', iteration, ...each });
+    return { standing, weakened: standing.filter((each) => each.status === 'weakening').map((each) => each.change) };
   }
 
   /** Records the review items the actor says it addressed; what is open for the critic then. */
@@ -451,7 +508,7 @@ class LoopRun {
    */
   private async askCritic(
     iteration: number,
-    evidence: Pick<IterationWork, 'actor' | 'change' | 'checks'> & { openItems: ReviewItems },
+    evidence: Pick<IterationWork, 'actor' | 'change' | 'checks' | 'protection'> & { openItems: ReviewItems },
     post: Snapshot,
   ): Promise<Pick<IterationWork, 'verdict' | 'reverted'> | null> {
     const { request } = this;
@@ -477,8 +534,11 @@ class LoopRun {
     return verdict.interrupted ? null : { verdict, reverted };
   }
 
-  private criticPromptInput(iteration: number, evidence: Pick<IterationWork, 'actor' | 'change' | 'checks'> & { openItems: ReviewItems }): CriticPromptInput {
-    const { actor, change, checks, openItems } = evidence;
+  private criticPromptInput(
+    iteration: number,
+    evidence: Pick<IterationWork, 'actor' | 'change' | 'checks' | 'protection'> & { openItems: ReviewItems },
+  ): CriticPromptInput {
+    const { actor, change, checks, protection, openItems } = evidence;
     return {
       task: this.request.prompt,
       iteration,
@@ -495,6 +555,7 @@ class LoopRun {
       nestedRepositories: change.nestedRepositories,
       previousFeedback: this.history.length > 0 ? feedbackText(this.history.at(-1)!.decision) : null,
       checks,
+      protectedChanges: protection.standing,
       reviewItems: openItems,
     };
   }
@@ -506,9 +567,12 @@ class LoopRun {
    */
   private async recordIteration(iteration: number, work: IterationWork, openItems: ReviewItems): Promise<CriticDecision> {
     const { request } = this;
-    const gate = checkGate(work.verdict.decision, work.checks);
-    if (gate.refused) this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name) });
-    const workingDirPrefix = path.relative(request.repository.root, request.workingDir).split(path.sep).join('/');
+    const gate = checkGate(work.verdict.decision, work.checks, work.protection.weakened);
+    if (gate.refused) {
+      const weakened = gate.weakened.length > 0 ? { protected_changes: gate.weakened } : {};
+      this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name), ...weakened });
+    }
+    const workingDirPrefix = workingDirPrefixOf(request);
     const findings = await anchorFindings(request.repository, work.post.commit, iteration, work.verdict.findings, workingDirPrefix);
     this.record(iteration, work, gate.decision, { findings, resolved: resolvedAmong(work.verdict.resolved, openItems) });
     this.completedIterations = iteration;
@@ -538,7 +602,7 @@ class LoopRun {
       );
     }
     const failedChecks = checks.filter((check) => !check.passed);
-    this.history.push({ iteration, decision, failedChecks });
+    this.history.push({ iteration, decision, failedChecks, weakened: work.protection.weakened });
     const stall = this.stalls.observe({
       iteration,
       filesChanged: change.diff.filesChanged,
@@ -666,6 +730,7 @@ class LoopRun {
       critic_reverted_files: reverted.length > 0 ? reverted : undefined,
       failed_checks: failedChecks.length > 0 ? failedChecks : undefined,
       critic_verdict: decision.kind === verdict.decision.kind ? undefined : verdict.decision.kind,
+      protected_changes: work.protection.weakened.length > 0 ? work.protection.weakened : undefined,
       findings: critique.findings.length > 0 ? critique.findings : undefined,
     });
     this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
@@ -782,7 +847,13 @@ function guardsOf(request: LoopRequest): LoopGuards {
     stall_after: request.stall.unchangedIterations,
     stall_action: request.stall.action,
     review: request.waitForReview ? 'pause' : 'off',
+    ...(request.verify && { verify: { protected: [...request.verify.protected], allow_test_changes: request.verify.allowTestChanges } }),
   };
+}
+
+/** The loop's working directory from the repository's top, '/'-separated ('' at the top). */
+function workingDirPrefixOf(request: LoopRequest): string {
+  return path.relative(request.repository.root, request.workingDir).split(path.sep).join('/');
 }
 
 /** The session's header, as its `session_start` line and its `run_started` event carry it. */

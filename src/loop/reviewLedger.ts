@@ -1,6 +1,7 @@
-import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
+import type { AcceptedChange } from '../sessionFormat/protectedChanges.js';
+import type { ReviewItems, ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
-import { foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';
+import { acceptedChanges, foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 
 /**
@@ -37,12 +38,19 @@ export class ReviewLedger {
     return { ...(await this.pending()), rejections: told.rejections };
   }
 
+  /** The protected changes the user accepted so far, by file (read again each time: the user accepts from another process). */
+  async acceptedChanges(): Promise<Map<string, AcceptedChange>> {
+    return acceptedChanges(await this.records());
+  }
+
   private async read(): Promise<ReviewItems> {
-    const { earlier, own } = this.sidecarDirs;
-    this.earlierEvents ??= (await Promise.all(earlier.map((dir) => readSidecarEvents(dir, undefined, keepForReview)))).flat();
-    const dirs = new Set([...earlier, own]);
-    const records = (await Promise.all([...dirs].map((dir) => readReviewRecords(dir)))).flat();
-    return foldReview([...this.earlierEvents, ...this.events], records);
+    this.earlierEvents ??= (await Promise.all(this.sidecarDirs.earlier.map((dir) => readSidecarEvents(dir, undefined, keepForReview)))).flat();
+    return foldReview([...this.earlierEvents, ...this.events], await this.records());
+  }
+
+  private async records(): Promise<ReviewRecord[]> {
+    const dirs = new Set([...this.sidecarDirs.earlier, this.sidecarDirs.own]);
+    return (await Promise.all([...dirs].map((dir) => readReviewRecords(dir)))).flat();
   }
 }
 

@@ -205,7 +205,9 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
         timed_out: event.timed_out,
       };
     case 'done_refused':
-      return { kind: 'done_refused', at, iteration: event.iteration, failed_checks: event.failed_checks };
+      return { kind: 'done_refused', at, iteration: event.iteration, failed_checks: event.failed_checks, protected_changes: event.protected_changes };
+    case 'protected_change':
+      return { kind: 'protected_change', at, iteration: event.iteration, change: event.change, status: event.status, reason: event.reason };
     case 'stall':
       return { kind: 'stall', at, iteration: event.iteration, action: event.action, reason: event.reason, since_iteration: event.since_iteration };
     default:

@@ -3,6 +3,7 @@ import { previewLine, takeTail } from '../text/truncate.js';
 import type { AgentEvent, StreamDrift, Usage } from './agentEvents.js';
 import type { CandidateStreamEvent } from './candidateGroups.js';
 import { stageText } from './loopProgress.js';
+import { protectedChangeText } from './protectedChanges.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
 import type { CriticDecisionKind, Outcome } from './sessionLines.js';
@@ -182,7 +183,8 @@ type SharedFact =
   | ({ kind: 'imported' } & Pick<RunEventOf<'imported'>, 'bundle' | 'from_working_dir'>)
   | ({ kind: 'stall' } & Pick<RunEventOf<'stall'>, 'action' | 'reason'>)
   | ({ kind: 'warning' } & Pick<RunEventOf<'warning'>, 'message'>)
-  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks'>)
+  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes'>)
+  | ({ kind: 'protected_change' } & Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>)
   | { kind: 'nested_repositories_appeared'; repositories: readonly NestedRepository[] }
   | { kind: 'review_delivered' | 'review_claimed'; ids: readonly string[] }
   | { kind: 'review_paused'; iteration: number | null }
@@ -213,10 +215,10 @@ function sharedLine(fact: SharedFact): DescribedLine {
       };
     case 'warning':
       return { text: `warning: ${fact.message}`, tone: 'warning' };
-    case 'done_refused': {
-      const one = fact.failed_checks.length === 1;
-      return { text: `DONE refused: the required check${one ? '' : 's'} ${fact.failed_checks.join(', ')} fail${one ? 's' : ''}`, tone: 'warning' };
-    }
+    case 'done_refused':
+      return { text: `DONE refused: ${refusalReasons(fact).join('; ')}`, tone: 'warning' };
+    case 'protected_change':
+      return { text: protectedChangeLine(fact), tone: fact.status === 'weakening' ? 'warning' : 'muted' };
     case 'nested_repositories_appeared':
       return { text: nestedRepositoriesText(fact.repositories), tone: 'warning' };
     case 'review_delivered':
@@ -228,6 +230,24 @@ function sharedLine(fact: SharedFact): DescribedLine {
     case 'review_resumed':
       return { text: fact.action === 'continue' ? 'review done: continuing' : 'review done: stopping the loop', tone: 'info' };
   }
+}
+
+function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes'>): string[] {
+  const reasons: string[] = [];
+  const checks = refusal.failed_checks;
+  if (checks.length > 0) reasons.push(`the required check${checks.length === 1 ? '' : 's'} ${checks.join(', ')} fail${checks.length === 1 ? 's' : ''}`);
+  const weakened = refusal.protected_changes ?? [];
+  if (weakened.length > 0) reasons.push(`what the checks rest on was weakened (${weakened.map((change) => `${change.file}: ${change.kind}`).join(', ')})`);
+  return reasons;
+}
+
+function protectedChangeLine(fact: Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>): string {
+  const standing = {
+    weakening: 'refuses DONE until restored or accepted',
+    accepted: `accepted by you${fact.reason ? `: ${fact.reason}` : ''}`,
+    allowed: 'allowed (allow_test_changes)',
+  }[fact.status];
+  return `protected: ${protectedChangeText(fact.change)}; ${standing}`;
 }
 
 function nestedRepositoriesText(repositories: readonly NestedRepository[]): string {

@@ -1,4 +1,5 @@
 import type { DistributiveOmit } from './distributiveOmit.js';
+import { PROTECTED_CHANGE_KINDS } from './protectedChanges.js';
 import * as z from './zod.js';
 
 /**
@@ -83,6 +84,14 @@ export const reviewRecordSchema = z.discriminatedUnion('type', [
   stagedRecordSchema,
   /** The session was carried on in a new one (`codeloops resume`): the feedback given before went there. */
   record('carried_on', { session_id: z.string() }),
+  /**
+   * The user let a protected change stand (`codeloops accept`): it no longer refuses
+   * DONE, and the critic is told the reason. The kinds are those that stood on that
+   * iteration: a new kind of weakening of the file needs accepting again.
+   */
+  record('change_accepted', { iteration: z.int(), file: z.string(), kinds: z.array(z.enum(PROTECTED_CHANGE_KINDS)), reason: z.nullable(z.string()) }),
+  /** An acceptance taken back (`codeloops accept --undo`): the change refuses DONE again while it stands. */
+  record('acceptance_undone', { file: z.string() }),
 ]);
 export type ReviewRecord = z.infer<typeof reviewRecordSchema>;
 export type ReviewRecordOf<T extends ReviewRecord['type']> = Extract<ReviewRecord, { type: T }>;

@@ -1,6 +1,7 @@
 import type { DistributiveOmit } from './distributiveOmit.js';
 import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
+import { PROTECTED_CHANGE_STATUSES, protectedChangeSchema } from './protectedChanges.js';
 import { findingSchema, REVIEW_MODES, runControlSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
 import * as z from './zod.js';
@@ -92,6 +93,8 @@ export const loopGuardsSchema = z.object({
   stall_action: z.enum(['stop', 'nudge']),
   /** Whether it pauses for the user's review (absent in records of older runners: it did not). */
   review: z.optional(z.enum(REVIEW_MODES)),
+  /** What the actor may not weaken (`[verify]`); absent: not verified (`--no-verify`, older runners). */
+  verify: z.optional(z.object({ protected: z.array(z.string()), allow_test_changes: z.boolean() })),
 });
 export type LoopGuards = z.infer<typeof loopGuardsSchema>;
 
@@ -198,8 +201,21 @@ export const runEventSchema = z.discriminatedUnion('type', [
     ...commandOutputShape,
     tree: z.string(),
   }),
-  /** The gate refused the critic's DONE: required checks failed on this tree. */
-  event('done_refused', { iteration, failed_checks: paths }),
+  /** The gate refused the critic's DONE: required checks failed on this tree, or a protected change stands. */
+  event('done_refused', { iteration, failed_checks: paths, protected_changes: z.optional(z.array(protectedChangeSchema)) }),
+  /**
+   * A change the actor made to a file the gate rests on (a test, what a check runs, CI,
+   * codeloops.toml), judged against the tree the loop started from: one event for each
+   * that stands on the iteration's tree. `weakening` refuses DONE; `accepted` by the
+   * user (`reason`), or `allowed` by `allow_test_changes`, does not.
+   */
+  event('protected_change', {
+    iteration,
+    change: protectedChangeSchema,
+    status: z.enum(PROTECTED_CHANGE_STATUSES),
+    /** The user's reason, when they accepted it. */
+    reason: z.optional(z.nullable(z.string())),
+  }),
   /** What the agents have used so far (sent as it changes, at most about once a second, and after each agent run). */
   event('spend', { ...spendSchema.shape }),
   /** The loop is going in circles: the actor is told so (`nudge`) or the loop ends (`stop`). */

@@ -1,4 +1,5 @@
 import { findingSchema } from './reviewRecords.js';
+import { protectedChangeSchema } from './protectedChanges.js';
 import * as z from './zod.js';
 
 /**
@@ -164,8 +165,10 @@ export const iterationLineSchema = z.looseObject({
   critic_reverted_files: z.optional(z.array(z.string())),
   /** Extra field: the checks that failed on this iteration's tree (see `[[checks]]`). */
   failed_checks: z.optional(z.array(z.string())),
-  /** Extra field: the critic's own verdict when the gate overruled it (it said DONE, a required check failed). */
+  /** Extra field: the critic's own verdict when the gate overruled it (it said DONE, a required check failed or a protected change stood). */
   critic_verdict: z.optional(criticDecision),
+  /** Extra field: the weakenings of protected files that stand on this iteration's tree, not accepted (see `protectedChanges.ts`). */
+  protected_changes: z.optional(z.array(protectedChangeSchema)),
   /** Extra field: the critic's findings on this iteration's code (see `reviewRecords.ts`). */
   findings: z.optional(z.array(findingSchema)),
   /**

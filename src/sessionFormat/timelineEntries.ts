@@ -1,3 +1,4 @@
+import { PROTECTED_CHANGE_STATUSES, protectedChangeSchema } from './protectedChanges.js';
 import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
@@ -58,7 +59,9 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     remaining_issues: paths,
   }),
   entry('check', checkOutcomeShape),
-  entry('done_refused', { failed_checks: paths }),
+  entry('done_refused', { failed_checks: paths, protected_changes: z.optional(z.array(protectedChangeSchema)) }),
+  /** A change to a file the gate rests on, standing on the iteration's tree (see `protectedChanges.ts`). */
+  entry('protected_change', { change: protectedChangeSchema, status: z.enum(PROTECTED_CHANGE_STATUSES), reason: z.optional(z.nullable(z.string())) }),
   entry('stall', { action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: z.int() }),
   entry('critic_changes_reverted', { paths }),
   /** Folders that became nested git repositories in this iteration: their files are in no diff. */

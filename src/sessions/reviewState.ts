@@ -1,4 +1,5 @@
 import type { ReviewItems, ReviewRecord } from '../sessionFormat/reviewRecords.js';
+import type { AcceptedChange } from '../sessionFormat/protectedChanges.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
 
@@ -133,4 +134,14 @@ export function pendingForActor(items: ReviewItems): ReviewItems {
     rejections: items.rejections.filter((item) => !item.undone && !item.delivered),
     staged: [],
   };
+}
+
+/** The protected changes the user accepted (`codeloops accept`), by file: the latest accept not taken back. */
+export function acceptedChanges(records: readonly ReviewRecord[]): Map<string, AcceptedChange> {
+  const accepted = new Map<string, AcceptedChange>();
+  for (const record of records) {
+    if (record.type === 'change_accepted') accepted.set(record.file, { file: record.file, kinds: record.kinds, reason: record.reason });
+    else if (record.type === 'acceptance_undone') accepted.delete(record.file);
+  }
+  return accepted;
 }

@@ -42,6 +42,8 @@ export interface ScriptedLoopOptions {
   agentKind?: AgentKind;
   /** The model both roles are given (default: none). */
   model?: string;
+  /** Judge the actor's changes to protected files (default: not verified, as the engine's default). */
+  verify?: LoopRequest['verify'];
 }
 
 /** Runs the real loop in-process with both roles played by the scripted agent. */
@@ -84,6 +86,7 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
     },
     waitForReview: options.waitForReview,
     continuation: options.continuation,
+    verify: options.verify,
   });
   return { summary, events, agent, sidecarDir: path.join(sidecarRoot, summary.session_id), sessionsDir };
 }

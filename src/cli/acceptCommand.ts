@@ -1,0 +1,40 @@
+import { acceptProtectedChange, undoAcceptance } from '../review/acceptedChanges.js';
+import { reviewTargetOf } from '../review/reviewTarget.js';
+import { protectedChangeText } from '../sessionFormat/protectedChanges.js';
+import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
+import { openStore } from './openStore.js';
+import { UsageError } from './usageError.js';
+
+/**
+ * `codeloops accept <session> --iteration N --file F [--reason …]`: the user lets a
+ * protected change stand; `--undo --file F` takes it back. Exit 0 when recorded, 3
+ * when `--undo` finds nothing to take back.
+ */
+export async function acceptCommand(
+  idOrPrefix: string,
+  options: { iteration?: number; file?: string; reason?: string; undo?: boolean; json?: boolean },
+): Promise<number> {
+  if (!options.file) throw new UsageError('Say which file: --file <path>, as the run named it.');
+  if (!options.undo && options.iteration === undefined) throw new UsageError('Say which iteration recorded the change: --iteration <n>.');
+  const store = openStore();
+  const target = await reviewTargetOf(store, (id) => sidecarDirOf(id), await store.resolveId(idOrPrefix));
+  const say = (text: string, json: Record<string, unknown>) =>
+    process.stdout.write(
+      options.json ? JSON.stringify({ session_id: target.sessionId, file: options.file, ...json }) + '\n' : sanitizeForTerminal(text) + '\n',
+    );
+  if (options.undo) {
+    const undone = await undoAcceptance(target, options.file);
+    say(undone ? `${options.file} is no longer accepted: while its change stands, DONE is refused.` : `${options.file} was not accepted.`, {
+      result: undone ? 'acceptance_undone' : 'nothing_to_do',
+    });
+    return undone ? 0 : 3;
+  }
+  const { record, changes } = await acceptProtectedChange(target, { iteration: options.iteration!, file: options.file, reason: options.reason ?? null });
+  say(
+    `Accepted ${changes.map(protectedChangeText).join('; ')}.\nIt no longer refuses DONE${record.reason ? '; the critic is told why' : ''}. ` +
+      `Undo with: codeloops accept --undo ${target.sessionId} --file ${options.file}`,
+    { result: 'accepted', iteration: record.iteration, kinds: record.kinds, reason: record.reason },
+  );
+  return 0;
+}

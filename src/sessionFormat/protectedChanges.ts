@@ -1,0 +1,60 @@
+import * as z from './zod.js';
+
+/**
+ * What the gate rests on and the actor must not weaken to pass it: test files, the
+ * commands the checks run, CI configuration, `codeloops.toml`. A change the actor
+ * made to one of them, judged against the tree the loop started from, is a
+ * protected change; while one stands (not restored, not accepted) DONE is refused.
+ */
+
+/** The ways an actor can make the gate pass without making the work right. */
+export const PROTECTED_CHANGE_KINDS = [
+  'test_file_deleted',
+  'tests_removed',
+  'skip_added',
+  'check_command_changed',
+  'ci_changed',
+  'config_changed',
+  'nested_repository',
+] as const;
+export type ProtectedChangeKind = (typeof PROTECTED_CHANGE_KINDS)[number];
+
+/** The kinds `allow_test_changes` lets stand: a task about the tests may remove or skip some. */
+export const TEST_CHANGE_KINDS: readonly ProtectedChangeKind[] = ['test_file_deleted', 'tests_removed', 'skip_added'];
+
+export const protectedChangeSchema = z.object({
+  /** From the repository's top. */
+  file: z.string(),
+  kind: z.enum(PROTECTED_CHANGE_KINDS),
+  /** What changed, in words: `2 of 5 test cases removed`, `scripts.test: "mocha" → "exit 0"`. */
+  detail: z.string(),
+});
+export type ProtectedChange = z.infer<typeof protectedChangeSchema>;
+
+/** Where a change stands: it refuses DONE, the user accepted it, or `allow_test_changes` allows it. */
+export const PROTECTED_CHANGE_STATUSES = ['weakening', 'accepted', 'allowed'] as const;
+export type ProtectedChangeStatus = (typeof PROTECTED_CHANGE_STATUSES)[number];
+
+/** The user let a weakening stand (`codeloops accept`): recorded in the session's review record. */
+export const acceptedChangeSchema = z.object({
+  file: z.string(),
+  /** The kinds accepted, as they stood on that iteration: a new kind of weakening on the file needs a new accept. */
+  kinds: z.array(z.enum(PROTECTED_CHANGE_KINDS)),
+  reason: z.nullable(z.string()),
+});
+export type AcceptedChange = z.infer<typeof acceptedChangeSchema>;
+
+/** One line per change, for the critic, the actor and the logs: `test/a.test.js: skip added (it.skip)`. */
+export function protectedChangeText(change: ProtectedChange): string {
+  return `${change.file}: ${KIND_WORDS[change.kind]} (${change.detail})`;
+}
+
+const KIND_WORDS: Readonly<Record<ProtectedChangeKind, string>> = {
+  test_file_deleted: 'test file deleted',
+  tests_removed: 'test cases removed',
+  skip_added: 'a test skipped',
+  check_command_changed: 'what a check runs changed',
+  ci_changed: 'CI configuration changed',
+  config_changed: 'Codeloops configuration changed',
+  nested_repository: 'became a nested repository (git no longer sees its files)',
+};

@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
+import { runCli } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
+import { configureScriptedAgent, done, type AgentScript, type ScriptStep } from '../support/scriptedAgent.js';
+import { readJsonLines } from '../support/scriptedLoop.js';
+import { createRepo, isolateHome, removeTempDirs } from '../support/testEnvironment.js';
+
+/**
+ * DONE you can trust, through the built CLI, on a real small npm project whose test
+ * runner is Node's own (`npm test` runs `node --test`): one test fails until the
+ * actor fixes `sum`. Scripted actors make the mistakes users report, and a critic
+ * that believes them says DONE every time. With the default settings none may end
+ * `success`; with `--no-verify` each ends `success` where the plain gate (the
+ * required check) would have passed it.
+ */
+
+const TASK = 'Fix sum so that the tests pass.';
+const SUM_TESTS = `const { test } = require('node:test');
+const assert = require('node:assert');
+const { sum } = require('../src/sum.js');
+test('adds two numbers', () => assert.strictEqual(sum(2, 3), 5));
+test('adds zero', () => assert.strictEqual(sum(4, 0), 4));
+`;
+const PACKAGE = (testScript: string) => JSON.stringify({ name: 'sums', version: '1.0.0', private: true, scripts: { test: testScript } }, null, 2) + '\n';
+const CONFIG = '[[checks]]\nname = "tests"\nrun = "npm test"\n';
+
+/** The project as the loop finds it: `sum` subtracts, so "adds two numbers" fails. */
+function npmProject(): string {
+  return createRepo({
+    files: {
+      'package.json': PACKAGE('node --test'),
+      'src/sum.js': 'exports.sum = (a, b) => a - b;\n',
+      'test/sum.test.js': SUM_TESTS,
+      'codeloops.toml': CONFIG,
+    },
+  });
+}
+
+interface Mistake {
+  name: string;
+  actor: ScriptStep[];
+  /** The protected change the run must record. */
+  file: string;
+  kind: string;
+  /** Whether the required check alone would let the critic's DONE through. */
+  passesPlainGate: boolean;
+}
+
+const MISTAKES: Mistake[] = [
+  { name: 'deletes the failing test', actor: [{ delete: 'test/sum.test.js' }], file: 'test/sum.test.js', kind: 'test_file_deleted', passesPlainGate: true },
+  {
+    name: 'marks it skipped',
+    actor: [{ write: { path: 'test/sum.test.js', content: SUM_TESTS.replace("test('adds two", "test.skip('adds two") } }],
+    file: 'test/sum.test.js',
+    kind: 'skip_added',
+    passesPlainGate: true,
+  },
+  {
+    name: 'removes the failing test case',
+    actor: [
+      {
+        write: {
+          path: 'test/sum.test.js',
+          content: SUM_TESTS.split('\n')
+            .filter((line) => !line.includes('adds two'))
+            .join('\n'),
+        },
+      },
+    ],
+    file: 'test/sum.test.js',
+    kind: 'tests_removed',
+    passesPlainGate: true,
+  },
+  {
+    name: 'changes the test script to succeed',
+    actor: [{ write: { path: 'package.json', content: PACKAGE('exit 0') } }],
+    file: 'package.json',
+    kind: 'check_command_changed',
+    passesPlainGate: true,
+  },
+  // The run keeps the configuration it started with: the check still runs, so the plain gate refuses too.
+  {
+    name: 'edits codeloops.toml to drop the check',
+    actor: [{ write: { path: 'codeloops.toml', content: '# no checks\n' } }],
+    file: 'codeloops.toml',
+    kind: 'config_changed',
+    passesPlainGate: false,
+  },
+];
+
+/** A repository, an isolated home and the scripted agent in both roles; the CLI run with `args`. */
+async function runOnProject(script: AgentScript, args: string[]) {
+  const home = isolateHome();
+  home.restore(); // only the CLI's process uses it
+  const agent = configureScriptedAgent(home.configHome, script);
+  const repo = npmProject();
+  const result = await runCli(['-p', TASK, '--trust', '--json-output', ...args], { cwd: repo, env: home.env });
+  const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; session_file: string };
+  const lines = readJsonLines(outcome.session_file);
+  const events = readJsonLines(path.join(sidecarDirOf(outcome.session_id, home.env), 'events.jsonl'));
+  return { home, agent, repo, result, outcome, lines, events };
+}
+
+const believingCritic: ScriptStep[][] = [[done('All tests pass.')]];
+
+describe('DONE you can trust: an actor cannot pass the gate by weakening it (the built CLI, a real npm project)', () => {
+  afterEach(stopRunners);
+  after(removeTempDirs);
+
+  for (const mistake of MISTAKES) {
+    it(`an actor that ${mistake.name}: not success by default (${mistake.kind}); ${mistake.passesPlainGate ? 'success' : 'still not success'} with --no-verify`, async () => {
+      const script = { actor: [mistake.actor], critic: believingCritic };
+      const verified = await runOnProject(script, ['-n', '2']);
+      assert.notEqual(verified.outcome.status, 'success', verified.result.stderr);
+      const first = verified.lines[1] as Record<string, unknown>;
+      assert.equal(first.critic_decision, 'CONTINUE', 'the session file keeps its three decision values');
+      assert.equal(first.critic_verdict, 'DONE', "the critic's own verdict is kept beside it");
+      const recorded = first.protected_changes as { file: string; kind: string; detail: string }[];
+      assert.ok(
+        recorded.some((change) => change.file === mistake.file && change.kind === mistake.kind),
+        `protected_changes: ${JSON.stringify(recorded)}`,
+      );
+      const event = verified.events.find((each) => each.type === 'protected_change') as
+        { change: { kind: string }; status: string; iteration: number } | undefined;
+      assert.deepEqual([event?.change.kind, event?.status, event?.iteration], [mistake.kind, 'weakening', 1]);
+      assert.match(verified.agent.prompt('critic', 1), /## Changes to what the checks rest on[\s\S]*not accepted/, 'the critic is told, as a fact');
+      const secondActor = verified.agent.prompt('actor', 2);
+      assert.equal(secondActor.split('Restore them.').length - 1, 1, `the actor is told to restore it, once:\n${secondActor}`);
+      assert.match(verified.result.stderr, /protected: /, 'the user sees it in the run output');
+
+      const plain = await runOnProject(script, ['-n', '2', '--no-verify']);
+      assert.equal(plain.outcome.status, mistake.passesPlainGate ? 'success' : 'max_iterations_reached', plain.result.stderr);
+      assert.equal(
+        plain.events.some((each) => each.type === 'protected_change'),
+        false,
+        '--no-verify judges nothing',
+      );
+    });
+  }
+
+  it('says that an edited codeloops.toml changes nothing for the running loop', async () => {
+    const { result } = await runOnProject({ actor: [[{ write: { path: 'codeloops.toml', content: '# no checks\n' } }]], critic: believingCritic }, ['-n', '1']);
+    assert.match(result.stderr, /codeloops\.toml changed during the run; this run keeps the configuration it started with/);
+    assert.match(result.stderr, /check tests: failed/, 'the check it started with still ran');
+  });
+
+  it('fixing the code and adding a test is not weakening: success by default', async () => {
+    const fixed = [
+      { write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\n' } },
+      { write: { path: 'test/more.test.js', content: SUM_TESTS.replace('adds two numbers', 'adds again') } },
+    ];
+    const { outcome, events, result } = await runOnProject({ actor: [fixed], critic: believingCritic }, ['-n', '2']);
+    assert.equal(outcome.status, 'success', result.stderr);
+    assert.equal(events.filter((event) => event.type === 'protected_change').length, 0);
+  });
+
+  it('--allow-test-changes lets a task about the tests skip one, and still shows it', async () => {
+    const skip = MISTAKES.find((mistake) => mistake.kind === 'skip_added')!;
+    const { outcome, events, result } = await runOnProject({ actor: [skip.actor], critic: believingCritic }, ['-n', '2', '--allow-test-changes']);
+    assert.equal(outcome.status, 'success', result.stderr);
+    const shown = events.filter((event) => event.type === 'protected_change') as { status: string }[];
+    assert.deepEqual(
+      shown.map((event) => event.status),
+      ['allowed'],
+    );
+  });
+
+  it('codeloops accept lets a weakening stand, with its reason told to the critic; resume then ends success; --undo takes it back', async () => {
+    const skip = MISTAKES.find((mistake) => mistake.kind === 'skip_added')!;
+    const run = await runOnProject({ actor: [skip.actor, []], critic: believingCritic }, ['-n', '1']);
+    assert.equal(run.outcome.status, 'max_iterations_reached');
+    const cli = (args: string[]) => runCli(args, { cwd: run.repo, env: run.home.env });
+
+    const refused = await cli(['accept', run.outcome.session_id, '--iteration', '1', '--file', 'src/sum.js']);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /no protected change of src\/sum\.js \(it has: test\/sum\.test\.js\)/);
+
+    const accepted = await cli([
+      'accept',
+      run.outcome.session_id,
+      '--iteration',
+      '1',
+      '--file',
+      'test/sum.test.js',
+      '--reason',
+      'flaky on CI, tracked in #12',
+      '--json',
+    ]);
+    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.deepEqual(JSON.parse(accepted.stdout), {
+      session_id: run.outcome.session_id,
+      file: 'test/sum.test.js',
+      result: 'accepted',
+      iteration: 1,
+      kinds: ['skip_added'],
+      reason: 'flaky on CI, tracked in #12',
+    });
+
+    const resumed = await cli(['resume', run.outcome.session_id, '--trust', '-n', '2', '--json-output']);
+    assert.equal(JSON.parse(resumed.stdout).status, 'success', resumed.stderr);
+    assert.match(run.agent.prompt('critic', 2), /skip[\s\S]*accepted by the user: flaky on CI, tracked in #12/);
+
+    const undone = await cli(['accept', '--undo', run.outcome.session_id, '--file', 'test/sum.test.js']);
+    assert.equal(undone.code, 0, undone.stderr);
+    const again = await cli(['accept', '--undo', run.outcome.session_id, '--file', 'test/sum.test.js']);
+    assert.equal(again.code, 3, 'nothing to take back');
+  });
+});
