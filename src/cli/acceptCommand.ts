@@ -1,6 +1,6 @@
 import { acceptProtectedChange, undoAcceptance } from '../review/acceptedChanges.js';
 import { reviewTargetOf } from '../review/reviewTarget.js';
-import { protectedChangeText } from '../sessionFormat/protectedChanges.js';
+import { protectedChangeText } from '../sessionFormat/verification.js';
 import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';

@@ -54,7 +54,11 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     max_duration_secs: settings.budget.maxDurationSecs,
     stall: { unchanged_iterations: settings.stall.unchangedIterations, action: settings.stall.action },
     review: settings.review,
-    verify: settings.verify && { protected: settings.verify.protected, allow_test_changes: settings.verify.allowTestChanges },
+    verify: settings.verify && {
+      protected: settings.verify.protected,
+      allow_test_changes: settings.verify.allowTestChanges,
+      require_evidence: settings.verify.requireEvidence,
+    },
     sessions_dir: sessionsDir(),
     config_files: settings.sources,
   };
@@ -79,10 +83,10 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
   ]);
 }
 
-function verifyText(verify: { protected: readonly string[]; allow_test_changes: boolean } | null): string {
+function verifyText(verify: { protected: readonly string[]; allow_test_changes: boolean; require_evidence: boolean } | null): string {
   if (!verify) return 'off: the actor may change tests and what the checks run (the checks still gate)';
   const extra = verify.protected.length > 0 ? ` and ${verify.protected.join(', ')}` : '';
-  return `tests, CI, codeloops.toml and what the checks run are protected${extra}${verify.allow_test_changes ? '; removing or skipping tests allowed' : ''}`;
+  return `tests, CI, codeloops.toml and what the checks run are protected${extra}${verify.allow_test_changes ? '; removing or skipping tests allowed' : ''}${verify.require_evidence ? '; DONE needs evidence' : ''}`;
 }
 
 /** A candidate group's plan: each candidate's actor, the one critic, how many at once, the worktrees and their setup. */

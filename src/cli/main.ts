@@ -72,6 +72,10 @@ function loopOptions(command: Command, texts: { agentDefault: string; maxIterati
     .option('--stall-after <n>', 'stop after n iterations in a row without progress (0: never)', wholeNumber)
     .option('--review', 'pause after each iteration that goes on, for your review (config: review = "pause")')
     .option('--no-verify', "do not judge the actor's changes to tests, CI and what the checks run (the checks still gate)")
+    .option(
+      '--require-evidence',
+      'refuse a DONE that nothing verified: no required check passed, the critic ran no command that succeeded (config: [verify] require_evidence)',
+    )
     .option('--allow-test-changes', 'the task is about the tests: removing or skipping some does not refuse DONE (config: [verify] allow_test_changes)')
     .option('--trust', "run the project's codeloops.toml commands and checks this once, without asking")
     .option('--json-output', 'print the outcome as one JSON object on stdout')

@@ -58,6 +58,10 @@ function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | unde
     review: guards.review,
     checks: guards.checks.map((check) => ({ name: check.name, run: check.command, required: check.required, folder: check.folder })),
     // Not recorded (`--no-verify`, an older runner): verified all the same unless `--no-verify` says so again.
-    verify: guards.verify && { protected: guards.verify.protected, allow_test_changes: guards.verify.allow_test_changes },
+    verify: guards.verify && {
+      protected: guards.verify.protected,
+      allow_test_changes: guards.verify.allow_test_changes,
+      require_evidence: guards.verify.require_evidence,
+    },
   };
 }

@@ -32,7 +32,7 @@ export async function listCommand(options: ListOptions): Promise<number> {
   const width = process.stdout.columns ?? 120;
   const rows = summaries.map((summary) => [
     summary.id,
-    summary.outcome ?? 'running/crashed',
+    summary.outcome === 'success' && summary.verification === 'unverified' ? 'success (unverified)' : (summary.outcome ?? 'running/crashed'),
     String(summary.iterations),
     summary.duration_secs === null ? '—' : formatDuration(summary.duration_secs),
     summary.total_cost_usd === null ? '—' : `$${summary.total_cost_usd.toFixed(2)}`,
@@ -74,7 +74,9 @@ export function renderSession(session: Session, color: boolean): string {
   out.push(`  limit      ${start.max_iterations ?? 'none'}`);
   if (end) {
     const tone = end.outcome === 'success' ? 'success' : end.outcome === 'failed' ? 'error' : 'warning';
-    out.push(`  outcome    ${paint(end.outcome, tone, color)} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
+    const unverified =
+      end.outcome === 'success' && end.verification === 'unverified' ? ' (unverified: no required check passed, the critic ran no command that succeeded)' : '';
+    out.push(`  outcome    ${paint(end.outcome, tone, color)}${unverified} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
     if (end.stop_reason) out.push(`  stopped by ${clean(end.stop_reason)}${end.error ? `: ${clean(end.error)}` : ''}`);
     else if (end.outcome === 'failed' && end.error) out.push(`  error      ${clean(end.error)}`);
     if (typeof end.total_cost_usd === 'number') out.push(`  cost       $${end.total_cost_usd.toFixed(2)}${end.cost_estimated ? ' (partly estimated)' : ''}`);

@@ -109,6 +109,8 @@ export const verifyTableSchema = z.strictObject({
   protected: z.optional(z.array(nonEmpty)),
   /** A task about the tests: deleting, removing or skipping tests does not refuse DONE. */
   allow_test_changes: z.optional(z.boolean()),
+  /** Refuse a DONE that nothing verified: no required check passed and the critic ran no command that succeeded. */
+  require_evidence: z.optional(z.boolean()),
 });
 export type VerifyTable = z.infer<typeof verifyTableSchema>;
 

@@ -40,6 +40,8 @@ export interface VerifySettings {
   protected: readonly string[];
   /** `allow_test_changes`: deleting, removing or skipping tests does not refuse DONE (it is still shown). */
   allowTestChanges: boolean;
+  /** `require_evidence`: a DONE that nothing verified (no passing required check, no command the critic ran that succeeded) is refused. */
+  requireEvidence: boolean;
 }
 
 /** Everything one role needs to start its agent, fully resolved. */
@@ -142,6 +144,8 @@ export interface FlagOverrides {
   verify?: boolean;
   /** `--allow-test-changes`: the task is about the tests; removing or skipping some does not refuse DONE. */
   allowTestChanges?: boolean;
+  /** `--require-evidence`: refuse a DONE that nothing verified. */
+  requireEvidence?: boolean;
 }
 
 export const DEFAULT_AGENT: AgentKind = 'claude';
@@ -216,7 +220,8 @@ export function layerFromFlags(flags: FlagOverrides): ConfigLayer {
     noChecks: flags.checks === false,
     actor: { agent: flags.actorAgent, model: flags.actorModel },
     critic: { agent: flags.criticAgent, model: flags.criticModel },
-    verify: flags.allowTestChanges ? { allow_test_changes: true } : undefined,
+    verify:
+      flags.allowTestChanges || flags.requireEvidence ? { allow_test_changes: flags.allowTestChanges, require_evidence: flags.requireEvidence } : undefined,
     noVerify: flags.verify === false,
   };
 }
@@ -390,6 +395,7 @@ function resolveVerify(layersLowToHigh: readonly ConfigLayer[], pick: LayerPick)
   return {
     protected: [...new Set(layersLowToHigh.flatMap((layer) => layer.verify?.protected ?? []))],
     allowTestChanges: pick((layer) => layer.verify?.allow_test_changes)?.value ?? false,
+    requireEvidence: pick((layer) => layer.verify?.require_evidence)?.value ?? false,
   };
 }
 

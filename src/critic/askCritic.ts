@@ -2,6 +2,8 @@ import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import type { AnswerAttempt } from '../sessionFormat/sessionFiles.js';
 import { runAgent, type AgentLaunch, type AgentRunOptions, type AgentRunResult } from '../agents/runAgent.js';
 import { takeTail } from '../text/truncate.js';
+import type { CriticEvidence } from '../sessionFormat/verification.js';
+import { CriticEvidenceFold } from './criticEvidence.js';
 import { explainUnreadableDecision, parseCriticDecision, type CriticDecision, type CriticFinding, type ParsedDecision } from './criticDecision.js';
 import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
 
@@ -21,6 +23,8 @@ export interface CriticVerdict {
   resolved: string[];
   /** The critic's full answer(s), for the sidecar record. */
   answer: string;
+  /** What it ran and read to judge, from its stream (the repair's too). */
+  evidence: CriticEvidence;
   runs: AgentRunResult[];
   interrupted: boolean;
 }
@@ -47,6 +51,18 @@ const REPAIR_QUOTE_CHARS = 3_000;
  * one) before recording ERROR.
  */
 export async function askCritic(launch: AgentLaunch, input: CriticPromptInput, options: AskCriticOptions): Promise<CriticVerdict> {
+  const evidence = new CriticEvidenceFold();
+  const verdict = await askAndRead(launch, input, {
+    ...options,
+    onEvent: (event, attempt) => {
+      evidence.add(event);
+      options.onEvent?.(event, attempt);
+    },
+  });
+  return { ...verdict, evidence: evidence.result() };
+}
+
+async function askAndRead(launch: AgentLaunch, input: CriticPromptInput, options: AskCriticOptions): Promise<Omit<CriticVerdict, 'evidence'>> {
   const run = (prompt: string, attempt: AnswerAttempt, resumeSessionId: string | null, costAlreadyCounted?: number) =>
     runAgent(
       launch,

@@ -8,7 +8,8 @@ import * as z from '../sessionFormat/zod.js';
  */
 
 export type CriticDecision =
-  | { kind: 'DONE'; summary: string; confidence: number | null }
+  /** `noChangeNeeded`: the critic says the task needs no change (a DONE on an unchanged tree needs it, with evidence). */
+  | { kind: 'DONE'; summary: string; confidence: number | null; noChangeNeeded?: boolean }
   | { kind: 'CONTINUE'; feedback: string; remainingIssues: string[] }
   | { kind: 'ERROR'; description: string; recovery: string };
 
@@ -73,7 +74,13 @@ const reviewShape = {
 };
 
 const decisionBlockSchema = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('done'), summary: z._default(text, ''), confidence: z.optional(confidence), ...reviewShape }),
+  z.looseObject({
+    type: z.literal('done'),
+    summary: z._default(text, ''),
+    confidence: z.optional(confidence),
+    no_change_needed: z.catch(z.optional(z.boolean()), undefined),
+    ...reviewShape,
+  }),
   z.looseObject({
     type: z.literal('continue'),
     feedback: required('feedback is empty'),
@@ -135,7 +142,15 @@ function parseBlock(body: string): Omit<ParsedDecision, 'source'> | null {
   const review = { findings: readFindings(block.findings ?? []), resolved: (block.resolved ?? []).map((id) => id.trim()).filter(Boolean) };
   switch (block.type) {
     case 'done':
-      return { decision: { kind: 'DONE', summary: block.summary, confidence: block.confidence ?? null }, ...review };
+      return {
+        decision: {
+          kind: 'DONE',
+          summary: block.summary,
+          confidence: block.confidence ?? null,
+          ...(block.no_change_needed === true && { noChangeNeeded: true }),
+        },
+        ...review,
+      };
     case 'continue':
       return {
         decision: { kind: 'CONTINUE', feedback: block.feedback, remainingIssues: block.remaining_issues.map((issue) => issue.trim()).filter(Boolean) },

@@ -1,7 +1,7 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
-import { protectedChangeText, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/protectedChanges.js';
+import { protectedChangeText, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/verification.js';
 import type { NestedRepository } from '../sessionFormat/runEvents.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
@@ -54,6 +54,7 @@ export const DECISION_CONTRACT = `Finish your answer with exactly one decision b
 Any of the three may also carry, inside the same JSON object:
 - "findings": problems in the code, each where it is: [{"file":"src/a.ts","line":42,"end_line":44,"severity":"error","message":"…"}] (file relative to the repository, lines in the file as it is now, severity "error", "warning" or "info").
 - "resolved": ids of earlier review items (such as "F2.1" or "U3.1") that are now truly dealt with.
+A "done" when no file changed since the loop started also needs "no_change_needed": true, and evidence that the task truly needs no change: run the command that shows it (the tests, the program).
 The JSON must be valid: double quotes, no trailing commas, no comments.`;
 
 export function buildCriticPrompt(input: CriticPromptInput): string {

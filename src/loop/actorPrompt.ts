@@ -5,7 +5,7 @@ import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
 import { previewLine } from '../text/truncate.js';
-import type { ProtectedChange } from '../sessionFormat/protectedChanges.js';
+import type { ProtectedChange } from '../sessionFormat/verification.js';
 import { weakenedFeedback } from './checkGate.js';
 import type { Stall } from './stallDetector.js';
 

@@ -1,7 +1,18 @@
 import { describeChecks, outcomeOf } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
-import { protectedChangeText, type ProtectedChange } from '../sessionFormat/protectedChanges.js';
+import { protectedChangeText, type ProtectedChange } from '../sessionFormat/verification.js';
+
+/** What a DONE rests on besides the checks, when the run is verified. */
+export interface DoneEvidence {
+  /** The weakenings of protected files that stand, not accepted. */
+  weakened: readonly ProtectedChange[];
+  /** Why nothing but the critic's word stands behind it: nothing changed and no evidence the task needs no change, or no evidence at all (`require_evidence`); null when something does. */
+  unverified: UnverifiedDone | null;
+}
+
+/** `no_change`: a DONE on a tree the loop never changed, without `no_change_needed` and evidence; `no_evidence`: `require_evidence` and nothing verified it. */
+export type UnverifiedDone = 'no_change' | 'no_evidence';
 
 export interface GateResult {
   /** The decision that counts: the critic's, unless it said DONE while a required check failed or a weakening stood. */
@@ -11,6 +22,7 @@ export interface GateResult {
   failedRequired: CheckResult[];
   /** The weakenings of protected files that refused it. */
   weakened: ProtectedChange[];
+  unverified: UnverifiedDone | null;
 }
 
 /**
@@ -20,24 +32,53 @@ export interface GateResult {
  * The iteration counts as CONTINUE, with feedback that names what failed and what
  * was weakened.
  */
-export function checkGate(decision: CriticDecision, checks: readonly CheckResult[], weakenings: readonly ProtectedChange[] = []): GateResult {
+export function checkGate(decision: CriticDecision, checks: readonly CheckResult[], evidence: DoneEvidence = { weakened: [], unverified: null }): GateResult {
   const failedRequired = checks.filter((check) => check.required && !check.passed);
-  const weakened = [...weakenings];
-  if (decision.kind !== 'DONE' || (failedRequired.length === 0 && weakened.length === 0)) return { decision, refused: false, failedRequired, weakened };
-  const parts = [failedRequired.length > 0 ? checksFeedback(failedRequired) : null, weakened.length > 0 ? weakenedFeedback(weakened) : null].filter(Boolean);
+  const weakened = [...evidence.weakened];
+  const unverified = decision.kind === 'DONE' ? evidence.unverified : null;
+  if (decision.kind !== 'DONE' || (failedRequired.length === 0 && weakened.length === 0 && unverified === null)) {
+    return { decision, refused: false, failedRequired, weakened, unverified: null };
+  }
+  const parts = [
+    failedRequired.length > 0 ? checksFeedback(failedRequired) : null,
+    weakened.length > 0 ? weakenedFeedback(weakened) : null,
+    unverified ? UNVERIFIED_FEEDBACK[unverified] : null,
+  ].filter(Boolean);
   return {
     refused: true,
     failedRequired,
     weakened,
+    unverified,
     decision: {
       kind: 'CONTINUE',
       feedback: `The reviewer judged the work done, but it is not done yet.\n\n${parts.join('\n\n')}`,
       remainingIssues: [
         ...failedRequired.map((check) => `the ${check.name} check ${outcomeOf(check)}`),
         ...weakened.map((change) => `restore ${change.file} or justify the change (${change.kind})`),
+        ...(unverified ? [UNVERIFIED_ISSUE[unverified]] : []),
       ],
     },
   };
+}
+
+const UNVERIFIED_FEEDBACK: Readonly<Record<UnverifiedDone, string>> = {
+  no_change:
+    'Nothing has changed since the loop started. Most tasks said to need no change do need one: make the change the task asks for. ' +
+    'If it truly needs none, the reviewer must say so ("no_change_needed") and show it with a command that proves it, or a check must pass.',
+  no_evidence: 'Nothing verified it: no required check passed on this tree and the reviewer ran no command that succeeded. Evidence is required for DONE here.',
+};
+
+const UNVERIFIED_ISSUE: Readonly<Record<UnverifiedDone, string>> = {
+  no_change: 'nothing changed since the loop started',
+  no_evidence: 'no evidence that the work is right (a passing check or a command the reviewer ran)',
+};
+
+/**
+ * Whether a DONE rests on more than the critic's word: a required check passed on
+ * the tree, or the critic ran a command that succeeded on it.
+ */
+export function isVerified(checks: readonly CheckResult[], criticRanSuccessfully: boolean): boolean {
+  return criticRanSuccessfully || checks.some((check) => check.required && check.passed);
 }
 
 function checksFeedback(failedRequired: readonly CheckResult[]): string {

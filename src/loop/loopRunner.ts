@@ -6,6 +6,7 @@ import type { Budget, SpendTotals } from '../budget/spendTracker.js';
 import { checkDirectory, commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import type { StallSettings, VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
+import { ranSuccessfully } from '../critic/criticEvidence.js';
 import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import type { AppearedRepository, CriticPromptInput } from '../critic/criticPrompt.js';
 import type { Repository } from '../git/repository.js';
@@ -17,13 +18,13 @@ import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFo
 import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
-import { TEST_CHANGE_KINDS, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/protectedChanges.js';
+import { TEST_CHANGE_KINDS, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/verification.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
-import { checkGate } from './checkGate.js';
+import { checkGate, isVerified, type UnverifiedDone } from './checkGate.js';
 import { LoopGuard, type GuardStop } from './loopGuard.js';
 import { NestedRepositoryWatch } from './nestedRepositories.js';
 import { acquireRepositoryLock, type RepositoryLock } from './repositoryLock.js';
@@ -257,6 +258,8 @@ class LoopRun {
   /** The actor's weakenings of what the gate rests on; null when the run is not verified. */
   private readonly protectedFiles: ProtectedFilesWatch | null;
   private readonly configFiles: ConfigFilesWatch;
+  /** Whether the last iteration's verdict rested on more than the critic's word (a passing required check, a command the critic ran). */
+  private lastVerified = false;
   private summary: RunSummary | undefined;
 
   constructor(
@@ -567,16 +570,36 @@ class LoopRun {
    */
   private async recordIteration(iteration: number, work: IterationWork, openItems: ReviewItems): Promise<CriticDecision> {
     const { request } = this;
-    const gate = checkGate(work.verdict.decision, work.checks, work.protection.weakened);
+    const verified = isVerified(work.checks, ranSuccessfully(work.verdict.evidence));
+    const gate = checkGate(work.verdict.decision, work.checks, { weakened: work.protection.weakened, unverified: this.unverifiedDone(work, verified) });
     if (gate.refused) {
-      const weakened = gate.weakened.length > 0 ? { protected_changes: gate.weakened } : {};
-      this.emit({ type: 'done_refused', iteration, failed_checks: gate.failedRequired.map((check) => check.name), ...weakened });
+      this.emit({
+        type: 'done_refused',
+        iteration,
+        failed_checks: gate.failedRequired.map((check) => check.name),
+        ...(gate.weakened.length > 0 && { protected_changes: gate.weakened }),
+        ...(gate.unverified && { unverified: gate.unverified }),
+      });
     }
+    this.lastVerified = verified;
     const workingDirPrefix = workingDirPrefixOf(request);
     const findings = await anchorFindings(request.repository, work.post.commit, iteration, work.verdict.findings, workingDirPrefix);
     this.record(iteration, work, gate.decision, { findings, resolved: resolvedAmong(work.verdict.resolved, openItems) });
     this.completedIterations = iteration;
     return gate.decision;
+  }
+
+  /**
+   * Why a DONE would rest on the critic's word alone, when the run is verified: the
+   * loop never changed the tree and the critic did not show that no change is needed,
+   * or `require_evidence` and nothing verified it.
+   */
+  private unverifiedDone(work: IterationWork, verified: boolean): UnverifiedDone | null {
+    const verify = this.request.verify;
+    const decision = work.verdict.decision;
+    if (!verify || decision.kind !== 'DONE') return null;
+    if (work.change.sinceStart.length === 0 && !(decision.noChangeNeeded && verified)) return 'no_change';
+    return verify.requireEvidence && !verified ? 'no_evidence' : null;
   }
 
   /**
@@ -712,6 +735,7 @@ class LoopRun {
       critic_output: verdict.answer,
       findings: critique.findings,
       resolved: critique.resolved,
+      evidence: verdict.evidence,
     });
     this.writer.writeIteration({
       iteration_number: iteration,
@@ -777,6 +801,7 @@ class LoopRun {
       total_duration_secs: totalDurationSecs,
       session_id: this.sessionId,
       session_file: this.writer.filePath,
+      verification: end.status === 'success' ? (this.lastVerified ? 'verified' : 'unverified') : null,
     };
     try {
       this.writer.writeEnd({
@@ -791,6 +816,7 @@ class LoopRun {
         total_cost_usd: totals.costUsd ?? undefined,
         total_tokens: totals.tokens,
         cost_estimated: totals.costEstimated || undefined,
+        verification: this.summary.verification ?? undefined,
       });
     } finally {
       this.writer.close();
@@ -847,7 +873,13 @@ function guardsOf(request: LoopRequest): LoopGuards {
     stall_after: request.stall.unchangedIterations,
     stall_action: request.stall.action,
     review: request.waitForReview ? 'pause' : 'off',
-    ...(request.verify && { verify: { protected: [...request.verify.protected], allow_test_changes: request.verify.allowTestChanges } }),
+    ...(request.verify && {
+      verify: {
+        protected: [...request.verify.protected],
+        allow_test_changes: request.verify.allowTestChanges,
+        require_evidence: request.verify.requireEvidence,
+      },
+    }),
   };
 }
 

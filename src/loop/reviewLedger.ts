@@ -1,4 +1,4 @@
-import type { AcceptedChange } from '../sessionFormat/protectedChanges.js';
+import type { AcceptedChange } from '../sessionFormat/verification.js';
 import type { ReviewItems, ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { acceptedChanges, foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';

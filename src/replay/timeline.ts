@@ -73,6 +73,7 @@ export function buildTimeline(session: Session, events: readonly RunEvent[], rev
       total_cost_usd: end.total_cost_usd ?? null,
       total_tokens: end.total_tokens ?? null,
       duration_secs: end.duration_secs,
+      ...(end.verification && { verification: end.verification }),
     });
   }
   const startedAt = Date.parse(start.timestamp);
@@ -97,6 +98,7 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry[] {
           summary: event.summary,
           confidence: event.confidence,
           remaining_issues: event.remaining_issues,
+          ...(event.evidence && { evidence: event.evidence }),
         },
       ];
       if (event.resolved?.length) entries.push({ kind: 'resolved', at, iteration: event.iteration, ids: event.resolved, by: 'critic', reopened: false });
@@ -205,7 +207,14 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
         timed_out: event.timed_out,
       };
     case 'done_refused':
-      return { kind: 'done_refused', at, iteration: event.iteration, failed_checks: event.failed_checks, protected_changes: event.protected_changes };
+      return {
+        kind: 'done_refused',
+        at,
+        iteration: event.iteration,
+        failed_checks: event.failed_checks,
+        protected_changes: event.protected_changes,
+        unverified: event.unverified,
+      };
     case 'protected_change':
       return { kind: 'protected_change', at, iteration: event.iteration, change: event.change, status: event.status, reason: event.reason };
     case 'stall':

@@ -1,6 +1,6 @@
 import { withReviewLock } from '../loop/reviewLock.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import type { ProtectedChange } from '../sessionFormat/protectedChanges.js';
+import type { ProtectedChange } from '../sessionFormat/verification.js';
 import type { ReviewRecordOf } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf } from '../sessionFormat/runEvents.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';

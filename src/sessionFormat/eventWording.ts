@@ -3,7 +3,7 @@ import { previewLine, takeTail } from '../text/truncate.js';
 import type { AgentEvent, StreamDrift, Usage } from './agentEvents.js';
 import type { CandidateStreamEvent } from './candidateGroups.js';
 import { stageText } from './loopProgress.js';
-import { protectedChangeText } from './protectedChanges.js';
+import { evidenceText, protectedChangeText, type CriticEvidence, type Verification } from './verification.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
 import type { CriticDecisionKind, Outcome } from './sessionLines.js';
@@ -183,7 +183,7 @@ type SharedFact =
   | ({ kind: 'imported' } & Pick<RunEventOf<'imported'>, 'bundle' | 'from_working_dir'>)
   | ({ kind: 'stall' } & Pick<RunEventOf<'stall'>, 'action' | 'reason'>)
   | ({ kind: 'warning' } & Pick<RunEventOf<'warning'>, 'message'>)
-  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes'>)
+  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified'>)
   | ({ kind: 'protected_change' } & Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>)
   | { kind: 'nested_repositories_appeared'; repositories: readonly NestedRepository[] }
   | { kind: 'review_delivered' | 'review_claimed'; ids: readonly string[] }
@@ -232,12 +232,14 @@ function sharedLine(fact: SharedFact): DescribedLine {
   }
 }
 
-function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes'>): string[] {
+function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified'>): string[] {
   const reasons: string[] = [];
   const checks = refusal.failed_checks;
   if (checks.length > 0) reasons.push(`the required check${checks.length === 1 ? '' : 's'} ${checks.join(', ')} fail${checks.length === 1 ? 's' : ''}`);
   const weakened = refusal.protected_changes ?? [];
   if (weakened.length > 0) reasons.push(`what the checks rest on was weakened (${weakened.map((change) => `${change.file}: ${change.kind}`).join(', ')})`);
+  if (refusal.unverified === 'no_change') reasons.push('nothing changed since the loop started, and nothing showed that no change is needed');
+  if (refusal.unverified === 'no_evidence') reasons.push('nothing verified it (no passing check, no command the critic ran)');
   return reasons;
 }
 
@@ -381,6 +383,7 @@ function verdictLines(verdict: {
   resolved?: readonly string[];
   /** The decision as another writer wrote it, in other words. */
   decision_text?: string | null;
+  evidence?: CriticEvidence;
 }): DescribedLine[] {
   const lines: DescribedLine[] = [];
   const recorded = verdict.decision_text ? ` (recorded as "${verdict.decision_text}")` : '';
@@ -395,6 +398,8 @@ function verdictLines(verdict: {
   }
   for (const finding of verdict.findings ?? []) lines.push({ text: `  ${findingLine(finding)}`, tone: finding.severity === 'error' ? 'warning' : 'muted' });
   if (verdict.resolved?.length) lines.push({ text: `  resolved: ${verdict.resolved.join(', ')}`, tone: 'muted' });
+  const evidence = verdict.evidence ? evidenceText(verdict.evidence) : null;
+  if (evidence) lines.push({ text: `  ${evidence}`, tone: 'muted' });
   return lines;
 }
 
@@ -464,10 +469,14 @@ function outcomeLines(end: {
   total_tokens: number;
   cost_estimated?: boolean;
   session_file?: string;
+  verification?: Verification | null;
 }): DescribedLine[] {
   const after = `after ${end.iterations} iteration${end.iterations === 1 ? '' : 's'} (${formatDuration(end.duration_secs)})`;
   const headlines: Readonly<Record<Outcome, DescribedLine>> = {
-    success: { text: `✓ Done ${after}`, tone: 'success' },
+    success:
+      end.verification === 'unverified'
+        ? { text: `✓ Done ${after}, unverified: no required check passed and the critic ran no command that succeeded`, tone: 'warning' }
+        : { text: `✓ Done ${after}`, tone: 'success' },
     max_iterations_reached: { text: `■ Stopped at the iteration limit ${after}`, tone: 'warning' },
     interrupted: { text: `■ Interrupted ${after}`, tone: 'warning' },
     failed: { text: `✗ Failed ${after}: ${end.error ?? 'unknown error'}`, tone: 'error' },

@@ -1,5 +1,5 @@
 import type { DistributiveOmit } from './distributiveOmit.js';
-import { PROTECTED_CHANGE_KINDS } from './protectedChanges.js';
+import { PROTECTED_CHANGE_KINDS } from './verification.js';
 import * as z from './zod.js';
 
 /**

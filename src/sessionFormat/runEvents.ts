@@ -1,7 +1,7 @@
 import type { DistributiveOmit } from './distributiveOmit.js';
 import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
-import { PROTECTED_CHANGE_STATUSES, protectedChangeSchema } from './protectedChanges.js';
+import { criticEvidenceSchema, PROTECTED_CHANGE_STATUSES, protectedChangeSchema, VERIFICATIONS } from './verification.js';
 import { findingSchema, REVIEW_MODES, runControlSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
 import * as z from './zod.js';
@@ -94,7 +94,7 @@ export const loopGuardsSchema = z.object({
   /** Whether it pauses for the user's review (absent in records of older runners: it did not). */
   review: z.optional(z.enum(REVIEW_MODES)),
   /** What the actor may not weaken (`[verify]`); absent: not verified (`--no-verify`, older runners). */
-  verify: z.optional(z.object({ protected: z.array(z.string()), allow_test_changes: z.boolean() })),
+  verify: z.optional(z.object({ protected: z.array(z.string()), allow_test_changes: z.boolean(), require_evidence: z.optional(z.boolean()) })),
 });
 export type LoopGuards = z.infer<typeof loopGuardsSchema>;
 
@@ -125,6 +125,8 @@ export const runSummarySchema = z.object({
   total_duration_secs: z.number(),
   session_id: z.string(),
   session_file: z.string(),
+  /** For a success: whether a required check passed on the final tree or the critic ran a command that succeeded on it; null otherwise. */
+  verification: z.nullable(z.enum(VERIFICATIONS)),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
@@ -193,6 +195,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
     findings: z.optional(z.array(findingSchema)),
     /** Earlier findings and user comments it resolved (ids). */
     resolved: z.optional(z.array(z.string())),
+    /** What it ran and read to judge, from its stream (absent in records of older runners). */
+    evidence: z.optional(criticEvidenceSchema),
   }),
   /** One of the project's checks ran on the iteration's tree (`tree`: the snapshot's tree id). */
   event('check_finished', {
@@ -202,7 +206,13 @@ export const runEventSchema = z.discriminatedUnion('type', [
     tree: z.string(),
   }),
   /** The gate refused the critic's DONE: required checks failed on this tree, or a protected change stands. */
-  event('done_refused', { iteration, failed_checks: paths, protected_changes: z.optional(z.array(protectedChangeSchema)) }),
+  event('done_refused', {
+    iteration,
+    failed_checks: paths,
+    protected_changes: z.optional(z.array(protectedChangeSchema)),
+    /** Nothing but the critic's word stood behind it: nothing changed (`no_change`), or nothing verified it under `require_evidence`. */
+    unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
+  }),
   /**
    * A change the actor made to a file the gate rests on (a test, what a check runs, CI,
    * codeloops.toml), judged against the tree the loop started from: one event for each

@@ -23,7 +23,7 @@ import * as z from './zod.js';
  * cannot occur inside a field.
  */
 
-export const SESSION_INDEX_VERSION = 4;
+export const SESSION_INDEX_VERSION = 5;
 
 /** `<folder>-index.json` beside the sessions folder, outside the `sessions/*.jsonl` glob: `sessions-index.json`. */
 export function sessionIndexFileName(sessionsFolderName: string): string {

@@ -1,5 +1,5 @@
 import { findingSchema } from './reviewRecords.js';
-import { protectedChangeSchema } from './protectedChanges.js';
+import { protectedChangeSchema, VERIFICATIONS } from './verification.js';
 import * as z from './zod.js';
 
 /**
@@ -203,6 +203,8 @@ export const sessionEndLineSchema = z.looseObject({
   total_tokens: z.optional(z.number()),
   /** Extra field: part of the cost was estimated from tokens with a price table. */
   cost_estimated: z.optional(z.boolean()),
+  /** Extra field, for a success: whether anything but the critic's word stood behind the DONE (see `verification.ts`). */
+  verification: z.optional(z.enum(VERIFICATIONS)),
 });
 
 export const sessionLineSchema = z.discriminatedUnion('type', [sessionStartLineSchema, iterationLineSchema, sessionEndLineSchema]);

@@ -1,3 +1,4 @@
+import { VERIFICATIONS } from './verification.js';
 import { OUTCOMES } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -22,6 +23,8 @@ export const sessionSummarySchema = z.object({
   critic_agent: z.string(),
   /** What the agents cost, when the session ended and recorded it (an extra field of this runner). */
   total_cost_usd: z.nullable(z.number()),
+  /** For a success: whether anything but the critic's word stood behind its DONE; null otherwise and in older records. */
+  verification: z.nullable(z.enum(VERIFICATIONS)),
 });
 export type SessionSummary = z.infer<typeof sessionSummarySchema>;
 

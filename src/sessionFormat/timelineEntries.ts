@@ -1,4 +1,4 @@
-import { PROTECTED_CHANGE_STATUSES, protectedChangeSchema } from './protectedChanges.js';
+import { criticEvidenceSchema, PROTECTED_CHANGE_STATUSES, protectedChangeSchema, VERIFICATIONS } from './verification.js';
 import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
@@ -57,9 +57,15 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     summary: z.nullable(z.string()),
     confidence: z.nullable(z.number()),
     remaining_issues: paths,
+    /** What the critic ran and read to judge (from the sidecar; absent without one). */
+    evidence: z.optional(criticEvidenceSchema),
   }),
   entry('check', checkOutcomeShape),
-  entry('done_refused', { failed_checks: paths, protected_changes: z.optional(z.array(protectedChangeSchema)) }),
+  entry('done_refused', {
+    failed_checks: paths,
+    protected_changes: z.optional(z.array(protectedChangeSchema)),
+    unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
+  }),
   /** A change to a file the gate rests on, standing on the iteration's tree (see `protectedChanges.ts`). */
   entry('protected_change', { change: protectedChangeSchema, status: z.enum(PROTECTED_CHANGE_STATUSES), reason: z.optional(z.nullable(z.string())) }),
   entry('stall', { action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: z.int() }),
@@ -110,6 +116,8 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     total_cost_usd: z.nullable(z.number()),
     total_tokens: z.nullable(z.number()),
     duration_secs: z.number(),
+    /** For a success: whether anything but the critic's word stood behind it (absent in older records). */
+    verification: z.optional(z.enum(VERIFICATIONS)),
   }),
 ]);
 export type TimelineEntry = z.infer<typeof timelineEntrySchema>;

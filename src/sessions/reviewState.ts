@@ -1,5 +1,5 @@
 import type { ReviewItems, ReviewRecord } from '../sessionFormat/reviewRecords.js';
-import type { AcceptedChange } from '../sessionFormat/protectedChanges.js';
+import type { AcceptedChange } from '../sessionFormat/verification.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { readReviewRecords, readSidecarEvents } from './sidecarReader.js';
 

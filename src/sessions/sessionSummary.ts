@@ -25,6 +25,7 @@ export function summarize(id: string, start: SessionStartLine, lastIterationNumb
     actor_agent: start.actor_agent,
     critic_agent: start.critic_agent,
     total_cost_usd: end?.total_cost_usd ?? null,
+    verification: end?.outcome === 'success' ? (end.verification ?? null) : null,
   };
 }
 

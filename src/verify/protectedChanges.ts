@@ -3,7 +3,7 @@ import type { VerifySettings } from '../config/runSettings.js';
 import type { Repository } from '../git/repository.js';
 import { readTreeFiles, treeFilePaths } from '../git/treeFiles.js';
 import type { TreeEntryChange } from '../git/treeDiff.js';
-import type { ProtectedChange } from '../sessionFormat/protectedChanges.js';
+import type { ProtectedChange } from '../sessionFormat/verification.js';
 import type { NestedRepository } from '../sessionFormat/runEvents.js';
 import { checkCommandSources, sourceChange, type CommandSource } from './checkCommandSources.js';
 import { ProtectedPaths } from './protectedPaths.js';

@@ -322,7 +322,7 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
 
   it('after a SIGKILL every session is readable; the next run refuses while its agents run, then prunes the worktrees (saving unsnapshotted edits)', async () => {
     const { repo, env, home, agent, groupsDirectory } = groupSetup({
-      actor: [[{ sleep: 1 }]],
+      actor: [[{ write: { path: 'again.txt', content: 'again\n' } }, { sleep: 1 }]],
       critic: [[done()]],
       candidates: {
         'command#1': { actor: [[{ write: { path: 'half-done.txt', content: 'in progress\n' } }, { sleep: 60_000 }]] },

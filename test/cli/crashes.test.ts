@@ -75,7 +75,7 @@ describe('crashes leave nothing running and nothing behind (the built CLI)', () 
   });
 
   it('removes the temporary index files of runners that died mid-snapshot, and leaves a live process’s alone', async () => {
-    const { repo, env } = scriptedCliSetup({ actor: [[{ print: 'x' }]], critic: [[done()]] });
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x\n' } }, { print: 'x' }]], critic: [[done()]] });
     const gitDir = path.join(repo, '.git');
     const dead = [
       `codeloops-snapshot-${deadPid()}-0a1b2c3d.index`,

@@ -36,6 +36,7 @@ describe('codeloops run (the built CLI)', () => {
       'total_cost_usd',
       'total_duration_secs',
       'total_tokens',
+      'verification',
     ]);
     assert.equal(output.status, 'success');
     assert.equal(output.iterations, 1);
@@ -106,6 +107,7 @@ describe('codeloops run (the built CLI)', () => {
     assert.match(ran.stderr, /check test -f x\.txt: passed/);
     assert.equal(fs.existsSync(path.join(repo, 'checked.txt')), false, 'what a check changes is put back: it judges, it does not edit');
 
+    fs.rmSync(path.join(repo, 'x.txt')); // a loop that changes nothing is not done: the next one makes x again
     const none = await runCli(['-p', 'make x', '--json-output', '--no-checks'], { cwd: repo, env });
     assert.equal(none.code, 0, none.stderr);
     assert.doesNotMatch(none.stderr, /check marker/);
@@ -192,7 +194,7 @@ describe('codeloops run (the built CLI)', () => {
 
   it('never lets an agent’s escape sequences reach the terminal', async () => {
     const { repo, env } = scriptedCliSetup({
-      actor: [[{ print: 'title\u001b]0;pwned\u0007 clip\u001b]52;c;ZXZpbA==\u0007 \u001b[2Jcleared' }]],
+      actor: [[{ write: { path: 'x.txt', content: 'x\n' } }, { print: 'title\u001b]0;pwned\u0007 clip\u001b]52;c;ZXZpbA==\u0007 \u001b[2Jcleared' }]],
       critic: [[done()]],
     });
     const result = await runCli(['-p', 'x'], { cwd: repo, env });
@@ -202,7 +204,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('reads --prompt-file from where the user stands, not from -d', async () => {
-    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ print: 'ok' }]], critic: [[done()]] });
+    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x\n' } }, { print: 'ok' }]], critic: [[done()]] });
     const elsewhere = tempDir();
     fs.writeFileSync(path.join(elsewhere, 'task.md'), 'the task from elsewhere');
     const result = await runCli(['-d', repo, '--prompt-file', 'task.md'], { cwd: elsewhere, env });
@@ -213,7 +215,7 @@ describe('codeloops run (the built CLI)', () => {
   });
 
   it('streams validated run events as NDJSON with --events ndjson', async () => {
-    const { repo, env } = scriptedCliSetup({ actor: [[{ print: 'hi' }]], critic: [[done()]] });
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x\n' } }, { print: 'hi' }]], critic: [[done()]] });
     const result = await runCli(['-p', 'x', '--events', 'ndjson'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     const events = result.stdout

@@ -26,12 +26,12 @@ test('adds zero', () => assert.strictEqual(sum(4, 0), 4));
 const PACKAGE = (testScript: string) => JSON.stringify({ name: 'sums', version: '1.0.0', private: true, scripts: { test: testScript } }, null, 2) + '\n';
 const CONFIG = '[[checks]]\nname = "tests"\nrun = "npm test"\n';
 
-/** The project as the loop finds it: `sum` subtracts, so "adds two numbers" fails. */
-function npmProject(): string {
+/** The project as the loop finds it: `sum` subtracts, so "adds two numbers" fails (unless `sumWorks`). */
+function npmProject(sumWorks = false): string {
   return createRepo({
     files: {
       'package.json': PACKAGE('node --test'),
-      'src/sum.js': 'exports.sum = (a, b) => a - b;\n',
+      'src/sum.js': sumWorks ? 'exports.sum = (a, b) => a + b;\n' : 'exports.sum = (a, b) => a - b;\n',
       'test/sum.test.js': SUM_TESTS,
       'codeloops.toml': CONFIG,
     },
@@ -91,13 +91,13 @@ const MISTAKES: Mistake[] = [
 ];
 
 /** A repository, an isolated home and the scripted agent in both roles; the CLI run with `args`. */
-async function runOnProject(script: AgentScript, args: string[]) {
+async function runOnProject(script: AgentScript, args: string[], project: { sumWorks?: boolean; task?: string } = {}) {
   const home = isolateHome();
   home.restore(); // only the CLI's process uses it
   const agent = configureScriptedAgent(home.configHome, script);
-  const repo = npmProject();
-  const result = await runCli(['-p', TASK, '--trust', '--json-output', ...args], { cwd: repo, env: home.env });
-  const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; session_file: string };
+  const repo = npmProject(project.sumWorks);
+  const result = await runCli(['-p', project.task ?? TASK, '--trust', '--json-output', ...args], { cwd: repo, env: home.env });
+  const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; session_file: string; verification: string | null };
   const lines = readJsonLines(outcome.session_file);
   const events = readJsonLines(path.join(sidecarDirOf(outcome.session_id, home.env), 'events.jsonl'));
   return { home, agent, repo, result, outcome, lines, events };
@@ -206,5 +206,64 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
     assert.equal(undone.code, 0, undone.stderr);
     const again = await cli(['accept', '--undo', run.outcome.session_id, '--file', 'test/sum.test.js']);
     assert.equal(again.code, 3, 'nothing to take back');
+  });
+
+  describe('what each DONE rests on', () => {
+    const PRODUCT_TASK = 'Add a product function to src/sum.js.';
+
+    it('an actor that claims done without changing anything: not success by default; success with --no-verify (the checks pass)', async () => {
+      const script = { actor: [[{ print: 'Done: product is already there.' } as ScriptStep]], critic: believingCritic };
+      const verified = await runOnProject(script, ['-n', '2'], { sumWorks: true, task: PRODUCT_TASK });
+      assert.equal(verified.outcome.status, 'max_iterations_reached', verified.result.stderr);
+      const refusal = verified.events.find((event) => event.type === 'done_refused') as { unverified?: string } | undefined;
+      assert.equal(refusal?.unverified, 'no_change');
+      assert.match(verified.result.stderr, /DONE refused: nothing changed since the loop started/);
+      assert.match(String((verified.lines[1] as Record<string, unknown>).feedback), /Nothing has changed since the loop started/);
+      const plain = await runOnProject(script, ['-n', '2', '--no-verify'], { sumWorks: true, task: PRODUCT_TASK });
+      assert.equal(plain.outcome.status, 'success', plain.result.stderr);
+    });
+
+    it('a DONE on an unchanged tree stands when the critic says no_change_needed and a check shows it', async () => {
+      const critic = [[{ print: '<decision>{"type":"done","summary":"sum already adds","no_change_needed":true}</decision>' } as ScriptStep]];
+      const { outcome, result } = await runOnProject({ actor: [[{ print: 'nothing to do' } as ScriptStep]], critic }, ['-n', '2'], {
+        sumWorks: true,
+        task: 'Make sure sum adds.',
+      });
+      assert.equal(outcome.status, 'success', result.stderr);
+      assert.equal(outcome.verification, 'verified', 'the tests check passed on the final tree');
+    });
+
+    it('verification: a DONE behind a passing required check is verified; without checks it is unverified, said in --json-output, session_end, the run output and sessions list', async () => {
+      const fix = [{ write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\n' } }];
+      const checked = await runOnProject({ actor: [fix], critic: believingCritic }, ['-n', '2']);
+      assert.equal(checked.outcome.status, 'success', checked.result.stderr);
+      assert.equal(checked.outcome.verification, 'verified');
+      assert.equal((checked.lines.at(-1) as Record<string, unknown>).verification, 'verified');
+
+      const unchecked = await runOnProject({ actor: [fix], critic: believingCritic }, ['-n', '2', '--no-checks']);
+      assert.equal(unchecked.outcome.status, 'success', unchecked.result.stderr);
+      assert.equal(unchecked.outcome.verification, 'unverified');
+      assert.equal((unchecked.lines.at(-1) as Record<string, unknown>).verification, 'unverified');
+      assert.match(unchecked.result.stderr, /Done after 1 iteration .*unverified/);
+      const listed = await runCli(['sessions', 'list'], { cwd: unchecked.repo, env: unchecked.home.env });
+      assert.match(listed.stdout, /success \(unverified\)/);
+      const json = JSON.parse((await runCli(['sessions', 'list', '--json'], { cwd: unchecked.repo, env: unchecked.home.env })).stdout) as {
+        verification: string;
+      }[];
+      assert.deepEqual(
+        json.map((summary) => summary.verification),
+        ['unverified'],
+      );
+    });
+
+    it('--require-evidence refuses a DONE that nothing verified', async () => {
+      const fix = [{ write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\n' } }];
+      const { outcome, events, result } = await runOnProject({ actor: [fix], critic: believingCritic }, ['-n', '2', '--no-checks', '--require-evidence']);
+      assert.equal(outcome.status, 'max_iterations_reached', result.stderr);
+      assert.deepEqual(
+        events.filter((event) => event.type === 'done_refused').map((event) => (event as { unverified?: string }).unverified),
+        ['no_evidence', 'no_evidence'],
+      );
+    });
   });
 });

@@ -37,7 +37,10 @@ describe('the runner as a child process (how the extension runs loops)', () => {
   after(removeTempDirs);
 
   it('streams validated events and reports the outcome; the prompt arrives untouched', async () => {
-    const { process, events, agent } = start({ actor: [[{ print: 'working' }]], critic: [[carryOn('again')], [done('ok')]] });
+    const { process, events, agent } = start({
+      actor: [[{ write: { path: 'work.txt', content: 'work\n' } }, { print: 'working' }]],
+      critic: [[carryOn('again')], [done('ok')]],
+    });
     const end = await process.done;
     assert.equal(end.kind, 'finished');
     assert.ok(end.kind === 'finished' && end.summary.status === 'success' && end.summary.iterations === 2);

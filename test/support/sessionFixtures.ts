@@ -66,6 +66,7 @@ export function runFinishedEvent(overrides: Partial<RunEventOf<'run_finished'>> 
     total_duration_secs: 1,
     session_id: 'x',
     session_file: 'x',
+    verification: null,
     timestamp: '2025-01-27T15:32:14Z',
     ...overrides,
   };

@@ -9,6 +9,7 @@ import { agentEventSchema } from '../../src/sessionFormat/agentEvents.js';
 import { jsonLineParser } from '../../src/agents/jsonLineParser.js';
 import * as z from '../../src/sessionFormat/zod.js';
 import { repoRoot } from '../support/testEnvironment.js';
+import { CriticEvidenceFold } from '../../src/critic/criticEvidence.js';
 
 interface Replay {
   events: AgentEvent[];
@@ -322,6 +323,56 @@ describe('agent adapters', () => {
         assert.match(verdict.failureReason!, /without (a final result|a result event|completing its turn)|before its final step/, kind);
         assert.match(verdict.failureReason!, /exited \(code 0\)/, kind);
       }
+    });
+  });
+});
+
+describe("the critic's evidence, folded from each agent's recorded stream", () => {
+  const fold = (events: readonly AgentEvent[]) => {
+    const evidence = new CriticEvidenceFold();
+    for (const event of events) evidence.add(event);
+    return evidence.result();
+  };
+
+  it("takes each agent's shell command and how it went, by the tool call's id", () => {
+    for (const [kind, cassette, command] of [
+      ['claude', 'claude-actor-write-and-bash.jsonl', 'echo "noted by a shell" > build-note.txt'],
+      ['codex', 'codex-actor-patch-and-shell.jsonl', `/bin/bash -lc 'echo "noted by a shell" > build-note.txt'`],
+      ['gemini', 'gemini-actor-write-and-shell.jsonl', 'echo "noted by a shell" > build-note.txt'],
+    ] as const) {
+      assert.deepEqual(
+        fold(replay(kind, cassette).events).commands.map(({ command, ok }) => [command, ok]),
+        [[command, true]],
+        cassette,
+      );
+    }
+  });
+
+  it('counts no write as evidence', () => {
+    for (const [kind, cassette] of [
+      ['gemini', 'gemini-critic-plan.jsonl'],
+      ['opencode', 'opencode-actor-write.jsonl'],
+      ['cursor', 'cursor-success.jsonl'],
+    ] as const) {
+      assert.deepEqual(fold(replay(kind, cassette).events), { commands: [], reads: [] }, cassette);
+    }
+  });
+
+  it('a result marked as an error is a failed command; a command without a result says nothing of how it went; reads are kept once', () => {
+    const evidence = fold([
+      { kind: 'tool_use', id: 'a', name: 'Bash', summary: 'npm test' },
+      { kind: 'tool_use', id: 'b', name: 'bash', summary: 'npm run lint' },
+      { kind: 'tool_result', id: 'a', isError: true, summary: '1 failing' },
+      { kind: 'tool_use', name: 'Read', summary: 'src/sum.js' },
+      { kind: 'tool_use', name: 'read_file', summary: 'src/sum.js' },
+      { kind: 'tool_use', name: 'Write', summary: 'src/sum.js' },
+    ]);
+    assert.deepEqual(evidence, {
+      commands: [
+        { tool: 'Bash', command: 'npm test', ok: false },
+        { tool: 'bash', command: 'npm run lint', ok: null },
+      ],
+      reads: ['src/sum.js'],
     });
   });
 });

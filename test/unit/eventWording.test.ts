@@ -111,6 +111,7 @@ describe('run events as text (the terminal and the output channel)', () => {
         total_duration_secs: 3700,
         session_id: 's',
         session_file: '/s.jsonl',
+        verification: null,
         timestamp: at,
       }),
       ['error: ✗ Failed after 2 iterations (1h 1m): the actor failed', 'muted: used $1.50, 120k tokens', 'muted: session: /s.jsonl'],

@@ -25,6 +25,7 @@ function summary(overrides: Partial<SessionSummary> = {}): SessionSummary {
     actor_agent: 'Claude Code',
     critic_agent: 'Claude Code',
     total_cost_usd: 0.42,
+    verification: 'verified',
     ...overrides,
   };
 }
@@ -52,6 +53,17 @@ describe('sessions tree model', () => {
     assert.deepEqual(
       others.map((other) => other.description.split(' · ')[0]),
       ['failed', 'interrupted', 'iteration limit reached', 'not finished'],
+    );
+  });
+
+  it('says "unverified" of a success that nothing but the critic’s word stands behind, in the description and the tooltip', () => {
+    const node = sessionNode(summary({ verification: 'unverified' }), false, false, NOW);
+    assert.equal(node.description, 'unverified · 29 minutes ago · 2 iterations · 1m 35s');
+    assert.match(node.tooltip.lines.join('\n'), /Outcome: success, unverified: no required check passed/);
+    assert.equal(
+      sessionNode(summary({ verification: null }), false, false, NOW).description,
+      '29 minutes ago · 2 iterations · 1m 35s',
+      'an older record says nothing',
     );
   });
 

@@ -109,6 +109,8 @@ export function sessionNode(summary: SessionSummary, running: boolean, openFeedb
   const parts = [relativeTime(summary.timestamp, now), plural(summary.iterations, 'iteration')];
   if (summary.duration_secs !== null) parts.push(formatDuration(summary.duration_secs));
   if (!running && summary.outcome !== 'success') parts.unshift(summary.outcome ? OUTCOME_LABELS[summary.outcome] : 'not finished');
+  // A DONE that nothing but the critic's word stands behind is said so: the icon alone would say "done".
+  if (!running && summary.outcome === 'success' && summary.verification === 'unverified') parts.unshift('unverified');
   return {
     kind: 'session',
     id: summary.id,
@@ -118,7 +120,7 @@ export function sessionNode(summary: SessionSummary, running: boolean, openFeedb
     tooltip: {
       title: summary.prompt_preview,
       lines: [
-        `Outcome: ${status}${summary.confidence !== null ? ` (confidence ${Math.round(summary.confidence * 100)}%)` : ''}`,
+        `Outcome: ${status}${summary.verification === 'unverified' ? ', unverified: no required check passed and the critic ran no command that succeeded' : ''}${summary.confidence !== null ? ` (confidence ${Math.round(summary.confidence * 100)}%)` : ''}`,
         `Project: ${summary.project} (${summary.working_dir})`,
         `Actor: ${summary.actor_agent} · Critic: ${summary.critic_agent}`,
         `Started: ${new Date(summary.timestamp).toLocaleString()}`,

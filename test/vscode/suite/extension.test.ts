@@ -380,7 +380,11 @@ describe('Codeloops in a real VS Code', () => {
     assert.equal(vscode.workspace.isTrusted, true, 'the suite’s workspace is trusted');
     fs.writeFileSync(
       path.join(process.env.SCRIPTED_AGENT_DIR!, 'script.json'),
-      JSON.stringify({ actor: [[{ print: 'done' }]], critic: [[{ print: '<decision>{"type":"done","summary":"ok","confidence":0.9}</decision>' }]] }),
+      JSON.stringify({
+        // A loop that changes nothing is not done: the actor makes its change (a file no other test reads).
+        actor: [[{ write: { path: 'project-check.txt', content: 'made under a project file\n' } }]],
+        critic: [[{ print: '<decision>{"type":"done","summary":"ok","confidence":0.9}</decision>' }]],
+      }),
     );
     for (const role of ['actor', 'critic']) fs.rmSync(path.join(process.env.SCRIPTED_AGENT_DIR!, `${role}.count`), { force: true });
     const toml = path.join(folder.uri.fsPath, 'codeloops.toml');

@@ -1,10 +1,16 @@
 import * as z from './zod.js';
 
 /**
- * What the gate rests on and the actor must not weaken to pass it: test files, the
- * commands the checks run, CI configuration, `codeloops.toml`. A change the actor
- * made to one of them, judged against the tree the loop started from, is a
- * protected change; while one stands (not restored, not accepted) DONE is refused.
+ * What a DONE rests on, as the session records it.
+ *
+ * - **Protected changes**: what the gate rests on and the actor must not weaken to
+ *   pass it: test files, the commands the checks run, CI configuration,
+ *   `codeloops.toml`. A change the actor made to one of them, judged against the tree
+ *   the loop started from, is a protected change; while one stands (not restored, not
+ *   accepted) DONE is refused.
+ * - **The critic's evidence**: the commands it ran (and whether they succeeded) and the
+ *   files it read, from its own stream, not its account.
+ * - **Verification**: whether anything but the critic's word stands behind a DONE.
  */
 
 /** The ways an actor can make the gate pass without making the work right. */
@@ -58,3 +64,26 @@ const KIND_WORDS: Readonly<Record<ProtectedChangeKind, string>> = {
   config_changed: 'Codeloops configuration changed',
   nested_repository: 'became a nested repository (git no longer sees its files)',
 };
+
+/** A command the critic ran while judging, from its stream: `ok` null when its agent did not say how it went. */
+export const criticCommandSchema = z.object({ tool: z.string(), command: z.string(), ok: z.nullable(z.boolean()) });
+export type CriticCommand = z.infer<typeof criticCommandSchema>;
+
+/** What the critic did to judge, from its stream: what it ran and what it read. */
+export const criticEvidenceSchema = z.object({ commands: z.array(criticCommandSchema), reads: z.array(z.string()) });
+export type CriticEvidence = z.infer<typeof criticEvidenceSchema>;
+
+/**
+ * Whether a DONE rests on more than the critic's word: `verified` when a required
+ * check passed on the final tree or the critic ran a command that succeeded on it.
+ */
+export const VERIFICATIONS = ['verified', 'unverified'] as const;
+export type Verification = (typeof VERIFICATIONS)[number];
+
+/** "verified by: `npm test` ok; read src/a.ts", or null when the critic ran and read nothing. */
+export function evidenceText(evidence: CriticEvidence): string | null {
+  const ran = evidence.commands.map((command) => `\`${command.command}\` ${command.ok === null ? 'ran' : command.ok ? 'ok' : 'failed'}`);
+  const read = evidence.reads.length > 0 ? [`read ${evidence.reads.slice(0, 8).join(', ')}${evidence.reads.length > 8 ? ', …' : ''}`] : [];
+  const parts = [...ran.slice(0, 8), ...(ran.length > 8 ? [`${ran.length - 8} more commands`] : []), ...read];
+  return parts.length > 0 ? `verified by: ${parts.join('; ')}` : null;
+}
