@@ -1,4 +1,4 @@
-import { describeChecks, outcomeOf } from '../checks/checkReport.js';
+import { acceptanceNote, describeChecks, outcomeOf } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
 
@@ -26,7 +26,8 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
       kind: 'CONTINUE',
       feedback:
         `The reviewer judged the work done, but ${failedRequired.length === 1 ? 'a required check fails' : `${failedRequired.length} required checks fail`} ` +
-        `on this tree, so it is not done yet. Make ${them} pass.\n\n${describeChecks(failedRequired)}`,
+        `on this tree, so it is not done yet. Make ${them} pass.\n\n${describeChecks(failedRequired)}` +
+        (failedRequired.some((check) => check.hidden) ? `\n\n${acceptanceNote(failedRequired)}` : ''),
       remainingIssues: failedRequired.map((check) => `the ${check.name} check ${outcomeOf(check)}`),
     },
   };

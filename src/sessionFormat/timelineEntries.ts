@@ -1,4 +1,4 @@
-import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
+import { agentRunOutcomeShape, checkOutcomeShape, checkTraitsShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
 import * as z from './zod.js';
@@ -57,7 +57,7 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     confidence: z.nullable(z.number()),
     remaining_issues: paths,
   }),
-  entry('check', checkOutcomeShape),
+  entry('check', { ...checkOutcomeShape, ...checkTraitsShape }),
   entry('done_refused', { failed_checks: paths }),
   entry('stall', { action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: z.int() }),
   entry('critic_changes_reverted', { paths }),
