@@ -28,10 +28,10 @@ export function describeChecks(checks: readonly CheckResult[]): string {
     .join('\n');
 }
 
-/** What an agent is told when an acceptance check fails: that it does, and how to take it. */
+/** What an agent is told when an acceptance check fails, as a paragraph of its own: that it does, and how to take it; '' when none does. */
 export function acceptanceNote(checks: readonly CheckResult[]): string {
   const failed = checks.filter((check) => check.hidden && !check.passed);
   if (failed.length === 0) return '';
   const names = failed.map((check) => check.name).join(', ');
-  return `${failed.length === 1 ? `The acceptance check ${names} fails` : `The acceptance checks ${names} fail`}: the user's own tests of the task, kept from you on purpose. Do not look for them; make the work meet every requirement of the task as the user would test it, not only the tests you can see.`;
+  return `\n\n${failed.length === 1 ? `The acceptance check ${names} fails` : `The acceptance checks ${names} fail`}: the user's own tests of the task, kept from you on purpose. Do not look for them; make the work meet every requirement of the task as the user would test it, not only the tests you can see.`;
 }

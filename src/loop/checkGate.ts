@@ -26,8 +26,7 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
       kind: 'CONTINUE',
       feedback:
         `The reviewer judged the work done, but ${failedRequired.length === 1 ? 'a required check fails' : `${failedRequired.length} required checks fail`} ` +
-        `on this tree, so it is not done yet. Make ${them} pass.\n\n${describeChecks(failedRequired)}` +
-        (failedRequired.some((check) => check.hidden) ? `\n\n${acceptanceNote(failedRequired)}` : ''),
+        `on this tree, so it is not done yet. Make ${them} pass.\n\n${describeChecks(failedRequired)}${acceptanceNote(failedRequired)}`,
       remainingIssues: failedRequired.map((check) => `the ${check.name} check ${outcomeOf(check)}`),
     },
   };
