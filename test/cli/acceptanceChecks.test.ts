@@ -77,6 +77,21 @@ describe('acceptance checks, checks at DONE and isolated checks (the built CLI)'
     );
   });
 
+  it('keeps an acceptance check hidden and at DONE when a session is resumed, from what the session recorded', async () => {
+    const { repo, env, agent, command, secrets, home } = acceptanceSetup();
+    const first = await runCli(['-p', 'write the answer', '-n', '1', '--trust', '--json-output'], { cwd: repo, env });
+    assert.equal(JSON.parse(first.stdout).status, 'max_iterations_reached', first.stderr);
+    // The check is gone from the global config: the resumed run knows it only from the session's record.
+    const configFile = path.join(home.configHome, 'codeloops', 'config.toml');
+    fs.writeFileSync(configFile, fs.readFileSync(configFile, 'utf8').split('\n[[defaults.checks]]')[0]!);
+    const resumed = await runCli(['resume', 'latest', '-n', '2', '--trust', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE\): passed/);
+    for (const prompt of [agent.prompt('actor', 2), agent.prompt('critic', 2)]) {
+      for (const secret of [secrets, command, 'DEEP-SECRET']) assert.ok(!prompt.includes(secret), `a prompt holds "${secret}":\n${prompt}`);
+    }
+  });
+
   it('refuses a check whose `when` is neither "each" nor "done" with config_invalid, naming the key', async () => {
     const { repo, env } = scriptedCliSetup({ actor: [[{ print: 'hm' }]], critic: [[done()]] });
     writeFile(repo, 'codeloops.toml', '[[checks]]\nname = "tests"\nrun = "true"\nwhen = "sometimes"\n');
