@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isWithinFolder } from '../files/folderPaths.js';
-import { commandRunRecord, runCheck } from '../checks/runCheck.js';
+import { commandRunRecord } from '../checks/runCheck.js';
 import { configFilesOf, type WorktreeSettings } from '../config/runSettings.js';
 import { judgeCandidates, type JudgedCandidate } from '../critic/judgeCandidates.js';
 import { openRepository, type Repository } from '../git/repository.js';
@@ -9,6 +9,7 @@ import { takeSnapshot } from '../git/snapshots.js';
 import { addWorktree } from '../git/worktrees.js';
 import { runLoop, type RoleLaunch } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
+import { readyWorktree } from '../loop/worktreeSetup.js';
 import {
   type Candidate,
   type CandidateStreamEvent,
@@ -219,6 +220,7 @@ class GroupRun {
         critic: rebase(prepared.critic),
         maxIterations: prepared.settings.maxIterations,
         checks: prepared.settings.checks,
+        isolation: { directory: request.worktreesDirectory, worktree: prepared.settings.worktree },
         budget: prepared.settings.budget,
         stall: prepared.settings.stall,
         prices: prepared.settings.prices,
@@ -327,9 +329,8 @@ class GroupRun {
 }
 
 /**
- * Readies a candidate's worktree before its first iteration: the `[worktree] copy`
- * files from the user's tree (ignored files such as `.env` are not in the snapshot),
- * then the `setup` command, its output recorded. A failed setup fails this candidate.
+ * Readies a candidate's worktree before its first iteration (`readyWorktree`), its
+ * setup's output recorded. A failed setup fails this candidate.
  */
 async function prepareWorktree(
   repository: Repository,
@@ -338,40 +339,20 @@ async function prepareWorktree(
   report: (event: Parameters<typeof stampEvent>[0]) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const copied: string[] = [];
-  const notFound: string[] = [];
-  for (const entry of settings.copy) {
-    const from = path.join(repository.root, entry);
-    const to = path.join(candidate.worktree, entry);
-    // The config's paths are checked to stay inside; a resolved path that leaves is refused all the same.
-    if (!isInside(repository.root, from) || !isInside(candidate.worktree, to) || !fs.existsSync(from)) {
-      notFound.push(entry);
-      continue;
-    }
-    fs.mkdirSync(path.dirname(to), { recursive: true });
-    fs.cpSync(from, to, { recursive: true, force: true, verbatimSymlinks: true });
-    copied.push(entry);
-  }
-  let setup = null;
-  if (settings.setup && !signal.aborted) {
-    const result = await runCheck(
-      { name: 'setup', run: settings.setup, timeoutSecs: settings.setupTimeoutSecs, required: true },
-      { cwd: candidate.working_dir, signal },
+  const readied = await readyWorktree({ sourceRoot: repository.root, worktree: candidate.worktree, workingDir: candidate.working_dir }, settings, signal);
+  const result = readied.setup;
+  report({
+    type: 'worktree_prepared',
+    worktree: candidate.worktree,
+    copied: readied.copied,
+    not_found: readied.notFound,
+    setup: result && commandRunRecord(result),
+  });
+  if (result && !result.passed && !result.interrupted) {
+    throw new CodeloopsError(
+      'setup_failed',
+      `The worktree setup \`${settings.setup}\` ${result.timedOut ? `timed out after ${settings.setupTimeoutSecs} s` : `failed (exit ${result.exitCode ?? 'by a signal'})`} in ${candidate.working_dir}; this candidate did not start.`,
+      { command: settings.setup, exit_code: result.exitCode },
     );
-    setup = commandRunRecord(result);
-    report({ type: 'worktree_prepared', worktree: candidate.worktree, copied, not_found: notFound, setup });
-    if (!result.passed && !result.interrupted) {
-      throw new CodeloopsError(
-        'setup_failed',
-        `The worktree setup \`${settings.setup}\` ${result.timedOut ? `timed out after ${settings.setupTimeoutSecs} s` : `failed (exit ${result.exitCode ?? 'by a signal'})`} in ${candidate.working_dir}; this candidate did not start.`,
-        { command: settings.setup, exit_code: result.exitCode },
-      );
-    }
-    return;
   }
-  report({ type: 'worktree_prepared', worktree: candidate.worktree, copied, not_found: notFound, setup });
-}
-
-function isInside(folder: string, target: string): boolean {
-  return path.resolve(folder) !== path.resolve(target) && isWithinFolder(folder, target);
 }

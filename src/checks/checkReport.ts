@@ -5,8 +5,9 @@ import type { CheckResult } from './runCheck.js';
 /** How much of a check's output is quoted to an agent: its end, where failures are summed up. */
 const QUOTED_OUTPUT_CHARS = 2_000;
 
-/** How a check ended, in words. */
+/** How a check ended, in words: for an acceptance check, only whether it passed (its exit code or timing could hint at what it tests). */
 export function outcomeOf(check: CheckResult): string {
+  if (check.hidden) return check.passed ? 'passed' : 'failed';
   if (check.passed) return `passed in ${check.durationSecs.toFixed(1)} s`;
   if (check.timedOut) return `timed out after ${check.durationSecs.toFixed(0)} s and was stopped`;
   return check.exitCode === null ? 'stopped by a signal' : `failed with exit code ${check.exitCode}`;
@@ -14,13 +15,23 @@ export function outcomeOf(check: CheckResult): string {
 
 /**
  * Check results as an agent reads them: each with its command and how it ended; a
- * failed one with the end of its output.
+ * failed one with the end of its output. An acceptance check (hidden) by its name
+ * alone: its command, its output and the files they name stay with the user.
  */
 export function describeChecks(checks: readonly CheckResult[]): string {
   return checks
     .map((check) => {
+      if (check.hidden) return `- ${check.passed ? '✓' : '✗'} ${check.name} (an acceptance check: its command and output are not shown): ${outcomeOf(check)}`;
       const line = `- ${check.passed ? '✓' : '✗'} ${check.name} (\`${check.command}\`): ${outcomeOf(check)}${check.required ? '' : ' (advisory: it does not block)'}`;
       return check.passed ? line : `${line}\n${fence(takeTail(check.output.trim(), QUOTED_OUTPUT_CHARS) || '(no output)')}`;
     })
     .join('\n');
+}
+
+/** What an agent is told when an acceptance check fails, as a paragraph of its own: that it does, and how to take it; '' when none does. */
+export function acceptanceNote(checks: readonly CheckResult[]): string {
+  const failed = checks.filter((check) => check.hidden && !check.passed);
+  if (failed.length === 0) return '';
+  const names = failed.map((check) => check.name).join(', ');
+  return `\n\n${failed.length === 1 ? `The acceptance check ${names} fails` : `The acceptance checks ${names} fail`}: the user's own tests of the task, kept from you on purpose. Do not look for them; make the work meet every requirement of the task as the user would test it, not only the tests you can see.`;
 }

@@ -6,6 +6,10 @@ import { superviseGroup, type GroupRecorder } from '../process/processGroup.js';
 import { GIT_LOCATION_VARIABLES } from '../process/gitLocationVariables.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
+/** When a check runs: every iteration, or only on a DONE the `each` checks let through (slow suites, acceptance tests). */
+export const CHECK_TIMINGS = ['each', 'done'] as const;
+export type CheckTiming = (typeof CHECK_TIMINGS)[number];
+
 /** One of the project's own commands that tells whether the work is right (`[[checks]]`). */
 export interface CheckSpec {
   name: string;
@@ -20,6 +24,23 @@ export interface CheckSpec {
    * loop's working directory (`--check`, the global config's `[defaults]`).
    */
   folder?: string;
+  /** Absent: `done` for a hidden check, `each` otherwise (see `timingOf`). */
+  when?: CheckTiming;
+  /**
+   * An acceptance check: its command, its output and what they name never reach the
+   * agents' prompts; they learn its name and whether it passed. The user sees it all.
+   */
+  hidden?: boolean;
+  /** Runs in a clean worktree of the iteration's snapshot, where nothing the actor left outside git can make it pass. */
+  isolated?: boolean;
+}
+
+/**
+ * When a check runs. A hidden check runs at DONE unless it says otherwise: its
+ * verdict on every iteration would be an oracle the actor could probe, one try at a time.
+ */
+export function timingOf(check: Pick<CheckSpec, 'when' | 'hidden'>): CheckTiming {
+  return check.when ?? (check.hidden ? 'done' : 'each');
 }
 
 /** The folder a check runs in, in this tree (a candidate's worktree has the project's folders too). */
@@ -31,6 +52,8 @@ export interface CheckResult {
   name: string;
   command: string;
   required: boolean;
+  /** An acceptance check: the agents are told only its name and whether it passed. */
+  hidden: boolean;
   passed: boolean;
   /** null when a signal ended it (a timeout, an interrupt). */
   exitCode: number | null;
@@ -104,6 +127,7 @@ export function runCheck(
         name: check.name,
         command: check.run,
         required: check.required,
+        hidden: check.hidden === true,
         passed: exitCode === 0 && stopped === null,
         exitCode,
         durationSecs: (performance.now() - started) / 1000,

@@ -1,6 +1,7 @@
 import { configFilesOf } from '../config/runSettings.js';
 import { endLoopsInThisProcessNow, runLoop, type Continuation } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
+import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { describeEvent } from '../sessionFormat/eventWording.js';
 import type { RunEvent, RunSummary } from '../sessionFormat/runEvents.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
@@ -46,6 +47,7 @@ export async function driveLoop(
         critic: run.prepared.critic,
         maxIterations: run.prepared.settings.maxIterations,
         checks: run.prepared.settings.checks,
+        isolation: { directory: worktreesDir(), worktree: run.prepared.settings.worktree },
         budget: run.prepared.settings.budget,
         stall: run.prepared.settings.stall,
         prices: run.prepared.settings.prices,

@@ -1,4 +1,4 @@
-import { checkDirectory } from '../checks/runCheck.js';
+import { checkDirectory, timingOf } from '../checks/runCheck.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sessionsDir } from '../sessionFormat/sessionFiles.js';
@@ -48,6 +48,9 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
       required: check.required,
       timeout_secs: check.timeoutSecs,
       working_dir: checkDirectory(check, { root: prepared.repository.root, workingDir: prepared.workingDir }),
+      when: timingOf(check),
+      hidden: check.hidden === true,
+      isolated: check.isolated === true,
     })),
     max_cost_usd: settings.budget.maxCostUsd,
     max_tokens: settings.budget.maxTokens,
@@ -67,7 +70,15 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     plan.max_tokens === null ? null : `${plan.max_tokens.toLocaleString('en-US')} tokens`,
     plan.max_duration_secs === null ? null : `${plan.max_duration_secs} s`,
   ].filter(Boolean);
-  const checks = plan.checks.map((check) => `${check.name} (${check.required ? 'required' : 'advisory'}): ${check.run} in ${check.working_dir}`);
+  const checks = plan.checks.map((check) => {
+    const traits = [
+      check.required ? 'required' : 'advisory',
+      check.when === 'done' ? 'at DONE only' : '',
+      check.hidden ? 'hidden from the agents' : '',
+      check.isolated ? 'in a clean worktree' : '',
+    ];
+    return `${check.name} (${traits.filter(Boolean).join(', ')}): ${check.run} in ${check.working_dir}`;
+  });
   return printPlan(options, plan, [
     ['repository', plan.repository],
     ['actor', `${agentText(plan.actor)} (timeout ${plan.actor.timeout_secs}s)`],

@@ -56,7 +56,15 @@ function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | unde
     maxDurationSecs: guards.max_duration_secs ?? undefined,
     stall: { unchanged_iterations: guards.stall_after, action: guards.stall_action },
     review: guards.review,
-    checks: guards.checks.map((check) => ({ name: check.name, run: check.command, required: check.required, folder: check.folder })),
+    checks: guards.checks.map((check) => ({
+      name: check.name,
+      run: check.command,
+      required: check.required,
+      folder: check.folder,
+      when: check.when,
+      hidden: check.hidden,
+      isolated: check.isolated,
+    })),
     // Not recorded (`--no-verify`, an older runner): verified all the same unless `--no-verify` says so again.
     verify: guards.verify && {
       protected: guards.verify.protected,

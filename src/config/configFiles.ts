@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
+import { CHECK_TIMINGS } from '../checks/runCheck.js';
 import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.js';
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
@@ -63,6 +64,12 @@ export const checkTableSchema = z.strictObject({
   timeout_secs: z.optional(positiveSecs),
   /** Default true; false: shown to the critic, never blocking. */
   required: z.optional(z.boolean()),
+  /** `each` (every iteration) or `done` (only when the critic says DONE and the `each` checks let it); default `each`, `done` for a hidden check. */
+  when: z.optional(z.enum(CHECK_TIMINGS)),
+  /** An acceptance check: the agents learn only its name and that it failed, never its command or output. */
+  hidden: z.optional(z.boolean()),
+  /** Run in a clean worktree of the iteration's snapshot, not in the tree the actor left. */
+  isolated: z.optional(z.boolean()),
 });
 export type CheckTable = z.infer<typeof checkTableSchema>;
 

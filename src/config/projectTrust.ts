@@ -7,7 +7,8 @@ import { permissionFlagIn } from '../agents/permissionFlags.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import * as z from '../sessionFormat/zod.js';
-import { ConfigError, configHome, locateProgram, type ProjectConfigFile } from './configFiles.js';
+import { timingOf } from '../checks/runCheck.js';
+import { ConfigError, configHome, locateProgram, type CheckTable, type ProjectConfigFile } from './configFiles.js';
 
 /**
  * A cloned repository must not run code without its user's say, as direnv and VS
@@ -68,6 +69,16 @@ function checkCommand(command: string, folder: string): string {
   return `sh -c ${JSON.stringify(command)} (in ${folder}${located !== program ? `: ${program} is ${located}` : ''})`;
 }
 
+/** How a check runs, when not as every check does: at DONE only, hidden from the agents, in a clean worktree. */
+function checkTraits(check: CheckTable): string {
+  const traits = [
+    timingOf(check) === 'done' ? 'at DONE only' : '',
+    check.hidden ? 'an acceptance check, hidden from the agents' : '',
+    check.isolated ? "in a clean worktree of the iteration's snapshot, readied by [worktree]" : '',
+  ].filter(Boolean);
+  return traits.length > 0 ? ` [${traits.join('; ')}]` : '';
+}
+
 /**
  * What a project file would run, exactly: its agents' commands (a program named with
  * a path resolved from the file's folder, as it will run), the extra arguments each
@@ -87,7 +98,7 @@ export function programsOf(file: ProjectConfigFile, baseDir: string, agents?: Ro
     if (table?.args?.length)
       programs.push({ key: `[agents.${agent}] args`, runs: `${words(table.args)} (added to ${AGENT_DISPLAY_NAMES[agent as AgentKind]}'s command line)` });
   }
-  for (const check of file.checks ?? []) programs.push({ key: `[[checks]] ${check.name}`, runs: checkCommand(check.run, baseDir) });
+  for (const check of file.checks ?? []) programs.push({ key: `[[checks]] ${check.name}`, runs: checkCommand(check.run, baseDir) + checkTraits(check) });
   if (file.worktree?.setup) programs.push({ key: '[worktree] setup', runs: `sh -c ${JSON.stringify(file.worktree.setup)}` });
   return programs;
 }

@@ -3,7 +3,7 @@ import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../budget/pric
 import { assertNoPermissionArgs, contentHash, isProjectTrusted, ProjectUntrustedError, programsOf } from './projectTrust.js';
 import type { Budget } from '../budget/spendTracker.js';
 import type { ReviewMode } from '../sessionFormat/reviewRecords.js';
-import type { CheckSpec } from '../checks/runCheck.js';
+import { timingOf, type CheckSpec } from '../checks/runCheck.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -399,16 +399,30 @@ function resolveVerify(layersLowToHigh: readonly ConfigLayer[], pick: LayerPick)
   };
 }
 
-/** The checks of the highest layer that lists any, with every layer's extra checks (`--check`); none with `--no-checks`. */
+/**
+ * The checks of the highest layer that lists any, with every layer's extra checks
+ * (`--check`); none with `--no-checks`. Acceptance checks (hidden) of lower layers
+ * are kept beside them: they live in the global config precisely so that the
+ * project's file, which the actor can read, does not name them.
+ */
 function resolveChecks(layersLowToHigh: readonly ConfigLayer[], pick: LayerPick): CheckSpec[] {
-  const checkTables: LayerCheck[] = layersLowToHigh.some((layer) => layer.noChecks)
-    ? []
-    : [...(pick((layer) => layer.checks)?.value ?? []), ...layersLowToHigh.flatMap((layer) => layer.extraChecks ?? [])];
+  if (layersLowToHigh.some((layer) => layer.noChecks)) return [];
+  const winning = pick((layer) => layer.checks);
+  const chosen = winning?.value ?? [];
+  const names = new Set(chosen.map((table) => table.name));
+  const hiddenBelow = layersLowToHigh
+    .slice(0, winning ? layersLowToHigh.indexOf(winning.layer) : layersLowToHigh.length)
+    .flatMap((layer) => layer.checks ?? [])
+    .filter((table) => table.hidden === true && !names.has(table.name));
+  const checkTables: LayerCheck[] = [...chosen, ...hiddenBelow, ...layersLowToHigh.flatMap((layer) => layer.extraChecks ?? [])];
   return checkTables.map((table): CheckSpec => ({
     name: table.name,
     run: table.run,
     timeoutSecs: table.timeout_secs ?? DEFAULT_CHECK_TIMEOUT_SECS,
     required: table.required ?? true,
     ...(table.folder !== undefined && { folder: table.folder }),
+    when: timingOf(table),
+    hidden: table.hidden ?? false,
+    isolated: table.isolated ?? false,
   }));
 }

@@ -1,4 +1,4 @@
-import { describeChecks, outcomeOf } from '../checks/checkReport.js';
+import { acceptanceNote, describeChecks, outcomeOf } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
 import { protectedChangeText, type ProtectedChange } from '../sessionFormat/verification.js';
@@ -83,7 +83,7 @@ export function isVerified(checks: readonly CheckResult[], criticRanSuccessfully
 
 function checksFeedback(failedRequired: readonly CheckResult[]): string {
   const one = failedRequired.length === 1;
-  return `${one ? 'A required check fails' : `${failedRequired.length} required checks fail`} on this tree. Make ${one ? 'it' : 'them'} pass.\n\n${describeChecks(failedRequired)}`;
+  return `${one ? 'A required check fails' : `${failedRequired.length} required checks fail`} on this tree. Make ${one ? 'it' : 'them'} pass.\n\n${describeChecks(failedRequired)}${acceptanceNote(failedRequired)}`;
 }
 
 /** What the actor weakened, and the two ways on: put it back, or say why the task needs it (the user can accept it). */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
 import type { Budget, SpendTotals } from '../budget/spendTracker.js';
-import { checkDirectory, commandRunRecord, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
+import { checkDirectory, commandRunRecord, runCheck, timingOf, type CheckResult, type CheckSpec, type CheckTiming } from '../checks/runCheck.js';
 import type { StallSettings, VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import { ranSuccessfully } from '../critic/criticEvidence.js';
@@ -16,6 +16,7 @@ import { changedPaths, diffSnapshots, type DiffSummary, type TreeEntryChange } f
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
+import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
 import { TEST_CHANGE_KINDS, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/verification.js';
@@ -25,6 +26,7 @@ import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
 import { checkGate, isVerified, type UnverifiedDone } from './checkGate.js';
+import { removeIsolatedWorktreesNow, runIsolatedCheck, type IsolationSettings } from './isolatedCheck.js';
 import { LoopGuard, type GuardStop } from './loopGuard.js';
 import { NestedRepositoryWatch } from './nestedRepositories.js';
 import { acquireRepositoryLock, type RepositoryLock } from './repositoryLock.js';
@@ -54,8 +56,10 @@ export interface LoopRequest {
   sessionsDirectory: string;
   /** Where a session's sidecar folder is, given its id. */
   sidecarDirOf: (sessionId: string) => string;
-  /** The project's checks, run after the actor and before the critic in every iteration. */
+  /** The project's checks, run after the actor and before the critic in every iteration (`when = "done"`: after a DONE). */
   checks: readonly CheckSpec[];
+  /** Where isolated checks make their clean worktrees and how they are readied; absent: the default folder, no `[worktree]` copy or setup. */
+  isolation?: IsolationSettings;
   budget: Budget;
   stall: StallSettings;
   /** Prices for the agents that report tokens but no cost. */
@@ -131,6 +135,7 @@ export function endLoopsInThisProcessNow(status: Outcome, failure: { error: stri
   for (const loop of [...loopsInThisProcess])
     loop.endNow({ status, summary: null, confidence: null, error: failure?.error ?? null, errorCode: failure?.code ?? null, stopReason: null });
   removeAllTemporaryIndexes();
+  removeIsolatedWorktreesNow();
 }
 
 /**
@@ -383,11 +388,15 @@ class LoopRun {
     const change = await this.diff(iteration, pre, post);
     const protection = await this.judgeProtectedChanges(iteration, change, post);
     const openItems = await this.takeClaims(iteration, actor, brief);
-    const checks = await this.runChecks(iteration, post);
+    const checks = await this.runChecks(iteration, post, 'each');
     if (checks === null) return null;
     const critic = await this.askCritic(iteration, { actor, change, checks, protection, openItems }, post);
     if (critic === null) return null;
-    const work: IterationWork = { pre, post, actor, change, checks, protection, ...critic };
+    // The slow and the acceptance checks judge only a DONE the others let through.
+    const atDone =
+      critic.verdict.decision.kind === 'DONE' && !checks.some((check) => check.required && !check.passed) ? await this.runChecks(iteration, post, 'done') : [];
+    if (atDone === null) return null;
+    const work: IterationWork = { pre, post, actor, change, checks: [...checks, ...atDone], protection, ...critic };
     const decision = await this.recordIteration(iteration, work, openItems);
     return this.decide(iteration, work, decision);
   }
@@ -481,27 +490,49 @@ class LoopRun {
   }
 
   /**
-   * The project's checks, one after the other, on the tree the actor left. What they
-   * change is put back (a check judges the tree, it does not fix it), so their results
-   * hold for the tree that ends the iteration. Null when the run was stopped meanwhile.
+   * The project's checks due now (`timing`), one after the other, on the tree the
+   * actor left, or an isolated one in a clean worktree of it. What they change is put
+   * back (a check judges the tree, it does not fix it), so their results hold for the
+   * tree that ends the iteration. Null when the run was stopped meanwhile.
    */
-  private async runChecks(iteration: number, post: Snapshot): Promise<CheckResult[] | null> {
+  private async runChecks(iteration: number, post: Snapshot, timing: CheckTiming): Promise<CheckResult[] | null> {
     const { request } = this;
-    if (request.checks.length === 0) return [];
+    const due = request.checks.filter((check) => timingOf(check) === timing);
+    if (due.length === 0) return [];
     const { gitBefore, results } = await this.phase(iteration, 'checks', async () => {
       const gitBefore = await captureUserGitState(request.repository);
       const results: CheckResult[] = [];
-      for (const check of request.checks) {
-        const cwd = checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir });
-        const result = await runCheck(check, { cwd, signal: this.guard.signal, groups: this.lock });
+      for (const check of due) {
+        const result = await this.runCheck(iteration, check, post);
         if (result.interrupted) break;
         results.push(result);
-        this.emit({ type: 'check_finished', iteration, name: result.name, required: result.required, ...commandRunRecord(result), tree: post.tree });
+        this.emit({
+          type: 'check_finished',
+          iteration,
+          name: result.name,
+          required: result.required,
+          ...commandRunRecord(result),
+          tree: post.tree,
+          ...traitsOf(check),
+        });
       }
       return { gitBefore, results };
     });
     await this.putBack(iteration, 'checks', post, gitBefore);
     return this.guard.signal.aborted ? null : results;
+  }
+
+  private runCheck(iteration: number, check: CheckSpec, post: Snapshot): Promise<CheckResult> {
+    const { request } = this;
+    const options = { signal: this.guard.signal, groups: this.lock };
+    if (!check.isolated) return runCheck(check, { ...options, cwd: checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir }) });
+    const at = {
+      repository: request.repository,
+      workingDir: request.workingDir,
+      commit: post.commit,
+      name: `${this.sessionId}-${iteration}-${request.checks.indexOf(check) + 1}`,
+    };
+    return runIsolatedCheck(check, at, request.isolation ?? { directory: worktreesDir(), worktree: { copy: [], setup: null, setupTimeoutSecs: 0 } }, options);
   }
 
   /**
@@ -866,6 +897,7 @@ function guardsOf(request: LoopRequest): LoopGuards {
       command: check.run,
       required: check.required,
       ...(check.folder !== undefined && { folder: check.folder }),
+      ...traitsOf(check),
     })),
     max_cost_usd: request.budget.maxCostUsd,
     max_tokens: request.budget.maxTokens,
@@ -886,6 +918,11 @@ function guardsOf(request: LoopRequest): LoopGuards {
 /** The loop's working directory from the repository's top, '/'-separated ('' at the top). */
 function workingDirPrefixOf(request: LoopRequest): string {
   return path.relative(request.repository.root, request.workingDir).split(path.sep).join('/');
+}
+
+/** How a check is run beyond its command, as `run_started.guards` and `check_finished` record it. */
+function traitsOf(check: CheckSpec): { when: CheckTiming; hidden: boolean; isolated: boolean } {
+  return { when: timingOf(check), hidden: check.hidden === true, isolated: check.isolated === true };
 }
 
 /** The session's header, as its `session_start` line and its `run_started` event carry it. */

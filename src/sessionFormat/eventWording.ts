@@ -411,18 +411,31 @@ interface CommandRun {
   duration_secs: number;
 }
 
-function checkLines(check: CommandRun & { name: string; required: boolean; output?: string }): DescribedLine[] {
+function checkLines(
+  check: CommandRun & { name: string; required: boolean; output?: string; when?: 'each' | 'done'; hidden?: boolean; isolated?: boolean },
+): DescribedLine[] {
   const outcome = check.passed
     ? `passed in ${formatDuration(check.duration_secs)}`
     : check.timed_out
       ? `timed out after ${formatDuration(check.duration_secs)}`
       : `failed (exit ${check.exit_code ?? 'by a signal'}) in ${formatDuration(check.duration_secs)}`;
   const line: DescribedLine = {
-    text: `check ${check.name}: ${outcome}${check.required ? '' : ' (advisory)'}`,
+    text: `check ${check.name}${checkTraitsText(check)}: ${outcome}${check.required ? '' : ' (advisory)'}`,
     tone: check.passed ? 'muted' : check.required ? 'error' : 'warning',
   };
   // The end of a failed check's output: what a user would scroll to.
   return check.passed || check.output === undefined ? [line] : [line, { text: indent(takeTail(check.output.trim(), 1_500)), tone: 'agent' }];
+}
+
+/** How a check ran, when not as every check does: ` (acceptance, at DONE, in a clean worktree)`. */
+function checkTraitsText(check: { when?: 'each' | 'done'; hidden?: boolean; isolated?: boolean }): string {
+  const traits = [
+    check.hidden ? 'acceptance: hidden from the agents' : '',
+    check.when === 'done' ? 'at DONE' : '',
+    check.isolated ? 'in a clean worktree' : '',
+  ];
+  const said = traits.filter(Boolean);
+  return said.length > 0 ? ` (${said.join(', ')})` : '';
 }
 
 function worktreeLines(prepared: {

@@ -74,6 +74,19 @@ export const agentRunOutcomeShape = {
   agent_session_id: z.nullable(z.string()),
 };
 
+/**
+ * How a check is run, beyond its command (absent in records of older runners: every
+ * iteration, shown to the agents, in the tree the actor left).
+ */
+export const checkTraitsShape = {
+  /** `each`: every iteration; `done`: only on a DONE the `each` checks let through. */
+  when: z.optional(z.enum(['each', 'done'])),
+  /** An acceptance check: the agents were told its name and whether it passed, nothing else. */
+  hidden: z.optional(z.boolean()),
+  /** Run in a clean worktree of the iteration's snapshot. */
+  isolated: z.optional(z.boolean()),
+};
+
 /** The guards a run goes with: its checks, its budget, its stall detection. */
 export const loopGuardsSchema = z.object({
   checks: z.array(
@@ -83,6 +96,7 @@ export const loopGuardsSchema = z.object({
       required: z.boolean(),
       /** Where it ran, from the repository's top (its codeloops.toml's folder); absent: the working directory. */
       folder: z.optional(z.string()),
+      ...checkTraitsShape,
     }),
   ),
   max_cost_usd: z.nullable(z.number()),
@@ -204,6 +218,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
     ...checkOutcomeShape,
     ...commandOutputShape,
     tree: z.string(),
+    ...checkTraitsShape,
   }),
   /** The gate refused the critic's DONE: required checks failed on this tree, or a protected change stands. */
   event('done_refused', {

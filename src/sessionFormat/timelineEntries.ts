@@ -1,5 +1,5 @@
 import { criticEvidenceSchema, PROTECTED_CHANGE_STATUSES, protectedChangeSchema, VERIFICATIONS } from './verification.js';
-import { agentRunOutcomeShape, checkOutcomeShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
+import { agentRunOutcomeShape, checkOutcomeShape, checkTraitsShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
 import * as z from './zod.js';
@@ -60,7 +60,7 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     /** What the critic ran and read to judge (from the sidecar; absent without one). */
     evidence: z.optional(criticEvidenceSchema),
   }),
-  entry('check', checkOutcomeShape),
+  entry('check', { ...checkOutcomeShape, ...checkTraitsShape }),
   entry('done_refused', {
     failed_checks: paths,
     protected_changes: z.optional(z.array(protectedChangeSchema)),

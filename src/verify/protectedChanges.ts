@@ -86,7 +86,8 @@ export class ProtectedFilesWatch {
         ? (await readTreeFiles(this.repository, [{ tree: startTree, rawPath: Buffer.from(file, 'utf8').toString('latin1') }]))[0]?.toString('utf8')
         : undefined;
     const sources = await checkCommandSources(
-      this.checks.map((check) => ({ name: check.name, run: check.run, folder: check.folder ?? this.workingDirPrefix })),
+      // An acceptance check's command and files are never named to the agents, not even as what a weakening touched.
+      this.checks.filter((check) => !check.hidden).map((check) => ({ name: check.name, run: check.run, folder: check.folder ?? this.workingDirPrefix })),
       fileSet,
       read,
     );

@@ -30,6 +30,8 @@ export interface ScriptedLoopOptions {
   /** Collect every event in `events` (default); off for runs that stream megabytes. */
   keepEvents?: boolean;
   checks?: CheckSpec[];
+  /** Where isolated checks make their worktrees and how they are readied. */
+  isolation?: LoopRequest['isolation'];
   budget?: Partial<Budget>;
   stall?: Partial<StallSettings>;
   prices?: PriceTable;
@@ -74,6 +76,7 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
     critic: role('critic', options.timeoutSecs?.critic ?? 30),
     maxIterations: options.maxIterations === undefined ? 5 : options.maxIterations,
     checks: options.checks ?? [],
+    isolation: options.isolation,
     budget: { maxCostUsd: null, maxTokens: null, maxDurationSecs: null, ...options.budget },
     stall: { ...DEFAULT_STALL, ...options.stall },
     prices: options.prices ?? DEFAULT_PRICES,
