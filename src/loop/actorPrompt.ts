@@ -53,7 +53,9 @@ export function buildContinuationPrompt(
     if (decision.recovery) parts.push(`## How to recover\n${decision.recovery}`);
   }
   const failing = latest?.failedChecks ?? [];
-  if (failing.length > 0) parts.push(`## Checks that fail on your work\n${describeChecks(failing)}`);
+  // A refused DONE's feedback quotes the failed checks' output already: once is enough.
+  const quotedIn = decision?.kind === 'CONTINUE' ? decision.feedback : '';
+  if (failing.length > 0) parts.push(`## Checks that fail on your work\n${describeChecks(failing, quotedIn)}`);
   parts.push(...reviewParts.filter((part) => part.from === 'critic').map((part) => part.text));
   if (earlier.length > 0) {
     const lines = earlier.map((record) => `- Iteration ${record.iteration}: ${oneLine(record.decision)}`);
