@@ -160,6 +160,11 @@ export function toolCallText(name: string, summary: string): string {
   return `→ ${name}${summary ? `: ${summary}` : ''}`;
 }
 
+/** `the required check npm test fails`, `the required checks lint, test fail`: why the gate refused a DONE. */
+export function failingRequiredChecksText(names: readonly string[]): string {
+  return names.length === 1 ? `the required check ${names[0]} fails` : `the required checks ${names.join(', ')} fail`;
+}
+
 /** A later run of the session carried it on (`codeloops resume` in the same file). */
 export function resumedLine(firstIteration: number): DescribedLine {
   return { text: `resumed at iteration ${firstIteration}`, tone: 'heading' };
@@ -213,10 +218,8 @@ function sharedLine(fact: SharedFact): DescribedLine {
       };
     case 'warning':
       return { text: `warning: ${fact.message}`, tone: 'warning' };
-    case 'done_refused': {
-      const one = fact.failed_checks.length === 1;
-      return { text: `DONE refused: the required check${one ? '' : 's'} ${fact.failed_checks.join(', ')} fail${one ? 's' : ''}`, tone: 'warning' };
-    }
+    case 'done_refused':
+      return { text: `DONE refused: ${failingRequiredChecksText(fact.failed_checks)}`, tone: 'warning' };
     case 'nested_repositories_appeared':
       return { text: nestedRepositoriesText(fact.repositories), tone: 'warning' };
     case 'review_delivered':

@@ -286,7 +286,7 @@ describe('session viewer (rendered in a DOM)', () => {
       }),
     );
     const [first, second] = [...root.querySelectorAll('article.iteration')];
-    assert.match(first!.querySelector('.refused')!.textContent!, /The critic said DONE; refused because required checks fail: tests/);
+    assert.match(first!.querySelector('.refused')!.textContent!, /The critic said DONE; refused because the required check tests fails\./);
     assert.deepEqual(
       [...first!.querySelectorAll('.checks li')].map((item) => item.textContent!.trim()),
       ['tests failed (exit 1) · 3.5s', 'lint failed (exit 2) · 3.5s · advisory'],
