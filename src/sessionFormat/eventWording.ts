@@ -1,7 +1,7 @@
 import { fileLocation, formatCount, formatDuration, indent } from '../text/humanize.js';
 import { previewLine, takeTail } from '../text/truncate.js';
 import type { AgentEvent, StreamDrift, Usage } from './agentEvents.js';
-import type { CandidateStreamEvent } from './candidateGroups.js';
+import type { CandidateRow, CandidateStreamEvent, GroupComparison } from './candidateGroups.js';
 import { stageText } from './loopProgress.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
@@ -142,6 +142,33 @@ export function describeGroupEvent(event: CandidateStreamEvent): DescribedLine[]
     default:
       return [];
   }
+}
+
+/** How a ranked candidate ended, in a sentence about it. */
+const ENDED: Readonly<Record<CandidateRow['status'], string>> = {
+  success: 'succeeded',
+  max_iterations_reached: 'reached its iteration limit',
+  interrupted: 'was interrupted',
+  failed: 'failed',
+  crashed: 'did not finish',
+  running: 'is still running',
+  pending: 'has not started',
+};
+
+/**
+ * Why the candidate the judge put first is not first, said beside the judge's
+ * reasoning (which argues for it): "The judge ranked B first, but A passed 2 of 2
+ * checks and B 1 of 2: checks come first." Null when the judge was not overruled.
+ */
+export function judgeOverruledText(comparison: Pick<GroupComparison, 'candidates' | 'judge_overruled'>): string | null {
+  const overruled = comparison.judge_overruled;
+  const judged = comparison.candidates.find((row) => row.label === overruled?.judged_first);
+  const ranked = comparison.candidates.find((row) => row.label === overruled?.ranked_first);
+  if (!overruled || !judged || !ranked) return null;
+  const lead = `The judge ranked ${judged.label} first, but ${ranked.label}`;
+  if (overruled.by === 'outcome') return `${lead} ${ENDED[ranked.status]} and ${judged.label} ${ENDED[judged.status]}: the outcome comes before the judge.`;
+  const checksOf = (row: CandidateRow) => (row.checks_total === null ? 'ran none' : `${row.checks_passed ?? 0} of ${row.checks_total}`);
+  return `${lead} passed ${checksOf(ranked)} checks and ${judged.label} ${checksOf(judged)}: checks come first.`;
 }
 
 /**
