@@ -1,4 +1,5 @@
 import type { CandidateRow, GroupComparison } from '../src/sessionFormat/candidateGroups.js';
+import { judgeOverruledText } from '../src/sessionFormat/eventWording.js';
 import {
   comparisonHostMessageSchema,
   type ComparisonHostMessage,
@@ -96,17 +97,24 @@ export class ComparisonApp {
         h('dd', {}, comparison.group_id),
       ),
       this.renderTable(comparison),
-      comparison.judge
-        ? h(
-            'section',
-            { class: 'judge', 'aria-label': 'the judge' },
-            h('h2', {}, `The judge's reasoning (${comparison.judge.agent})`),
-            comparison.judge.ranking.length > 0 ? h('p', { class: 'muted' }, `Ranked ${comparison.judge.ranking.join(' > ')}`) : null,
-            renderMarkdown(comparison.judge.reasoning || '(no reasoning given)'),
-          )
-        : null,
+      this.renderJudge(comparison),
       ...comparison.candidates.filter((row) => this.open.has(row.label)).map((row) => this.renderDiff(row)),
       ...comparison.warnings.map((warning) => h('div', { class: 'warning-box' }, icon('warning'), ` ${warning}`)),
+    );
+  }
+
+  private renderJudge(comparison: GroupComparison): HTMLElement | null {
+    const { judge } = comparison;
+    if (!judge) return null;
+    const overruled = judgeOverruledText(comparison);
+    return h(
+      'section',
+      { class: 'judge', 'aria-label': 'the judge' },
+      h('h2', {}, `The judge's reasoning (${judge.agent})`),
+      // Said before the reasoning, which argues for the candidate the judge put first.
+      overruled ? h('div', { class: 'warning-box overruled' }, icon('warning'), ` ${overruled}`) : null,
+      judge.ranking.length > 0 ? h('p', { class: 'muted' }, `Ranked ${judge.ranking.join(' > ')}`) : null,
+      renderMarkdown(judge.reasoning || '(no reasoning given)'),
     );
   }
 

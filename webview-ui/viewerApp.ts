@@ -1,7 +1,7 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { toolCallText } from '../src/sessionFormat/eventWording.js';
+import { failingRequiredChecksText, toolCallText } from '../src/sessionFormat/eventWording.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -258,7 +258,7 @@ export class ViewerApp {
             'div',
             { class: 'warning-box refused' },
             icon('shield'),
-            ` The critic said DONE; refused because required checks fail: ${(iteration.failed_checks ?? []).join(', ')}.`,
+            ` The critic said DONE; refused because ${failingRequiredChecksText(iteration.failed_checks ?? [])}.`,
           )
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,

@@ -38,15 +38,27 @@ const OUTCOME_ORDER: Readonly<Record<string, number>> = { success: 0, max_iterat
 export function rankCandidates(rows: readonly CandidateRow[], judgment: Judgment | null): string[] {
   const judged = judgment?.ranking ?? [];
   const position = (label: string) => (judged.includes(label) ? judged.indexOf(label) : Number.MAX_SAFE_INTEGER);
-  return [...rows]
-    .sort(
-      (a, b) =>
-        (b.checks_passed ?? -1) - (a.checks_passed ?? -1) ||
-        (OUTCOME_ORDER[a.status] ?? 9) - (OUTCOME_ORDER[b.status] ?? 9) ||
-        position(a.label) - position(b.label) ||
-        a.index - b.index,
-    )
-    .map((row) => row.label);
+  return [...rows].sort((a, b) => byChecks(a, b) || byOutcome(a, b) || position(a.label) - position(b.label) || a.index - b.index).map((row) => row.label);
+}
+
+const byChecks = (a: CandidateRow, b: CandidateRow) => (b.checks_passed ?? -1) - (a.checks_passed ?? -1);
+const byOutcome = (a: CandidateRow, b: CandidateRow) => (OUTCOME_ORDER[a.status] ?? 9) - (OUTCOME_ORDER[b.status] ?? 9);
+
+/**
+ * Whether the ranking put first another candidate than the judge did, and what came
+ * before the judge's word: the checks, or the outcome. Without it, the judge's
+ * reasoning for a candidate that lost would read as the verdict.
+ */
+export function judgeOverruled(
+  rows: readonly CandidateRow[],
+  judgment: Judgment | null,
+  ranking: readonly string[] | null,
+): GroupComparison['judge_overruled'] {
+  const judgedFirst = rows.find((row) => row.label === judgment?.ranking[0]);
+  const rankedFirst = rows.find((row) => row.label === ranking?.[0]);
+  if (!judgedFirst || !rankedFirst || judgedFirst === rankedFirst) return undefined;
+  const by = byChecks(rankedFirst, judgedFirst) < 0 ? 'checks' : byOutcome(rankedFirst, judgedFirst) < 0 ? 'outcome' : null;
+  return by ? { judged_first: judgedFirst.label, ranked_first: rankedFirst.label, by } : undefined;
 }
 
 export async function compareGroup(state: GroupState, sources: ComparisonSources): Promise<GroupComparison> {
@@ -106,6 +118,7 @@ export async function compareGroup(state: GroupState, sources: ComparisonSources
     candidates: rows,
     ranking,
     judge: state.judgment,
+    judge_overruled: judgeOverruled(rows, state.judgment, ranking),
     winner: best && best.status === 'success' ? best.label : null,
     applied: state.applied ? { label: state.applied.label, session_id: state.applied.session_id } : null,
     critic_agent: state.started.critic_agent,

@@ -13,17 +13,30 @@ export function outcomeOf(check: CheckResult): string {
   return check.exitCode === null ? 'stopped by a signal' : `failed with exit code ${check.exitCode}`;
 }
 
+/** A check as one line: its name, its command and how it ended. */
+function checkLine(check: CheckResult): string {
+  return `- ${check.passed ? '✓' : '✗'} ${check.name} (\`${check.command}\`): ${outcomeOf(check)}${check.required ? '' : ' (advisory: it does not block)'}`;
+}
+
+/** The end of a failed check's output, fenced, as an agent reads it. */
+function quotedOutput(check: CheckResult): string {
+  return fence(takeTail(check.output.trim(), QUOTED_OUTPUT_CHARS) || '(no output)');
+}
+
 /**
  * Check results as an agent reads them: each with its command and how it ended; a
- * failed one with the end of its output. An acceptance check (hidden) by its name
- * alone: its command, its output and the files they name stay with the user.
+ * failed one with the end of its output, unless `quotedIn` (text the agent reads
+ * with these, such as a refused DONE's feedback) quotes that output already. An
+ * acceptance check (hidden) by its name alone: its command, its output and the
+ * files they name stay with the user.
  */
-export function describeChecks(checks: readonly CheckResult[]): string {
+export function describeChecks(checks: readonly CheckResult[], quotedIn = ''): string {
   return checks
     .map((check) => {
       if (check.hidden) return `- ${check.passed ? '✓' : '✗'} ${check.name} (an acceptance check: its command and output are not shown): ${outcomeOf(check)}`;
-      const line = `- ${check.passed ? '✓' : '✗'} ${check.name} (\`${check.command}\`): ${outcomeOf(check)}${check.required ? '' : ' (advisory: it does not block)'}`;
-      return check.passed ? line : `${line}\n${fence(takeTail(check.output.trim(), QUOTED_OUTPUT_CHARS) || '(no output)')}`;
+      if (check.passed) return checkLine(check);
+      const quote = quotedOutput(check);
+      return quotedIn.includes(quote) ? `${checkLine(check)} (its output is quoted above)` : `${checkLine(check)}\n${quote}`;
     })
     .join('\n');
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { superviseGroup, type GroupRecorder } from '../process/processGroup.js';
 import { GIT_LOCATION_VARIABLES } from '../process/gitLocationVariables.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
 
 /** When a check runs: every iteration, or only on a DONE the `each` checks let through (slow suites, acceptance tests). */
@@ -75,6 +76,24 @@ export function commandRunRecord(result: CheckResult) {
     timed_out: result.timedOut,
     output: result.output,
     output_chars: result.outputChars,
+  };
+}
+
+/** A check's result back from its `check_finished` record (a recorded check was never interrupted: an interrupted one is not recorded). */
+export function checkResultOf(record: Extract<RunEvent, { type: 'check_finished' }>): CheckResult {
+  return {
+    name: record.name,
+    command: record.command,
+    required: record.required,
+    // A resumed actor is told of an acceptance check by its name alone, as the running loop told it.
+    hidden: record.hidden === true,
+    passed: record.passed,
+    exitCode: record.exit_code,
+    durationSecs: record.duration_secs,
+    timedOut: record.timed_out,
+    interrupted: false,
+    output: record.output,
+    outputChars: record.output_chars,
   };
 }
 

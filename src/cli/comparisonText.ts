@@ -1,4 +1,5 @@
 import type { GroupComparison } from '../sessionFormat/candidateGroups.js';
+import { judgeOverruledText } from '../sessionFormat/eventWording.js';
 import { formatCount, formatDuration, indent } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';
@@ -32,6 +33,9 @@ export function renderComparison(comparison: GroupComparison, color: boolean): s
   for (const row of comparison.candidates) if (row.error) lines.push(paint(`${row.label}: ${clean(row.error)}`, 'error', color));
   if (comparison.judge) {
     lines.push('', paint(`Judge (${comparison.judge.agent}${comparison.judge.model ? `, ${comparison.judge.model}` : ''})`, 'heading', color));
+    // Said before its reasoning, which argues for the candidate it put first.
+    const overruled = judgeOverruledText(comparison);
+    if (overruled) lines.push(paint(indent(clean(overruled)), 'warning', color));
     lines.push(indent(clean(comparison.judge.reasoning || '(no reasoning given)')));
   }
   for (const warning of comparison.warnings) lines.push(paint(`warning: ${clean(warning)}`, 'warning', color));

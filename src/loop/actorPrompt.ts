@@ -57,12 +57,13 @@ export function buildContinuationPrompt(
     if (decision.recovery) parts.push(`## How to recover\n${decision.recovery}`);
   }
   const failing = latest?.failedChecks ?? [];
-  if (failing.length > 0) parts.push(`## Checks that fail on your work\n${describeChecks(failing)}`);
+  // A refused DONE's feedback quotes the failed checks' output already: once is enough.
+  const quotedIn = decision?.kind === 'CONTINUE' ? decision.feedback : '';
+  if (failing.length > 0) parts.push(`## Checks that fail on your work\n${describeChecks(failing, quotedIn)}`);
   const weakened = latest?.weakened ?? [];
   // Said whatever the critic decided (a weakening refuses DONE until put back or accepted), once: a refused DONE's feedback already says it.
   const weakenedText = weakened.length > 0 ? weakenedFeedback(weakened) : '';
-  if (weakenedText && !(decision?.kind === 'CONTINUE' && decision.feedback.includes(weakenedText)))
-    parts.push(`## What the checks rest on, weakened\n${weakenedText}`);
+  if (weakenedText && !quotedIn.includes(weakenedText)) parts.push(`## What the checks rest on, weakened\n${weakenedText}`);
   parts.push(...reviewParts.filter((part) => part.from === 'critic').map((part) => part.text));
   if (earlier.length > 0) {
     const lines = earlier.map((record) => `- Iteration ${record.iteration}: ${oneLine(record.decision)}`);

@@ -1,4 +1,5 @@
 import { agentKindFromDisplayName, type AgentKind } from '../agents/agentKinds.js';
+import { checkResultOf, type CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { lastTree, readSnapshot, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
@@ -86,13 +87,16 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
   if (rolledBackTo !== undefined) {
     warnings.push(`the session was rolled back to before iteration ${rolledBackTo}: the actor gets the feedback up to then, in a fresh agent session`);
   }
+  const failedChecks = failedChecksByIteration(chain.flatMap((link) => events.get(link.id) ?? []));
   return {
     session,
     repository,
     continuation: {
       sessionId: session.id,
       appendTo: session.end ? null : session.filePath,
-      history: iterations.filter((line) => rolledBackTo === undefined || line.iteration_number < rolledBackTo).map(feedbackRecord),
+      history: iterations
+        .filter((line) => rolledBackTo === undefined || line.iteration_number < rolledBackTo)
+        .map((line) => feedbackRecord(line, failedChecks.get(line.iteration_number) ?? [])),
       lastIteration,
       actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
@@ -141,13 +145,29 @@ function iterationsOf(chain: readonly Session[]): IterationLine[] {
   return [...byNumber.values()].sort((a, b) => a.iteration_number - b.iteration_number);
 }
 
-function feedbackRecord(line: IterationLine): FeedbackRecord {
+function feedbackRecord(line: IterationLine, failedChecks: CheckResult[]): FeedbackRecord {
   const feedback = line.feedback ?? '';
   let decision: CriticDecision;
   if (line.critic_decision === 'CONTINUE') decision = { kind: 'CONTINUE', feedback, remainingIssues: line.remaining_issues ?? [] };
   else if (line.critic_decision === 'ERROR') decision = { kind: 'ERROR', ...errorFeedbackParts(feedback) };
   else decision = { kind: 'DONE', summary: feedback, confidence: null };
-  return { iteration: line.iteration_number, decision };
+  return { iteration: line.iteration_number, decision, failedChecks };
+}
+
+/**
+ * The checks that failed on an iteration's tree, from the sidecar's `check_finished`
+ * records, so a resumed actor is shown their output as the running loop would have
+ * shown it (the recorded feedback names them without it). An iteration run again
+ * after a crash counts its last run's checks.
+ */
+function failedChecksByIteration(events: readonly RunEvent[]): Map<number, CheckResult[]> {
+  const failed = new Map<number, CheckResult[]>();
+  for (const event of events) {
+    if (event.type === 'iteration_started') failed.delete(event.iteration);
+    if (event.type !== 'check_finished' || event.passed) continue;
+    failed.set(event.iteration, [...(failed.get(event.iteration) ?? []), checkResultOf(event)]);
+  }
+  return failed;
 }
 
 /**

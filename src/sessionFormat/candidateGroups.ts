@@ -178,6 +178,12 @@ export const groupComparisonSchema = z.object({
   candidates: z.array(candidateRowSchema),
   ranking: z.nullable(z.array(z.string())),
   judge: z.nullable(judgmentSchema),
+  /**
+   * Extra field, present only when the ranking put first another candidate than the
+   * judge did: its checks passed more (`checks`) or its outcome was better (`outcome`),
+   * and those come before the judge.
+   */
+  judge_overruled: z.optional(z.object({ judged_first: z.string(), ranked_first: z.string(), by: z.enum(['checks', 'outcome']) })),
   /** The best candidate, when one finished with success. */
   winner: z.nullable(z.string()),
   /** The candidate whose changes are in the user's tree, if one was applied (and not undone). */

@@ -1,7 +1,7 @@
 import { fileLocation, formatCount, formatDuration, indent } from '../text/humanize.js';
 import { previewLine, takeTail } from '../text/truncate.js';
 import type { AgentEvent, StreamDrift, Usage } from './agentEvents.js';
-import type { CandidateStreamEvent } from './candidateGroups.js';
+import type { CandidateRow, CandidateStreamEvent, GroupComparison } from './candidateGroups.js';
 import { stageText } from './loopProgress.js';
 import { evidenceText, protectedChangeText, type CriticEvidence, type Verification } from './verification.js';
 import type { Finding } from './reviewRecords.js';
@@ -145,6 +145,33 @@ export function describeGroupEvent(event: CandidateStreamEvent): DescribedLine[]
   }
 }
 
+/** How a ranked candidate ended, in a sentence about it. */
+const ENDED: Readonly<Record<CandidateRow['status'], string>> = {
+  success: 'succeeded',
+  max_iterations_reached: 'reached its iteration limit',
+  interrupted: 'was interrupted',
+  failed: 'failed',
+  crashed: 'did not finish',
+  running: 'is still running',
+  pending: 'has not started',
+};
+
+/**
+ * Why the candidate the judge put first is not first, said beside the judge's
+ * reasoning (which argues for it): "The judge ranked B first, but A passed 2 of 2
+ * checks and B 1 of 2: checks come first." Null when the judge was not overruled.
+ */
+export function judgeOverruledText(comparison: Pick<GroupComparison, 'candidates' | 'judge_overruled'>): string | null {
+  const overruled = comparison.judge_overruled;
+  const judged = comparison.candidates.find((row) => row.label === overruled?.judged_first);
+  const ranked = comparison.candidates.find((row) => row.label === overruled?.ranked_first);
+  if (!overruled || !judged || !ranked) return null;
+  const lead = `The judge ranked ${judged.label} first, but ${ranked.label}`;
+  if (overruled.by === 'outcome') return `${lead} ${ENDED[ranked.status]} and ${judged.label} ${ENDED[judged.status]}: the outcome comes before the judge.`;
+  const checksOf = (row: CandidateRow) => (row.checks_total === null ? 'ran none' : `${row.checks_passed ?? 0} of ${row.checks_total}`);
+  return `${lead} passed ${checksOf(ranked)} checks and ${judged.label} ${checksOf(judged)}: checks come first.`;
+}
+
 /**
  * Lines as one, for a surface that gives each thing a line (the replay, the viewer's
  * notes): the headline, then a preview of the details after a dash.
@@ -159,6 +186,11 @@ export function oneLine(lines: readonly DescribedLine[]): string {
 /** `→ Bash: npm test`: an agent's tool call. */
 export function toolCallText(name: string, summary: string): string {
   return `→ ${name}${summary ? `: ${summary}` : ''}`;
+}
+
+/** `the required check npm test fails`, `the required checks lint, test fail`: why the gate refused a DONE. */
+export function failingRequiredChecksText(names: readonly string[]): string {
+  return names.length === 1 ? `the required check ${names[0]} fails` : `the required checks ${names.join(', ')} fail`;
 }
 
 /** A later run of the session carried it on (`codeloops resume` in the same file). */
@@ -235,7 +267,7 @@ function sharedLine(fact: SharedFact): DescribedLine {
 function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified'>): string[] {
   const reasons: string[] = [];
   const checks = refusal.failed_checks;
-  if (checks.length > 0) reasons.push(`the required check${checks.length === 1 ? '' : 's'} ${checks.join(', ')} fail${checks.length === 1 ? 's' : ''}`);
+  if (checks.length > 0) reasons.push(failingRequiredChecksText(checks));
   const weakened = refusal.protected_changes ?? [];
   if (weakened.length > 0) reasons.push(`what the checks rest on was weakened (${weakened.map((change) => `${change.file}: ${change.kind}`).join(', ')})`);
   if (refusal.unverified === 'no_change') reasons.push('nothing changed since the loop started, and nothing showed that no change is needed');

@@ -116,6 +116,7 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
     );
     assert.equal(comparison.winner, 'command#2');
     assert.equal(comparison.judge?.reasoning, 'the first is the cleanest');
+    assert.equal(comparison.judge_overruled, undefined, 'the judge had the last word');
     const two = comparison.candidates[0]!;
     assert.deepEqual([two.files_changed, two.insertions, two.deletions, two.confidence, two.iterations], [2, 2, 1, 0.9, 1]);
     assert.deepEqual([comparison.candidates[2]!.files_changed, comparison.candidates[2]!.iterations], [0, 2]);
@@ -182,6 +183,15 @@ describe('candidate groups (the built CLI, scripted agents in real repositories)
       ],
     );
     assert.equal(comparison.winner, 'command#2');
+    assert.deepEqual(comparison.judge_overruled, { judged_first: 'command#1', ranked_first: 'command#2', by: 'checks' });
+
+    // In words, the judge's reasoning for the candidate that lost comes after what overruled it.
+    const text = await runCli(['candidates', comparison.group_id], { cwd: repo, env });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      /Judge \(Command\)\n {2}The judge ranked command#1 first, but command#2 passed 2 of 2 checks and command#1 1 of 2: checks come first\.\n {2}A reads best\n/,
+    );
   });
 
   it('applies exactly the winner’s changes, refuses a conflict with nothing changed, and undoes', async () => {

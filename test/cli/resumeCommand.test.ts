@@ -227,6 +227,24 @@ describe('codeloops resume (the built CLI)', function () {
     assert.equal(JSON.parse(resumed.stdout).status, 'success');
   });
 
+  it("tells a resumed actor a refused DONE's failing check with its output once, as the running loop would have", async () => {
+    const { repo, env, agent } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: 'fixed.txt', content: 'fixed\n' } }]],
+      critic: [[done('looks complete')]],
+    });
+    // The command names the words apart, so only the output says them whole.
+    writeFile(repo, 'codeloops.toml', `[[checks]]\nname = "tests"\nrun = 'test -f fixed.txt || { echo "FAIL: fixed.txt" "is missing"; exit 1; }'\n`);
+    const first = await runCli(['-p', 'fix it', '-n', '1', '--trust'], { cwd: repo, env });
+    assert.equal(first.code, 1, first.stderr);
+    const resumed = await runCli(['resume', 'latest', '-n', '2', '--trust', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const prompt = agent.prompt('actor', 2);
+    assert.match(prompt, /## Reviewer feedback on iteration 1\nThe reviewer judged the work done, but a required check fails/);
+    assert.match(prompt, /## Reviewer feedback on iteration 1\n[^#]*- ✗ tests [^\n]*\n```[^`]*FAIL: fixed\.txt is missing/);
+    assert.match(prompt, /## Checks that fail on your work\n- ✗ tests \(`[^`]+`\): failed with exit code 1 \(its output is quoted above\)\n/);
+    assert.equal(prompt.split('FAIL: fixed.txt is missing').length - 1, 1, `the output is quoted once:\n${prompt}`);
+  });
+
   it('after a rollback, resumes with the feedback from before the rolled-back iterations only', async () => {
     const { repo, env, agent } = scriptedCliSetup({
       actor: [

@@ -13,10 +13,13 @@ import { createRepo, git, removeTempDirs, tempDir, treeOf } from '../support/tes
 
 const check = (name: string, run: string, fields: Partial<CheckSpec> = {}): CheckSpec => ({ name, run, timeoutSecs: 60, required: true, ...fields });
 
-/** A check that passes only once `fixed.txt` exists, and says so when it fails, as a test runner would. */
+/**
+ * A check that passes only once `fixed.txt` exists, and says so when it fails, as a test runner would. Its
+ * command names the words apart, so that only its output says "FAIL: fixed.txt is missing".
+ */
 const TESTS = check(
   'tests',
-  'if test -f fixed.txt; then echo "1 passing"; else echo "noise before the summary"; echo "FAIL: fixed.txt is missing"; exit 1; fi',
+  'if test -f fixed.txt; then echo "1 passing"; else echo "noise before the summary"; echo "FAIL: fixed.txt" "is missing"; exit 1; fi',
 );
 
 function eventsOf<T extends RunEvent['type']>(events: RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
@@ -109,7 +112,7 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     assert.equal(result.output.trim(), repo);
   });
 
-  it('refuses DONE while a required check fails, feeds the failure back, and succeeds once it passes', async () => {
+  it('refuses DONE while a required check fails, feeds the failure back with its output once, and succeeds once it passes', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     const { summary, events, agent, sidecarDir } = await runScriptedLoop(
       repo,
@@ -136,7 +139,11 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
 
     // The critic saw the check's result; the next actor was told what failed, with its output.
     assert.match(agent.prompt('critic', 1), /tests[\s\S]*FAIL: fixed\.txt is missing/);
-    assert.match(agent.prompt('actor', 2), /FAIL: fixed\.txt is missing/);
+    const next = agent.prompt('actor', 2);
+    assert.match(next, /## Reviewer feedback on iteration 1\nThe reviewer judged the work done, but a required check fails/);
+    assert.match(next, /## Reviewer feedback on iteration 1\n[^#]*- ✗ tests [^\n]*\n```[^`]*noise before the summary\nFAIL: fixed\.txt is missing/);
+    assert.match(next, /## Checks that fail on your work\n- ✗ tests \(`[^`]+`\): failed with exit code 1 \(its output is quoted above\)\n/);
+    assert.equal(next.split('FAIL: fixed.txt is missing').length - 1, 1, `the output is quoted once:\n${next}`);
 
     const results = eventsOf(events, 'check_finished');
     assert.deepEqual(

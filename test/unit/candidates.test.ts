@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { planCandidates } from '../../src/candidates/candidateSpecs.js';
-import { rankCandidates } from '../../src/candidates/comparison.js';
+import { judgeOverruled, rankCandidates } from '../../src/candidates/comparison.js';
 import { parseConfigText, projectConfigSchema } from '../../src/config/configFiles.js';
 import { programsOf } from '../../src/config/projectTrust.js';
 import { buildJudgePrompt, parseRanking } from '../../src/critic/judgeCandidates.js';
-import type { CandidateRow } from '../../src/sessionFormat/candidateGroups.js';
+import type { CandidateRow, Judgment } from '../../src/sessionFormat/candidateGroups.js';
+import { judgeOverruledText } from '../../src/sessionFormat/eventWording.js';
 import { isCodeloopsError } from '../../src/sessionFormat/failures.js';
 
 function row(label: string, index: number, status: CandidateRow['status'], checksPassed: number | null = null): CandidateRow {
@@ -83,6 +84,42 @@ describe('candidates: plans, rankings, the judge’s contract, [worktree]', () =
     };
     assert.deepEqual(rankCandidates(rows, judgment), ['b', 'c', 'a', 'd']);
     assert.deepEqual(rankCandidates([row('x', 1, 'failed'), row('y', 2, 'success')], null), ['y', 'x'], 'without checks, the outcome decides');
+  });
+
+  it('says when the checks or the outcome overruled the judge’s first choice, and in which words', () => {
+    const judge = (...ranking: string[]): Judgment => ({
+      ranking,
+      reasoning: '',
+      source: 'block',
+      agent: 'x',
+      model: null,
+      answer: '',
+      total_cost_usd: null,
+      total_tokens: 0,
+    });
+    const overruled = (rows: CandidateRow[], judgment: Judgment | null) => {
+      const verdict = judgeOverruled(rows, judgment, rankCandidates(rows, judgment));
+      return [verdict, judgeOverruledText({ candidates: rows, judge_overruled: verdict })];
+    };
+    // The judge prefers b; a passed more checks.
+    assert.deepEqual(overruled([row('a', 1, 'success', 2), row('b', 2, 'success', 1)], judge('b', 'a')), [
+      { judged_first: 'b', ranked_first: 'a', by: 'checks' },
+      'The judge ranked b first, but a passed 2 of 2 checks and b 1 of 2: checks come first.',
+    ]);
+    assert.deepEqual(overruled([row('a', 1, 'success', 0), row('b', 2, 'success')], judge('b', 'a')), [
+      { judged_first: 'b', ranked_first: 'a', by: 'checks' },
+      'The judge ranked b first, but a passed 0 of 2 checks and b ran none: checks come first.',
+    ]);
+    // Same checks; a succeeded, b reached its limit.
+    assert.deepEqual(overruled([row('a', 1, 'success', 2), row('b', 2, 'max_iterations_reached', 2)], judge('b', 'a')), [
+      { judged_first: 'b', ranked_first: 'a', by: 'outcome' },
+      'The judge ranked b first, but a succeeded and b reached its iteration limit: the outcome comes before the judge.',
+    ]);
+    // The judge had its way, said nothing, or was not asked: nothing to say.
+    for (const judgment of [judge('a', 'b'), judge(), null]) {
+      assert.deepEqual(overruled([row('a', 1, 'success', 2), row('b', 2, 'success', 1)], judgment), [undefined, null]);
+    }
+    assert.deepEqual(overruled([row('a', 1, 'success', 2), row('b', 2, 'success', 2)], judge('b', 'a')), [undefined, null]);
   });
 
   it('reads the judge’s ranking from its last decision block, by letter, and refuses letters that are not there', () => {

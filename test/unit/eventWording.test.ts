@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { buildTimeline } from '../../src/replay/timeline.js';
-import { describeEvent, describeTimelineEntry, oneLine } from '../../src/sessionFormat/eventWording.js';
+import { describeEvent, describeTimelineEntry, failingRequiredChecksText, oneLine } from '../../src/sessionFormat/eventWording.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { iterationLineSchema, sessionStartLineSchema } from '../../src/sessionFormat/sessionLines.js';
 import { assembleSessionView } from '../../src/sessionView/sessionViewBuilder.js';
@@ -163,6 +163,15 @@ describe('one wording for every surface (sessionFormat/eventWording.ts)', () => 
       notes.map((note) => note.kind),
       ['rollback', 'rollback_undone', 'applied', 'apply_undone', 'imported', 'stall', 'worktree_prepared'],
     );
+  });
+
+  it('says a refused DONE’s one failing check in the singular and two in the plural, in the live log, the replay and the viewer’s box', () => {
+    const refused = (failed_checks: string[]): RunEvent => ({ type: 'done_refused', iteration: 1, failed_checks, timestamp: at });
+    const events = [refused(['npm test']), refused(['lint', 'npm test'])];
+    assert.deepEqual(events.map(live), ['DONE refused: the required check npm test fails', 'DONE refused: the required checks lint, npm test fail']);
+    assert.deepEqual(replayed(events), events.map(live));
+    assert.equal(failingRequiredChecksText(['npm test']), 'the required check npm test fails');
+    assert.equal(failingRequiredChecksText(['lint', 'npm test']), 'the required checks lint, npm test fail');
   });
 
   it('replays the steps of an iteration under the live log’s headlines', () => {

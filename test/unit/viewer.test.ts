@@ -6,6 +6,8 @@ import { DIFF_PAGE_LINES, renderDiff, renderText } from '../../webview-ui/diffVi
 import { renderMarkdown } from '../../webview-ui/markdown.js';
 import type { Transport } from '../../webview-ui/transport.js';
 import { ViewerApp } from '../../webview-ui/viewerApp.js';
+import { ComparisonApp } from '../../webview-ui/comparisonApp.js';
+import type { CandidateRow, GroupComparison } from '../../src/sessionFormat/candidateGroups.js';
 import { installDom } from '../support/dom.js';
 import { runFinishedEvent } from '../support/sessionFixtures.js';
 
@@ -286,7 +288,7 @@ describe('session viewer (rendered in a DOM)', () => {
       }),
     );
     const [first, second] = [...root.querySelectorAll('article.iteration')];
-    assert.match(first!.querySelector('.refused')!.textContent!, /The critic said DONE; refused because required checks fail: tests/);
+    assert.match(first!.querySelector('.refused')!.textContent!, /The critic said DONE; refused because the required check tests fails\./);
     assert.deepEqual(
       [...first!.querySelectorAll('.checks li')].map((item) => item.textContent!.trim()),
       ['tests failed (exit 1) · 3.5s', 'lint failed (exit 2) · 3.5s · advisory'],
@@ -494,5 +496,81 @@ describe('viewer rendering pieces', () => {
     assert.equal(rendered.querySelector('pre code')!.textContent, 'let x = "<b>";');
     assert.equal(rendered.querySelectorAll('b').length, 0);
     assert.match(rendered.textContent!, /<b>raw html<\/b>/);
+  });
+});
+
+describe('candidate comparison page (rendered in a DOM)', () => {
+  let dom: ReturnType<typeof installDom>;
+  beforeEach(() => (dom = installDom()));
+  afterEach(() => dom.remove());
+
+  const row = (label: string, index: number, checksPassed: number): CandidateRow => ({
+    index,
+    label,
+    agent: 'claude',
+    model: null,
+    session_id: `s${index}`,
+    status: 'success',
+    progress: null,
+    iterations: 1,
+    checks_passed: checksPassed,
+    checks_total: 2,
+    required_checks_failed: 2 - checksPassed,
+    total_cost_usd: null,
+    cost_estimated: false,
+    total_tokens: 0,
+    duration_secs: 1,
+    files_changed: 1,
+    insertions: 1,
+    deletions: 0,
+    confidence: 0.9,
+    summary: null,
+    error: null,
+    rank: index,
+    worktree: null,
+    applied: false,
+  });
+  function open(overrides: Partial<GroupComparison>): HTMLElement {
+    const root = document.createElement('div');
+    document.body.appendChild(root);
+    let listener: ((message: unknown) => void) | undefined;
+    new ComparisonApp(root, { send: () => {}, onMessage: (on) => (listener = on), loadState: () => undefined, saveState: () => {} });
+    const comparison: GroupComparison = {
+      group_id: 'group-1',
+      prompt: 'Fix it',
+      working_dir: '/repo',
+      started_at: '2025-01-27T15:30:45Z',
+      status: 'finished',
+      candidates: [row('a', 1, 2), row('b', 2, 1)],
+      ranking: ['a', 'b'],
+      judge: {
+        ranking: ['b', 'a'],
+        reasoning: 'B reads best',
+        source: 'block',
+        agent: 'Claude Code',
+        model: null,
+        answer: '',
+        total_cost_usd: null,
+        total_tokens: 0,
+      },
+      winner: 'a',
+      applied: null,
+      critic_agent: 'Claude Code',
+      critic_model: null,
+      warnings: [],
+      ...overrides,
+    };
+    listener!({ type: 'comparison', comparison, capabilities: { apply: false } });
+    return root;
+  }
+
+  it('says before the judge’s reasoning that the checks overruled its first choice, and nothing when they did not', () => {
+    const overruled = open({ judge_overruled: { judged_first: 'b', ranked_first: 'a', by: 'checks' } }).querySelector('.judge')!;
+    assert.equal(
+      overruled.querySelector('.overruled')!.textContent!.trim(),
+      'The judge ranked b first, but a passed 2 of 2 checks and b 1 of 2: checks come first.',
+    );
+    assert.match(overruled.textContent!, /checks come first\.[\s\S]*B reads best/);
+    assert.equal(open({}).querySelector('.judge .overruled'), null);
   });
 });
