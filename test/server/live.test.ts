@@ -142,7 +142,11 @@ describe('codeloops ui: live updates (Server-Sent Events)', () => {
   });
 
   it('releases the watcher, the followers and the streams when clients leave mid-stream', async () => {
-    const run = startLoop(home, { actor: [[{ print: 'busy' }, { sleep: 1500 }]], critic: [[done()]] }, 'Keep busy');
+    const run = startLoop(
+      home,
+      { actor: [[{ write: { path: 'busy.txt', content: 'busy\n' } }, { print: 'busy' }, { sleep: 1500 }]], critic: [[done()]] },
+      'Keep busy',
+    );
     const first = connect();
     await first.waitFor('hello');
     const { id } = await first.waitFor('session_created', (event) => event.summary.prompt_preview === 'Keep busy');
