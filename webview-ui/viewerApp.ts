@@ -158,6 +158,14 @@ export class ViewerApp {
       h('dl', { class: 'facts' }, ...facts.filter(([, value]) => value !== null).flatMap(([label, value]) => [h('dt', {}, label), h('dd', {}, value!)])),
       end?.summary ? h('div', { class: 'summary' }, h('h2', {}, 'Summary'), renderMarkdown(end.summary)) : null,
       end?.error ? h('div', { class: 'error-box' }, icon('error'), ` ${end.error}`) : null,
+      end?.outcome === 'success' && end.verification === 'unverified'
+        ? h(
+            'div',
+            { class: 'warning-box unverified' },
+            icon('shield'),
+            ' Unverified: no required check passed on the final tree and the critic ran no command that succeeded. The DONE rests on the critic’s word.',
+          )
+        : null,
       h('details', { class: 'prompt' }, h('summary', {}, 'Prompt'), h('pre', { class: 'output' }, view.start.prompt)),
       ...view.warnings.map((warning) => h('div', { class: 'warning-box' }, icon('warning'), ` ${warning}`)),
     );

@@ -239,7 +239,7 @@ describe('codeloops resume (the built CLI)', function () {
     const resumed = await runCli(['resume', 'latest', '-n', '2', '--trust', '--json-output'], { cwd: repo, env });
     assert.equal(resumed.code, 0, resumed.stderr);
     const prompt = agent.prompt('actor', 2);
-    assert.match(prompt, /## Reviewer feedback on iteration 1\nThe reviewer judged the work done, but a required check fails/);
+    assert.match(prompt, /## Reviewer feedback on iteration 1\nThe reviewer judged the work done, but it is not done yet\.\n\nA required check fails/);
     assert.match(prompt, /## Reviewer feedback on iteration 1\n[^#]*- ✗ tests [^\n]*\n```[^`]*FAIL: fixed\.txt is missing/);
     assert.match(prompt, /## Checks that fail on your work\n- ✗ tests \(`[^`]+`\): failed with exit code 1 \(its output is quoted above\)\n/);
     assert.equal(prompt.split('FAIL: fixed.txt is missing').length - 1, 1, `the output is quoted once:\n${prompt}`);

@@ -140,7 +140,7 @@ describe('guards: evidence before DONE, budgets, stalls', () => {
     // The critic saw the check's result; the next actor was told what failed, with its output.
     assert.match(agent.prompt('critic', 1), /tests[\s\S]*FAIL: fixed\.txt is missing/);
     const next = agent.prompt('actor', 2);
-    assert.match(next, /## Reviewer feedback on iteration 1\nThe reviewer judged the work done, but a required check fails/);
+    assert.match(next, /## Reviewer feedback on iteration 1\nThe reviewer judged the work done, but it is not done yet\.\n\nA required check fails/);
     assert.match(next, /## Reviewer feedback on iteration 1\n[^#]*- ✗ tests [^\n]*\n```[^`]*noise before the summary\nFAIL: fixed\.txt is missing/);
     assert.match(next, /## Checks that fail on your work\n- ✗ tests \(`[^`]+`\): failed with exit code 1 \(its output is quoted above\)\n/);
     assert.equal(next.split('FAIL: fixed.txt is missing').length - 1, 1, `the output is quoted once:\n${next}`);

@@ -126,6 +126,16 @@ describe('session viewer (rendered in a DOM)', () => {
     return { root, transport };
   }
 
+  it('says of a success that nothing but the critic’s word stands behind it; says nothing of a verified one or an older record', () => {
+    const ended = (verification?: 'verified' | 'unverified') => {
+      const view = session();
+      return open({ ...view, end: { ...view.end!, verification } }).root.querySelector('.unverified');
+    };
+    assert.match(ended('unverified')?.textContent ?? '', /Unverified: no required check passed on the final tree/);
+    assert.equal(ended('verified'), null);
+    assert.equal(ended(undefined), null);
+  });
+
   it('lists the critic’s findings and the user’s comments and rejections under their iteration, with links that open the file at the line', () => {
     const finding = { file: 'src/a.ts', line: 42, end_line: 44, severity: 'error' as const, anchored: true, claimed: false };
     const { root, transport } = open(
