@@ -232,7 +232,8 @@ function sharedLine(fact: SharedFact): DescribedLine {
   }
 }
 
-function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes'>): string[] {
+/** Why the gate refused a DONE, a reason a part: the required checks that fail, what the checks rest on that was weakened. */
+export function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes'>): string[] {
   const reasons: string[] = [];
   const checks = refusal.failed_checks;
   if (checks.length > 0) reasons.push(`the required check${checks.length === 1 ? '' : 's'} ${checks.join(', ')} fail${checks.length === 1 ? 's' : ''}`);
@@ -242,12 +243,16 @@ function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks
 }
 
 function protectedChangeLine(fact: Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>): string {
-  const standing = {
+  return `protected: ${protectedChangeText(fact.change)}; ${protectedStandingText(fact)}`;
+}
+
+/** Where a protected change stands: it refuses DONE, the user accepted it (and why), or `allow_test_changes` allows it. */
+export function protectedStandingText(fact: Pick<RunEventOf<'protected_change'>, 'status' | 'reason'>): string {
+  return {
     weakening: 'refuses DONE until restored or accepted',
     accepted: `accepted by you${fact.reason ? `: ${fact.reason}` : ''}`,
     allowed: 'allowed (allow_test_changes)',
   }[fact.status];
-  return `protected: ${protectedChangeText(fact.change)}; ${standing}`;
 }
 
 function nestedRepositoriesText(repositories: readonly NestedRepository[]): string {
