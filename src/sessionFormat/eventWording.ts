@@ -242,7 +242,8 @@ export function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed
   return reasons;
 }
 
-function protectedChangeLine(fact: Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>): string {
+/** A protected change and where it stands, as the live log, the replay and `sessions show` say it. */
+export function protectedChangeLine(fact: Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>): string {
   return `protected: ${protectedChangeText(fact.change)}; ${protectedStandingText(fact)}`;
 }
 

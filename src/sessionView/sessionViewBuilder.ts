@@ -74,7 +74,7 @@ export function buildIterationView(line: IterationLine, events: readonly RunEven
 }
 
 /** The protected changes judged on an iteration's tree (the last judgement of each); without a record, the line's weakenings. */
-function protectedStandingOf(line: IterationLine, events: readonly RunEvent[]): ProtectedStanding[] {
+export function protectedStandingOf(line: Pick<IterationLine, 'iteration_number' | 'protected_changes'>, events: readonly RunEvent[]): ProtectedStanding[] {
   const judged = eventsFor(events, 'protected_change', line.iteration_number);
   if (judged.length === 0) return (line.protected_changes ?? []).map((change) => ({ change, status: 'weakening', reason: null }));
   const keyOf = (event: RunEventOf<'protected_change'>) => `${event.change.file}\0${event.change.kind}`;
@@ -82,13 +82,14 @@ function protectedStandingOf(line: IterationLine, events: readonly RunEvent[]): 
 }
 
 /** Why the gate refused the critic's DONE: the record's `done_refused`, else what the line says (its failed checks may include advisory ones). */
-function refusalOf(line: IterationLine, events: readonly RunEvent[]): IterationView['done_refused'] {
+export function refusalOf(
+  line: Pick<IterationLine, 'iteration_number' | 'critic_verdict' | 'critic_decision' | 'failed_checks' | 'protected_changes'>,
+  events: readonly RunEvent[],
+): IterationView['done_refused'] {
   if (line.critic_verdict !== 'DONE' || line.critic_decision === 'DONE') return null;
   const refused = lastFor(events, 'done_refused', line.iteration_number);
-  return {
-    failed_checks: refused?.failed_checks ?? line.failed_checks ?? [],
-    protected_changes: refused?.protected_changes ?? line.protected_changes ?? [],
-  };
+  if (refused) return { failed_checks: refused.failed_checks, protected_changes: refused.protected_changes ?? [] };
+  return { failed_checks: line.failed_checks ?? [], protected_changes: line.protected_changes ?? [] };
 }
 
 /**
@@ -97,18 +98,16 @@ function refusalOf(line: IterationLine, events: readonly RunEvent[]): IterationV
  * Only files this session's review record speaks of change: an acceptance made on a
  * session it carries on stays as judged.
  */
-function standingNow(iterations: IterationView[], review: readonly ReviewRecord[]): IterationView[] {
+export function standingNowOf(review: readonly ReviewRecord[]): (standing: ProtectedStanding) => ProtectedStanding {
   const spokenOf = new Set(review.flatMap((record) => (record.type === 'change_accepted' || record.type === 'acceptance_undone' ? [record.file] : [])));
-  if (spokenOf.size === 0) return iterations;
   const accepted = acceptedChanges(review);
-  const now = (standing: ProtectedStanding): ProtectedStanding => {
+  return (standing) => {
     if (standing.status === 'allowed' || !spokenOf.has(standing.change.file)) return standing;
     const acceptance = accepted.get(standing.change.file);
     return acceptance?.kinds.includes(standing.change.kind)
       ? { ...standing, status: 'accepted', reason: acceptance.reason }
       : { ...standing, status: 'weakening', reason: null };
   };
-  return iterations.map((iteration) => ({ ...iteration, protected_standing: iteration.protected_standing.map(now) }));
 }
 
 /** The session's view from its start and end, its iterations' views and its sidecar record. */
@@ -121,12 +120,13 @@ export function assembleSessionView(
   const usages = iterations.flatMap((it) => [it.actor_usage, it.critic_usage]).filter((usage): usage is Usage => usage !== null);
   const costs = usages.flatMap((usage) => (usage.costUsd === undefined ? [] : [usage.costUsd]));
   const tokens = usages.map((usage) => (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0));
+  const standingNow = standingNowOf(review);
   return {
     id: session.id,
     project: projectName(session.start.working_dir),
     start: session.start,
     end: session.end,
-    iterations: standingNow(iterations, review),
+    iterations: iterations.map((iteration) => ({ ...iteration, protected_standing: iteration.protected_standing.map(standingNow) })),
     total_cost_usd: costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null,
     total_tokens: tokens.length > 0 ? tokens.reduce((a, b) => a + b, 0) : null,
     warnings: session.warnings,
