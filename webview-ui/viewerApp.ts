@@ -1,7 +1,8 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { failingRequiredChecksText, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { protectedStandingText, refusalReasons, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { protectedChangeText } from '../src/sessionFormat/verification.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -54,7 +55,7 @@ const NOT_LIVE: LiveState = { progress: LOOP_STARTING, text: '' };
 export class ViewerApp {
   private view: SessionView | null = null;
   private running = false;
-  private capabilities: HostCapabilities = { openDiff: false, resume: false, openLocation: false, reviewControl: false };
+  private capabilities: HostCapabilities = { openDiff: false, resume: false, openLocation: false, reviewControl: false, acceptChange: false };
   private readonly expanded = new Set<number>();
   private readonly details = new Map<number, IterationDetail>();
   private readonly detailSlots = new Map<number, HTMLElement>();
@@ -214,6 +215,29 @@ export class ViewerApp {
     );
   }
 
+  /** The changes to what the checks rest on that stood on the iteration's tree: each weakening with Accept where the host can. */
+  private renderProtected(iteration: IterationView): HTMLElement {
+    return h(
+      'ul',
+      { class: 'protected-changes', 'aria-label': 'protected changes' },
+      ...iteration.protected_standing.map((standing) =>
+        h(
+          'li',
+          { class: `protected-change protected-${standing.status}`, 'data-file': standing.change.file },
+          icon(standing.status === 'weakening' ? 'shield' : 'pass'),
+          h('span', { class: 'protected-text' }, ` ${protectedChangeText(standing.change)} `),
+          h('span', { class: 'protected-state muted' }, protectedStandingText(standing)),
+          this.capabilities.acceptChange && standing.status === 'weakening'
+            ? button('Accept…', () => this.transport.send({ type: 'acceptChange', iteration: iteration.iteration_number, file: standing.change.file }), {
+                icon: 'check',
+                title: `Let this change of ${standing.change.file} stand: it no longer refuses DONE, and the critic is told your reason`,
+              })
+            : null,
+        ),
+      ),
+    );
+  }
+
   private renderNote(note: TimelineNote): HTMLElement {
     return h(
       'div',
@@ -261,15 +285,11 @@ export class ViewerApp {
         'aria-label': `Iteration ${iteration.iteration_number}: ${iteration.critic_decision}`,
       },
       this.renderIterationHeader(iteration),
-      iteration.critic_verdict === 'DONE' && iteration.critic_decision !== 'DONE'
-        ? h(
-            'div',
-            { class: 'warning-box refused' },
-            icon('shield'),
-            ` The critic said DONE; refused because ${failingRequiredChecksText(iteration.failed_checks ?? [])}.`,
-          )
+      iteration.done_refused
+        ? h('div', { class: 'warning-box refused' }, icon('shield'), ` The critic said DONE; refused: ${refusalText(iteration.done_refused)}.`)
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
+      iteration.protected_standing.length > 0 ? this.renderProtected(iteration) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
       iteration.feedback ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback)) : null,
       iteration.remaining_issues.length > 0
@@ -540,6 +560,11 @@ const STOP_TEXT: Readonly<Record<string, string>> = {
   duration: 'its time budget',
   stalled: 'stall detection (it went in circles)',
 };
+
+/** Why the gate refused a DONE, in the live log's words (its checks, its protected changes); an older record may name none. */
+function refusalText(refusal: NonNullable<IterationView['done_refused']>): string {
+  return refusalReasons(refusal).join('; ') || 'the gate refused it';
+}
 
 /** What the session cost, against its cap when it had one. */
 function costText(view: SessionView): string | null {

@@ -5,6 +5,12 @@ import { parseFilterInput } from '../sessions/sessionFilter.js';
 import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
+import { protectedChangeLine, refusalReasons } from '../sessionFormat/eventWording.js';
+import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
+import type { RunEvent } from '../sessionFormat/runEvents.js';
+import type { IterationLine } from '../sessionFormat/sessionLines.js';
+import { protectedStandingOf, refusalOf, standingNowOf } from '../sessionView/sessionViewBuilder.js';
+import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, paint, renderTable, writeWarning } from './terminal.js';
 
@@ -57,11 +63,28 @@ export async function showCommand(idOrPrefix: string, options: { json?: boolean 
     for (const warning of session.warnings) writeWarning(warning);
     return 0;
   }
-  process.stdout.write(renderSession(session, colorEnabled(process.stdout)));
+  process.stdout.write(renderSession(session, colorEnabled(process.stdout), await protectedJudgements(session.id)));
   return 0;
 }
 
-export function renderSession(session: Session, color: boolean): string {
+/** What the gate judged on each iteration, from the sidecar record: the refused DONEs, the protected changes and the user's acceptances. */
+async function protectedJudgements(sessionId: string): Promise<{ events: RunEvent[]; review: ReviewRecord[] }> {
+  const sidecar = sidecarDirOf(sessionId);
+  const keep = (event: RunEvent) => (event.type === 'protected_change' || event.type === 'done_refused' ? event : undefined);
+  return { events: await readSidecarEvents(sidecar, () => {}, keep), review: await readReviewRecords(sidecar, () => {}) };
+}
+
+/** Why the gate refused the iteration's DONE, and the protected changes that stood on its tree with where each stands now. */
+function protectedLines(iteration: IterationLine, judged: { events: RunEvent[]; review: ReviewRecord[] }): string[] {
+  const refused = refusalOf(iteration, judged.events);
+  const standing = protectedStandingOf(iteration, judged.events).map(standingNowOf(judged.review));
+  return [
+    ...(refused ? [`  the critic said DONE; refused: ${refusalReasons(refused).join('; ') || 'by the gate'}`] : []),
+    ...standing.map((each) => `  ${protectedChangeLine(each)}`),
+  ];
+}
+
+export function renderSession(session: Session, color: boolean, judged: { events: RunEvent[]; review: ReviewRecord[] } = { events: [], review: [] }): string {
   // Everything recorded came from agents and users: no escape sequence reaches the terminal.
   const clean = sanitizeForTerminal;
   const { start, end } = session;
@@ -102,6 +125,7 @@ export function renderSession(session: Session, color: boolean): string {
     if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
     for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${clean(issue)}`);
     if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${clean(iteration.critic_reverted_files.join(', '))} were reverted)`);
+    for (const line of protectedLines(iteration, judged)) out.push(paint(clean(line), 'warning', color));
     out.push('');
   }
   for (const warning of session.warnings) for (const line of clean(warning).split('\n')) out.push(paint(`warning: ${line}`, 'warning', color));

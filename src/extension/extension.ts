@@ -12,7 +12,7 @@ import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
 import { COMPARISON_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
 import { HunkLenses } from './review/hunkLenses.js';
-import type { ReviewCommandsDeps } from './review/reviewCommands.js';
+import { acceptChangeCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
 import { LoopRegistry } from './runs/loopRegistry.js';
 import { LoopStarter } from './runs/loopStarter.js';
@@ -69,6 +69,9 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     diffs,
     openLocation: (sessionId, file, line) => diffs.openLocation(sessionId, file, line),
     reviewControl: (sessionId, action) => runs.resumeAfterReview(action, sessionId),
+    acceptChange: async (sessionId, iteration, file) => {
+      await acceptChangeCommand({ ...review, ensureTrusted: (action, why) => starter.ensureTrusted(action, why) }, sessionId, iteration, file);
+    },
   });
   const comparisons = new ComparisonPanels(context.extensionUri, { store, sidecarDirOf }, registry, candidateRuns.onGroupEvent);
   /** A session's files or records changed: every view of it shows it again. */

@@ -3,7 +3,7 @@ import { previewLine, takeTail } from '../text/truncate.js';
 import type { AgentEvent, StreamDrift, Usage } from './agentEvents.js';
 import type { CandidateRow, CandidateStreamEvent, GroupComparison } from './candidateGroups.js';
 import { stageText } from './loopProgress.js';
-import { evidenceText, protectedChangeText, type CriticEvidence, type Verification } from './verification.js';
+import { type CriticEvidence, evidenceText, protectedChangeText, protectedKindText, type Verification } from './verification.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
 import type { CriticDecisionKind, Outcome } from './sessionLines.js';
@@ -264,24 +264,31 @@ function sharedLine(fact: SharedFact): DescribedLine {
   }
 }
 
-function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified'>): string[] {
+/** Why the gate refused a DONE, a reason a part: the required checks that fail, what the checks rest on that was weakened, nothing that backs it. */
+export function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified'>): string[] {
   const reasons: string[] = [];
   const checks = refusal.failed_checks;
   if (checks.length > 0) reasons.push(failingRequiredChecksText(checks));
   const weakened = refusal.protected_changes ?? [];
-  if (weakened.length > 0) reasons.push(`what the checks rest on was weakened (${weakened.map((change) => `${change.file}: ${change.kind}`).join(', ')})`);
+  if (weakened.length > 0)
+    reasons.push(`what the checks rest on was weakened (${weakened.map((change) => `${change.file}: ${protectedKindText(change.kind)}`).join(', ')})`);
   if (refusal.unverified === 'no_change') reasons.push('nothing changed since the loop started, and nothing showed that no change is needed');
   if (refusal.unverified === 'no_evidence') reasons.push('nothing verified it (no passing check, no command the critic ran)');
   return reasons;
 }
 
-function protectedChangeLine(fact: Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>): string {
-  const standing = {
+/** A protected change and where it stands, as the live log, the replay and `sessions show` say it. */
+export function protectedChangeLine(fact: Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>): string {
+  return `protected: ${protectedChangeText(fact.change)}; ${protectedStandingText(fact)}`;
+}
+
+/** Where a protected change stands: it refuses DONE, the user accepted it (and why), or `allow_test_changes` allows it. */
+export function protectedStandingText(fact: Pick<RunEventOf<'protected_change'>, 'status' | 'reason'>): string {
+  return {
     weakening: 'refuses DONE until restored or accepted',
     accepted: `accepted by you${fact.reason ? `: ${fact.reason}` : ''}`,
     allowed: 'allowed (allow_test_changes)',
   }[fact.status];
-  return `protected: ${protectedChangeText(fact.change)}; ${standing}`;
 }
 
 function nestedRepositoriesText(repositories: readonly NestedRepository[]): string {

@@ -50,9 +50,14 @@ export const acceptedChangeSchema = z.object({
 });
 export type AcceptedChange = z.infer<typeof acceptedChangeSchema>;
 
-/** One line per change, for the critic, the actor and the logs: `test/a.test.js: skip added (it.skip)`. */
+/** One line per change, for the critic, the actor and the logs: `test/a.test.js: a test skipped (it.skip)`. */
 export function protectedChangeText(change: ProtectedChange): string {
   return `${change.file}: ${KIND_WORDS[change.kind]} (${change.detail})`;
+}
+
+/** A change's kind in words: `a test skipped`. */
+export function protectedKindText(kind: ProtectedChangeKind): string {
+  return KIND_WORDS[kind];
 }
 
 const KIND_WORDS: Readonly<Record<ProtectedChangeKind, string>> = {

@@ -61,6 +61,8 @@ const VIEW_EVENTS = new Set<RunEvent['type']>([
   'agent_finished',
   'phase',
   'check_finished',
+  'done_refused',
+  'protected_change',
   'rollback',
   'rollback_undone',
   'stall',

@@ -1,4 +1,5 @@
 import { usageSchema } from '../sessionFormat/agentEvents.js';
+import { PROTECTED_CHANGE_STATUSES, protectedChangeSchema } from '../sessionFormat/verification.js';
 import { checkOutcomeShape, fileChangeSchema, loopGuardsSchema } from '../sessionFormat/runEvents.js';
 import { reviewItemsSchema } from '../sessionFormat/reviewRecords.js';
 import { iterationFactsSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
@@ -12,6 +13,19 @@ import * as z from '../sessionFormat/zod.js';
  * iteration line without its outputs and diff), with what the sidecar adds beside
  * them. Built by `sessionViewBuilder.ts`.
  */
+
+/**
+ * A protected change standing on an iteration's tree (a `protected_change` event), and
+ * where it stands for the loop now: a weakening the user has accepted since (or an
+ * acceptance they took back) shows as it will be judged next.
+ */
+export const protectedStandingSchema = z.object({
+  change: protectedChangeSchema,
+  status: z.enum(PROTECTED_CHANGE_STATUSES),
+  /** The user's reason, when they accepted it. */
+  reason: z.nullable(z.string()),
+});
+export type ProtectedStanding = z.infer<typeof protectedStandingSchema>;
 
 export const iterationViewSchema = z.object({
   ...iterationFactsSchema.shape,
@@ -36,6 +50,17 @@ export const iterationViewSchema = z.object({
   diff_chars: z.int(),
   /** The project's checks on this iteration's tree, when the sidecar recorded them. */
   checks: z.array(z.object(checkOutcomeShape)),
+  /** The protected changes that stood on this iteration's tree: weakenings, and those accepted or allowed. */
+  protected_standing: z.array(protectedStandingSchema),
+  /** Why the gate refused the critic's DONE (a `done_refused` event, else the line's fields); null when it did not. */
+  done_refused: z.nullable(
+    z.object({
+      failed_checks: z.array(z.string()),
+      protected_changes: z.array(protectedChangeSchema),
+      /** Nothing but the critic's word stood behind it (see `done_refused` in runEvents.ts). */
+      unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
+    }),
+  ),
 });
 export type IterationView = z.infer<typeof iterationViewSchema>;
 

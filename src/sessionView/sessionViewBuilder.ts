@@ -3,11 +3,11 @@ import type { Usage } from '../sessionFormat/agentEvents.js';
 import { describeEvent, oneLine, resumedLine, type DescribedLine } from '../sessionFormat/eventWording.js';
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent, RunEventOf, RunEventType } from '../sessionFormat/runEvents.js';
-import { foldReview, isReviewEvent } from '../sessions/reviewState.js';
+import { acceptedChanges, foldReview, isReviewEvent } from '../sessions/reviewState.js';
 import { diffIsSinceHead, type IterationLine } from '../sessionFormat/sessionLines.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { projectName } from '../sessions/sessionSummary.js';
-import type { IterationDetail, IterationView, SessionView, TimelineNote } from './sessionView.js';
+import type { IterationDetail, IterationView, ProtectedStanding, SessionView, TimelineNote } from './sessionView.js';
 import { splitUnifiedDiff } from './unifiedDiff.js';
 
 /** Builds the viewer's model of a session from its file and its sidecar record. */
@@ -68,6 +68,50 @@ export function buildIterationView(line: IterationLine, events: readonly RunEven
       duration_secs: check.duration_secs,
       timed_out: check.timed_out,
     })),
+    protected_standing: protectedStandingOf(line, events),
+    done_refused: refusalOf(line, events),
+  };
+}
+
+/** The protected changes judged on an iteration's tree (the last judgement of each); without a record, the line's weakenings. */
+export function protectedStandingOf(line: Pick<IterationLine, 'iteration_number' | 'protected_changes'>, events: readonly RunEvent[]): ProtectedStanding[] {
+  const judged = eventsFor(events, 'protected_change', line.iteration_number);
+  if (judged.length === 0) return (line.protected_changes ?? []).map((change) => ({ change, status: 'weakening', reason: null }));
+  const keyOf = (event: RunEventOf<'protected_change'>) => `${event.change.file}\0${event.change.kind}`;
+  return [...new Map(judged.map((event) => [keyOf(event), { change: event.change, status: event.status, reason: event.reason ?? null }])).values()];
+}
+
+/** Why the gate refused the critic's DONE: the record's `done_refused`, else what the line says (its failed checks may include advisory ones). */
+export function refusalOf(
+  line: Pick<IterationLine, 'iteration_number' | 'critic_verdict' | 'critic_decision' | 'failed_checks' | 'protected_changes'>,
+  events: readonly RunEvent[],
+): IterationView['done_refused'] {
+  if (line.critic_verdict !== 'DONE' || line.critic_decision === 'DONE') return null;
+  const refused = lastFor(events, 'done_refused', line.iteration_number);
+  if (refused)
+    return {
+      failed_checks: refused.failed_checks,
+      protected_changes: refused.protected_changes ?? [],
+      ...(refused.unverified && { unverified: refused.unverified }),
+    };
+  return { failed_checks: line.failed_checks ?? [], protected_changes: line.protected_changes ?? [] };
+}
+
+/**
+ * Where the changes judged on the iterations stand now: the user may have accepted a
+ * weakening since (or taken an acceptance back), and the next judgement follows that.
+ * Only files this session's review record speaks of change: an acceptance made on a
+ * session it carries on stays as judged.
+ */
+export function standingNowOf(review: readonly ReviewRecord[]): (standing: ProtectedStanding) => ProtectedStanding {
+  const spokenOf = new Set(review.flatMap((record) => (record.type === 'change_accepted' || record.type === 'acceptance_undone' ? [record.file] : [])));
+  const accepted = acceptedChanges(review);
+  return (standing) => {
+    if (standing.status === 'allowed' || !spokenOf.has(standing.change.file)) return standing;
+    const acceptance = accepted.get(standing.change.file);
+    return acceptance?.kinds.includes(standing.change.kind)
+      ? { ...standing, status: 'accepted', reason: acceptance.reason }
+      : { ...standing, status: 'weakening', reason: null };
   };
 }
 
@@ -81,12 +125,13 @@ export function assembleSessionView(
   const usages = iterations.flatMap((it) => [it.actor_usage, it.critic_usage]).filter((usage): usage is Usage => usage !== null);
   const costs = usages.flatMap((usage) => (usage.costUsd === undefined ? [] : [usage.costUsd]));
   const tokens = usages.map((usage) => (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0));
+  const standingNow = standingNowOf(review);
   return {
     id: session.id,
     project: projectName(session.start.working_dir),
     start: session.start,
     end: session.end,
-    iterations,
+    iterations: iterations.map((iteration) => ({ ...iteration, protected_standing: iteration.protected_standing.map(standingNow) })),
     total_cost_usd: costs.length > 0 ? costs.reduce((a, b) => a + b, 0) : null,
     total_tokens: tokens.length > 0 ? tokens.reduce((a, b) => a + b, 0) : null,
     warnings: session.warnings,

@@ -20,6 +20,8 @@ export const hostCapabilitiesSchema = z.object({
   openLocation: z._default(z.boolean(), false),
   /** Tell a loop paused for review to go on or to stop. */
   reviewControl: z._default(z.boolean(), false),
+  /** Accept a protected change the actor made, so that it no longer refuses DONE (the editor; `codeloops ui` is read-only). */
+  acceptChange: z._default(z.boolean(), false),
 });
 export type HostCapabilities = z.infer<typeof hostCapabilitiesSchema>;
 
@@ -46,6 +48,8 @@ export const viewerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('openLocation'), file: z.string(), line: z.nullable(z.int().check(z.positive())) }),
   /** A loop paused for review: go on, or stop. */
   z.object({ type: z.literal('reviewControl'), action: runControlSchema.shape.type }),
+  /** Accept a standing weakening of a protected file, as the iteration recorded it (the host asks for the reason). */
+  z.object({ type: z.literal('acceptChange'), iteration: z.int().check(z.positive()), file: z.string() }),
 ]);
 export type ViewerMessage = z.infer<typeof viewerMessageSchema>;
 

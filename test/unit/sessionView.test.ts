@@ -6,6 +6,7 @@ import { EVENTS_FILE } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionLibrary } from '../../src/sessionView/sessionLibrary.js';
 import { splitUnifiedDiff } from '../../src/sessionView/unifiedDiff.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
+import { appendReviewRecord } from '../../src/sessionWriter/reviewRecorder.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -144,5 +145,59 @@ describe('the viewer’s model of a session', () => {
     assert.equal(detail.critic_output, 'The critic’s full answer', 'from the record, on demand');
     assert.equal(detail.diff, DIFF);
     assert.equal(await library.detail(id, 9), undefined);
+  });
+
+  it('shows the protected changes that stood on each iteration, where each stands now, and why a DONE was refused', async () => {
+    const skipped = { file: 'test/sum.test.js', kind: 'skip_added' as const, detail: 'test.skip' };
+    const removed = { file: 'test/old.test.js', kind: 'tests_removed' as const, detail: '1 of 2 test cases removed' };
+    const lines = [
+      startLine(),
+      iterationLine(1, { critic_verdict: 'DONE', failed_checks: ['lint'], protected_changes: [skipped] }),
+      iterationLine(2, { critic_decision: 'DONE', feedback: null }),
+      endLine({ iterations: 2 }),
+    ];
+    const dir = tempDir();
+    const id = writeSession(dir, lines);
+    const at = '2025-01-27T15:31:00Z';
+    const events: RunEvent[] = [
+      { type: 'protected_change', iteration: 1, change: skipped, status: 'weakening', timestamp: at },
+      { type: 'protected_change', iteration: 1, change: removed, status: 'allowed', timestamp: at },
+      { type: 'done_refused', iteration: 1, failed_checks: [], protected_changes: [skipped], timestamp: at },
+      { type: 'protected_change', iteration: 2, change: skipped, status: 'accepted', reason: 'flaky', timestamp: at },
+    ];
+    const sidecar = tempDir('sidecar-');
+    fs.writeFileSync(path.join(sidecar, EVENTS_FILE), events.map((event) => JSON.stringify(event)).join('\n') + '\n');
+    const library = new SessionLibrary(new SessionStore(dir), () => sidecar);
+    const standing = async () =>
+      (await library.view(id)).iterations.map((each) => each.protected_standing.map((one) => [one.change.file, one.status, one.reason]));
+
+    const [first, second] = (await library.view(id)).iterations;
+    assert.deepEqual(first!.done_refused, { failed_checks: [], protected_changes: [skipped] }, 'from the record: the advisory lint did not refuse it');
+    assert.equal(second!.done_refused, null);
+    assert.deepEqual(await standing(), [
+      [
+        ['test/sum.test.js', 'weakening', null],
+        ['test/old.test.js', 'allowed', null],
+      ],
+      [['test/sum.test.js', 'accepted', 'flaky']],
+    ]);
+
+    // Accepted since the run: the first iteration's weakening shows as the next judgement will see it; taken back, it refuses again.
+    appendReviewRecord(sidecar, { type: 'change_accepted', iteration: 1, file: 'test/sum.test.js', kinds: ['skip_added'], reason: 'tracked in #12' });
+    assert.deepEqual((await standing())[0]![0], ['test/sum.test.js', 'accepted', 'tracked in #12']);
+    appendReviewRecord(sidecar, { type: 'acceptance_undone', file: 'test/sum.test.js' });
+    assert.deepEqual(await standing(), [
+      [
+        ['test/sum.test.js', 'weakening', null],
+        ['test/old.test.js', 'allowed', null],
+      ],
+      [['test/sum.test.js', 'weakening', null]],
+    ]);
+
+    // Without a record, the line says what was weakened and why DONE was refused.
+    const bare = new SessionLibrary(new SessionStore(dir), () => tempDir('no-sidecar-'));
+    const [alone] = (await bare.view(id)).iterations;
+    assert.deepEqual(alone!.protected_standing, [{ change: skipped, status: 'weakening', reason: null }]);
+    assert.deepEqual(alone!.done_refused, { failed_checks: ['lint'], protected_changes: [skipped] });
   });
 });

@@ -58,6 +58,8 @@ function iteration(number: number, overrides: Partial<IterationView> = {}): Iter
     actor_output_chars: 100,
     diff_chars: 100,
     checks: [],
+    protected_standing: [],
+    done_refused: null,
     ...overrides,
   };
 }
@@ -107,7 +109,10 @@ describe('session viewer (rendered in a DOM)', () => {
   beforeEach(() => (dom = installDom()));
   afterEach(() => dom.remove());
 
-  function open(view: SessionView, options: { running?: boolean; openDiff?: boolean; resume?: boolean; openLocation?: boolean; reviewControl?: boolean } = {}) {
+  function open(
+    view: SessionView,
+    options: { running?: boolean; openDiff?: boolean; resume?: boolean; openLocation?: boolean; reviewControl?: boolean; acceptChange?: boolean } = {},
+  ) {
     const root = document.createElement('div');
     document.body.appendChild(root);
     const transport = new FakeTransport();
@@ -121,6 +126,7 @@ describe('session viewer (rendered in a DOM)', () => {
         resume: options.resume ?? false,
         openLocation: options.openLocation ?? false,
         reviewControl: options.reviewControl ?? false,
+        acceptChange: options.acceptChange ?? false,
       },
     });
     return { root, transport };
@@ -286,7 +292,8 @@ describe('session viewer (rendered in a DOM)', () => {
         iterations: [
           iteration(1, {
             critic_verdict: 'DONE',
-            failed_checks: ['tests'],
+            failed_checks: ['tests', 'lint'],
+            done_refused: { failed_checks: ['tests'], protected_changes: [] },
             checks: [
               { ...check, name: 'tests', passed: false, exit_code: 1 },
               { ...check, name: 'lint', required: false, passed: false, exit_code: 2 },
@@ -298,7 +305,11 @@ describe('session viewer (rendered in a DOM)', () => {
       }),
     );
     const [first, second] = [...root.querySelectorAll('article.iteration')];
-    assert.match(first!.querySelector('.refused')!.textContent!, /The critic said DONE; refused because the required check tests fails\./);
+    assert.match(
+      first!.querySelector('.refused')!.textContent!,
+      /^ The critic said DONE; refused: the required check tests fails\.$/,
+      'the required check, not the advisory one',
+    );
     assert.deepEqual(
       [...first!.querySelectorAll('.checks li')].map((item) => item.textContent!.trim()),
       ['tests failed (exit 1) · 3.5s', 'lint failed (exit 2) · 3.5s · advisory'],
@@ -308,6 +319,51 @@ describe('session viewer (rendered in a DOM)', () => {
     const facts = root.querySelector('.facts')!.textContent!;
     assert.match(facts, /\$2\.31 of \$2\.00/);
     assert.match(facts, /tests/);
+  });
+
+  it('says a DONE was refused for a protected change, lists the changes that stood with where each stands, and offers Accept only where the host can', () => {
+    const skipped = { file: 'test/sum.test.js', kind: 'skip_added' as const, detail: 'test.skip' };
+    const removed = { file: 'test/old.test.js', kind: 'tests_removed' as const, detail: '1 of 2 test cases removed' };
+    const script = { file: 'package.json', kind: 'check_command_changed' as const, detail: 'scripts.test: "node --test" → "exit 0"' };
+    const view = session({
+      outcome: 'max_iterations_reached',
+      iterations: [
+        iteration(1, {
+          critic_verdict: 'DONE',
+          protected_changes: [skipped],
+          done_refused: { failed_checks: [], protected_changes: [skipped] },
+          protected_standing: [
+            { change: skipped, status: 'weakening', reason: null },
+            { change: removed, status: 'allowed', reason: null },
+            { change: script, status: 'accepted', reason: 'the task moves the tests to <vitest>' },
+          ],
+        }),
+      ],
+    });
+    const { root } = open(view);
+    const card = root.querySelector('article.iteration')!;
+    const refusal = card.querySelector('.refused')!.textContent!;
+    assert.match(refusal, /The critic said DONE; refused: what the checks rest on was weakened \(test\/sum\.test\.js/);
+    assert.doesNotMatch(refusal, /check.* fail/, 'no failing check is claimed when none failed');
+    assert.deepEqual(
+      [...card.querySelectorAll('.protected-changes li')].map((item) => item.textContent!.trim()),
+      [
+        'test/sum.test.js: a test skipped (test.skip) refuses DONE until restored or accepted',
+        'test/old.test.js: test cases removed (1 of 2 test cases removed) allowed (allow_test_changes)',
+        'package.json: what a check runs changed (scripts.test: "node --test" → "exit 0") accepted by you: the task moves the tests to <vitest>',
+      ],
+    );
+    assert.equal(card.querySelectorAll('.protected-changes button').length, 0, 'codeloops ui is read-only: no Accept');
+
+    const editor = open(view, { acceptChange: true });
+    const buttons = [...editor.root.querySelectorAll<HTMLButtonElement>('.protected-changes button')];
+    assert.deepEqual(
+      buttons.map((each) => each.closest('li')!.getAttribute('data-file')),
+      ['test/sum.test.js'],
+      'only the weakening that stands',
+    );
+    buttons[0]!.click();
+    assert.deepEqual(editor.transport.sent.at(-1), { type: 'acceptChange', iteration: 1, file: 'test/sum.test.js' });
   });
 
   it('checks what reaches it against the protocol: a message that is not one of its host’s is ignored', () => {
@@ -329,7 +385,7 @@ describe('session viewer (rendered in a DOM)', () => {
       type: 'session',
       view: session(),
       running: false,
-      capabilities: { openDiff: false, resume: false, openLocation: false, reviewControl: false },
+      capabilities: { openDiff: false, resume: false, openLocation: false, reviewControl: false, acceptChange: false },
     });
     assert.equal(root.querySelectorAll('article.iteration').length, 2, 'a well-formed one is shown');
   });

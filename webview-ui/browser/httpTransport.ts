@@ -104,7 +104,12 @@ export class HttpTransport implements Transport {
         try {
           const { view, running } = await fetchSessionView(this.sessionId);
           this.options.onTitle?.(view.start.prompt);
-          this.deliver({ type: 'session', view, running, capabilities: { openDiff: false, resume: false, openLocation: false, reviewControl: false } });
+          this.deliver({
+            type: 'session',
+            view,
+            running,
+            capabilities: { openDiff: false, resume: false, openLocation: false, reviewControl: false, acceptChange: false },
+          });
           const held = this.held ?? [];
           this.held = null;
           for (const event of held) this.deliver({ type: 'live', event });

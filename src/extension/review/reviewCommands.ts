@@ -1,8 +1,10 @@
+import { acceptProtectedChange, undoAcceptance } from '../../review/acceptedChanges.js';
 import { addComment, setResolved } from '../../review/comments.js';
 import { rejectHunk, stageChanges, undoRejection } from '../../review/hunkReview.js';
 import { reviewTargetOf, type SessionReviewTarget } from '../../review/reviewTarget.js';
 import { isCodeloopsError } from '../../sessionFormat/failures.js';
-import type { ReviewActionOutcome } from '../../sessionFormat/reviewRecords.js';
+import { protectedChangeText } from '../../sessionFormat/verification.js';
+import type { ReviewActionOutcome, ReviewRecordOf } from '../../sessionFormat/reviewRecords.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorWindow, RunLog } from '../editorPorts.js';
 
@@ -112,4 +114,55 @@ export async function resolveCommand(deps: ReviewCommandsDeps, sessionId: string
     if (!isCodeloopsError(error)) throw error;
     void deps.window.showWarning(`Codeloops: ${error.message}`);
   }
+}
+
+export interface AcceptChangeDeps extends ReviewCommandsDeps {
+  /** Whether the workspace is trusted, asking the user to trust it when not (`LoopStarter.ensureTrusted`). */
+  ensureTrusted(action: string, why: string): Promise<boolean>;
+}
+
+/**
+ * Accepts a protected change the actor made (a test skipped, a check's command
+ * changed): it no longer refuses DONE, the critic is told the reason asked for here,
+ * and Undo takes it back at once. No file changes, but what a loop accepts as done
+ * does: like the review actions that change files, only in a trusted workspace.
+ */
+export async function acceptChangeCommand(
+  deps: AcceptChangeDeps,
+  sessionId: string,
+  iteration: number,
+  file: string,
+): Promise<ReviewRecordOf<'change_accepted'> | undefined> {
+  if (!(await deps.ensureTrusted('accept a protected change', 'it changes what a loop here accepts as done'))) return undefined;
+  const reason = await deps.window.input(
+    `Accept the change of ${file} in iteration ${iteration}: it no longer refuses DONE, and the critic is told your reason.`,
+    'Why? (optional: told to the critic)',
+  );
+  if (reason === undefined) return undefined; // cancelled
+  try {
+    const { record, changes } = await acceptProtectedChange(await targetOf(deps, sessionId), { iteration, file, reason });
+    deps.changed(sessionId);
+    const undo = 'Undo';
+    const told = record.reason ? '; the critic is told why' : '';
+    void deps.window.showInfo(`Codeloops: accepted ${changes.map(protectedChangeText).join('; ')}. It no longer refuses DONE${told}.`, undo).then((choice) => {
+      if (choice === undo) void undoAcceptanceCommand(deps, sessionId, file);
+    });
+    return record;
+  } catch (error) {
+    if (!isCodeloopsError(error)) throw error;
+    void deps.window.showWarning(`Codeloops: ${error.message}`);
+    return undefined;
+  }
+}
+
+/** Takes an acceptance back: while the change stands, DONE is refused again. */
+export async function undoAcceptanceCommand(deps: ReviewCommandsDeps, sessionId: string, file: string): Promise<boolean> {
+  const undone = await undoAcceptance(await targetOf(deps, sessionId), file);
+  if (!undone) {
+    void deps.window.showWarning(`Codeloops: ${file} was not accepted.`);
+    return false;
+  }
+  deps.changed(sessionId);
+  void deps.window.showInfo(`Codeloops: ${file} is no longer accepted: while its change stands, DONE is refused.`);
+  return true;
 }

@@ -42,11 +42,11 @@ export class LoopStarter<F extends FolderRef> {
    * A loop runs agents that edit files and execute commands in the folder: never in a
    * workspace the user has not trusted. Browsing sessions stays available.
    */
-  async ensureTrusted(action?: string): Promise<boolean> {
+  async ensureTrusted(action?: string, why = 'it changes files in this folder'): Promise<boolean> {
     if (this.deps.isTrusted()) return true;
     const manage = 'Manage Workspace Trust';
     const message = action
-      ? `Codeloops does not ${action} in an untrusted workspace: it changes files in this folder. Trust the workspace first; sessions can be browsed either way.`
+      ? `Codeloops does not ${action} in an untrusted workspace: ${why}. Trust the workspace first; sessions can be browsed either way.`
       : 'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.';
     const choice = await this.deps.window.showError(message, manage);
     if (choice === manage) await this.deps.commands.execute('workbench.trust.manage');

@@ -19,6 +19,8 @@ export interface ViewerActions {
   openLocation(sessionId: string, file: string, line: number | null): Promise<void>;
   /** Tells the session's loop, paused for review, to go on or to stop. */
   reviewControl(sessionId: string, action: 'continue' | 'stop'): Promise<void>;
+  /** Accepts a protected change an iteration recorded, asking the user why. */
+  acceptChange(sessionId: string, iteration: number, file: string): Promise<void>;
 }
 
 /**
@@ -98,6 +100,9 @@ class SessionPanel extends WebviewPage<ViewerMessage, HostMessage> {
       case 'reviewControl':
         await this.actions.reviewControl(this.sessionId, message.action);
         break;
+      case 'acceptChange':
+        await this.actions.acceptChange(this.sessionId, message.iteration, message.file);
+        break;
     }
   }
 
@@ -116,7 +121,12 @@ class SessionPanel extends WebviewPage<ViewerMessage, HostMessage> {
       this.showPrompt(view.start.prompt);
       // A session with an end is not running, whatever the controller has not yet noticed.
       const running = view.end === null && this.runs.runningSessionIds().has(this.sessionId);
-      this.post({ type: 'session', view, running, capabilities: { openDiff: true, resume: true, openLocation: true, reviewControl: true } });
+      this.post({
+        type: 'session',
+        view,
+        running,
+        capabilities: { openDiff: true, resume: true, openLocation: true, reviewControl: true, acceptChange: true },
+      });
     } catch (error) {
       this.post({ type: 'error', message: `This session cannot be shown: ${(error as Error).message}` });
     }
