@@ -1,9 +1,10 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { failingRequiredChecksText, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { failingRequiredChecksText, refusalReasons, toolCallText } from '../src/sessionFormat/eventWording.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
+import { requirementHolds, requirementState, type RequirementStatus } from '../src/sessionFormat/verification.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
 import { hostMessageSchema, viewerStateSchema, type HostCapabilities, type HostMessage } from '../src/sessionView/viewerProtocol.js';
 import { fileLocation } from '../src/text/humanize.js';
@@ -254,14 +255,10 @@ export class ViewerApp {
       },
       this.renderIterationHeader(iteration),
       iteration.critic_verdict === 'DONE' && iteration.critic_decision !== 'DONE'
-        ? h(
-            'div',
-            { class: 'warning-box refused' },
-            icon('shield'),
-            ` The critic said DONE; refused because ${failingRequiredChecksText(iteration.failed_checks ?? [])}.`,
-          )
+        ? h('div', { class: 'warning-box refused' }, icon('shield'), ` The critic said DONE; refused because ${refusedBecause(iteration)}.`)
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
+      iteration.requirements ? renderRequirements(iteration.requirements.requirements) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
       iteration.feedback ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback)) : null,
       iteration.remaining_issues.length > 0
@@ -540,4 +537,31 @@ function costText(view: SessionView): string | null {
   const spent = cost === null || cost === undefined ? null : `${view.end?.cost_estimated ? '≈' : ''}${formatCost(cost)}`;
   if (cap === null) return spent;
   return `${spent ?? '$0.00'} of ${formatCost(cap)}`;
+}
+
+/** The task's requirements as a checklist: each met with evidence the record confirms, or not (and why). */
+function renderRequirements(requirements: readonly RequirementStatus[]): HTMLElement {
+  return h(
+    'ul',
+    { class: 'requirements', 'aria-label': 'requirements' },
+    ...requirements.map((requirement) =>
+      h(
+        'li',
+        { class: requirementHolds(requirement) ? 'requirement-met' : 'requirement-open' },
+        icon(requirementHolds(requirement) ? 'pass' : 'circle-large-outline'),
+        h('span', {}, ` ${requirement.id} ${requirement.text}`),
+        h('span', { class: 'muted' }, ` — ${requirementState(requirement)}`),
+      ),
+    ),
+  );
+}
+
+/** Why an iteration's DONE was refused, from what its line records. */
+function refusedBecause(iteration: IterationView): string {
+  const reasons = refusalReasons({
+    failed_checks: iteration.failed_checks ?? [],
+    protected_changes: iteration.protected_changes,
+    unmet_requirements: iteration.unmet_requirements?.map((requirement) => requirement.id),
+  });
+  return reasons.length > 0 ? reasons.join('; ') : failingRequiredChecksText(iteration.failed_checks ?? []);
 }

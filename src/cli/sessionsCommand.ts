@@ -3,6 +3,10 @@ import { formatDuration, indent } from '../text/humanize.js';
 import { jsonArrayBytes } from '../text/jsonBytes.js';
 import { parseFilterInput } from '../sessions/sessionFilter.js';
 import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
+import { requirementsLines } from '../sessionFormat/eventWording.js';
+import { requirementLine } from '../sessionFormat/verification.js';
+import type { RunEvent, RunEventOf } from '../sessionFormat/runEvents.js';
+import { readSidecarEvents } from '../sessions/sidecarReader.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
@@ -57,11 +61,14 @@ export async function showCommand(idOrPrefix: string, options: { json?: boolean 
     for (const warning of session.warnings) writeWarning(warning);
     return 0;
   }
-  process.stdout.write(renderSession(session, colorEnabled(process.stdout)));
+  const keep = (event: RunEvent) => (event.type === 'requirements' ? event : undefined);
+  const judged = (await readSidecarEvents(sidecarDirOf(session.id), undefined, keep)) as RunEventOf<'requirements'>[];
+  process.stdout.write(renderSession(session, colorEnabled(process.stdout), new Map(judged.map((event) => [event.iteration, event]))));
   return 0;
 }
 
-export function renderSession(session: Session, color: boolean): string {
+/** `requirements`: the checklist as judged on each iteration, from the sidecar (without it, the unmet ones the session file keeps). */
+export function renderSession(session: Session, color: boolean, requirements: ReadonlyMap<number, RunEventOf<'requirements'>> = new Map()): string {
   // Everything recorded came from agents and users: no escape sequence reaches the terminal.
   const clean = sanitizeForTerminal;
   const { start, end } = session;
@@ -101,6 +108,9 @@ export function renderSession(session: Session, color: boolean): string {
     );
     if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
     for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${clean(issue)}`);
+    const judged = requirements.get(iteration.iteration_number);
+    if (judged) for (const line of requirementsLines(judged)) out.push(`  ${clean(line.text)}`);
+    else for (const unmet of iteration.unmet_requirements ?? []) out.push(`    ${clean(requirementLine(unmet))}`);
     if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${clean(iteration.critic_reverted_files.join(', '))} were reverted)`);
     out.push('');
   }

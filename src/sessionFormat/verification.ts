@@ -115,14 +115,15 @@ export function requirementHolds(requirement: RequirementStatus): boolean {
   return requirement.met === true && requirement.confirmed_by !== null;
 }
 
-/** `[x] REQ1 text — check tests passed`, `[ ] REQ2 text — unmet: …`, `[ ] REQ3 text — no evidence the record confirms`: one checklist line. */
+/** Where a requirement stands, in words: `evidence: check tests passed`, `unmet: …`, `not judged yet`, `no evidence the record confirms (said: …)`. */
+export function requirementState(requirement: RequirementStatus): string {
+  if (requirementHolds(requirement)) return `evidence: ${requirement.confirmed_by}`;
+  if (requirement.met === false) return `unmet${requirement.evidence ? `: ${requirement.evidence}` : ''}`;
+  if (requirement.met === null) return 'not judged yet';
+  return `no evidence the record confirms${requirement.evidence ? ` (said: ${requirement.evidence})` : ''}`;
+}
+
+/** `[x] REQ1 text — evidence: check tests passed`, `[ ] REQ2 text — unmet: …`: one checklist line. */
 export function requirementLine(requirement: RequirementStatus): string {
-  const state = requirementHolds(requirement)
-    ? `evidence: ${requirement.confirmed_by}`
-    : requirement.met === false
-      ? `unmet${requirement.evidence ? `: ${requirement.evidence}` : ''}`
-      : requirement.met === null
-        ? 'not judged yet'
-        : `no evidence the record confirms${requirement.evidence ? ` (said: ${requirement.evidence})` : ''}`;
-  return `[${requirementHolds(requirement) ? 'x' : ' '}] ${requirement.id} ${requirement.text} — ${state}`;
+  return `[${requirementHolds(requirement) ? 'x' : ' '}] ${requirement.id} ${requirement.text} — ${requirementState(requirement)}`;
 }

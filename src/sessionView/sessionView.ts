@@ -2,6 +2,7 @@ import { usageSchema } from '../sessionFormat/agentEvents.js';
 import { checkOutcomeShape, fileChangeSchema, loopGuardsSchema } from '../sessionFormat/runEvents.js';
 import { reviewItemsSchema } from '../sessionFormat/reviewRecords.js';
 import { iterationFactsSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
+import { REQUIREMENT_SOURCES, requirementStatusSchema } from '../sessionFormat/verification.js';
 import * as z from '../sessionFormat/zod.js';
 
 /**
@@ -36,6 +37,8 @@ export const iterationViewSchema = z.object({
   diff_chars: z.int(),
   /** The project's checks on this iteration's tree, when the sidecar recorded them. */
   checks: z.array(z.object(checkOutcomeShape)),
+  /** The task's requirements as the critic judged them on this iteration, when the run was verified and had a checklist. */
+  requirements: z.optional(z.object({ source: z.enum(REQUIREMENT_SOURCES), requirements: z.array(requirementStatusSchema) })),
 });
 export type IterationView = z.infer<typeof iterationViewSchema>;
 

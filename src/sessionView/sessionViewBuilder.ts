@@ -33,6 +33,7 @@ export function buildIterationView(line: IterationLine, events: readonly RunEven
   const { type: _type, actor_output, actor_stderr: _stderr, git_diff, ...facts } = line;
   const captured = lastFor(events, 'diff_captured', n);
   const decided = lastFor(events, 'critic_decision', n);
+  const judged = lastFor(events, 'requirements', n);
   const runs = eventsFor(events, 'agent_finished', n);
   const actorRuns = runs.filter((run) => run.role === 'actor');
   const criticRuns = runs.filter((run) => run.role === 'critic');
@@ -68,6 +69,7 @@ export function buildIterationView(line: IterationLine, events: readonly RunEven
       duration_secs: check.duration_secs,
       timed_out: check.timed_out,
     })),
+    ...(judged && { requirements: { source: judged.source, requirements: judged.requirements } }),
   };
 }
 
