@@ -7,7 +7,7 @@ import { checkDirectory, commandRunRecord, runCheck, timingOf, type CheckResult,
 import type { StallSettings, VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import { ranSuccessfully } from '../critic/criticEvidence.js';
-import { feedbackText, type CriticDecision, type ParsedDecision } from '../critic/criticDecision.js';
+import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
 import type { AppearedRepository, CriticPromptInput } from '../critic/criticPrompt.js';
 import type { Repository } from '../git/repository.js';
 import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel, type SnapshotResult } from '../git/snapshots.js';
@@ -565,10 +565,6 @@ class LoopRun {
         rawStdoutPath: (attempt) => this.sidecar?.rawStdoutPath(iteration, 'critic', attempt),
         runEnv: this.runEnv(iteration),
         groups: this.lock,
-        ...(request.verify && {
-          isConcrete: (continued: ParsedDecision) => namesSomethingConcrete(continued, evidence),
-          onAskSpecific: () => this.warn(`iteration ${iteration}: the critic asked for more work but named nothing concrete; asking it once to be specific`),
-        }),
       });
       return { gitBefore, verdict };
     });
@@ -898,16 +894,6 @@ class LoopRun {
       this.sidecar = null;
     }
   }
-}
-
-/** Whether a CONTINUE names an unmet requirement, a finding, or stands on a failing check or a protected change: else the critic is asked to be specific. */
-function namesSomethingConcrete(continued: ParsedDecision, evidence: Pick<IterationWork, 'checks' | 'protection'>): boolean {
-  return (
-    continued.requirements.some((requirement) => requirement.met === false) ||
-    continued.findings.length > 0 ||
-    evidence.checks.some((check) => !check.passed) ||
-    evidence.protection.weakened.length > 0
-  );
 }
 
 /** Whether a session file's last line is a `session_end` (read from the end: its lines may be huge). */
