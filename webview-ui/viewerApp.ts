@@ -5,6 +5,7 @@ import { protectedStandingText, refusalReasons, toolCallText } from '../src/sess
 import { protectedChangeText } from '../src/sessionFormat/verification.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
+import { requirementHolds, requirementState, type RequirementStatus } from '../src/sessionFormat/verification.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
 import { hostMessageSchema, viewerStateSchema, type HostCapabilities, type HostMessage } from '../src/sessionView/viewerProtocol.js';
 import { fileLocation } from '../src/text/humanize.js';
@@ -290,6 +291,7 @@ export class ViewerApp {
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
       iteration.protected_standing.length > 0 ? this.renderProtected(iteration) : null,
+      iteration.requirements ? renderRequirements(iteration.requirements.requirements) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
       iteration.feedback ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback)) : null,
       iteration.remaining_issues.length > 0
@@ -573,4 +575,21 @@ function costText(view: SessionView): string | null {
   const spent = cost === null || cost === undefined ? null : `${view.end?.cost_estimated ? '≈' : ''}${formatCost(cost)}`;
   if (cap === null) return spent;
   return `${spent ?? '$0.00'} of ${formatCost(cap)}`;
+}
+
+/** The task's requirements as a checklist: each met with evidence the record confirms, or not (and why). */
+function renderRequirements(requirements: readonly RequirementStatus[]): HTMLElement {
+  return h(
+    'ul',
+    { class: 'requirements', 'aria-label': 'requirements' },
+    ...requirements.map((requirement) =>
+      h(
+        'li',
+        { class: requirementHolds(requirement) ? 'requirement-met' : 'requirement-open' },
+        icon(requirementHolds(requirement) ? 'pass' : 'circle-large-outline'),
+        h('span', {}, ` ${requirement.id} ${requirement.text}`),
+        h('span', { class: 'muted' }, ` — ${requirementState(requirement)}`),
+      ),
+    ),
+  );
 }

@@ -24,7 +24,8 @@ export async function replayCommand(idOrPrefix: string, options: { json?: boolea
   // The one wording of each entry, one line each, after its time and iteration.
   const lines = timeline.map((entry) => {
     const described = describeTimelineEntry(entry);
-    const text = oneLine(described);
+    // A checklist reads as one: a line for each requirement.
+    const text = entry.kind === 'requirements' ? described.map((line) => line.text).join(`\n${' '.repeat(18)}`) : oneLine(described);
     const tone = described[0]?.tone ?? 'muted';
     const offset = entry.offset_secs === null ? '' : `+${formatDuration(entry.offset_secs)}`;
     const iteration = entry.iteration === null ? '' : `it ${entry.iteration}`;

@@ -3,9 +3,10 @@ import { formatDuration, indent } from '../text/humanize.js';
 import { jsonArrayBytes } from '../text/jsonBytes.js';
 import { parseFilterInput } from '../sessions/sessionFilter.js';
 import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
+import { requirementLine } from '../sessionFormat/verification.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
-import { protectedChangeLine, refusalReasons } from '../sessionFormat/eventWording.js';
+import { protectedChangeLine, refusalReasons, requirementsLines } from '../sessionFormat/eventWording.js';
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import type { IterationLine } from '../sessionFormat/sessionLines.js';
@@ -67,10 +68,10 @@ export async function showCommand(idOrPrefix: string, options: { json?: boolean 
   return 0;
 }
 
-/** What the gate judged on each iteration, from the sidecar record: the refused DONEs, the protected changes and the user's acceptances. */
+/** What the gate judged on each iteration, from the sidecar record: the refused DONEs, the protected changes, the requirements and the user's acceptances. */
 async function protectedJudgements(sessionId: string): Promise<{ events: RunEvent[]; review: ReviewRecord[] }> {
   const sidecar = sidecarDirOf(sessionId);
-  const keep = (event: RunEvent) => (event.type === 'protected_change' || event.type === 'done_refused' ? event : undefined);
+  const keep = (event: RunEvent) => (event.type === 'protected_change' || event.type === 'done_refused' || event.type === 'requirements' ? event : undefined);
   return { events: await readSidecarEvents(sidecar, () => {}, keep), review: await readReviewRecords(sidecar, () => {}) };
 }
 
@@ -84,7 +85,9 @@ function protectedLines(iteration: IterationLine, judged: { events: RunEvent[]; 
   ];
 }
 
+/** `judged`: what the sidecar records of each iteration (without it, the unmet requirements and weakenings the session file keeps). */
 export function renderSession(session: Session, color: boolean, judged: { events: RunEvent[]; review: ReviewRecord[] } = { events: [], review: [] }): string {
+  const requirements = new Map(judged.events.flatMap((event) => (event.type === 'requirements' ? [[event.iteration, event] as const] : [])));
   // Everything recorded came from agents and users: no escape sequence reaches the terminal.
   const clean = sanitizeForTerminal;
   const { start, end } = session;
@@ -124,6 +127,9 @@ export function renderSession(session: Session, color: boolean, judged: { events
     );
     if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
     for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${clean(issue)}`);
+    const checklist = requirements.get(iteration.iteration_number);
+    if (checklist) for (const line of requirementsLines(checklist)) out.push(`  ${clean(line.text)}`);
+    else for (const unmet of iteration.unmet_requirements ?? []) out.push(`    ${clean(requirementLine(unmet))}`);
     if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${clean(iteration.critic_reverted_files.join(', '))} were reverted)`);
     for (const line of protectedLines(iteration, judged)) out.push(paint(clean(line), 'warning', color));
     out.push('');

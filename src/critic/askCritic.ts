@@ -4,7 +4,14 @@ import { runAgent, type AgentLaunch, type AgentRunOptions, type AgentRunResult }
 import { takeTail } from '../text/truncate.js';
 import type { CriticEvidence } from '../sessionFormat/verification.js';
 import { CriticEvidenceFold } from './criticEvidence.js';
-import { explainUnreadableDecision, parseCriticDecision, type CriticDecision, type CriticFinding, type ParsedDecision } from './criticDecision.js';
+import {
+  explainUnreadableDecision,
+  parseCriticDecision,
+  type CriticDecision,
+  type CriticFinding,
+  type CriticRequirement,
+  type ParsedDecision,
+} from './criticDecision.js';
 import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
 
 /** Where the decision came from: a block or a marker of the first answer, the repair's answer, or the runner (none could be read, the critic failed). */
@@ -21,6 +28,8 @@ export interface CriticVerdict {
   /** Its findings on the code and the ids it resolved, as it gave them (none when it could not be read). */
   findings: CriticFinding[];
   resolved: string[];
+  /** The task's requirements as it judged them (none when it could not be read). */
+  requirements: CriticRequirement[];
   /** The critic's full answer(s), for the sidecar record. */
   answer: string;
   /** What it ran and read to judge, from its stream (the repair's too). */
@@ -139,8 +148,8 @@ function answerText(result: AgentRunResult): string {
   return result.finalText ?? result.transcript;
 }
 
-function noFindings(decision: CriticDecision): Pick<CriticVerdict, 'decision' | 'findings' | 'resolved'> {
-  return { decision, findings: [], resolved: [] };
+function noFindings(decision: CriticDecision): Pick<CriticVerdict, 'decision' | 'findings' | 'resolved' | 'requirements'> {
+  return { decision, findings: [], resolved: [], requirements: [] };
 }
 
 function interruptedDecision(): CriticDecision {

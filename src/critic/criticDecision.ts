@@ -30,6 +30,16 @@ export interface ParsedDecision {
   findings: CriticFinding[];
   /** Ids of earlier findings and user comments it says are now resolved. */
   resolved: string[];
+  /** The task's requirements as it judged them (none from a marker or an older critic). */
+  requirements: CriticRequirement[];
+}
+
+/** A requirement as the critic gives it: `id` as it wrote it (`REQ2`), `met` null when it did not say. */
+export interface CriticRequirement {
+  id: string | null;
+  text: string;
+  met: boolean | null;
+  evidence: string;
 }
 
 const text = z.string().check(z.trim());
@@ -71,7 +81,24 @@ const findingSchema = z.looseObject({
 const reviewShape = {
   findings: z.catch(z.optional(z.array(z.unknown())), []),
   resolved: z.catch(z.optional(z.array(z.string())), []),
+  requirements: z.catch(z.optional(z.array(z.unknown())), []),
 };
+
+/** One requirement; what cannot be read in it is dropped, not the requirement (a `met` of "yes" is no answer). */
+const requirementSchema = z.looseObject({
+  id: z.catch(
+    z.optional(
+      z.pipe(
+        z.union([z.string(), z.number()]),
+        z.transform((id) => String(id).trim()),
+      ),
+    ),
+    undefined,
+  ),
+  text: z.catch(z.optional(z.string().check(z.trim())), ''),
+  met: z.catch(z.optional(z.boolean()), undefined),
+  evidence: z.catch(z.optional(z.string().check(z.trim())), ''),
+});
 
 const decisionBlockSchema = z.discriminatedUnion('type', [
   z.looseObject({
@@ -139,7 +166,11 @@ function parseBlock(body: string): Omit<ParsedDecision, 'source'> | null {
   const result = decisionBlockSchema.safeParse(normalizeType(json));
   if (!result.success) return null;
   const block = result.data;
-  const review = { findings: readFindings(block.findings ?? []), resolved: (block.resolved ?? []).map((id) => id.trim()).filter(Boolean) };
+  const review = {
+    findings: readFindings(block.findings ?? []),
+    resolved: (block.resolved ?? []).map((id) => id.trim()).filter(Boolean),
+    requirements: readRequirements(block.requirements ?? []),
+  };
   switch (block.type) {
     case 'done':
       return {
@@ -179,6 +210,16 @@ function readFindings(entries: readonly unknown[]): CriticFinding[] {
   });
 }
 
+function readRequirements(entries: readonly unknown[]): CriticRequirement[] {
+  return entries.flatMap((entry) => {
+    const parsed = requirementSchema.safeParse(entry);
+    if (!parsed.success) return [];
+    const { id, text, met, evidence } = parsed.data;
+    if (!id && !text) return [];
+    return [{ id: id || null, text: text ?? '', met: met ?? null, evidence: evidence ?? '' }];
+  });
+}
+
 /** JSON in the block, tolerating a Markdown fence or prose around the object. */
 function extractJson(body: string): unknown {
   const unfenced = body
@@ -212,13 +253,14 @@ function parseMarkers(answer: string): ParsedDecision | null {
   if (lastDone < 0 && lastContinue < 0) return null;
   const prose = answer.replace(DONE_MARKER, '').replace(CONTINUE_MARKER, '').trim();
   if (lastDone > lastContinue) {
-    return { decision: { kind: 'DONE', summary: prose, confidence: null }, source: 'marker', findings: [], resolved: [] };
+    return { decision: { kind: 'DONE', summary: prose, confidence: null }, source: 'marker', findings: [], resolved: [], requirements: [] };
   }
   return {
     decision: { kind: 'CONTINUE', feedback: prose || 'The critic said the task needs more work.', remainingIssues: [] },
     source: 'marker',
     findings: [],
     resolved: [],
+    requirements: [],
   };
 }
 

@@ -1,7 +1,13 @@
 import { describeChecks } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
-import { protectedChangeText, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/verification.js';
+import {
+  protectedChangeText,
+  requirementLine,
+  type ProtectedChange,
+  type ProtectedChangeStatus,
+  type RequirementStatus,
+} from '../sessionFormat/verification.js';
 import type { NestedRepository } from '../sessionFormat/runEvents.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
@@ -31,6 +37,8 @@ export interface CriticPromptInput {
   reviewItems?: ReviewItems;
   /** The actor's changes to what the checks rest on that stand on this tree, against the task's first tree. */
   protectedChanges?: readonly { change: ProtectedChange; status: ProtectedChangeStatus; reason?: string | null }[];
+  /** The task's requirements with their latest statuses; null: the task lists none, the critic is to list them; absent: not verified. */
+  requirements?: readonly RequirementStatus[] | null;
 }
 
 export type AppearedRepository = NestedRepository & { iteration: number | null };
@@ -54,6 +62,7 @@ export const DECISION_CONTRACT = `Finish your answer with exactly one decision b
 Any of the three may also carry, inside the same JSON object:
 - "findings": problems in the code, each where it is: [{"file":"src/a.ts","line":42,"end_line":44,"severity":"error","message":"…"}] (file relative to the repository, lines in the file as it is now, severity "error", "warning" or "info").
 - "resolved": ids of earlier review items (such as "F2.1" or "U3.1") that are now truly dealt with.
+- "requirements": each requirement of the task, judged: [{"id":"REQ1","text":"<the requirement>","met":true,"evidence":"<a check that passed, a command you ran and its result, or a file and line>"}]. Evidence is checked against the record (the checks' results, the commands you ran, the files): evidence that cannot be checked counts as none, and "done" is refused while a requirement is unmet or has none.
 A "done" when no file changed since the loop started also needs "no_change_needed": true, and evidence that the task truly needs no change: run the command that shows it (the tests, the program).
 The JSON must be valid: double quotes, no trailing commas, no comments.`;
 
@@ -91,7 +100,7 @@ ${input.diff.trim() ? fence(truncateMiddle(input.diff, LIMITS.diff), 'diff') : '
 
 ## Files changed since the loop started
 ${sinceStart}
-${input.nestedRepositories?.length ? nestedRepositoriesSection(input.nestedRepositories, input.iteration) : ''}${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.protectedChanges?.length ? protectedChangesSection(input.protectedChanges) : ''}${input.reviewItems ? reviewItemsSection(input.reviewItems) : ''}
+${input.nestedRepositories?.length ? nestedRepositoriesSection(input.nestedRepositories, input.iteration) : ''}${input.checks.length > 0 ? checksSection(input.checks) : ''}${input.protectedChanges?.length ? protectedChangesSection(input.protectedChanges) : ''}${input.requirements !== undefined ? requirementsSection(input.requirements) : ''}${input.reviewItems ? reviewItemsSection(input.reviewItems) : ''}
 ## Your answer
 ${DECISION_CONTRACT}
 `;
@@ -105,6 +114,24 @@ export function buildRepairPrompt(problem: string, previousAnswerTail: string | 
 Reply with nothing but the decision block for your review, in exactly this format:
 
 ${DECISION_CONTRACT}
+`;
+}
+
+/**
+ * The checklist to judge, each requirement with how it stood last time; or, when the
+ * task lists none, the ask to list them: this first list is the checklist from then on.
+ */
+function requirementsSection(requirements: readonly RequirementStatus[] | null): string {
+  if (requirements === null) {
+    return `
+## The task's requirements
+The task gives no list of requirements. List them in "requirements", numbered "REQ1", "REQ2"…, each a thing the task asks for that can be checked, and judge each: this list is the checklist for the rest of the loop.
+`;
+  }
+  return `
+## The task's requirements
+Judge each of these in "requirements" (by its id), with evidence: a check that passed on this tree, a command you ran and its result, or a file and line. Where each stood at the last review:
+${requirements.map((requirement) => `- ${requirementLine(requirement)}`).join('\n')}
 `;
 }
 

@@ -5,7 +5,7 @@ import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
 import { previewLine } from '../text/truncate.js';
-import type { ProtectedChange } from '../sessionFormat/verification.js';
+import { requirementLine, type ProtectedChange, type RequirementStatus } from '../sessionFormat/verification.js';
 import { weakenedFeedback } from './checkGate.js';
 import type { Stall } from './stallDetector.js';
 
@@ -16,6 +16,8 @@ export interface FeedbackRecord {
   failedChecks?: readonly CheckResult[];
   /** The weakenings of protected files that stood on it, not accepted. */
   weakened?: readonly ProtectedChange[];
+  /** The task's requirements as the critic judged them on it, each one's evidence checked. */
+  requirements?: readonly RequirementStatus[];
 }
 
 /**
@@ -64,6 +66,8 @@ export function buildContinuationPrompt(
   // Said whatever the critic decided (a weakening refuses DONE until put back or accepted), once: a refused DONE's feedback already says it.
   const weakenedText = weakened.length > 0 ? weakenedFeedback(weakened) : '';
   if (weakenedText && !quotedIn.includes(weakenedText)) parts.push(`## What the checks rest on, weakened\n${weakenedText}`);
+  const requirements = latest?.requirements ?? [];
+  if (requirements.length > 0) parts.push(`## The task's requirements\n${requirements.map((requirement) => `- ${requirementLine(requirement)}`).join('\n')}`);
   parts.push(...reviewParts.filter((part) => part.from === 'critic').map((part) => part.text));
   if (earlier.length > 0) {
     const lines = earlier.map((record) => `- Iteration ${record.iteration}: ${oneLine(record.decision)}`);

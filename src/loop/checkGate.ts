@@ -1,7 +1,7 @@
 import { acceptanceNote, describeChecks, outcomeOf } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
-import { protectedChangeText, type ProtectedChange } from '../sessionFormat/verification.js';
+import { protectedChangeText, type ProtectedChange, type RequirementStatus } from '../sessionFormat/verification.js';
 
 /** What a DONE rests on besides the checks, when the run is verified. */
 export interface DoneEvidence {
@@ -9,6 +9,8 @@ export interface DoneEvidence {
   weakened: readonly ProtectedChange[];
   /** Why nothing but the critic's word stands behind it: nothing changed and no evidence the task needs no change, or no evidence at all (`require_evidence`); null when something does. */
   unverified: UnverifiedDone | null;
+  /** The task's requirements unmet or without evidence the record confirms (none without a checklist). */
+  unmetRequirements?: readonly RequirementStatus[];
 }
 
 /** `no_change`: a DONE on a tree the loop never changed, without `no_change_needed` and evidence; `no_evidence`: `require_evidence` and nothing verified it. */
@@ -23,6 +25,8 @@ export interface GateResult {
   /** The weakenings of protected files that refused it. */
   weakened: ProtectedChange[];
   unverified: UnverifiedDone | null;
+  /** The requirements that refused it. */
+  unmetRequirements: RequirementStatus[];
 }
 
 /**
@@ -36,19 +40,22 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
   const failedRequired = checks.filter((check) => check.required && !check.passed);
   const weakened = [...evidence.weakened];
   const unverified = decision.kind === 'DONE' ? evidence.unverified : null;
-  if (decision.kind !== 'DONE' || (failedRequired.length === 0 && weakened.length === 0 && unverified === null)) {
-    return { decision, refused: false, failedRequired, weakened, unverified: null };
+  const unmetRequirements = [...(evidence.unmetRequirements ?? [])];
+  if (decision.kind !== 'DONE' || (failedRequired.length === 0 && weakened.length === 0 && unverified === null && unmetRequirements.length === 0)) {
+    return { decision, refused: false, failedRequired, weakened, unverified: null, unmetRequirements: [] };
   }
   const parts = [
     failedRequired.length > 0 ? checksFeedback(failedRequired) : null,
     weakened.length > 0 ? weakenedFeedback(weakened) : null,
     unverified ? UNVERIFIED_FEEDBACK[unverified] : null,
+    unmetRequirements.length > 0 ? unmetFeedback(unmetRequirements) : null,
   ].filter(Boolean);
   return {
     refused: true,
     failedRequired,
     weakened,
     unverified,
+    unmetRequirements,
     decision: {
       kind: 'CONTINUE',
       feedback: `The reviewer judged the work done, but it is not done yet.\n\n${parts.join('\n\n')}`,
@@ -56,6 +63,9 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
         ...failedRequired.map((check) => `the ${check.name} check ${outcomeOf(check)}`),
         ...weakened.map((change) => `restore ${change.file} or justify the change (${change.kind})`),
         ...(unverified ? [UNVERIFIED_ISSUE[unverified]] : []),
+        ...unmetRequirements.map(
+          (requirement) => `${requirement.id} ${requirement.met === false ? 'is not met' : 'has no evidence the record confirms'}: ${requirement.text}`,
+        ),
       ],
     },
   };
@@ -91,5 +101,14 @@ export function weakenedFeedback(weakened: readonly ProtectedChange[]): string {
   return (
     `These changes weaken what the checks rest on (judged against the tree the loop started from):\n${weakened.map((change) => `- ${protectedChangeText(change)}`).join('\n')}\n\n` +
     'Restore them. If the task truly needs one of them, say why in your report: the user can accept it.'
+  );
+}
+
+/** The requirements that keep DONE from standing (the checklist itself is shown beside the feedback), and what counts as evidence for one. */
+function unmetFeedback(unmet: readonly RequirementStatus[]): string {
+  const ids = unmet.map((requirement) => requirement.id).join(', ');
+  return (
+    `Not every requirement of the task is met with evidence: ${ids} ${unmet.length === 1 ? 'is' : 'are'} not. Meet each. ` +
+    'Evidence counts only when the record confirms it: a check that passed on this tree, a command the reviewer ran that succeeded, a file and line that exist.'
   );
 }

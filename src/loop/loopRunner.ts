@@ -19,7 +19,7 @@ import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRe
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
-import { TEST_CHANGE_KINDS, type ProtectedChange, type ProtectedChangeStatus } from '../sessionFormat/verification.js';
+import { TEST_CHANGE_KINDS, type ProtectedChange, type ProtectedChangeStatus, type RequirementStatus } from '../sessionFormat/verification.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
@@ -37,6 +37,7 @@ import { StallDetector, type Stall } from './stallDetector.js';
 import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
 import { ProtectedFilesWatch } from '../verify/protectedChanges.js';
 import { ConfigFilesWatch } from './configFilesWatch.js';
+import { RequirementsChecklist, type JudgedRequirements } from './requirementsChecklist.js';
 
 /** One role's agent, ready to start. */
 export interface RoleLaunch {
@@ -263,6 +264,8 @@ class LoopRun {
   /** The actor's weakenings of what the gate rests on; null when the run is not verified. */
   private readonly protectedFiles: ProtectedFilesWatch | null;
   private readonly configFiles: ConfigFilesWatch;
+  /** The task's requirements, each judged with evidence at every verdict (when the run is verified). */
+  private readonly requirements: RequirementsChecklist;
   /** Whether the last iteration's verdict rested on more than the critic's word (a passing required check, a command the critic ran). */
   private lastVerified = false;
   private summary: RunSummary | undefined;
@@ -293,6 +296,7 @@ class LoopRun {
     this.nested = new NestedRepositoryWatch(request.repository, continuation ? this.firstIteration : null);
     this.protectedFiles = request.verify ? new ProtectedFilesWatch(request.repository, request.verify, request.checks, workingDirPrefixOf(request)) : null;
     this.configFiles = new ConfigFilesWatch(request.configFiles ?? []);
+    this.requirements = new RequirementsChecklist(request.prompt);
     try {
       this.sidecar = SidecarRecorder.open(this.sidecarDir);
     } catch (error) {
@@ -591,6 +595,7 @@ class LoopRun {
       checks,
       protectedChanges: protection.standing,
       reviewItems: openItems,
+      ...(this.request.verify && { requirements: this.requirements.forCritic() }),
     };
   }
 
@@ -602,7 +607,12 @@ class LoopRun {
   private async recordIteration(iteration: number, work: IterationWork, openItems: ReviewItems): Promise<CriticDecision> {
     const { request } = this;
     const verified = isVerified(work.checks, ranSuccessfully(work.verdict.evidence));
-    const gate = checkGate(work.verdict.decision, work.checks, { weakened: work.protection.weakened, unverified: this.unverifiedDone(work, verified) });
+    const requirements = await this.judgeRequirements(iteration, work);
+    const gate = checkGate(work.verdict.decision, work.checks, {
+      weakened: work.protection.weakened,
+      unverified: this.unverifiedDone(work, verified),
+      unmetRequirements: requirements?.open,
+    });
     if (gate.refused) {
       this.emit({
         type: 'done_refused',
@@ -610,14 +620,35 @@ class LoopRun {
         failed_checks: gate.failedRequired.map((check) => check.name),
         ...(gate.weakened.length > 0 && { protected_changes: gate.weakened }),
         ...(gate.unverified && { unverified: gate.unverified }),
+        ...(gate.unmetRequirements.length > 0 && { unmet_requirements: gate.unmetRequirements.map((requirement) => requirement.id) }),
       });
     }
     this.lastVerified = verified;
     const workingDirPrefix = workingDirPrefixOf(request);
     const findings = await anchorFindings(request.repository, work.post.commit, iteration, work.verdict.findings, workingDirPrefix);
-    this.record(iteration, work, gate.decision, { findings, resolved: resolvedAmong(work.verdict.resolved, openItems) });
+    this.record(iteration, work, gate.decision, {
+      findings,
+      resolved: resolvedAmong(work.verdict.resolved, openItems),
+      unmetRequirements: requirements?.open ?? [],
+    });
     this.completedIterations = iteration;
     return gate.decision;
+  }
+
+  /**
+   * The task's requirements as the critic judged them on this iteration, each one's
+   * evidence checked against its checks, the critic's commands and its post snapshot;
+   * null when the run is not verified or there is no checklist.
+   */
+  private async judgeRequirements(iteration: number, work: IterationWork): Promise<JudgedRequirements | null> {
+    if (!this.request.verify) return null;
+    const judged = await this.requirements.judge(
+      work.verdict.requirements,
+      { checks: work.checks, commands: work.verdict.evidence.commands },
+      { repository: this.request.repository, commit: work.post.commit, workingDirPrefix: workingDirPrefixOf(this.request) },
+    );
+    if (judged) this.emit({ type: 'requirements', iteration, source: judged.source, requirements: judged.statuses });
+    return judged;
   }
 
   /**
@@ -656,7 +687,7 @@ class LoopRun {
       );
     }
     const failedChecks = checks.filter((check) => !check.passed);
-    this.history.push({ iteration, decision, failedChecks, weakened: work.protection.weakened });
+    this.history.push({ iteration, decision, failedChecks, weakened: work.protection.weakened, requirements: this.requirements.statuses() ?? undefined });
     const stall = this.stalls.observe({
       iteration,
       filesChanged: change.diff.filesChanged,
@@ -749,7 +780,12 @@ class LoopRun {
     return report.revertedFiles;
   }
 
-  private record(iteration: number, work: IterationWork, decision: CriticDecision, critique: { findings: Finding[]; resolved: string[] }): void {
+  private record(
+    iteration: number,
+    work: IterationWork,
+    decision: CriticDecision,
+    critique: { findings: Finding[]; resolved: string[]; unmetRequirements: RequirementStatus[] },
+  ): void {
     const { actor, verdict, reverted } = work;
     const { diff } = work.change;
     const remainingIssues = decision.kind === 'CONTINUE' ? decision.remainingIssues : [];
@@ -787,6 +823,7 @@ class LoopRun {
       critic_verdict: decision.kind === verdict.decision.kind ? undefined : verdict.decision.kind,
       protected_changes: work.protection.weakened.length > 0 ? work.protection.weakened : undefined,
       findings: critique.findings.length > 0 ? critique.findings : undefined,
+      unmet_requirements: critique.unmetRequirements.length > 0 ? critique.unmetRequirements : undefined,
     });
     this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
   }

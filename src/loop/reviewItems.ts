@@ -23,29 +23,12 @@ export async function anchorFindings(
   /** Where the loop ran, from the top of the repository (`''` at the top): a critic there names files from there. */
   workingDirPrefix = '',
 ): Promise<Finding[]> {
-  const lineCounts = new Map<string, number | undefined>();
-  const linesOf = async (file: string): Promise<number | undefined> => {
-    if (!lineCounts.has(file)) {
-      const bytes = await readFileAt(repository, commit, repositoryPath(file)).catch(() => undefined);
-      lineCounts.set(file, bytes === undefined ? undefined : countLines(bytes));
-    }
-    return lineCounts.get(file);
-  };
+  const locate = fileLocator(repository, commit, workingDirPrefix);
   const anchored: Finding[] = [];
   for (const [index, finding] of findings.entries()) {
-    // The critic ran in the loop's folder: a path is first read from there, then from the top.
-    const named = finding.file === null ? null : repositoryPath(finding.file);
-    const candidates =
-      named === null ? [] : workingDirPrefix === '' || named.startsWith(`${workingDirPrefix}/`) ? [named] : [`${workingDirPrefix}/${named}`, named];
-    let file = named;
-    let lines: number | undefined;
-    for (const candidate of candidates) {
-      lines = await linesOf(candidate);
-      if (lines !== undefined) {
-        file = candidate;
-        break;
-      }
-    }
+    const found = finding.file === null ? undefined : await locate(finding.file);
+    const file = found?.file ?? (finding.file === null ? null : repositoryPath(finding.file));
+    const lines = found?.lines;
     const inRange = lines !== undefined && (finding.line === null || (finding.line <= lines && (finding.endLine ?? finding.line) <= Math.max(lines, 1)));
     anchored.push({
       id: `F${iteration}.${index + 1}`,
@@ -58,6 +41,39 @@ export async function anchorFindings(
     });
   }
   return anchored;
+}
+
+/**
+ * Finds a file the critic names in a snapshot, and how many lines it has: the critic
+ * ran in the loop's folder, so a path is first read from there, then from the top.
+ * Undefined when the snapshot has no such file. Each file is read once.
+ */
+export function fileLocator(
+  repository: Repository,
+  commit: string,
+  workingDirPrefix = '',
+): (named: string) => Promise<{ file: string; lines: number } | undefined> {
+  const lineCounts = new Map<string, Promise<number | undefined>>();
+  const linesOf = (file: string): Promise<number | undefined> => {
+    if (!lineCounts.has(file))
+      lineCounts.set(
+        file,
+        readFileAt(repository, commit, file).then(
+          (bytes) => (bytes === undefined ? undefined : countLines(bytes)),
+          () => undefined,
+        ),
+      );
+    return lineCounts.get(file)!;
+  };
+  return async (named) => {
+    const path = repositoryPath(named);
+    const candidates = workingDirPrefix === '' || path.startsWith(`${workingDirPrefix}/`) ? [path] : [`${workingDirPrefix}/${path}`, path];
+    for (const candidate of candidates) {
+      const lines = await linesOf(candidate);
+      if (lines !== undefined) return { file: candidate, lines };
+    }
+    return undefined;
+  };
 }
 
 function countLines(bytes: Buffer): number {

@@ -210,14 +210,11 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
         ...(event.isolated !== undefined && { isolated: event.isolated }),
       };
     case 'done_refused':
-      return {
-        kind: 'done_refused',
-        at,
-        iteration: event.iteration,
-        failed_checks: event.failed_checks,
-        protected_changes: event.protected_changes,
-        unverified: event.unverified,
-      };
+    case 'requirements': {
+      // Their fields are the entry's, under the same names.
+      const { type, timestamp: _timestamp, ...facts } = event;
+      return { kind: type, at, ...facts } as AnyEntry;
+    }
     case 'protected_change':
       return { kind: 'protected_change', at, iteration: event.iteration, change: event.change, status: event.status, reason: event.reason };
     case 'stall':

@@ -3,7 +3,17 @@ import { previewLine, takeTail } from '../text/truncate.js';
 import type { AgentEvent, StreamDrift, Usage } from './agentEvents.js';
 import type { CandidateRow, CandidateStreamEvent, GroupComparison } from './candidateGroups.js';
 import { stageText } from './loopProgress.js';
-import { type CriticEvidence, evidenceText, protectedChangeText, protectedKindText, type Verification } from './verification.js';
+import {
+  evidenceText,
+  protectedChangeText,
+  protectedKindText,
+  requirementHolds,
+  requirementLine,
+  type CriticEvidence,
+  type RequirementSource,
+  type RequirementStatus,
+  type Verification,
+} from './verification.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
 import type { CriticDecisionKind, Outcome } from './sessionLines.js';
@@ -55,6 +65,8 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       return checkLines(event);
     case 'worktree_prepared':
       return worktreeLines(event);
+    case 'requirements':
+      return requirementsLines(event);
     case 'run_finished':
       return outcomeLines({ ...event, duration_secs: event.total_duration_secs });
     // Left out as it happens: the steps' bookkeeping, and the critic's reverted edits (a warning says what they were).
@@ -94,6 +106,8 @@ export function describeTimelineEntry(entry: TimelineEntry): DescribedLine[] {
       return checkLines(entry);
     case 'worktree_prepared':
       return worktreeLines({ ...entry, setup: setupOfEntry(entry) });
+    case 'requirements':
+      return requirementsLines(entry);
     case 'session_ended':
       return outcomeLines({ ...entry, status: entry.outcome, total_tokens: entry.total_tokens ?? 0 });
     case 'critic_changes_reverted':
@@ -215,7 +229,7 @@ type SharedFact =
   | ({ kind: 'imported' } & Pick<RunEventOf<'imported'>, 'bundle' | 'from_working_dir'>)
   | ({ kind: 'stall' } & Pick<RunEventOf<'stall'>, 'action' | 'reason'>)
   | ({ kind: 'warning' } & Pick<RunEventOf<'warning'>, 'message'>)
-  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified'>)
+  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified' | 'unmet_requirements'>)
   | ({ kind: 'protected_change' } & Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>)
   | { kind: 'nested_repositories_appeared'; repositories: readonly NestedRepository[] }
   | { kind: 'review_delivered' | 'review_claimed'; ids: readonly string[] }
@@ -264,8 +278,10 @@ function sharedLine(fact: SharedFact): DescribedLine {
   }
 }
 
-/** Why the gate refused a DONE, a reason a part: the required checks that fail, what the checks rest on that was weakened, nothing that backs it. */
-export function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified'>): string[] {
+/** Why the gate refused a DONE, a reason each: the live log's, the replay's and the viewer's words. */
+export function refusalReasons(
+  refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified' | 'unmet_requirements'>,
+): string[] {
   const reasons: string[] = [];
   const checks = refusal.failed_checks;
   if (checks.length > 0) reasons.push(failingRequiredChecksText(checks));
@@ -274,6 +290,8 @@ export function refusalReasons(refusal: Pick<RunEventOf<'done_refused'>, 'failed
     reasons.push(`what the checks rest on was weakened (${weakened.map((change) => `${change.file}: ${protectedKindText(change.kind)}`).join(', ')})`);
   if (refusal.unverified === 'no_change') reasons.push('nothing changed since the loop started, and nothing showed that no change is needed');
   if (refusal.unverified === 'no_evidence') reasons.push('nothing verified it (no passing check, no command the critic ran)');
+  const unmet = refusal.unmet_requirements ?? [];
+  if (unmet.length > 0) reasons.push(`${unmet.join(', ')} ${unmet.length === 1 ? 'is' : 'are'} unmet or without evidence`);
   return reasons;
 }
 
@@ -289,6 +307,25 @@ export function protectedStandingText(fact: Pick<RunEventOf<'protected_change'>,
     accepted: `accepted by you${fact.reason ? `: ${fact.reason}` : ''}`,
     allowed: 'allowed (allow_test_changes)',
   }[fact.status];
+}
+
+/**
+ * The checklist: `requirements (from the task): 2 of 3 met with evidence`, then a line
+ * for each, `[x] REQ1 … — evidence: check tests passed`, `[ ] REQ3 … — unmet: …`.
+ */
+export function requirementsLines(judged: { source: RequirementSource; requirements: readonly RequirementStatus[] }): DescribedLine[] {
+  const held = judged.requirements.filter(requirementHolds).length;
+  const from = judged.source === 'task' ? 'from the task' : 'listed by the critic';
+  return [
+    {
+      text: `requirements (${from}): ${held} of ${judged.requirements.length} met with evidence`,
+      tone: held === judged.requirements.length ? 'success' : 'warning',
+    },
+    ...judged.requirements.map((requirement) => ({
+      text: `  ${requirementLine(requirement)}`,
+      tone: requirementHolds(requirement) ? ('muted' as const) : ('warning' as const),
+    })),
+  ];
 }
 
 function nestedRepositoriesText(repositories: readonly NestedRepository[]): string {

@@ -1,7 +1,14 @@
 import type { DistributiveOmit } from './distributiveOmit.js';
 import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
 import { FAILURE_CODES } from './failures.js';
-import { criticEvidenceSchema, PROTECTED_CHANGE_STATUSES, protectedChangeSchema, VERIFICATIONS } from './verification.js';
+import {
+  criticEvidenceSchema,
+  PROTECTED_CHANGE_STATUSES,
+  protectedChangeSchema,
+  REQUIREMENT_SOURCES,
+  requirementStatusSchema,
+  VERIFICATIONS,
+} from './verification.js';
 import { findingSchema, REVIEW_MODES, runControlSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
 import * as z from './zod.js';
@@ -227,7 +234,15 @@ export const runEventSchema = z.discriminatedUnion('type', [
     protected_changes: z.optional(z.array(protectedChangeSchema)),
     /** Nothing but the critic's word stood behind it: nothing changed (`no_change`), or nothing verified it under `require_evidence`. */
     unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
+    /** The requirements unmet or without evidence the record confirms (ids; absent in records of older runners). */
+    unmet_requirements: z.optional(paths),
   }),
+  /**
+   * The task's requirements as the critic judged them on this iteration, each one's
+   * evidence checked against the record (see `verification.ts`): from the task's own
+   * list, or the critic's first decision.
+   */
+  event('requirements', { iteration, source: z.enum(REQUIREMENT_SOURCES), requirements: z.array(requirementStatusSchema) }),
   /**
    * A change the actor made to a file the gate rests on (a test, what a check runs, CI,
    * codeloops.toml), judged against the tree the loop started from: one event for each

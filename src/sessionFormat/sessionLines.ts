@@ -1,5 +1,5 @@
 import { findingSchema } from './reviewRecords.js';
-import { protectedChangeSchema, VERIFICATIONS } from './verification.js';
+import { protectedChangeSchema, requirementStatusSchema, VERIFICATIONS } from './verification.js';
 import * as z from './zod.js';
 
 /**
@@ -169,6 +169,8 @@ export const iterationLineSchema = z.looseObject({
   critic_verdict: z.optional(criticDecision),
   /** Extra field: the weakenings of protected files that stand on this iteration's tree, not accepted (see `protectedChanges.ts`). */
   protected_changes: z.optional(z.array(protectedChangeSchema)),
+  /** Extra field: the task's requirements unmet or without evidence the record confirms on this iteration (see `verification.ts`); DONE is refused while any is. */
+  unmet_requirements: z.optional(z.array(requirementStatusSchema)),
   /** Extra field: the critic's findings on this iteration's code (see `reviewRecords.ts`). */
   findings: z.optional(z.array(findingSchema)),
   /**

@@ -1,4 +1,11 @@
-import { criticEvidenceSchema, PROTECTED_CHANGE_STATUSES, protectedChangeSchema, VERIFICATIONS } from './verification.js';
+import {
+  criticEvidenceSchema,
+  PROTECTED_CHANGE_STATUSES,
+  protectedChangeSchema,
+  REQUIREMENT_SOURCES,
+  requirementStatusSchema,
+  VERIFICATIONS,
+} from './verification.js';
 import { agentRunOutcomeShape, checkOutcomeShape, checkTraitsShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
@@ -65,7 +72,10 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     failed_checks: paths,
     protected_changes: z.optional(z.array(protectedChangeSchema)),
     unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
+    unmet_requirements: z.optional(paths),
   }),
+  /** The task's requirements as the critic judged them on the iteration, each one's evidence checked against the record. */
+  entry('requirements', { source: z.enum(REQUIREMENT_SOURCES), requirements: z.array(requirementStatusSchema) }),
   /** A change to a file the gate rests on, standing on the iteration's tree (see `protectedChanges.ts`). */
   entry('protected_change', { change: protectedChangeSchema, status: z.enum(PROTECTED_CHANGE_STATUSES), reason: z.optional(z.nullable(z.string())) }),
   entry('stall', { action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: z.int() }),

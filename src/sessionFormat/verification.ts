@@ -92,3 +92,43 @@ export function evidenceText(evidence: CriticEvidence): string | null {
   const parts = [...ran.slice(0, 8), ...(ran.length > 8 ? [`${ran.length - 8} more commands`] : []), ...read];
   return parts.length > 0 ? `verified by: ${parts.join('; ')}` : null;
 }
+
+/**
+ * One of the task's requirements as the critic judged it on an iteration: `REQ1`,
+ * `REQ2`… from the task's own list (`source` `task`) or the critic's first decision
+ * (`critic`). Its evidence, as the critic wrote it, counts only when the record
+ * confirms it (`confirmed_by`): a check that passed on the tree, a command the critic
+ * ran that did not fail, a file and line in the snapshot.
+ */
+export const requirementStatusSchema = z.object({
+  id: z.string(),
+  text: z.string(),
+  /** null: the critic did not say. */
+  met: z.nullable(z.boolean()),
+  evidence: z.string(),
+  /** What in the record confirms the evidence (`check tests passed`, `` `npm test` ok ``, `src/a.js:3`); null: nothing does, it counts as none. */
+  confirmed_by: z.nullable(z.string()),
+});
+export type RequirementStatus = z.infer<typeof requirementStatusSchema>;
+
+/** Where the checklist came from: a list in the task's prompt, or the critic's first decision. */
+export const REQUIREMENT_SOURCES = ['task', 'critic'] as const;
+export type RequirementSource = (typeof REQUIREMENT_SOURCES)[number];
+
+/** Whether a requirement holds for DONE: the critic says it is met, and the record confirms its evidence. */
+export function requirementHolds(requirement: RequirementStatus): boolean {
+  return requirement.met === true && requirement.confirmed_by !== null;
+}
+
+/** Where a requirement stands, in words: `evidence: check tests passed`, `unmet: …`, `not judged yet`, `no evidence the record confirms (said: …)`. */
+export function requirementState(requirement: RequirementStatus): string {
+  if (requirementHolds(requirement)) return `evidence: ${requirement.confirmed_by}`;
+  if (requirement.met === false) return `unmet${requirement.evidence ? `: ${requirement.evidence}` : ''}`;
+  if (requirement.met === null) return 'not judged yet';
+  return `no evidence the record confirms${requirement.evidence ? ` (said: ${requirement.evidence})` : ''}`;
+}
+
+/** `[x] REQ1 text — evidence: check tests passed`, `[ ] REQ2 text — unmet: …`: one checklist line. */
+export function requirementLine(requirement: RequirementStatus): string {
+  return `[${requirementHolds(requirement) ? 'x' : ' '}] ${requirement.id} ${requirement.text} — ${requirementState(requirement)}`;
+}

@@ -3,6 +3,7 @@ import { PROTECTED_CHANGE_STATUSES, protectedChangeSchema } from '../sessionForm
 import { checkOutcomeShape, fileChangeSchema, loopGuardsSchema } from '../sessionFormat/runEvents.js';
 import { reviewItemsSchema } from '../sessionFormat/reviewRecords.js';
 import { iterationFactsSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
+import { REQUIREMENT_SOURCES, requirementStatusSchema } from '../sessionFormat/verification.js';
 import * as z from '../sessionFormat/zod.js';
 
 /**
@@ -59,8 +60,12 @@ export const iterationViewSchema = z.object({
       protected_changes: z.array(protectedChangeSchema),
       /** Nothing but the critic's word stood behind it (see `done_refused` in runEvents.ts). */
       unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
+      /** The ids of the requirements unmet or without evidence. */
+      unmet_requirements: z.optional(z.array(z.string())),
     }),
   ),
+  /** The task's requirements as the critic judged them on this iteration, when the run was verified and had a checklist. */
+  requirements: z.optional(z.object({ source: z.enum(REQUIREMENT_SOURCES), requirements: z.array(requirementStatusSchema) })),
 });
 export type IterationView = z.infer<typeof iterationViewSchema>;
 

@@ -33,6 +33,7 @@ export function buildIterationView(line: IterationLine, events: readonly RunEven
   const { type: _type, actor_output, actor_stderr: _stderr, git_diff, ...facts } = line;
   const captured = lastFor(events, 'diff_captured', n);
   const decided = lastFor(events, 'critic_decision', n);
+  const judged = lastFor(events, 'requirements', n);
   const runs = eventsFor(events, 'agent_finished', n);
   const actorRuns = runs.filter((run) => run.role === 'actor');
   const criticRuns = runs.filter((run) => run.role === 'critic');
@@ -70,6 +71,7 @@ export function buildIterationView(line: IterationLine, events: readonly RunEven
     })),
     protected_standing: protectedStandingOf(line, events),
     done_refused: refusalOf(line, events),
+    ...(judged && { requirements: { source: judged.source, requirements: judged.requirements } }),
   };
 }
 
@@ -83,7 +85,7 @@ export function protectedStandingOf(line: Pick<IterationLine, 'iteration_number'
 
 /** Why the gate refused the critic's DONE: the record's `done_refused`, else what the line says (its failed checks may include advisory ones). */
 export function refusalOf(
-  line: Pick<IterationLine, 'iteration_number' | 'critic_verdict' | 'critic_decision' | 'failed_checks' | 'protected_changes'>,
+  line: Pick<IterationLine, 'iteration_number' | 'critic_verdict' | 'critic_decision' | 'failed_checks' | 'protected_changes' | 'unmet_requirements'>,
   events: readonly RunEvent[],
 ): IterationView['done_refused'] {
   if (line.critic_verdict !== 'DONE' || line.critic_decision === 'DONE') return null;
@@ -93,8 +95,10 @@ export function refusalOf(
       failed_checks: refused.failed_checks,
       protected_changes: refused.protected_changes ?? [],
       ...(refused.unverified && { unverified: refused.unverified }),
+      ...(refused.unmet_requirements && { unmet_requirements: refused.unmet_requirements }),
     };
-  return { failed_checks: line.failed_checks ?? [], protected_changes: line.protected_changes ?? [] };
+  const unmet = line.unmet_requirements?.map((requirement) => requirement.id);
+  return { failed_checks: line.failed_checks ?? [], protected_changes: line.protected_changes ?? [], ...(unmet?.length && { unmet_requirements: unmet }) };
 }
 
 /**

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
-import { configureScriptedAgent, done, type AgentScript, type ScriptStep } from '../support/scriptedAgent.js';
+import { configureScriptedAgent, decision, done, type AgentScript, type ScriptStep } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
-import { createRepo, isolateHome, removeTempDirs } from '../support/testEnvironment.js';
+import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 /**
  * DONE you can trust, through the built CLI, on a real small npm project whose test
@@ -90,11 +91,11 @@ const MISTAKES: Mistake[] = [
   },
 ];
 
-/** A repository, an isolated home and the scripted agent in both roles; the CLI run with `args`. */
-async function runOnProject(script: AgentScript, args: string[], project: { sumWorks?: boolean; task?: string } = {}) {
+/** A repository, an isolated home and the scripted agent in both roles; the CLI run with `args` (`globalToml`: added to the global config). */
+async function runOnProject(script: AgentScript, args: string[], project: { sumWorks?: boolean; task?: string; globalToml?: string } = {}) {
   const home = isolateHome();
   home.restore(); // only the CLI's process uses it
-  const agent = configureScriptedAgent(home.configHome, script);
+  const agent = configureScriptedAgent(home.configHome, script, project.globalToml);
   const repo = npmProject(project.sumWorks);
   const result = await runCli(['-p', project.task ?? TASK, '--trust', '--json-output', ...args], { cwd: repo, env: home.env });
   const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; session_file: string; verification: string | null };
@@ -206,6 +207,103 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
     assert.equal(undone.code, 0, undone.stderr);
     const again = await cli(['accept', '--undo', run.outcome.session_id, '--file', 'test/sum.test.js']);
     assert.equal(again.code, 3, 'nothing to take back');
+  });
+
+  describe('requirements, each with evidence', () => {
+    const LISTED_TASK = [
+      'Fix sum and add product and difference to src/sum.js.',
+      '',
+      'Requirements:',
+      '- sum(a, b) returns a + b',
+      '- product(a, b) returns a * b',
+      '- difference(a, b) returns a - b',
+    ].join('\n');
+    const twoOfThree = [{ write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\nexports.product = (a, b) => a * b;\n' } }];
+    /** A critic that believes the actor's report: every requirement met, the third "shown" at a line the file does not have. */
+    const believing = [
+      [
+        decision({
+          type: 'done',
+          summary: 'All three functions are there and the tests pass.',
+          requirements: [
+            { id: 'REQ1', text: 'sum(a, b) returns a + b', met: true, evidence: 'the tests check passed' },
+            { id: 'REQ2', text: 'product(a, b) returns a * b', met: true, evidence: 'src/sum.js:2' },
+            { id: 'REQ3', text: 'difference(a, b) returns a - b', met: true, evidence: 'src/sum.js:3' },
+          ],
+        }),
+      ],
+    ];
+
+    it('an actor that does two of three listed requirements: not success by default (REQ3 has no evidence the record confirms); success with --no-verify', async () => {
+      const script = { actor: [twoOfThree], critic: believing };
+      const verified = await runOnProject(script, ['-n', '2'], { task: LISTED_TASK });
+      assert.equal(verified.outcome.status, 'max_iterations_reached', verified.result.stderr);
+      const first = verified.lines[1] as Record<string, unknown>;
+      assert.deepEqual([first.critic_decision, first.critic_verdict], ['CONTINUE', 'DONE']);
+      assert.deepEqual(
+        (first.unmet_requirements as { id: string; confirmed_by: string | null }[]).map((each) => [each.id, each.confirmed_by]),
+        [['REQ3', null]],
+      );
+      const judged = verified.events.find((event) => event.type === 'requirements') as
+        { source: string; requirements: { id: string; confirmed_by: string | null }[] } | undefined;
+      assert.equal(judged?.source, 'task');
+      assert.deepEqual(
+        judged?.requirements.map((each) => [each.id, each.confirmed_by]),
+        [
+          ['REQ1', 'check tests passed'],
+          ['REQ2', 'src/sum.js:2'],
+          ['REQ3', null],
+        ],
+      );
+      const refusal = verified.events.find((event) => event.type === 'done_refused') as { unmet_requirements?: string[] } | undefined;
+      assert.deepEqual(refusal?.unmet_requirements, ['REQ3']);
+      assert.match(verified.agent.prompt('critic', 1), /## The task's requirements[\s\S]*\[ \] REQ3 difference\(a, b\) returns a - b — not judged yet/);
+      assert.match(
+        verified.agent.prompt('actor', 2),
+        /## The task's requirements\n- \[x\] REQ1 [^\n]*\n- \[x\] REQ2 [^\n]*\n- \[ \] REQ3 difference\(a, b\) returns a - b — no evidence the record confirms \(said: src\/sum\.js:3\)/,
+      );
+      assert.match(verified.result.stderr, /requirements \(from the task\): 2 of 3 met with evidence/);
+      assert.match(verified.result.stderr, /DONE refused: REQ3 is unmet or without evidence/);
+      const cli = (args: string[]) => runCli(args, { cwd: verified.repo, env: verified.home.env });
+      assert.match((await cli(['sessions', 'show', verified.outcome.session_id])).stdout, /\[ \] REQ3 difference/);
+      assert.match(
+        (await cli(['sessions', 'replay', verified.outcome.session_id])).stdout,
+        /\[x\] REQ2 product\(a, b\) returns a \* b — evidence: src\/sum\.js:2/,
+      );
+
+      const plain = await runOnProject(script, ['-n', '2', '--no-verify'], { task: LISTED_TASK });
+      assert.equal(plain.outcome.status, 'success', plain.result.stderr);
+      assert.equal(
+        plain.events.some((event) => event.type === 'requirements'),
+        false,
+        '--no-verify judges nothing',
+      );
+    });
+
+    it('an actor that hard-codes the values the visible tests expect: a hidden acceptance check catches it, with or without --no-verify; without one it is a false DONE', async () => {
+      const hardCoded = [{ write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => (a === 2 && b === 3 ? 5 : a === 4 && b === 0 ? 4 : a - b);\n' } }];
+      const secrets = tempDir('codeloops-acceptance-');
+      const spec = path.join(secrets, 'sum_holdout.js');
+      fs.writeFileSync(
+        spec,
+        "const { sum } = require(require('node:path').resolve('src/sum.js'));\nif (sum(10, 5) !== 15) { console.log('sum(10, 5) is ' + sum(10, 5)); process.exit(1); }\n",
+      );
+      const globalToml = `\n[[defaults.checks]]\nname = "acceptance"\nrun = ${JSON.stringify(`node ${spec}`)}\nhidden = true\n`;
+      const script = { actor: [hardCoded], critic: believingCritic };
+
+      const verified = await runOnProject(script, ['-n', '2'], { globalToml });
+      assert.equal(verified.outcome.status, 'max_iterations_reached', verified.result.stderr);
+      assert.match(verified.result.stderr, /check tests: passed/, 'the visible tests pass');
+      assert.match(verified.result.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE\): failed/);
+      assert.match(verified.result.stderr, /sum\(10, 5\) is 5/, 'the user sees why');
+      for (const prompt of [verified.agent.prompt('actor', 2), verified.agent.prompt('critic', 2)]) {
+        assert.ok(!prompt.includes(secrets) && !prompt.includes('sum(10, 5)'), `the agents never see the acceptance check:\n${prompt}`);
+      }
+      const plain = await runOnProject(script, ['-n', '2', '--no-verify'], { globalToml });
+      assert.equal(plain.outcome.status, 'max_iterations_reached', `the checks still gate: ${plain.result.stderr}`);
+      const unguarded = await runOnProject(script, ['-n', '2']);
+      assert.equal(unguarded.outcome.status, 'success', `without the acceptance check the visible tests pass it: ${unguarded.result.stderr}`);
+    });
   });
 
   describe('what each DONE rests on', () => {

@@ -4,7 +4,13 @@ import { explainUnreadableDecision, feedbackText, parseCriticDecision } from '..
 describe('critic decision parsing', () => {
   it('reads a done block', () => {
     const parsed = parseCriticDecision('Looks good.\n<decision>{"type":"done","summary":"Added validation","confidence":0.95}</decision>');
-    assert.deepEqual(parsed, { decision: { kind: 'DONE', summary: 'Added validation', confidence: 0.95 }, source: 'block', findings: [], resolved: [] });
+    assert.deepEqual(parsed, {
+      decision: { kind: 'DONE', summary: 'Added validation', confidence: 0.95 },
+      source: 'block',
+      findings: [],
+      resolved: [],
+      requirements: [],
+    });
   });
 
   it('reads findings and resolved ids in any decision, and drops what cannot be read in them rather than the decision', () => {
@@ -27,7 +33,7 @@ describe('critic decision parsing', () => {
     assert.deepEqual(parsed?.resolved, ['F1.2', 'U3.1']);
     // Malformed review fields never sink a verdict.
     const done = parseCriticDecision('<decision>{"type":"done","summary":"ok","findings":"none","resolved":{"a":1}}</decision>');
-    assert.deepEqual(done, { decision: { kind: 'DONE', summary: 'ok', confidence: null }, source: 'block', findings: [], resolved: [] });
+    assert.deepEqual(done, { decision: { kind: 'DONE', summary: 'ok', confidence: null }, source: 'block', findings: [], resolved: [], requirements: [] });
   });
 
   it('reads continue with its remaining issues, and error with its recovery', () => {
@@ -100,6 +106,7 @@ describe('critic decision parsing', () => {
       source: 'marker',
       findings: [],
       resolved: [],
+      requirements: [],
     });
   });
 
