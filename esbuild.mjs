@@ -42,8 +42,9 @@ const builds = [
   // The extension host provides `vscode`; everything else is bundled.
   { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
   {
-    // One viewer, two hosts: the editor's webview and the browser page of `codeloops ui`.
-    entryPoints: { viewer: 'webview-ui/main.ts', browser: 'webview-ui/browser/browserMain.ts', comparison: 'webview-ui/comparisonMain.ts' },
+    // One bundle for every page: the editor's viewer and comparison webviews and the pages of `codeloops ui` share the
+    // Markdown renderer, zod and the wording, and the VSIX ships them once.
+    entryPoints: { webview: 'webview-ui/main.ts' },
     outdir: 'dist/webview',
     bundle: true,
     platform: 'browser',

@@ -10,8 +10,8 @@ import { HttpError, writeHead } from './httpResponses.js';
  */
 
 const ASSET_TYPES: Readonly<Record<string, string>> = {
-  'browser.js': 'text/javascript; charset=utf-8',
-  'browser.js.map': 'application/json; charset=utf-8',
+  'webview.js': 'text/javascript; charset=utf-8',
+  'webview.js.map': 'application/json; charset=utf-8',
   'browser.css': 'text/css; charset=utf-8',
   'viewer.css': 'text/css; charset=utf-8',
   'codicon.css': 'text/css; charset=utf-8',
@@ -58,7 +58,7 @@ export function sendPage(request: http.IncomingMessage, response: http.ServerRes
 </head>
 <body data-page="${page}">
 <div id="app"></div>
-<script src="/assets/browser.js"></script>
+<script src="/assets/webview.js"></script>
 </body>
 </html>
 `;

@@ -363,7 +363,7 @@ describe('codeloops ui: the sessions API', () => {
     assert.match(PAGE_CSP, /default-src 'none'/);
     assert.match(PAGE_CSP, /script-src 'self'(;|$)/);
     assert.doesNotMatch(PAGE_CSP, /unsafe-inline|unsafe-eval|\*/);
-    const script = await get('/assets/browser.js');
+    const script = await get('/assets/webview.js');
     assert.equal(script.headers['content-type'], 'text/javascript; charset=utf-8');
     assert.ok(script.body.length < 400_000, `the page's script stays small: ${script.body.length} bytes (zod/mini, tree-shaken)`);
     for (const rawPath of ['/', '/api/sessions', '/api/stats', `/api/sessions/${ids.signup}/diff`, '/assets/viewer.css', '/api/nothing', '/api/sessions/..']) {

@@ -38,7 +38,7 @@ describe('codeloops ui (the built CLI)', () => {
     const page = await request(ui.port, '/');
     assert.equal(page.status, 200);
     assert.match(page.headers['content-security-policy'] as string, /script-src 'self'/);
-    assert.equal((await request(ui.port, '/assets/browser.js')).status, 200, 'the bundle ships next to the CLI');
+    assert.equal((await request(ui.port, '/assets/webview.js')).status, 200, 'the bundle ships next to the CLI');
     // It does not answer on other interfaces.
     const other = await new Promise<string>((resolve) => {
       const socket = net.connect(ui.port, '::1', () => resolve('connected'));

@@ -3,11 +3,13 @@ import { renderSessionListPage } from './sessionListPage.js';
 import { renderSessionPage } from './sessionPage.js';
 import { renderStatsPage } from './statsPage.js';
 
-// The browser page's entry point (`codeloops ui`); the editor's webview has its own (../main.ts).
-// The server names the page; the address holds the session id and the filters.
-const root = document.getElementById('app');
-const page = document.body.dataset.page as PageName | undefined;
-if (root && page) {
+/**
+ * A page of `codeloops ui` (started from ../main.ts, the one entry point). The server
+ * names the page; the address holds the session id and the filters.
+ */
+export function startBrowserPage(root: HTMLElement): void {
+  const page = document.body.dataset.page as PageName | undefined;
+  if (!page) return;
   const shell = renderShell(root, page);
   if (page === 'session') {
     const encoded = location.pathname.split('/')[2] ?? '';

@@ -66,7 +66,7 @@ class ComparisonPanel extends WebviewPage<ComparisonViewerMessage, ComparisonHos
     private readonly groupId: string,
     private readonly sources: ComparisonSources,
   ) {
-    super(panel, extensionUri, { script: 'comparison.js', title: 'Codeloops candidates' }, comparisonViewerMessageSchema);
+    super(panel, extensionUri, { page: 'comparison', title: 'Codeloops candidates' }, comparisonViewerMessageSchema);
     void readGroup(groupsDir(), groupId).then(
       (state) => this.showTitle(titleOf(state.started.prompt)),
       () => undefined, // the page says why when it loads

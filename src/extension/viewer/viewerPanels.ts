@@ -56,7 +56,7 @@ class SessionPanel extends WebviewPage<ViewerMessage, HostMessage> {
     private readonly runs: RunningLoopsView,
     private readonly actions: ViewerActions,
   ) {
-    super(panel, extensionUri, { script: 'viewer.js', title: 'Codeloops session' }, viewerMessageSchema);
+    super(panel, extensionUri, { page: 'session', title: 'Codeloops session' }, viewerMessageSchema);
     this.disposables.push(runs.onEvent(({ sessionId: from, event }) => from === sessionId && this.onRunEvent(event)));
     void this.library.view(sessionId).then(
       (view) => this.showPrompt(view.start.prompt),

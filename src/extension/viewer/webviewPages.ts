@@ -8,9 +8,9 @@ import * as vscode from 'vscode';
  * only what they show and what they answer.
  */
 
-/** A page's bundle (`dist/webview/<script>`) and the title it loads with. */
+/** Which page the webview bundle (`dist/webview/webview.js`, one for every page) shows, and the title it loads with. */
 export interface PageBundle {
-  script: string;
+  page: 'session' | 'comparison';
   title: string;
 }
 
@@ -199,8 +199,8 @@ function pageHtml(webview: vscode.Webview, extensionUri: vscode.Uri, bundle: Pag
 <title>${bundle.title}</title>
 </head>
 <body>
-<div id="root"></div>
-<script nonce="${nonce}" src="${asset(bundle.script)}"></script>
+<div id="root" data-page="${bundle.page}"></div>
+<script nonce="${nonce}" src="${asset('webview.js')}"></script>
 </body>
 </html>`;
 }
