@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { FailureCode } from '../../sessionFormat/failures.js';
 import { advanceLoop, LOOP_STARTING, loopToldTo } from '../../sessionFormat/loopProgress.js';
-import type { RunControl } from '../../sessionFormat/reviewRecords.js';
+import type { ReviewAction } from '../../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../../sessionFormat/runEvents.js';
 import type { Disposable, Event, FolderRef } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
@@ -93,7 +93,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
   }
 
   /** Tells a loop paused for review to go on (or to stop); the loop of this session, or the only one paused. */
-  async resumeAfterReview(action: RunControl['type'], sessionId?: string): Promise<void> {
+  async resumeAfterReview(action: ReviewAction, sessionId?: string): Promise<void> {
     const paused = this.runningLoops().filter((loop) => loop.progress.pausedAfter !== null && (sessionId === undefined || loop.sessionId === sessionId));
     const loop =
       paused.length <= 1
