@@ -7,6 +7,7 @@ import type { Session } from '../sessions/sessionStore.js';
 import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, paint, renderTable, writeWarning } from './terminal.js';
+import { needsInputText } from '../sessionFormat/needsInput.js';
 
 export interface ListOptions {
   outcome?: string[];
@@ -99,7 +100,9 @@ export function renderSession(session: Session, color: boolean): string {
       `${paint(`Iteration ${iteration.iteration_number}`, 'heading', color)}  ${paint(decision, tone, color)}  ` +
         `actor ${formatDuration(iteration.actor_duration_secs)}, exit ${iteration.actor_exit_code}, ${files}`,
     );
-    if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
+    // A question for the user is said as one, not as feedback to the actor.
+    if (iteration.needs_input) out.push(indent(paint(clean(needsInputText(iteration.needs_input)), 'warning', color)));
+    else if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
     for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${clean(issue)}`);
     if (iteration.critic_reverted_files?.length) out.push(`  (the critic's edits to ${clean(iteration.critic_reverted_files.join(', '))} were reverted)`);
     out.push('');
