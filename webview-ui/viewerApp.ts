@@ -2,6 +2,7 @@ import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
 import { failingRequiredChecksText, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
@@ -31,6 +32,7 @@ const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = {
   applied: 'check-all',
   apply_undone: 'redo',
   imported: 'cloud-download',
+  needs_input_answered: 'comment',
 };
 /** Outcomes a session can be carried on from (`codeloops resume`). */
 const RESUMABLE = new Set<Outcome | null>([null, 'interrupted', 'failed', 'max_iterations_reached']);
@@ -263,7 +265,12 @@ export class ViewerApp {
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
-      iteration.feedback ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback)) : null,
+      // A question for the user is shown as one, not as feedback to the actor.
+      iteration.needs_input
+        ? h('div', { class: 'warning-box needs-input' }, icon('question'), ` ${needsInputText(iteration.needs_input, true)}`)
+        : iteration.feedback
+          ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback))
+          : null,
       iteration.remaining_issues.length > 0
         ? h('div', { class: 'issues' }, h('h4', {}, 'Remaining issues'), h('ul', {}, ...iteration.remaining_issues.map((issue) => h('li', {}, issue))))
         : null,

@@ -74,10 +74,7 @@ export function stdinReviewControl(options: { json: boolean; sessionId: () => st
     },
     ask(iteration, needs, signal) {
       if (!options.json) {
-        const text = needsInputText(needs);
-        options.say(
-          `\nIteration ${iteration}: ${text.charAt(0).toUpperCase()}${text.slice(1)}\nType your answer and press Enter (or type stop to stop the loop):\n`,
-        );
+        options.say(`\nIteration ${iteration}: ${needsInputText(needs, true)}\nType your answer and press Enter (or type stop to stop the loop):\n`);
       }
       const read = (line: string): RunControl | undefined => (options.json ? controlFromJson(line) : answerFromText(line));
       const closedNow = (): null => {

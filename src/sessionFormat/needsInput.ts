@@ -16,7 +16,7 @@ export type NeedsInputFrom = (typeof NEEDS_INPUT_FROM)[number];
 export const needsInputSchema = z.object({ from: z.enum(NEEDS_INPUT_FROM), question: z.string() });
 export type NeedsInput = z.infer<typeof needsInputSchema>;
 
-/** "the critic needs you: Which database should the app use?" */
-export function needsInputText(needs: NeedsInput): string {
-  return `the ${needs.from} needs you: ${needs.question}`;
+/** "the critic needs you: Which database should the app use?" (`sentence`: "The critic…", to stand alone). */
+export function needsInputText(needs: NeedsInput, sentence = false): string {
+  return `${sentence ? 'The' : 'the'} ${needs.from} needs you: ${needs.question}`;
 }
