@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseRunEvent, runSummarySchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { runCli, startCli } from '../support/cliProcess.js';
+import { runSummarySchema } from '../../src/sessionFormat/runEvents.js';
+import { followRunEvents, runCli, startCli } from '../support/cliProcess.js';
 import { decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { removeTempDirs } from '../support/testEnvironment.js';
@@ -63,24 +63,8 @@ describe('"needs you" through the CLI', () => {
       critic: [[done('listens on 8080')]],
     });
     const run = startCli(['-p', 'Start a server', '--events', 'ndjson'], { cwd: repo, env, stdin: 'pipe' });
-    const events: RunEvent[] = [];
-    let buffered = '';
-    await new Promise<void>((resolve) => {
-      const onData = (chunk: Buffer) => {
-        buffered += chunk.toString('utf8');
-        const parts = buffered.split('\n');
-        buffered = parts.pop()!;
-        for (const line of parts) {
-          const event = parseRunEvent(line);
-          if (event) events.push(event);
-        }
-        if (events.some((event) => event.type === 'review_paused')) {
-          run.child.stdout!.off('data', onData);
-          resolve();
-        }
-      };
-      run.child.stdout!.on('data', onData);
-    });
+    const { events, until } = followRunEvents(run);
+    await until((seen) => seen.some((event) => event.type === 'review_paused'));
     const paused = events.find((event) => event.type === 'review_paused');
     assert.deepEqual(paused?.type === 'review_paused' ? paused.needs_input : undefined, { from: 'actor', question: 'Which port should the server listen on?' });
     assert.ok(!fs.existsSync(path.join(repo, 'port.txt')), 'the loop waits for the answer');
