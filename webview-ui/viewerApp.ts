@@ -3,6 +3,7 @@ import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
 import { protectedStandingText, refusalReasons, toolCallText } from '../src/sessionFormat/eventWording.js';
 import { protectedChangeText } from '../src/sessionFormat/verification.js';
+import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import { requirementHolds, requirementState, type RequirementStatus } from '../src/sessionFormat/verification.js';
@@ -33,6 +34,7 @@ const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = {
   applied: 'check-all',
   apply_undone: 'redo',
   imported: 'cloud-download',
+  needs_input_answered: 'comment',
 };
 /** Outcomes a session can be carried on from (`codeloops resume`). */
 const RESUMABLE = new Set<Outcome | null>([null, 'interrupted', 'failed', 'max_iterations_reached']);
@@ -293,7 +295,12 @@ export class ViewerApp {
       iteration.protected_standing.length > 0 ? this.renderProtected(iteration) : null,
       iteration.requirements ? renderRequirements(iteration.requirements.requirements) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
-      iteration.feedback ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback)) : null,
+      // A question for the user is shown as one, not as feedback to the actor.
+      iteration.needs_input
+        ? h('div', { class: 'warning-box needs-input' }, icon('question'), ` ${needsInputText(iteration.needs_input, true)}`)
+        : iteration.feedback
+          ? h('div', { class: 'feedback' }, renderMarkdown(iteration.feedback))
+          : null,
       iteration.remaining_issues.length > 0
         ? h('div', { class: 'issues' }, h('h4', {}, 'Remaining issues'), h('ul', {}, ...iteration.remaining_issues.map((issue) => h('li', {}, issue))))
         : null,

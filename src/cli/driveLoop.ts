@@ -5,7 +5,9 @@ import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { describeEvent } from '../sessionFormat/eventWording.js';
 import type { RunEvent, RunSummary } from '../sessionFormat/runEvents.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
+import { cliHint } from './failureHints.js';
 import { stdinReviewControl } from './reviewControl.js';
 import { reportRefusal, type RunOptions } from './runSetup.js';
 import { writeLines } from './terminal.js';
@@ -23,8 +25,11 @@ export async function driveLoop(
   const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endLoopsInThisProcessNow };
   let stdoutOpen = () => true;
   let sessionId: string | undefined;
-  const review =
-    run.prepared.settings.review === 'pause'
+  // Someone can answer on stdin when it is the editor's control channel (--events ndjson) or a terminal;
+  // otherwise (CI, --json-output piped) the run is headless and a question ends it.
+  const answerable = options.events === 'ndjson' || process.stdin.isTTY === true;
+  const control =
+    run.prepared.settings.review === 'pause' || answerable
       ? stdinReviewControl({ json: options.events === 'ndjson', sessionId: () => sessionId, say: writeStderr })
       : undefined;
   let summary: RunSummary;
@@ -56,7 +61,8 @@ export async function driveLoop(
         signal,
         onEvent,
         continuation: run.continuation,
-        waitForReview: review?.wait,
+        waitForReview: run.prepared.settings.review === 'pause' ? control?.wait : undefined,
+        askUser: answerable ? control?.ask : undefined,
         verify: run.prepared.settings.verify ?? undefined,
         configFiles: configFilesOf(run.prepared.settings),
       });
@@ -66,7 +72,10 @@ export async function driveLoop(
     reportRefusal(options, error);
     throw error;
   } finally {
-    review?.close();
+    control?.close();
+  }
+  if (summary.error_code === 'needs_input' && !options.events && !options.quiet) {
+    writeStderr(`${cliHint(new CodeloopsError('needs_input', summary.error ?? '', { session_id: summary.session_id })) ?? ''}\n`);
   }
   if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];

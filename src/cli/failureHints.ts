@@ -35,6 +35,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return typeof details.process_group === 'number'
         ? `Stop it with "kill -- -${details.process_group}" (or "kill -9 -- -${details.process_group}" if it ignores that), then run again.`
         : undefined;
+    case 'needs_input':
+      return `Answer it and carry on: codeloops resume ${typeof details.session_id === 'string' ? details.session_id : '<session>'} --answer "<your answer>"`;
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
     case 'group_not_found':

@@ -195,7 +195,8 @@ function addResume(program: Command, lazy: Lazy): void {
   const resume = program
     .command('resume <session>')
     .description('carry on an interrupted, crashed or stopped session (an id, a unique prefix, or "latest")')
-    .option('--force', 'carry on even though the files differ from how the loop left them');
+    .option('--force', 'carry on even though the files differ from how the loop left them')
+    .option('--answer <text>', 'your answer to the question the loop stopped on (needs_input): the next actor gets it as your words');
   loopOptions(resume, {
     agentDefault: ' (default: as recorded)',
     maxIterations: 'the limit on the iteration number (0: no limit; default: as recorded)',

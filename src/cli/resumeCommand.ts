@@ -1,6 +1,6 @@
 import type { ConfigLayer } from '../config/runSettings.js';
 import type { LoopGuards } from '../sessionFormat/runEvents.js';
-import { assertIterationsLeft, planResume } from '../resume/resumePlan.js';
+import { answerQuestion, assertIterationsLeft, planResume } from '../resume/resumePlan.js';
 import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { driveLoop } from './driveLoop.js';
 import { openStore } from './openStore.js';
@@ -9,6 +9,8 @@ import { writeWarning } from './terminal.js';
 
 export interface ResumeOptions extends Omit<RunOptions, 'prompt' | 'promptFile' | 'workingDir' | 'dryRun'> {
   force?: boolean;
+  /** The user's answer to the question the session's last iteration asked (`needs_input`). */
+  answer?: string;
 }
 
 /**
@@ -22,6 +24,7 @@ export async function resumeCommand(idOrPrefix: string, options: ResumeOptions):
     const store = openStore();
     const sessionId = await store.resolveId(idOrPrefix);
     const plan = await planResume({ store, sidecarDirOf: (id) => sidecarDirOf(id), sessionId, force: Boolean(options.force) });
+    if (options.answer !== undefined) answerQuestion(plan, options.answer);
     const { recorded } = plan;
     const actorAgent = options.actorAgent ?? options.agent ?? recorded.actorAgent;
     const criticAgent = options.criticAgent ?? options.agent ?? recorded.criticAgent;

@@ -14,6 +14,7 @@ import { protectedStandingOf, refusalOf, standingNowOf } from '../sessionView/se
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, paint, renderTable, writeWarning } from './terminal.js';
+import { needsInputText } from '../sessionFormat/needsInput.js';
 
 export interface ListOptions {
   outcome?: string[];
@@ -125,7 +126,9 @@ export function renderSession(session: Session, color: boolean, judged: { events
       `${paint(`Iteration ${iteration.iteration_number}`, 'heading', color)}  ${paint(decision, tone, color)}  ` +
         `actor ${formatDuration(iteration.actor_duration_secs)}, exit ${iteration.actor_exit_code}, ${files}`,
     );
-    if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
+    // A question for the user is said as one, not as feedback to the actor.
+    if (iteration.needs_input) out.push(indent(paint(clean(needsInputText(iteration.needs_input)), 'warning', color)));
+    else if (iteration.feedback) out.push(indent(clean(iteration.feedback.trimEnd())));
     for (const issue of iteration.remaining_issues ?? []) out.push(`    - ${clean(issue)}`);
     const checklist = requirements.get(iteration.iteration_number);
     if (checklist) for (const line of requirementsLines(checklist)) out.push(`  ${clean(line.text)}`);

@@ -14,8 +14,8 @@ import {
 } from './criticDecision.js';
 import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
 
-/** Where the decision came from: a block or a marker of the first answer, the repair's answer, or the runner (none could be read, the critic failed). */
-export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'critic_failed';
+/** Where the decision came from: a block or a marker of the first answer, the repair's answer, or the runner (none could be read, the critic failed, the actor asked the user and the critic did not run). */
+export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'critic_failed' | 'actor_asked';
 
 /**
  * The critic's answer on one iteration: its decision (DONE, CONTINUE or ERROR, or the

@@ -1,3 +1,4 @@
+import type { NeedsInput } from '../sessionFormat/needsInput.js';
 import { SEVERITIES, type Severity } from '../sessionFormat/reviewRecords.js';
 import * as z from '../sessionFormat/zod.js';
 
@@ -10,7 +11,8 @@ import * as z from '../sessionFormat/zod.js';
 export type CriticDecision =
   /** `noChangeNeeded`: the critic says the task needs no change (a DONE on an unchanged tree needs it, with evidence). */
   | { kind: 'DONE'; summary: string; confidence: number | null; noChangeNeeded?: boolean }
-  | { kind: 'CONTINUE'; feedback: string; remainingIssues: string[] }
+  /** `needsInput`: the critic (`blocked`) or the actor cannot go on without the user; recorded as a CONTINUE that waits for their answer. */
+  | { kind: 'CONTINUE'; feedback: string; remainingIssues: string[]; needsInput?: NeedsInput }
   | { kind: 'ERROR'; description: string; recovery: string };
 
 /** A finding as the critic gives it in its decision block, before the runner checks it against the tree. */
@@ -114,6 +116,12 @@ const decisionBlockSchema = z.discriminatedUnion('type', [
     remaining_issues: z._default(z.array(z.string()), []),
     ...reviewShape,
   }),
+  /** The critic cannot judge without the user (a secret, a product decision): the loop asks them. */
+  z.looseObject({
+    type: z.literal('blocked'),
+    question: required('question is empty'),
+    ...reviewShape,
+  }),
   z.looseObject({
     type: z.literal('error'),
     error_description: required('error_description is empty'),
@@ -187,6 +195,8 @@ function parseBlock(body: string): Omit<ParsedDecision, 'source'> | null {
         decision: { kind: 'CONTINUE', feedback: block.feedback, remainingIssues: block.remaining_issues.map((issue) => issue.trim()).filter(Boolean) },
         ...review,
       };
+    case 'blocked':
+      return { decision: needsInputDecision({ from: 'critic', question: block.question }), ...review };
     case 'error':
       return { decision: { kind: 'ERROR', description: block.error_description, recovery: block.recovery_suggestion }, ...review };
   }
@@ -268,6 +278,11 @@ function lastIndexOf(text: string, pattern: RegExp): number {
   let index = -1;
   for (const match of text.matchAll(pattern)) index = match.index;
   return index;
+}
+
+/** A CONTINUE that waits for the user's answer; its feedback says what was asked, for readers that know no `needs_input`. */
+export function needsInputDecision(needs: NeedsInput): CriticDecision {
+  return { kind: 'CONTINUE', feedback: `Waiting for the user's answer: ${needs.question}`, remainingIssues: [], needsInput: needs };
 }
 
 /** The feedback the session records and the actor receives. */

@@ -59,6 +59,9 @@ export const DECISION_CONTRACT = `Finish your answer with exactly one decision b
 - "continue": work remains or something is wrong with the change; say exactly what to fix.
 - "error": the actor could not work (it crashed, timed out, was blocked) or broke the project; say how to recover.
 
+When you cannot judge or the work cannot go on without the user (a secret or an account nobody has given, a product decision only they can make, the actor says it is stuck on one), do not guess and do not send the actor round again: ask the user, in one short question they can answer in a line, with this block instead:
+<decision>{"type":"blocked","question":"<the one question for the user>"}</decision>
+
 Any of the three may also carry, inside the same JSON object:
 - "findings": problems in the code, each where it is: [{"file":"src/a.ts","line":42,"end_line":44,"severity":"error","message":"…"}] (file relative to the repository, lines in the file as it is now, severity "error", "warning" or "info").
 - "resolved": ids of earlier review items (such as "F2.1" or "U3.1") that are now truly dealt with.

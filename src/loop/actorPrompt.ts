@@ -18,6 +18,25 @@ export interface FeedbackRecord {
   weakened?: readonly ProtectedChange[];
   /** The task's requirements as the critic judged them on it, each one's evidence checked. */
   requirements?: readonly RequirementStatus[];
+  /** When its decision asked the user (`needsInput`): what they answered, given to the next actor as their words. */
+  answer?: string;
+}
+
+/**
+ * How the actor learns that it may ask the user. Said in every prompt after the
+ * first: the first is the task exactly as the user wrote it, and an actor stuck on
+ * its first run says so in its answer, which the critic reads and can ask about
+ * (`blocked`). An actor that ends with the tag is heard in any iteration.
+ */
+const MAY_ASK =
+  'If you cannot go on without the user (a secret or an account you were not given, a decision only they can make), do not guess: end your answer with `<needs_input>your one question</needs_input>`, and the loop asks them and gives you their answer.';
+
+const NEEDS_INPUT_TAG = /<needs_input>([\s\S]*?)<\/needs_input>/gi;
+
+/** The question an actor's answer ends with (`<needs_input>…</needs_input>`, the last one), or null when it asks nothing. */
+export function actorQuestion(answer: string): string | null {
+  const question = [...answer.matchAll(NEEDS_INPUT_TAG)].at(-1)?.[1]?.trim();
+  return question ? question : null;
 }
 
 /**
@@ -42,6 +61,8 @@ export function buildContinuationPrompt(
     `## Task\n${task}`,
   ];
   // The user's word comes first: they are who the work is for.
+  const needs = latest?.decision.kind === 'CONTINUE' ? latest.decision.needsInput : undefined;
+  if (latest && needs) parts.push(answerSection(needs, latest.answer));
   parts.push(...reviewParts.filter((part) => part.from === 'user').map((part) => part.text));
   if (stall) {
     parts.push(
@@ -49,7 +70,7 @@ export function buildContinuationPrompt(
     );
   }
   const decision = latest?.decision;
-  if (latest && decision?.kind === 'CONTINUE') {
+  if (latest && decision?.kind === 'CONTINUE' && !needs) {
     parts.push(`## Reviewer feedback on iteration ${latest.iteration}\n${decision.feedback}`);
     if (decision.remainingIssues.length > 0) {
       parts.push(`## Remaining issues\n${decision.remainingIssues.map((issue) => `- ${issue}`).join('\n')}`);
@@ -73,6 +94,7 @@ export function buildContinuationPrompt(
     const lines = earlier.map((record) => `- Iteration ${record.iteration}: ${oneLine(record.decision)}`);
     parts.push(`## Earlier feedback (already addressed, for context)\n${lines.join('\n')}`);
   }
+  parts.push(MAY_ASK);
   if (!latest && reviewParts.length === 0) return parts.join('\n\n');
   parts.push(
     reviewParts.length > 0
@@ -80,6 +102,14 @@ export function buildContinuationPrompt(
       : 'When you are done, say briefly what you changed.',
   );
   return parts.join('\n\n');
+}
+
+/** What was asked of the user and their answer, verbatim: their words, not a summary of them. */
+function answerSection(needs: NonNullable<Extract<CriticDecision, { kind: 'CONTINUE' }>['needsInput']>, answer: string | undefined): string {
+  const asked = needs.from === 'actor' ? 'You asked the user' : 'The reviewer asked the user';
+  if (answer === undefined)
+    return `## From the user (the person you work for)\n${asked}: ${needs.question}\nThey went on without answering: decide as best you can, and say what you decided.`;
+  return `## From the user (the person you work for)\n${asked}: ${needs.question}\nTheir answer, in their words:\n${fence(answer)}`;
 }
 
 /** The review items the actor is to address: the user's comments and rejected changes, then the critic's open findings. */

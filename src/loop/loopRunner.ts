@@ -6,8 +6,8 @@ import type { Budget, SpendTotals } from '../budget/spendTracker.js';
 import { checkDirectory, commandRunRecord, runCheck, timingOf, type CheckResult, type CheckSpec, type CheckTiming } from '../checks/runCheck.js';
 import type { StallSettings, VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
-import { ranSuccessfully } from '../critic/criticEvidence.js';
-import { feedbackText, type CriticDecision } from '../critic/criticDecision.js';
+import { CriticEvidenceFold, ranSuccessfully } from '../critic/criticEvidence.js';
+import { feedbackText, needsInputDecision, type CriticDecision } from '../critic/criticDecision.js';
 import type { AppearedRepository, CriticPromptInput } from '../critic/criticPrompt.js';
 import type { Repository } from '../git/repository.js';
 import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel, type SnapshotResult } from '../git/snapshots.js';
@@ -15,7 +15,8 @@ import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
 import { changedPaths, diffSnapshots, type DiffSummary, type TreeEntryChange } from '../git/treeDiff.js';
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
-import type { Finding, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
+import type { NeedsInput } from '../sessionFormat/needsInput.js';
+import type { Finding, ReviewAction, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
@@ -24,7 +25,7 @@ import { readLinesBackward } from '../sessions/lineReader.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
-import { buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
+import { actorQuestion, buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
 import { checkGate, isVerified, type UnverifiedDone } from './checkGate.js';
 import { removeIsolatedWorktreesNow, runIsolatedCheck, type IsolationSettings } from './isolatedCheck.js';
 import { LoopGuard, type GuardStop } from './loopGuard.js';
@@ -81,7 +82,14 @@ export interface LoopRequest {
    * Review before continuing (`review = "pause"`): after each iteration that does not
    * end the loop, the loop waits for the user's word. Absent: it never waits.
    */
-  waitForReview?: (iteration: number, signal: AbortSignal) => Promise<RunControl['type']>;
+  waitForReview?: (iteration: number, signal: AbortSignal) => Promise<ReviewAction>;
+  /**
+   * When the critic or the actor needs the user (`needs_input`): asks them, and the
+   * loop waits as for a review. Their answer goes to the next actor as their words;
+   * null: nobody can answer after all (the channel closed). Absent (headless: no
+   * terminal, no control channel): the loop ends `failed` with `needs_input`.
+   */
+  askUser?: (iteration: number, needs: NeedsInput, signal: AbortSignal) => Promise<RunControl | null>;
   /**
    * What the actor may not weaken to pass the gate (`[verify]`): its changes to tests,
    * to what the checks run, to CI and to codeloops.toml are judged after every actor
@@ -110,6 +118,8 @@ export interface Continuation {
   spent: SpendTotals & { durationSecs: number };
   /** The sidecar folders of the sessions carried on, oldest first: their open findings and the user's review go on. */
   earlierSidecarDirs: string[];
+  /** The user's answer to the question the last iteration asked (`codeloops resume --answer`). */
+  answer?: string;
 }
 
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
@@ -280,7 +290,11 @@ class LoopRun {
     const continuation = request.continuation;
     this.firstIteration = (continuation?.lastIteration ?? 0) + 1;
     if (continuation) {
-      this.history.push(...continuation.history);
+      this.history.push(
+        ...continuation.history.map((record, index, all) =>
+          index === all.length - 1 && continuation.answer !== undefined ? { ...record, answer: continuation.answer } : record,
+        ),
+      );
       this.completedIterations = continuation.lastIteration;
       this.taskStart = continuation.taskStart ?? undefined;
     }
@@ -316,6 +330,8 @@ class LoopRun {
       guards: guardsOf(request),
     });
     this.guard.startClock();
+    const answered = request.continuation?.answer;
+    if (answered !== undefined) this.emit({ type: 'needs_input_answered', iteration: this.firstIteration - 1, answer: answered });
     let end: EndState;
     try {
       await request.beforeFirstIteration?.({ report: (event) => this.emit(event), signal: this.guard.signal });
@@ -348,6 +364,12 @@ class LoopRun {
       }
       this.nudge = stall;
       const iterationsLeft = request.maxIterations === null || iteration < request.maxIterations;
+      if (decision.kind === 'CONTINUE' && decision.needsInput && iterationsLeft) {
+        const reply = request.askUser ? await this.pauseForAnswer(iteration, decision.needsInput, request.askUser) : null;
+        if (reply === null) return needsInputEnd(decision.needsInput);
+        if (reply.type === 'stop') return interrupted();
+        continue;
+      }
       if (request.waitForReview && iterationsLeft && (await this.pauseForReview(iteration, request.waitForReview)) === 'stop') return interrupted();
     }
   }
@@ -358,13 +380,39 @@ class LoopRun {
    * that the user's own changes to the tree are allowed meanwhile; the time budget
    * does not run while the loop waits.
    */
-  private async pauseForReview(iteration: number, wait: NonNullable<LoopRequest['waitForReview']>): Promise<RunControl['type']> {
+  private async pauseForReview(iteration: number, wait: NonNullable<LoopRequest['waitForReview']>): Promise<ReviewAction> {
+    return this.paused(iteration, undefined, async () => {
+      const action = this.guard.signal.aborted ? 'stop' : await wait(iteration, this.guard.signal);
+      return { reply: action, action };
+    });
+  }
+
+  /**
+   * Waits for the user's answer as for a review (the editor's notification, the
+   * terminal's question): the answer goes to the next actor as their words. Null when
+   * nobody can answer after all.
+   */
+  private async pauseForAnswer(iteration: number, needs: NeedsInput, ask: NonNullable<LoopRequest['askUser']>): Promise<RunControl | null> {
+    return this.paused(iteration, needs, async () => {
+      const reply: RunControl | null = this.guard.signal.aborted ? { type: 'stop' } : await ask(iteration, needs, this.guard.signal);
+      if (reply?.type === 'answer') {
+        this.history.at(-1)!.answer = reply.text;
+        this.emit({ type: 'needs_input_answered', iteration, answer: reply.text });
+      }
+      return { reply, action: reply === null || reply.type === 'stop' ? 'stop' : 'continue' };
+    });
+  }
+
+  /** A pause for the user: the clock stops, the lock lets them change the tree meanwhile, and the events say so. */
+  private async paused<T>(iteration: number, needs: NeedsInput | undefined, wait: () => Promise<{ reply: T; action: ReviewAction }>): Promise<T> {
     this.guard.pauseClock();
     this.lock.setPausedForReview(true);
-    this.emit({ type: 'review_paused', iteration });
-    let action: RunControl['type'] = 'stop';
+    this.emit({ type: 'review_paused', iteration, ...(needs && { needs_input: needs }) });
+    let action: ReviewAction = 'stop';
     try {
-      action = this.guard.signal.aborted ? 'stop' : await wait(iteration, this.guard.signal);
+      const waited = await wait();
+      action = waited.action;
+      return waited.reply;
     } finally {
       // A review action under way (a hunk half undone) finishes before the loop touches the tree again.
       await withReviewLock(this.sidecarDir, async () => this.lock.setPausedForReview(false)).catch((error: unknown) => {
@@ -375,7 +423,6 @@ class LoopRun {
       this.emit({ type: 'review_resumed', iteration, action, paused_secs: pausedSecs });
       this.guard.startClock();
     }
-    return action;
   }
 
   /** One iteration, as the class comment tells it; null when it was stopped before the critic's verdict came in. */
@@ -392,6 +439,8 @@ class LoopRun {
     const change = await this.diff(iteration, pre, post);
     const protection = await this.judgeProtectedChanges(iteration, change, post);
     const openItems = await this.takeClaims(iteration, actor, brief);
+    const question = actorQuestion(actor.finalText ?? actor.transcript);
+    if (question !== null) return this.actorAsked(iteration, { pre, post, actor, change, protection }, openItems, question);
     const checks = await this.runChecks(iteration, post, 'each');
     if (checks === null) return null;
     const critic = await this.askCritic(iteration, { actor, change, checks, protection, openItems }, post);
@@ -403,6 +452,31 @@ class LoopRun {
     const work: IterationWork = { pre, post, actor, change, checks: [...checks, ...atDone], protection, ...critic };
     const decision = await this.recordIteration(iteration, work, openItems);
     return this.decide(iteration, work, decision);
+  }
+
+  /**
+   * The actor asked the user (`<needs_input>`): nothing to judge yet, so neither the
+   * checks nor the critic run; the iteration is a CONTINUE that waits for the answer.
+   */
+  private async actorAsked(
+    iteration: number,
+    done: Pick<IterationWork, 'pre' | 'post' | 'actor' | 'change' | 'protection'>,
+    openItems: ReviewItems,
+    question: string,
+  ): Promise<IterationEnd> {
+    const verdict: CriticVerdict = {
+      decision: needsInputDecision({ from: 'actor', question }),
+      source: 'actor_asked',
+      findings: [],
+      resolved: [],
+      requirements: [],
+      answer: '',
+      evidence: new CriticEvidenceFold().result(),
+      runs: [],
+      interrupted: false,
+    };
+    const work: IterationWork = { ...done, checks: [], verdict, reverted: [] };
+    return this.decide(iteration, work, await this.recordIteration(iteration, work, openItems));
   }
 
   /** What the actor is told: the task alone, or with the feedback so far, a nudge and the open review items. */
@@ -688,6 +762,8 @@ class LoopRun {
     }
     const failedChecks = checks.filter((check) => !check.passed);
     this.history.push({ iteration, decision, failedChecks, weakened: work.protection.weakened, requirements: this.requirements.statuses() ?? undefined });
+    // A question for the user is not the loop going in circles: it waits for what it lacks.
+    if (decision.kind === 'CONTINUE' && decision.needsInput) return { decision, stall: null };
     const stall = this.stalls.observe({
       iteration,
       filesChanged: change.diff.filesChanged,
@@ -790,6 +866,7 @@ class LoopRun {
     const { diff } = work.change;
     const remainingIssues = decision.kind === 'CONTINUE' ? decision.remainingIssues : [];
     const failedChecks = work.checks.filter((check) => !check.passed).map((check) => check.name);
+    const needsInput = decision.kind === 'CONTINUE' ? decision.needsInput : undefined;
     this.emit({
       type: 'critic_decision',
       iteration,
@@ -803,7 +880,9 @@ class LoopRun {
       findings: critique.findings,
       resolved: critique.resolved,
       evidence: verdict.evidence,
+      ...(needsInput && { needs_input: needsInput }),
     });
+    if (needsInput) this.emit({ type: 'needs_input', iteration, ...needsInput });
     this.writer.writeIteration({
       iteration_number: iteration,
       actor_output: actor.transcript,
@@ -824,6 +903,7 @@ class LoopRun {
       protected_changes: work.protection.weakened.length > 0 ? work.protection.weakened : undefined,
       findings: critique.findings.length > 0 ? critique.findings : undefined,
       unmet_requirements: critique.unmetRequirements.length > 0 ? critique.unmetRequirements : undefined,
+      needs_input: needsInput,
     });
     this.emit({ type: 'iteration_finished', iteration, decision: decision.kind });
   }
@@ -919,6 +999,11 @@ function interrupted(): EndState {
 function failed(error: unknown): EndState {
   const code: FailureCode = isCodeloopsError(error) ? error.code : 'internal';
   return { ...ended('failed'), error: (error as Error).message, errorCode: code };
+}
+
+/** Nobody can answer the question (headless): the loop ends `failed`, the question as its error, to be answered on resume. */
+function needsInputEnd(needs: NeedsInput): EndState {
+  return { ...ended('failed'), error: needs.question, errorCode: 'needs_input', stopReason: 'needs_input' };
 }
 
 /** A guard stopped the loop: it ends `failed`, saying why. */

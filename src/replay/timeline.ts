@@ -109,7 +109,11 @@ function fromEvent(event: RunEvent, runsBefore: number): AnyEntry[] {
     case 'review_claimed':
       return [{ kind: event.type, at, iteration: event.iteration, ids: event.ids }];
     case 'review_paused':
-      return [{ kind: 'review_paused', at, iteration: event.iteration }];
+      return [{ kind: 'review_paused', at, iteration: event.iteration, ...(event.needs_input && { needs_input: event.needs_input }) }];
+    case 'needs_input':
+      return [{ kind: 'needs_input', at, iteration: event.iteration, from: event.from, question: event.question }];
+    case 'needs_input_answered':
+      return [{ kind: 'needs_input_answered', at, iteration: event.iteration, answer: event.answer }];
     case 'review_resumed':
       return [{ kind: 'review_resumed', at, iteration: event.iteration, action: event.action, paused_secs: event.paused_secs }];
     default: {

@@ -88,6 +88,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
     warnings.push(`the session was rolled back to before iteration ${rolledBackTo}: the actor gets the feedback up to then, in a fresh agent session`);
   }
   const failedChecks = failedChecksByIteration(chain.flatMap((link) => events.get(link.id) ?? []));
+  const answers = answersByIteration(chain.flatMap((link) => events.get(link.id) ?? []));
   return {
     session,
     repository,
@@ -96,7 +97,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       appendTo: session.end ? null : session.filePath,
       history: iterations
         .filter((line) => rolledBackTo === undefined || line.iteration_number < rolledBackTo)
-        .map((line) => feedbackRecord(line, failedChecks.get(line.iteration_number) ?? [])),
+        .map((line) => feedbackRecord(line, failedChecks.get(line.iteration_number) ?? [], answers.get(line.iteration_number))),
       lastIteration,
       actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
@@ -145,13 +146,39 @@ function iterationsOf(chain: readonly Session[]): IterationLine[] {
   return [...byNumber.values()].sort((a, b) => a.iteration_number - b.iteration_number);
 }
 
-function feedbackRecord(line: IterationLine, failedChecks: CheckResult[]): FeedbackRecord {
+function feedbackRecord(line: IterationLine, failedChecks: CheckResult[], answer: string | undefined): FeedbackRecord {
   const feedback = line.feedback ?? '';
   let decision: CriticDecision;
-  if (line.critic_decision === 'CONTINUE') decision = { kind: 'CONTINUE', feedback, remainingIssues: line.remaining_issues ?? [] };
+  if (line.critic_decision === 'CONTINUE')
+    decision = { kind: 'CONTINUE', feedback, remainingIssues: line.remaining_issues ?? [], ...(line.needs_input && { needsInput: line.needs_input }) };
   else if (line.critic_decision === 'ERROR') decision = { kind: 'ERROR', ...errorFeedbackParts(feedback) };
   else decision = { kind: 'DONE', summary: feedback, confidence: null };
-  return { iteration: line.iteration_number, decision, failedChecks };
+  return { iteration: line.iteration_number, decision, failedChecks, ...(line.needs_input && answer !== undefined && { answer }) };
+}
+
+/** The answers the user gave while a loop waited for them, by the iteration that asked (a run that answered and then crashed keeps its answer). */
+function answersByIteration(events: readonly RunEvent[]): Map<number, string> {
+  return new Map(events.flatMap((event) => (event.type === 'needs_input_answered' ? [[event.iteration, event.answer] as const] : [])));
+}
+
+/**
+ * `codeloops resume --answer`: the answer to the question the session's last
+ * iteration asked, given to the next actor as the user's words. Refused when the
+ * session asked nothing: an answer to no question would be read as a new task.
+ */
+export function answerQuestion(plan: ResumePlan, answer: string): void {
+  const last = plan.continuation.history.at(-1);
+  const needs = last?.decision.kind === 'CONTINUE' ? last.decision.needsInput : undefined;
+  if (!needs || answer.trim() === '') {
+    throw new ResumeRefusedError(
+      'usage',
+      needs
+        ? `The answer to "${needs.question}" is empty.`
+        : `Session ${plan.session.id} is not waiting for an answer: its last iteration asked the user nothing. Comment on it to say more.`,
+      { session_id: plan.session.id },
+    );
+  }
+  plan.continuation.answer = answer.trim();
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type RequirementStatus,
   type Verification,
 } from './verification.js';
+import { needsInputText, type NeedsInput } from './needsInput.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
 import type { CriticDecisionKind, Outcome } from './sessionLines.js';
@@ -233,7 +234,9 @@ type SharedFact =
   | ({ kind: 'protected_change' } & Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>)
   | { kind: 'nested_repositories_appeared'; repositories: readonly NestedRepository[] }
   | { kind: 'review_delivered' | 'review_claimed'; ids: readonly string[] }
-  | { kind: 'review_paused'; iteration: number | null }
+  | { kind: 'review_paused'; iteration: number | null; needs_input?: NeedsInput }
+  | ({ kind: 'needs_input' } & NeedsInput)
+  | ({ kind: 'needs_input_answered' } & Pick<RunEventOf<'needs_input_answered'>, 'answer'>)
   | ({ kind: 'review_resumed' } & Pick<RunEventOf<'review_resumed'>, 'action'>);
 
 /** A run event under its replay entry's discriminant: their other fields have the same names. */
@@ -272,7 +275,13 @@ function sharedLine(fact: SharedFact): DescribedLine {
     case 'review_claimed':
       return { text: `the actor says it addressed ${fact.ids.join(', ')}`, tone: 'muted' };
     case 'review_paused':
-      return { text: `paused for review after iteration ${fact.iteration}: comment, reject hunks, then continue`, tone: 'warning' };
+      return fact.needs_input
+        ? { text: `paused after iteration ${fact.iteration} until you answer`, tone: 'warning' }
+        : { text: `paused for review after iteration ${fact.iteration}: comment, reject hunks, then continue`, tone: 'warning' };
+    case 'needs_input':
+      return { text: needsInputText(fact), tone: 'warning' };
+    case 'needs_input_answered':
+      return { text: `you answered: ${fact.answer}`, tone: 'info' };
     case 'review_resumed':
       return { text: fact.action === 'continue' ? 'review done: continuing' : 'review done: stopping the loop', tone: 'info' };
   }
@@ -559,6 +568,7 @@ function outcomeLines(end: {
   cost_estimated?: boolean;
   session_file?: string;
   verification?: Verification | null;
+  stop_reason?: string | null;
 }): DescribedLine[] {
   const after = `after ${end.iterations} iteration${end.iterations === 1 ? '' : 's'} (${formatDuration(end.duration_secs)})`;
   const headlines: Readonly<Record<Outcome, DescribedLine>> = {
@@ -568,7 +578,10 @@ function outcomeLines(end: {
         : { text: `✓ Done ${after}`, tone: 'success' },
     max_iterations_reached: { text: `■ Stopped at the iteration limit ${after}`, tone: 'warning' },
     interrupted: { text: `■ Interrupted ${after}`, tone: 'warning' },
-    failed: { text: `✗ Failed ${after}: ${end.error ?? 'unknown error'}`, tone: 'error' },
+    failed:
+      end.stop_reason === 'needs_input'
+        ? { text: `✗ Failed ${after}: it needs your answer, and nobody could give it here: ${end.error ?? ''}`, tone: 'error' }
+        : { text: `✗ Failed ${after}: ${end.error ?? 'unknown error'}`, tone: 'error' },
   };
   const lines = [headlines[end.status]];
   if (end.total_cost_usd !== null || end.total_tokens > 0) {

@@ -54,6 +54,8 @@ export const FAILURE_CODES = [
   'budget_exceeded',
   /** A loop ended: it went in circles (`stop_reason` `stalled`). */
   'stalled',
+  /** A loop ended: the critic or the actor needs the user's answer and nobody could give it (no terminal, no editor); the question is the error. */
+  'needs_input',
   /** A project file would run programs (agents' commands, arguments, checks) that the user has not trusted. */
   'project_untrusted',
   /** A git command the loop needs failed (a snapshot, a diff). */

@@ -102,11 +102,20 @@ export type ReviewRecordInput = DistributiveOmit<ReviewRecord, 'timestamp'>;
 export const REVIEW_MODES = ['off', 'pause'] as const;
 export type ReviewMode = (typeof REVIEW_MODES)[number];
 
+/** What the user says to a loop paused for review: go on, or stop it. */
+export const REVIEW_ACTIONS = ['continue', 'stop'] as const;
+export type ReviewAction = (typeof REVIEW_ACTIONS)[number];
+
 /**
- * What a runner paused for review reads on its stdin, one JSON object a line (the
- * editor writes them; in a terminal, Enter means continue): go on, or stop the loop.
+ * What a paused runner reads on its stdin, one JSON object a line (the editor writes
+ * them; in a terminal, Enter means continue): go on, stop the loop, or, when the loop
+ * needs the user, their answer (`{"type":"answer","text":"…"}`), which the next actor
+ * is given as the user's words.
  */
-export const runControlSchema = z.object({ type: z.enum(['continue', 'stop']) });
+export const runControlSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.enum(REVIEW_ACTIONS) }),
+  z.object({ type: z.literal('answer'), text: z.string().check(z.trim(), z.minLength(1)) }),
+]);
 export type RunControl = z.infer<typeof runControlSchema>;
 
 /** What a review action did: `codeloops reject|stage --json`, and what the editor is told. */

@@ -9,7 +9,8 @@ import {
   requirementStatusSchema,
   VERIFICATIONS,
 } from './verification.js';
-import { findingSchema, REVIEW_MODES, runControlSchema } from './reviewRecords.js';
+import { needsInputSchema } from './needsInput.js';
+import { findingSchema, REVIEW_ACTIONS, REVIEW_MODES } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
 import * as z from './zod.js';
 
@@ -209,7 +210,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
     summary: z.nullable(z.string()),
     confidence: z.nullable(z.number()),
     remaining_issues: paths,
-    source: z.enum(['block', 'marker', 'repair', 'unreadable', 'critic_failed']),
+    /** `actor_asked`: the actor asked the user (`needs_input`), and the critic did not run. */
+    source: z.enum(['block', 'marker', 'repair', 'unreadable', 'critic_failed', 'actor_asked']),
     /** The critic's own words (head and tail), kept out of the session file. */
     critic_output: z.string(),
     /** Its findings on this iteration's code, checked against the tree (absent in records of older runners). */
@@ -218,7 +220,13 @@ export const runEventSchema = z.discriminatedUnion('type', [
     resolved: z.optional(z.array(z.string())),
     /** What it ran and read to judge, from its stream (absent in records of older runners). */
     evidence: z.optional(criticEvidenceSchema),
+    /** On a CONTINUE: the critic (`blocked`) or the actor cannot go on without the user (see `needsInput.ts`). */
+    needs_input: z.optional(needsInputSchema),
   }),
+  /** The critic or the actor needs the user: the loop waits for their answer, or ends when nobody can give one. */
+  event('needs_input', { iteration, ...needsInputSchema.shape }),
+  /** The user answered the question of `iteration`: the next actor is given it as their words. */
+  event('needs_input_answered', { iteration, answer: z.string() }),
   /** One of the project's checks ran on the iteration's tree (`tree`: the snapshot's tree id). */
   event('check_finished', {
     iteration,
@@ -267,10 +275,10 @@ export const runEventSchema = z.discriminatedUnion('type', [
   event('review_delivered', { iteration, ids: paths }),
   /** The review items the actor says it addressed (its `Addressed:` line): the critic is asked to confirm. */
   event('review_claimed', { iteration, ids: paths }),
-  /** The loop waits for the user after a CONTINUE (`review = "pause"`). */
-  event('review_paused', { iteration }),
+  /** The loop waits for the user after a CONTINUE (`review = "pause"`), or for their answer (`needs_input`: what was asked). */
+  event('review_paused', { iteration, needs_input: z.optional(needsInputSchema) }),
   /** The user said to go on, or to stop. */
-  event('review_resumed', { iteration, action: runControlSchema.shape.type, paused_secs: z.number() }),
+  event('review_resumed', { iteration, action: z.enum(REVIEW_ACTIONS), paused_secs: z.number() }),
   event('iteration_finished', { iteration, decision: z.enum(CRITIC_DECISIONS) }),
   event('warning', { message: z.string() }),
   /** The tree was put back to how it was before `to_iteration` (`codeloops rollback`). */

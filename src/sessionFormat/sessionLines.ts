@@ -1,3 +1,4 @@
+import { needsInputSchema } from './needsInput.js';
 import { findingSchema } from './reviewRecords.js';
 import { protectedChangeSchema, requirementStatusSchema, VERIFICATIONS } from './verification.js';
 import * as z from './zod.js';
@@ -16,8 +17,8 @@ export type CriticDecisionKind = (typeof CRITIC_DECISIONS)[number];
 export const OUTCOMES = ['success', 'failed', 'interrupted', 'max_iterations_reached'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** Why a guard ended a loop (`failed`): a cost, token or time budget crossed, or the loop went in circles. */
-export const STOP_REASONS = ['budget_cost', 'budget_tokens', 'duration', 'stalled'] as const;
+/** Why a loop ended `failed` before its end: a cost, token or time budget crossed, it went in circles, or it needs the user and nobody could answer (`needs_input`). */
+export const STOP_REASONS = ['budget_cost', 'budget_tokens', 'duration', 'stalled', 'needs_input'] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 
 const timestamp = z.string().check(z.refine((value) => !Number.isNaN(Date.parse(value)), 'not an ISO 8601 datetime'));
@@ -173,6 +174,8 @@ export const iterationLineSchema = z.looseObject({
   unmet_requirements: z.optional(z.array(requirementStatusSchema)),
   /** Extra field: the critic's findings on this iteration's code (see `reviewRecords.ts`). */
   findings: z.optional(z.array(findingSchema)),
+  /** Extra field, on a CONTINUE: the critic or the actor cannot go on without the user, and asks them this (see `needsInput.ts`). */
+  needs_input: z.optional(needsInputSchema),
   /**
    * Set by readers, never written: the decision as another writer wrote it, when it
    * was not exactly one of the three words (`DONE (confidence: 95%)`, `approved`).

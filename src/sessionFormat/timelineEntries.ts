@@ -7,6 +7,7 @@ import {
   VERIFICATIONS,
 } from './verification.js';
 import { agentRunOutcomeShape, checkOutcomeShape, checkTraitsShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
+import { needsInputSchema } from './needsInput.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
 import * as z from './zod.js';
@@ -112,8 +113,11 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
   /** The review items an actor run was told, and those it said it addressed. */
   entry('review_delivered', { ids: paths }),
   entry('review_claimed', { ids: paths }),
-  /** The loop waited for the user's review, and what they said. */
-  entry('review_paused', {}),
+  /** The critic or the actor needed the user, and what the user answered (see `needsInput.ts`). */
+  entry('needs_input', { ...needsInputSchema.shape }),
+  entry('needs_input_answered', { answer: z.string() }),
+  /** The loop waited for the user's review (or their answer: `needs_input`), and what they said. */
+  entry('review_paused', { needs_input: z.optional(needsInputSchema) }),
   entry('review_resumed', { action: z.enum(['continue', 'stop']), paused_secs: z.number() }),
   entry('session_ended', {
     outcome: z.enum(OUTCOMES),

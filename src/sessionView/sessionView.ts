@@ -71,7 +71,18 @@ export type IterationView = z.infer<typeof iterationViewSchema>;
 
 /** Something that happened between iterations: a resume, an interruption, a rollback or its undo, a candidate's worktree setup, an apply, an import. */
 export const timelineNoteSchema = z.object({
-  kind: z.enum(['resumed', 'interrupted', 'rollback', 'rollback_undone', 'stall', 'worktree_prepared', 'applied', 'apply_undone', 'imported']),
+  kind: z.enum([
+    'resumed',
+    'interrupted',
+    'rollback',
+    'rollback_undone',
+    'stall',
+    'worktree_prepared',
+    'applied',
+    'apply_undone',
+    'imported',
+    'needs_input_answered',
+  ]),
   at: z.string(),
   /** Shown after this iteration (0: before the first). */
   after_iteration: z.int().check(z.nonnegative()),

@@ -173,6 +173,8 @@ function noteOf(event: RunEvent, where: { runsBefore: number; lastIteration: num
       return event.interrupted ? note('interrupted', event.iteration - 1, words()) : undefined;
     case 'stall':
       return note('stall', event.iteration, words());
+    case 'needs_input_answered':
+      return note('needs_input_answered', event.iteration, words());
     case 'worktree_prepared':
       return note('worktree_prepared', 0, words());
     case 'rollback':

@@ -1,4 +1,4 @@
-import { runControlSchema } from '../sessionFormat/reviewRecords.js';
+import { REVIEW_ACTIONS } from '../sessionFormat/reviewRecords.js';
 import { runEventSchema } from '../sessionFormat/runEvents.js';
 import * as z from '../sessionFormat/zod.js';
 import { iterationDetailSchema, sessionViewSchema } from './sessionView.js';
@@ -47,7 +47,7 @@ export const viewerMessageSchema = z.discriminatedUnion('type', [
   /** Open a file of the session's repository at a line (a path the session recorded; the host keeps it inside the repository). */
   z.object({ type: z.literal('openLocation'), file: z.string(), line: z.nullable(z.int().check(z.positive())) }),
   /** A loop paused for review: go on, or stop. */
-  z.object({ type: z.literal('reviewControl'), action: runControlSchema.shape.type }),
+  z.object({ type: z.literal('reviewControl'), action: z.enum(REVIEW_ACTIONS) }),
   /** Accept a standing weakening of a protected file, as the iteration recorded it (the host asks for the reason). */
   z.object({ type: z.literal('acceptChange'), iteration: z.int().check(z.positive()), file: z.string() }),
 ]);

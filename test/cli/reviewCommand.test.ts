@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sessionReviewSchema } from '../../src/sessionFormat/reviewRecords.js';
-import { parseRunEvent, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 import * as z from '../../src/sessionFormat/zod.js';
-import { runCli, startCli } from '../support/cliProcess.js';
+import { followRunEvents, runCli, startCli } from '../support/cliProcess.js';
 import { mkfifo } from '../support/hostileFiles.js';
 import { carryOn, decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
@@ -183,29 +182,8 @@ describe('codeloops review, reject, comment, resolve, stage (the built CLI)', ()
       critic: [[carryOn('more')]],
     });
     const run = startCli(['-p', 'Write files', '--review', '--events', 'ndjson'], { cwd: repo, env, stdin: 'pipe' });
-    const events: RunEvent[] = [];
-    let buffered = '';
-    const paused = (count: number) =>
-      new Promise<void>((resolve) => {
-        const check = () => {
-          if (events.filter((event) => event.type === 'review_paused').length >= count) {
-            run.child.stdout!.off('data', onData);
-            resolve();
-          }
-        };
-        const onData = (chunk: Buffer) => {
-          buffered += chunk.toString('utf8');
-          const parts = buffered.split('\n');
-          buffered = parts.pop()!;
-          for (const line of parts) {
-            const event = parseRunEvent(line);
-            if (event) events.push(event);
-          }
-          check();
-        };
-        run.child.stdout!.on('data', onData);
-        check();
-      });
+    const { events, until } = followRunEvents(run);
+    const paused = (count: number) => until((seen) => seen.filter((event) => event.type === 'review_paused').length >= count);
     await paused(1);
     assert.ok(fs.existsSync(path.join(repo, 'a.txt')));
     assert.ok(!fs.existsSync(path.join(repo, 'b.txt')), 'the second iteration waits');

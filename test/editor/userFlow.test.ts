@@ -20,7 +20,23 @@ import { Workbench } from '../support/workbench.js';
 const SLOW_TASK = 'A slow task that the status bar will interrupt';
 const CANDIDATES_TASK = 'Candidates: write hello-candidates.txt';
 const REVIEW_TASK = 'Tidy review.txt, and wait for my review after each round';
+const NEEDS_TASK = 'Write welcome.txt in the language I choose';
+const NEEDS_QUESTION = 'Which language should welcome.txt greet in?';
 const numbered = (change: Record<number, string> = {}) => Array.from({ length: 20 }, (_, index) => change[index + 1] ?? `line ${index + 1}`).join('\n') + '\n';
+
+/** The "needs you" task's scripted model: the critic asks the user which language, the actor writes in the one they answered. */
+function needsModel(repo: string) {
+  return (request: ModelRequest): ScriptedReply => {
+    if (isCriticRequest(request)) {
+      return request.allUserText.includes("Waiting for the user's answer")
+        ? { text: 'Greets in French.\n<decision>{"type":"done","summary":"welcome.txt greets in French","confidence":0.9}</decision>' }
+        : { text: `Only the user can choose.\n<decision>${JSON.stringify({ type: 'blocked', question: NEEDS_QUESTION })}</decision>` };
+    }
+    if (request.hasToolResult) return { text: 'Wrote welcome.txt.' };
+    const answered = request.lastUserText.includes('Their answer, in their words');
+    return { toolCalls: [{ name: 'Write', input: { file_path: path.join(repo, 'welcome.txt'), content: answered ? 'Bienvenue\n' : 'Welcome\n' } }] };
+  };
+}
 
 /** The review task's scripted model: two changes far apart, a critic with a finding on one, then the fix. */
 function reviewModel(repo: string) {
@@ -129,11 +145,13 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     repo = createRepo({ files: { 'README.md': '# greeting service\n', 'review.txt': numbered() } });
     const greetingModel = scriptedGreetingModel(repo);
     const forReview = reviewModel(repo);
+    const forNeeds = needsModel(repo);
     api = await startModelApi(anthropicMessages, (request) => {
       if (request.toolNames.length === 0) return { text: 'A title' };
       // The second loop's actor waits on its model for as long as the test lets it.
       if (!isCriticRequest(request) && request.allUserText.includes(SLOW_TASK)) return new Promise(() => {});
       if (request.allUserText.includes(REVIEW_TASK)) return forReview(request);
+      if (request.allUserText.includes(NEEDS_TASK)) return forNeeds(request);
       if (request.allUserText.includes(CANDIDATES_TASK)) return candidateModel(request);
       return greetingModel(request);
     });
@@ -392,6 +410,23 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await viewer.locator('.review-item.finding', { hasText: 'F1.1' }).scrollIntoViewIfNeeded();
     await shot('review-in-viewer');
     await workbench.runCommand('Codeloops: Toggle Review Before Continuing');
+  });
+  it('“needs you”: the critic’s question is answered from the notification, and the loop carries on with the answer', async () => {
+    await workbench.runCommand('Codeloops: Run Prompt');
+    await workbench.answer('What should the agent do?', NEEDS_TASK);
+    const asked = await workbench.notification(`needs you (asked by the critic): ${NEEDS_QUESTION}`, 120_000);
+    await shot('needs-you-question');
+    await asked.press('Answer…');
+    await workbench.clickIntoQuickInput(NEEDS_QUESTION);
+    await workbench.answer(NEEDS_QUESTION, 'French, please');
+    await workbench.notification('Codeloops finished', 120_000);
+    assert.equal(fs.readFileSync(path.join(repo, 'welcome.txt'), 'utf8'), 'Bienvenue\n');
+    const told = api.requests.find((request) => !isCriticRequest(request) && request.lastUserText.includes('Their answer, in their words'));
+    assert.match(
+      told?.lastUserText ?? '',
+      /The reviewer asked the user: Which language should welcome\.txt greet in\?\nTheir answer, in their words:\n```\nFrench, please\n```/,
+    );
+    await shot('needs-you-answered');
   });
 });
 

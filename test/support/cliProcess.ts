@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot, tempDir } from './testEnvironment.js';
+import { parseRunEvent, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 
 export interface CliResult {
   code: number | null;
@@ -114,4 +115,31 @@ export function startCli(args: string[], options: CliOptions): CliRun {
 
 export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
   return startCli(args, options).done;
+}
+
+/** The run events a CLI run prints on stdout (`--events ndjson`), as they come, and a wait until they say something. */
+export function followRunEvents(run: CliRun): { events: RunEvent[]; until: (done: (events: readonly RunEvent[]) => boolean) => Promise<void> } {
+  const events: RunEvent[] = [];
+  const waiters = new Set<() => void>();
+  let buffered = '';
+  run.child.stdout!.on('data', (chunk: Buffer) => {
+    const parts = (buffered + chunk.toString('utf8')).split('\n');
+    buffered = parts.pop()!;
+    for (const line of parts) {
+      const event = parseRunEvent(line);
+      if (event) events.push(event);
+    }
+    for (const waiter of [...waiters]) waiter();
+  });
+  const until = (done: (events: readonly RunEvent[]) => boolean) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (!done(events)) return;
+        waiters.delete(check);
+        resolve();
+      };
+      waiters.add(check);
+      check();
+    });
+  return { events, until };
 }

@@ -37,6 +37,8 @@ export interface ScriptedLoopOptions {
   prices?: PriceTable;
   /** Review before continuing: the loop waits on this after each iteration that goes on. */
   waitForReview?: LoopRequest['waitForReview'];
+  /** Asked when the critic or the actor needs the user (absent: headless). */
+  askUser?: LoopRequest['askUser'];
   continuation?: LoopRequest['continuation'];
   /** Where sidecar folders go (default: beside the sessions folder). */
   sidecarRoot?: string;
@@ -88,6 +90,7 @@ export async function runScriptedLoop(repoDir: string, script: AgentScript, opti
       options.onEvent?.(event);
     },
     waitForReview: options.waitForReview,
+    askUser: options.askUser,
     continuation: options.continuation,
     verify: options.verify,
   });

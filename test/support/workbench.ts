@@ -93,6 +93,11 @@ export class Workbench {
     return input;
   }
 
+  /** Clicks into the box of the quick input asking `question`, as a user does when it shows without the caret (it stays open while focus is elsewhere). */
+  async clickIntoQuickInput(question: string): Promise<void> {
+    await this.page.locator('.quick-input-widget').filter({ hasText: question }).locator('input').click();
+  }
+
   /** Answers the quick input asking `question`: types `text` and presses Enter. */
   async answer(question: string, text: string): Promise<void> {
     const input = await this.quickInput(question);

@@ -472,6 +472,22 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.equal(root.querySelectorAll('article.iteration').length, 100);
     assert.equal(root.querySelectorAll('.diff-line').length, 0);
   });
+  it('shows a question for the user as one, not as feedback, and the user’s answer after it', () => {
+    const { root } = open(
+      session({
+        iterations: [
+          iteration(1, { feedback: "Waiting for the user's answer: Which port?", needs_input: { from: 'actor', question: 'Which port?' } }),
+          iteration(2, { critic_decision: 'DONE', feedback: null }),
+        ],
+        notes: [{ kind: 'needs_input_answered', at: '2025-01-27T15:32:00Z', after_iteration: 1, text: 'you answered: 8080' }],
+      }),
+    );
+    const first = root.querySelector('article.iteration')!;
+    assert.equal(first.querySelector('.needs-input')!.textContent!.trim(), 'The actor needs you: Which port?');
+    assert.equal(first.querySelector('.feedback'), null);
+    assert.match(root.querySelector('.note-needs_input_answered')!.textContent!, /you answered: 8080/);
+  });
+
   it('places resumes, interruptions and rollbacks between the iterations they came between', () => {
     const { root } = open(
       session({

@@ -1,4 +1,4 @@
-import type { RunControl } from '../../sessionFormat/reviewRecords.js';
+import type { ReviewAction, RunControl } from '../../sessionFormat/reviewRecords.js';
 import { parseRunEvent, type RunEvent, type RunEventOf, type RunSummary } from '../../sessionFormat/runEvents.js';
 import { RunnerProcess, type RunnerFailure } from './runnerProcess.js';
 
@@ -9,7 +9,7 @@ export interface LoopProcessOptions {
   nodePath: string;
   workingDir: string;
   /** What to run: a prompt, or an earlier session to carry on (`codeloops resume`). */
-  prompt: { text: string } | { file: string } | { resume: string; force?: boolean };
+  prompt: { text: string } | { file: string } | { resume: string; force?: boolean; answer?: string };
   /** Editor settings as a config layer (JSON), between the global and the project config. */
   editorSettings?: string;
   /**
@@ -33,6 +33,8 @@ export class LoopProcess {
     if ('resume' in options.prompt) {
       // `--` first: the session id is an operand, never a flag.
       args.push('resume', '--events', 'ndjson', ...(options.prompt.force ? ['--force'] : []));
+      // `--answer=<text>`: one argument, whatever the answer starts with.
+      if (options.prompt.answer !== undefined) args.push(`--answer=${options.prompt.answer}`);
     } else {
       args.push('run', '--events', 'ndjson', '--working-dir', options.workingDir);
       // `--prompt=<text>`: one argument, so a prompt that starts with "-" is never read as a flag.
@@ -57,8 +59,17 @@ export class LoopProcess {
   }
 
   /** Tells a loop paused for review to go on or to stop (`review = "pause"`). */
-  control(action: RunControl['type']): void {
-    this.runner.send(JSON.stringify({ type: action } satisfies RunControl));
+  control(action: ReviewAction): void {
+    this.send({ type: action });
+  }
+
+  /** Gives a loop that needs the user their answer: the next actor is told it as the user's words. */
+  answer(text: string): void {
+    this.send({ type: 'answer', text });
+  }
+
+  private send(control: RunControl): void {
+    this.runner.send(JSON.stringify(control));
   }
 
   /** Like Ctrl+C in a terminal: the runner stops the agent, skips the critic, ends the session `interrupted`. */

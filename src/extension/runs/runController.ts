@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { FailureCode } from '../../sessionFormat/failures.js';
 import { advanceLoop, LOOP_STARTING, loopToldTo } from '../../sessionFormat/loopProgress.js';
-import type { RunControl } from '../../sessionFormat/reviewRecords.js';
+import type { NeedsInput } from '../../sessionFormat/needsInput.js';
+import type { ReviewAction } from '../../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../../sessionFormat/runEvents.js';
 import type { Disposable, Event, FolderRef } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
@@ -93,22 +94,35 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
   }
 
   /** Tells a loop paused for review to go on (or to stop); the loop of this session, or the only one paused. */
-  async resumeAfterReview(action: RunControl['type'], sessionId?: string): Promise<void> {
+  async resumeAfterReview(action: ReviewAction, sessionId?: string): Promise<void> {
+    const loop = await this.pausedLoop(sessionId, action === 'continue' ? 'Which loop should go on?' : 'Which loop should stop?');
+    if (!loop) return;
+    loop.progress = loopToldTo(loop.progress, action);
+    this.deps.registry.syncContext();
+    loop.process.control(action);
+  }
+
+  /** Gives a loop that waits for the user's answer (`needs_input`) their answer: the next actor gets it as their words. */
+  async answer(text: string, sessionId?: string): Promise<void> {
+    const loop = await this.pausedLoop(sessionId, 'Which loop is your answer for?');
+    if (!loop) return;
+    loop.progress = loopToldTo(loop.progress, 'continue');
+    this.deps.registry.syncContext();
+    loop.process.answer(text);
+  }
+
+  /** The loop of this session that waits for the user, or the only one; asks when several wait. */
+  private async pausedLoop(sessionId: string | undefined, question: string): Promise<RunningLoop<F> | undefined> {
     const paused = this.runningLoops().filter((loop) => loop.progress.pausedAfter !== null && (sessionId === undefined || loop.sessionId === sessionId));
     const loop =
       paused.length <= 1
         ? paused[0]
         : await this.deps.window.pick(
             paused.map((candidate) => ({ label: candidate.folder.name, description: `after iteration ${candidate.progress.pausedAfter}`, value: candidate })),
-            action === 'continue' ? 'Which loop should go on?' : 'Which loop should stop?',
+            question,
           );
-    if (!loop) {
-      if (paused.length === 0) void this.deps.window.showInfo('No Codeloops loop is waiting for your review.');
-      return;
-    }
-    loop.progress = loopToldTo(loop.progress, action);
-    this.deps.registry.syncContext();
-    loop.process.control(action);
+    if (!loop && paused.length === 0) void this.deps.window.showInfo('No Codeloops loop is waiting for your review.');
+    return loop;
   }
 
   private handle(folder: F, event: RunEvent): void {
@@ -127,7 +141,10 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     }
     if (event.type === 'spend') loop.spend = event;
     loop.progress = advanceLoop(loop.progress, event);
-    if (event.type === 'review_paused') this.offerReview(loop, event.iteration);
+    if (event.type === 'review_paused') {
+      if (event.needs_input) this.askForAnswer(loop, event.iteration, event.needs_input);
+      else this.offerReview(loop, event.iteration);
+    }
   }
 
   /**
@@ -153,6 +170,31 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
             void this.deps.commands.execute(COMMANDS.showIterationChanges, { kind: 'iteration', sessionId: loop.sessionId, number: iteration });
             ask(); // the question stays until it is answered
           }
+        });
+    ask();
+  }
+
+  /**
+   * The loop needs the user (`needs_input`): the notification shows the question, and
+   * Answer opens a box for the answer, which goes to the next actor as the user's
+   * words. Like a review, it takes no focus and stays until answered.
+   */
+  private askForAnswer(loop: RunningLoop<F>, iteration: number, needs: NeedsInput): void {
+    const [answer, look, stop] = ['Answer…', 'Show Changes', 'Stop'];
+    const ask = (): void =>
+      void this.deps.window
+        .showWarning(`Codeloops in ${loop.folder.name} needs you (asked by the ${needs.from}): ${needs.question}`, answer, look, stop)
+        .then(async (choice) => {
+          if (loop.progress.pausedAfter !== iteration) return; // already answered elsewhere (the viewer, the status bar)
+          if (choice === stop) return void this.resumeAfterReview('stop', loop.sessionId);
+          if (choice === answer) {
+            const text = (await this.deps.window.input(needs.question, 'Your answer: the next actor gets it as your words'))?.trim();
+            if (text) return void this.answer(text, loop.sessionId);
+          } else if (choice === look) {
+            if (loop.sessionId)
+              void this.deps.commands.execute(COMMANDS.showIterationChanges, { kind: 'iteration', sessionId: loop.sessionId, number: iteration });
+          } else return; // dismissed: the status bar still says the loop waits
+          if (loop.progress.pausedAfter === iteration) ask(); // the question stays until it is answered
         });
     ask();
   }

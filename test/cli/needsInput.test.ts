@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runSummarySchema } from '../../src/sessionFormat/runEvents.js';
+import { followRunEvents, runCli, startCli } from '../support/cliProcess.js';
+import { decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
+import { removeTempDirs } from '../support/testEnvironment.js';
+
+const QUESTION = 'Should the greeting be formal or casual?';
+const blocked = decision({ type: 'blocked', question: QUESTION });
+
+describe('"needs you" through the CLI', () => {
+  after(removeTempDirs);
+
+  it('headless (--json-output, no terminal): ends failed with needs_input and the question; resume --answer carries it on with the answer as the user’s words', async () => {
+    const { repo, env, agent } = scriptedCliSetup({
+      actor: [[{ write: { path: 'greeting.txt', content: 'Hi\n' } }], [{ write: { path: 'greeting.txt', content: 'Good day\n' } }]],
+      critic: [[blocked], [done('formal greeting')]],
+    });
+    const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 2, run.stderr);
+    const summary = runSummarySchema.parse(JSON.parse(run.stdout));
+    assert.equal(summary.status, 'failed');
+    assert.equal(summary.error_code, 'needs_input');
+    assert.equal(summary.stop_reason, 'needs_input');
+    assert.equal(summary.error, QUESTION);
+    assert.ok(run.stderr.includes(`codeloops resume ${summary.session_id} --answer "<your answer>"`), run.stderr);
+    const ended = assertValidSessionFile(summary.session_file);
+    assert.equal(ended.end?.error_code, 'needs_input');
+    assert.deepEqual(ended.iterations[0]!.needs_input, { from: 'critic', question: QUESTION });
+
+    const shown = await runCli(['sessions', 'show', summary.session_id], { cwd: repo, env });
+    assert.match(shown.stdout, /the critic needs you: Should the greeting be formal or casual\?/);
+
+    const resumed = await runCli(['resume', summary.session_id, '--answer', 'Formal, please.', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(runSummarySchema.parse(JSON.parse(resumed.stdout)).status, 'success');
+    const second = agent.prompt('actor', 2);
+    assert.match(second, /The reviewer asked the user: Should the greeting be formal or casual\?\nTheir answer, in their words:\n```\nFormal, please\.\n```/);
+    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Good day\n');
+
+    // The replay tells the question, the headless end and the answer given on resume.
+    const replay = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
+    assert.match(replay.stdout, /you answered: Formal, please\./);
+  });
+
+  it('resume --answer is refused for a session that asked nothing', async () => {
+    const { repo, env } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]],
+      critic: [[decision({ type: 'continue', feedback: 'more' })]],
+    });
+    const run = await runCli(['-p', 'Write a', '-n', '1', '--json-output'], { cwd: repo, env });
+    const id = runSummarySchema.parse(JSON.parse(run.stdout)).session_id;
+    const refused = await runCli(['resume', id, '--answer', 'yes', '-n', '3'], { cwd: repo, env });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /is not waiting for an answer/);
+  });
+
+  it('the control channel (--events ndjson, a piped stdin): the loop pauses with the question, and an answer message carries it on', async () => {
+    const { repo, env, agent } = scriptedCliSetup({
+      actor: [[{ print: 'Stuck.\n<needs_input>Which port should the server listen on?</needs_input>' }], [{ write: { path: 'port.txt', content: '8080\n' } }]],
+      critic: [[done('listens on 8080')]],
+    });
+    const run = startCli(['-p', 'Start a server', '--events', 'ndjson'], { cwd: repo, env, stdin: 'pipe' });
+    const { events, until } = followRunEvents(run);
+    await until((seen) => seen.some((event) => event.type === 'review_paused'));
+    const paused = events.find((event) => event.type === 'review_paused');
+    assert.deepEqual(paused?.type === 'review_paused' ? paused.needs_input : undefined, { from: 'actor', question: 'Which port should the server listen on?' });
+    assert.ok(!fs.existsSync(path.join(repo, 'port.txt')), 'the loop waits for the answer');
+    run.child.stdin!.write(`${JSON.stringify({ type: 'answer', text: 'Port 8080.' })}\n`);
+    const result = await run.done;
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      agent.prompt('actor', 2),
+      /You asked the user: Which port should the server listen on\?\nTheir answer, in their words:\n```\nPort 8080\.\n```/,
+    );
+    assert.equal(agent.calls('critic'), 1);
+  });
+});
