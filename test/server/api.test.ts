@@ -357,7 +357,7 @@ describe('codeloops ui: the sessions API', () => {
       assert.equal(page.status, 200, rawPath);
       assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
       assert.equal(page.headers['content-security-policy'], PAGE_CSP);
-      assert.match(page.body, /<script src="\/assets\/browser\.js"><\/script>/);
+      assert.match(page.body, /<script src="\/assets\/webview\.js"><\/script>/);
       assert.doesNotMatch(page.body, /<script>|\son\w+=|style=/, 'no inline script, handler or style');
     }
     assert.match(PAGE_CSP, /default-src 'none'/);
