@@ -9,6 +9,8 @@
 
 let collect: (() => void) | undefined;
 let scheduled = false;
+/** How many times a release was asked for: a reader of big lines asks while it works, before all it made is garbage. */
+let asked = 0;
 
 /** Turns collection on demand on for this process (as `node --expose-gc` would). */
 export function enableMemoryRelease(): void {
@@ -21,11 +23,22 @@ export function enableMemoryRelease(): void {
 
 /** A full collection now, when turned on: a big copy just became garbage, and the next one is about to be made. */
 export function releaseMemoryNow(): void {
+  asked += 1;
   collect?.();
+}
+
+/** A mark to compare with later: whether a release was asked for since (`releaseAskedSince`). */
+export function releaseMark(): number {
+  return asked;
+}
+
+export function releaseAskedSince(mark: number): boolean {
+  return asked !== mark;
 }
 
 /** A full collection once the work in hand is done (after the current I/O), when turned on. */
 export function releaseMemorySoon(): void {
+  asked += 1;
   if (!collect || scheduled) return;
   scheduled = true;
   setImmediate(() => {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { releaseMemorySoon } from '../process/memoryRelease.js';
+import { releaseAskedSince, releaseMark, releaseMemorySoon } from '../process/memoryRelease.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
 import { isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import { SessionStore } from '../sessions/sessionStore.js';
@@ -58,10 +58,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const server = http.createServer((request, response) => {
     streams += 1;
     const rssBefore = process.memoryUsage.rss();
+    const released = releaseMark();
     response.once('close', () => {
       streams -= 1;
-      // What a big answer left behind (a line's text, what it parsed to) is given back once it is sent.
-      if (process.memoryUsage.rss() - rssBefore > RELEASE_AFTER_GROWTH_BYTES) releaseMemorySoon();
+      // What a big answer left behind (a line's text, what it parsed to, the slices sent) is given back once it is sent:
+      // also when a reader of big lines already collected while it worked, before the last of it was garbage.
+      if (releaseAskedSince(released) || process.memoryUsage.rss() - rssBefore > RELEASE_AFTER_GROWTH_BYTES) releaseMemorySoon();
     });
     handle(request, response).catch((error: unknown) => {
       if (error instanceof ClientGoneError || response.destroyed) return;
