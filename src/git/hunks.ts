@@ -3,6 +3,7 @@ import { describeNonFile } from '../files/regularFile.js';
 import { displayPath, gitBytes, GitCommandError, gitText, onDisk } from './gitProcess.js';
 import type { Repository } from './repository.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
+import { readTreeFiles } from './treeFiles.js';
 import { parseNameStatus } from './treeDiff.js';
 
 /**
@@ -510,10 +511,8 @@ async function worktreeContent(repository: Repository, file: FilePatch): Promise
 
 /** A file as the index has it (stage 0), or undefined when it has none. */
 async function indexContent(repository: Repository, file: FilePatch): Promise<Buffer | undefined> {
-  const output = await gitBytes(repository.root, ['cat-file', '--batch'], { input: Buffer.from(`:${file.rawPath}\n`, 'latin1') });
-  const end = output.indexOf(0x0a);
-  const size = /^[0-9a-f]+ blob (\d+)$/.exec(output.subarray(0, end).toString('latin1'))?.[1];
-  return size === undefined ? undefined : output.subarray(end + 1, end + 1 + Number(size));
+  // `:<path>` names the index's stage 0: the same batch read as a tree's files.
+  return (await readTreeFiles(repository, [{ tree: '', rawPath: file.rawPath }]))[0];
 }
 
 /** The index's unmerged paths (raw), those a merge left in conflict. */

@@ -12,7 +12,8 @@ export async function treeFilePaths(repository: Repository, tree: string): Promi
 
 /**
  * Files' bytes as trees hold them, in one `git cat-file --batch`: undefined for a
- * path the tree does not have as a file. Raw (latin1) paths, as `changedPaths` gives them.
+ * path the tree does not have as a file. Raw (latin1) paths, as `changedPaths` gives them;
+ * a `tree` of '' reads the index (stage 0), as git's `:<path>` names it.
  */
 export async function readTreeFiles(repository: Repository, wanted: readonly { tree: string; rawPath: string }[]): Promise<(Buffer | undefined)[]> {
   // A name with a newline cannot be asked for on a line of its own: read as absent.

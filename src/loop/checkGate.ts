@@ -1,7 +1,7 @@
 import { acceptanceNote, describeChecks, outcomeOf } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
-import { protectedChangeText, type ProtectedChange, type RequirementStatus } from '../sessionFormat/verification.js';
+import { protectedChangeText, type ProtectedChange, type RequirementStatus, type UnverifiedDone } from '../sessionFormat/verification.js';
 
 /** What a DONE rests on besides the checks, when the run is verified. */
 export interface DoneEvidence {
@@ -12,9 +12,6 @@ export interface DoneEvidence {
   /** The task's requirements unmet or without evidence the record confirms (none without a checklist). */
   unmetRequirements?: readonly RequirementStatus[];
 }
-
-/** `no_change`: a DONE on a tree the loop never changed, without `no_change_needed` and evidence; `no_evidence`: `require_evidence` and nothing verified it. */
-export type UnverifiedDone = 'no_change' | 'no_evidence';
 
 export interface GateResult {
   /** The decision that counts: the critic's, unless it said DONE while a required check failed or a weakening stood. */

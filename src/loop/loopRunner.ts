@@ -20,13 +20,19 @@ import type { Finding, ReviewAction, ReviewItems, RunControl } from '../sessionF
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
-import { TEST_CHANGE_KINDS, type ProtectedChange, type ProtectedChangeStatus, type RequirementStatus } from '../sessionFormat/verification.js';
+import {
+  TEST_CHANGE_KINDS,
+  type ProtectedChange,
+  type ProtectedChangeStatus,
+  type RequirementStatus,
+  type UnverifiedDone,
+} from '../sessionFormat/verification.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { actorQuestion, buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
-import { checkGate, isVerified, type UnverifiedDone } from './checkGate.js';
+import { checkGate, isVerified } from './checkGate.js';
 import { removeIsolatedWorktreesNow, runIsolatedCheck, type IsolationSettings } from './isolatedCheck.js';
 import { LoopGuard, type GuardStop } from './loopGuard.js';
 import { NestedRepositoryWatch } from './nestedRepositories.js';

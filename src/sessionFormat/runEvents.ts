@@ -7,6 +7,7 @@ import {
   protectedChangeSchema,
   REQUIREMENT_SOURCES,
   requirementStatusSchema,
+  UNVERIFIED_DONES,
   VERIFICATIONS,
 } from './verification.js';
 import { needsInputSchema } from './needsInput.js';
@@ -93,6 +94,16 @@ export const checkTraitsShape = {
   hidden: z.optional(z.boolean()),
   /** Run in a clean worktree of the iteration's snapshot. */
   isolated: z.optional(z.boolean()),
+};
+
+/** Why the gate refused a critic's DONE: the `done_refused` event's fields, and its replay entry's. */
+export const doneRefusedShape = {
+  failed_checks: paths,
+  protected_changes: z.optional(z.array(protectedChangeSchema)),
+  /** Nothing but the critic's word stood behind it: nothing changed (`no_change`), or nothing verified it under `require_evidence`. */
+  unverified: z.optional(z.enum(UNVERIFIED_DONES)),
+  /** The requirements unmet or without evidence the record confirms (ids; absent in records of older runners). */
+  unmet_requirements: z.optional(paths),
 };
 
 /** The guards a run goes with: its checks, its budget, its stall detection. */
@@ -236,15 +247,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
     ...checkTraitsShape,
   }),
   /** The gate refused the critic's DONE: required checks failed on this tree, or a protected change stands. */
-  event('done_refused', {
-    iteration,
-    failed_checks: paths,
-    protected_changes: z.optional(z.array(protectedChangeSchema)),
-    /** Nothing but the critic's word stood behind it: nothing changed (`no_change`), or nothing verified it under `require_evidence`. */
-    unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
-    /** The requirements unmet or without evidence the record confirms (ids; absent in records of older runners). */
-    unmet_requirements: z.optional(paths),
-  }),
+  event('done_refused', { iteration, ...doneRefusedShape }),
   /**
    * The task's requirements as the critic judged them on this iteration, each one's
    * evidence checked against the record (see `verification.ts`): from the task's own

@@ -6,7 +6,16 @@ import {
   requirementStatusSchema,
   VERIFICATIONS,
 } from './verification.js';
-import { agentRunOutcomeShape, checkOutcomeShape, checkTraitsShape, fileChangeSchema, nestedRepositorySchema, PHASES, roleSchema } from './runEvents.js';
+import {
+  agentRunOutcomeShape,
+  checkOutcomeShape,
+  checkTraitsShape,
+  doneRefusedShape,
+  fileChangeSchema,
+  nestedRepositorySchema,
+  PHASES,
+  roleSchema,
+} from './runEvents.js';
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
@@ -69,12 +78,7 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     evidence: z.optional(criticEvidenceSchema),
   }),
   entry('check', { ...checkOutcomeShape, ...checkTraitsShape }),
-  entry('done_refused', {
-    failed_checks: paths,
-    protected_changes: z.optional(z.array(protectedChangeSchema)),
-    unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
-    unmet_requirements: z.optional(paths),
-  }),
+  entry('done_refused', doneRefusedShape),
   /** The task's requirements as the critic judged them on the iteration, each one's evidence checked against the record. */
   entry('requirements', { source: z.enum(REQUIREMENT_SOURCES), requirements: z.array(requirementStatusSchema) }),
   /** A change to a file the gate rests on, standing on the iteration's tree (see `protectedChanges.ts`). */

@@ -85,6 +85,14 @@ export type CriticEvidence = z.infer<typeof criticEvidenceSchema>;
 export const VERIFICATIONS = ['verified', 'unverified'] as const;
 export type Verification = (typeof VERIFICATIONS)[number];
 
+/**
+ * Why a DONE was refused for resting on the critic's word alone: `no_change`, the loop
+ * never changed the tree and nothing showed no change is needed; `no_evidence`,
+ * `require_evidence` and nothing verified it.
+ */
+export const UNVERIFIED_DONES = ['no_change', 'no_evidence'] as const;
+export type UnverifiedDone = (typeof UNVERIFIED_DONES)[number];
+
 /** "verified by: `npm test` ok; read src/a.ts", or null when the critic ran and read nothing. */
 export function evidenceText(evidence: CriticEvidence): string | null {
   const ran = evidence.commands.map((command) => `\`${command.command}\` ${command.ok === null ? 'ran' : command.ok ? 'ok' : 'failed'}`);

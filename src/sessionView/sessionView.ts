@@ -1,9 +1,14 @@
 import { usageSchema } from '../sessionFormat/agentEvents.js';
-import { PROTECTED_CHANGE_STATUSES, protectedChangeSchema } from '../sessionFormat/verification.js';
 import { checkOutcomeShape, fileChangeSchema, loopGuardsSchema } from '../sessionFormat/runEvents.js';
 import { reviewItemsSchema } from '../sessionFormat/reviewRecords.js';
 import { iterationFactsSchema, sessionEndLineSchema, sessionStartLineSchema } from '../sessionFormat/sessionLines.js';
-import { REQUIREMENT_SOURCES, requirementStatusSchema } from '../sessionFormat/verification.js';
+import {
+  PROTECTED_CHANGE_STATUSES,
+  protectedChangeSchema,
+  REQUIREMENT_SOURCES,
+  requirementStatusSchema,
+  UNVERIFIED_DONES,
+} from '../sessionFormat/verification.js';
 import * as z from '../sessionFormat/zod.js';
 
 /**
@@ -59,7 +64,7 @@ export const iterationViewSchema = z.object({
       failed_checks: z.array(z.string()),
       protected_changes: z.array(protectedChangeSchema),
       /** Nothing but the critic's word stood behind it (see `done_refused` in runEvents.ts). */
-      unverified: z.optional(z.enum(['no_change', 'no_evidence'])),
+      unverified: z.optional(z.enum(UNVERIFIED_DONES)),
       /** The ids of the requirements unmet or without evidence. */
       unmet_requirements: z.optional(z.array(z.string())),
     }),
