@@ -12,7 +12,7 @@ import {
   type CriticRequirement,
   type ParsedDecision,
 } from './criticDecision.js';
-import { buildCriticPrompt, buildRepairPrompt, type CriticPromptInput } from './criticPrompt.js';
+import { buildCriticPrompt, buildRepairPrompt, buildSpecificPrompt, type CriticPromptInput } from './criticPrompt.js';
 
 /** Where the decision came from: a block or a marker of the first answer, the repair's answer, or the runner (none could be read, the critic failed, the actor asked the user and the critic did not run). */
 export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'critic_failed' | 'actor_asked';
@@ -49,6 +49,14 @@ export interface AskCriticOptions {
   runEnv?: Readonly<Record<string, string>>;
   /** Told of the critic's process group while it runs. */
   groups?: AgentRunOptions['groups'];
+  /**
+   * Whether a CONTINUE names something concrete (an unmet requirement, a failing
+   * check, a finding, a protected change). Given, a CONTINUE that names nothing is
+   * asked once to be specific before it counts; absent, it counts as it is.
+   */
+  isConcrete?: (continued: ParsedDecision) => boolean;
+  /** Told when the critic is asked to be specific. */
+  onAskSpecific?: () => void;
 }
 
 /** How much of an unreadable answer is quoted back in the repair prompt. */
@@ -91,6 +99,9 @@ async function askAndRead(launch: AgentLaunch, input: CriticPromptInput, options
   const runs = [first];
   if (first.interrupted) return { ...noFindings(interruptedDecision()), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
   const firstRead = readDecision(first);
+  if (firstRead && isPlainContinue(firstRead.decision) && options.isConcrete && !options.isConcrete(firstRead)) {
+    return askToBeSpecific(launch, first, firstRead, run, options);
+  }
   if (firstRead) return { ...firstRead, answer: first.transcript, runs, interrupted: false };
 
   const problem = first.succeeded ? explainUnreadableDecision(answerText(first)) : `the critic did not finish (${first.failureReason ?? 'unknown failure'})`;
@@ -129,6 +140,32 @@ async function askAndRead(launch: AgentLaunch, input: CriticPromptInput, options
   };
 }
 
+type CriticRun = (prompt: string, attempt: AnswerAttempt, resumeSessionId: string | null, costAlreadyCounted?: number) => Promise<AgentRunResult>;
+
+/**
+ * The one short request to be specific, after a CONTINUE that named nothing concrete
+ * (in the same agent session where the agent can resume one). Its answer counts when
+ * it can be read; otherwise the first one does.
+ */
+async function askToBeSpecific(
+  launch: AgentLaunch,
+  first: AgentRunResult,
+  firstRead: ParsedDecision,
+  run: CriticRun,
+  options: AskCriticOptions,
+): Promise<Omit<CriticVerdict, 'evidence'>> {
+  options.onAskSpecific?.();
+  const canResume = launch.adapter.canResume && first.agentSessionId !== null;
+  const quote = canResume ? null : takeTail(answerText(first).trim(), REPAIR_QUOTE_CHARS) || null;
+  const specific = await run(buildSpecificPrompt(quote), 'repair', canResume ? first.agentSessionId : null, canResume ? first.usage?.costUsd : undefined);
+  options.onRunFinished?.(specific);
+  const answer = `${first.transcript}\n\n--- asked to be specific ---\n\n${specific.transcript}`;
+  const runs = [first, specific];
+  if (specific.interrupted) return { ...noFindings(interruptedDecision()), source: 'critic_failed', answer, runs, interrupted: true };
+  const read = readDecision(specific) ?? firstRead;
+  return { ...read, answer, runs, interrupted: false };
+}
+
 /**
  * The final message first, where the block belongs. Only a decision block is looked
  * for in the rest of the transcript: plain markers there could be anything the
@@ -154,4 +191,9 @@ function noFindings(decision: CriticDecision): Pick<CriticVerdict, 'decision' | 
 
 function interruptedDecision(): CriticDecision {
   return { kind: 'ERROR', description: 'interrupted', recovery: '' };
+}
+
+/** A CONTINUE the critic chose, not a question for the user (`blocked`), which names what it needs by itself. */
+function isPlainContinue(decision: ParsedDecision['decision']): boolean {
+  return decision.kind === 'CONTINUE' && decision.needsInput === undefined;
 }

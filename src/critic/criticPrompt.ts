@@ -138,6 +138,23 @@ ${requirements.map((requirement) => `- ${requirementLine(requirement)}`).join('\
 `;
 }
 
+/**
+ * Asks once, briefly, for a CONTINUE that names nothing concrete: a critic that
+ * rejects correct work on a vague feeling costs an iteration as surely as one that
+ * accepts broken work.
+ */
+export function buildSpecificPrompt(previousAnswerTail: string | null): string {
+  const quoted = previousAnswerTail ? `\n\nThe end of your previous answer was:\n${fence(previousAnswerTail)}` : '';
+  return `Your review asks for more work but names nothing concrete: no requirement of the task that is not met, no failing check, no finding with a file and line, no protected change.${quoted}
+
+Be specific: name each requirement that is not met (in "requirements", with "met": false and why) or where the problem is (in "findings", with the file and line). If you find nothing concrete wrong, the work may be done: say so with "done".
+
+Reply with nothing but your decision block, in exactly this format:
+
+${DECISION_CONTRACT}
+`;
+}
+
 /** The review items still open, the user's own word first. */
 function reviewItemsSection(items: ReviewItems): string {
   const lines: string[] = [];

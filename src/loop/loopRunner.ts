@@ -7,7 +7,7 @@ import { checkDirectory, commandRunRecord, runCheck, timingOf, type CheckResult,
 import type { StallSettings, VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import { CriticEvidenceFold, ranSuccessfully } from '../critic/criticEvidence.js';
-import { feedbackText, needsInputDecision, type CriticDecision } from '../critic/criticDecision.js';
+import { feedbackText, needsInputDecision, type CriticDecision, type ParsedDecision } from '../critic/criticDecision.js';
 import type { AppearedRepository, CriticPromptInput } from '../critic/criticPrompt.js';
 import type { Repository } from '../git/repository.js';
 import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, type SnapshotLabel, type SnapshotResult } from '../git/snapshots.js';
@@ -124,6 +124,11 @@ export interface Continuation {
   spent: SpendTotals & { durationSecs: number };
   /** The sidecar folders of the sessions carried on, oldest first: their open findings and the user's review go on. */
   earlierSidecarDirs: string[];
+  /**
+   * After a rollback to before this iteration, the critic's review of it and later ones
+   * no longer counts: its findings were about files that are gone. Absent: all counts.
+   */
+  reviewBefore?: number;
   /** The user's answer to the question the last iteration asked (`codeloops resume --answer`). */
   answer?: string;
 }
@@ -311,7 +316,7 @@ class LoopRun {
       interrupt: request.signal,
       report: (event) => this.emit(event),
     });
-    this.ledger = new ReviewLedger({ earlier: continuation?.earlierSidecarDirs ?? [], own: this.sidecarDir });
+    this.ledger = new ReviewLedger({ earlier: continuation?.earlierSidecarDirs ?? [], own: this.sidecarDir }, continuation?.reviewBefore);
     this.stalls = new StallDetector(request.stall);
     this.nested = new NestedRepositoryWatch(request.repository, continuation ? this.firstIteration : null);
     this.protectedFiles = request.verify ? new ProtectedFilesWatch(request.repository, request.verify, request.checks, workingDirPrefixOf(request)) : null;
@@ -645,6 +650,10 @@ class LoopRun {
         rawStdoutPath: (attempt) => this.sidecar?.rawStdoutPath(iteration, 'critic', attempt),
         runEnv: this.runEnv(iteration),
         groups: this.lock,
+        ...(request.verify && {
+          isConcrete: (continued: ParsedDecision) => namesSomethingConcrete(continued, evidence),
+          onAskSpecific: () => this.warn(`iteration ${iteration}: the critic asked for more work but named nothing concrete; asking it once to be specific`),
+        }),
       });
       return { gitBefore, verdict };
     });
@@ -980,6 +989,23 @@ class LoopRun {
       this.sidecar = null;
     }
   }
+}
+
+/**
+ * Whether a CONTINUE names an unmet requirement or a finding, keeps a review item open
+ * (the user's comment or rejection, an earlier finding it did not resolve), or stands
+ * on a failing check or a protected change: else the critic is asked to be specific.
+ */
+function namesSomethingConcrete(continued: ParsedDecision, evidence: Pick<IterationWork, 'checks' | 'protection'> & { openItems: ReviewItems }): boolean {
+  const { findings, comments, rejections } = evidence.openItems;
+  const stillOpen = [...findings, ...comments, ...rejections].some((item) => !continued.resolved.includes(item.id));
+  return (
+    continued.requirements.some((requirement) => requirement.met === false) ||
+    continued.findings.length > 0 ||
+    stillOpen ||
+    evidence.checks.some((check) => !check.passed) ||
+    evidence.protection.weakened.length > 0
+  );
 }
 
 /** Whether a session file's last line is a `session_end` (read from the end: its lines may be huge). */

@@ -18,6 +18,8 @@ export class ReviewLedger {
   constructor(
     /** The sidecar folders of the sessions carried on, oldest first, and this session's own. */
     private readonly sidecarDirs: { earlier: readonly string[]; own: string },
+    /** The earlier sessions' review of this iteration and later ones is dropped (they were rolled back). */
+    private readonly reviewBefore?: number,
   ) {}
 
   /** Keeps what a run event of this loop says about the review; every event the loop emits passes here. */
@@ -44,7 +46,9 @@ export class ReviewLedger {
   }
 
   private async read(): Promise<ReviewItems> {
-    this.earlierEvents ??= (await Promise.all(this.sidecarDirs.earlier.map((dir) => readSidecarEvents(dir, undefined, keepForReview)))).flat();
+    this.earlierEvents ??= (await Promise.all(this.sidecarDirs.earlier.map((dir) => readSidecarEvents(dir, undefined, keepForReview))))
+      .flat()
+      .filter((event) => this.reviewBefore === undefined || !('iteration' in event) || event.iteration < this.reviewBefore);
     return foldReview([...this.earlierEvents, ...this.events], await this.records());
   }
 

@@ -103,6 +103,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       taskStart: await taskStart(repository, chain),
       spent: spentBy(chain, events),
       earlierSidecarDirs: chain.map((link) => request.sidecarDirOf(link.id)),
+      ...(rolledBackTo !== undefined && { reviewBefore: rolledBackTo }),
     },
     recorded: {
       actorAgent: agentKindFromDisplayName(session.start.actor_agent),

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runCli, type CliOptions, type CliResult } from '../support/cliProcess.js';
 import { asUserWhoCannotReadEverything, HOSTILE_SESSIONS, mkfifo, writeHostileSessions } from '../support/hostileFiles.js';
-import { carryOn, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { carryOnNaming, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, git, isolateHome, removeTempDirs, tempDir, type IsolatedHome } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
@@ -185,7 +185,7 @@ describe('working folders and project files that are not what they seem (the bui
     const renamed = 'bill\u2066\u200b.txt';
     const { repo, env } = scriptedCliSetup({
       actor: [[{ write: { path: hidden, content: 'pay \u202eme\nline 2\nline 3\n' } }], [{ shell: ['mv', hidden, renamed] }]],
-      critic: [[carryOn('rename it')], [done()]],
+      critic: [[carryOnNaming('rename it')], [done()]],
     });
     const run = await runCli(['-p', 'write the invoice'], { cwd: repo, env, timeoutMs: 60_000 });
     assert.equal(run.code, 0, run.stderr);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
 import { timelineEntrySchema, type TimelineEntry } from '../../src/sessionFormat/timelineEntries.js';
 import { runCli, type CliResult } from '../support/cliProcess.js';
-import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOnNaming, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
@@ -13,7 +13,7 @@ const TWO_ITERATIONS: AgentScript = {
     [{ write: { path: 'x.txt', content: 'x1\n' } }, { print: 'wrote x' }],
     [{ write: { path: 'x.txt', content: 'x2\n' } }, { write: { path: 'y.txt', content: 'y\n' } }],
   ],
-  critic: [[carryOn('x needs a second pass', ['x.txt says x1'])], [done('x and y are right', 0.9)]],
+  critic: [[carryOnNaming('x needs a second pass', ['x.txt says x1'])], [done('x and y are right', 0.9)]],
 };
 
 function replayJson(cwd: string, env: Record<string, string>): Promise<CliResult> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
-import { carryOn, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
+import { carryOnNaming, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs, tempDir, treeOf, twoProgramsOfOneName, writeFile } from '../support/testEnvironment.js';
@@ -44,7 +44,7 @@ function iterationNumbers(files: readonly string[]): number[] {
  */
 const TWO_ITERATIONS: AgentScript = {
   actor: [[{ print: 'working' }, { sleep: 300 }, { write: { path: 'work.txt', content: 'done\n' } }, { print: 'wrote work.txt' }]],
-  critic: [[{ sleep: 150 }, carryOn('check it again')], [done('work.txt is written', 0.9)]],
+  critic: [[{ sleep: 150 }, carryOnNaming('check it again')], [done('work.txt is written', 0.9)]],
 };
 
 /** Points of a loop's life, as seen in its event stream, at which the runner is killed. */
@@ -108,6 +108,11 @@ describe('codeloops resume (the built CLI)', function () {
       const store = new SessionStore(home.sessionsDir);
       const listed = await store.list();
       assert.equal(listed.length, 1, point.name);
+      if (point.name === 'as the run finishes' && listed[0]!.outcome === 'success') {
+        // The kill landed after session_end was written, as the process exited: ended, nothing to resume.
+        report.push(`${point.name}: ended as it was killed`);
+        continue;
+      }
       assert.equal(listed[0]!.outcome, null, `${point.name}: listed as not ended`);
       const loaded = await store.load(listed[0]!.id);
       assert.deepEqual(loaded.warnings, [], point.name);
@@ -147,7 +152,7 @@ describe('codeloops resume (the built CLI)', function () {
   it('an interrupted session goes on in a new session linked by resumed_from, with the critic feedback and the numbering carried on', async () => {
     const { repo, env, home, agent } = scriptedCliSetup({
       actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
-      critic: [[carryOn('now write b.txt', ['b.txt is missing'])], [done('both files', 0.95)]],
+      critic: [[carryOnNaming('now write b.txt', ['b.txt is missing'])], [done('both files', 0.95)]],
     });
     const first = startCli(['-p', 'write a and b'], { cwd: repo, env });
     await untilCalled(agent, 'actor', 2);
@@ -214,7 +219,7 @@ describe('codeloops resume (the built CLI)', function () {
   it("runs a project's checks in its codeloops.toml's folder again when a loop started in a subfolder is resumed", async () => {
     const { repo, env } = scriptedCliSetup({
       actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
-      critic: [[carryOn('now b.txt')], [done('both')]],
+      critic: [[carryOnNaming('now b.txt')], [done('both')]],
     });
     writeFile(repo, 'codeloops.toml', '[[checks]]\nname = "tests"\nrun = "./where.sh"\n');
     twoProgramsOfOneName(repo, 'top');
@@ -252,7 +257,7 @@ describe('codeloops resume (the built CLI)', function () {
         [{ write: { path: 'x.txt', content: 'two\n' } }],
         [{ write: { path: 'x.txt', content: 'three\n' } }],
       ],
-      critic: [[carryOn('feedback on the first try')], [carryOn('feedback on the second try')], [done()]],
+      critic: [[carryOnNaming('feedback on the first try')], [carryOnNaming('feedback on the second try')], [done()]],
     });
     const first = await runCli(['-p', 'write x', '-n', '2'], { cwd: repo, env });
     assert.equal(first.code, 1, first.stderr);
@@ -264,7 +269,8 @@ describe('codeloops resume (the built CLI)', function () {
     assert.match(resumed.stderr, /rolled back to before iteration 2: the actor gets the feedback up to then, in a fresh agent session/);
     const prompt = agent.prompt('actor', 3);
     assert.match(prompt, /feedback on the first try/);
-    assert.doesNotMatch(prompt, /feedback on the second try/);
+    assert.doesNotMatch(prompt, /feedback on the second try/, 'neither the feedback nor the finding of the rolled-back iteration');
+    assert.match(prompt, /F1\.1 \(error\): feedback on the first try/, 'the finding from before the rollback stays open');
     assert.equal(treeOf(repo)['x.txt'], 'three\n');
 
     const earlier = await runCli(['rollback', 'latest', '--iteration', '1'], { cwd: repo, env });
@@ -283,7 +289,7 @@ describe('codeloops resume (the built CLI)', function () {
         ],
         [{ write: { path: 'x.txt', content: 'x\n' } }],
       ],
-      critic: [[carryOn('go on')], [done()]],
+      critic: [[carryOnNaming('go on')], [done()]],
     });
     const first = await runCli(['-p', 'work', '-n', '1'], { cwd: repo, env });
     assert.equal(first.code, 1, first.stderr);
@@ -301,7 +307,7 @@ describe('codeloops resume (the built CLI)', function () {
   });
 
   it('refuses to resume over files changed since the loop, says which, and changes nothing; checks the iteration limit before starting', async () => {
-    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]], critic: [[carryOn('again')]] });
+    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]], critic: [[carryOnNaming('again')]] });
     const first = startCli(['-p', 'write a'], { cwd: repo, env });
     await untilCalled(agent, 'actor', 2);
     first.child.kill('SIGINT');

@@ -5,7 +5,7 @@ import { sessionReviewSchema } from '../../src/sessionFormat/reviewRecords.js';
 import * as z from '../../src/sessionFormat/zod.js';
 import { followRunEvents, runCli, startCli } from '../support/cliProcess.js';
 import { mkfifo } from '../support/hostileFiles.js';
-import { carryOn, decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { carryOnNaming, decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs } from '../support/testEnvironment.js';
 
@@ -22,7 +22,7 @@ describe('codeloops review, reject, comment, resolve, stage (the built CLI)', ()
         [{ write: { path: 'app.txt', content: lines(20, { 2: 'TWO', 18: 'eighteen' }) } }],
         [{ print: 'Done as asked.\nAddressed: U2.1, R2.1' }],
       ],
-      critic: [[carryOn('Shout line 2')], [done('Line 2 shouts')], [done('Both done')]],
+      critic: [[carryOnNaming('Shout line 2')], [done('Line 2 shouts')], [done('Both done')]],
     });
     fs.writeFileSync(path.join(repo, 'app.txt'), lines(20));
     const run = await runCli(['-p', 'Edit app.txt', '--json-output'], { cwd: repo, env });
@@ -179,7 +179,7 @@ describe('codeloops review, reject, comment, resolve, stage (the built CLI)', ()
   it('--review waits after each iteration that goes on: the editor’s protocol on stdin continues it, then stops it', async () => {
     const { repo, env } = scriptedCliSetup({
       actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
-      critic: [[carryOn('more')]],
+      critic: [[carryOnNaming('more')]],
     });
     const run = startCli(['-p', 'Write files', '--review', '--events', 'ndjson'], { cwd: repo, env, stdin: 'pipe' });
     const { events, until } = followRunEvents(run);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
-import { configureScriptedAgent, decision, done, type AgentScript, type ScriptStep } from '../support/scriptedAgent.js';
+import { carryOn, configureScriptedAgent, decision, done, type AgentScript, type ScriptStep } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -303,6 +303,31 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
       assert.equal(plain.outcome.status, 'max_iterations_reached', `the checks still gate: ${plain.result.stderr}`);
       const unguarded = await runOnProject(script, ['-n', '2']);
       assert.equal(unguarded.outcome.status, 'success', `without the acceptance check the visible tests pass it: ${unguarded.result.stderr}`);
+    });
+    it('a CONTINUE that names nothing concrete gets one request to be specific, once per iteration, before it counts; not with --no-verify', async () => {
+      const fix = [{ write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\n' } }];
+      const vague = carryOn('Something about this feels off.');
+      const script = { actor: [fix, []], critic: [[vague], [vague], [done('It adds.')]] };
+      const verified = await runOnProject(script, ['-n', '3']);
+      assert.equal(verified.outcome.status, 'success', verified.result.stderr);
+      assert.equal(verified.lines.length - 2, 2, 'the vague CONTINUE counted after the one request');
+      assert.equal(verified.agent.calls('critic'), 3, 'asked once in iteration 1, not again in iteration 2');
+      assert.match(verified.agent.prompt('critic', 2), /^Your review asks for more work but names nothing concrete/);
+      assert.match(verified.agent.prompt('critic', 3), /^You are the critic/);
+      assert.match(verified.result.stderr, /iteration 1: the critic asked for more work but named nothing concrete; asking it once to be specific/);
+
+      const concrete = await runOnProject(
+        {
+          actor: [fix, []],
+          critic: [[decision({ type: 'continue', feedback: 'Handle NaN.', findings: [{ file: 'src/sum.js', line: 1, message: 'NaN' }] })], [done('It adds.')]],
+        },
+        ['-n', '3'],
+      );
+      assert.equal(concrete.agent.calls('critic'), 2, 'a finding is concrete: no request');
+
+      const plain = await runOnProject({ actor: [fix, []], critic: [[vague], [done('It adds.')]] }, ['-n', '3', '--no-verify']);
+      assert.equal(plain.agent.calls('critic'), 2);
+      assert.match(plain.agent.prompt('critic', 2), /^You are the critic/, '--no-verify asks nothing more');
     });
   });
 

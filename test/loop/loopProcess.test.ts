@@ -4,7 +4,7 @@ import path from 'node:path';
 import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { cliPath } from '../support/cliProcess.js';
-import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOnNaming, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
@@ -39,7 +39,7 @@ describe('the runner as a child process (how the extension runs loops)', () => {
   it('streams validated events and reports the outcome; the prompt arrives untouched', async () => {
     const { process, events, agent } = start({
       actor: [[{ write: { path: 'work.txt', content: 'work\n' } }, { print: 'working' }]],
-      critic: [[carryOn('again')], [done('ok')]],
+      critic: [[carryOnNaming('again')], [done('ok')]],
     });
     const end = await process.done;
     assert.equal(end.kind, 'finished');
@@ -86,7 +86,7 @@ describe('the runner as a child process (how the extension runs loops)', () => {
 
   it('passes the editor’s settings between the global and the project config', async () => {
     const { process, events } = start(
-      { actor: [[{ print: 'x' }]], critic: [[carryOn('more')]] },
+      { actor: [[{ print: 'x' }]], critic: [[carryOnNaming('more')]] },
       { editorSettings: JSON.stringify({ max_iterations: 1, critic: { model: 'from-the-editor' } }) },
     );
     const end = await process.done;

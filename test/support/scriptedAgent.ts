@@ -66,6 +66,13 @@ export function decision(json: Record<string, unknown>): ScriptStep {
 
 export const done = (summary = 'All done', confidence = 0.9): ScriptStep => decision({ type: 'done', summary, confidence });
 export const carryOn = (feedback: string, remaining: string[] = []): ScriptStep => decision({ type: 'continue', feedback, remaining_issues: remaining });
+/**
+ * A CONTINUE that names its reason as a finding (at a file when `at` is given), as a
+ * critic keeping the decision contract does. A bare `carryOn` names nothing concrete,
+ * and a verifying loop asks its critic once to be specific before it counts.
+ */
+export const carryOnNaming = (feedback: string, remaining: string[] = [], at: { file: string; line?: number } | null = null): ScriptStep =>
+  decision({ type: 'continue', feedback, remaining_issues: remaining, findings: [{ ...at, severity: 'error', message: feedback }] });
 
 /**
  * Lines of Claude Code's stream-json (`claude -p --output-format stream-json
