@@ -307,7 +307,10 @@ describe('codeloops resume (the built CLI)', function () {
   });
 
   it('refuses to resume over files changed since the loop, says which, and changes nothing; checks the iteration limit before starting', async () => {
-    const { repo, env, agent } = scriptedCliSetup({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]], critic: [[carryOnNaming('again')]] });
+    const { repo, env, agent } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ hang: true }]],
+      critic: [[carryOnNaming('again')]],
+    });
     const first = startCli(['-p', 'write a'], { cwd: repo, env });
     await untilCalled(agent, 'actor', 2);
     first.child.kill('SIGINT');
