@@ -99,6 +99,7 @@ describe('"needs you" through the CLI', () => {
 
     const shown = await runCli(['sessions', 'show', summary.session_id], { cwd: repo, env });
     assert.match(shown.stdout, /the critic needs you: Should the greeting be formal or casual\?/);
+    assert.match(shown.stdout, /stopped by a question only you can answer: Should the greeting be formal or casual\?/);
 
     const resumed = await runCli(['resume', summary.session_id, '--answer', 'Formal, please.', '--json-output'], { cwd: repo, env });
     assert.equal(resumed.code, 0, resumed.stderr);
