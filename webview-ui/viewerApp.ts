@@ -1,7 +1,7 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { protectedStandingText, refusalReasons, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { protectedStandingText, refusalReasons, stopReasonText, toolCallText } from '../src/sessionFormat/eventWording.js';
 import { protectedChangeText } from '../src/sessionFormat/verification.js';
 import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
@@ -140,7 +140,7 @@ export class ViewerApp {
       ['Duration', end ? formatDuration(end.duration_secs) : null],
       ['Cost', costText(view)],
       ['Checks', view.guards && view.guards.checks.length > 0 ? view.guards.checks.map((check) => check.name).join(', ') : null],
-      ['Stopped by', end?.stop_reason ? (STOP_TEXT[end.stop_reason] ?? end.stop_reason) : null],
+      ['Stopped by', end?.stop_reason ? stopReasonText(end.stop_reason) : null],
       ['Tokens', view.total_tokens === null ? null : view.total_tokens.toLocaleString('en-US')],
       ['Confidence', end?.confidence == null ? null : `${Math.round(end.confidence * 100)}%`],
       ['Carries on', start.resumed_from ?? null],
@@ -562,13 +562,6 @@ function agentLineOf(event: AgentEvent): string | null {
 }
 
 const STATUS_LETTER: Readonly<Record<string, string>> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', copied: 'C', type_changed: 'T' };
-
-const STOP_TEXT: Readonly<Record<string, string>> = {
-  budget_cost: 'its cost budget',
-  budget_tokens: 'its token budget',
-  duration: 'its time budget',
-  stalled: 'stall detection (it went in circles)',
-};
 
 /** Why the gate refused a DONE, in the live log's words (its checks, its protected changes); an older record may name none. */
 function refusalText(refusal: NonNullable<IterationView['done_refused']>): string {

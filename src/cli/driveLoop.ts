@@ -25,6 +25,8 @@ export async function driveLoop(
   const terminal = { events: options.events, stopping: 'stopping the agent and ending the session', endNow: endLoopsInThisProcessNow };
   let stdoutOpen = () => true;
   let sessionId: string | undefined;
+  // The question the loop is waiting on, so that a user who stops it there is told how to answer later.
+  let unanswered: string | undefined;
   // Someone can answer on stdin when it is the editor's control channel (--events ndjson) or a terminal;
   // otherwise (CI, --json-output piped) the run is headless and a question ends it.
   const answerable = options.events === 'ndjson' || process.stdin.isTTY === true;
@@ -38,6 +40,8 @@ export async function driveLoop(
       stdoutOpen = isOpen;
       const onEvent = (event: RunEvent): void => {
         if (event.type === 'run_started') sessionId = event.session_id;
+        if (event.type === 'review_paused') unanswered = event.needs_input?.question;
+        if (event.type === 'needs_input_answered' || event.type === 'iteration_started') unanswered = undefined;
         if (options.events === 'ndjson') {
           if (isOpen()) process.stdout.write(JSON.stringify(event) + '\n');
           return;
@@ -74,7 +78,8 @@ export async function driveLoop(
   } finally {
     control?.close();
   }
-  if (summary.error_code === 'needs_input' && !options.events && !options.quiet) {
+  const stoppedAtQuestion = summary.status === 'interrupted' && unanswered !== undefined;
+  if ((summary.error_code === 'needs_input' || stoppedAtQuestion) && !options.events && !options.quiet) {
     writeStderr(`${cliHint(new CodeloopsError('needs_input', summary.error ?? '', { session_id: summary.session_id })) ?? ''}\n`);
   }
   if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');

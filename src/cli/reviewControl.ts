@@ -8,13 +8,14 @@ import { runControlSchema, type ReviewAction, type RunControl } from '../session
  * `{"type":"answer","text":"…"}`); in a terminal, Enter goes on, `stop` stops, and a
  * question is answered by typing the answer. Only lines typed while the loop waits
  * count: an Enter pressed while the agent worked does not skip the next review. A
- * closed stdin cannot say "go on": a review stops the loop, a question is left for
+ * closed stdin cannot say "go on": a review stops the loop, and so does a question
+ * at a terminal (Ctrl+D); a question over the control channel is left for
  * `codeloops resume --answer`.
  */
 export interface ReviewControl {
   /** Paused for review (`review = "pause"`): go on, or stop. */
   wait(iteration: number, signal: AbortSignal): Promise<ReviewAction>;
-  /** The loop needs the user (`needs_input`): their answer, go on without one, stop, or null when stdin closed and nobody can answer. */
+  /** The loop needs the user (`needs_input`): their answer, go on without one, stop, or null when the control channel closed and nobody can answer. */
   ask(iteration: number, needs: NeedsInput, signal: AbortSignal): Promise<RunControl | null>;
   close(): void;
 }
@@ -77,9 +78,12 @@ export function stdinReviewControl(options: { json: boolean; sessionId: () => st
         options.say(`\nIteration ${iteration}: ${needsInputText(needs, true)}\nType your answer and press Enter (or type stop to stop the loop):\n`);
       }
       const read = (line: string): RunControl | undefined => (options.json ? controlFromJson(line) : answerFromText(line));
-      const closedNow = (): null => {
-        if (!options.json) options.say('stdin is closed, so nobody can answer: ending the loop.\n');
-        return null;
+      const closedNow = (): RunControl | null => {
+        // Over the control channel a closed stdin means the editor went away: nobody can answer.
+        if (options.json) return null;
+        // At a terminal it is the user's Ctrl+D: they chose not to answer now, as with `stop`.
+        options.say('No answer (end of input): stopping the loop.\n');
+        return { type: 'stop' };
       };
       return next<RunControl | null>(signal, read, { closed: closedNow, aborted: { type: 'stop' } });
     },

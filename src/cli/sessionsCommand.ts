@@ -6,7 +6,7 @@ import { diffIsSinceHead } from '../sessionFormat/sessionLines.js';
 import { requirementLine } from '../sessionFormat/verification.js';
 import type { Session } from '../sessions/sessionStore.js';
 import { quoteHiddenCharactersInDiffNames, sanitizeForTerminal } from '../text/terminalText.js';
-import { protectedChangeLine, refusalReasons, requirementsLines } from '../sessionFormat/eventWording.js';
+import { protectedChangeLine, refusalReasons, requirementsLines, stopReasonText } from '../sessionFormat/eventWording.js';
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import type { IterationLine } from '../sessionFormat/sessionLines.js';
@@ -104,7 +104,7 @@ export function renderSession(session: Session, color: boolean, judged: { events
     const unverified =
       end.outcome === 'success' && end.verification === 'unverified' ? ' (unverified: no required check passed, the critic ran no command that succeeded)' : '';
     out.push(`  outcome    ${paint(end.outcome, tone, color)}${unverified} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
-    if (end.stop_reason) out.push(`  stopped by ${clean(end.stop_reason)}${end.error ? `: ${clean(end.error)}` : ''}`);
+    if (end.stop_reason) out.push(`  stopped by ${clean(stopReasonText(end.stop_reason))}${end.error ? `: ${clean(end.error)}` : ''}`);
     else if (end.outcome === 'failed' && end.error) out.push(`  error      ${clean(end.error)}`);
     if (typeof end.total_cost_usd === 'number') out.push(`  cost       $${end.total_cost_usd.toFixed(2)}${end.cost_estimated ? ' (partly estimated)' : ''}`);
     if (end.confidence !== null) out.push(`  confidence ${Math.round(end.confidence * 100)}%`);

@@ -1,7 +1,7 @@
 import { acceptanceNote, describeChecks, outcomeOf } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
-import { protectedChangeText, type ProtectedChange, type RequirementStatus, type UnverifiedDone } from '../sessionFormat/verification.js';
+import { protectedChangeText, protectedKindText, type ProtectedChange, type RequirementStatus, type UnverifiedDone } from '../sessionFormat/verification.js';
 
 /** What a DONE rests on besides the checks, when the run is verified. */
 export interface DoneEvidence {
@@ -58,7 +58,7 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
       feedback: `The reviewer judged the work done, but it is not done yet.\n\n${parts.join('\n\n')}`,
       remainingIssues: [
         ...failedRequired.map((check) => `the ${check.name} check ${outcomeOf(check)}`),
-        ...weakened.map((change) => `restore ${change.file} or justify the change (${change.kind})`),
+        ...weakened.map((change) => `restore ${change.file} (${protectedKindText(change.kind)}) or justify the change`),
         ...(unverified ? [UNVERIFIED_ISSUE[unverified]] : []),
         ...unmetRequirements.map(
           (requirement) => `${requirement.id} ${requirement.met === false ? 'is not met' : 'has no evidence the record confirms'}: ${requirement.text}`,

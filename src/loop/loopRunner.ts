@@ -44,7 +44,7 @@ import { StallDetector, type Stall } from './stallDetector.js';
 import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
 import { ProtectedFilesWatch } from '../verify/protectedChanges.js';
 import { ConfigFilesWatch } from './configFilesWatch.js';
-import { RequirementsChecklist, type JudgedRequirements } from './requirementsChecklist.js';
+import { RequirementsChecklist, type CarriedChecklist, type JudgedRequirements } from './requirementsChecklist.js';
 
 /** One role's agent, ready to start. */
 export interface RoleLaunch {
@@ -131,6 +131,8 @@ export interface Continuation {
   reviewBefore?: number;
   /** The user's answer to the question the last iteration asked (`codeloops resume --answer`). */
   answer?: string;
+  /** The task's requirements as last judged: the critic's list, each one's status, go on. */
+  checklist?: CarriedChecklist;
 }
 
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
@@ -321,7 +323,7 @@ class LoopRun {
     this.nested = new NestedRepositoryWatch(request.repository, continuation ? this.firstIteration : null);
     this.protectedFiles = request.verify ? new ProtectedFilesWatch(request.repository, request.verify, request.checks, workingDirPrefixOf(request)) : null;
     this.configFiles = new ConfigFilesWatch(request.configFiles ?? []);
-    this.requirements = new RequirementsChecklist(request.prompt);
+    this.requirements = new RequirementsChecklist(request.prompt, continuation?.checklist);
     try {
       this.sidecar = SidecarRecorder.open(this.sidecarDir);
     } catch (error) {

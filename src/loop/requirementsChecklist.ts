@@ -13,18 +13,31 @@ export interface JudgedRequirements {
   open: RequirementStatus[];
 }
 
+/** The checklist as a session last judged it, carried into the run that resumes it. */
+export interface CarriedChecklist {
+  source: RequirementSource;
+  requirements: RequirementStatus[];
+}
+
 /**
  * The task's requirements through a run: the list in its prompt, or else the one the
  * critic's first decision gives; each iteration, the critic's answer for each, its
  * evidence checked against that iteration's record (its checks, the critic's own
- * commands, its post snapshot).
+ * commands, its post snapshot). A resumed run goes on with the checklist its session
+ * last judged: a list the critic gave is not given again, and DONE still waits for it.
  */
 export class RequirementsChecklist {
   private checklist: TaskRequirement[];
   private source: RequirementSource | null;
   private latest: RequirementStatus[] | null = null;
 
-  constructor(prompt: string) {
+  constructor(prompt: string, carried?: CarriedChecklist) {
+    if (carried && carried.requirements.length > 0) {
+      this.checklist = carried.requirements.map(({ id, text }) => ({ id, text }));
+      this.source = carried.source;
+      this.latest = carried.requirements;
+      return;
+    }
     this.checklist = parseTaskRequirements(prompt);
     this.source = this.checklist.length > 0 ? 'task' : null;
   }

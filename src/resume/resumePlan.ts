@@ -6,6 +6,7 @@ import { lastTree, readSnapshot, snapshotRef, takeSnapshot, type Snapshot } from
 import { diffSnapshots } from '../git/treeDiff.js';
 import type { FeedbackRecord } from '../loop/actorPrompt.js';
 import type { Continuation } from '../loop/loopRunner.js';
+import type { CarriedChecklist } from '../loop/requirementsChecklist.js';
 import { DEFAULT_PRICES } from '../budget/prices.js';
 import { SpendTracker } from '../budget/spendTracker.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
@@ -89,21 +90,28 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
   }
   const failedChecks = failedChecksByIteration(chain.flatMap((link) => events.get(link.id) ?? []));
   const answers = answersByIteration(chain.flatMap((link) => events.get(link.id) ?? []));
+  const checklistAfter = checklistsOf(chain.flatMap((link) => events.get(link.id) ?? []));
+  const history = iterations
+    .filter((line) => rolledBackTo === undefined || line.iteration_number < rolledBackTo)
+    .map((line) => ({
+      ...feedbackRecord(line, failedChecks.get(line.iteration_number) ?? [], answers.get(line.iteration_number)),
+      requirements: checklistAfter(line.iteration_number)?.requirements,
+    }));
+  const checklist = history.length > 0 ? checklistAfter(history.at(-1)!.iteration) : undefined;
   return {
     session,
     repository,
     continuation: {
       sessionId: session.id,
       appendTo: session.end ? null : session.filePath,
-      history: iterations
-        .filter((line) => rolledBackTo === undefined || line.iteration_number < rolledBackTo)
-        .map((line) => feedbackRecord(line, failedChecks.get(line.iteration_number) ?? [], answers.get(line.iteration_number))),
+      history,
       lastIteration,
       actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
       spent: spentBy(chain, events),
       earlierSidecarDirs: chain.map((link) => request.sidecarDirOf(link.id)),
       ...(rolledBackTo !== undefined && { reviewBefore: rolledBackTo }),
+      ...(checklist && { checklist }),
     },
     recorded: {
       actorAgent: agentKindFromDisplayName(session.start.actor_agent),
@@ -160,6 +168,19 @@ function feedbackRecord(line: IterationLine, failedChecks: CheckResult[], answer
 /** The answers the user gave while a loop waited for them, by the iteration that asked (a run that answered and then crashed keeps its answer). */
 function answersByIteration(events: readonly RunEvent[]): Map<number, string> {
   return new Map(events.flatMap((event) => (event.type === 'needs_input_answered' ? [[event.iteration, event.answer] as const] : [])));
+}
+
+/**
+ * The task's checklist as last judged by the end of each iteration, from the sidecar's
+ * `requirements` events (an iteration run again after a crash counts its last run):
+ * the running loop tells the actor the latest statuses, and a critic's list is given once.
+ */
+function checklistsOf(events: readonly RunEvent[]): (iteration: number) => CarriedChecklist | undefined {
+  const judged = events.filter((event): event is Extract<RunEvent, { type: 'requirements' }> => event.type === 'requirements');
+  return (iteration) => {
+    const last = judged.findLast((event) => event.iteration <= iteration);
+    return last && { source: last.source, requirements: last.requirements };
+  };
 }
 
 /**

@@ -17,7 +17,7 @@ import {
 import { needsInputText, type NeedsInput } from './needsInput.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
-import type { CriticDecisionKind, Outcome } from './sessionLines.js';
+import type { CriticDecisionKind, Outcome, StopReason } from './sessionLines.js';
 import type { TimelineEntry } from './timelineEntries.js';
 
 /**
@@ -283,7 +283,8 @@ function sharedLine(fact: SharedFact): DescribedLine {
     case 'needs_input_answered':
       return { text: `you answered: ${fact.answer}`, tone: 'info' };
     case 'review_resumed':
-      return { text: fact.action === 'continue' ? 'review done: continuing' : 'review done: stopping the loop', tone: 'info' };
+      // Said after a review and after a question alike: the event does not tell them apart.
+      return { text: fact.action === 'continue' ? 'carrying on' : 'stopping the loop', tone: 'info' };
   }
 }
 
@@ -556,6 +557,19 @@ function setupOfEntry(entry: Extract<TimelineEntry, { kind: 'worktree_prepared' 
     duration_secs: entry.setup_duration_secs ?? 0,
     output: '',
   };
+}
+
+const STOP_REASON_WORDS: Readonly<Record<StopReason, string>> = {
+  budget_cost: 'its cost budget',
+  budget_tokens: 'its token budget',
+  duration: 'its time budget',
+  stalled: 'stall detection (it went in circles)',
+  needs_input: 'a question only you can answer',
+};
+
+/** What stopped a loop (`session_end.stop_reason`), in words: `its cost budget`; a reason this runner does not know (a newer writer's), as written. */
+export function stopReasonText(reason: string): string {
+  return Object.hasOwn(STOP_REASON_WORDS, reason) ? STOP_REASON_WORDS[reason as StopReason] : reason;
 }
 
 function outcomeLines(end: {

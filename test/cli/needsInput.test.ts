@@ -2,16 +2,83 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runSummarySchema } from '../../src/sessionFormat/runEvents.js';
-import { followRunEvents, runCli, startCli } from '../support/cliProcess.js';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
+import { followRunEvents, runCli, startCli, startCliAtTerminal } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
 import { decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { removeTempDirs } from '../support/testEnvironment.js';
 
 const QUESTION = 'Should the greeting be formal or casual?';
 const blocked = decision({ type: 'blocked', question: QUESTION });
 
+/** The one session a run at the terminal wrote (its id is on the screen, not on a stdout of its own), and its sidecar's events. */
+function onlySession(sessionsDir: string, env: Record<string, string>) {
+  const files = fs.readdirSync(sessionsDir).filter((name) => name.endsWith('.jsonl'));
+  assert.equal(files.length, 1, files.join(', '));
+  const id = files[0]!.replace(/\.jsonl$/, '');
+  const session = assertValidSessionFile(path.join(sessionsDir, files[0]!));
+  const events = readJsonLines(path.join(sidecarDirOf(id, env), 'events.jsonl'));
+  return { id, session, events };
+}
+
 describe('"needs you" through the CLI', () => {
+  afterEach(stopRunners);
   after(removeTempDirs);
+
+  it('at a terminal: the CLI shows the question, the answer typed goes to the next actor as the user’s words, and the loop ends success', async () => {
+    const { repo, env, agent, home } = scriptedCliSetup({
+      actor: [[{ write: { path: 'greeting.txt', content: 'Hi\n' } }], [{ write: { path: 'greeting.txt', content: 'Good day\n' } }]],
+      critic: [[blocked], [done('formal greeting')]],
+    });
+    const run = startCliAtTerminal(['-p', 'Write a greeting'], { cwd: repo, env });
+    await run.waitForScreen(/Type your answer and press Enter/);
+    assert.equal(agent.calls('actor'), 1, 'the loop waits for the answer');
+    run.type('Formal, please.\n');
+    const result = await run.done;
+    assert.equal(result.timedOut, false, result.stdout);
+    assert.equal(result.code, 0, result.stdout);
+    assert.match(result.stdout, /Iteration 1: The critic needs you: Should the greeting be formal or casual\?/);
+    assert.match(
+      agent.prompt('actor', 2),
+      /The reviewer asked the user: Should the greeting be formal or casual\?\nTheir answer, in their words:\n```\nFormal, please\.\n```/,
+    );
+    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Good day\n');
+    const { session, events } = onlySession(home.sessionsDir, env);
+    assert.equal(session.end?.outcome, 'success');
+    assert.deepEqual(session.iterations[0]!.needs_input, { from: 'critic', question: QUESTION });
+    assert.ok(events.some((event) => event.type === 'needs_input' && event.iteration === 1));
+    assert.ok(events.some((event) => event.type === 'needs_input_answered' && event.iteration === 1 && event.answer === 'Formal, please.'));
+  });
+
+  for (const [key, name] of [
+    ['\x04', 'Ctrl+D (the end of input)'],
+    ['\x03', 'Ctrl+C'],
+  ] as const) {
+    it(`at a terminal, ${name} at the question ends the loop interrupted, the work and the question kept for resume --answer`, async () => {
+      const { repo, env, agent, home } = scriptedCliSetup({
+        actor: [[{ write: { path: 'greeting.txt', content: 'Hi\n' } }], [{ write: { path: 'greeting.txt', content: 'Good day\n' } }]],
+        critic: [[blocked], [done('formal greeting')]],
+      });
+      const run = startCliAtTerminal(['-p', 'Write a greeting'], { cwd: repo, env });
+      await run.waitForScreen(/Type your answer and press Enter/);
+      run.type(key);
+      const result = await run.done;
+      assert.equal(result.timedOut, false, result.stdout);
+      assert.equal(result.code, 130, result.stdout);
+      assert.match(result.stdout, /Answer it and carry on: codeloops resume \S+ --answer "<your answer>"/);
+      assert.equal(agent.calls('actor'), 1, 'no actor ran without the answer');
+      assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hi\n', 'the first iteration’s work is kept');
+      const { id, session, events } = onlySession(home.sessionsDir, env);
+      assert.equal(session.end?.outcome, 'interrupted');
+      assert.ok(!events.some((event) => event.type === 'needs_input_answered'));
+
+      const resumed = await runCli(['resume', id, '--answer', 'Formal, please.', '--json-output'], { cwd: repo, env });
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.match(agent.prompt('actor', 2), /Their answer, in their words:\n```\nFormal, please\.\n```/);
+    });
+  }
 
   it('headless (--json-output, no terminal): ends failed with needs_input and the question; resume --answer carries it on with the answer as the user’s words', async () => {
     const { repo, env, agent } = scriptedCliSetup({
@@ -32,6 +99,7 @@ describe('"needs you" through the CLI', () => {
 
     const shown = await runCli(['sessions', 'show', summary.session_id], { cwd: repo, env });
     assert.match(shown.stdout, /the critic needs you: Should the greeting be formal or casual\?/);
+    assert.match(shown.stdout, /stopped by a question only you can answer: Should the greeting be formal or casual\?/);
 
     const resumed = await runCli(['resume', summary.session_id, '--answer', 'Formal, please.', '--json-output'], { cwd: repo, env });
     assert.equal(resumed.code, 0, resumed.stderr);

@@ -1,40 +1,21 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { trustStorePath } from '../../src/config/projectTrust.js';
-import { cliPath, runCli, type CliResult } from '../support/cliProcess.js';
+import { runCli, startCliAtTerminal, type CliResult } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
 import { ACTOR_RUNS, hostileRepository } from '../support/hostileFiles.js';
 import { configureScriptedAgent, done } from '../support/scriptedAgent.js';
 import { createRepo, isolateHome, removeTempDirs, twoProgramsOfOneName, type IsolatedHome } from '../support/testEnvironment.js';
 
-/** The CLI on a pseudo-terminal (util-linux `script`), answering its question once it has been asked. */
-function runAtTerminal(args: string[], options: { cwd: string; env: Record<string, string> }, answer: string): Promise<CliResult> {
-  const command = [process.execPath, cliPath(), ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, stdio: 'pipe' });
-  let output = '';
-  let answered = false;
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-    if (!answered && /\[y\/N\] /.test(output)) {
-      answered = true;
-      child.stdin.write(`${answer}\n`);
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  // A question never asked, or an answer not taken, fails the test rather than waiting for ever.
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGKILL');
-  }, 30_000);
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout: output, stderr: output, timedOut });
-    }),
+/** The CLI on a pseudo-terminal, answering its question once it has been asked. */
+async function runAtTerminal(args: string[], options: { cwd: string; env: Record<string, string> }, answer: string): Promise<CliResult> {
+  const run = startCliAtTerminal(args, options);
+  await run.waitForScreen(/\[y\/N\] /).then(
+    () => run.type(`${answer}\n`),
+    () => undefined, // never asked: the result says so
   );
+  return run.done;
 }
 
 describe('a cloned repository runs nothing without its user’s say (the built CLI)', () => {

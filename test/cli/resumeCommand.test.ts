@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runEventSchema, type RunEvent } from '../../src/sessionFormat/runEvents.js';
+import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
-import { carryOnNaming, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
+import { carryOnNaming, decision, done, scriptedCliSetup, type AgentScript, type ScriptedAgent } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs, tempDir, treeOf, twoProgramsOfOneName, writeFile } from '../support/testEnvironment.js';
@@ -185,6 +186,69 @@ describe('codeloops resume (the built CLI)', function () {
     const again = await runCli(['resume', 'latest'], { cwd: repo, env });
     assert.equal(again.code, 2);
     assert.match(again.stderr, /already finished with success; there is nothing to resume/);
+  });
+
+  it('a checklist the critic listed goes on across resume: the resumed actor is shown it with each status, and DONE is refused until the third requirement has evidence', async () => {
+    const requirement = (id: string, text: string, met: boolean, evidence: string) => ({ id, text, met, evidence });
+    const [first, second, third] = [
+      ['REQ1', 'a.txt holds a'],
+      ['REQ2', 'b.txt holds b'],
+      ['REQ3', 'c.txt holds c'],
+    ] as const;
+    const { repo, env, home, agent } = scriptedCliSetup({
+      actor: [
+        [{ write: { path: 'a.txt', content: 'a\n' } }, { write: { path: 'b.txt', content: 'b\n' } }],
+        [{ hang: true }],
+        [{ print: 'All three are there.' }],
+        [{ write: { path: 'c.txt', content: 'c\n' } }],
+      ],
+      critic: [
+        [
+          decision({
+            type: 'continue',
+            feedback: 'Write c.txt.',
+            remaining_issues: ['c.txt is missing'],
+            requirements: [requirement(...first, true, 'a.txt:1'), requirement(...second, true, 'b.txt:1'), requirement(...third, false, 'c.txt is missing')],
+          }),
+        ],
+        // A critic that forgets the list it gave: without it carried on, nothing would hold this DONE back.
+        [
+          decision({
+            type: 'done',
+            summary: 'a and b are there',
+            requirements: [requirement(...first, true, 'a.txt:1'), requirement(...second, true, 'b.txt:1')],
+          }),
+        ],
+        [
+          decision({
+            type: 'done',
+            summary: 'all three files',
+            requirements: [requirement(...first, true, 'a.txt:1'), requirement(...second, true, 'b.txt:1'), requirement(...third, true, 'c.txt:1')],
+          }),
+        ],
+      ],
+    });
+    const run = startCli(['-p', 'write the files'], { cwd: repo, env });
+    await untilCalled(agent, 'actor', 2);
+    run.child.kill('SIGINT');
+    assert.equal((await run.done).code, 130);
+
+    const resumed = await runCli(['resume', 'latest', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string };
+    assert.equal(outcome.status, 'success');
+    assert.match(
+      agent.prompt('actor', 3),
+      /## The task's requirements\n- \[x\] REQ1 a\.txt holds a — evidence: a\.txt:1\n- \[x\] REQ2 b\.txt holds b — evidence: b\.txt:1\n- \[ \] REQ3 c\.txt holds c — unmet: c\.txt is missing/,
+    );
+    const events = readJsonLines(path.join(sidecarDirOf(outcome.session_id, home.env), 'events.jsonl'));
+    const refused = events.filter((event) => event.type === 'done_refused');
+    assert.deepEqual(
+      refused.map((event) => [event.iteration, event.unmet_requirements]),
+      [[2, ['REQ3']]],
+    );
+    assert.match(agent.prompt('actor', 4), /- \[ \] REQ3 c\.txt holds c — not judged yet/);
+    assert.equal(agent.calls('critic'), 3);
   });
 
   it('the time budget counts on across resume: resumed under the same budget it stops at once, and a raised one carries it on', async () => {

@@ -117,6 +117,64 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
   return startCli(args, options).done;
 }
 
+export interface TerminalCliRun {
+  /** Keys pressed at the terminal: `answer\n` types a line, `\x03` is Ctrl+C, `\x04` at a line's start is Ctrl+D (end of input). */
+  type(keys: string): void;
+  /** Resolves once the screen has shown text matching the pattern. */
+  waitForScreen(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** `stdout` and `stderr` are both the whole screen: a terminal shows them as one. */
+  done: Promise<CliResult>;
+}
+
+/**
+ * The built CLI on a pseudo-terminal (util-linux `script`), as a user at a terminal
+ * runs it: its stdin, stdout and stderr are a terminal, and what the test types goes
+ * through the terminal's line discipline (Ctrl+C becomes SIGINT, Ctrl+D the end of input).
+ */
+export function startCliAtTerminal(args: string[], options: Pick<CliOptions, 'cwd' | 'env' | 'timeoutMs'>): TerminalCliRun {
+  const command = [process.execPath, cliPath(), ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+  // -e: script exits with the CLI's own exit code.
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.cwd, env: { ...process.env, NO_COLOR: '1', ...options.env }, stdio: 'pipe' });
+  let screen = '';
+  let timedOut = false;
+  const waiters = new Set<() => void>();
+  const show = (chunk: string) => {
+    screen += chunk;
+    for (const waiter of [...waiters]) waiter();
+  };
+  child.stdout.setEncoding('utf8').on('data', show);
+  child.stderr.setEncoding('utf8').on('data', show);
+  // A question never asked, or an answer not taken, fails the test rather than waiting for ever.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, options.timeoutMs ?? 30_000);
+  const done = new Promise<CliResult>((resolve) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      for (const waiter of [...waiters]) waiter();
+      resolve({ code, signal, stdout: screen, stderr: screen, timedOut });
+    }),
+  );
+  return {
+    type: (keys) => child.stdin.write(keys),
+    done,
+    waitForScreen: (pattern, timeoutMs = 30_000) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => check(true), timeoutMs);
+        const check = (givenUp = child.exitCode !== null) => {
+          if (pattern.test(screen)) resolve();
+          else if (givenUp) reject(new Error(`the screen never showed ${pattern}:\n${screen}`));
+          else return;
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check(false);
+      }),
+  };
+}
+
 /** The run events a CLI run prints on stdout (`--events ndjson`), as they come, and a wait until they say something. */
 export function followRunEvents(run: CliRun): { events: RunEvent[]; until: (done: (events: readonly RunEvent[]) => boolean) => Promise<void> } {
   const events: RunEvent[] = [];

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { buildTimeline } from '../../src/replay/timeline.js';
-import { describeEvent, describeTimelineEntry, failingRequiredChecksText, oneLine } from '../../src/sessionFormat/eventWording.js';
+import { checkGate } from '../../src/loop/checkGate.js';
+import { describeEvent, describeTimelineEntry, failingRequiredChecksText, oneLine, stopReasonText } from '../../src/sessionFormat/eventWording.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { iterationLineSchema, sessionStartLineSchema } from '../../src/sessionFormat/sessionLines.js';
+import { iterationLineSchema, sessionStartLineSchema, STOP_REASONS } from '../../src/sessionFormat/sessionLines.js';
+import { PROTECTED_CHANGE_KINDS, protectedKindText } from '../../src/sessionFormat/verification.js';
 import { assembleSessionView } from '../../src/sessionView/sessionViewBuilder.js';
 import { iterationLine, startLine } from '../support/sessionFixtures.js';
 
@@ -172,6 +174,23 @@ describe('one wording for every surface (sessionFormat/eventWording.ts)', () => 
     assert.deepEqual(replayed(events), events.map(live));
     assert.equal(failingRequiredChecksText(['npm test']), 'the required check npm test fails');
     assert.equal(failingRequiredChecksText(['lint', 'npm test']), 'the required checks lint, npm test fail');
+  });
+
+  it('says a refused DONE’s weakenings, what stopped a loop and the end of a pause for an answer in words, never in the record’s codes', () => {
+    const done = { kind: 'DONE', summary: 'All tests pass', confidence: 0.9 } as const;
+    for (const kind of PROTECTED_CHANGE_KINDS) {
+      const gate = checkGate(done, [], { weakened: [{ file: 'test/sum.test.js', kind, detail: 'x' }], unverified: null });
+      assert.deepEqual(gate.decision.kind === 'CONTINUE' && gate.decision.remainingIssues, [
+        `restore test/sum.test.js (${protectedKindText(kind)}) or justify the change`,
+      ]);
+    }
+    assert.equal(protectedKindText('skip_added'), 'a test skipped');
+    for (const reason of STOP_REASONS) assert.doesNotMatch(stopReasonText(reason), /_|^(duration|stalled)$/, reason);
+    assert.equal(stopReasonText('needs_input'), 'a question only you can answer');
+    assert.equal(stopReasonText('a_newer_reason'), 'a_newer_reason', 'a reason a newer writer gives is shown as written');
+    // The answer to a question ends its pause as a review's end does: neither is called a review.
+    const resumed = (action: 'continue' | 'stop'): RunEvent => ({ type: 'review_resumed', iteration: 1, action, paused_secs: 2, timestamp: at });
+    assert.deepEqual([live(resumed('continue')), live(resumed('stop'))], ['carrying on', 'stopping the loop']);
   });
 
   it('replays the steps of an iteration under the live log’s headlines', () => {

@@ -486,6 +486,11 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.equal(first.querySelector('.needs-input')!.textContent!.trim(), 'The actor needs you: Which port?');
     assert.equal(first.querySelector('.feedback'), null);
     assert.match(root.querySelector('.note-needs_input_answered')!.textContent!, /you answered: 8080/);
+
+    // A headless run that stopped at the question says why in words, not as its stop_reason.
+    const stopped = session({ outcome: 'failed', iterations: [iteration(1, { needs_input: { from: 'actor', question: 'Which port?' } })] });
+    const { root: header } = open({ ...stopped, end: { ...stopped.end!, stop_reason: 'needs_input', error: 'Which port?' } });
+    assert.match(header.querySelector('.facts')!.textContent!, /Stopped bya question only you can answer/);
   });
 
   it('places resumes, interruptions and rollbacks between the iterations they came between', () => {
