@@ -8,7 +8,7 @@ import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
 import { numberedLines as lines } from '../support/reviewedIterations.js';
-import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOnNaming, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { createRepo, git, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
 
 /**
@@ -51,7 +51,7 @@ describe('review in the editor: the pause notification, rejecting and staging hu
     const { runs, editor, folder } = setup(
       {
         actor: [[{ write: { path: 'app.txt', content: lines(20, { 1: 'one' }) } }], [{ write: { path: 'app.txt', content: lines(20, { 1: 'ONE' }) } }]],
-        critic: [[carryOn('louder')], [done()]],
+        critic: [[carryOnNaming('louder')], [done()]],
       },
       JSON.stringify({ review: 'pause' }),
     );
@@ -72,7 +72,7 @@ describe('review in the editor: the pause notification, rejecting and staging hu
 
   it('Stop from the notification ends a paused loop as interrupted', async () => {
     const { runs, editor, folder } = setup(
-      { actor: [[{ write: { path: 'app.txt', content: 'x\n' } }]], critic: [[carryOn('more')]] },
+      { actor: [[{ write: { path: 'app.txt', content: 'x\n' } }]], critic: [[carryOnNaming('more')]] },
       JSON.stringify({ review: 'pause' }),
     );
     editor.answer(/is waiting for your review/, 'Stop');
@@ -112,7 +112,7 @@ describe('review in the editor: the pause notification, rejecting and staging hu
   it('says why it will not reject while the loop is at work', async () => {
     const { runs, editor, folder, review, repo } = setup({
       actor: [[{ write: { path: 'app.txt', content: lines(20, { 5: 'five' }) } }], [{ print: 'slow' }, { sleep: 60_000 }]],
-      critic: [[carryOn('again')]],
+      critic: [[carryOnNaming('again')]],
     });
     const running = runs.start(folder, { text: 'edit app' });
     const id = await new Promise<string>((resolve) =>

@@ -8,7 +8,7 @@ import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
 import { ACTOR_RUNS, hostileRepository } from '../support/hostileFiles.js';
 import { stopRunners } from '../support/processes.js';
-import { carryOn, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOnNaming, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { agentBinDirs } from '../support/realAgents.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
@@ -31,7 +31,10 @@ describe('run controller (plain Node, the real runner, a stubbed editor)', () =>
   after(removeTempDirs);
 
   it('runs a loop: the status item and context key while it runs, every event, then a notification that opens the session', async () => {
-    const { runs, editor, folder } = controllerFor({ actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[carryOn('again')], [done('made a')]] });
+    const { runs, editor, folder } = controllerFor({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]],
+      critic: [[carryOnNaming('again')], [done('made a')]],
+    });
     editor.answer(/^Codeloops finished/, 'Open Session');
     const events: RunEvent[] = [];
     runs.onEvent(({ event }) => events.push(event));

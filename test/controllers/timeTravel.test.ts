@@ -8,7 +8,7 @@ import { sessionsDir, sidecarDirOf } from '../../src/sessionFormat/sessionFiles.
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { FakeEditor, folderAt, runControllerFor, sessionCommandsFor, timeTravelFor } from '../support/fakeEditor.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
-import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOnNaming, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { createRepo, isolateHome, removeTempDirs, writeFile, type IsolatedHome } from '../support/testEnvironment.js';
 import { stopRunners } from '../support/processes.js';
 
@@ -44,7 +44,7 @@ describe('time travel and session commands (plain Node, real repositories, a stu
 
   const TWO_EDITS: AgentScript = {
     actor: [[{ write: { path: 'app.js', content: 'v1\n' } }], [{ write: { path: 'app.js', content: 'v2\n' } }]],
-    critic: [[carryOn('again')], [done()]],
+    critic: [[carryOnNaming('again')], [done()]],
   };
 
   it('rolls back after a modal that lists the files, offers the undo at once, and the undo puts them forward', async () => {

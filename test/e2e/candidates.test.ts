@@ -48,7 +48,9 @@ describe('end to end: the real Claude Code and OpenCode CLIs as two candidates',
       if (isCriticRequest(request)) {
         return request.allUserText.includes('+++ b/ANSWER.md')
           ? { text: '<decision>{"type":"done","summary":"ANSWER.md is written","confidence":0.8}</decision>' }
-          : { text: '<decision>{"type":"continue","feedback":"ANSWER.md is missing"}</decision>' };
+          : {
+              text: '<decision>{"type":"continue","feedback":"ANSWER.md is missing","findings":[{"severity":"error","message":"ANSWER.md is missing"}]}</decision>',
+            };
       }
       return actorTurn('claude', request);
     };

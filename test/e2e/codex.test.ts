@@ -25,7 +25,9 @@ function scriptedCodex(request: ModelRequest): ScriptedReply {
     if (request.lastUserText.includes('+Hello, world'))
       return { text: 'Fixed.\n<decision>{"type":"done","summary":"greeting.txt says Hello, world","confidence":0.9}</decision>' };
     if (lastItem(request) === 'custom_tool_call_output') {
-      return { text: '<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo"]}</decision>' };
+      return {
+        text: '<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo"],"findings":[{"file":"greeting.txt","line":1,"severity":"error","message":"Helo is a typo"}]}</decision>',
+      };
     }
     return { text: 'I will fix the typo myself.', toolCalls: [FIX_TYPO] };
   }

@@ -33,7 +33,9 @@ function scriptedGemini(repo: string) {
       if (request.allUserText.includes('+Hello, world'))
         return { text: '<decision>{"type":"done","summary":"greeting.txt says Hello, world","confidence":0.9}</decision>' };
       if (answeredTool(request) === 'write_file') {
-        return { text: '<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo"]}</decision>' };
+        return {
+          text: '<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo"],"findings":[{"file":"greeting.txt","line":1,"severity":"error","message":"Helo is a typo"}]}</decision>',
+        };
       }
       return { text: 'I will fix the typo myself.', toolCalls: [write('Hello, world\n')] };
     }

@@ -18,7 +18,7 @@ function changelogActor(agent: RealAgent): Responder {
 const changelogCritic: Responder = (request) =>
   request.allUserText.includes('+# Changelog')
     ? { text: '<decision>{"type":"done","summary":"CHANGELOG.md exists","confidence":0.8}</decision>' }
-    : { text: '<decision>{"type":"continue","feedback":"no changelog yet"}</decision>' };
+    : { text: '<decision>{"type":"continue","feedback":"no changelog yet","findings":[{"severity":"error","message":"CHANGELOG.md is missing"}]}</decision>' };
 
 /** Loops whose two roles are different real CLIs, each against its own scripted API. */
 const PAIRS: { actor: RealAgent; critic: RealAgent; flags?: string[] }[] = [

@@ -12,7 +12,9 @@ function versionModel(repo: string) {
     if (isCriticRequest(request)) {
       return request.allUserText.includes('+1.0.0')
         ? { text: 'Correct now.\n<decision>{"type":"done","summary":"VERSION holds 1.0.0","confidence":0.9}</decision>' }
-        : { text: '<decision>{"type":"continue","feedback":"VERSION must hold 1.0.0, not 0.1","remaining_issues":["wrong version"]}</decision>' };
+        : {
+            text: '<decision>{"type":"continue","feedback":"VERSION must hold 1.0.0, not 0.1","remaining_issues":["wrong version"],"findings":[{"file":"VERSION","line":1,"severity":"error","message":"VERSION must hold 1.0.0"}]}</decision>',
+          };
     }
     if (request.hasToolResult) return { text: 'Done.' };
     const fix = request.lastUserText.includes('VERSION must hold 1.0.0');

@@ -5,7 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { UiServer } from '../../src/server/uiServer.js';
 import { DIFF_PAGE_LINES } from '../../webview-ui/diffView.js';
 import { startCli } from '../support/cliProcess.js';
-import { carryOn, configureScriptedAgent, done } from '../support/scriptedAgent.js';
+import { carryOnNaming, configureScriptedAgent, done } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, isolateHome, removeTempDirs, repoRoot, type IsolatedHome } from '../support/testEnvironment.js';
 import { startTestServer } from './serverClient.js';
@@ -353,7 +353,7 @@ describe('codeloops ui in a browser (Chromium)', () => {
         [{ print: 'Reading the handlers' }, { sleep: 2500 }, { write: { path: 'one.txt', content: '1\n' } }],
         [{ print: 'Writing the tests' }, { sleep: 800 }, { write: { path: 'two.txt', content: '2\n' } }],
       ],
-      critic: [[carryOn('Add a test for the **empty** case')], [done('Both files written', 0.9)]],
+      critic: [[carryOnNaming('Add a test for the **empty** case')], [done('Both files written', 0.9)]],
     });
     const repo = createRepo({ files: { 'README.md': '# live\n' } });
     const before = new Set(fs.readdirSync(home.sessionsDir));

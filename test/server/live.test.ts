@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sessionViewResponseSchema } from '../../src/server/apiPayloads.js';
 import type { UiServer } from '../../src/server/uiServer.js';
 import { startCli } from '../support/cliProcess.js';
-import { carryOn, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
+import { carryOnNaming, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
 import { eventually, LiveClient, request, startTestServer } from './serverClient.js';
@@ -17,7 +17,7 @@ const THREE_ITERATIONS: AgentScript = {
     [{ print: 'working on step two' }, { write: { path: 'two.txt', content: '2\n' } }],
     [{ print: 'working on step three' }, { write: { path: 'three.txt', content: '3\n' } }],
   ],
-  critic: [[carryOn('Now step two')], [carryOn('Now step three')], [done('All three steps', 0.9)]],
+  critic: [[carryOnNaming('Now step two')], [carryOnNaming('Now step three')], [done('All three steps', 0.9)]],
 };
 
 /** A loop run by the built CLI, as a user runs it in a terminal, writing into `home`. */

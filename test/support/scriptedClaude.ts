@@ -25,7 +25,7 @@ export function scriptedGreetingModel(repo: string) {
       return request.allUserText.includes('+Hello, world')
         ? { text: 'The typo is fixed and the note exists.\n<decision>{"type":"done","summary":"greeting.txt says Hello, world","confidence":0.93}</decision>' }
         : {
-            text: 'greeting.txt has a typo.\n<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo in greeting.txt"]}</decision>',
+            text: 'greeting.txt has a typo.\n<decision>{"type":"continue","feedback":"greeting.txt says Helo: it must say Hello, world","remaining_issues":["typo in greeting.txt"],"findings":[{"file":"greeting.txt","line":1,"severity":"error","message":"Helo is a typo"}]}</decision>',
           };
     }
     const secondIteration = request.allUserText.includes('Reviewer feedback');

@@ -64,7 +64,12 @@ const HELLO_SCRIPT = {
     [{ write: { path: 'hello.txt', content: 'hello\n' } }, { print: 'Fixed it' }],
   ],
   critic: [
-    [{ print: '<decision>{"type":"continue","feedback":"hello.txt says helo","remaining_issues":["typo"]}</decision>' }],
+    [
+      {
+        print:
+          '<decision>{"type":"continue","feedback":"hello.txt says helo","remaining_issues":["typo"],"findings":[{"file":"hello.txt","line":1,"severity":"error","message":"helo is a typo"}]}</decision>',
+      },
+    ],
     [{ print: '<decision>{"type":"done","summary":"hello.txt says hello","confidence":0.9}</decision>' }],
   ],
 };
@@ -315,7 +320,10 @@ describe('Codeloops in a real VS Code', () => {
 
   it('passes the editor’s settings to the runner, under the project’s codeloops.toml', async () => {
     const folder = workspaceFolder();
-    scriptAgents({ actor: [[{ print: 'tried' }]], critic: [[{ print: '<decision>{"type":"continue","feedback":"more"}</decision>' }]] });
+    scriptAgents({
+      actor: [[{ print: 'tried' }]],
+      critic: [[{ print: '<decision>{"type":"continue","feedback":"more","findings":[{"severity":"error","message":"more"}]}</decision>' }]],
+    });
     const config = vscode.workspace.getConfiguration('codeloops', folder.uri);
     await config.update('maxIterations', 1, vscode.ConfigurationTarget.Workspace);
     await config.update('critic.model', 'model-from-settings', vscode.ConfigurationTarget.Workspace);
@@ -559,7 +567,10 @@ describe('Codeloops in a real VS Code', () => {
       assert.equal(vscode.workspace.getConfiguration('codeloops', folder.uri).get('review'), 'pause');
       scriptAgents({
         actor: [[{ write: { path: 'paused.txt', content: 'one\n' } }], [{ write: { path: 'paused.txt', content: 'two\n' } }]],
-        critic: [[{ print: '<decision>{"type":"continue","feedback":"again"}</decision>' }], [{ print: 'TASK COMPLETE' }]],
+        critic: [
+          [{ print: '<decision>{"type":"continue","feedback":"again","findings":[{"severity":"error","message":"again"}]}</decision>' }],
+          [{ print: 'TASK COMPLETE' }],
+        ],
       });
       const running = codeloops.runs.start(folder, { text: 'Pause for review' });
       const loop = await waitFor('the loop to wait for review', () => codeloops.runs.runningLoops().find((candidate) => candidate.progress.pausedAfter === 1));
