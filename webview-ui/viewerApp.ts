@@ -1,7 +1,7 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { protectedStandingText, refusalReasons, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { protectedStandingText, refusalReasons, requirementsLines, toolCallText } from '../src/sessionFormat/eventWording.js';
 import { protectedChangeText } from '../src/sessionFormat/verification.js';
 import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
@@ -293,7 +293,7 @@ export class ViewerApp {
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
       iteration.protected_standing.length > 0 ? this.renderProtected(iteration) : null,
-      iteration.requirements ? renderRequirements(iteration.requirements.requirements) : null,
+      iteration.requirements ? renderRequirements(iteration.requirements) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
       // A question for the user is shown as one, not as feedback to the actor.
       iteration.needs_input
@@ -584,19 +584,30 @@ function costText(view: SessionView): string | null {
   return `${spent ?? '$0.00'} of ${formatCost(cap)}`;
 }
 
-/** The task's requirements as a checklist: each met with evidence the record confirms, or not (and why). */
-function renderRequirements(requirements: readonly RequirementStatus[]): HTMLElement {
+/**
+ * The task's requirements as a checklist under the live log's count of them: each met
+ * with evidence the record confirms, or not (and why), with the critic's own words for
+ * its evidence where they say more than what confirmed them.
+ */
+function renderRequirements(judged: NonNullable<IterationView['requirements']>): HTMLElement {
   return h(
-    'ul',
+    'section',
     { class: 'requirements', 'aria-label': 'requirements' },
-    ...requirements.map((requirement) =>
-      h(
-        'li',
-        { class: requirementHolds(requirement) ? 'requirement-met' : 'requirement-open' },
-        icon(requirementHolds(requirement) ? 'pass' : 'circle-large-outline'),
-        h('span', {}, ` ${requirement.id} ${requirement.text}`),
-        h('span', { class: 'muted' }, ` — ${requirementState(requirement)}`),
-      ),
-    ),
+    h('div', { class: 'requirements-heading' }, requirementsLines(judged)[0]!.text),
+    h('ul', {}, ...judged.requirements.map(renderRequirement)),
+  );
+}
+
+function renderRequirement(requirement: RequirementStatus): HTMLElement {
+  const holds = requirementHolds(requirement);
+  const said = holds && requirement.evidence && requirement.evidence !== requirement.confirmed_by ? requirement.evidence : null;
+  return h(
+    'li',
+    { class: holds ? 'requirement-met' : 'requirement-open', 'data-requirement': requirement.id },
+    icon(holds ? 'pass' : 'circle-large-outline'),
+    h('span', { class: 'requirement-id' }, ` ${requirement.id}`),
+    h('span', {}, ` ${requirement.text}`),
+    h('span', { class: 'requirement-state muted' }, ` — ${requirementState(requirement)}`),
+    said ? h('div', { class: 'requirement-evidence muted' }, `said: ${said}`) : null,
   );
 }
