@@ -518,7 +518,7 @@ export class ViewerApp {
     tick();
     this.liveTimer = setInterval(tick, 1000);
     if (progress.pausedAfter !== null) {
-      setChildren(this.livePanel, ...this.renderPaused(progress.pausedAfter, elapsed));
+      setChildren(this.livePanel, ...this.renderPaused(progress, elapsed));
       return;
     }
     setChildren(
@@ -534,18 +534,32 @@ export class ViewerApp {
     );
   }
 
-  /** The loop waits for the user's review: what to do, and Continue and Stop where the host can pass them on. */
-  private renderPaused(iteration: number, elapsed: HTMLElement): HTMLElement[] {
+  /**
+   * The loop waits for the user's review, or their answer to a question: what to do,
+   * and Continue (Answer…, which the host asks for) and Stop where the host can pass them on.
+   */
+  private renderPaused(progress: LoopProgress, elapsed: HTMLElement): HTMLElement[] {
     const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
+    const { pausedAfter: iteration, question } = progress;
     return [
-      h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${iteration}: waiting for your review `, elapsed),
-      h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
+      question
+        ? h('h2', {}, icon('question'), ` Paused after iteration ${iteration}: ${needsInputText(question)} `, elapsed)
+        : h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${iteration}: waiting for your review `, elapsed),
+      h(
+        'p',
+        {},
+        question
+          ? 'Your answer goes to the next actor as your words.'
+          : 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.',
+      ),
       ...(this.capabilities.reviewControl
         ? [
             h(
               'div',
               { class: 'review-controls' },
-              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
+              question
+                ? button('Answer…', control('continue'), { icon: 'question', title: 'Answer the question: the loop goes on with your answer' })
+                : button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
               button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
             ),
           ]

@@ -227,6 +227,20 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.doesNotMatch(root.querySelector('.live')!.textContent!, /waiting for your review/);
   });
 
+  it('shows a loop that waits for the user’s answer with the question, and Answer… (the host asks for it) instead of Continue', () => {
+    const { root, transport } = open(session({ outcome: null }), { running: true, reviewControl: true });
+    const needs_input = { from: 'critic' as const, question: 'Which database?' };
+    transport.deliver({ type: 'live', event: { type: 'review_paused', timestamp: new Date().toISOString(), iteration: 2, needs_input } });
+    assert.match(root.querySelector('.live h2')!.textContent!, /Paused after iteration 2: the critic needs you: Which database\?/);
+    const buttons = [...root.querySelectorAll<HTMLElement>('.live button')];
+    assert.deepEqual(
+      buttons.map((each) => each.textContent!.trim()),
+      ['Answer…', 'Stop'],
+    );
+    buttons[0]!.click();
+    assert.deepEqual(transport.sent.at(-1), { type: 'reviewControl', action: 'continue' });
+  });
+
   it('waits for the host: says it is ready first', () => {
     const { transport } = open(session());
     assert.deepEqual(transport.sent[0], { type: 'ready' });
