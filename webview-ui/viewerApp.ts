@@ -1,7 +1,7 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { protectedStandingText, refusalReasons, stopReasonText, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { protectedStandingText, refusalReasons, requirementsLines, stopReasonText, toolCallText } from '../src/sessionFormat/eventWording.js';
 import { protectedChangeText } from '../src/sessionFormat/verification.js';
 import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
@@ -293,7 +293,7 @@ export class ViewerApp {
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
       iteration.protected_standing.length > 0 ? this.renderProtected(iteration) : null,
-      iteration.requirements ? renderRequirements(iteration.requirements.requirements) : null,
+      iteration.requirements ? renderRequirements(iteration.requirements) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
       // A question for the user is shown as one, not as feedback to the actor.
       iteration.needs_input
@@ -518,7 +518,7 @@ export class ViewerApp {
     tick();
     this.liveTimer = setInterval(tick, 1000);
     if (progress.pausedAfter !== null) {
-      setChildren(this.livePanel, ...this.renderPaused(progress.pausedAfter, elapsed));
+      setChildren(this.livePanel, ...this.renderPaused(progress, elapsed));
       return;
     }
     setChildren(
@@ -534,18 +534,32 @@ export class ViewerApp {
     );
   }
 
-  /** The loop waits for the user's review: what to do, and Continue and Stop where the host can pass them on. */
-  private renderPaused(iteration: number, elapsed: HTMLElement): HTMLElement[] {
+  /**
+   * The loop waits for the user's review, or their answer to a question: what to do,
+   * and Continue (Answer…, which the host asks for) and Stop where the host can pass them on.
+   */
+  private renderPaused(progress: LoopProgress, elapsed: HTMLElement): HTMLElement[] {
     const control = (action: 'continue' | 'stop') => () => this.transport.send({ type: 'reviewControl', action });
+    const { pausedAfter: iteration, question } = progress;
     return [
-      h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${iteration}: waiting for your review `, elapsed),
-      h('p', {}, 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.'),
+      question
+        ? h('h2', {}, icon('question'), ` Paused after iteration ${iteration}: ${needsInputText(question)} `, elapsed)
+        : h('h2', {}, icon('comment-discussion'), ` Paused after iteration ${iteration}: waiting for your review `, elapsed),
+      h(
+        'p',
+        {},
+        question
+          ? 'Your answer goes to the next actor as your words.'
+          : 'Read the changes, comment on them or reject hunks; the next actor run is told. Then go on.',
+      ),
       ...(this.capabilities.reviewControl
         ? [
             h(
               'div',
               { class: 'review-controls' },
-              button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
+              question
+                ? button('Answer…', control('continue'), { icon: 'question', title: 'Answer the question: the loop goes on with your answer' })
+                : button('Continue', control('continue'), { icon: 'debug-continue', title: 'Run the next iteration' }),
               button('Stop', control('stop'), { icon: 'debug-stop', title: 'End the loop here' }),
             ),
           ]
@@ -577,19 +591,30 @@ function costText(view: SessionView): string | null {
   return `${spent ?? '$0.00'} of ${formatCost(cap)}`;
 }
 
-/** The task's requirements as a checklist: each met with evidence the record confirms, or not (and why). */
-function renderRequirements(requirements: readonly RequirementStatus[]): HTMLElement {
+/**
+ * The task's requirements as a checklist under the live log's count of them: each met
+ * with evidence the record confirms, or not (and why), with the critic's own words for
+ * its evidence where they say more than what confirmed them.
+ */
+function renderRequirements(judged: NonNullable<IterationView['requirements']>): HTMLElement {
   return h(
-    'ul',
+    'section',
     { class: 'requirements', 'aria-label': 'requirements' },
-    ...requirements.map((requirement) =>
-      h(
-        'li',
-        { class: requirementHolds(requirement) ? 'requirement-met' : 'requirement-open' },
-        icon(requirementHolds(requirement) ? 'pass' : 'circle-large-outline'),
-        h('span', {}, ` ${requirement.id} ${requirement.text}`),
-        h('span', { class: 'muted' }, ` — ${requirementState(requirement)}`),
-      ),
-    ),
+    h('div', { class: 'requirements-heading' }, requirementsLines(judged)[0]!.text),
+    h('ul', {}, ...judged.requirements.map(renderRequirement)),
+  );
+}
+
+function renderRequirement(requirement: RequirementStatus): HTMLElement {
+  const holds = requirementHolds(requirement);
+  const said = holds && requirement.evidence && requirement.evidence !== requirement.confirmed_by ? requirement.evidence : null;
+  return h(
+    'li',
+    { class: holds ? 'requirement-met' : 'requirement-open', 'data-requirement': requirement.id },
+    icon(holds ? 'pass' : 'circle-large-outline'),
+    h('span', { class: 'requirement-id' }, ` ${requirement.id}`),
+    h('span', {}, ` ${requirement.text}`),
+    h('span', { class: 'requirement-state muted' }, ` — ${requirementState(requirement)}`),
+    said ? h('div', { class: 'requirement-evidence muted' }, `said: ${said}`) : null,
   );
 }

@@ -5,7 +5,7 @@ import { applyCandidateSession, undoApplySession, type ApplyDeps } from './candi
 import type { CandidateRuns } from './candidates/candidateRuns.js';
 import { groupToCompare, runWithCandidates } from './candidates/candidatesInput.js';
 import type { DiffOpener } from './diffs/diffOpener.js';
-import { COMMANDS } from './ids.js';
+import { COMMANDS, type CommandId } from './ids.js';
 import type { HunkLenses, HunkRef } from './review/hunkLenses.js';
 import { rejectHunkCommand, stageCommand, undoRejectionCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import type { ReviewThreads } from './review/reviewThreads.js';
@@ -45,7 +45,6 @@ export interface CommandParts {
   apply: ApplyDeps;
 }
 
-type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
 type Handler = (...args: never[]) => unknown;
 
 /** Registers every command of the manifest; a failure is logged and said, never silent. */
@@ -72,6 +71,7 @@ function commandTable(parts: CommandParts): Record<CommandId, Handler> {
     // The status bar items say which run of their folder they stop; a tree's context menu passes the selection second.
     [COMMANDS.interrupt]: (target?: Folder | SessionNode | GroupNode, kind?: unknown) => registry.interrupt(target, isRunKind(kind) ? kind : undefined),
     [COMMANDS.continueLoop]: (sessionId?: unknown) => runs.resumeAfterReview('continue', typeof sessionId === 'string' ? sessionId : undefined),
+    [COMMANDS.answerQuestion]: (sessionId?: unknown) => runs.answerQuestion(typeof sessionId === 'string' ? sessionId : undefined),
     [COMMANDS.toggleReviewPause]: () => toggleReviewPause(),
     [COMMANDS.showOutput]: () => log.show(),
     [COMMANDS.refreshSessions]: () => tree.refresh(),

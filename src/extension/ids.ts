@@ -24,6 +24,7 @@ export const COMMANDS = {
   applyCandidate: 'codeloops.applyCandidate',
   undoApply: 'codeloops.undoApply',
   continueLoop: 'codeloops.continueLoop',
+  answerQuestion: 'codeloops.answerQuestion',
   toggleReviewPause: 'codeloops.toggleReviewPause',
   rejectHunk: 'codeloops.rejectHunk',
   undoRejection: 'codeloops.undoRejection',
@@ -33,6 +34,7 @@ export const COMMANDS = {
   resolveThread: 'codeloops.resolveThread',
   reopenThread: 'codeloops.reopenThread',
 } as const;
+export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
 
 export const VIEWS = {
   container: 'codeloops',

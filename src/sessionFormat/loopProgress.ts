@@ -1,3 +1,4 @@
+import type { NeedsInput } from './needsInput.js';
 import type { RunEvent } from './runEvents.js';
 import type { Outcome } from './sessionLines.js';
 
@@ -10,10 +11,11 @@ import type { Outcome } from './sessionLines.js';
 /**
  * What a loop is doing: before its first iteration (`starting`, a candidate still
  * `waiting` for its turn), an iteration's steps (`snapshot`, then the run events'
- * phases), paused for the user's review, told to go on or to stop, or ended.
+ * phases), paused for the user's review or for their answer to a question, told to go
+ * on or to stop, or ended.
  */
 export type LoopStage =
-  'waiting' | 'starting' | 'snapshot' | 'actor' | 'diff' | 'checks' | 'critic' | 'critic_repair' | 'review' | 'continuing' | 'stopping' | 'ended';
+  'waiting' | 'starting' | 'snapshot' | 'actor' | 'diff' | 'checks' | 'critic' | 'critic_repair' | 'review' | 'answer' | 'continuing' | 'stopping' | 'ended';
 
 export interface LoopProgress {
   /** The iteration under way (or the last one), null before the first. */
@@ -21,13 +23,15 @@ export interface LoopProgress {
   readonly stage: LoopStage;
   /** When the stage began (the event's timestamp), null when no event said. */
   readonly stageSince: string | null;
-  /** The iteration after which the loop waits for the user's review, while it does. */
+  /** The iteration after which the loop waits for the user's review (or their answer), while it does. */
   readonly pausedAfter: number | null;
+  /** The question the loop waits to have answered (`needs_input`), while it does. */
+  readonly question: NeedsInput | null;
   /** How the run ended, once it has. */
   readonly outcome: Outcome | null;
 }
 
-export const LOOP_STARTING: LoopProgress = { iteration: null, stage: 'starting', stageSince: null, pausedAfter: null, outcome: null };
+export const LOOP_STARTING: LoopProgress = { iteration: null, stage: 'starting', stageSince: null, pausedAfter: null, question: null, outcome: null };
 /** A candidate whose loop has not started yet: it waits for a free job. */
 export const LOOP_WAITING: LoopProgress = { ...LOOP_STARTING, stage: 'waiting' };
 
@@ -47,11 +51,18 @@ export function advanceLoop(progress: LoopProgress, event: RunEvent): LoopProgre
       if (event.status !== 'started' || progress.stage === 'stopping') return progress;
       return { ...progress, iteration: event.iteration, stage: event.phase, stageSince: at };
     case 'review_paused':
-      return { ...progress, iteration: event.iteration, stage: 'review', stageSince: at, pausedAfter: event.iteration };
+      return {
+        ...progress,
+        iteration: event.iteration,
+        stage: event.needs_input ? 'answer' : 'review',
+        stageSince: at,
+        pausedAfter: event.iteration,
+        question: event.needs_input ?? null,
+      };
     case 'review_resumed':
-      return { ...progress, stage: event.action === 'continue' ? 'continuing' : 'stopping', stageSince: at, pausedAfter: null };
+      return { ...progress, stage: event.action === 'continue' ? 'continuing' : 'stopping', stageSince: at, pausedAfter: null, question: null };
     case 'run_finished':
-      return { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, outcome: event.status };
+      return { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, question: null, outcome: event.status };
     default:
       return progress;
   }
@@ -69,12 +80,12 @@ export function loopProgressOf(events: Iterable<RunEvent>, from: LoopProgress = 
  * own `run_finished` came first: a candidate whose runner stopped has none.
  */
 export function loopEnded(progress: LoopProgress, outcome: Outcome, at: string): LoopProgress {
-  return progress.stage === 'ended' ? progress : { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, outcome };
+  return progress.stage === 'ended' ? progress : { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, question: null, outcome };
 }
 
 /** The user asked the loop to go on, or to stop, before its runner said so: shown at once. */
 export function loopToldTo(progress: LoopProgress, action: 'continue' | 'stop'): LoopProgress {
-  return progress.stage === 'ended' ? progress : { ...progress, stage: action === 'continue' ? 'continuing' : 'stopping', pausedAfter: null };
+  return progress.stage === 'ended' ? progress : { ...progress, stage: action === 'continue' ? 'continuing' : 'stopping', pausedAfter: null, question: null };
 }
 
 const STAGE_WORDS: Readonly<Record<LoopStage, string>> = {
@@ -87,6 +98,7 @@ const STAGE_WORDS: Readonly<Record<LoopStage, string>> = {
   critic: 'critic',
   critic_repair: 'critic, asked again',
   review: 'waiting for your review',
+  answer: 'waiting for your answer',
   continuing: 'going on',
   stopping: 'stopping',
   ended: 'ended',

@@ -63,6 +63,8 @@ const VIEW_EVENTS = new Set<RunEvent['type']>([
   'check_finished',
   'done_refused',
   'protected_change',
+  // Each iteration's checklist as the critic judged it.
+  'requirements',
   'rollback',
   'rollback_undone',
   'stall',

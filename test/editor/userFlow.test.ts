@@ -415,6 +415,8 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await workbench.runCommand('Codeloops: Run Prompt');
     await workbench.answer('What should the agent do?', NEEDS_TASK);
     const asked = await workbench.notification(`needs you (asked by the critic): ${NEEDS_QUESTION}`, 120_000);
+    // The status bar says so too, for when the notification is gone.
+    await workbench.statusBarItem('Codeloops: needs your answer').waitFor();
     await shot('needs-you-question');
     await asked.press('Answer…');
     await workbench.clickIntoQuickInput(NEEDS_QUESTION);

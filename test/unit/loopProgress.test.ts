@@ -46,4 +46,13 @@ describe('where a running loop is, as every view shows it', () => {
     assert.equal(loopToldTo(ended, 'stop'), ended);
     assert.equal(loopEnded(ended, 'success', at), ended, 'the first end counts');
   });
+
+  it('a loop that waits for the user’s answer: its question, in every view’s words, until it goes on', () => {
+    const needs = { from: 'critic' as const, question: 'Which database?' };
+    const asked = loopProgressOf([iterationStarted(1), { type: 'review_paused', iteration: 1, needs_input: needs, timestamp: at }]);
+    assert.deepEqual([asked.pausedAfter, asked.question, loopProgressText(asked)], [1, needs, 'iteration 1 · waiting for your answer']);
+    const reviewed = loopProgressOf([iterationStarted(1), { type: 'review_paused', iteration: 1, timestamp: at }]);
+    assert.deepEqual([reviewed.question, loopProgressText(reviewed)], [null, 'iteration 1 · waiting for your review']);
+    assert.equal(loopToldTo(asked, 'continue').question, null);
+  });
 });

@@ -200,4 +200,36 @@ describe('the viewer’s model of a session', () => {
     assert.deepEqual(alone!.protected_standing, [{ change: skipped, status: 'weakening', reason: null }]);
     assert.deepEqual(alone!.done_refused, { failed_checks: ['lint'], protected_changes: [skipped] });
   });
+
+  it('carries each iteration’s checklist of requirements as the critic judged it, and the ones that refused DONE', async () => {
+    const status = (id: string, met: boolean, confirmed: string | null) => ({
+      id,
+      text: `${id} text`,
+      met,
+      evidence: `${id} evidence`,
+      confirmed_by: confirmed,
+    });
+    const first = [status('REQ1', true, 'check tests passed'), status('REQ2', false, null)];
+    const second = [status('REQ1', true, 'check tests passed'), status('REQ2', true, 'src/a.js:2')];
+    const dir = tempDir();
+    const id = writeSession(dir, [
+      startLine(),
+      iterationLine(1, { critic_verdict: 'DONE', unmet_requirements: [first[1]!] }),
+      iterationLine(2, { critic_decision: 'DONE', feedback: null }),
+      endLine({ iterations: 2 }),
+    ]);
+    const at = '2025-01-27T15:31:00Z';
+    const events: RunEvent[] = [
+      { type: 'requirements', iteration: 1, source: 'task', requirements: first, timestamp: at },
+      { type: 'done_refused', iteration: 1, failed_checks: [], unmet_requirements: ['REQ2'], timestamp: at },
+      { type: 'requirements', iteration: 2, source: 'task', requirements: second, timestamp: at },
+    ];
+    const sidecar = tempDir('sidecar-');
+    fs.writeFileSync(path.join(sidecar, EVENTS_FILE), events.map((event) => JSON.stringify(event)).join('\n') + '\n');
+    const [one, two] = (await new SessionLibrary(new SessionStore(dir), () => sidecar).view(id)).iterations;
+    assert.deepEqual(one!.requirements, { source: 'task', requirements: first });
+    assert.deepEqual(one!.done_refused?.unmet_requirements, ['REQ2']);
+    assert.deepEqual(two!.requirements, { source: 'task', requirements: second });
+    assert.equal(two!.done_refused, null);
+  });
 });

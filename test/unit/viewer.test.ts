@@ -227,6 +227,20 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.doesNotMatch(root.querySelector('.live')!.textContent!, /waiting for your review/);
   });
 
+  it('shows a loop that waits for the user’s answer with the question, and Answer… (the host asks for it) instead of Continue', () => {
+    const { root, transport } = open(session({ outcome: null }), { running: true, reviewControl: true });
+    const needs_input = { from: 'critic' as const, question: 'Which database?' };
+    transport.deliver({ type: 'live', event: { type: 'review_paused', timestamp: new Date().toISOString(), iteration: 2, needs_input } });
+    assert.match(root.querySelector('.live h2')!.textContent!, /Paused after iteration 2: the critic needs you: Which database\?/);
+    const buttons = [...root.querySelectorAll<HTMLElement>('.live button')];
+    assert.deepEqual(
+      buttons.map((each) => each.textContent!.trim()),
+      ['Answer…', 'Stop'],
+    );
+    buttons[0]!.click();
+    assert.deepEqual(transport.sent.at(-1), { type: 'reviewControl', action: 'continue' });
+  });
+
   it('waits for the host: says it is ready first', () => {
     const { transport } = open(session());
     assert.deepEqual(transport.sent[0], { type: 'ready' });
@@ -364,6 +378,52 @@ describe('session viewer (rendered in a DOM)', () => {
     );
     buttons[0]!.click();
     assert.deepEqual(editor.transport.sent.at(-1), { type: 'acceptChange', iteration: 1, file: 'test/sum.test.js' });
+  });
+
+  it('shows the requirements as a checklist on each iteration: met with the evidence that confirms it and the critic’s words, unmet and why, and the DONE it refused', () => {
+    const requirement = (id: string, met: boolean, evidence: string, confirmed: string | null) => ({
+      id,
+      text: `${id} text`,
+      met,
+      evidence,
+      confirmed_by: confirmed,
+    });
+    const { root } = open(
+      session({
+        iterations: [
+          iteration(1, {
+            critic_verdict: 'DONE',
+            done_refused: { failed_checks: [], protected_changes: [], unmet_requirements: ['REQ2'] },
+            requirements: {
+              source: 'task',
+              requirements: [requirement('REQ1', true, 'the tests check passed', 'check tests passed'), requirement('REQ2', false, 'not written yet', null)],
+            },
+          }),
+          iteration(2, {
+            critic_decision: 'DONE',
+            requirements: {
+              source: 'critic',
+              requirements: [requirement('REQ1', true, 'the tests check passed', 'check tests passed'), requirement('REQ2', true, 'src/a.js:2', 'src/a.js:2')],
+            },
+          }),
+        ],
+      }),
+    );
+    const [first, second] = [...root.querySelectorAll('article.iteration')];
+    const items = (card: Element) => [...card.querySelectorAll('.requirements li')].map((item) => [item.className, item.textContent!.trim()]);
+    assert.equal(first!.querySelector('.requirements-heading')!.textContent, 'requirements (from the task): 1 of 2 met with evidence');
+    assert.deepEqual(items(first!), [
+      ['requirement-met', 'REQ1 REQ1 text — evidence: check tests passedsaid: the tests check passed'],
+      ['requirement-open', 'REQ2 REQ2 text — unmet: not written yet'],
+    ]);
+    assert.match(first!.querySelector('.refused')!.textContent!, /The critic said DONE; refused: REQ2 is unmet or without evidence/);
+    assert.equal(second!.querySelector('.requirements-heading')!.textContent, 'requirements (listed by the critic): 2 of 2 met with evidence');
+    assert.deepEqual(
+      items(second!)[1],
+      ['requirement-met', 'REQ2 REQ2 text — evidence: src/a.js:2'],
+      'the critic’s words once when they are what confirmed it',
+    );
+    assert.equal(second!.querySelector('.refused'), null);
   });
 
   it('checks what reaches it against the protocol: a message that is not one of its host’s is ignored', () => {

@@ -93,10 +93,14 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     return this.deps.registry.interrupt(folder, 'loop');
   }
 
-  /** Tells a loop paused for review to go on (or to stop); the loop of this session, or the only one paused. */
+  /**
+   * Tells a loop paused for review to go on (or to stop); the loop of this session, or
+   * the only one paused. A loop that waits for an answer goes on with one: the box opens.
+   */
   async resumeAfterReview(action: ReviewAction, sessionId?: string): Promise<void> {
     const loop = await this.pausedLoop(sessionId, action === 'continue' ? 'Which loop should go on?' : 'Which loop should stop?');
     if (!loop) return;
+    if (action === 'continue' && loop.progress.question) return void (await this.askAnswer(loop));
     loop.progress = loopToldTo(loop.progress, action);
     this.deps.registry.syncContext();
     loop.process.control(action);
@@ -111,9 +115,25 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     loop.process.answer(text);
   }
 
-  /** The loop of this session that waits for the user, or the only one; asks when several wait. */
-  private async pausedLoop(sessionId: string | undefined, question: string): Promise<RunningLoop<F> | undefined> {
-    const paused = this.runningLoops().filter((loop) => loop.progress.pausedAfter !== null && (sessionId === undefined || loop.sessionId === sessionId));
+  /** Opens the answer box for the question a loop waits on (this session's, or the only one): the status bar's and the palette's way back to it. */
+  async answerQuestion(sessionId?: string): Promise<void> {
+    const loop = await this.pausedLoop(sessionId, 'Which loop is your answer for?', 'answer');
+    if (loop) await this.askAnswer(loop);
+  }
+
+  /** Asks for the answer to the loop's question and gives it; false when none was given (cancelled, or the loop went on meanwhile). */
+  private async askAnswer(loop: RunningLoop<F>, needs = loop.progress.question): Promise<boolean> {
+    if (!needs) return false;
+    const text = (await this.deps.window.input(needs.question, 'Your answer: the next actor gets it as your words'))?.trim();
+    if (!text || loop.progress.pausedAfter === null) return false;
+    await this.answer(text, loop.sessionId);
+    return true;
+  }
+
+  /** The loop of this session that waits for the user (for an answer, with `answer`), or the only one; asks when several wait. */
+  private async pausedLoop(sessionId: string | undefined, question: string, waitingFor: 'review' | 'answer' = 'review'): Promise<RunningLoop<F> | undefined> {
+    const waits = (loop: RunningLoop<F>) => (waitingFor === 'answer' ? loop.progress.question !== null : loop.progress.pausedAfter !== null);
+    const paused = this.runningLoops().filter((loop) => waits(loop) && (sessionId === undefined || loop.sessionId === sessionId));
     const loop =
       paused.length <= 1
         ? paused[0]
@@ -121,7 +141,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
             paused.map((candidate) => ({ label: candidate.folder.name, description: `after iteration ${candidate.progress.pausedAfter}`, value: candidate })),
             question,
           );
-    if (!loop && paused.length === 0) void this.deps.window.showInfo('No Codeloops loop is waiting for your review.');
+    if (!loop && paused.length === 0) void this.deps.window.showInfo(`No Codeloops loop is waiting for your ${waitingFor}.`);
     return loop;
   }
 
@@ -188,8 +208,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
           if (loop.progress.pausedAfter !== iteration) return; // already answered elsewhere (the viewer, the status bar)
           if (choice === stop) return void this.resumeAfterReview('stop', loop.sessionId);
           if (choice === answer) {
-            const text = (await this.deps.window.input(needs.question, 'Your answer: the next actor gets it as your words'))?.trim();
-            if (text) return void this.answer(text, loop.sessionId);
+            if (await this.askAnswer(loop, needs)) return;
           } else if (choice === look) {
             if (loop.sessionId)
               void this.deps.commands.execute(COMMANDS.showIterationChanges, { kind: 'iteration', sessionId: loop.sessionId, number: iteration });
