@@ -93,10 +93,11 @@ function suggestPythonEnvironment(directory: string, exists: (name: string) => b
   const pip = `${venv}/bin/python -m pip install`;
   const make = `python3 -m venv ${venv}`;
   const requirements = ['requirements.txt', 'requirements-dev.txt', 'requirements-test.txt'].filter(exists);
+  // uv and Poetry are told to make it where the user has it, which is where the checks look for it.
   const run = exists('uv.lock')
-    ? `uv sync --frozen`
-    : exists('poetry.lock')
-      ? 'poetry install --no-interaction'
+    ? `${venv === '.venv' ? '' : `UV_PROJECT_ENVIRONMENT=${venv} `}uv sync --frozen`
+    : exists('poetry.lock') && venv === '.venv'
+      ? 'POETRY_VIRTUALENVS_IN_PROJECT=true poetry install --no-interaction'
       : requirements.length > 0
         ? `${make} && ${pip} ${requirements.map((file) => `-r ${file}`).join(' ')}`
         : exists('pyproject.toml') || exists('setup.py')
