@@ -5,6 +5,33 @@ import type { CheckResult } from './runCheck.js';
 /** How much of a check's output is quoted to an agent: its end, where failures are summed up. */
 const QUOTED_OUTPUT_CHARS = 2_000;
 
+/**
+ * Exit 127 is the shell's "command not found". In a worktree Codeloops made (a
+ * candidate's, an isolated check's) it nearly always means the dependencies installed
+ * in the user's tree (node_modules, a virtual environment: files git does not track)
+ * were never put there. Said once, here: appended to the check's output, it reaches the
+ * user in the check's result and the agents in its quoted output, so that nobody
+ * takes it for a fault of the work.
+ */
+export const MISSING_DEPENDENCIES_NOTE =
+  '[codeloops: exit 127, a command was not found. This check ran in a worktree made from a snapshot of your tree, which holds only ' +
+  'what git tracks: the dependencies installed in your tree (node_modules, a virtual environment) are likely missing there. ' +
+  'Set [worktree] in codeloops.toml: copy = ["node_modules"] copies them into each worktree, or setup = "npm ci" (your install command) ' +
+  'installs them. It is the worktree that lacks them, not the work that is wrong.]';
+
+/** What an agent reads of an acceptance check that hit it: whether the worktree missed a command, never the command. */
+const HIDDEN_MISSING_DEPENDENCIES =
+  "it could not run: a command was not found in its worktree, whose dependencies are likely missing (the setup's fault, not the work's)";
+
+const COMMAND_NOT_FOUND = 127;
+
+/** A check's result run in a worktree Codeloops made: a command not found there gets the note above. */
+export function noteMissingDependencies(result: CheckResult): CheckResult {
+  if (result.exitCode !== COMMAND_NOT_FOUND || result.output.includes(MISSING_DEPENDENCIES_NOTE)) return result;
+  const note = `\n${MISSING_DEPENDENCIES_NOTE}`;
+  return { ...result, output: result.output + note, outputChars: result.outputChars + note.length };
+}
+
 /** How a check ended, in words: for an acceptance check, only whether it passed (its exit code or timing could hint at what it tests). */
 export function outcomeOf(check: CheckResult): string {
   if (check.hidden) return check.passed ? 'passed' : 'failed';
@@ -33,7 +60,10 @@ function quotedOutput(check: CheckResult): string {
 export function describeChecks(checks: readonly CheckResult[], quotedIn = ''): string {
   return checks
     .map((check) => {
-      if (check.hidden) return `- ${check.passed ? '✓' : '✗'} ${check.name} (an acceptance check: its command and output are not shown): ${outcomeOf(check)}`;
+      if (check.hidden) {
+        const outcome = check.output.includes(MISSING_DEPENDENCIES_NOTE) ? `${outcomeOf(check)}; ${HIDDEN_MISSING_DEPENDENCIES}` : outcomeOf(check);
+        return `- ${check.passed ? '✓' : '✗'} ${check.name} (an acceptance check: its command and output are not shown): ${outcome}`;
+      }
       if (check.passed) return checkLine(check);
       const quote = quotedOutput(check);
       return quotedIn.includes(quote) ? `${checkLine(check)} (its output is quoted above)` : `${checkLine(check)}\n${quote}`;

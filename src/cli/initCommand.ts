@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { findProjectConfig, globalConfigPath } from '../config/configFiles.js';
 import { detectChecks, renderProjectConfig } from '../config/detectChecks.js';
+import { detectWorktree } from '../config/detectWorktree.js';
 import { detectAgents, renderInitialConfig } from '../config/initialConfig.js';
 import { openRepository } from '../git/repository.js';
 import { UsageError } from './usageError.js';
@@ -40,13 +41,19 @@ export async function initCommand(options: { force?: boolean }): Promise<number>
   }
   if (writeProject) {
     const checks = detectChecks(repository!.root);
-    fs.writeFileSync(projectFile, renderProjectConfig(checks));
+    const worktree = detectWorktree(repository!.root);
+    fs.writeFileSync(projectFile, renderProjectConfig(checks, worktree));
     process.stdout.write(`Wrote ${projectFile}\n`);
     process.stdout.write(
       checks.length > 0
         ? `Checks found: ${checks.map((check) => check.run).join(', ')}. They are suggested as comments: uncomment the ones you want, then run "codeloops trust".\n`
         : 'No test command was found; name your checks in the file, then run "codeloops trust".\n',
     );
+    const readied = [
+      worktree.copy.length > 0 ? `${worktree.copy.map((entry) => entry.path).join(', ')} copied into each` : '',
+      worktree.setup.length > 0 ? `a setup suggested as a comment: ${worktree.setup.map((entry) => entry.run).join(' && ')}` : '',
+    ].filter(Boolean);
+    if (readied.length > 0) process.stdout.write(`Worktrees (candidates, isolated checks): ${readied.join('; ')}. See [worktree] in the file.\n`);
   }
   return 0;
 }

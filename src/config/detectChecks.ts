@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { findVirtualEnvironment, renderWorktreeSection, type WorktreeSuggestion } from './detectWorktree.js';
 import { DEFAULT_CHECK_TIMEOUT_SECS } from './runSettings.js';
 
 /** A check `codeloops init` found in a repository, to suggest (never to enable: the user decides). */
@@ -54,7 +55,9 @@ export function detectChecks(directory: string): DetectedCheck[] {
         : exists('conftest.py')
           ? 'conftest.py'
           : null;
-  if (pytestFrom) found.push({ name: 'pytest', run: 'python -m pytest', foundIn: pytestFrom });
+  // The project's own virtual environment, by its path: in a worktree, the one its setup made there.
+  const venv = findVirtualEnvironment(directory);
+  if (pytestFrom) found.push({ name: 'pytest', run: `${venv === null ? 'python' : `${venv}/bin/python`} -m pytest`, foundIn: pytestFrom });
   if (exists('go.mod')) found.push({ name: 'go-test', run: 'go test ./...', foundIn: 'go.mod' });
   const makefile = ['Makefile', 'makefile', 'GNUmakefile'].map((name) => [name, read(name)] as const).find(([, text]) => text !== null);
   if (makefile && /^test\s*:/m.test(makefile[1]!)) found.push({ name: 'make-test', run: 'make test', foundIn: `the "test" target in ${makefile[0]}` });
@@ -62,10 +65,11 @@ export function detectChecks(directory: string): DetectedCheck[] {
 }
 
 /**
- * The project file `codeloops init` writes into a repository: everything commented
- * out, so it runs nothing until the user uncomments it (and then trusts it).
+ * The project file `codeloops init` writes into a repository: everything that runs a
+ * program commented out, so it runs nothing until the user uncomments it (and then
+ * trusts it); only a `[worktree] copy` of the dependencies found is written as is.
  */
-export function renderProjectConfig(checks: readonly DetectedCheck[]): string {
+export function renderProjectConfig(checks: readonly DetectedCheck[], worktree: WorktreeSuggestion): string {
   const suggested =
     checks.length === 0
       ? `# No test command was found in this repository. Name yours, for example:
@@ -103,5 +107,7 @@ ${suggested}
 # [stall]
 # unchanged_iterations = 3
 # action = "stop"
+
+${renderWorktreeSection(worktree)}
 `;
 }

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { noteMissingDependencies } from '../checks/checkReport.js';
 import { checkDirectory, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import type { WorktreeSettings } from '../config/runSettings.js';
 import { isWithinFolder } from '../files/folderPaths.js';
@@ -52,7 +53,8 @@ export async function runIsolatedCheck(
       const output = `${readied.setup.output}\n${failed.output}`;
       return { ...failed, interrupted: readied.setup.interrupted, output, outputChars: output.length };
     }
-    return await runCheck(check, { cwd: checkDirectory(check, { root: worktree, workingDir }), signal: options.signal, groups: options.groups });
+    const result = await runCheck(check, { cwd: checkDirectory(check, { root: worktree, workingDir }), signal: options.signal, groups: options.groups });
+    return noteMissingDependencies(result);
   } catch (error) {
     return failedToStart(check, `its clean worktree could not be made: ${(error as Error).message}`);
   } finally {
@@ -60,6 +62,20 @@ export async function runIsolatedCheck(
     liveWorktrees.delete(worktree);
     removeEmptyFolders(path.dirname(worktree), isolation.directory);
   }
+}
+
+/**
+ * Runs a check in the loop's own tree. When that tree is a worktree Codeloops made
+ * (a candidate's: under the isolation folder), a command not found there is said to be
+ * the worktree's missing dependencies, as in an isolated check's.
+ */
+export async function runCheckInLoopTree(
+  check: CheckSpec,
+  tree: { root: string; isolation: IsolationSettings | undefined },
+  options: { cwd: string; signal: AbortSignal; groups?: GroupRecorder },
+): Promise<CheckResult> {
+  const result = await runCheck(check, options);
+  return tree.isolation && isWithinFolder(tree.isolation.directory, tree.root) ? noteMissingDependencies(result) : result;
 }
 
 /** Removes every isolated check's worktree at once, synchronously: on a second Ctrl+C or a crash, when nothing can be awaited. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
 import type { Budget, SpendTotals } from '../budget/spendTracker.js';
-import { checkDirectory, commandRunRecord, runCheck, timingOf, type CheckResult, type CheckSpec, type CheckTiming } from '../checks/runCheck.js';
+import { checkDirectory, commandRunRecord, timingOf, type CheckResult, type CheckSpec, type CheckTiming } from '../checks/runCheck.js';
 import type { StallSettings, VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import { CriticEvidenceFold, ranSuccessfully } from '../critic/criticEvidence.js';
@@ -33,7 +33,7 @@ import { SessionWriter } from '../sessionWriter/sessionWriter.js';
 import { SidecarRecorder } from '../sessionWriter/sidecarRecorder.js';
 import { actorQuestion, buildContinuationPrompt, type FeedbackRecord } from './actorPrompt.js';
 import { checkGate, isVerified } from './checkGate.js';
-import { removeIsolatedWorktreesNow, runIsolatedCheck, type IsolationSettings } from './isolatedCheck.js';
+import { removeIsolatedWorktreesNow, runCheckInLoopTree, runIsolatedCheck, type IsolationSettings } from './isolatedCheck.js';
 import { LoopGuard, type GuardStop } from './loopGuard.js';
 import { NestedRepositoryWatch } from './nestedRepositories.js';
 import { acquireRepositoryLock, type RepositoryLock } from './repositoryLock.js';
@@ -616,7 +616,8 @@ class LoopRun {
   private runCheck(iteration: number, check: CheckSpec, post: Snapshot): Promise<CheckResult> {
     const { request } = this;
     const options = { signal: this.guard.signal, groups: this.lock };
-    if (!check.isolated) return runCheck(check, { ...options, cwd: checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir }) });
+    const cwd = checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir });
+    if (!check.isolated) return runCheckInLoopTree(check, { root: request.repository.root, isolation: request.isolation }, { ...options, cwd });
     const at = {
       repository: request.repository,
       workingDir: request.workingDir,

@@ -28,6 +28,7 @@ const BENCHMARKS = [
   'slowClients',
   'bigLine',
   'worktrees',
+  'dependencyCopy',
   'bundleImport',
 ];
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { MISSING_DEPENDENCIES_NOTE } from '../../src/checks/checkReport.js';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { carryOn, done } from '../support/scriptedAgent.js';
@@ -185,6 +186,39 @@ describe('checks at DONE, acceptance checks hidden from the agents, isolated che
     assert.equal(fs.readFileSync(path.join(repo, 'build', 'out.txt'), 'utf8'), 'stale output that makes the check pass\n');
     assert.deepEqual(userGitState(repo), before);
     assert.deepEqual(fs.readdirSync(worktreesDirectory), []);
+  });
+
+  it("says a command not found in an isolated check's worktree is its missing dependencies, the agents by the check's name alone; [worktree] copy clones them in", async () => {
+    // The user's tools, installed where git does not look: a worktree of a snapshot has none of them.
+    const repo = createRepo({ files: { 'README.md': '# demo\n', '.gitignore': 'tools/\n' } });
+    fs.mkdirSync(path.join(repo, 'tools', 'bin'), { recursive: true });
+    fs.writeFileSync(path.join(repo, 'tools', 'bin', 'lint'), '#!/bin/sh\necho "lint ok, inode $(stat -c %i tools/bin/lint)"\n', { mode: 0o755 });
+    fs.symlinkSync('bin/lint', path.join(repo, 'tools', 'lint-link'));
+    const acceptance = check('acceptance', 'tools/lint-link', { isolated: true, hidden: true, when: 'each' });
+    // Not found in the user's own tree: that is no worktree's fault, and says nothing of one.
+    const ownTree = check('own-tree', 'no-such-program-for-codeloops', { required: false });
+    const isolation = (copy: string[]) => ({ directory: tempDir('codeloops-worktrees-'), worktree: { copy, setup: null, setupTimeoutSecs: 60 } });
+    const script = { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] };
+
+    const missing = await runScriptedLoop(repo, script, { checks: [acceptance, ownTree], maxIterations: 1, isolation: isolation([]) });
+    const [hidden, own] = eventsOf(missing.events, 'check_finished');
+    assert.deepEqual([hidden?.exit_code, own?.exit_code], [127, 127]);
+    assert.ok(hidden!.output.endsWith(`\n${MISSING_DEPENDENCIES_NOTE}`), hidden!.output);
+    assert.ok(!own!.output.includes(MISSING_DEPENDENCIES_NOTE), own!.output);
+    const criticPrompt = missing.agent.prompt('critic', 1);
+    assert.match(
+      criticPrompt,
+      /acceptance \(an acceptance check: its command and output are not shown\): failed; it could not run: a command was not found in its worktree/,
+    );
+    assert.ok(!criticPrompt.includes('tools/') && !criticPrompt.includes(MISSING_DEPENDENCIES_NOTE), criticPrompt);
+
+    const copied = await runScriptedLoop(repo, script, { checks: [acceptance], maxIterations: 1, isolation: isolation(['tools']) });
+    const [passed] = eventsOf(copied.events, 'check_finished');
+    assert.equal(passed?.passed, true, passed?.output);
+    // A copy of its own, never a hard link to the user's file, which the worktree could then change.
+    const inode = /inode (\d+)/.exec(passed!.output)?.[1];
+    assert.ok(inode !== undefined && Number(inode) !== fs.statSync(path.join(repo, 'tools', 'bin', 'lint')).ino, passed!.output);
+    assert.equal(copied.summary.status, 'success');
   });
 
   it('removes the worktree of an isolated check interrupted while it runs', async () => {
