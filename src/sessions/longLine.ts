@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -44,6 +45,19 @@ export async function scanLongLine(handle: FileHandle, start: number, end: numbe
   const slice = Buffer.allocUnsafe(Math.min(SLICE_BYTES, end - start));
   for (let position = start; position < end;) {
     const { bytesRead } = await handle.read(slice, 0, Math.min(slice.length, end - position), position);
+    if (bytesRead === 0) return { ok: false, reason: 'the line ended early (the file was cut while it was read)' };
+    scanner.push(slice.subarray(0, bytesRead));
+    position += bytesRead;
+  }
+  return scanner.finish();
+}
+
+/** As `scanLongLine`, reading synchronously (`fd`): for listing, which reads its files so (see lineReader.ts). */
+export function scanLongLineSync(fd: number, start: number, end: number): ScannedLine {
+  const scanner = new Scanner(start);
+  const slice = Buffer.allocUnsafe(Math.min(SLICE_BYTES, end - start));
+  for (let position = start; position < end;) {
+    const bytesRead = fs.readSync(fd, slice, 0, Math.min(slice.length, end - position), position);
     if (bytesRead === 0) return { ok: false, reason: 'the line ended early (the file was cut while it was read)' };
     scanner.push(slice.subarray(0, bytesRead));
     position += bytesRead;

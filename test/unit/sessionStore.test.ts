@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { IndexLines, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
-import { parseFilterDate } from '../../src/sessions/sessionFilter.js';
+import { AGENT_DISPLAY_NAMES, AGENT_KINDS } from '../../src/agents/agentKinds.js';
+import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
+import { matchesFilter, parseFilterDate } from '../../src/sessions/sessionFilter.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
@@ -461,6 +463,7 @@ describe('session summary index (listing reads only what changed)', () => {
       summaryJson,
       warningsJson: '["torn ⚠"]',
       promptJson: '"make it 🚀"',
+      figuresJson: '{"resumed_from":"r\\tab 🚀","done":1}',
     };
     const line = SessionIndexLine.format(fields);
     assert.deepEqual([line.id, line.size, line.mtimeUs, line.startedMs], ['x1', 1234, 1795479821276999, 1735689600000]);
@@ -468,6 +471,7 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.equal(line.summaryJson, summaryJson);
     assert.equal(line.warningsJson, '["torn ⚠"]');
     assert.equal(line.promptJson, '"make it 🚀"');
+    assert.deepEqual(line.figures, { resumed_from: 'r\tab 🚀', done: 1 }, 'the figures, after the prompt');
     assert.equal(SessionIndexLine.format({ ...fields, warningsJson: '' }).warningsJson, '');
 
     // Read again from a file of several lines, each from where it starts.
@@ -482,7 +486,8 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.deepEqual([lines.find('x2'), lines.find('x1'), lines.find('x3')], [second, 0, -1], 'out of order, and one the index has not');
     assert.equal(lines.foundAllInOrder, false);
     assert.equal(SessionIndexLine.parse('x2', file, second)?.size, 7);
-    assert.equal(SessionIndexLine.parse('x1', file, 0)?.promptJson, '"make it 🚀"', 'the first field of one line never runs into the next');
+    assert.equal(SessionIndexLine.parse('x1', file, 0)?.promptJson, '"make it 🚀"');
+    assert.equal(SessionIndexLine.parse('x1', file, 0)?.figuresJson, fields.figuresJson, 'the last field of one line never runs into the next');
 
     for (const broken of ['x1\t12a\t1\t2\t{"id":1}\t\t""', 'x1\t12\tsoon\t2\t{"id":1}\t\t""', 'x1\t12\t1\t2\t["not a summary"]\t\t""', 'x1\t12\t1']) {
       assert.equal(SessionIndexLine.parse('x1', Buffer.from(broken), 0), undefined, broken);
@@ -496,5 +501,22 @@ describe('session summary index (listing reads only what changed)', () => {
     const again = await bytesReadDuring(() => store.list());
     assert.equal(again.bytes, 0, 'served from memory');
     assert.ok(!fs.existsSync(path.join(path.dirname(dir), `${path.basename(dir)}-index.json`)));
+  });
+});
+
+describe('the --actor and --critic filters', () => {
+  it('take every agent by its kind, as `run` names it, or by the name its sessions record', () => {
+    for (const kind of AGENT_KINDS) {
+      const summary = { actor_agent: AGENT_DISPLAY_NAMES[kind], critic_agent: 'Someone Else' } as SessionSummary;
+      assert.ok(
+        matchesFilter({ actor: kind }, summary, () => ''),
+        kind,
+      );
+      assert.ok(
+        matchesFilter({ actor: AGENT_DISPLAY_NAMES[kind].toUpperCase() }, summary, () => ''),
+        AGENT_DISPLAY_NAMES[kind],
+      );
+      assert.ok(!matchesFilter({ critic: kind }, summary, () => ''), `${kind} is not the critic`);
+    }
   });
 });
