@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { crc32 } from 'node:zlib';
-import type { SessionFigures, SessionSummary } from './sessionSummaries.js';
+import { sessionFiguresSchema, type SessionFigures, type SessionSummary } from './sessionSummaries.js';
 import * as z from './zod.js';
 
 /**
@@ -19,8 +19,10 @@ import * as z from './zod.js';
  * listing prints it as it is, parsing nothing it does not filter on; `warnings` is a
  * JSON array of what reading the file warned about (empty field: none); `prompt` the
  * whole prompt as a JSON string, for searching (`null`: too long to keep here, the
- * file is read then); `figures` the session's `SessionFigures` as JSON, what stats need
- * of its middle lines. JSON text never holds a raw tab or newline, so the separators
+ * file is read then); `figures` the session's `SessionFigures` (what stats need of its
+ * middle lines) as a JSON array of their values in the schema's order (`figuresText`):
+ * ten thousand lines are read by every listing, and the names would make the index
+ * half as big again. JSON text never holds a raw tab or newline, so the separators
  * cannot occur inside a field.
  */
 
@@ -90,7 +92,7 @@ export interface SessionIndexFields {
   warningsJson: string;
   /** A JSON string, or `null`. */
   promptJson: string;
-  /** The `SessionFigures`, as JSON text. */
+  /** The `SessionFigures`, as `figuresText` writes them. */
   figuresJson: string;
 }
 
@@ -203,7 +205,8 @@ export class SessionIndexLine {
 
   /** What stats need of the session's middle lines; parsed each time asked (stats asks once). */
   get figures(): SessionFigures {
-    return JSON.parse(this.figuresJson) as SessionFigures;
+    const values = JSON.parse(this.figuresJson) as unknown[];
+    return Object.fromEntries(FIGURE_NAMES.map((name, index) => [name, values[index]])) as SessionFigures;
   }
 
   get figuresJson(): string {
@@ -231,6 +234,13 @@ export class SessionIndexLine {
     if (this.end < 0) this.end = lineEnd(this.bytes, this.start);
     return this.end;
   }
+}
+
+const FIGURE_NAMES = Object.keys(sessionFiguresSchema.shape) as (keyof SessionFigures)[];
+
+/** A session's figures as its index line keeps them: their values, in the order of the schema's fields. */
+export function figuresText(figures: SessionFigures): string {
+  return JSON.stringify(FIGURE_NAMES.map((name) => figures[name]));
 }
 
 /** Where the line that starts at `start` ends: at its newline, or at the end of the bytes. */

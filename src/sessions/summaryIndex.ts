@@ -1,7 +1,16 @@
 import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatIndexFile, IndexLines, lineEnd, microsecondsOf, readIndexFile, sessionIndexFileName, SessionIndexLine } from '../sessionFormat/sessionIndex.js';
+import {
+  figuresText,
+  formatIndexFile,
+  IndexLines,
+  lineEnd,
+  microsecondsOf,
+  readIndexFile,
+  sessionIndexFileName,
+  SessionIndexLine,
+} from '../sessionFormat/sessionIndex.js';
 import type { SessionFigures, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 
 /** Files changed this recently may change again within their timestamp's granularity: not cached (git's "racy" files). */
@@ -36,7 +45,7 @@ export function listedFromFile(
       summaryJson: JSON.stringify(summary),
       warningsJson: warnings.length > 0 ? JSON.stringify(warnings) : '',
       promptJson: JSON.stringify(prompt.length <= MAX_KEPT_PROMPT_CHARS ? prompt : null),
-      figuresJson: JSON.stringify(figures),
+      figuresJson: figuresText(figures),
     },
     summary,
   );

@@ -1,9 +1,23 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { IndexLines, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
+import { figuresText, IndexLines, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
 import { AGENT_DISPLAY_NAMES, AGENT_KINDS } from '../../src/agents/agentKinds.js';
-import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
+import type { SessionFigures, SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
+
+const NO_FIGURES: SessionFigures = {
+  resumed_from: null,
+  done: 0,
+  continued: 0,
+  errors: 0,
+  critic_done: 0,
+  done_refused: 0,
+  feedback_chars: 0,
+  improvements: 0,
+  first_decision: null,
+  last_decision: null,
+  total_tokens: null,
+};
 import { matchesFilter, parseFilterDate } from '../../src/sessions/sessionFilter.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
@@ -463,7 +477,7 @@ describe('session summary index (listing reads only what changed)', () => {
       summaryJson,
       warningsJson: '["torn ⚠"]',
       promptJson: '"make it 🚀"',
-      figuresJson: '{"resumed_from":"r\\tab 🚀","done":1}',
+      figuresJson: figuresText({ ...NO_FIGURES, resumed_from: 'r\tab 🚀', done: 1 }),
     };
     const line = SessionIndexLine.format(fields);
     assert.deepEqual([line.id, line.size, line.mtimeUs, line.startedMs], ['x1', 1234, 1795479821276999, 1735689600000]);
@@ -471,7 +485,7 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.equal(line.summaryJson, summaryJson);
     assert.equal(line.warningsJson, '["torn ⚠"]');
     assert.equal(line.promptJson, '"make it 🚀"');
-    assert.deepEqual(line.figures, { resumed_from: 'r\tab 🚀', done: 1 }, 'the figures, after the prompt');
+    assert.deepEqual(line.figures, { ...NO_FIGURES, resumed_from: 'r\tab 🚀', done: 1 }, 'the figures, after the prompt');
     assert.equal(SessionIndexLine.format({ ...fields, warningsJson: '' }).warningsJson, '');
 
     // Read again from a file of several lines, each from where it starts.
