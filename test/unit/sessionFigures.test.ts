@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { skimLongLine } from '../../src/sessions/sessionFigures.js';
+import { scanLongLineSync } from '../../src/sessions/longLine.js';
 import { iterationLine } from '../support/sessionFixtures.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
@@ -19,12 +19,12 @@ describe('skimming a line of megabytes for its short fields', () => {
         nested: { a: ['"]}'] },
       };
       fs.writeFileSync(file, JSON.stringify(line));
-      const skimmed = skimLongLine(fs.openSync(file, 'r'), 0, fs.statSync(file).size);
+      const skimmed = scanLongLineSync(fs.openSync(file, 'r'), 0, fs.statSync(file).size, true);
       assert.ok(skimmed.ok, `shift ${shift}`);
       assert.deepEqual(skimmed.value, { ...line, actor_output: '', git_diff: '' }, `shift ${shift}`);
-      assert.deepEqual([...skimmed.longKeys].sort(), ['actor_output', 'git_diff']);
+      assert.deepEqual([...skimmed.long.keys()].sort(), ['actor_output', 'git_diff']);
     }
     fs.writeFileSync(file, JSON.stringify(iterationLine(1, { actor_output: 'x'.repeat(2_000_000) })).slice(0, -10));
-    assert.equal(skimLongLine(fs.openSync(file, 'r'), 0, fs.statSync(file).size).ok, false, 'a torn line is no line');
+    assert.equal(scanLongLineSync(fs.openSync(file, 'r'), 0, fs.statSync(file).size, true).ok, false, 'a torn line is no line');
   });
 });

@@ -3,21 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { figuresText, IndexLines, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
 import { AGENT_DISPLAY_NAMES, AGENT_KINDS } from '../../src/agents/agentKinds.js';
-import type { SessionFigures, SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
+import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
+import { noFigures } from '../../src/sessions/sessionFigures.js';
 
-const NO_FIGURES: SessionFigures = {
-  resumed_from: null,
-  done: 0,
-  continued: 0,
-  errors: 0,
-  critic_done: 0,
-  done_refused: 0,
-  feedback_chars: 0,
-  improvements: 0,
-  first_decision: null,
-  last_decision: null,
-  total_tokens: null,
-};
+const NO_FIGURES = noFigures(null);
 import { matchesFilter, parseFilterDate } from '../../src/sessions/sessionFilter.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
