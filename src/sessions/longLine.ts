@@ -72,6 +72,11 @@ export function scanLongLineSync(fd: number, start: number, end: number, skim = 
   return scanner.finish();
 }
 
+/** A line scanned as it is read, piece after piece (its bytes in order, from `start` in the file); `skim` as in `scanLongLineSync`. */
+export function lineScanner(start: number, skim = false): { push(bytes: Buffer): void; finish(): ScannedLine } {
+  return new Scanner(start, skim);
+}
+
 class Scanner {
   /** The line with long values left out, as bytes: parsed at the end. */
   private readonly kept: Buffer[] = [];

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { normalizeSessionLine, type CriticDecisionKind, type IterationLine, type SessionLine, type SessionStartLine } from '../sessionFormat/sessionLines.js';
 import type { SessionFigures } from '../sessionFormat/sessionSummaries.js';
-import { scanLongLineSync } from './longLine.js';
+import { lineScanner, scanLongLineSync } from './longLine.js';
 import { parseReadLine, validateLine, type ParseResult } from './sessionLineParsing.js';
 
 /**
@@ -18,47 +18,77 @@ const CHUNK_BYTES = 64 * 1024;
 const KEEP_LINE_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
-/** The figures of the session whose start line is `start`, reading its file (`fd`, `size` bytes) from byte `from` on. */
+/** The figures of the session whose start line is `start`, reading its file (`fd`, `size` bytes) from byte `from` on, once. */
 export function figuresOfFile(fd: number, size: number, from: number, start: SessionStartLine): SessionFigures {
   const fold = new FiguresFold(start);
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-  let pieces: Buffer[] = [];
-  let kept = 0;
-  let lineStart = from;
+  const line = new LineInPieces(fd);
+  line.begin(from);
   for (let position = from; position < size;) {
     const read = fs.readSync(fd, chunk, 0, Math.min(CHUNK_BYTES, size - position), position);
     if (read === 0) break;
     let at = 0;
     for (let newline = chunk.indexOf(NEWLINE, at); newline >= 0 && newline < read; newline = chunk.indexOf(NEWLINE, at)) {
-      if (kept <= KEEP_LINE_BYTES) pieces.push(chunk.subarray(at, newline));
-      const end = position + newline;
-      fold.add(kept + newline - at > KEEP_LINE_BYTES ? scannedLine(fd, lineStart, end) : parseReadLine(Buffer.concat(pieces).toString('utf8')));
-      pieces = [];
-      kept = 0;
+      line.add(chunk.subarray(at, newline));
+      fold.add(line.end(position + newline));
       at = newline + 1;
-      lineStart = end + 1;
+      line.begin(position + at);
     }
-    // The rest of the chunk begins the next line: copied, as the chunk is read into again.
-    if (kept + read - at <= KEEP_LINE_BYTES) pieces.push(Buffer.from(chunk.subarray(at, read)));
-    else pieces = [];
-    kept += read - at;
+    line.add(chunk.subarray(at, read), true);
     position += read;
   }
   // A last line without its newline may be torn: counted only if it reads whole.
-  if (lineStart < size) fold.add(kept > KEEP_LINE_BYTES ? scannedLine(fd, lineStart, size) : parseReadLine(Buffer.concat(pieces).toString('utf8')));
+  if (line.started) fold.add(line.end(size));
   return fold.figures;
 }
 
+type ReadResult = (ParseResult<SessionLine> & { feedbackChars?: number }) | undefined;
+
 /**
- * A line of megabytes, skimmed from the file (`scanLongLineSync`); one whose feedback is
- * itself that long is scanned again as the readers scan it, which measures it.
+ * The line being read, in pieces: kept while short, and once too long to keep, skimmed
+ * as it is read (`lineScanner`), so that the file is read once, a line of megabytes
+ * included. One whose feedback is itself that long is scanned again from the file as
+ * the readers scan it, which measures it.
  */
-function scannedLine(fd: number, start: number, end: number): (ParseResult<SessionLine> & { feedbackChars?: number }) | undefined {
-  const skimmed = scanLongLineSync(fd, start, end, true);
-  const scanned = skimmed.ok && skimmed.long.has('feedback') ? scanLongLineSync(fd, start, end) : skimmed;
-  if (!scanned.ok) return scanned;
-  const checked = validateLine(normalizeSessionLine(scanned.value));
-  return checked.ok ? { ...checked, feedbackChars: scanned.long.get('feedback')?.chars } : checked;
+class LineInPieces {
+  private pieces: Buffer[] = [];
+  private kept = 0;
+  private start = 0;
+  private scanner: ReturnType<typeof lineScanner> | undefined;
+
+  constructor(private readonly fd: number) {}
+
+  get started(): boolean {
+    return this.kept > 0;
+  }
+
+  begin(start: number): void {
+    this.start = start;
+    this.pieces = [];
+    this.kept = 0;
+    this.scanner = undefined;
+  }
+
+  /** The next piece; `copy` when the buffer it is in is read into again before the line ends. */
+  add(piece: Buffer, copy = false): void {
+    this.kept += piece.length;
+    if (!this.scanner && this.kept > KEEP_LINE_BYTES) {
+      this.scanner = lineScanner(this.start, true);
+      for (const kept of this.pieces) this.scanner.push(kept);
+      this.pieces = [];
+    }
+    if (this.scanner) this.scanner.push(piece);
+    else this.pieces.push(copy ? Buffer.from(piece) : piece);
+  }
+
+  end(end: number): ReadResult {
+    if (!this.scanner) return parseReadLine(Buffer.concat(this.pieces).toString('utf8'));
+    const skimmed = this.scanner.finish();
+    const scanned = skimmed.ok && skimmed.long.has('feedback') ? scanLongLineSync(this.fd, this.start, end) : skimmed;
+    if (!scanned.ok) return scanned;
+    const checked = validateLine(normalizeSessionLine(scanned.value));
+    return checked.ok ? { ...checked, feedbackChars: scanned.long.get('feedback')?.chars } : checked;
+  }
 }
 
 /** A session's figures before any iteration is counted. */
@@ -85,7 +115,7 @@ class FiguresFold {
     this.figures = noFigures(start.resumed_from ?? null);
   }
 
-  add(parsed: (ParseResult<SessionLine> & { feedbackChars?: number }) | undefined): void {
+  add(parsed: ReadResult): void {
     if (!parsed?.ok) return;
     const { line } = parsed;
     if (line.type === 'iteration') this.iteration(line, parsed.feedbackChars);

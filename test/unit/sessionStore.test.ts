@@ -36,10 +36,10 @@ async function bytesReadDuring<T>(work: () => Promise<T>): Promise<{ result: T; 
 describe('session store', () => {
   after(removeTempDirs);
 
-  it('lists from the first and last lines only: a multi-megabyte middle line is never read', async () => {
+  it('reads a changed file once, a multi-megabyte middle line skimmed, and then lists it from the index without reading it', async () => {
     const dir = tempDir();
     const huge = 'x'.repeat(8 * 1024 * 1024);
-    writeSession(dir, [
+    const id = writeSession(dir, [
       startLine(),
       iterationLine(1, { actor_output: huge, git_diff: huge }),
       iterationLine(2, { critic_decision: 'DONE', feedback: null }),
@@ -51,8 +51,16 @@ describe('session store', () => {
     assert.equal(result.length, 1);
     assert.equal(result[0]!.outcome, 'success');
     assert.equal(result[0]!.iterations, 2);
-    assert.ok(bytes > 0 && bytes < 300 * 1024, `read ${bytes} bytes of a 16 MB file`);
+    // Its first and last lines for the summary, then the whole once for its figures (stats'): never twice.
+    const size = fs.statSync(path.join(dir, `${id}.jsonl`)).size;
+    assert.ok(bytes > size && bytes < size + 300 * 1024, `read ${bytes} bytes of a ${size}-byte file`);
+    assert.equal(result[0]!.id, id);
     assert.deepEqual(warnings, []);
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(dir, `${id}.jsonl`), aMinuteAgo, aMinuteAgo);
+    await new SessionStore(dir).list();
+    const again = await bytesReadDuring(() => new SessionStore(dir).list());
+    assert.deepEqual(again.sessionFilesOpened, [], 'another process lists it from the index');
   });
 
   it('sees session_end after a huge final iteration (the original read only 64 KB and called it running)', async () => {
@@ -448,7 +456,8 @@ describe('session summary index (listing reads only what changed)', () => {
     const dir = tempDir();
     const long = `${'context '.repeat(1000)}needle at the end`;
     const id = writeSession(dir, [startLine({ prompt: long }), iterationLine(1)]);
-    age(path.join(dir, `${id}.jsonl`));
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(dir, `${id}.jsonl`), aMinuteAgo, aMinuteAgo);
     await new SessionStore(dir).list();
     assert.deepEqual(
       (await new SessionStore(dir).list({ search: 'needle at the end' })).map((summary) => summary.id),
