@@ -153,6 +153,8 @@ function addSessions(program: Command, lazy: Lazy): void {
       .option('--before <date>', 'only sessions started on or before this date')
       .option('--search <text>', 'only sessions whose prompt contains this text')
       .option('--project <name>', 'only sessions of this project (the folder name)')
+      .option('--actor <agent>', 'only sessions whose actor is this agent (claude, codex, … or its name as recorded)')
+      .option('--critic <agent>', 'only sessions whose critic is this agent')
       .option('--json', 'print JSON');
   filterOptions(sessions.command('list').description('list sessions, newest first')).action(lazy(load, 'listCommand'));
   sessions
@@ -188,7 +190,9 @@ function addSessions(program: Command, lazy: Lazy): void {
     .option('--max-unpacked-mb <n>', 'refuse a bundle that unpacks to more than this many megabytes (default: 2048)', positiveInteger)
     .option('--json', 'print what was imported as JSON')
     .action(lazy(() => import('./bundleCommand.js'), 'importCommand'));
-  filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions')).action(lazy(load, 'statsCommand'));
+  filterOptions(sessions.command('stats').description('success rate, iterations and durations over sessions; the agentic metrics over tasks')).action(
+    lazy(load, 'statsCommand'),
+  );
 }
 
 function addResume(program: Command, lazy: Lazy): void {

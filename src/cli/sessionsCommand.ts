@@ -10,6 +10,7 @@ import { protectedChangeLine, refusalReasons, requirementsLines, stopReasonText 
 import type { ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import type { IterationLine } from '../sessionFormat/sessionLines.js';
+import type { SessionStats } from '../sessionFormat/sessionSummaries.js';
 import { protectedStandingOf, refusalOf, standingNowOf } from '../sessionView/sessionViewBuilder.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 import { openStore } from './openStore.js';
@@ -22,6 +23,8 @@ export interface ListOptions {
   before?: string;
   search?: string;
   project?: string;
+  actor?: string;
+  critic?: string;
   json?: boolean;
 }
 
@@ -52,7 +55,7 @@ export async function listCommand(options: ListOptions): Promise<number> {
 }
 
 function hasFilter(options: ListOptions): boolean {
-  return Boolean(options.outcome?.length || options.after || options.before || options.search || options.project);
+  return Boolean(options.outcome?.length || options.after || options.before || options.search || options.project || options.actor || options.critic);
 }
 
 export async function showCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
@@ -179,16 +182,69 @@ export async function statsCommand(options: ListOptions): Promise<number> {
     `Avg iterations   ${stats.avg_iterations.toFixed(1)}`,
     `Avg duration     ${formatDuration(stats.avg_duration_secs)}`,
     '',
+    ...taskLines(stats),
+    '',
     'By project',
     ...stats.by_project.map(
       (project) => `  ${project.project.padEnd(28)} ${String(project.total).padStart(5)}  ${percent(project.success_rate).padStart(4)} success`,
     ),
     '',
+    'By actor and critic (tasks)',
+    ...renderTable(
+      ['ACTOR', 'CRITIC', 'TASKS', 'SUCCESS', 'FIRST TRY', 'VERIFIED', 'APPROVAL', 'REFUSED', 'COST/SUCCESS'],
+      stats.by_agents.map((pair) => [
+        pair.actor_agent,
+        pair.critic_agent,
+        String(pair.total_tasks),
+        share(pair.task_success_rate),
+        share(pair.first_try_success_rate),
+        share(pair.verified_success_rate),
+        share(pair.critic_approval_rate),
+        share(pair.done_refused_rate),
+        dollars(pair.cost_per_success_usd),
+      ]),
+      20,
+    )
+      .trimEnd()
+      .split('\n')
+      .map((line) => `  ${line}`),
+    '',
     'Sessions per day',
     ...stats.sessions_over_time.slice(-30).map((day) => `  ${day.date}  ${String(day.count).padStart(4)}  ${'▇'.repeat(Math.min(60, day.count))}`),
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(lines.map((line) => sanitizeForTerminal(line)).join('\n') + '\n');
   return 0;
+}
+
+/** A rate as a percentage; "—" when there was nothing to rate (null). */
+const share = (value: number | null) => (value === null ? '—' : `${Math.round(value * 100)}%`);
+const dollars = (value: number | null) => (value === null ? '—' : `$${value.toFixed(2)}`);
+const mean = (value: number | null, digits = 1) => (value === null ? '—' : value.toFixed(digits));
+
+/** The task figures, grouped as the web page groups them: tasks, the critic, cost. */
+function taskLines(stats: SessionStats): string[] {
+  return [
+    'Tasks (a resumed session carries on its task)',
+    `  tasks                     ${stats.total_tasks}`,
+    `  success rate              ${share(stats.task_success_rate)}`,
+    `  first-try success rate    ${share(stats.first_try_success_rate)}`,
+    `  verified success rate     ${share(stats.verified_success_rate)}`,
+    `  waste rate                ${share(stats.waste_rate)}`,
+    `  avg iterations to success ${mean(stats.avg_iterations_to_success)}`,
+    `  avg cycle time            ${stats.avg_cycle_time_secs === null ? '—' : formatDuration(stats.avg_cycle_time_secs)}`,
+    '',
+    'The critic',
+    `  iterations                ${stats.total_iterations}`,
+    `  approval rate             ${share(stats.critic_approval_rate)}`,
+    `  DONE refused by the gate  ${share(stats.done_refused_rate)}`,
+    `  improvement rate          ${share(stats.improvement_rate)}`,
+    `  avg feedback length       ${stats.avg_feedback_length === null ? '—' : `${Math.round(stats.avg_feedback_length)} characters`}`,
+    '',
+    'Cost',
+    `  total                     ${dollars(stats.total_cost_usd)}`,
+    `  per successful task       ${dollars(stats.cost_per_success_usd)}`,
+    `  tokens                    ${stats.total_tokens.toLocaleString('en-US')}`,
+  ];
 }
 
 /** `codeloops sessions delete <id>`: the session's file, its record and its snapshots; never the user's files. */

@@ -15,6 +15,8 @@ const filterQuerySchema = z.strictObject({
   before: z.optional(text),
   search: z.optional(text),
   project: z.optional(text),
+  actor: z.optional(text),
+  critic: z.optional(text),
 });
 
 const diffQuerySchema = z.strictObject({
@@ -50,7 +52,7 @@ function parseQuery<T>(schema: z.ZodMiniObject & z.ZodMiniType<T>, query: URLSea
   throw new HttpError(400, `The query parameter "${issue.path.map(String).join('.')}" ${issue.message}.`);
 }
 
-/** `outcome` (repeatable, or comma-separated), `after`, `before`, `search`, `project`: as `codeloops sessions list` takes them. */
+/** `outcome` (repeatable, or comma-separated), `after`, `before`, `search`, `project`, `actor`, `critic`: as `codeloops sessions list` takes them. */
 export function filterFromQuery(query: URLSearchParams): SessionFilter {
   const input = parseQuery(filterQuerySchema, query);
   try {

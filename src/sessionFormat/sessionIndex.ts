@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { crc32 } from 'node:zlib';
-import type { SessionSummary } from './sessionSummaries.js';
+import { sessionFiguresSchema, type SessionFigures, type SessionSummary } from './sessionSummaries.js';
 import * as z from './zod.js';
 
 /**
@@ -11,7 +11,7 @@ import * as z from './zod.js';
  *
  * The file is a header line, then one line per session of tab-separated fields:
  *
- *     id  size  mtime_us  started_ms  summary  warnings  prompt
+ *     id  size  mtime_us  started_ms  summary  warnings  prompt  figures
  *
  * `mtime_us` is the file's modification time in whole microseconds (whole, so that it
  * is read like the other numbers, without decoding a string per line).
@@ -19,11 +19,14 @@ import * as z from './zod.js';
  * listing prints it as it is, parsing nothing it does not filter on; `warnings` is a
  * JSON array of what reading the file warned about (empty field: none); `prompt` the
  * whole prompt as a JSON string, for searching (`null`: too long to keep here, the
- * file is read then). JSON text never holds a raw tab or newline, so the separators
+ * file is read then); `figures` the session's `SessionFigures` (what stats need of its
+ * middle lines) as a JSON array of their values in the schema's order (`figuresText`):
+ * ten thousand lines are read by every listing, and the names would make the index
+ * half as big again. JSON text never holds a raw tab or newline, so the separators
  * cannot occur inside a field.
  */
 
-export const SESSION_INDEX_VERSION = 5;
+export const SESSION_INDEX_VERSION = 6;
 
 /** `<folder>-index.json` beside the sessions folder, outside the `sessions/*.jsonl` glob: `sessions-index.json`. */
 export function sessionIndexFileName(sessionsFolderName: string): string {
@@ -89,6 +92,8 @@ export interface SessionIndexFields {
   warningsJson: string;
   /** A JSON string, or `null`. */
   promptJson: string;
+  /** The `SessionFigures`, as `figuresText` writes them. */
+  figuresJson: string;
 }
 
 const TAB = 0x09;
@@ -106,8 +111,9 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
  * reading; a single emoji makes a decoded string two bytes a character).
  */
 export class SessionIndexLine {
-  /** Where the prompt field starts (after the warnings) and where the line ends: found when first asked for. */
+  /** Where the prompt and figures fields start and where the line ends: found when first asked for. */
   private promptStart = -1;
+  private figuresStart = -1;
   private end = -1;
   private parsedSummary: SessionSummary | undefined;
 
@@ -124,9 +130,9 @@ export class SessionIndexLine {
 
   /** A line for a session just read from its file; `summary` is what `summaryJson` was made from. */
   static format(fields: SessionIndexFields, summary?: SessionSummary): SessionIndexLine {
-    const { id, size, mtimeUs, startedMs, summaryJson, warningsJson, promptJson } = fields;
+    const { id, size, mtimeUs, startedMs, summaryJson, warningsJson, promptJson, figuresJson } = fields;
     const before = [id, size, mtimeUs, startedMs, ''].join('\t');
-    const bytes = Buffer.from([before + summaryJson, warningsJson, promptJson].join('\t'));
+    const bytes = Buffer.from([before + summaryJson, warningsJson, promptJson, figuresJson].join('\t'));
     // Made from the fields, not parsed back: a file dated before 1970 has a line too, one the index does not keep (`storable`).
     const summaryStart = Buffer.byteLength(before);
     const line = new SessionIndexLine(bytes, 0, summaryStart, summaryStart + Buffer.byteLength(summaryJson), id, size, mtimeUs, startedMs);
@@ -194,7 +200,26 @@ export class SessionIndexLine {
   }
 
   get promptJson(): string {
-    return this.bytes.toString('utf8', this.findPromptStart(), this.lineEnd());
+    return this.bytes.toString('utf8', this.findPromptStart(), this.findFiguresStart() - 1);
+  }
+
+  /** What stats need of the session's middle lines; parsed each time asked (stats asks once). */
+  get figures(): SessionFigures {
+    const values = JSON.parse(this.figuresJson) as unknown[];
+    return Object.fromEntries(FIGURE_NAMES.map((name, index) => [name, values[index]])) as SessionFigures;
+  }
+
+  get figuresJson(): string {
+    return this.bytes.toString('utf8', this.findFiguresStart(), this.lineEnd());
+  }
+
+  /** Where the figures start: after the prompt's tab (a JSON string holds no raw tab). */
+  private findFiguresStart(): number {
+    if (this.figuresStart < 0) {
+      const tab = this.bytes.indexOf(TAB, this.findPromptStart());
+      this.figuresStart = tab < 0 || tab >= this.lineEnd() ? this.lineEnd() + 1 : tab + 1;
+    }
+    return this.figuresStart;
   }
 
   private findPromptStart(): number {
@@ -209,6 +234,13 @@ export class SessionIndexLine {
     if (this.end < 0) this.end = lineEnd(this.bytes, this.start);
     return this.end;
   }
+}
+
+const FIGURE_NAMES = Object.keys(sessionFiguresSchema.shape) as (keyof SessionFigures)[];
+
+/** A session's figures as its index line keeps them: their values, in the order of the schema's fields. */
+export function figuresText(figures: SessionFigures): string {
+  return JSON.stringify(FIGURE_NAMES.map((name) => figures[name]));
 }
 
 /** Where the line that starts at `start` ends: at its newline, or at the end of the bytes. */

@@ -10,6 +10,9 @@ export interface SessionFilter {
   /** Case-insensitive substring of the whole prompt. */
   search?: string;
   project?: string;
+  /** The actor or the critic, as `run` names it (`claude`) or as the session records it (`Claude Code`), in any case. */
+  actor?: string;
+  critic?: string;
 }
 
 export class InvalidFilterError extends CodeloopsError {
@@ -46,6 +49,8 @@ export interface FilterInput {
   before?: string;
   search?: string;
   project?: string;
+  actor?: string;
+  critic?: string;
 }
 
 /**
@@ -68,6 +73,8 @@ export function parseFilterInput(input: FilterInput, namePrefix = '--'): Session
     before: input.before ? parseFilterDate(input.before, 'before', namePrefix) : undefined,
     search: input.search,
     project: input.project,
+    actor: input.actor,
+    critic: input.critic,
   };
 }
 
@@ -80,7 +87,7 @@ export function matchesDates(filter: SessionFilter, startedAt: Date): boolean {
 
 /** A filter that lets every session through: listing need not look at any. */
 export function isEmptyFilter(filter: SessionFilter): boolean {
-  return !filter.outcomes?.length && !filter.after && !filter.before && !filter.search && !filter.project;
+  return !filter.outcomes?.length && !filter.after && !filter.before && !filter.search && !filter.project && !filter.actor && !filter.critic;
 }
 
 /** `fullPrompt` is asked for only when the filter searches the prompt. */
@@ -91,5 +98,18 @@ export function matchesFilter(filter: SessionFilter, summary: SessionSummary, fu
   if (!matchesDates(filter, new Date(summary.timestamp))) return false;
   if (filter.search && !fullPrompt().toLowerCase().includes(filter.search.toLowerCase())) return false;
   if (filter.project && summary.project !== filter.project) return false;
+  if (filter.actor && !isAgent(summary.actor_agent, filter.actor)) return false;
+  if (filter.critic && !isAgent(summary.critic_agent, filter.critic)) return false;
   return true;
+}
+
+/**
+ * Whether a recorded agent (its display name: `Claude Code`, `Gemini CLI`, `Codex`) is
+ * the one asked for, by that name or by its kind as `run` takes it (`claude`): each
+ * display name's first word is its kind (a unit test holds every agent to it).
+ */
+function isAgent(recorded: string, wanted: string): boolean {
+  const name = recorded.trim().toLowerCase();
+  const asked = wanted.trim().toLowerCase();
+  return name === asked || name.split(/\s+/)[0] === asked;
 }

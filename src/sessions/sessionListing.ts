@@ -2,12 +2,13 @@ import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionEndLine } from '../sessionFormat/sessionLines.js';
-import type { SessionSummary } from '../sessionFormat/sessionSummaries.js';
+import type { SessionFigures, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { isSessionId, timestampFromSessionId } from '../sessionFormat/sessionFiles.js';
 import { NotARegularFileError, openRegularFileSync, realFolderOf, statRegularFile } from '../files/regularFile.js';
 import { readFirstLine, readLinesBackward, readPrefixAt } from './lineReader.js';
 import type { WarningSink } from './sessionErrors.js';
 import { isEmptyFilter, matchesDates, matchesFilter, type SessionFilter } from './sessionFilter.js';
+import { figuresOfFile } from './sessionFigures.js';
 import { parseLine, parseStartLine } from './sessionLineParsing.js';
 import { summarize } from './sessionSummary.js';
 import { listedFromFile, type ListedSession, type SummaryIndex } from './summaryIndex.js';
@@ -25,17 +26,19 @@ const FILE_NAME_DATE_SLACK_MS = 3600 * 1000;
 /** Lines longer than this are peeked at rather than parsed while listing. */
 const LARGE_LINE_BYTES = 256 * 1024;
 
-/** What listing learns from one file: its summary, its whole prompt and what it warned about. */
+/** What listing learns from one file: its summary, its whole prompt, what it warned about and the figures stats need. */
 interface FileSummary {
   summary: SessionSummary;
   prompt: string;
   warnings: string[];
+  figures: SessionFigures;
 }
 
 /**
  * The sessions of a folder as a list: from the summary index while a file is as it
- * was (`summaryIndex.ts`), else from the file's first and last lines, never its
- * middle. Complex on purpose, for ten thousand sessions with lines of megabytes: the
+ * was (`summaryIndex.ts`), else from the file: its summary from its first and last
+ * lines, and what stats need of its middle (`sessionFigures.ts`) read once, for the
+ * index to keep. Complex on purpose, for ten thousand sessions with lines of megabytes: the
  * listing benchmark (`npm run bench`) holds it to a fraction of a full parse.
  */
 export class SessionListing {
@@ -87,11 +90,15 @@ export class SessionListing {
       const id = ids[index]!;
       const found = this.summaryOf(id);
       if (!found) continue;
-      // A prompt too long for the index is read again, only when a search needs it.
-      if (!filtering || matchesFilter(filter, found.summary, () => found.prompt ?? this.readSummary(id)?.prompt ?? '')) listed.push(found);
+      if (!filtering || this.matches(found, filter)) listed.push(found);
     }
     this.index.keep(all);
     return listed.sort(newestFirst);
+  }
+
+  /** Whether a listed session passes the filter; a prompt too long for the index is read again, only when a search needs it. */
+  matches(found: ListedSession, filter: SessionFilter): boolean {
+    return matchesFilter(filter, found.summary, () => found.prompt ?? this.readSummary(found.id)?.prompt ?? '');
   }
 
   /** From the index while the file is as it was, else from the file; what the file warned about is said either way. */
@@ -115,13 +122,13 @@ export class SessionListing {
     const read = this.readSummary(id);
     if (!read) return undefined;
     for (const warning of read.warnings) this.warn(`${id}: ${warning}`);
-    const listed = listedFromFile(id, stat, read.summary, read.prompt, read.warnings);
+    const listed = listedFromFile(id, stat, read);
     this.index.set(listed);
     return listed;
   }
 
   /**
-   * A session's summary from its first and last lines. Problems that skip the file are
+   * A session's summary from its first and last lines, and its figures. Problems that skip the file are
    * said at once; those within a listed file are returned, to be said again while the
    * index serves it.
    */
@@ -167,7 +174,8 @@ export class SessionListing {
       end === undefined && lastIteration !== undefined && peekIterationNumber(readPrefixAt(fd, firstLine.end + 1, 512)) === 0
         ? lastIteration + 1
         : lastIteration;
-    return { summary: summarize(id, first.line, count, end), prompt: first.line.prompt, warnings };
+    const figures = figuresOfFile(fd, size, firstLine.terminated ? firstLine.end + 1 : size, first.line);
+    return { summary: summarize(id, first.line, count, end), prompt: first.line.prompt, warnings, figures };
   }
 }
 

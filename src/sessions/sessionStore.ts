@@ -5,7 +5,7 @@ import { isSessionId } from '../sessionFormat/sessionFiles.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { recordedDiffParts } from './recordedDiff.js';
 import { AmbiguousSessionIdError, NotASessionError, SessionNotFoundError, type WarningSink } from './sessionErrors.js';
-import type { SessionFilter } from './sessionFilter.js';
+import { isEmptyFilter, type SessionFilter } from './sessionFilter.js';
 import { SessionListing } from './sessionListing.js';
 import {
   openIterationAt,
@@ -18,7 +18,7 @@ import {
   type SessionJsonPart,
   type SessionPart,
 } from './sessionReading.js';
-import { computeStats } from './sessionSummary.js';
+import { computeStats } from './taskStats.js';
 import { SummaryIndex, summaryIndexPath, type ListedSession } from './summaryIndex.js';
 
 export interface Session {
@@ -41,8 +41,9 @@ export interface SessionStoreOptions {
 
 /**
  * Reads the sessions folder: what the CLI, the server and the editor know of sessions.
- * Listing (`sessionListing.ts`) reads only the first and the last line of each file,
- * and only for a file the summary index does not have as it is now. Reading one
+ * Listing (`sessionListing.ts`) reads a file only when the summary index does not
+ * have it as it is now: its first and last lines for its summary, and its lines front
+ * to back, once, for the figures stats need (`sessionFigures.ts`). Reading one
  * session (`sessionReading.ts`) streams it line by line, in one of three modes:
  * - whole (`read`, `load`): every line parsed;
  * - light (`read` with `leaveLongStrings`, `startLine`, `outline`, the recorded diff):
@@ -80,20 +81,24 @@ export class SessionStore {
   /**
    * The sessions matching the filter, newest first, as listing knows them: each
    * summary as JSON text, parsed only when the filter needs a field (`ListedSession`).
-   * A file is read (its first and last lines) only when the summary index has nothing
-   * for it as it is now.
+   * A file is read only when the summary index has nothing for it as it is now.
    */
   async listSessions(filter: SessionFilter = {}): Promise<ListedSession[]> {
     return this.listing.list(filter);
   }
 
-  /** One session's summary from its first and last lines, or undefined if it is not readable. */
+  /** One session's summary (from the index, or its file), or undefined if it is not readable. */
   async summary(id: string): Promise<SessionSummary | undefined> {
     return this.listing.summaryOf(id)?.summary;
   }
 
+  /**
+   * What `sessions stats` says of the sessions matching the filter: counted per
+   * session, and per task (`taskStats.ts`). Every session is listed, since a task's
+   * sessions may fall outside the filter; none is read beyond what listing reads.
+   */
   async stats(filter: SessionFilter = {}): Promise<SessionStats> {
-    return computeStats(await this.list(filter));
+    return computeStats(await this.listing.list({}), filter, (session, by) => isEmptyFilter(by) || this.listing.matches(session, by));
   }
 
   /**

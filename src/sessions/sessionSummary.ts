@@ -1,6 +1,12 @@
 import path from 'node:path';
 import type { SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
+
+/** The figures of `sessions stats` counted per session, as the original's: all but the task figures. */
+export type SessionCounts = Pick<
+  SessionStats,
+  'total_sessions' | 'success_rate' | 'avg_iterations' | 'avg_duration_secs' | 'sessions_over_time' | 'by_project'
+>;
 import { previewLine } from '../text/truncate.js';
 
 export const PROMPT_PREVIEW_CHARS = 100;
@@ -33,7 +39,7 @@ export function summarize(id: string, start: SessionStartLine, lastIterationNumb
  * Aggregates as the original defined them: rates over all listed sessions (a
  * running session counts as not successful yet), durations over those that ended.
  */
-export function computeStats(summaries: readonly SessionSummary[]): SessionStats {
+export function sessionCounts(summaries: readonly SessionSummary[]): SessionCounts {
   const total = summaries.length;
   if (total === 0) {
     return { total_sessions: 0, success_rate: 0, avg_iterations: 0, avg_duration_secs: 0, sessions_over_time: [], by_project: [] };

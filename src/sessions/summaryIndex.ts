@@ -1,8 +1,17 @@
 import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatIndexFile, IndexLines, lineEnd, microsecondsOf, readIndexFile, sessionIndexFileName, SessionIndexLine } from '../sessionFormat/sessionIndex.js';
-import type { SessionSummary } from '../sessionFormat/sessionSummaries.js';
+import {
+  figuresText,
+  formatIndexFile,
+  IndexLines,
+  lineEnd,
+  microsecondsOf,
+  readIndexFile,
+  sessionIndexFileName,
+  SessionIndexLine,
+} from '../sessionFormat/sessionIndex.js';
+import type { SessionFigures, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 
 /** Files changed this recently may change again within their timestamp's granularity: not cached (git's "racy" files). */
 const SETTLED_AFTER_MS = 2_000;
@@ -22,7 +31,11 @@ export interface FileStamp {
 export type ListedSession = SessionIndexLine;
 
 /** A session just read from its file, as listing and the index keep it. */
-export function listedFromFile(id: string, stamp: FileStamp, summary: SessionSummary, prompt: string, warnings: readonly string[]): ListedSession {
+export function listedFromFile(
+  id: string,
+  stamp: FileStamp,
+  { summary, prompt, warnings, figures }: { summary: SessionSummary; prompt: string; warnings: readonly string[]; figures: SessionFigures },
+): ListedSession {
   return SessionIndexLine.format(
     {
       id,
@@ -32,6 +45,7 @@ export function listedFromFile(id: string, stamp: FileStamp, summary: SessionSum
       summaryJson: JSON.stringify(summary),
       warningsJson: warnings.length > 0 ? JSON.stringify(warnings) : '',
       promptJson: JSON.stringify(prompt.length <= MAX_KEPT_PROMPT_CHARS ? prompt : null),
+      figuresJson: figuresText(figures),
     },
     summary,
   );

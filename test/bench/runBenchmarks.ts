@@ -14,6 +14,7 @@ import type { BenchResult } from './benchmark.js';
 /** Every benchmark, by its file's name, in the order of the table (the README's Performance section). */
 const BENCHMARKS = [
   'list',
+  'stats',
   'snapshot',
   'stream',
   'viewer',

@@ -127,7 +127,7 @@ describe('codeloops ui: the sessions API', () => {
       ['/api/sessions?outcome=great', /outcome great is not an outcome \(one of: success, failed, interrupted, max_iterations_reached\)/],
       ['/api/sessions?after=yesterday', /after "yesterday" is not a date/],
       ['/api/sessions?before=2025-13-45', /before "2025-13-45" is not a date/],
-      ['/api/sessions?outcomes=success', /Unknown query parameter "outcomes" \(this route takes: outcome, after, before, search, project\)/],
+      ['/api/sessions?outcomes=success', /Unknown query parameter "outcomes" \(this route takes: outcome, after, before, search, project, actor, critic\)/],
       ['/api/sessions?search=a&search=b', /"search" is given 2 times/],
       [`/api/sessions?search=${'a'.repeat(2001)}`, /"search" is longer than 2000 characters/],
       ['/api/stats?outcome=nope', /outcome nope is not an outcome/],

@@ -6,6 +6,7 @@ import type { UiServer } from '../../src/server/uiServer.js';
 import { DIFF_PAGE_LINES } from '../../webview-ui/diffView.js';
 import { startCli } from '../support/cliProcess.js';
 import { carryOnNaming, configureScriptedAgent, done } from '../support/scriptedAgent.js';
+import { sessionStatsSchema } from '../../src/sessionFormat/sessionSummaries.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, isolateHome, removeTempDirs, repoRoot, type IsolatedHome } from '../support/testEnvironment.js';
 import { startTestServer } from './serverClient.js';
@@ -296,7 +297,7 @@ describe('codeloops ui in a browser (Chromium)', () => {
     await page.close();
   });
 
-  it('draws the stats: totals, sessions per day, success rate over time, iterations to success, projects', async () => {
+  it('draws the stats: totals, the task figures grouped, sessions per day, success rate over time, iterations to success, projects, pairs of agents', async () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       const themed = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme });
       watch(themed);
@@ -313,6 +314,24 @@ describe('codeloops ui in a browser (Chromium)', () => {
       assert.equal(await page.locator('.chart-iterations rect.bar').count(), mostIterations, `successes took 1 to ${mostIterations} iterations`);
       assert.equal(await page.locator('.chart-projects .share-row').count(), 12, 'ten projects and the two extra sessions’');
       assert.equal(await page.locator('.chart-projects .share-label').first().textContent(), 'storefront', 'the busiest first');
+      // The per-task figures, grouped, and the pairs' table, as the API gives them.
+      const stats = sessionStatsSchema.parse(await page.evaluate(() => fetch('/api/stats').then((reply) => reply.json())));
+      assert.deepEqual(await page.locator('.stats-group h2').allInnerTexts(), ['Sessions', 'Tasks', 'The critic', 'Cost']);
+      const tileOf = (group: string, label: string) => page.locator(`.${group} .tile`).filter({ hasText: label }).locator('.tile-value').innerText();
+      const share = (value: number | null) => (value === null ? '—' : `${Math.round(value * 100)}%`);
+      assert.equal(await tileOf('group-tasks', 'Tasks'), stats.total_tasks.toLocaleString('en-US'));
+      assert.equal(await tileOf('group-tasks', 'First-try success'), share(stats.first_try_success_rate));
+      assert.equal(await tileOf('group-tasks', 'Waste rate'), share(stats.waste_rate));
+      assert.equal(await tileOf('group-critic', 'Approval rate'), share(stats.critic_approval_rate));
+      assert.equal(await tileOf('group-critic', 'Improvement rate'), share(stats.improvement_rate));
+      // No session here recorded a cost, nor a DONE the gate refused: nothing to rate, said with a dash.
+      assert.equal(await tileOf('group-cost', 'Cost per success'), '—');
+      assert.equal(await tileOf('group-critic', 'DONE refused'), '0%');
+      assert.deepEqual(
+        await page.locator('.agents-table tbody tr').evaluateAll((rows) => rows.map((row) => [row.children[0]!.textContent, row.children[1]!.textContent])),
+        stats.by_agents.map((pair) => [pair.actor_agent, pair.critic_agent]),
+      );
+      assert.equal(stats.by_agents.length, 2, 'the OpenCode critic of one session makes a second pair');
       const barHeights = await page.locator('.chart-sessions rect.bar').evaluateAll((bars) => bars.map((bar) => Number(bar.getAttribute('height'))));
       assert.ok(
         barHeights.some((height) => height > 50),

@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { IndexLines, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
-import { parseFilterDate } from '../../src/sessions/sessionFilter.js';
+import { figuresText, IndexLines, SessionIndexLine } from '../../src/sessionFormat/sessionIndex.js';
+import { AGENT_DISPLAY_NAMES, AGENT_KINDS } from '../../src/agents/agentKinds.js';
+import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
+import { noFigures } from '../../src/sessions/sessionFigures.js';
+
+const NO_FIGURES = noFigures(null);
+import { matchesFilter, parseFilterDate } from '../../src/sessions/sessionFilter.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
@@ -31,10 +36,10 @@ async function bytesReadDuring<T>(work: () => Promise<T>): Promise<{ result: T; 
 describe('session store', () => {
   after(removeTempDirs);
 
-  it('lists from the first and last lines only: a multi-megabyte middle line is never read', async () => {
+  it('reads a changed file once, a multi-megabyte middle line skimmed, and then lists it from the index without reading it', async () => {
     const dir = tempDir();
     const huge = 'x'.repeat(8 * 1024 * 1024);
-    writeSession(dir, [
+    const id = writeSession(dir, [
       startLine(),
       iterationLine(1, { actor_output: huge, git_diff: huge }),
       iterationLine(2, { critic_decision: 'DONE', feedback: null }),
@@ -46,8 +51,16 @@ describe('session store', () => {
     assert.equal(result.length, 1);
     assert.equal(result[0]!.outcome, 'success');
     assert.equal(result[0]!.iterations, 2);
-    assert.ok(bytes > 0 && bytes < 300 * 1024, `read ${bytes} bytes of a 16 MB file`);
+    // Its first and last lines for the summary, then the whole once for its figures (stats'): never twice.
+    const size = fs.statSync(path.join(dir, `${id}.jsonl`)).size;
+    assert.ok(bytes > size && bytes < size + 300 * 1024, `read ${bytes} bytes of a ${size}-byte file`);
+    assert.equal(result[0]!.id, id);
     assert.deepEqual(warnings, []);
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(dir, `${id}.jsonl`), aMinuteAgo, aMinuteAgo);
+    await new SessionStore(dir).list();
+    const again = await bytesReadDuring(() => new SessionStore(dir).list());
+    assert.deepEqual(again.sessionFilesOpened, [], 'another process lists it from the index');
   });
 
   it('sees session_end after a huge final iteration (the original read only 64 KB and called it running)', async () => {
@@ -443,7 +456,8 @@ describe('session summary index (listing reads only what changed)', () => {
     const dir = tempDir();
     const long = `${'context '.repeat(1000)}needle at the end`;
     const id = writeSession(dir, [startLine({ prompt: long }), iterationLine(1)]);
-    age(path.join(dir, `${id}.jsonl`));
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(dir, `${id}.jsonl`), aMinuteAgo, aMinuteAgo);
     await new SessionStore(dir).list();
     assert.deepEqual(
       (await new SessionStore(dir).list({ search: 'needle at the end' })).map((summary) => summary.id),
@@ -461,6 +475,7 @@ describe('session summary index (listing reads only what changed)', () => {
       summaryJson,
       warningsJson: '["torn ⚠"]',
       promptJson: '"make it 🚀"',
+      figuresJson: figuresText({ ...NO_FIGURES, resumed_from: 'r\tab 🚀', done: 1 }),
     };
     const line = SessionIndexLine.format(fields);
     assert.deepEqual([line.id, line.size, line.mtimeUs, line.startedMs], ['x1', 1234, 1795479821276999, 1735689600000]);
@@ -468,6 +483,7 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.equal(line.summaryJson, summaryJson);
     assert.equal(line.warningsJson, '["torn ⚠"]');
     assert.equal(line.promptJson, '"make it 🚀"');
+    assert.deepEqual(line.figures, { ...NO_FIGURES, resumed_from: 'r\tab 🚀', done: 1 }, 'the figures, after the prompt');
     assert.equal(SessionIndexLine.format({ ...fields, warningsJson: '' }).warningsJson, '');
 
     // Read again from a file of several lines, each from where it starts.
@@ -482,7 +498,8 @@ describe('session summary index (listing reads only what changed)', () => {
     assert.deepEqual([lines.find('x2'), lines.find('x1'), lines.find('x3')], [second, 0, -1], 'out of order, and one the index has not');
     assert.equal(lines.foundAllInOrder, false);
     assert.equal(SessionIndexLine.parse('x2', file, second)?.size, 7);
-    assert.equal(SessionIndexLine.parse('x1', file, 0)?.promptJson, '"make it 🚀"', 'the first field of one line never runs into the next');
+    assert.equal(SessionIndexLine.parse('x1', file, 0)?.promptJson, '"make it 🚀"');
+    assert.equal(SessionIndexLine.parse('x1', file, 0)?.figuresJson, fields.figuresJson, 'the last field of one line never runs into the next');
 
     for (const broken of ['x1\t12a\t1\t2\t{"id":1}\t\t""', 'x1\t12\tsoon\t2\t{"id":1}\t\t""', 'x1\t12\t1\t2\t["not a summary"]\t\t""', 'x1\t12\t1']) {
       assert.equal(SessionIndexLine.parse('x1', Buffer.from(broken), 0), undefined, broken);
@@ -496,5 +513,22 @@ describe('session summary index (listing reads only what changed)', () => {
     const again = await bytesReadDuring(() => store.list());
     assert.equal(again.bytes, 0, 'served from memory');
     assert.ok(!fs.existsSync(path.join(path.dirname(dir), `${path.basename(dir)}-index.json`)));
+  });
+});
+
+describe('the --actor and --critic filters', () => {
+  it('take every agent by its kind, as `run` names it, or by the name its sessions record', () => {
+    for (const kind of AGENT_KINDS) {
+      const summary = { actor_agent: AGENT_DISPLAY_NAMES[kind], critic_agent: 'Someone Else' } as SessionSummary;
+      assert.ok(
+        matchesFilter({ actor: kind }, summary, () => ''),
+        kind,
+      );
+      assert.ok(
+        matchesFilter({ actor: AGENT_DISPLAY_NAMES[kind].toUpperCase() }, summary, () => ''),
+        AGENT_DISPLAY_NAMES[kind],
+      );
+      assert.ok(!matchesFilter({ critic: kind }, summary, () => ''), `${kind} is not the critic`);
+    }
   });
 });

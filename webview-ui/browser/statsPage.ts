@@ -1,6 +1,6 @@
 import type { SessionStats, SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
 import { h } from '../dom.js';
-import { formatDuration } from '../format.js';
+import { formatCost, formatCount, formatDuration } from '../format.js';
 import { fetchSessions, fetchStats } from './api.js';
 import { barChart, rateChart, shareBars, type BarDatum } from './charts.js';
 import { createFilterBar, filterFromAddress } from './filterBar.js';
@@ -77,14 +77,7 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
   });
   const otherProjects = stats.by_project.length - projects.length;
   return [
-    h(
-      'div',
-      { class: 'tiles' },
-      tile('Sessions', stats.total_sessions.toLocaleString('en-US')),
-      tile('Success rate', percent(stats.success_rate)),
-      tile('Avg iterations', stats.avg_iterations.toFixed(1)),
-      tile('Avg duration', formatDuration(stats.avg_duration_secs)),
-    ),
+    ...figureGroups(stats),
     h(
       'div',
       { class: 'chart-grid' },
@@ -117,7 +110,85 @@ function renderStats(stats: SessionStats, summaries: readonly SessionSummary[]):
         'chart-projects',
       ),
     ),
+    agentsTable(stats),
   ];
+}
+
+/** A rate of nothing (its denominator 0) is null: shown as a dash, said as such. */
+const NOTHING_TO_RATE = 'nothing to count it over';
+const share = (value: number | null): string => (value === null ? '—' : percent(value));
+const dollars = (value: number | null): string => (value === null ? '—' : (formatCost(value) ?? '—'));
+
+/** The totals in four groups: sessions (as the original counts them), tasks (a resumed session carries on its task), the critic, cost. */
+function figureGroups(stats: SessionStats): HTMLElement[] {
+  const group = (title: string, className: string, ...tiles: HTMLElement[]) =>
+    h('section', { class: `stats-group ${className}`, 'aria-label': title }, h('h2', {}, title), h('div', { class: 'tiles' }, ...tiles));
+  return [
+    group(
+      'Sessions',
+      'group-sessions',
+      tile('Sessions', stats.total_sessions.toLocaleString('en-US')),
+      tile('Success rate', percent(stats.success_rate)),
+      tile('Avg iterations', stats.avg_iterations.toFixed(1)),
+      tile('Avg duration', formatDuration(stats.avg_duration_secs)),
+    ),
+    group(
+      'Tasks',
+      'group-tasks',
+      tile('Tasks', stats.total_tasks.toLocaleString('en-US'), 'Sessions carried on by resume count as one task'),
+      tile('Task success rate', share(stats.task_success_rate)),
+      tile('First-try success', share(stats.first_try_success_rate), 'Successful tasks done in one iteration'),
+      tile('Verified success', share(stats.verified_success_rate), 'Successful tasks whose DONE a passing check or a command the critic ran backs'),
+      tile('Waste rate', share(stats.waste_rate), 'Tasks that ended failed, interrupted or at the iteration limit'),
+      tile('Avg iterations to success', stats.avg_iterations_to_success === null ? '—' : stats.avg_iterations_to_success.toFixed(1)),
+      tile('Avg cycle time', stats.avg_cycle_time_secs === null ? '—' : formatDuration(stats.avg_cycle_time_secs), 'Of successful tasks'),
+    ),
+    group(
+      'The critic',
+      'group-critic',
+      tile('Iterations', stats.total_iterations.toLocaleString('en-US')),
+      tile('Approval rate', share(stats.critic_approval_rate), 'Iterations recorded DONE'),
+      tile('DONE refused', share(stats.done_refused_rate), 'Of the critic’s DONEs, those the gate refused'),
+      tile('Improvement rate', share(stats.improvement_rate), 'Rejections followed by an approval'),
+      tile('Avg feedback length', stats.avg_feedback_length === null ? '—' : `${Math.round(stats.avg_feedback_length).toLocaleString('en-US')} chars`),
+    ),
+    group(
+      'Cost',
+      'group-cost',
+      tile('Total cost', dollars(stats.total_cost_usd)),
+      tile('Cost per success', dollars(stats.cost_per_success_usd), 'All tasks’ cost over the successful ones'),
+      tile('Tokens', formatCount(stats.total_tokens)),
+    ),
+  ];
+}
+
+/** The task figures per actor and critic pair: which pair works best here. */
+function agentsTable(stats: SessionStats): HTMLElement {
+  const columns = ['Actor', 'Critic', 'Tasks', 'Success', 'First try', 'Verified', 'Waste', 'Approval', 'DONE refused', 'Cost per success'];
+  const rows = stats.by_agents.map((pair) =>
+    h(
+      'tr',
+      {},
+      ...[
+        pair.actor_agent,
+        pair.critic_agent,
+        pair.total_tasks.toLocaleString('en-US'),
+        share(pair.task_success_rate),
+        share(pair.first_try_success_rate),
+        share(pair.verified_success_rate),
+        share(pair.waste_rate),
+        share(pair.critic_approval_rate),
+        share(pair.done_refused_rate),
+        dollars(pair.cost_per_success_usd),
+      ].map((cell) => h('td', cell === '—' ? { title: NOTHING_TO_RATE } : {}, cell)),
+    ),
+  );
+  return h(
+    'section',
+    { class: 'chart-card agents-card', 'aria-label': 'By actor and critic' },
+    h('h2', {}, 'By actor and critic (tasks)'),
+    h('table', { class: 'agents-table' }, h('thead', {}, h('tr', {}, ...columns.map((column) => h('th', {}, column)))), h('tbody', {}, ...rows)),
+  );
 }
 
 function percent(value: number): string {
@@ -168,8 +239,13 @@ function iterationsToSuccessBars(successes: readonly SessionSummary[]): BarDatum
   });
 }
 
-function tile(label: string, value: string): HTMLElement {
-  return h('div', { class: 'tile' }, h('div', { class: 'tile-value' }, value), h('div', { class: 'tile-label muted' }, label));
+function tile(label: string, value: string, title?: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'tile', ...(title || value === '—' ? { title: value === '—' ? NOTHING_TO_RATE : title } : {}) },
+    h('div', { class: 'tile-value' }, value),
+    h('div', { class: 'tile-label muted' }, label),
+  );
 }
 
 function chartCard(title: string, chart: Element, className: string): HTMLElement {
