@@ -286,9 +286,10 @@ function actorSessionOf(chain: readonly Session[], events: ReadonlyMap<string, R
 
 /**
  * What the sessions of the chain used, so that a resumed loop's budget counts on
- * instead of starting again: each ended session's own totals, or, for one that has
- * none (it crashed, or an older runner wrote it), what its record says its agents
- * used and how long its runs lasted.
+ * instead of starting again. An ended session's cost and tokens hold those of the
+ * sessions it carried on, so the last one's stand for them all; a session with none
+ * (it crashed, or an older runner wrote it) adds what its record says its agents used.
+ * Durations are each session's own, and add up.
  */
 function spentBy(chain: readonly Session[], events: ReadonlyMap<string, RunEvent[]>): Continuation['spent'] {
   const spent = { costUsd: null as number | null, tokens: 0, costEstimated: false, durationSecs: 0 };
@@ -298,9 +299,10 @@ function spentBy(chain: readonly Session[], events: ReadonlyMap<string, RunEvent
   for (const link of chain) {
     const record = events.get(link.id) ?? [];
     if (link.end?.total_tokens !== undefined) {
-      spent.tokens += link.end.total_tokens;
-      addCost(link.end.total_cost_usd);
-      spent.costEstimated ||= link.end.cost_estimated === true;
+      // A session's end counts what it carried on as well (its run started from what the links before it spent).
+      spent.tokens = link.end.total_tokens;
+      spent.costUsd = link.end.total_cost_usd ?? null;
+      spent.costEstimated = link.end.cost_estimated === true;
     } else {
       const tracker = new SpendTracker(DEFAULT_PRICES);
       for (const event of record) {
