@@ -36,13 +36,28 @@ export function releaseAskedSince(mark: number): boolean {
   return asked !== mark;
 }
 
-/** A full collection once the work in hand is done (after the current I/O), when turned on. */
+/**
+ * How long after a release a second one runs: what the sockets still held when the
+ * first ran (a reply's last slices, not yet flushed on a busy machine) is garbage by
+ * then, and an idle server would otherwise keep it until its next request.
+ */
+const FOLLOW_UP_MS = 1_000;
+let followUp: NodeJS.Timeout | undefined;
+
+/** A full collection once the work in hand is done (after the current I/O), and once more a moment later, when turned on. */
 export function releaseMemorySoon(): void {
   asked += 1;
-  if (!collect || scheduled) return;
-  scheduled = true;
-  setImmediate(() => {
-    scheduled = false;
+  if (!collect) return;
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      collect?.();
+    });
+  }
+  followUp?.refresh();
+  followUp ??= setTimeout(() => {
+    followUp = undefined;
     collect?.();
-  });
+  }, FOLLOW_UP_MS).unref();
 }
