@@ -329,12 +329,12 @@ class GroupRun {
 }
 
 /**
- * Readies a candidate's worktree before its first iteration (`readyWorktree`), its
- * setup's output recorded. A failed setup fails this candidate.
+ * Readies a candidate's (or an eval run's) worktree before its first iteration
+ * (`readyWorktree`), its setup's output recorded. A failed setup fails that loop.
  */
-async function prepareWorktree(
+export async function prepareWorktree(
   repository: Repository,
-  candidate: Candidate,
+  candidate: Pick<Candidate, 'worktree' | 'working_dir'>,
   settings: WorktreeSettings,
   report: (event: Parameters<typeof stampEvent>[0]) => void,
   signal: AbortSignal,
@@ -351,7 +351,7 @@ async function prepareWorktree(
   if (result && !result.passed && !result.interrupted) {
     throw new CodeloopsError(
       'setup_failed',
-      `The worktree setup \`${settings.setup}\` ${result.timedOut ? `timed out after ${settings.setupTimeoutSecs} s` : `failed (exit ${result.exitCode ?? 'by a signal'})`} in ${candidate.working_dir}; this candidate did not start.`,
+      `The worktree setup \`${settings.setup}\` ${result.timedOut ? `timed out after ${settings.setupTimeoutSecs} s` : `failed (exit ${result.exitCode ?? 'by a signal'})`} in ${candidate.working_dir}; its loop did not start.`,
       { command: settings.setup, exit_code: result.exitCode },
     );
   }
