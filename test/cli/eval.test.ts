@@ -186,6 +186,12 @@ describe('codeloops eval: the false-DONE rate of a setup, measured with hidden a
       const start = sessionStartLineSchema.parse(readJsonLines(path.join(home.sessionsDir, `${run.session_id}.jsonl`))[0]);
       assert.deepEqual(start.eval, { id: results.eval_id, task: run.task, config: run.config, repetition: run.repetition });
     }
+    // A session of no eval beside them (one of theirs, copied without its tag) is not listed.
+    const [first, ...rest] = fs.readFileSync(path.join(home.sessionsDir, `${results.runs[0]!.session_id}.jsonl`), 'utf8').split('\n');
+    const { eval: _tag, ...untagged } = JSON.parse(first!) as Record<string, unknown>;
+    fs.writeFileSync(path.join(home.sessionsDir, '2020-01-01T00-00-00Z_000000.jsonl'), [JSON.stringify(untagged), ...rest].join('\n'));
+    const all = await runCli(['sessions', 'list', '--json'], { cwd: repo, env });
+    assert.equal((JSON.parse(all.stdout) as unknown[]).length, 9);
     const listed = await runCli(['sessions', 'list', '--eval', results.eval_id, '--json'], { cwd: repo, env });
     assert.equal(listed.code, 0, listed.stderr);
     assert.deepEqual((JSON.parse(listed.stdout) as { id: string }[]).map((session) => session.id).sort(), results.runs.map((run) => run.session_id).sort());
