@@ -7,7 +7,7 @@ import { evalResultsOf } from '../../src/eval/evalResults.js';
 import type { EvalState } from '../../src/eval/evalRecord.js';
 import { evalResultsSchema, type EvalOutcome, type EvalRecordLineOf } from '../../src/sessionFormat/evalRecords.js';
 import { isCodeloopsError } from '../../src/sessionFormat/failures.js';
-import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+import { removeTempDirs, repoRoot, tempDir, writeFile } from '../support/testEnvironment.js';
 
 const TASK = '[[tasks]]\nname = "t"\nprompt = "Do it."\nacceptance = "npm test"\n';
 const CONFIG = '[[configs]]\nname = "c"\n';
@@ -89,6 +89,21 @@ run = "npm run lint"
     assert.deepEqual(
       settings.checks.map((check) => check.name),
       ['lint'],
+    );
+  });
+
+  it('the example suite of examples/eval reads as its comments say', () => {
+    const suite = readSuite(path.join(repoRoot(), 'examples', 'eval', 'suite.toml'), '/elsewhere');
+    assert.deepEqual(
+      suite.tasks.map((task) => [task.name, task.repository, task.prompt.startsWith('Make parse()')]),
+      [
+        ['iec-units', repoRoot(), true],
+        ['negative-sizes', repoRoot(), true],
+      ],
+    );
+    assert.deepEqual(
+      suite.configs.map((config) => config.name),
+      ['claude-opus-critic', 'codex-critic-with-checks'],
     );
   });
 
