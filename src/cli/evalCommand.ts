@@ -100,8 +100,8 @@ async function resumableEval(typed: string): Promise<EvalState> {
 }
 
 function startRecord(suite: NonNullable<ReturnType<typeof readSuite>>, tasks: EvalState['started']['tasks'], configs: typeof suite.configs, jobs: number) {
-  const evalId = evalIdFor(new Date(), suite.name);
-  const recorder = EvalRecorder.create(evalsDir(), evalId);
+  const recorder = createRecorder(suite.name);
+  const evalId = recorder.evalId;
   const started = recorder.record({
     type: 'eval_started',
     eval_id: evalId,
@@ -114,6 +114,18 @@ function startRecord(suite: NonNullable<ReturnType<typeof readSuite>>, tasks: Ev
     pid: process.pid,
   }) as EvalRecordLineOf<'eval_started'>;
   return { recorder, evalState: { id: evalId, started, finished: new Map(), sessionIds: [], runner: null } satisfies EvalState };
+}
+
+/** The eval's record, named by the start second or, when another eval of the same suite took it, the next free one. */
+function createRecorder(suiteName: string): EvalRecorder {
+  const now = Date.now();
+  for (let offsetSecs = 0; ; offsetSecs++) {
+    try {
+      return EvalRecorder.create(evalsDir(), evalIdFor(new Date(now + offsetSecs * 1000), suiteName));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || offsetSecs >= 3600) throw error;
+    }
+  }
 }
 
 function resumeRecord(state: EvalState, jobs: number) {

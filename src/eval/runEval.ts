@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { prepareWorktree } from '../candidates/runCandidates.js';
+import { loopInWorktree, prepareWorktree } from '../candidates/runCandidates.js';
 import type { CheckResult } from '../checks/runCheck.js';
-import { configFilesOf, DEFAULT_CHECK_TIMEOUT_SECS, type WorktreeSettings } from '../config/runSettings.js';
+import { DEFAULT_CHECK_TIMEOUT_SECS, type WorktreeSettings } from '../config/runSettings.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
 import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
 import { runIsolatedCheck } from '../loop/isolatedCheck.js';
-import { runLoop, type RoleLaunch } from '../loop/loopRunner.js';
+import { runLoop } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { candidateFolderName } from '../sessionFormat/candidateGroupFiles.js';
 import { evalOutcomeOf, type EvalRecordLine, type EvalTask } from '../sessionFormat/evalRecords.js';
@@ -143,23 +143,12 @@ class EvalRun {
   /** The run's loop; a failure before its session exists is returned, not thrown: the run still gets its acceptance and its outcome. */
   private async runLoopIn(worktree: string, repository: Repository, prepared: PreparedRun, readiness: WorktreeSettings, tag: EvalTag) {
     const { request } = this;
-    const rebase = (role: RoleLaunch): RoleLaunch => ({ ...role, launch: { ...role.launch, workingDir: worktree } });
     let sessionId: string | null = null;
     try {
       const summary: RunSummary = await runLoop({
         prompt: request.state.started.tasks.find((task) => task.name === tag.task)!.prompt,
-        workingDir: worktree,
+        ...loopInWorktree(prepared, worktree, { directory: request.worktreesDirectory, worktree: readiness }),
         repository: await openRepository(worktree),
-        actor: rebase(prepared.actor),
-        critic: rebase(prepared.critic),
-        maxIterations: prepared.settings.maxIterations,
-        checks: prepared.settings.checks,
-        isolation: { directory: request.worktreesDirectory, worktree: readiness },
-        budget: prepared.settings.budget,
-        stall: prepared.settings.stall,
-        prices: prepared.settings.prices,
-        verify: prepared.settings.verify ?? undefined,
-        configFiles: configFilesOf(prepared.settings),
         sessionsDirectory: request.sessionsDirectory,
         sidecarDirOf: request.sidecarDirOf,
         signal: request.signal,
