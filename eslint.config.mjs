@@ -14,7 +14,7 @@ import codeloops from './eslint-rules/noImportCycles.mjs';
  * record and wire format).
  */
 const LOWER = ['text', 'process', 'files', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions', 'verify'];
-const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle'];
+const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval'];
 const MAY_IMPORT = {
   text: [],
   process: [],
@@ -41,6 +41,8 @@ const MAY_IMPORT = {
   candidates: [...LOWER, 'loop', 'rollback'],
   // Sessions exported and imported as bundles, candidate groups' records with them.
   sessionBundle: [...LOWER, 'candidates'],
+  // Evals run a suite's loops in worktrees as candidates do, then each task's acceptance in a clean one.
+  eval: [...LOWER, 'loop', 'candidates'],
   // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).
   server: ENGINE,
   cli: [...ENGINE, 'server'],

@@ -7,7 +7,8 @@ import { judgeCandidates, type JudgedCandidate } from '../critic/judgeCandidates
 import { openRepository, type Repository } from '../git/repository.js';
 import { takeSnapshot } from '../git/snapshots.js';
 import { addWorktree } from '../git/worktrees.js';
-import { runLoop, type RoleLaunch } from '../loop/loopRunner.js';
+import { runLoop, type LoopRequest, type RoleLaunch } from '../loop/loopRunner.js';
+import type { IsolationSettings } from '../loop/isolatedCheck.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { readyWorktree } from '../loop/worktreeSetup.js';
 import {
@@ -208,24 +209,13 @@ class GroupRun {
     } catch (error) {
       return void finish('failed', null, `Its worktree could not be made in ${candidate.worktree}: ${(error as Error).message}`, 'setup_failed');
     }
-    const rebase = (role: RoleLaunch): RoleLaunch => ({ ...role, launch: { ...role.launch, workingDir: candidate.working_dir } });
     let sessionId: string | null = null;
     let summary: RunSummary;
     try {
       summary = await runLoop({
         prompt: request.prompt,
-        workingDir: candidate.working_dir,
+        ...loopInWorktree(prepared, candidate.working_dir, { directory: request.worktreesDirectory, worktree: prepared.settings.worktree }),
         repository: worktreeRepository,
-        actor: rebase(prepared.actor),
-        critic: rebase(prepared.critic),
-        maxIterations: prepared.settings.maxIterations,
-        checks: prepared.settings.checks,
-        isolation: { directory: request.worktreesDirectory, worktree: prepared.settings.worktree },
-        budget: prepared.settings.budget,
-        stall: prepared.settings.stall,
-        prices: prepared.settings.prices,
-        verify: prepared.settings.verify ?? undefined,
-        configFiles: configFilesOf(prepared.settings),
         sessionsDirectory: request.sessionsDirectory,
         sidecarDirOf: request.sidecarDirOf,
         signal: request.signal,
@@ -328,13 +318,31 @@ class GroupRun {
   }
 }
 
+/** A prepared run's agents, guards and checks as a loop in a worktree takes them: both agents start in its working folder. */
+export function loopInWorktree(prepared: PreparedRun, workingDir: string, isolation: IsolationSettings) {
+  const rebase = (role: RoleLaunch): RoleLaunch => ({ ...role, launch: { ...role.launch, workingDir } });
+  return {
+    workingDir,
+    actor: rebase(prepared.actor),
+    critic: rebase(prepared.critic),
+    maxIterations: prepared.settings.maxIterations,
+    checks: prepared.settings.checks,
+    isolation,
+    budget: prepared.settings.budget,
+    stall: prepared.settings.stall,
+    prices: prepared.settings.prices,
+    verify: prepared.settings.verify ?? undefined,
+    configFiles: configFilesOf(prepared.settings),
+  } satisfies Partial<LoopRequest>;
+}
+
 /**
- * Readies a candidate's worktree before its first iteration (`readyWorktree`), its
- * setup's output recorded. A failed setup fails this candidate.
+ * Readies a candidate's (or an eval run's) worktree before its first iteration
+ * (`readyWorktree`), its setup's output recorded. A failed setup fails that loop.
  */
-async function prepareWorktree(
+export async function prepareWorktree(
   repository: Repository,
-  candidate: Candidate,
+  candidate: Pick<Candidate, 'worktree' | 'working_dir'>,
   settings: WorktreeSettings,
   report: (event: Parameters<typeof stampEvent>[0]) => void,
   signal: AbortSignal,
@@ -351,7 +359,7 @@ async function prepareWorktree(
   if (result && !result.passed && !result.interrupted) {
     throw new CodeloopsError(
       'setup_failed',
-      `The worktree setup \`${settings.setup}\` ${result.timedOut ? `timed out after ${settings.setupTimeoutSecs} s` : `failed (exit ${result.exitCode ?? 'by a signal'})`} in ${candidate.working_dir}; this candidate did not start.`,
+      `The worktree setup \`${settings.setup}\` ${result.timedOut ? `timed out after ${settings.setupTimeoutSecs} s` : `failed (exit ${result.exitCode ?? 'by a signal'})`} in ${candidate.working_dir}; its loop did not start.`,
       { command: settings.setup, exit_code: result.exitCode },
     );
   }

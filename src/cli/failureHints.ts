@@ -41,6 +41,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return 'Run "codeloops resume" again to carry it on in a new session.';
     case 'group_not_found':
       return 'Run "codeloops candidates" to see the candidate groups.';
+    case 'eval_not_found':
+      return 'An eval prints its id when it starts (eval-<date>_<hash>); "latest" names the newest one.';
     case 'setup_failed':
       return "Check [worktree] setup in codeloops.toml (it runs in each candidate's worktree), or try it with --dry-run first.";
     case 'bundle_invalid':

@@ -156,7 +156,9 @@ function addSessions(program: Command, lazy: Lazy): void {
       .option('--actor <agent>', 'only sessions whose actor is this agent (claude, codex, … or its name as recorded)')
       .option('--critic <agent>', 'only sessions whose critic is this agent')
       .option('--json', 'print JSON');
-  filterOptions(sessions.command('list').description('list sessions, newest first')).action(lazy(load, 'listCommand'));
+  filterOptions(sessions.command('list').description('list sessions, newest first'))
+    .option('--eval <eval_id>', "only the sessions of this eval's runs")
+    .action(lazy(load, 'listCommand'));
   sessions
     .command('show <id>')
     .description('show a session (an id, a unique prefix of one, or "latest")')
@@ -219,6 +221,15 @@ function addMoves(program: Command, lazy: Lazy): void {
     .option('--json', 'print the result as JSON')
     .addHelpText('after', '\nResults and exit codes: rolled_back or undone 0, nothing_to_roll_back 3, conflict 4 (nothing changed), snapshot_missing 5.')
     .action(lazy(() => import('./rollbackCommand.js'), 'rollbackCommand'));
+
+  program
+    .command('eval [suite]')
+    .description("measure your setup: run a suite's tasks with each of its configs, each run judged by the task's hidden acceptance command")
+    .option('--resume <eval_id>', 'carry on an interrupted or crashed eval, without running its finished runs again ("latest": the newest)')
+    .option('--jobs <n>', 'runs at once (default: 1, or as the eval ran)', positiveInteger)
+    .option('--trust', "run what the task repositories' codeloops.toml adds without asking")
+    .option('--json', 'print the results as JSON')
+    .action(lazy(() => import('./evalCommand.js'), 'evalCommand'));
 
   program
     .command('candidates [group]')

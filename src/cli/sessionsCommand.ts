@@ -1,3 +1,5 @@
+import { readEval, resolveEvalId } from '../eval/evalRecord.js';
+import { evalsDir } from '../sessionFormat/evalRecords.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { formatDuration, indent } from '../text/humanize.js';
 import { jsonArrayBytes } from '../text/jsonBytes.js';
@@ -26,10 +28,13 @@ export interface ListOptions {
   actor?: string;
   critic?: string;
   json?: boolean;
+  /** `--eval <id>`: only the sessions its record names (list only). */
+  eval?: string;
 }
 
 export async function listCommand(options: ListOptions): Promise<number> {
-  const listed = await openStore().listSessions(parseFilterInput(options));
+  const ofEval = options.eval === undefined ? null : new Set((await readEval(evalsDir(), resolveEvalId(evalsDir(), options.eval))).sessionIds);
+  const listed = (await openStore().listSessions(parseFilterInput(options))).filter((session) => !ofEval || ofEval.has(session.id));
   if (options.json) {
     // One summary a line, as the index keeps it: thousands of sessions are printed without parsing or decoding one.
     process.stdout.write(jsonArrayBytes(listed.map((session) => session.summaryBytes)));
@@ -55,7 +60,9 @@ export async function listCommand(options: ListOptions): Promise<number> {
 }
 
 function hasFilter(options: ListOptions): boolean {
-  return Boolean(options.outcome?.length || options.after || options.before || options.search || options.project || options.actor || options.critic);
+  return Boolean(
+    options.outcome?.length || options.after || options.before || options.search || options.project || options.actor || options.critic || options.eval,
+  );
 }
 
 export async function showCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {

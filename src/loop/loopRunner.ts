@@ -19,7 +19,7 @@ import type { NeedsInput } from '../sessionFormat/needsInput.js';
 import type { Finding, ReviewAction, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
-import type { Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
+import type { EvalTag, Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
 import {
   TEST_CHANGE_KINDS,
   type ProtectedChange,
@@ -79,6 +79,8 @@ export interface LoopRequest {
   continuation?: Continuation;
   /** One of a candidate group (`codeloops run --candidates`): recorded in `session_start`. */
   candidate?: { group: string; label: string };
+  /** One run of an eval (`codeloops eval`): recorded in `session_start`. */
+  eval?: EvalTag;
   /**
    * Runs once, before the first iteration (a candidate's worktree setup). What it
    * reports is recorded; a `CodeloopsError` it throws ends the session `failed` with its code.
@@ -1095,5 +1097,6 @@ function sessionHeader(request: LoopRequest): SessionHeader {
     max_iterations: request.maxIterations,
     ...(continuation ? { resumed_from: continuation.sessionId, resumed_after_iteration: continuation.lastIteration } : {}),
     ...(request.candidate ? { candidate_group: request.candidate.group, candidate: request.candidate.label } : {}),
+    ...(request.eval ? { eval: request.eval } : {}),
   };
 }

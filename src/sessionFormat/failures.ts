@@ -66,6 +66,8 @@ export const FAILURE_CODES = [
   'setup_failed',
   /** No candidate group by that id (or the session is not one of a group). */
   'group_not_found',
+  /** No eval by that id in the evals folder (`codeloops eval --resume`, `sessions list --eval`). */
+  'eval_not_found',
   /** A sessions bundle that cannot be imported: not a bundle, damaged, or its snapshots need commits this repository lacks. */
   'bundle_invalid',
   /** Import: a session of the bundle is already here. */

@@ -116,6 +116,10 @@ export function diffIsSinceHead(line: { git_insertions?: number }): boolean {
 const criticDecision = z.enum(CRITIC_DECISIONS);
 const outcome = z.enum(OUTCOMES);
 
+/** Which run of an eval (`codeloops eval`) a session is: the eval's id, the suite's task and config by name, the repetition from 1. */
+export const evalTagSchema = z.object({ id: z.string(), task: z.string(), config: z.string(), repetition: z.int().check(z.positive()) });
+export type EvalTag = z.infer<typeof evalTagSchema>;
+
 export const sessionStartLineSchema = z.looseObject({
   type: z.literal('session_start'),
   timestamp,
@@ -134,6 +138,8 @@ export const sessionStartLineSchema = z.looseObject({
   candidate_group: z.optional(z.string()),
   /** Extra field: which candidate of its group it is (`claude`, `codex:gpt-5`, `claude#2`). */
   candidate: z.optional(z.string()),
+  /** Extra field: the eval run this session is (`codeloops eval`). */
+  eval: z.optional(evalTagSchema),
 });
 
 /**

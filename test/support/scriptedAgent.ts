@@ -7,6 +7,8 @@ export type ScriptStep =
   | { write: { path: string; content: string } }
   | { delete: string }
   | { shell: string[] }
+  /** Runs a program whose stdout is the agent's own output. */
+  | { run: string[] }
   | { commit: string }
   | { print: string }
   | { stderr: string }

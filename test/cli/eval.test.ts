@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { evalRecordLineSchema, evalResultsSchema, evalsDir, type EvalResults } from '../../src/sessionFormat/evalRecords.js';
+import { sessionStartLineSchema } from '../../src/sessionFormat/sessionLines.js';
+import { runCli, startCli } from '../support/cliProcess.js';
+import { scriptedCliSetup, type ScriptedAgent } from '../support/scriptedAgent.js';
+import { readJsonLines } from '../support/scriptedLoop.js';
+import { createRepo, git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+
+/**
+ * A tiny npm project whose own tests (`node --test`) are each task's acceptance. Its
+ * actor gets `sum` wrong on its first attempt and right on its second (the attempt is
+ * counted in an ignored file of its worktree, so runs side by side do not mix), and
+ * `double` right at once. The critic is one scripted program judging by its model:
+ * "lenient" says DONE to anything, "strict" runs the tests and names what fails.
+ */
+const ACTOR = `import fs from 'node:fs';
+import path from 'node:path';
+const agentDir = process.env.SCRIPTED_AGENT_DIR;
+const call = fs.readFileSync(path.join(agentDir, 'actor.count'), 'utf8').trim();
+if (fs.existsSync(path.join(agentDir, 'hold-at-' + call))) {
+  // Held until the runner stops it: the test interrupts the eval here.
+  fs.writeFileSync(path.join(agentDir, 'held'), call);
+  setInterval(() => {}, 1000);
+} else {
+  const first = !fs.existsSync('.attempt');
+  fs.writeFileSync('.attempt', 'tried');
+  fs.writeFileSync('math.js', 'export const sum = (a, b) => ' + (first ? 'a - b' : 'a + b') + ';\\nexport const double = (a) => a * 2;\\n');
+}
+`;
+
+const CRITIC = `import { spawnSync } from 'node:child_process';
+const decide = (decision) => process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify(decision) + '</decision>\\n');
+const done = { type: 'done', summary: 'The functions are right.', confidence: 0.9 };
+if (process.env.CODELOOPS_MODEL === 'lenient') decide(done);
+else if (spawnSync(process.execPath, ['--test'], { stdio: 'ignore' }).status === 0) decide(done);
+else decide({ type: 'continue', feedback: 'The tests fail: sum subtracts.', remaining_issues: ['sum'], findings: [{ file: 'math.js', line: 1, severity: 'error', message: 'sum subtracts' }] });
+`;
+
+function evalSetup(suiteOptions: { repetitions: number }) {
+  const tools = tempDir('codeloops-eval-agents-');
+  writeFile(tools, 'actor.mjs', ACTOR);
+  writeFile(tools, 'critic.mjs', CRITIC);
+  const setup = scriptedCliSetup({
+    actor: [[{ shell: [process.execPath, path.join(tools, 'actor.mjs')] }]],
+    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
+  });
+  const repo = createRepo({
+    gitignore: '.attempt\n',
+    files: {
+      'package.json': JSON.stringify({ name: 'tiny', type: 'module', scripts: { test: 'node --test' } }),
+      'math.js': 'export const sum = () => 0;\nexport const double = () => 0;\n',
+      'test/sum.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { sum } from '../math.js';\ntest('sum', () => assert.equal(sum(2, 3), 5));\n",
+      'test/double.test.js':
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { double } from '../math.js';\ntest('double', () => assert.equal(double(4), 8));\n",
+    },
+  });
+  // The suite lives outside the repository: no agent can read the acceptance commands.
+  const suiteFolder = tempDir('codeloops-suite-');
+  writeFile(suiteFolder, 'tasks/double.md', 'Make double(x) return twice x.\n');
+  writeFile(
+    suiteFolder,
+    'suite.toml',
+    `name = "tiny-math"
+repetitions = ${suiteOptions.repetitions}
+
+[[tasks]]
+name = "sum"
+prompt = "Make sum(a, b) return a + b."
+repository = ${JSON.stringify(path.relative(suiteFolder, repo))}
+acceptance = "node --test test/sum.test.js"
+
+[[tasks]]
+name = "double"
+prompt_file = "tasks/double.md"
+repository = ${JSON.stringify(repo)}
+ref = "main"
+acceptance = "node --test test/double.test.js"
+
+[[configs]]
+name = "lenient"
+critic_model = "lenient"
+
+[[configs]]
+name = "strict"
+critic_model = "strict"
+max_iterations = 4
+`,
+  );
+  return { ...setup, repo, suite: path.join(suiteFolder, 'suite.toml') };
+}
+
+function evalLines(dataHome: string, evalId: string) {
+  return readJsonLines(path.join(evalsDir({ XDG_DATA_HOME: dataHome }), `${evalId}.jsonl`)).map((line) => evalRecordLineSchema.parse(line));
+}
+
+/** Resolves once the file exists (the scripted actor writes it when it holds). */
+function fileAppears(file: string): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = fs.watch(path.dirname(file), () => check());
+    const check = () => {
+      if (!fs.existsSync(file)) return;
+      watcher.close();
+      resolve();
+    };
+    check();
+  });
+}
+
+const rounded = (interval: [number, number] | null) => interval?.map((end) => Number(end.toFixed(4)));
+
+describe('codeloops eval: the false-DONE rate of a setup, measured with hidden acceptance', function () {
+  this.timeout(240_000);
+  after(removeTempDirs);
+
+  it('two tasks, a critic that accepts a broken change and one that catches it, --jobs 2: the JSON figures are what happened', async () => {
+    const { env, repo, suite, home, agent } = evalSetup({ repetitions: 2 });
+    const userState = () => [git(repo, 'status', '--porcelain', '--ignored'), git(repo, 'rev-parse', 'HEAD'), git(repo, 'branch', '--list')];
+    const before = userState();
+    const result = await runCli(['eval', suite, '--jobs', '2', '--json'], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    const results: EvalResults = evalResultsSchema.parse(JSON.parse(result.stdout));
+    assert.deepEqual(Object.keys(JSON.parse(result.stdout) as object), ['eval_id', 'suite', 'configs', 'pairs', 'runs']);
+    assert.equal(results.suite, 'tiny-math');
+
+    const outcomes = results.runs.map((run) => `${run.task}/${run.config}/${run.repetition}: ${run.outcome} in ${run.iterations}`);
+    assert.deepEqual(outcomes, [
+      'sum/lenient/1: false_done in 1',
+      'sum/lenient/2: false_done in 1',
+      'sum/strict/1: accepted in 2',
+      'sum/strict/2: accepted in 2',
+      'double/lenient/1: accepted in 1',
+      'double/lenient/2: accepted in 1',
+      'double/strict/1: accepted in 2',
+      'double/strict/2: accepted in 2',
+    ]);
+    const [lenient, strict] = results.configs;
+    // By hand: lenient accepted 2 of 4, its 4 DONEs 2 false. Wilson for 2/4: centre (0.5 + 1.96²/8)/(1 + 1.96²/4) = 0.5,
+    // half-width 1.96·√(0.0625 + 1.96²/64)/(1 + 1.96²/4) = 0.35. For 4/4: centre 0.7550, half-width 0.2450.
+    assert.deepEqual(
+      { ...lenient, accepted_rate_interval: rounded(lenient!.accepted_rate_interval) },
+      {
+        name: 'lenient',
+        runs: 4,
+        success_rate: 1,
+        accepted_rate: 0.5,
+        accepted_rate_interval: [0.15, 0.85],
+        false_done_rate: 0.5,
+        false_continue_rate: null,
+        mean_iterations: 1,
+        total_cost_usd: null,
+        cost_per_accepted_task_usd: null,
+        mean_duration_secs: lenient!.mean_duration_secs,
+      },
+    );
+    assert.deepEqual(
+      { ...strict, accepted_rate_interval: rounded(strict!.accepted_rate_interval) },
+      {
+        name: 'strict',
+        runs: 4,
+        success_rate: 1,
+        accepted_rate: 1,
+        accepted_rate_interval: [0.5101, 1],
+        false_done_rate: 0,
+        false_continue_rate: null,
+        mean_iterations: 2,
+        total_cost_usd: null,
+        cost_per_accepted_task_usd: null,
+        mean_duration_secs: strict!.mean_duration_secs,
+      },
+    );
+    assert.ok(lenient!.mean_duration_secs! > 0 && strict!.mean_duration_secs! > 0);
+    // Newcombe: −0.5 − √(0.35² + 0²) = −0.85; −0.5 + √(0.35² + 0.4899²) = 0.1021.
+    assert.deepEqual(
+      results.pairs.map((pair) => ({ ...pair, interval: rounded(pair.interval) })),
+      [{ a: 'lenient', b: 'strict', accepted_rate_difference: -0.5, interval: [-0.85, 0.1021] }],
+    );
+    // Every loop ran once: 1 actor and 1 critic call for each lenient run, 2 and 2 for each strict one.
+    assert.equal(agent.calls('actor'), 12);
+    assert.equal(agent.calls('critic'), 12);
+
+    // Each run is a session tagged with its place in the eval; sessions list --eval finds exactly these.
+    for (const run of results.runs) {
+      const start = sessionStartLineSchema.parse(readJsonLines(path.join(home.sessionsDir, `${run.session_id}.jsonl`))[0]);
+      assert.deepEqual(start.eval, { id: results.eval_id, task: run.task, config: run.config, repetition: run.repetition });
+    }
+    // A session of no eval beside them (one of theirs, copied without its tag) is not listed.
+    const [first, ...rest] = fs.readFileSync(path.join(home.sessionsDir, `${results.runs[0]!.session_id}.jsonl`), 'utf8').split('\n');
+    const { eval: _tag, ...untagged } = JSON.parse(first!) as Record<string, unknown>;
+    fs.writeFileSync(path.join(home.sessionsDir, '2020-01-01T00-00-00Z_000000.jsonl'), [JSON.stringify(untagged), ...rest].join('\n'));
+    const all = await runCli(['sessions', 'list', '--json'], { cwd: repo, env });
+    assert.equal((JSON.parse(all.stdout) as unknown[]).length, 9);
+    const listed = await runCli(['sessions', 'list', '--eval', results.eval_id, '--json'], { cwd: repo, env });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual((JSON.parse(listed.stdout) as { id: string }[]).map((session) => session.id).sort(), results.runs.map((run) => run.session_id).sort());
+    // No agent saw an acceptance command.
+    for (let call = 1; call <= 12; call++)
+      for (const role of ['actor', 'critic'] as const) assert.doesNotMatch(agent.prompt(role, call), /test\/sum\.test\.js|node --test/);
+    // The user's repository is as it was, and the eval's worktrees are gone.
+    assert.deepEqual(userState(), before);
+    assert.deepEqual(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1);
+
+    const markdown = await runCli(['eval', '--resume', results.eval_id], { cwd: repo, env });
+    assert.equal(markdown.code, 0, markdown.stderr);
+    assert.match(markdown.stdout, /^# Eval tiny-math/m);
+    assert.match(markdown.stdout, /\| lenient \| 4 \| 50 % \| 15 to 85 % \| 100 % \| 50 % \|/);
+    assert.match(markdown.stdout, /\| lenient \| strict \| -50 points \| -85 to \+10 % \|/);
+    assert.equal(agent.calls('actor'), 12, 'resuming a finished eval runs nothing');
+  });
+
+  it('interrupted mid-eval (Ctrl+C), --resume runs only what had not finished, and the result is complete', async () => {
+    const { env, repo, suite, home, agent } = evalSetup({ repetitions: 1 });
+    // --jobs 1 runs sum/lenient (actor call 1), sum/strict (2, 3), then double/lenient, whose actor (call 4) holds.
+    writeFile(agent.dir, 'hold-at-4', '');
+    const running = startCli(['eval', suite, '--jobs', '1'], { cwd: repo, env });
+    await fileAppears(path.join(agent.dir, 'held'));
+    running.child.kill('SIGINT');
+    const stopped = await running.done;
+    assert.equal(stopped.code, 130, stopped.stderr);
+    const evalId = /codeloops eval --resume (eval-\S+)/.exec(stopped.stderr)?.[1];
+    assert.ok(evalId, stopped.stderr);
+    const finishedBefore = evalLines(home.dataHome, evalId).filter((line) => line.type === 'run_finished');
+    assert.deepEqual(
+      finishedBefore.map((line) => line.type === 'run_finished' && `${line.task}/${line.config}`),
+      ['sum/lenient', 'sum/strict'],
+    );
+    assert.equal(agent.calls('critic'), 3);
+
+    const resumed = await runCli(['eval', '--resume', evalId, '--json'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const results = evalResultsSchema.parse(JSON.parse(resumed.stdout));
+    assert.deepEqual(
+      results.runs.map((run) => `${run.task}/${run.config}: ${run.outcome}`),
+      ['sum/lenient: false_done', 'sum/strict: accepted', 'double/lenient: accepted', 'double/strict: accepted'],
+    );
+    // The two finished runs kept their sessions and were not run again: the actor ran 4 + 1 + 2 times, the critic 3 + 1 + 2.
+    assert.deepEqual(
+      results.runs.slice(0, 2).map((run) => run.session_id),
+      finishedBefore.map((line) => line.type === 'run_finished' && line.session_id),
+    );
+    assert.equal(agent.calls('actor'), 7);
+    assert.equal(agent.calls('critic'), 6);
+    assert.deepEqual(
+      results.configs.map((config) => [config.name, config.runs, config.accepted_rate]),
+      [
+        ['lenient', 2, 0.5],
+        ['strict', 2, 1],
+      ],
+    );
+
+    // The interrupted run's session is the eval's too: five in all, one of them interrupted.
+    const listed = await runCli(['sessions', 'list', '--eval', evalId, '--json'], { cwd: repo, env });
+    const sessions = JSON.parse(listed.stdout) as { id: string; outcome: string }[];
+    assert.equal(sessions.length, 5);
+    assert.deepEqual(
+      sessions.filter((session) => !results.runs.some((run) => run.session_id === session.id)).map((session) => session.outcome),
+      ['interrupted'],
+    );
+  });
+});
+
+export type { ScriptedAgent };
