@@ -398,7 +398,9 @@ describe('the packaged extension, used as a user would (code-server + Chromium)'
     await waiting.press('Continue');
     await workbench.notification('review.txt is tidy', 120_000);
     assert.equal(fs.readFileSync(path.join(repo, 'review.txt'), 'utf8'), numbered({ 2: 'TWO' }));
-    const secondActor = api.requests.find((request) => !isCriticRequest(request) && request.lastUserText.includes('Reviewer findings still open'));
+    const secondActor = api.requests.find(
+      (request) => !isCriticRequest(request) && request.lastUserText.includes(REVIEW_TASK) && request.lastUserText.includes('Reviewer findings still open'),
+    );
     assert.match(secondActor?.lastUserText ?? '', /R1\.1: the user rejected this change of iteration 1 in review\.txt because: line 18 is public: keep it/);
     assert.match(secondActor?.lastUserText ?? '', /F1\.1 in review\.txt:2 \(warning\): Line two should say TWO, in capitals/);
 
