@@ -56,32 +56,26 @@ export function writeForecastSessions(dir: string, names: { shop?: string; agent
 /** Pair A, as a run with the default settings records it. */
 export const PAIR_A = { actor_agent: 'Claude Code', critic_agent: 'Claude Code', actor_model: null, critic_model: null };
 
+/** A forecast with percentiles: each measure's [p50, p90]. */
+function known(basis: number, scope: 'project' | 'all', iterations: number[], cost: number[], duration: number[]): Forecast {
+  const of = ([p50, p90]: number[]) => ({ p50: p50!, p90: p90! });
+  return { basis, scope, iterations: of(iterations), cost_usd: of(cost), duration_secs: of(duration) };
+}
+
 /**
  * In shop, P1…P6 (nearest rank: the value at ⌈p × n / 100⌉ of the sorted values).
  * Iterations 1 2 2 3 4 5: p50 rank 3 → 2, p90 rank 6 → 5. Costs of the five that
  * recorded one, 0.40 0.70 1.10 1.20 2.43: p50 rank 3 → 1.10, p90 rank 5 → 2.43.
  * Durations 60 90 120 180 200 400: p50 rank 3 → 120, p90 rank 6 → 400.
  */
-export const SHOP_FORECAST: Forecast = {
-  basis: 6,
-  scope: 'project',
-  iterations: { p50: 2, p90: 5 },
-  cost_usd: { p50: 1.1, p90: 2.43 },
-  duration_secs: { p50: 120, p90: 400 },
-};
+export const SHOP_FORECAST = known(6, 'project', [2, 5], [1.1, 2.43], [120, 400]);
 
 /**
  * In garden, which has two: all projects' eight. Iterations 1 1 2 2 3 4 5 6: p50 rank
  * 4 → 2, p90 rank 8 → 6. Costs 0.30 0.40 0.70 1.10 1.20 2.43 3.00: p50 rank 4 → 1.10,
  * p90 rank 7 → 3.00. Durations 30 60 90 120 180 200 400 600: p50 rank 4 → 120, p90 rank 8 → 600.
  */
-export const GARDEN_FORECAST: Forecast = {
-  basis: 8,
-  scope: 'all',
-  iterations: { p50: 2, p90: 6 },
-  cost_usd: { p50: 1.1, p90: 3 },
-  duration_secs: { p50: 120, p90: 600 },
-};
+export const GARDEN_FORECAST = known(8, 'all', [2, 6], [1.1, 3], [120, 600]);
 
 const UNKNOWN = { p50: null, p90: null };
 
