@@ -1,5 +1,6 @@
 import { checkDirectory, timingOf } from '../checks/runCheck.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
+import { budgetSuggestion, forecastLine, suggestedMaxCostUsd, type Forecast } from '../sessionFormat/forecast.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sessionsDir } from '../sessionFormat/sessionFiles.js';
 
@@ -34,8 +35,12 @@ function planOf(prepared: PreparedRun, prompt: string) {
   return { working_dir: prepared.workingDir, repository: prepared.repository.root, prompt };
 }
 
-/** One loop's plan: its agents, checks, budget, stall detection and review, and where its session and config come from. */
-export function printRunPlan(options: { jsonOutput?: boolean }, prepared: PreparedRun, prompt: string): number {
+/**
+ * One loop's plan: its agents, checks, budget, stall detection and review, where its
+ * session and config come from, and what past tasks with its agents took (`forecast`),
+ * with the budget that suggests when none is set.
+ */
+export function printRunPlan(options: { jsonOutput?: boolean }, prepared: PreparedRun, prompt: string, forecast: Forecast): number {
   const { settings } = prepared;
   const plan = {
     ...planOf(prepared, prompt),
@@ -55,6 +60,8 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     max_cost_usd: settings.budget.maxCostUsd,
     max_tokens: settings.budget.maxTokens,
     max_duration_secs: settings.budget.maxDurationSecs,
+    forecast,
+    suggested_max_cost_usd: settings.budget.maxCostUsd === null ? suggestedMaxCostUsd(forecast) : null,
     stall: { unchanged_iterations: settings.stall.unchangedIterations, action: settings.stall.action },
     review: settings.review,
     verify: settings.verify && {
@@ -70,6 +77,7 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     plan.max_tokens === null ? null : `${plan.max_tokens.toLocaleString('en-US')} tokens`,
     plan.max_duration_secs === null ? null : `${plan.max_duration_secs} s`,
   ].filter(Boolean);
+  const suggestion = budgetSuggestion(forecast, settings.budget.maxCostUsd);
   const checks = plan.checks.map((check) => {
     const traits = [
       check.required ? 'required' : 'advisory',
@@ -85,7 +93,8 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     ['critic', `${agentText(plan.critic)} (timeout ${plan.critic.timeout_secs}s)`],
     ['iterations', `${plan.max_iterations ?? 'no limit'}`],
     ['checks', checks.length > 0 ? checks.join('; ') : 'none'],
-    ['budget', budget.length > 0 ? budget.join(', ') : 'none'],
+    ['budget', budget.length > 0 ? budget.join(', ') : `none${suggestion ? `; suggested: ${suggestion}` : ''}`],
+    ['forecast', forecastLine(forecast)],
     ['stall', plan.stall.unchanged_iterations === 0 ? 'off' : `${plan.stall.action} after ${plan.stall.unchanged_iterations} iterations without progress`],
     ['review', plan.review === 'pause' ? 'pause after each iteration that goes on, for your review' : 'off'],
     ['verify', verifyText(plan.verify)],

@@ -54,17 +54,24 @@ function agentOption(flags: string, description: string): Option {
   return new Option(flags, description).choices(AGENT_KINDS as unknown as string[]);
 }
 
-/** What every command that runs a loop takes: agents and models per role, the iteration limit, how to report. */
-function loopOptions(command: Command, texts: { agentDefault: string; maxIterations: string }): Command {
+/** Agents and models per role, as a run takes them (`forecast` takes them too, to forecast that run). */
+function agentOptions(command: Command, agentDefault: string): Command {
   return command
-    .addOption(agentOption('-a, --agent <agent>', `agent for both roles${texts.agentDefault}`))
+    .addOption(agentOption('-a, --agent <agent>', `agent for both roles${agentDefault}`))
     .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
     .addOption(agentOption('--critic-agent <agent>', 'agent that reviews it'))
     .option('-m, --model <model>', 'model for both roles')
     .option('--actor-model <model>', "the actor's model")
-    .option('--critic-model <model>', "the critic's model")
+    .option('--critic-model <model>', "the critic's model");
+}
+
+const MAX_COST_TEXT = 'stop when the agents have cost more than this many dollars, all runs together';
+
+/** What every command that runs a loop takes: agents and models per role, the iteration limit, how to report. */
+function loopOptions(command: Command, texts: { agentDefault: string; maxIterations: string }): Command {
+  return agentOptions(command, texts.agentDefault)
     .option('-n, --max-iterations <n>', texts.maxIterations, iterationLimit)
-    .option('--max-cost <usd>', 'stop when the agents have cost more than this many dollars, all runs together', positiveNumber)
+    .option('--max-cost <usd>', MAX_COST_TEXT, positiveNumber)
     .option('--max-tokens <n>', 'stop when the agents have used more tokens than this, all runs together', positiveInteger)
     .option('--max-duration <secs>', 'stop when the loop has run this many seconds', positiveNumber)
     .option('--check <command>', 'a required check: a shell command that must pass before DONE counts (repeatable)', collect)
@@ -113,6 +120,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   // In the order `--help` lists them.
   const lazy = lazyActions(setExitCode);
   addRun(program, lazy);
+  addForecast(program, lazy);
   addSessions(program, lazy);
   addResume(program, lazy);
   addMoves(program, lazy);
@@ -141,6 +149,21 @@ function addRun(program: Command, lazy: Lazy): void {
     .option('--no-judge', 'rank candidates by checks and outcome only, without asking the critic to compare them')
     .option('--dry-run', 'check the configuration and agents, print the plan, run nothing')
     .action((options: RunOptions, command: Command) => (runModeOf(options) === 'candidates' ? group : single)(options, command));
+}
+
+/** `codeloops forecast`: what a run here would take, from past tasks with the same agents; its flags are run's. */
+function addForecast(program: Command, lazy: Lazy): void {
+  const forecast = program
+    .command('forecast')
+    .description("median and 90th percentile of iterations, cost and duration of a run here, from past tasks with the run's actor and critic")
+    .option('-p, --prompt <text>', 'the task, as run takes it (the forecast does not depend on its words)')
+    .option('--prompt-file <file>', 'the task file, as run takes it (not read)')
+    .option('-d, --working-dir <dir>', 'the repository a run would work in (default: the current folder)');
+  agentOptions(forecast, '')
+    .option('--max-cost <usd>', `${MAX_COST_TEXT} (with none, a budget is suggested)`, positiveNumber)
+    .option('--json', 'print the forecast as JSON')
+    .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
+    .action(lazy(() => import('./forecastCommand.js'), 'forecastCommand'));
 }
 
 function addSessions(program: Command, lazy: Lazy): void {

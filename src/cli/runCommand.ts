@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { driveLoop } from './driveLoop.js';
 import { printRunPlan } from './dryRunPlan.js';
+import { forecastForRun } from './runForecast.js';
 import { prepareOrRefuse, readPrompt, type RunOptions } from './runSetup.js';
 
 /**
@@ -15,6 +16,6 @@ export async function runCommand(options: RunOptions): Promise<number> {
     const prompt = readPrompt(options, workingDir);
     return { prompt, prepared: await prepareAsking({ workingDir, flags: options }) };
   });
-  if (options.dryRun) return printRunPlan(options, prepared, prompt);
+  if (options.dryRun) return printRunPlan(options, prepared, prompt, await forecastForRun(prepared.settings, prepared.workingDir));
   return driveLoop(options, { prompt, prepared });
 }

@@ -11,7 +11,9 @@ import { rejectHunkCommand, stageCommand, undoRejectionCommand, type ReviewComma
 import type { ReviewThreads } from './review/reviewThreads.js';
 import { isRunKind, type LoopRegistry } from './runs/loopRegistry.js';
 import type { LoopStarter } from './runs/loopStarter.js';
-import { askForPrompt, promptFileToRun } from './runs/promptInput.js';
+import { promptFileToRun } from './runs/promptInput.js';
+import { askForTask } from './runs/taskInput.js';
+import { vscodeWindow } from './vscodeWindow.js';
 import type { RunController } from './runs/runController.js';
 import type { SessionCommands } from './sessionCommands.js';
 import type { FileNode, GroupNode, IterationNode, SessionNode, TreeNode } from './sessionsTree/sessionsTreeModel.js';
@@ -65,7 +67,7 @@ function commandTable(parts: CommandParts): Record<CommandId, Handler> {
   const { review, timeTravel, apply } = parts;
   const { on, trusted, loops } = commandTargets(parts);
   return {
-    [COMMANDS.runPrompt]: loops.run(() => starter.start(askForPrompt)),
+    [COMMANDS.runPrompt]: loops.run(() => starter.start(askForTask(vscodeWindow))),
     [COMMANDS.runPromptFile]: loops.run(() => starter.start(promptFileToRun)),
     [COMMANDS.runPromptWithCandidates]: loops.run(() => runWithCandidates(starter, candidateRuns, log)),
     // The status bar items say which run of their folder they stop; a tree's context menu passes the selection second.

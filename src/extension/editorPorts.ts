@@ -31,10 +31,24 @@ export interface EditorWindow {
   pick<T>(items: readonly PickItem<T>[], placeholder: string): Thenable<T | undefined>;
   /** A line of text from the user; undefined when they cancel (an empty answer is ''). */
   input(prompt: string, placeholder: string): Thenable<string | undefined>;
+  /** A line of text in a box that opens at once and whose prompt line can change while it is open (`AskOptions.promptLater`). */
+  ask(options: AskOptions): Thenable<string | undefined>;
   /** Opens a file in an editor. */
   openFile(filePath: string): Thenable<unknown>;
   /** A short-lived message in the status bar. */
   flashStatus(text: string): void;
+}
+
+/** A text box as `EditorWindow.ask` opens it. */
+export interface AskOptions {
+  title: string;
+  prompt: string;
+  placeholder: string;
+  value: string;
+  /** Why the text cannot be taken, or undefined when it can. */
+  validate: (value: string) => string | undefined;
+  /** A prompt line that replaces `prompt` when it resolves while the box is open (something worked out meanwhile); undefined leaves it. */
+  promptLater?: Thenable<string | undefined>;
 }
 
 /** Commands and context keys: `vscode.commands`. */

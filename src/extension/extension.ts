@@ -15,6 +15,7 @@ import { HunkLenses } from './review/hunkLenses.js';
 import { acceptChangeCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
 import { LoopRegistry } from './runs/loopRegistry.js';
+import { runForecast } from './runs/forecastProcess.js';
 import { LoopStarter } from './runs/loopStarter.js';
 import { bundledCliPath, RunController } from './runs/runController.js';
 import { RunStatusItem } from './runs/runStatusItem.js';
@@ -88,7 +89,8 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const folderOf = (filePath: string) => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(filePath));
   const timeTravel: TimeTravelDeps<vscode.WorkspaceFolder> = { ...sessionPorts, runs, registry, folderOf };
   const apply: ApplyDeps = { ...sessionPorts, registry };
-  const starter = new LoopStarter<vscode.WorkspaceFolder>({ ...editor, runs, isTrusted, folders: () => vscode.workspace.workspaceFolders ?? [] });
+  const forecast = (folder: vscode.WorkspaceFolder) => runForecast({ ...runner, workingDir: folder.uri.fsPath, editorSettings: editorSettingsJson(folder) });
+  const starter = new LoopStarter<vscode.WorkspaceFolder>({ ...editor, runs, isTrusted, folders: () => vscode.workspace.workspaceFolders ?? [], forecast });
   const writeClipboard = (text: string) => vscode.env.clipboard.writeText(text);
   const sessionCommands = new SessionCommands<vscode.WorkspaceFolder>({ ...sessionPorts, registry, writeClipboard });
   context.subscriptions.push(

@@ -29,6 +29,18 @@ export interface PrepareOptions {
  * with a clear message and writes no session.
  */
 export async function prepareRun(options: PrepareOptions): Promise<PreparedRun> {
+  const { workingDir, repository, settings } = await resolveRunSettings(options);
+  return {
+    workingDir,
+    repository,
+    settings,
+    actor: roleLaunch(settings.actor, workingDir, options.env),
+    critic: roleLaunch(settings.critic, workingDir, options.env),
+  };
+}
+
+/** The settings a run in `workingDir` would have (its repository, its config files, the layers and flags given), its agents not yet looked for. */
+export async function resolveRunSettings(options: PrepareOptions): Promise<Pick<PreparedRun, 'workingDir' | 'repository' | 'settings'>> {
   const workingDir = path.resolve(options.workingDir);
   const repository = await openRepository(workingDir);
   const settings = loadRunSettings({
@@ -40,13 +52,7 @@ export async function prepareRun(options: PrepareOptions): Promise<PreparedRun> 
     recordedLayer: options.recordedLayer,
     trust: options.trust,
   });
-  return {
-    workingDir,
-    repository,
-    settings,
-    actor: roleLaunch(settings.actor, workingDir, options.env),
-    critic: roleLaunch(settings.critic, workingDir, options.env),
-  };
+  return { workingDir, repository, settings };
 }
 
 function roleLaunch(role: RoleSettings, workingDir: string, env: Environment | undefined): RoleLaunch {

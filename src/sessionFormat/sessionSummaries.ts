@@ -56,6 +56,9 @@ export const sessionFiguresSchema = z.object({
   last_decision: z.nullable(z.enum(CRITIC_DECISIONS)),
   /** Its `session_end`'s `total_tokens` (a resumed session counts those of the sessions it carries on too), or null. */
   total_tokens: z.nullable(z.number()),
+  /** Its `session_start`'s models (null: the agent's own default): a forecast compares a run with tasks of the same models. */
+  actor_model: z.nullable(z.string()),
+  critic_model: z.nullable(z.string()),
 });
 export type SessionFigures = z.infer<typeof sessionFiguresSchema>;
 

@@ -92,7 +92,10 @@ class LineInPieces {
 }
 
 /** A session's figures before any iteration is counted. */
-export function noFigures(resumedFrom: string | null): SessionFigures {
+export function noFigures(
+  resumedFrom: string | null,
+  models: Pick<SessionFigures, 'actor_model' | 'critic_model'> = { actor_model: null, critic_model: null },
+): SessionFigures {
   return {
     resumed_from: resumedFrom,
     done: 0,
@@ -105,6 +108,7 @@ export function noFigures(resumedFrom: string | null): SessionFigures {
     first_decision: null,
     last_decision: null,
     total_tokens: null,
+    ...models,
   };
 }
 
@@ -112,7 +116,7 @@ class FiguresFold {
   readonly figures: SessionFigures;
 
   constructor(start: SessionStartLine) {
-    this.figures = noFigures(start.resumed_from ?? null);
+    this.figures = noFigures(start.resumed_from ?? null, { actor_model: start.actor_model ?? null, critic_model: start.critic_model ?? null });
   }
 
   add(parsed: ReadResult): void {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { IterationLine, SessionEndLine, SessionStartLine } from '../sessionFormat/sessionLines.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { isSessionId } from '../sessionFormat/sessionFiles.js';
+import type { Forecast } from '../sessionFormat/forecast.js';
 import type { SessionStats, SessionSummary } from '../sessionFormat/sessionSummaries.js';
 import { recordedDiffParts } from './recordedDiff.js';
 import { AmbiguousSessionIdError, NotASessionError, SessionNotFoundError, type WarningSink } from './sessionErrors.js';
@@ -18,6 +19,7 @@ import {
   type SessionJsonPart,
   type SessionPart,
 } from './sessionReading.js';
+import { computeForecast, type ForecastPair } from './forecast.js';
 import { computeStats } from './taskStats.js';
 import { SummaryIndex, summaryIndexPath, type ListedSession } from './summaryIndex.js';
 
@@ -99,6 +101,11 @@ export class SessionStore {
    */
   async stats(filter: SessionFilter = {}): Promise<SessionStats> {
     return computeStats(await this.listing.list({}), filter, (session, by) => isEmptyFilter(by) || this.listing.matches(session, by));
+  }
+
+  /** The forecast of a run with these agents in `project` (`forecast.ts`), from the tasks stats count; no session file read beyond what listing reads. */
+  async forecast(pair: ForecastPair, project: string): Promise<Forecast> {
+    return computeForecast(await this.listing.list({}), pair, project);
   }
 
   /**

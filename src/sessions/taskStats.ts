@@ -43,12 +43,15 @@ export function computeStats<S extends StatsSession>(sessions: readonly S[], fil
 }
 
 /** A task's sums over its sessions. */
-interface Task<S extends StatsSession = StatsSession> {
+export interface Task<S extends StatsSession = StatsSession> {
   first: S;
   outcome: Outcome | null;
   verified: boolean;
   actor: string;
   critic: string;
+  /** Its first session's models (null: the agent's default), as it names its agents by its first session. */
+  actorModel: string | null;
+  criticModel: string | null;
   iterations: number;
   done: number;
   rejections: number;
@@ -62,7 +65,7 @@ interface Task<S extends StatsSession = StatsSession> {
 }
 
 /** The sessions grouped into tasks: those linked by `resumed_from`, each group in the order they started. */
-function tasksOf<S extends StatsSession>(sessions: readonly S[]): Task<S>[] {
+export function tasksOf<S extends StatsSession>(sessions: readonly S[]): Task<S>[] {
   const byId = new Map(sessions.map((session) => [session.id, session]));
   const root = new Map<string, string>();
   const rootOf = (id: string): string => {
@@ -90,6 +93,8 @@ function taskOf<S extends StatsSession>(chain: readonly S[]): Task<S> {
     verified: last.outcome === 'success' && last.verification === 'verified',
     actor: first.summary.actor_agent,
     critic: first.summary.critic_agent,
+    actorModel: first.figures.actor_model,
+    criticModel: first.figures.critic_model,
     ...{ iterations: 0, done: 0, rejections: 0, criticDone: 0, doneRefused: 0, feedbackChars: 0, improvements: 0, durationSecs: 0 },
     costUsd: null,
     tokens: 0,

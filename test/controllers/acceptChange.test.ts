@@ -40,6 +40,7 @@ describe('accepting a protected change in the editor (plain Node, a session of t
       runs: runControllerFor(editor, home.env),
       isTrusted: () => options.trusted ?? true,
       folders: () => [],
+      forecast: async () => undefined,
     });
     const deps: AcceptChangeDeps = {
       store,

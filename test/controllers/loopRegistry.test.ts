@@ -68,6 +68,7 @@ describe('the registry of running loops (plain Node, the real runner, a stubbed 
       log: editor.log,
       isTrusted: () => true,
       folders: () => [folder],
+      forecast: async () => undefined,
     });
     await starter.start(async () => ((asked = true), { text: 'again' }));
     assert.equal(asked, false, 'not asked for a prompt it could not run');

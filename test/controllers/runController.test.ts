@@ -5,7 +5,7 @@ import type { FolderRef } from '../../src/extension/editorPorts.js';
 import type { RunController } from '../../src/extension/runs/runController.js';
 import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { FakeEditor, folderAt, runControllerFor } from '../support/fakeEditor.js';
+import { FakeEditor, folderAt, forecastFor, runControllerFor } from '../support/fakeEditor.js';
 import { ACTOR_RUNS, hostileRepository } from '../support/hostileFiles.js';
 import { stopRunners } from '../support/processes.js';
 import { carryOnNaming, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
@@ -252,7 +252,7 @@ describe('loop starter (Run Prompt, before a loop starts)', () => {
   after(removeTempDirs);
 
   function starterFor(options: { trusted?: boolean; folders?: (own: FolderRef) => FolderRef[] }) {
-    const { runs, editor, folder } = controllerFor({ actor: [[{ print: 'x' }]], critic: [[done()]] });
+    const { runs, editor, folder, env } = controllerFor({ actor: [[{ print: 'x' }]], critic: [[done()]] });
     const starter = new LoopStarter<FolderRef>({
       runs,
       window: editor.window,
@@ -260,6 +260,7 @@ describe('loop starter (Run Prompt, before a loop starts)', () => {
       log: editor.log,
       isTrusted: () => options.trusted ?? true,
       folders: () => options.folders?.(folder) ?? [folder],
+      forecast: forecastFor(env),
     });
     return { starter, editor, folder, runs };
   }

@@ -5,6 +5,8 @@ import { RunController } from '../../src/extension/runs/runController.js';
 import { SessionCommands } from '../../src/extension/sessionCommands.js';
 import type { TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import type { SessionStore } from '../../src/sessions/sessionStore.js';
+import { runForecast } from '../../src/extension/runs/forecastProcess.js';
+import type { Forecast } from '../../src/sessionFormat/forecast.js';
 import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { cliPath } from './cliProcess.js';
 
@@ -16,6 +18,8 @@ export interface Shown {
   actions: string[];
   /** The detail of a modal question. */
   detail?: string;
+  /** For a box whose prompt line changes while it is open (`ask`): the line it changed to. */
+  later?: string;
 }
 
 /**
@@ -31,6 +35,19 @@ export class FakeEditor {
   readonly logLines: string[] = [];
   private readonly answers: { pattern: RegExp; answer: string | ((labels: string[]) => string | undefined) }[] = [];
   private pending: Promise<unknown>[] = [];
+  private shownWaiters: { kind: Shown['kind']; resolve: (entry: Shown) => void }[] = [];
+
+  /** Resolves at the next thing of this kind shown (a box opening, say), as it opens. */
+  nextShown(kind: Shown['kind']): Promise<Shown> {
+    return new Promise((resolve) => this.shownWaiters.push({ kind, resolve }));
+  }
+
+  private show(entry: Shown): void {
+    this.shown.push(entry);
+    const waiting = this.shownWaiters.filter((waiter) => waiter.kind === entry.kind);
+    this.shownWaiters = this.shownWaiters.filter((waiter) => waiter.kind !== entry.kind);
+    for (const waiter of waiting) waiter.resolve(entry);
+  }
 
   /** Answers whatever matches `pattern` with `answer` (a button, or for a picker the label to pick). */
   answer(pattern: RegExp, answer: string | ((labels: string[]) => string | undefined)): this {
@@ -75,6 +92,16 @@ export class FakeEditor {
       this.shown.push({ kind: 'input', text: prompt, actions: [] });
       const rule = this.answers.find((candidate) => candidate.pattern.test(prompt));
       return rule === undefined ? undefined : typeof rule.answer === 'function' ? rule.answer([]) : rule.answer;
+    },
+    // The box records its first prompt line as it opens, and the line it changes to; the user answers once they have read it.
+    ask: async (options) => {
+      const entry: Shown = { kind: 'input', text: options.prompt, actions: [] };
+      this.show(entry);
+      const later = await options.promptLater;
+      if (later !== undefined) entry.later = later;
+      const rule = this.answers.find((candidate) => candidate.pattern.test(options.title) || candidate.pattern.test(options.prompt));
+      const answer = rule === undefined ? undefined : typeof rule.answer === 'function' ? rule.answer([]) : rule.answer;
+      return answer !== undefined && options.validate(answer) === undefined ? answer : undefined;
     },
     openFile: async (filePath) => {
       this.shown.push({ kind: 'openFile', text: filePath, actions: [] });
@@ -142,6 +169,12 @@ export function runControllerFor(
 function runnerPortsOf(editor: FakeEditor, env: Record<string, string | undefined>) {
   const { registry, log, window, commands, showStatus } = editor;
   return { registry, log, window, commands, showStatus, cliPath: cliPath(), nodePath: process.execPath, env: { ...process.env, ...env } };
+}
+
+/** The forecast port as the extension wires it: the built CLI's `forecast --json` in the folder, with this environment. */
+export function forecastFor(env: Record<string, string | undefined>, editorSettings?: string): (folder: FolderRef) => Promise<Forecast | undefined> {
+  return (folder) =>
+    runForecast({ cliPath: cliPath(), nodePath: process.execPath, workingDir: folder.uri.fsPath, editorSettings, env: { ...process.env, ...env } });
 }
 
 /** The extension's candidate groups on the editor's stubbed ports, in the same window (registry) as its single loops. */

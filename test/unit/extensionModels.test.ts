@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseRecordedDiffQuery, parseSnapshotQuery, snapshotQuery } from '../../src/extension/diffs/snapshotUris.js';
 import { spendText } from '../../src/extension/runs/runController.js';
+import { CODEX_FORECAST, SHOP_FORECAST } from '../support/forecastSessions.js';
 import { COMMANDS, SETTINGS_SECTION, TREE_ITEM_KINDS, VIEWER_PANEL_TYPE, VIEWS } from '../../src/extension/ids.js';
 import { fileNodes, iterationNodes, moreNode, sessionNode } from '../../src/extension/sessionsTree/sessionsTreeModel.js';
 import type { SessionView } from '../../src/sessionView/sessionView.js';
@@ -198,6 +199,12 @@ describe('the extension manifest', () => {
     assert.equal(spendText({ guards, spend: spend(1.5, true) }), '≈$1.50 of $5.00');
     assert.equal(spendText({ guards: { ...guards, max_cost_usd: null }, spend: spend(1.5) }), '$1.50');
     assert.equal(spendText({ guards: null, spend: null }), undefined, 'nothing to show');
+    // Against the forecast's p90 as well, once it is known.
+    const forecast = { ...SHOP_FORECAST };
+    assert.equal(spendText({ guards, spend: spend(0.4213), forecast }), '$0.42 of $5.00 (p90 $2.43)');
+    assert.equal(spendText({ guards: null, spend: spend(1.5, true), forecast }), '≈$1.50 (p90 $2.43)');
+    assert.equal(spendText({ guards: null, spend: null, forecast }), '$0.00 (p90 $2.43)', 'the p90 shows before any cost');
+    assert.equal(spendText({ guards, spend: spend(0.4213), forecast: CODEX_FORECAST }), '$0.42 of $5.00', 'no p90 to show');
   });
 
   it('keeps loops out of untrusted workspaces and machine paths out of workspace settings', () => {

@@ -4,7 +4,7 @@ import { planCandidates } from '../../candidates/candidateSpecs.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { RunLog } from '../editorPorts.js';
 import type { LoopStarter } from '../runs/loopStarter.js';
-import { askForPrompt } from '../runs/promptInput.js';
+import { askForTask } from '../runs/taskInput.js';
 import type { GroupNode, SessionNode } from '../sessionsTree/sessionsTreeModel.js';
 import type { CandidateGroupEntry } from '../sessionsTree/sessionsTreeProvider.js';
 import { vscodeWindow } from '../vscodeWindow.js';
@@ -56,7 +56,7 @@ export async function runWithCandidates(
   const folder = await starter.folderToRunIn();
   if (!folder || !candidateRuns.canStartIn(folder)) return;
   const choice = await askForCandidates();
-  const prompt = choice && (await askForPrompt(folder));
+  const prompt = choice && (await askForTask(vscodeWindow)(folder));
   if (!choice || !prompt || !('text' in prompt)) return;
   log.show(true);
   await candidateRuns.start(folder, { prompt: prompt.text, ...choice });

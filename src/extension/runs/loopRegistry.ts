@@ -1,4 +1,5 @@
 import { loopProgressText, loopToldTo, type LoopProgress } from '../../sessionFormat/loopProgress.js';
+import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { LoopGuards, RunEvent, Spend } from '../../sessionFormat/runEvents.js';
 import type { CandidatesProcess } from '../candidates/candidatesProcess.js';
 import type { Disposable, EditorCommands, EditorWindow, Event, FolderRef, RunLog } from '../editorPorts.js';
@@ -36,6 +37,8 @@ export interface RunningLoop<F extends FolderRef = FolderRef> {
   guards: LoopGuards | null;
   /** What its agents have used so far. */
   spend: Spend | null;
+  /** What past tasks with its agents took (`codeloops forecast`), once known; null when it was not asked for or could not be had. */
+  forecast: Forecast | null;
 }
 
 /** A candidate of a running group, as the views need it. */

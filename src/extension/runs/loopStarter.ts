@@ -1,3 +1,4 @@
+import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import type { RunController } from './runController.js';
 
@@ -10,11 +11,17 @@ export interface LoopStarterDeps<F extends FolderRef> {
   log: RunLog;
   isTrusted: () => boolean;
   folders: () => readonly F[];
+  /** What a run in the folder would take (`codeloops forecast`); undefined when it cannot be had. Never waited for before asking. */
+  forecast: (folder: F) => Promise<Forecast | undefined>;
 }
+
+/** Asks for the task to run in a folder, the run's forecast on its way (a box may show it when it comes). */
+export type PromptChooser<F> = (folder: F, forecast: Promise<Forecast | undefined>) => Promise<LoopPrompt | undefined>;
 
 /**
  * What happens between "Run Prompt" and a running loop: the workspace must be
- * trusted, a folder chosen, no loop already running there, a prompt given.
+ * trusted, a folder chosen, no loop already running there, a prompt given; the run's
+ * forecast is asked for as soon as the folder is known.
  */
 export class LoopStarter<F extends FolderRef> {
   /** The folder picked last, offered first next time. */
@@ -22,14 +29,16 @@ export class LoopStarter<F extends FolderRef> {
 
   constructor(private readonly deps: LoopStarterDeps<F>) {}
 
-  async start(choosePrompt: (folder: F) => Promise<LoopPrompt | undefined>): Promise<void> {
+  async start(choosePrompt: PromptChooser<F>): Promise<void> {
     const { deps } = this;
     const folder = await this.folderToRunIn();
     if (!folder || !deps.runs.canStartIn(folder)) return;
-    const prompt = await choosePrompt(folder);
+    // Started now, so that it is there (or nearly) when the box opens, and for the status bar's p90 once the loop runs.
+    const forecast = deps.forecast(folder);
+    const prompt = await choosePrompt(folder, forecast);
     if (!prompt) return;
     deps.log.show(true);
-    await deps.runs.start(folder, prompt);
+    await deps.runs.start(folder, prompt, { forecast });
   }
 
   /** The folder to run something in, once the workspace is trusted: the only one, or the user's pick. */

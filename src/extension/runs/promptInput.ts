@@ -5,26 +5,6 @@ import type { LoopPrompt } from './loopStarter.js';
 
 const PROMPT_FILE = 'prompt.md';
 
-/** Asks for the task, prefilled from the folder's prompt.md when it has one. */
-export async function askForPrompt(folder: vscode.WorkspaceFolder): Promise<LoopPrompt | undefined> {
-  const promptFile = path.join(folder.uri.fsPath, PROMPT_FILE);
-  let prefill = '';
-  try {
-    prefill = fs.readFileSync(promptFile, 'utf8').replace(/\s+/g, ' ').trim();
-  } catch {
-    // no prompt.md: an empty box
-  }
-  const text = await vscode.window.showInputBox({
-    title: `Codeloops: Run Prompt in ${folder.name}`,
-    prompt: prefill ? `What should the agent do? (prefilled from ${PROMPT_FILE})` : 'What should the agent do? The critic checks the result until it is done.',
-    placeHolder: 'e.g. Add input validation to the registration endpoint, with tests',
-    value: prefill,
-    ignoreFocusOut: true,
-    validateInput: (value) => (value.trim() ? undefined : 'Describe the task.'),
-  });
-  return text?.trim() ? { text } : undefined;
-}
-
 /** The active Markdown file, or the folder's prompt.md, as it is on disk (saved first). */
 export async function promptFileToRun(folder: vscode.WorkspaceFolder): Promise<LoopPrompt | undefined> {
   const editor = vscode.window.activeTextEditor;

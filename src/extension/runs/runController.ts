@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { FailureCode } from '../../sessionFormat/failures.js';
+import type { Forecast } from '../../sessionFormat/forecast.js';
 import { advanceLoop, LOOP_STARTING, loopToldTo } from '../../sessionFormat/loopProgress.js';
 import type { NeedsInput } from '../../sessionFormat/needsInput.js';
 import type { ReviewAction } from '../../sessionFormat/reviewRecords.js';
@@ -25,6 +26,8 @@ export interface RunControllerDeps<F extends FolderRef> extends LoopEndPorts<F> 
 export interface StartOptions {
   /** Refusals the caller deals with itself (resume offers "Resume Anyway" for a changed tree): not reported here. */
   handles?: readonly FailureCode[];
+  /** What past tasks with the run's agents took: the status bar shows the spend against its p90 once it is known. */
+  forecast?: Promise<Forecast | undefined>;
 }
 
 /**
@@ -80,7 +83,9 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       startedAt: Date.now(),
       guards: null,
       spend: null,
+      forecast: null,
     };
+    void options.forecast?.then((forecast) => (loop.forecast = forecast ?? null));
     deps.log.info(`Starting a loop in ${folder.uri.fsPath}`);
     return deps.registry.run(loop, process.done, {
       status: () => deps.showStatus(loop),
@@ -224,13 +229,17 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
   }
 }
 
-/** What the loop's agents have cost so far, against its cap when it has one: `$0.42 of $5.00`. */
-export function spendText(loop: Pick<RunningLoop, 'spend' | 'guards'>): string | undefined {
-  const cost = loop.spend?.total_cost_usd;
+/**
+ * What the loop's agents have cost so far, against its cap when it has one and the
+ * forecast's p90 when one is known: `$0.42 of $5.00 (p90 $2.43)`.
+ */
+export function spendText(loop: Pick<RunningLoop, 'spend' | 'guards'> & { forecast?: Forecast | null }): string | undefined {
+  const cost = loop.spend?.total_cost_usd ?? null;
   const cap = loop.guards?.max_cost_usd ?? null;
-  if (cost === null || cost === undefined) return cap === null ? undefined : `$0.00 of $${cap.toFixed(2)}`;
-  const estimated = loop.spend?.cost_estimated ? '≈' : '';
-  return cap === null ? `${estimated}$${cost.toFixed(2)}` : `${estimated}$${cost.toFixed(2)} of $${cap.toFixed(2)}`;
+  const p90 = loop.forecast?.cost_usd.p90 ?? null;
+  if (cost === null && cap === null && p90 === null) return undefined;
+  const estimated = cost !== null && loop.spend?.cost_estimated ? '≈' : '';
+  return `${estimated}$${(cost ?? 0).toFixed(2)}${cap === null ? '' : ` of $${cap.toFixed(2)}`}${p90 === null ? '' : ` (p90 $${p90.toFixed(2)})`}`;
 }
 
 export function bundledCliPath(extensionPath: string): string {
