@@ -63,6 +63,11 @@ export class Workbench {
     await this.page.screenshot({ path: file, animations: 'disabled' });
   }
 
+  /** A screenshot of the editors' part alone (a webview page, say), at rest. */
+  async screenshotEditors(file: string): Promise<void> {
+    await this.page.locator('.part.editor').screenshot({ path: file, animations: 'disabled' });
+  }
+
   // The Command Palette and quick inputs
 
   /** Runs the command of exactly that title from the Command Palette (F1), recently used or not. */
@@ -176,6 +181,12 @@ export class Workbench {
     const title = this.page.locator('.part.sidebar .title-label', { hasText: /codeloops/i });
     if (!(await title.isVisible())) await this.codeloopsIcon().click();
     await title.waitFor();
+  }
+
+  /** Presses a button of the Sessions view's title bar (Run Prompt, Refresh Sessions, Show Statistics…), as its tooltip names it. */
+  async pressViewAction(title: string): Promise<void> {
+    await this.showCodeloopsView();
+    await this.page.locator(`.part.sidebar .title-actions .action-label[aria-label^="${title}"]`).first().click();
   }
 
   /** Every entry of the Sessions view folded: an earlier test's open entries do not stand between a session and its children. */
