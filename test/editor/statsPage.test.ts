@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { packagedExtension, startCodeServer, type CodeServer } from '../support/codeServer.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { EXPECTED_AGENT_ROWS, EXPECTED_TILES, writeStatsSessions } from '../support/statsSessions.js';
-import { git, isolateHome, removeTempDirs, repoRoot, tempDir, writeFile } from '../support/testEnvironment.js';
-import { Workbench } from '../support/workbench.js';
+import { git, isolateHome, tempDir, writeFile } from '../support/testEnvironment.js';
+import { EDITOR_OUTPUT, packagedWorkbenches } from '../support/workbench.js';
 
 /**
  * The stats page of the packaged extension (code-server's VS Code in Chromium), opened
@@ -14,20 +13,11 @@ import { Workbench } from '../support/workbench.js';
  * a session of another project (`blog`) is left out until the user picks All projects.
  */
 
-const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
-
 describe('the packaged extension: the stats page from the Sessions view (code-server + Chromium)', function () {
   this.timeout(300_000);
-  /** What the test opened, closed after it whatever happened. */
-  const opened: { server?: CodeServer; workbench?: Workbench } = {};
-  after(async () => {
-    await opened.workbench?.close();
-    await opened.server?.stop();
-    removeTempDirs();
-  });
+  const workbenches = packagedWorkbenches();
 
   it('shows this folder’s figures as worked out by hand, follows a new session, and counts every project on request', async () => {
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
     const home = isolateHome();
     home.restore(); // only the server uses it
     writeStatsSessions(home.sessionsDir);
@@ -39,10 +29,7 @@ describe('the packaged extension: the stats page from the Sessions view (code-se
     writeFile(folder, 'README.md', '# shop\n');
     git(folder, 'add', '-A');
     git(folder, 'commit', '-q', '-m', 'initial');
-    opened.server = await startCodeServer({ extension: { vsix: packagedExtension() }, folder, env: { ...process.env, ...home.env } });
-    const workbench = await Workbench.open(opened.server, { consoleLog: path.join(SCREENSHOTS, 'stats-browser-console.log') });
-    opened.workbench = workbench;
-    await workbench.settled('main');
+    const workbench = await workbenches.open(folder, { ...process.env, ...home.env }, 'stats-browser-console.log');
 
     await workbench.pressViewAction('Show Statistics');
     await workbench.showEditor('Codeloops Statistics');
@@ -68,10 +55,10 @@ describe('the packaged extension: the stats page from the Sessions view (code-se
     );
     assert.equal(await page.locator('select.filter-project').inputValue(), 'shop', 'this folder’s project at first');
     assert.equal(await page.locator('.chart-sessions rect.bar').count(), 8, 'a bar a day, 1 to 8 March');
-    await workbench.screenshot(path.join(SCREENSHOTS, 'stats-01-figures.png'));
-    await workbench.screenshotEditors(path.join(SCREENSHOTS, 'stats-01-page-only.png'));
+    await workbench.screenshot(path.join(EDITOR_OUTPUT, 'stats-01-figures.png'));
+    await workbench.screenshotEditors(path.join(EDITOR_OUTPUT, 'stats-01-page-only.png'));
     await page.locator('.agents-card').scrollIntoViewIfNeeded();
-    await workbench.screenshot(path.join(SCREENSHOTS, 'stats-02-charts.png'));
+    await workbench.screenshot(path.join(EDITOR_OUTPUT, 'stats-02-charts.png'));
 
     // A session a CLI writes in a terminal is counted as it lands.
     writeSession(home.sessionsDir, [

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { launchChromium, type CodeServer } from './codeServer.js';
+import { launchChromium, packagedExtension, startCodeServer, type CodeServer } from './codeServer.js';
+import { removeTempDirs, repoRoot } from './testEnvironment.js';
 
 /**
  * The VS Code workbench in Chromium, as a user works it: the Command Palette, quick
@@ -16,6 +18,32 @@ const exactly = (text: string): RegExp => new RegExp(`^${text.replace(/[.*+?^${}
 export interface OpenOptions {
   /** Where the workbench's and its webviews' console messages go, for when a step fails. */
   consoleLog?: string;
+}
+
+/** Where the editor tests' screenshots and browser console logs land. */
+export const EDITOR_OUTPUT = path.join(repoRoot(), 'test-output', 'vscode');
+
+/**
+ * For a suite of the packaged extension: `open` starts code-server over a folder with the
+ * VSIX installed and Chromium on it, settled on the folder's branch `main`; the
+ * workbench, the server and the temporary folders go after the suite, whatever happened.
+ */
+export function packagedWorkbenches(): { open(folder: string, env: NodeJS.ProcessEnv, consoleLog: string): Promise<Workbench> } {
+  const opened: { server?: CodeServer; workbench?: Workbench } = {};
+  after(async () => {
+    await opened.workbench?.close();
+    await opened.server?.stop();
+    removeTempDirs();
+  });
+  return {
+    async open(folder, env, consoleLog) {
+      fs.mkdirSync(EDITOR_OUTPUT, { recursive: true });
+      opened.server = await startCodeServer({ extension: { vsix: packagedExtension() }, folder, env });
+      opened.workbench = await Workbench.open(opened.server, { consoleLog: path.join(EDITOR_OUTPUT, consoleLog) });
+      await opened.workbench.settled('main');
+      return opened.workbench;
+    },
+  };
 }
 
 export class Workbench {
