@@ -86,6 +86,7 @@ function walk(directory) {
 function copyViewerAssets() {
   fs.mkdirSync('dist/webview', { recursive: true });
   fs.copyFileSync('webview-ui/viewer.css', 'dist/webview/viewer.css');
+  fs.copyFileSync('webview-ui/stats.css', 'dist/webview/stats.css');
   fs.copyFileSync('webview-ui/browser/browser.css', 'dist/webview/browser.css');
   fs.copyFileSync('media/codeloops.svg', 'dist/webview/codeloops.svg');
   for (const file of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join('node_modules/@vscode/codicons/dist', file), path.join('dist/webview', file));

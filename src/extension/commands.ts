@@ -21,6 +21,7 @@ import type { CandidateGroupEntry, SessionsTreeProvider } from './sessionsTree/s
 import { toggleReviewPause } from './settings.js';
 import { resumeSession, rollBackIteration, undoLastRollback, type TimeTravelDeps } from './timeTravel/timeTravelCommands.js';
 import type { ComparisonPanels } from './viewer/comparisonPanels.js';
+import type { StatsPanels } from './viewer/statsPanels.js';
 import type { ViewerPanels } from './viewer/viewerPanels.js';
 
 type Folder = vscode.WorkspaceFolder;
@@ -39,6 +40,7 @@ export interface CommandParts {
   diffs: DiffOpener;
   viewers: ViewerPanels;
   comparisons: ComparisonPanels;
+  stats: StatsPanels;
   sessionCommands: SessionCommands<Folder>;
   reviewThreads: ReviewThreads;
   hunkLenses: HunkLenses;
@@ -63,7 +65,7 @@ export function registerCommands(parts: CommandParts): vscode.Disposable[] {
  * on), in one place.
  */
 function commandTable(parts: CommandParts): Record<CommandId, Handler> {
-  const { log, store, registry, runs, candidateRuns, starter, tree, diffs, viewers, comparisons, sessionCommands, reviewThreads } = parts;
+  const { log, store, registry, runs, candidateRuns, starter, tree, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads } = parts;
   const { review, timeTravel, apply } = parts;
   const { on, trusted, loops } = commandTargets(parts);
   return {
@@ -78,6 +80,7 @@ function commandTable(parts: CommandParts): Record<CommandId, Handler> {
     [COMMANDS.showOutput]: () => log.show(),
     [COMMANDS.refreshSessions]: () => tree.refresh(),
     [COMMANDS.showMoreSessions]: () => tree.showMore(),
+    [COMMANDS.showStats]: () => stats.show(),
     [COMMANDS.openViewer]: on.session((sessionId) => viewers.open(sessionId)),
     [COMMANDS.showFileDiff]: (node: FileNode) => diffs.openFile(node.sessionId, node.iteration, node.file),
     [COMMANDS.showIterationChanges]: (node: IterationNode) => diffs.openIteration(node.sessionId, node.number),

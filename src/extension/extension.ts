@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
+import { projectName } from '../sessions/sessionSummary.js';
 import { SessionStore } from '../sessions/sessionStore.js';
 import type { ApplyDeps } from './candidates/applyCommands.js';
 import { CandidateRuns } from './candidates/candidateRuns.js';
@@ -10,7 +11,7 @@ import { treeGroups } from './candidates/treeGroups.js';
 import { registerCommands } from './commands.js';
 import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
-import { COMPARISON_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
+import { COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
 import { HunkLenses } from './review/hunkLenses.js';
 import { acceptChangeCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
@@ -24,6 +25,7 @@ import { SessionsTreeProvider } from './sessionsTree/sessionsTreeProvider.js';
 import { editorSettingsJson, openViewerOnRun, showAgentText } from './settings.js';
 import type { TimeTravelDeps } from './timeTravel/timeTravelCommands.js';
 import { ComparisonPanels } from './viewer/comparisonPanels.js';
+import { StatsPanels } from './viewer/statsPanels.js';
 import { ViewerPanels } from './viewer/viewerPanels.js';
 import { vscodeCommands, vscodeWindow } from './vscodeWindow.js';
 
@@ -39,6 +41,7 @@ export interface CodeloopsApi {
   review: ReviewCommandsDeps;
   candidateRuns: CandidateRuns<vscode.WorkspaceFolder>;
   comparisons: ComparisonPanels;
+  stats: StatsPanels;
   apply: ApplyDeps;
 }
 
@@ -75,6 +78,15 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     },
   });
   const comparisons = new ComparisonPanels(context.extensionUri, { store, sidecarDirOf }, registry, candidateRuns.onGroupEvent);
+  const stats = new StatsPanels(context.extensionUri, {
+    store,
+    sessionsChanged: tree.onDidChangeSessions,
+    watchSessions: () => tree.ensureWatching(),
+    defaultProject: () => {
+      const folder = thisWorkspaceFolder();
+      return folder && projectName(folder.uri.fsPath);
+    },
+  });
   /** A session's files or records changed: every view of it shows it again. */
   const changed = (sessionId: string): void => {
     library.invalidate(sessionId);
@@ -94,19 +106,20 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const writeClipboard = (text: string) => vscode.env.clipboard.writeText(text);
   const sessionCommands = new SessionCommands<vscode.WorkspaceFolder>({ ...sessionPorts, registry, writeClipboard });
   context.subscriptions.push(
-    ...[log, registry, tree, viewers, reviewThreads, hunkLenses, candidateRuns, comparisons],
+    ...[log, registry, tree, viewers, reviewThreads, hunkLenses, candidateRuns, comparisons, stats],
     vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true }),
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.snapshot, snapshots),
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.recordedDiff, snapshots),
     vscode.window.registerWebviewPanelSerializer(VIEWER_PANEL_TYPE, viewers),
     vscode.window.registerWebviewPanelSerializer(COMPARISON_PANEL_TYPE, comparisons),
+    vscode.window.registerWebviewPanelSerializer(STATS_PANEL_TYPE, stats),
     vscode.languages.registerCodeLensProvider({ scheme: URI_SCHEMES.snapshot }, hunkLenses),
     ...followRuns({ runs, candidateRuns, viewers, comparisons, tree, reviewThreads, hunkLenses }),
     // prettier-ignore
-    ...registerCommands({ log, store, registry, runs, candidateRuns, starter, tree, groups, diffs, viewers, comparisons, sessionCommands, reviewThreads, hunkLenses, review, timeTravel, apply }),
+    ...registerCommands({ log, store, registry, runs, candidateRuns, starter, tree, groups, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads, hunkLenses, review, timeTravel, apply }),
   );
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
-  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, apply };
+  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, stats, apply };
 }
 
 /** What the views do of themselves as loops run and diffs open. */
@@ -141,6 +154,12 @@ function followRuns(parts: {
       tree.refresh();
     }),
   ];
+}
+
+/** The workspace folder the user works in: the active editor's, else the first. */
+function thisWorkspaceFolder(): vscode.WorkspaceFolder | undefined {
+  const active = vscode.window.activeTextEditor?.document.uri;
+  return (active && vscode.workspace.getWorkspaceFolder(active)) || vscode.workspace.workspaceFolders?.[0];
 }
 
 export function deactivate(): void {

@@ -33,6 +33,7 @@ export const COMMANDS = {
   addComment: 'codeloops.addComment',
   resolveThread: 'codeloops.resolveThread',
   reopenThread: 'codeloops.reopenThread',
+  showStats: 'codeloops.showStats',
 } as const;
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
 
@@ -45,6 +46,9 @@ export const VIEWER_PANEL_TYPE = 'codeloops.viewer';
 
 /** The comparison page of a candidate group. */
 export const COMPARISON_PANEL_TYPE = 'codeloops.comparison';
+
+/** The stats page (Codeloops: Show Statistics). */
+export const STATS_PANEL_TYPE = 'codeloops.stats';
 
 /** Set while a loop runs in this window, for `when` clauses. */
 export const CONTEXT_RUNNING = 'codeloops.running';

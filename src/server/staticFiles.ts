@@ -14,6 +14,7 @@ const ASSET_TYPES: Readonly<Record<string, string>> = {
   'webview.js.map': 'application/json; charset=utf-8',
   'browser.css': 'text/css; charset=utf-8',
   'viewer.css': 'text/css; charset=utf-8',
+  'stats.css': 'text/css; charset=utf-8',
   'codicon.css': 'text/css; charset=utf-8',
   'codicon.ttf': 'font/ttf',
   'codeloops.svg': 'image/svg+xml',
@@ -54,6 +55,7 @@ export function sendPage(request: http.IncomingMessage, response: http.ServerRes
 <link rel="icon" type="image/svg+xml" href="/assets/codeloops.svg">
 <link rel="stylesheet" href="/assets/codicon.css">
 <link rel="stylesheet" href="/assets/viewer.css">
+<link rel="stylesheet" href="/assets/stats.css">
 <link rel="stylesheet" href="/assets/browser.css">
 </head>
 <body data-page="${page}">

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
-import { packagedExtension, startCodeServer, type CodeServer } from '../support/codeServer.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
-import { isolateHome, removeTempDirs, repoRoot, type IsolatedHome } from '../support/testEnvironment.js';
-import { Workbench } from '../support/workbench.js';
+import { isolateHome, type IsolatedHome } from '../support/testEnvironment.js';
+import { EDITOR_OUTPUT, packagedWorkbenches } from '../support/workbench.js';
 import { WEAKENED_FILE, weakenedSession } from '../support/weakenedSession.js';
 
 /**
@@ -14,29 +12,18 @@ import { WEAKENED_FILE, weakenedSession } from '../support/weakenedSession.js';
  * clicked, the reason typed, and the review record holds `change_accepted`.
  */
 
-const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
 const REASON = 'the test is flaky, tracked in #12';
 
 describe('the packaged extension: a protected change shown and accepted in the session viewer (code-server + Chromium)', function () {
   this.timeout(300_000);
   let home: IsolatedHome;
-  /** What the test opened, closed after it whatever happened. */
-  const opened: { server?: CodeServer; workbench?: Workbench } = {};
-  after(async () => {
-    await opened.workbench?.close();
-    await opened.server?.stop();
-    removeTempDirs();
-  });
+  const workbenches = packagedWorkbenches();
 
   it('shows why DONE was refused and the weakened test; Accept… asks why and records it, and the viewer shows it accepted', async () => {
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
     home = isolateHome();
     home.restore(); // only the CLI and the server use it
     const { repo, sessionId } = await weakenedSession(home);
-    opened.server = await startCodeServer({ extension: { vsix: packagedExtension() }, folder: repo, env: { ...process.env, ...home.env } });
-    const workbench = await Workbench.open(opened.server, { consoleLog: path.join(SCREENSHOTS, 'accept-change-browser-console.log') });
-    opened.workbench = workbench;
-    await workbench.settled('main');
+    const workbench = await workbenches.open(repo, { ...process.env, ...home.env }, 'accept-change-browser-console.log');
 
     await workbench.showCodeloopsView();
     await workbench.contextMenu(workbench.treeItem(/^Fix sum so that its test passes/).first(), 'Open Session Viewer');
@@ -50,17 +37,17 @@ describe('the packaged extension: a protected change shown and accepted in the s
     );
     const change = card.locator('.protected-change', { hasText: WEAKENED_FILE });
     assert.match((await change.textContent()) ?? '', /test\/sum\.test\.js: a test skipped .*refuses DONE until restored or accepted/);
-    await workbench.screenshot(path.join(SCREENSHOTS, 'accept-change-01-shown.png'));
+    await workbench.screenshot(path.join(EDITOR_OUTPUT, 'accept-change-01-shown.png'));
 
     await change.locator('button', { hasText: 'Accept' }).click();
     const reason = await workbench.quickInput('Accept the change of test/sum.test.js in iteration 1');
     await reason.fill(REASON);
-    await workbench.screenshot(path.join(SCREENSHOTS, 'accept-change-02-reason.png'));
+    await workbench.screenshot(path.join(EDITOR_OUTPUT, 'accept-change-02-reason.png'));
     await reason.accept();
     const accepted = await workbench.notification('Codeloops: accepted test/sum.test.js');
     assert.match((await accepted.shown.textContent()) ?? '', /the critic is told why/);
     await viewer.locator('.protected-accepted', { hasText: `accepted by you: ${REASON}` }).waitFor({ timeout: 30_000 });
-    await workbench.screenshot(path.join(SCREENSHOTS, 'accept-change-03-accepted.png'));
+    await workbench.screenshot(path.join(EDITOR_OUTPUT, 'accept-change-03-accepted.png'));
 
     const review = readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', sessionId, 'review.jsonl'));
     assert.deepEqual(

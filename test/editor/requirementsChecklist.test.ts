@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
-import { packagedExtension, startCodeServer, type CodeServer } from '../support/codeServer.js';
 import { requirementsSession, UNMET_EVIDENCE } from '../support/requirementsSession.js';
-import { isolateHome, removeTempDirs, repoRoot } from '../support/testEnvironment.js';
-import { Workbench } from '../support/workbench.js';
+import { isolateHome } from '../support/testEnvironment.js';
+import { EDITOR_OUTPUT, packagedWorkbenches } from '../support/workbench.js';
 
 /**
  * The requirements checklist in the packaged extension's session viewer (code-server's
@@ -13,27 +11,15 @@ import { Workbench } from '../support/workbench.js';
  * refused for the third; on iteration 2 it met all three.
  */
 
-const SCREENSHOTS = path.join(repoRoot(), 'test-output', 'vscode');
-
 describe('the packaged extension: the requirements checklist in the session viewer (code-server + Chromium)', function () {
   this.timeout(300_000);
-  /** What the test opened, closed after it whatever happened. */
-  const opened: { server?: CodeServer; workbench?: Workbench } = {};
-  after(async () => {
-    await opened.workbench?.close();
-    await opened.server?.stop();
-    removeTempDirs();
-  });
+  const workbenches = packagedWorkbenches();
 
   it('shows REQ1–REQ3 met or unmet on each iteration with their evidence, and that iteration 1’s DONE was refused for REQ3', async () => {
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
     const home = isolateHome();
     home.restore(); // only the CLI and the server use it
     const { repo } = await requirementsSession(home);
-    opened.server = await startCodeServer({ extension: { vsix: packagedExtension() }, folder: repo, env: { ...process.env, ...home.env } });
-    const workbench = await Workbench.open(opened.server, { consoleLog: path.join(SCREENSHOTS, 'requirements-browser-console.log') });
-    opened.workbench = workbench;
-    await workbench.settled('main');
+    const workbench = await workbenches.open(repo, { ...process.env, ...home.env }, 'requirements-browser-console.log');
 
     await workbench.showCodeloopsView();
     await workbench.contextMenu(workbench.treeItem(/^Add product and difference/).first(), 'Open Session Viewer');
@@ -54,7 +40,7 @@ describe('the packaged extension: the requirements checklist in the session view
     assert.match(await first.locator('.refused').innerText(), /The critic said DONE; refused: REQ3 is unmet or without evidence/);
     assert.match((await first.getAttribute('aria-label')) ?? '', /Iteration 1: CONTINUE/);
     await first.locator('.requirements').scrollIntoViewIfNeeded();
-    await workbench.screenshot(path.join(SCREENSHOTS, 'requirements-01-refused.png'));
+    await workbench.screenshot(path.join(EDITOR_OUTPUT, 'requirements-01-refused.png'));
 
     // Iteration 2: all three met, DONE stands.
     assert.equal(await second.locator('.requirements-heading').innerText(), 'Requirements (from the task): 3 of 3 met with evidence');
@@ -64,6 +50,6 @@ describe('the packaged extension: the requirements checklist in the session view
     assert.match((await second.getAttribute('aria-label')) ?? '', /Iteration 2: DONE/);
     assert.match(await viewer.locator('.outcome').innerText(), /Success/);
     await second.locator('.requirements').scrollIntoViewIfNeeded();
-    await workbench.screenshot(path.join(SCREENSHOTS, 'requirements-02-met.png'));
+    await workbench.screenshot(path.join(EDITOR_OUTPUT, 'requirements-02-met.png'));
   });
 });

@@ -143,3 +143,35 @@ export const EXPECTED_BY_AGENTS = [
     total_tokens: 500,
   },
 ];
+
+/**
+ * The figures of `writeStatsSessions` as both stats pages show them, tile by tile
+ * (group class, label, text), each rounded by hand from the values above.
+ */
+export const EXPECTED_TILES: ReadonlyArray<readonly [group: string, label: string, shown: string]> = [
+  ['group-sessions', 'Sessions', '8'],
+  ['group-sessions', 'Success rate', '38%'], // 3/8 = 37.5 %
+  ['group-sessions', 'Avg iterations', '2.0'],
+  ['group-sessions', 'Avg duration', '1m 1s'], // 430/7 = 61.4 s
+  ['group-tasks', 'Tasks', '6'],
+  ['group-tasks', 'Task success rate', '50%'],
+  ['group-tasks', 'First-try success', '33%'],
+  ['group-tasks', 'Verified success', '67%'],
+  ['group-tasks', 'Waste rate', '33%'],
+  ['group-tasks', 'Avg iterations to success', '2.3'],
+  ['group-tasks', 'Avg cycle time', '1m 50s'], // 110 s
+  ['group-critic', 'Iterations', '11'],
+  ['group-critic', 'Approval rate', '27%'], // 3/11
+  ['group-critic', 'DONE refused', '40%'],
+  ['group-critic', 'Improvement rate', '25%'],
+  ['group-critic', 'Avg feedback length', '5 chars'], // 42/8 = 5.25
+  ['group-cost', 'Total cost', '$3.50'],
+  ['group-cost', 'Cost per success', '$1.17'],
+  ['group-cost', 'Tokens', '7k'],
+];
+
+/** The pairs' table as the pages show it: Actor, Critic, Tasks, Success, First try, Verified, Waste, Approval, DONE refused, Cost per success. */
+export const EXPECTED_AGENT_ROWS = [
+  ['Claude Code', 'Claude Code', '4', '75%', '33%', '67%', '0%', '38%', '40%', '$1.08'],
+  ['Codex', 'Claude Code', '2', '0%', '—', '—', '100%', '0%', '—', '—'],
+];

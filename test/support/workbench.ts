@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
-import { launchChromium, type CodeServer } from './codeServer.js';
+import { launchChromium, packagedExtension, startCodeServer, type CodeServer } from './codeServer.js';
+import { removeTempDirs, repoRoot } from './testEnvironment.js';
 
 /**
  * The VS Code workbench in Chromium, as a user works it: the Command Palette, quick
@@ -16,6 +18,32 @@ const exactly = (text: string): RegExp => new RegExp(`^${text.replace(/[.*+?^${}
 export interface OpenOptions {
   /** Where the workbench's and its webviews' console messages go, for when a step fails. */
   consoleLog?: string;
+}
+
+/** Where the editor tests' screenshots and browser console logs land. */
+export const EDITOR_OUTPUT = path.join(repoRoot(), 'test-output', 'vscode');
+
+/**
+ * For a suite of the packaged extension: `open` starts code-server over a folder with the
+ * VSIX installed and Chromium on it, settled on the folder's branch `main`; the
+ * workbench, the server and the temporary folders go after the suite, whatever happened.
+ */
+export function packagedWorkbenches(): { open(folder: string, env: NodeJS.ProcessEnv, consoleLog: string): Promise<Workbench> } {
+  const opened: { server?: CodeServer; workbench?: Workbench } = {};
+  after(async () => {
+    await opened.workbench?.close();
+    await opened.server?.stop();
+    removeTempDirs();
+  });
+  return {
+    async open(folder, env, consoleLog) {
+      fs.mkdirSync(EDITOR_OUTPUT, { recursive: true });
+      opened.server = await startCodeServer({ extension: { vsix: packagedExtension() }, folder, env });
+      opened.workbench = await Workbench.open(opened.server, { consoleLog: path.join(EDITOR_OUTPUT, consoleLog) });
+      await opened.workbench.settled('main');
+      return opened.workbench;
+    },
+  };
 }
 
 export class Workbench {
@@ -61,6 +89,11 @@ export class Workbench {
   /** A screenshot of the workbench at rest: fades and slides shown finished. */
   async screenshot(file: string): Promise<void> {
     await this.page.screenshot({ path: file, animations: 'disabled' });
+  }
+
+  /** A screenshot of the editors' part alone (a webview page, say), at rest. */
+  async screenshotEditors(file: string): Promise<void> {
+    await this.page.locator('.part.editor').screenshot({ path: file, animations: 'disabled' });
   }
 
   // The Command Palette and quick inputs
@@ -176,6 +209,12 @@ export class Workbench {
     const title = this.page.locator('.part.sidebar .title-label', { hasText: /codeloops/i });
     if (!(await title.isVisible())) await this.codeloopsIcon().click();
     await title.waitFor();
+  }
+
+  /** Presses a button of the Sessions view's title bar (Run Prompt, Refresh Sessions, Show Statistics…), as its tooltip names it. */
+  async pressViewAction(title: string): Promise<void> {
+    await this.showCodeloopsView();
+    await this.page.locator(`.part.sidebar .title-actions .action-label[aria-label^="${title}"]`).first().click();
   }
 
   /** Every entry of the Sessions view folded: an earlier test's open entries do not stand between a session and its children. */

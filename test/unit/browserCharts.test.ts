@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { axisScale, barChart, shareBars } from '../../webview-ui/browser/charts.js';
 import { isLiveEvent } from '../../webview-ui/browser/liveFeed.js';
-import { periodsOf } from '../../webview-ui/browser/statsPage.js';
+import { periodsOf } from '../../webview-ui/statsView.js';
 import { installDom } from '../support/dom.js';
 
 describe('browser page pieces', () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseRecordedDiffQuery, parseSnapshotQuery, snapshotQuery } from '../../src/extension/diffs/snapshotUris.js';
 import { spendText } from '../../src/extension/runs/runController.js';
 import { CODEX_FORECAST, SHOP_FORECAST } from '../support/forecastSessions.js';
-import { COMMANDS, SETTINGS_SECTION, TREE_ITEM_KINDS, VIEWER_PANEL_TYPE, VIEWS } from '../../src/extension/ids.js';
+import { COMMANDS, COMPARISON_PANEL_TYPE, SETTINGS_SECTION, STATS_PANEL_TYPE, TREE_ITEM_KINDS, VIEWER_PANEL_TYPE, VIEWS } from '../../src/extension/ids.js';
 import { fileNodes, iterationNodes, moreNode, sessionNode } from '../../src/extension/sessionsTree/sessionsTreeModel.js';
 import type { SessionView } from '../../src/sessionView/sessionView.js';
 import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
@@ -165,7 +165,9 @@ describe('the extension manifest', () => {
   it('names the view, the container, the viewer panel and the settings the code uses', () => {
     assert.equal(manifest.contributes.viewsContainers.activitybar[0].id, VIEWS.container);
     assert.equal(manifest.contributes.views[VIEWS.container][0].id, VIEWS.sessions);
-    assert.ok(manifest.activationEvents.includes(`onWebviewPanel:${VIEWER_PANEL_TYPE}`));
+    for (const panel of [VIEWER_PANEL_TYPE, COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE]) {
+      assert.ok(manifest.activationEvents.includes(`onWebviewPanel:${panel}`), `${panel} is restored after a reload`);
+    }
     assert.ok(manifest.activationEvents.includes(`onView:${VIEWS.sessions}`));
     const settings = Object.keys(manifest.contributes.configuration.properties);
     const read = [

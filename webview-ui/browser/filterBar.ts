@@ -32,7 +32,12 @@ export interface FilterBar {
   setProjects(projects: readonly string[]): void;
 }
 
-export function createFilterBar(initial: URLSearchParams, onChange: (filter: URLSearchParams) => void, options: { search?: boolean } = {}): FilterBar {
+/** `address: false` where the page has no address of its own to keep them in (the editor's webview). */
+export function createFilterBar(
+  initial: URLSearchParams,
+  onChange: (filter: URLSearchParams) => void,
+  options: { search?: boolean; address?: boolean } = {},
+): FilterBar {
   const searchInput = h('input', { class: 'filter-search', 'aria-label': 'Search prompts' });
   searchInput.type = 'search';
   searchInput.placeholder = 'Search prompts…';
@@ -45,10 +50,12 @@ export function createFilterBar(initial: URLSearchParams, onChange: (filter: URL
   const project = h('select', { class: 'filter-project', 'aria-label': 'Project' });
   const initialProject = initial.get('project') ?? '';
   const fillProjects = (projects: readonly string[]): void => {
+    // What the user chose stays chosen, All projects included.
+    const chosen = project.value;
     const names = [...new Set([...projects, ...(initialProject ? [initialProject] : [])])].sort((a, b) => a.localeCompare(b));
     project.replaceChildren(h('option', {}, 'All projects'), ...names.map((name) => h('option', {}, name)));
     (project.options[0] as HTMLOptionElement).value = '';
-    project.value = current().get('project') ?? initialProject;
+    project.value = chosen;
   };
   fillProjects([]);
   project.value = initialProject;
@@ -88,7 +95,7 @@ export function createFilterBar(initial: URLSearchParams, onChange: (filter: URL
     const filter = current();
     const query = filter.toString();
     // The address follows the filters, without a history entry per keystroke.
-    history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
+    if (options.address !== false) history.replaceState(null, '', `${location.pathname}${query ? `?${query}` : ''}`);
     onChange(filter);
   }
 

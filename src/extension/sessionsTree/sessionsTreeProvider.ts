@@ -29,6 +29,9 @@ const REFRESH_DELAY_MS = 150;
 export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
+  private readonly sessionsChanged = new vscode.EventEmitter<void>();
+  /** The sessions may have changed (the folder's watcher, a loop of this window, a command): the stats page counts again. */
+  readonly onDidChangeSessions = this.sessionsChanged.event;
   private watcher: SessionWatcher | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private shown = SESSIONS_PAGE;
@@ -51,6 +54,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
 
   refresh(): void {
     this.changed.fire(undefined);
+    this.sessionsChanged.fire();
   }
 
   private refreshSoon(): void {
@@ -58,8 +62,8 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
     this.refreshTimer = setTimeout(() => this.refresh(), REFRESH_DELAY_MS);
   }
 
-  /** Watching starts with the first look at the view, not at activation. */
-  private ensureWatching(): void {
+  /** Watching starts with the first look at the view (or the stats page), not at activation. */
+  ensureWatching(): void {
     if (this.watcher) return;
     try {
       this.watcher = new SessionWatcher(this.library.store.directory);
@@ -146,6 +150,7 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<TreeNode>, 
     clearTimeout(this.refreshTimer);
     this.watcher?.close();
     this.changed.dispose();
+    this.sessionsChanged.dispose();
     for (const disposable of this.disposables) disposable.dispose();
   }
 }

@@ -3,15 +3,17 @@ import * as vscode from 'vscode';
 
 /**
  * The editor's side of every Codeloops webview page (a session's viewer, a candidate
- * group's comparison): `PagePanels` opens one panel per key and restores them when
+ * group's comparison, the stats): `PagePanels` opens one panel per key and restores them when
  * VS Code reloads; `WebviewPage` is one panel's page. What differs between pages is
  * only what they show and what they answer.
  */
 
 /** Which page the webview bundle (`dist/webview/webview.js`, one for every page) shows, and the title it loads with. */
 export interface PageBundle {
-  page: 'session' | 'comparison';
+  page: 'session' | 'comparison' | 'stats';
   title: string;
+  /** Stylesheets of the bundle folder the page needs beside `viewer.css`. */
+  stylesheets?: readonly string[];
 }
 
 /** What checks a page's messages on arrival: one of the protocol's zod schemas. */
@@ -196,7 +198,7 @@ function pageHtml(webview: vscode.Webview, extensionUri: vscode.Uri, bundle: Pag
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${asset('codicon.css')}">
 <link rel="stylesheet" href="${asset('viewer.css')}">
-<title>${bundle.title}</title>
+${(bundle.stylesheets ?? []).map((name) => `<link rel="stylesheet" href="${asset(name)}">\n`).join('')}<title>${bundle.title}</title>
 </head>
 <body>
 <div id="root" data-page="${bundle.page}"></div>
