@@ -44,7 +44,7 @@ runBenchmark(async () => {
   const { repo, agentDir } = hangingAgent(home);
   const interrupts: number[] = [];
   for (let run = 0; run < 3; run++) {
-    fs.rmSync(path.join(agentDir, 'actor.count'), { force: true });
+    for (const name of fs.readdirSync(agentDir).filter((file) => /^actor(\.count|-\d+\.claim)$/.test(file))) fs.rmSync(path.join(agentDir, name));
     const child = spawn(process.execPath, [CODELOOPS_CLI, '-p', 'hang'], { cwd: repo, env, stdio: ['ignore', 'ignore', 'pipe'] });
     await new Promise<void>((resolve) => child.stderr.on('data', (chunk: Buffer) => chunk.toString().includes('working') && resolve()));
     const sent = performance.now();

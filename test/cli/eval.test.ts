@@ -18,7 +18,7 @@ import { createRepo, git, removeTempDirs, tempDir, writeFile } from '../support/
 const ACTOR = `import fs from 'node:fs';
 import path from 'node:path';
 const agentDir = process.env.SCRIPTED_AGENT_DIR;
-const call = fs.readFileSync(path.join(agentDir, 'actor.count'), 'utf8').trim();
+const call = process.env.SCRIPTED_AGENT_CALL;
 if (fs.existsSync(path.join(agentDir, 'hold-at-' + call))) {
   // Held until the runner stops it: the test interrupts the eval here.
   fs.writeFileSync(path.join(agentDir, 'held'), call);

@@ -52,10 +52,8 @@ export function scriptedAgent(script: AgentScript): ScriptedAgent {
     command: [process.execPath, SCRIPTED_AGENT()],
     env: { SCRIPTED_AGENT_DIR: dir },
     prompt: (role, call) => fs.readFileSync(path.join(dir, `${role}-${call}.prompt`), 'utf8'),
-    calls: (role) => {
-      const file = path.join(dir, `${role}.count`);
-      return fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) : 0;
-    },
+    // The calls' claims, not the counter: two calls at once may write the counter in either order.
+    calls: (role) => fs.readdirSync(dir).filter((name) => new RegExp(`^${role}-\\d+\\.claim$`).test(name)).length,
     envSeen: (role, call) => JSON.parse(fs.readFileSync(path.join(dir, `${role}-${call}.env`), 'utf8')) as Record<string, string | number | undefined>,
     argsSeen: (role, call) => JSON.parse(fs.readFileSync(path.join(dir, `${role}-${call}.args`), 'utf8')) as string[],
   };

@@ -53,8 +53,8 @@ function diffTabs(): vscode.TabInputTextDiff[] {
 function scriptAgents(script: object): void {
   const dir = process.env.SCRIPTED_AGENT_DIR!;
   fs.writeFileSync(path.join(dir, 'script.json'), JSON.stringify(script));
-  // Every role's count, candidates' too (`<label>-actor.count`).
-  for (const name of fs.readdirSync(dir).filter((file) => file.endsWith('.count'))) fs.rmSync(path.join(dir, name), { force: true });
+  // Every role's count and claimed calls, candidates' too (`<label>-actor.count`, `actor-3.claim`).
+  for (const name of fs.readdirSync(dir).filter((file) => file.endsWith('.count') || file.endsWith('.claim'))) fs.rmSync(path.join(dir, name), { force: true });
 }
 
 /** The two-iteration loop several tests look at: hello.txt written as "helo", then fixed. */
