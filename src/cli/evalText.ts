@@ -81,22 +81,22 @@ function cell(text: string): string {
   return text.replace(/[\r\n]+/g, ' ').replace(/\|/g, '\\|');
 }
 
-function percent(rate: number | null): string {
+export function percent(rate: number | null): string {
   return rate === null ? '—' : `${(rate * 100).toFixed(0)} %`;
 }
 
-function signedPoints(difference: number | null): string {
+export function signedPoints(difference: number | null): string {
   if (difference === null) return '—';
   const points = (difference * 100).toFixed(0);
   return `${difference > 0 ? '+' : ''}${points} points`;
 }
 
-function interval(range: [number, number] | null, signed = false): string {
+export function interval(range: [number, number] | null, signed = false): string {
   if (!range) return '—';
   const end = (value: number) => `${signed && value > 0 ? '+' : ''}${(value * 100).toFixed(0)}`;
   return `${end(range[0])} to ${end(range[1])} %`;
 }
 
-function dollars(amount: number | null): string {
+export function dollars(amount: number | null): string {
   return amount === null ? '—' : `$${amount.toFixed(2)}`;
 }
