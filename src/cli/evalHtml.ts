@@ -1,6 +1,5 @@
 import { EVAL_OUTCOMES, type EvalConfigResult, type EvalOutcome, type EvalResults } from '../sessionFormat/evalRecords.js';
-import { formatDuration } from '../text/humanize.js';
-import { dollars, interval, percent, signedPoints } from './evalText.js';
+import { evalTables, interval, OUTCOMES_NOTE, PAIRS_NOTE, percent, signedPoints, type EvalTable } from './evalText.js';
 
 /**
  * An eval's results as one self-contained HTML file (`codeloops eval --html FILE`), to
@@ -39,7 +38,7 @@ export function renderEvalHtml(results: EvalResults): string {
 <h1>Eval <span class="suite">${escapeHtml(results.suite)}</span> <small>${escapeHtml(results.eval_id)}</small></h1>
 ${outcomesChart(results)}
 ${acceptedRateChart(results.configs)}
-${configsTable(results.configs)}
+${configsTable(results)}
 ${pairsSection(results)}
 ${runsTable(results)}
 </body>
@@ -95,58 +94,15 @@ function pairsSection(results: EvalResults): string {
       `${signedPoints(pair.accepted_rate_difference)} (${interval(pair.interval, true)})`,
     )}</td></tr>`;
   });
-  const table = tableOf(
-    ['a', 'b', 'difference', '95 % interval'],
-    results.pairs.map((pair) => [pair.a, pair.b, signedPoints(pair.accepted_rate_difference), interval(pair.interval, true)]),
-    'pairs',
-  );
-  return `<section><h2>Accepted rate, a − b</h2>${chartTable(rows)}${table}<p>An interval that contains 0 does not tell the two apart: more repetitions narrow it.</p></section>`;
+  return `<section><h2>Accepted rate, a − b</h2>${chartTable(rows)}${tableOf(evalTables(results).pairs, 'pairs')}<p>${PAIRS_NOTE}</p></section>`;
 }
 
-function configsTable(configs: readonly EvalConfigResult[]): string {
-  const headers = [
-    'config',
-    'runs',
-    'accepted',
-    '95 % interval',
-    'success',
-    'false DONE',
-    'false CONTINUE',
-    'mean iterations',
-    'cost',
-    'per accepted task',
-    'mean duration',
-  ];
-  const rows = configs.map((config) => [
-    config.name,
-    String(config.runs),
-    percent(config.accepted_rate),
-    interval(config.accepted_rate_interval),
-    percent(config.success_rate),
-    percent(config.false_done_rate),
-    percent(config.false_continue_rate),
-    config.mean_iterations === null ? '—' : config.mean_iterations.toFixed(1),
-    dollars(config.total_cost_usd),
-    dollars(config.cost_per_accepted_task_usd),
-    config.mean_duration_secs === null ? '—' : formatDuration(config.mean_duration_secs),
-  ]);
-  return `<section><h2>Configs</h2>${tableOf(headers, rows, 'configs')}<p>accepted: the loop ended success and the acceptance passed. false DONE: of the runs that ended success, acceptance failed. false CONTINUE: of the others, acceptance passed.</p></section>`;
+function configsTable(results: EvalResults): string {
+  return `<section><h2>Configs</h2>${tableOf(evalTables(results).configs, 'configs')}<p>${OUTCOMES_NOTE}</p></section>`;
 }
 
 function runsTable(results: EvalResults): string {
-  const headers = ['task', 'config', 'repetition', 'outcome', 'acceptance', 'iterations', 'cost', 'duration', 'session'];
-  const rows = results.runs.map((run) => [
-    run.task,
-    run.config,
-    String(run.repetition),
-    OUTCOME_WORDS[run.outcome],
-    run.acceptance_passed ? 'passed' : 'failed',
-    String(run.iterations),
-    dollars(run.cost_usd),
-    formatDuration(run.duration_secs),
-    run.session_id ?? '—',
-  ]);
-  return `<section><h2>Runs</h2>${tableOf(headers, rows, 'runs')}</section>`;
+  return `<section><h2>Runs</h2>${tableOf(evalTables(results).runs, 'runs')}</section>`;
 }
 
 function chartRow(name: string, chart: string, picture: string, value: string): string {
@@ -176,7 +132,7 @@ function errorBarOf(low: number, high: number): string {
   return `<g class="interval"><line x1="${low.toFixed(1)}" x2="${high.toFixed(1)}" y1="${mid}" y2="${mid}"></line><line x1="${low.toFixed(1)}" x2="${low.toFixed(1)}" y1="2" y2="${BAR_HEIGHT - 2}"></line><line x1="${high.toFixed(1)}" x2="${high.toFixed(1)}" y1="2" y2="${BAR_HEIGHT - 2}"></line></g>`;
 }
 
-function tableOf(headers: readonly string[], rows: readonly string[][], name: string): string {
+function tableOf({ headers, rows }: EvalTable, name: string): string {
   const head = headers.map((header) => `<th>${escapeHtml(header)}</th>`).join('');
   const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`).join('');
   return `<table class="${name}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;

@@ -168,7 +168,7 @@ async function assertReportShowsTheComparison(report: string, results: EvalResul
     ]);
     assert.equal(await page.locator('tr.pair circle.difference').count(), 1);
     assert.equal(await page.locator('table.runs tbody tr').count(), 8);
-    assert.equal(await page.locator('table.runs td:text-is("false DONE")').count(), 2);
+    assert.equal(await page.locator('table.runs td:text-is("false_done")').count(), 2);
     // Self-contained: the page asked for nothing but itself, and its policy refused nothing it needs.
     assert.deepEqual(requests, [pathToFileURL(report).href]);
     assert.deepEqual(problems, []);
