@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { layerFromSuiteConfig, parseSuiteConfig, readSuite } from '../config/evalSuite.js';
 import { evalResultsOf } from '../eval/evalResults.js';
 import { planTasks } from '../eval/evalPlan.js';
@@ -11,6 +13,7 @@ import { evalIdFor, evalsDir, type EvalRecordLine, type EvalRecordLineOf } from 
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
+import { renderEvalHtml } from './evalHtml.js';
 import { renderEvalMarkdown } from './evalText.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { userLayersOf } from './runSetup.js';
@@ -19,10 +22,10 @@ import { prepareRunAsking } from './trustPrompt.js';
 import { UsageError } from './usageError.js';
 
 /**
- * `codeloops eval SUITE.toml [--jobs N] [--json]`, `codeloops eval --resume <eval_id>`:
+ * `codeloops eval SUITE.toml [--jobs N] [--json] [--html FILE]`, `codeloops eval --resume <eval_id>`:
  * a suite's tasks run with each of its configs, each run a loop in its own worktree
  * whose final tree the task's hidden acceptance command judges; the results as
- * Markdown on stdout (or JSON), progress on stderr. Ctrl+C stops every loop; the runs
+ * Markdown on stdout (or JSON), and as an HTML report with `--html`; progress on stderr. Ctrl+C stops every loop; the runs
  * that finished stay finished, and `--resume` runs the rest.
  */
 
@@ -30,6 +33,8 @@ export interface EvalOptions {
   resume?: string;
   jobs?: number;
   json?: boolean;
+  /** Also write the results as a self-contained HTML report to this file. */
+  html?: string;
   /** Run what the task repositories' codeloops.toml adds without asking (`--trust`). */
   trust?: boolean;
 }
@@ -37,6 +42,7 @@ export interface EvalOptions {
 export async function evalCommand(suiteFile: string | undefined, options: EvalOptions): Promise<number> {
   if ((suiteFile === undefined) === (options.resume === undefined))
     throw new UsageError('Give a suite file to start an eval, or --resume <eval_id> to carry one on; not both.');
+  if (options.html !== undefined) assertWritableFolder(options.html);
   const state = suiteFile === undefined ? await resumableEval(options.resume!) : null;
   const suite = suiteFile === undefined ? null : readSuite(suiteFile, process.cwd());
   const tasks = state ? state.started.tasks : await planTasks(suite!);
@@ -87,6 +93,14 @@ export async function evalCommand(suiteFile: string | undefined, options: EvalOp
     recorder.close();
   });
   return report(evalState.id, status, options);
+}
+
+/** Checked before any run starts: an eval of hours must not end unable to write its report. */
+function assertWritableFolder(file: string): void {
+  const folder = path.dirname(path.resolve(file));
+  if (!fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory())
+    throw new UsageError(`The report's folder ${folder} does not exist: make it, or name a file in a folder that does.`);
+  if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`${file} is a folder: name the report's file.`);
 }
 
 /** An eval to carry on: it exists, and no other process runs it now. */
@@ -145,6 +159,10 @@ async function report(evalId: string, status: EvalStatus, options: EvalOptions):
   }
   const results = evalResultsOf(state);
   process.stdout.write(options.json ? JSON.stringify(results) + '\n' : renderEvalMarkdown(results));
+  if (options.html !== undefined) {
+    fs.writeFileSync(options.html, renderEvalHtml(results));
+    writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);
+  }
   return EXIT_CODES.success;
 }
 

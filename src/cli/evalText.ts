@@ -1,16 +1,22 @@
 import type { EvalResults } from '../sessionFormat/evalRecords.js';
 import { formatDuration } from '../text/humanize.js';
 
-/**
- * An eval's results as Markdown, for the terminal and to paste into a pull request:
- * the configs side by side, each pair compared, every run. It renders the one value
- * `--json` prints (`evalResultsOf`); nothing here computes a figure.
- */
-export function renderEvalMarkdown(results: EvalResults): string {
-  const lines = [`# Eval ${cell(results.suite)} (${results.eval_id})`, ''];
-  lines.push(
-    ...table(
-      [
+/** A table of an eval's results as plain text cells, for each rendering to escape its own way. */
+export interface EvalTable {
+  headers: readonly string[];
+  rows: string[][];
+}
+
+/** The words under the configs' table, and under the pairs'. */
+export const OUTCOMES_NOTE =
+  'accepted: the loop ended success and the acceptance passed. false DONE: of the runs that ended success, acceptance failed. false CONTINUE: of the others, acceptance passed.';
+export const PAIRS_NOTE = 'An interval that contains 0 does not tell the two apart: more repetitions narrow it.';
+
+/** The three tables every rendering shows: the configs side by side, each pair compared, every run. */
+export function evalTables(results: EvalResults): { configs: EvalTable; pairs: EvalTable; runs: EvalTable } {
+  return {
+    configs: {
+      headers: [
         'config',
         'runs',
         'accepted',
@@ -23,8 +29,8 @@ export function renderEvalMarkdown(results: EvalResults): string {
         'per accepted task',
         'mean duration',
       ],
-      results.configs.map((config) => [
-        cell(config.name),
+      rows: results.configs.map((config) => [
+        config.name,
         String(config.runs),
         percent(config.accepted_rate),
         interval(config.accepted_rate_interval),
@@ -36,29 +42,16 @@ export function renderEvalMarkdown(results: EvalResults): string {
         dollars(config.cost_per_accepted_task_usd),
         config.mean_duration_secs === null ? '—' : formatDuration(config.mean_duration_secs),
       ]),
-    ),
-  );
-  lines.push(
-    '',
-    'accepted: the loop ended success and the acceptance passed. false DONE: of the runs that ended success, acceptance failed. false CONTINUE: of the others, acceptance passed.',
-  );
-  if (results.pairs.length > 0) {
-    lines.push('', '## Accepted rate, a − b', '');
-    lines.push(
-      ...table(
-        ['a', 'b', 'difference', '95 % interval'],
-        results.pairs.map((pair) => [cell(pair.a), cell(pair.b), signedPoints(pair.accepted_rate_difference), interval(pair.interval, true)]),
-      ),
-    );
-    lines.push('', 'An interval that contains 0 does not tell the two apart: more repetitions narrow it.');
-  }
-  lines.push('', '## Runs', '');
-  lines.push(
-    ...table(
-      ['task', 'config', 'repetition', 'outcome', 'acceptance', 'iterations', 'cost', 'duration', 'session'],
-      results.runs.map((run) => [
-        cell(run.task),
-        cell(run.config),
+    },
+    pairs: {
+      headers: ['a', 'b', 'difference', '95 % interval'],
+      rows: results.pairs.map((pair) => [pair.a, pair.b, signedPoints(pair.accepted_rate_difference), interval(pair.interval, true)]),
+    },
+    runs: {
+      headers: ['task', 'config', 'repetition', 'outcome', 'acceptance', 'iterations', 'cost', 'duration', 'session'],
+      rows: results.runs.map((run) => [
+        run.task,
+        run.config,
         String(run.repetition),
         run.outcome,
         run.acceptance_passed ? 'passed' : 'failed',
@@ -67,13 +60,26 @@ export function renderEvalMarkdown(results: EvalResults): string {
         formatDuration(run.duration_secs),
         run.session_id ?? '—',
       ]),
-    ),
-  );
+    },
+  };
+}
+
+/**
+ * An eval's results as Markdown, for the terminal and to paste into a pull request:
+ * the configs side by side, each pair compared, every run. It renders the one value
+ * `--json` prints (`evalResultsOf`); nothing here computes a figure.
+ */
+export function renderEvalMarkdown(results: EvalResults): string {
+  const tables = evalTables(results);
+  const lines = [`# Eval ${cell(results.suite)} (${results.eval_id})`, ''];
+  lines.push(...table(tables.configs), '', OUTCOMES_NOTE);
+  if (results.pairs.length > 0) lines.push('', '## Accepted rate, a − b', '', ...table(tables.pairs), '', PAIRS_NOTE);
+  lines.push('', '## Runs', '', ...table(tables.runs));
   return lines.join('\n') + '\n';
 }
 
-function table(headers: readonly string[], rows: readonly string[][]): string[] {
-  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)];
+function table({ headers, rows }: EvalTable): string[] {
+  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)];
 }
 
 /** A name from the suite, safe in a table cell on one line. */
@@ -81,17 +87,17 @@ function cell(text: string): string {
   return text.replace(/[\r\n]+/g, ' ').replace(/\|/g, '\\|');
 }
 
-function percent(rate: number | null): string {
+export function percent(rate: number | null): string {
   return rate === null ? '—' : `${(rate * 100).toFixed(0)} %`;
 }
 
-function signedPoints(difference: number | null): string {
+export function signedPoints(difference: number | null): string {
   if (difference === null) return '—';
   const points = (difference * 100).toFixed(0);
   return `${difference > 0 ? '+' : ''}${points} points`;
 }
 
-function interval(range: [number, number] | null, signed = false): string {
+export function interval(range: [number, number] | null, signed = false): string {
   if (!range) return '—';
   const end = (value: number) => `${signed && value > 0 ? '+' : ''}${(value * 100).toFixed(0)}`;
   return `${end(range[0])} to ${end(range[1])} %`;

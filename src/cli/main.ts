@@ -252,6 +252,7 @@ function addMoves(program: Command, lazy: Lazy): void {
     .option('--jobs <n>', 'runs at once (default: 1, or as the eval ran)', positiveInteger)
     .option('--trust', "run what the task repositories' codeloops.toml adds without asking")
     .option('--json', 'print the results as JSON')
+    .option('--html <file>', 'also write the results as a self-contained HTML report (tables and charts)')
     .action(lazy(() => import('./evalCommand.js'), 'evalCommand'));
 
   program

@@ -31,6 +31,8 @@ const BENCHMARKS = [
   'worktrees',
   'dependencyCopy',
   'bundleImport',
+  'evalOverhead',
+  'evalJobs',
 ];
 
 /** Runs a benchmark's own bundle (the flags as `npm run bench` gives them: gc for the memory figures, source maps for the stacks). */

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { evalRecordLineSchema, evalResultsSchema, evalsDir, type EvalResults } from '../../src/sessionFormat/evalRecords.js';
 import { sessionStartLineSchema } from '../../src/sessionFormat/sessionLines.js';
 import { runCli, startCli } from '../support/cliProcess.js';
+import { launchChromium } from '../support/codeServer.js';
 import { scriptedCliSetup, type ScriptedAgent } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { createRepo, git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
@@ -109,7 +111,71 @@ function fileAppears(file: string): Promise<void> {
   });
 }
 
+/**
+ * The report as a user sees it: opened from its file in Chromium, with every request
+ * the page made and every policy violation or script error it logged.
+ */
+async function openReport(file: string) {
+  const browser = await launchChromium();
+  const page = await (await browser.newContext()).newPage();
+  const requests: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.goto(pathToFileURL(file).href);
+  return { browser, page, requests, problems };
+}
+
 const rounded = (interval: [number, number] | null) => interval?.map((end) => Number(end.toFixed(4)));
+
+/** The report of the eval above, opened in Chromium: the two configs compared as the JSON says, in tables and charts. */
+async function assertReportShowsTheComparison(report: string, results: EvalResults): Promise<void> {
+  const { browser, page, requests, problems } = await openReport(report);
+  try {
+    assert.equal(await page.title(), `Eval tiny-math (${results.eval_id})`);
+    // A bar per config, split by outcome: lenient's four runs two accepted and two false DONE, strict's four accepted.
+    const segments = (config: string) =>
+      page
+        .locator('tr.outcomes')
+        .filter({ has: page.locator(`th:text-is("${config}")`) })
+        .locator('svg rect')
+        .evaluateAll((rects) => rects.map((rect) => `${rect.getAttribute('data-outcome')} ${rect.getAttribute('data-count')} ${rect.getAttribute('width')}`));
+    assert.deepEqual(await segments('lenient'), ['accepted 2 180.0', 'false_done 2 180.0']);
+    assert.deepEqual(await segments('strict'), ['accepted 4 360.0']);
+    assert.deepEqual(await page.locator('tr.outcomes td:last-child').allTextContents(), [
+      'accepted 2 · false DONE 2 · false CONTINUE 0 · failed 0',
+      'accepted 4 · false DONE 0 · false CONTINUE 0 · failed 0',
+    ]);
+    // The accepted rate as a bar with its Wilson interval as an error bar: 50 % (15 to 85 %), 100 % (51 to 100 %).
+    assert.deepEqual(await page.locator('tr.accepted-rate td:last-child').allTextContents(), ['50 % (15 to 85 %)', '100 % (51 to 100 %)']);
+    assert.deepEqual(await page.locator('tr.accepted-rate rect.rate').evaluateAll((rects) => rects.map((rect) => rect.getAttribute('width'))), [
+      '180.0',
+      '360.0',
+    ]);
+    assert.equal(await page.locator('tr.accepted-rate g.interval').count(), 2);
+    const configRows = await page
+      .locator('table.configs tbody tr')
+      .evaluateAll((rows) => rows.map((row) => [...row.children].slice(0, 7).map((cell) => cell.textContent)));
+    assert.deepEqual(configRows, [
+      ['lenient', '4', '50 %', '15 to 85 %', '100 %', '50 %', '—'],
+      ['strict', '4', '100 %', '51 to 100 %', '100 %', '0 %', '—'],
+    ]);
+    assert.deepEqual(await page.locator('table.pairs tbody tr').evaluateAll((rows) => rows.map((row) => row.textContent)), [
+      'lenientstrict-50 points-85 to +10 %',
+    ]);
+    assert.equal(await page.locator('tr.pair circle.difference').count(), 1);
+    assert.equal(await page.locator('table.runs tbody tr').count(), 8);
+    assert.equal(await page.locator('table.runs td:text-is("false_done")').count(), 2);
+    // Self-contained: the page asked for nothing but itself, and its policy refused nothing it needs.
+    assert.deepEqual(requests, [pathToFileURL(report).href]);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+  }
+}
 
 describe('codeloops eval: the false-DONE rate of a setup, measured with hidden acceptance', function () {
   this.timeout(240_000);
@@ -119,6 +185,11 @@ describe('codeloops eval: the false-DONE rate of a setup, measured with hidden a
     const { env, repo, suite, home, agent } = evalSetup({ repetitions: 2 });
     const userState = () => [git(repo, 'status', '--porcelain', '--ignored'), git(repo, 'rev-parse', 'HEAD'), git(repo, 'branch', '--list')];
     const before = userState();
+    // A report that could not be written is said before any run starts, not after them all.
+    const nowhere = await runCli(['eval', suite, '--html', path.join(repo, 'missing', 'report.html')], { cwd: repo, env });
+    assert.equal(nowhere.code, 2);
+    assert.match(nowhere.stderr, /The report's folder \S+missing does not exist/);
+    assert.equal(agent.calls('actor'), 0);
     const result = await runCli(['eval', suite, '--jobs', '2', '--json'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     const results: EvalResults = evalResultsSchema.parse(JSON.parse(result.stdout));
@@ -202,12 +273,41 @@ describe('codeloops eval: the false-DONE rate of a setup, measured with hidden a
     assert.deepEqual(userState(), before);
     assert.deepEqual(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1);
 
-    const markdown = await runCli(['eval', '--resume', results.eval_id], { cwd: repo, env });
+    const report = path.join(tempDir('codeloops-eval-report-'), 'report.html');
+    const markdown = await runCli(['eval', '--resume', results.eval_id, '--html', report], { cwd: repo, env });
     assert.equal(markdown.code, 0, markdown.stderr);
     assert.match(markdown.stdout, /^# Eval tiny-math/m);
     assert.match(markdown.stdout, /\| lenient \| 4 \| 50 % \| 15 to 85 % \| 100 % \| 50 % \|/);
     assert.match(markdown.stdout, /\| lenient \| strict \| -50 points \| -85 to \+10 % \|/);
     assert.equal(agent.calls('actor'), 12, 'resuming a finished eval runs nothing');
+    await assertReportShowsTheComparison(report, results);
+
+    // A suite's names are the user's to choose, and the report shows them as text: a copy of this eval's record whose
+    // suite, a config and a task carry markup, carried on (nothing left to run) with --html.
+    const hostile = '<script>window.pwned = true</script><img src=x onerror="window.pwned = true">';
+    const copyId = 'eval-2020-01-01T00-00-00Z_abcdef';
+    const record = fs.readFileSync(path.join(evalsDir({ XDG_DATA_HOME: home.dataHome }), `${results.eval_id}.jsonl`), 'utf8');
+    const renamed = record
+      .replaceAll(results.eval_id, copyId)
+      .replaceAll('"tiny-math"', JSON.stringify(`math ${hostile}`))
+      .replaceAll('"strict"', JSON.stringify(`strict ${hostile}`))
+      .replaceAll('"double"', JSON.stringify(`double ${hostile}`));
+    fs.writeFileSync(path.join(evalsDir({ XDG_DATA_HOME: home.dataHome }), `${copyId}.jsonl`), renamed);
+    const hostileReport = path.join(path.dirname(report), 'hostile.html');
+    const again = await runCli(['eval', '--resume', copyId, '--html', hostileReport, '--json'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    const opened = await openReport(hostileReport);
+    try {
+      assert.equal(await opened.page.evaluate(() => (window as { pwned?: boolean }).pwned), undefined);
+      assert.equal(await opened.page.locator('script, img').count(), 0);
+      assert.equal(await opened.page.locator('h1 .suite').textContent(), `math ${hostile}`);
+      assert.deepEqual(await opened.page.locator('tr.outcomes th').allTextContents(), ['lenient', `strict ${hostile}`]);
+      assert.equal(await opened.page.locator(`table.runs td:text-is(${JSON.stringify(`double ${hostile}`)})`).count(), 4);
+      assert.deepEqual(opened.requests, [pathToFileURL(hostileReport).href]);
+      assert.deepEqual(opened.problems, []);
+    } finally {
+      await opened.browser.close();
+    }
   });
 
   it('interrupted mid-eval (Ctrl+C), --resume runs only what had not finished, and the result is complete', async () => {
