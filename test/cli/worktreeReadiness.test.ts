@@ -108,6 +108,12 @@ describe('worktrees ready to work in (the built CLI, real npm and Python project
   });
 
   it('a candidate whose `npm test` finds no mocha in its worktree is told why, and with the section init wrote the same check passes there', async () => {
+    // Run under `npm test` (as CI does), this process's PATH holds our own node_modules/.bin, where a mocha is:
+    // the worktree's `npm test` would find it there. A user's shell has no such entry.
+    const pathWithoutPackageBins = (process.env.PATH ?? '')
+      .split(path.delimiter)
+      .filter((entry) => !entry.split(path.sep).includes('node_modules'))
+      .join(path.delimiter);
     const { repo, env, home, agent } = scriptedCliSetup({
       actor: [[{ write: { path: 'x.txt', content: 'x\n' } }]],
       critic: [[done('done', 0.9)], [carryOn('go on')]],
@@ -117,7 +123,10 @@ describe('worktrees ready to work in (the built CLI, real npm and Python project
     const written = fs.readFileSync(path.join(repo, 'codeloops.toml'), 'utf8');
     const sidecarEvents = (sessionId: string) => readJsonLines(path.join(home.dataHome, 'codeloops', 'sidecars', sessionId, 'events.jsonl'));
     const runCandidate = async () => {
-      const result = await runCli(['run', '--candidates', 'command', '-n', '2', '-p', 'Make x', '--trust', '--json-output', '--no-judge'], { cwd: repo, env });
+      const result = await runCli(['run', '--candidates', 'command', '-n', '2', '-p', 'Make x', '--trust', '--json-output', '--no-judge'], {
+        cwd: repo,
+        env: { ...env, PATH: pathWithoutPackageBins },
+      });
       assert.equal(result.code === 0 || result.code === 1, true, result.stderr);
       const [row] = groupComparisonSchema.parse(JSON.parse(result.stdout)).candidates;
       const checks = sidecarEvents(row!.session_id!).filter((event) => event.type === 'check_finished') as Array<{
