@@ -106,14 +106,8 @@ async function askAndRead(launch: AgentLaunch, input: CriticPromptInput, options
 
   const problem = first.succeeded ? explainUnreadableDecision(answerText(first)) : `the critic did not finish (${first.failureReason ?? 'unknown failure'})`;
   options.onRepair?.(problem);
-  const canResume = launch.adapter.canResume && first.agentSessionId !== null;
-  const quote = answerText(first).trim() ? takeTail(answerText(first).trim(), REPAIR_QUOTE_CHARS) : null;
-  const repair = await run(
-    canResume ? buildRepairPrompt(problem, null) : buildRepairPrompt(problem, quote),
-    'repair',
-    canResume ? first.agentSessionId : null,
-    canResume ? first.usage?.costUsd : undefined,
-  );
+  const quote = answerTail(first);
+  const repair = await askAgain(launch, first, run, (quoted) => buildRepairPrompt(problem, quoted));
   runs.push(repair);
   options.onRunFinished?.(repair);
   const answer = `${first.transcript}\n\n--- repair ---\n\n${repair.transcript}`;
@@ -155,15 +149,29 @@ async function askToBeSpecific(
   options: AskCriticOptions,
 ): Promise<Omit<CriticVerdict, 'evidence'>> {
   options.onAskSpecific?.();
-  const canResume = launch.adapter.canResume && first.agentSessionId !== null;
-  const quote = canResume ? null : takeTail(answerText(first).trim(), REPAIR_QUOTE_CHARS) || null;
-  const specific = await run(buildSpecificPrompt(quote), 'repair', canResume ? first.agentSessionId : null, canResume ? first.usage?.costUsd : undefined);
+  const specific = await askAgain(launch, first, run, buildSpecificPrompt);
   options.onRunFinished?.(specific);
   const answer = `${first.transcript}\n\n--- asked to be specific ---\n\n${specific.transcript}`;
   const runs = [first, specific];
   if (specific.interrupted) return { ...noFindings(interruptedDecision()), source: 'critic_failed', answer, runs, interrupted: true };
   const read = readDecision(specific) ?? firstRead;
   return { ...read, answer, runs, interrupted: false };
+}
+
+/**
+ * A second, short request after the first answer: in the critic's own agent session
+ * where its agent can resume one (it remembers its answer), otherwise in a fresh run
+ * whose prompt quotes the end of that answer.
+ */
+function askAgain(launch: AgentLaunch, first: AgentRunResult, run: CriticRun, prompt: (quotedAnswer: string | null) => string): Promise<AgentRunResult> {
+  const canResume = launch.adapter.canResume && first.agentSessionId !== null;
+  return run(prompt(canResume ? null : answerTail(first)), 'repair', canResume ? first.agentSessionId : null, canResume ? first.usage?.costUsd : undefined);
+}
+
+/** The end of an answer, as a follow-up quotes it; null when it said nothing. */
+function answerTail(result: AgentRunResult): string | null {
+  const text = answerText(result).trim();
+  return text ? takeTail(text, REPAIR_QUOTE_CHARS) : null;
 }
 
 /**
