@@ -114,8 +114,6 @@ class GroupRun {
   private ended = false;
   private readonly groupId: string;
   private planned: Candidate[] = [];
-  /** `git worktree add` one at a time: they write the same administrative folder. */
-  private worktreeQueue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly request: CandidatesRequest,
@@ -204,7 +202,7 @@ class GroupRun {
     if (request.signal.aborted) return void finish('interrupted', null, 'interrupted before it started', null);
     let worktreeRepository: Repository;
     try {
-      await this.serialized(() => addWorktree(repository, candidate.worktree, baseCommit));
+      await addWorktree(repository, candidate.worktree, baseCommit);
       worktreeRepository = await openRepository(candidate.working_dir);
     } catch (error) {
       return void finish('failed', null, `Its worktree could not be made in ${candidate.worktree}: ${(error as Error).message}`, 'setup_failed');
@@ -242,12 +240,6 @@ class GroupRun {
       return void finish('failed', sessionId, (error as Error).message, isCodeloopsError(error) ? error.code : 'internal');
     }
     finish(summary.status, summary.session_id, summary.error, summary.error_code);
-  }
-
-  private serialized<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.worktreeQueue.then(work, work);
-    this.worktreeQueue = result.catch(() => undefined);
-    return result;
   }
 
   /** The critic agent ranks the candidates that changed something; null when fewer than two did. */

@@ -73,9 +73,6 @@ export function stopEval(recorder: EvalRecorder, status: EvalStatus): void {
 }
 
 class EvalRun {
-  /** `git worktree add` one at a time: they write the same administrative folder. */
-  private worktreeQueue: Promise<unknown> = Promise.resolve();
-
   constructor(private readonly request: EvalRequest) {}
 
   /** At most `jobs` runs at once. A run that cannot be set up (its worktree cannot be made) stops the eval: the others end first. */
@@ -112,7 +109,7 @@ class EvalRun {
     try {
       // Left by a runner that died: ours, and its trees are in its session's snapshots.
       if (fs.existsSync(worktree)) await removeWorktree(repository, worktree);
-      await this.serialized(() => addWorktree(repository, worktree, task.commit));
+      await addWorktree(repository, worktree, task.commit);
       const loop = await this.runLoopIn(worktree, repository, prepared, readiness, { id: request.state.id, ...key });
       if (request.signal.aborted) return;
       const head = loop.sessionId ? await readSnapshot(repository, sessionHeadRef(loop.sessionId)) : undefined;
@@ -176,11 +173,5 @@ class EvalRun {
       { directory: request.worktreesDirectory, worktree: readiness },
       { signal: request.signal },
     );
-  }
-
-  private serialized<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.worktreeQueue.then(work, work);
-    this.worktreeQueue = result.catch(() => undefined);
-    return result;
   }
 }

@@ -20,10 +20,29 @@ export interface WorktreeEntry {
   prunable: boolean;
 }
 
+/**
+ * The worktrees being added in this process, by the repository's shared git folder:
+ * `git worktree add` writes that folder's administrative files, so two at once (the
+ * candidates of a group, an eval's runs, their isolated checks) are made one at a time.
+ */
+const adding = new Map<string, Promise<void>>();
+
 /** Checks `commit` out, detached, into a new worktree at `worktreePath` (a folder that must not exist yet). */
 export async function addWorktree(repository: Repository, worktreePath: string, commit: string): Promise<void> {
-  fs.mkdirSync(path.dirname(worktreePath), { recursive: true, mode: 0o700 });
-  await gitBytes(repository.root, ['worktree', 'add', '--detach', '--quiet', worktreePath, commit]);
+  // The attributes file is in the shared git folder (`<common>/info/attributes`), whichever worktree opened it.
+  const shared = path.dirname(path.dirname(repository.attributesFile));
+  const add = async () => {
+    fs.mkdirSync(path.dirname(worktreePath), { recursive: true, mode: 0o700 });
+    await gitBytes(repository.root, ['worktree', 'add', '--detach', '--quiet', worktreePath, commit]);
+  };
+  const added = (adding.get(shared) ?? Promise.resolve()).then(add);
+  const settled = added.catch(() => undefined);
+  adding.set(shared, settled);
+  try {
+    await added;
+  } finally {
+    if (adding.get(shared) === settled) adding.delete(shared);
+  }
 }
 
 /** Every worktree of the repository, the main one first. */
