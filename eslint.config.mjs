@@ -13,7 +13,22 @@ import codeloops from './eslint-rules/noImportCycles.mjs';
  * higher one means the thing belongs lower (or in sessionFormat/, the home of every
  * record and wire format).
  */
-const LOWER = ['text', 'process', 'files', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions', 'verify'];
+const LOWER = [
+  'text',
+  'process',
+  'files',
+  'sessionFormat',
+  'git',
+  'agents',
+  'checks',
+  'budget',
+  'config',
+  'notify',
+  'critic',
+  'sessionWriter',
+  'sessions',
+  'verify',
+];
 const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval'];
 const MAY_IMPORT = {
   text: [],
@@ -25,6 +40,8 @@ const MAY_IMPORT = {
   checks: ['text', 'process', 'sessionFormat'],
   budget: ['text', 'sessionFormat'],
   config: ['text', 'files', 'sessionFormat', 'agents', 'checks', 'budget'],
+  // Word sent where the global config's [notify] says: a program run, a webhook posted.
+  notify: ['text', 'process', 'sessionFormat', 'config'],
   critic: ['text', 'sessionFormat', 'agents', 'checks'],
   // The records it appends to are opened as the readers open them (files/regularFile.ts).
   sessionWriter: ['text', 'files', 'sessionFormat'],
