@@ -77,11 +77,34 @@ export function notificationText(payload: NotificationPayload): { title: string;
     case 'waiting':
       return {
         title: `Codeloops is waiting ${where}`,
-        message: `waiting for the ${payload.agent ?? 'agent'} ${payload.reason ?? 'limit'}${payload.until ? ` until ${payload.until}` : ''}`,
+        message: agentWaitingText({ agent: payload.agent ?? 'agent', reason: payload.reason ?? '', until: payload.until ?? null }),
       };
     case 'queue_finished':
       return { title: `Codeloops queue finished ${where}`, message: payload.summary ?? 'Every task of the queue has run.' };
   }
+}
+
+/** A loop's wait for an agent, as the limits' `agent_waiting` run event gives it: the agent, why (`usage_limit`, `rate_limited`…), until when (ISO time) if known. */
+export interface AgentWaiting {
+  agent: string;
+  reason: string;
+  until: string | null;
+}
+
+const WAITING_FOR: Readonly<Record<string, string>> = {
+  usage_limit: 'usage limit to reset',
+  rate_limited: 'rate limit to pass',
+  overloaded: 'overloaded service to recover',
+  outage: 'service to come back',
+};
+
+/** "waiting for the Claude usage limit to reset at 15:00" (the time in this machine's zone). */
+export function agentWaitingText(waiting: AgentWaiting): string {
+  const agent = waiting.agent.charAt(0).toUpperCase() + waiting.agent.slice(1);
+  const what = WAITING_FOR[waiting.reason] ?? (waiting.reason.replace(/_/g, ' ') || 'limit to pass');
+  const until = waiting.until === null ? null : new Date(waiting.until);
+  const at = until && !Number.isNaN(until.getTime()) ? ` at ${until.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' })}` : '';
+  return `waiting for the ${agent} ${what}${at}`;
 }
 
 const OUTCOME_WORDS: Readonly<Record<Outcome, string>> = {
