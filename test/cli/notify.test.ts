@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { groupComparisonSchema } from '../../src/sessionFormat/candidateGroups.js';
 import { runSummarySchema } from '../../src/sessionFormat/runEvents.js';
 import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
@@ -111,6 +112,21 @@ describe('[notify]: word when a loop needs you or ends', () => {
     await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: other.repo, env: other.env });
     assert.equal(everything.received[0]?.json.question, QUESTION);
     assert.ok(!('summary' in everything.received[1]!.json), JSON.stringify(everything.received[1]!.json));
+  });
+
+  it('each candidate of run --parallel is a session of its own: one "finished" each, the project the user’s repository, not the worktree', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${hook.url}"`]));
+    const run = await runCli(['run', '--parallel', '2', '-p', 'Write a greeting', '--json-output', '--no-judge'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const comparison = groupComparisonSchema.parse(JSON.parse(run.stdout));
+    assert.deepEqual(
+      hook.received.map(({ json }) => json).sort((a, b) => String(a.session_id).localeCompare(String(b.session_id))),
+      comparison.candidates
+        .map((candidate) => ({ event: 'finished', session_id: candidate.session_id, project: path.basename(repo), outcome: 'success' }))
+        .sort((a, b) => String(a.session_id).localeCompare(String(b.session_id))),
+    );
   });
 
   for (const failure of ['HTTP 500', 'a refused connection', 'a webhook that never answers'] as const) {
