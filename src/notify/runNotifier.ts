@@ -33,7 +33,10 @@ export class RunNotifier {
 
   /** Sends an event of the loop's surroundings (a queue's end, a wait the loop does not report as a run event), after those before it. */
   send(event: NotifyEvent): void {
-    this.last = this.last.then(async () => (await notify(this.settings, event)).forEach((failure) => this.onFailure(failure)));
+    this.last = this.last
+      .then(async () => (await notify(this.settings, event)).forEach((failure) => this.onFailure(failure)))
+      // A log that cannot be written loses a warning, never the word after it or the loop's end.
+      .catch(() => undefined);
   }
 
   /** Once everything sent so far has arrived or been given up (each within the notify timeout). */
