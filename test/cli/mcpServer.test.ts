@@ -15,6 +15,12 @@ function lockHolder(repo: string): number {
   return parseLockOwner(fs.readFileSync(path.join(repo, '.git', 'codeloops.lock'), 'utf8'))!.pid;
 }
 
+/** A process's group, from /proc (Linux). */
+function processGroupOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
 describe('codeloops mcp (the built CLI, driven by the MCP SDK client over stdio)', () => {
   const servers: McpSession[] = [];
   const repos: string[] = [];
@@ -139,6 +145,7 @@ describe('codeloops mcp (the built CLI, driven by the MCP SDK client over stdio)
     assert.equal(started.isError, false, JSON.stringify(started.content));
     const sessionId = started.content.session_id as string;
     const runner = lockHolder(repo);
+    assert.equal(processGroupOf(runner), runner, 'in a process group of its own: a Ctrl+C at the client’s terminal does not reach it');
     await first.close();
     assert.ok(isRunning(runner), 'the loop outlives the server that started it');
 

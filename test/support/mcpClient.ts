@@ -51,9 +51,10 @@ export async function stopDetachedRunners(repos: readonly string[]): Promise<voi
       continue;
     }
     if (!owner) continue;
-    for (const group of [owner.pid, ...(owner.processGroups ?? [])]) {
+    // The runner's group (its own, as it runs detached), its agents' groups, and the runner itself should it share a group.
+    for (const target of [-owner.pid, ...(owner.processGroups ?? []).map((group) => -group), owner.pid]) {
       try {
-        process.kill(-group, 'SIGKILL');
+        process.kill(target, 'SIGKILL');
       } catch {
         // gone already
       }
