@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { cliPath } from '../support/cliProcess.js';
 import { startMcpServer, stopDetachedRunners, type McpSession } from '../support/mcpClient.js';
 import { isRunning } from '../support/processes.js';
 import { carryOnNaming, done, scriptedCliSetup } from '../support/scriptedAgent.js';
@@ -34,6 +35,15 @@ describe('codeloops mcp (the built CLI, driven by the MCP SDK client over stdio)
     await stopDetachedRunners(repos.splice(0));
   });
   after(removeTempDirs);
+
+  it('lives in a bundle of its own: the runner every other command starts holds none of the SDK', () => {
+    const dist = path.dirname(cliPath());
+    assert.ok(fs.readFileSync(path.join(dist, 'mcp.js'), 'utf8').includes('notifications/progress'));
+    assert.ok(
+      !fs.readFileSync(path.join(dist, 'runner.js'), 'utf8').includes('notifications/progress'),
+      'sessions list would read and compile it at every start',
+    );
+  });
 
   it('lists its six tools with their argument schemas, the read-only ones annotated as such', async () => {
     const { env } = scriptedCliSetup({});
