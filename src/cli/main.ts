@@ -363,6 +363,11 @@ function addTools(program: Command, lazy: Lazy): void {
     .action(lazy(() => import('./doctorCommand.js'), 'doctorCommand'));
 
   program
+    .command('mcp')
+    .description('serve MCP over stdio: any agent (Claude Code, Codex, Gemini CLI, Copilot) can run loops, wait for them and read them')
+    .action(lazy(() => import('./mcpCommand.js'), 'mcpCommand'));
+
+  program
     .command('init')
     .description("write a commented global config (the agents found) and, in a repository, a codeloops.toml suggesting the project's checks")
     .option('--force', 'replace existing files')
