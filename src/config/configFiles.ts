@@ -142,11 +142,18 @@ export const projectConfigSchema = z.strictObject({
   verify: z.optional(verifyTableSchema),
 });
 
-/** The global file: the project's settings as `[defaults]`, the agents' tables and the prices. */
+/** `[queue]`: how `codeloops queue` commits a task that succeeded. */
+export const queueTableSchema = z.strictObject({
+  /** `"Name <email>"`: the author and committer of each task's commit, over the user's git identity. */
+  author: z.optional(z.string().check(z.regex(/^[^<>\n]+ <[^<>\s]+>$/, 'must read "Name <email>"'))),
+});
+
+/** The global file: the project's settings as `[defaults]`, the agents' tables and the prices; `[queue]`. */
 export const globalConfigSchema = z.strictObject({
   defaults: z.optional(z.omit(projectConfigSchema, { agents: true, prices: true })),
   agents: z.optional(agentsTable),
   prices: z.optional(z.record(z.string(), priceTableSchema)),
+  queue: z.optional(queueTableSchema),
 });
 
 export type RoleTable = z.infer<typeof roleTableSchema>;
