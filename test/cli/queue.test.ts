@@ -25,6 +25,11 @@ if (prompt.includes('#hold') && !fs.existsSync(path.join(agentDir, 'held'))) {
   // The scripted agent that started this program leads the agent's process group.
   fs.writeFileSync(path.join(agentDir, 'held'), String(process.ppid));
   setInterval(() => {}, 1000);
+} else if (prompt.includes('#wait') && !fs.existsSync(path.join(agentDir, 'release'))) {
+  // Works until the test releases it: the queue is running meanwhile.
+  fs.writeFileSync(path.join(agentDir, 'waiting'), '');
+  while (!fs.existsSync(path.join(agentDir, 'release'))) await new Promise((resolve) => setTimeout(resolve, 20));
+  fs.writeFileSync(name + '.txt', name + '\\n');
 } else if (prompt.includes('#fail')) {
   process.stdout.write('I cannot do it.\\n');
 } else if (prompt.includes('#ask')) {
@@ -47,7 +52,7 @@ if (fs.existsSync(name + '.txt') && !prompt.includes('#fail')) decide({ type: 'd
 else decide({ type: 'continue', feedback: name + '.txt is missing', remaining_issues: [name], findings: [{ file: null, severity: 'error', message: name + '.txt is missing' }] });
 `;
 
-function queueSetup() {
+function queueSetup(identity: 'user' | 'none' = 'user') {
   const tools = tempDir('codeloops-queue-agents-');
   writeFile(tools, 'actor.mjs', ACTOR);
   writeFile(tools, 'critic.mjs', CRITIC);
@@ -55,8 +60,13 @@ function queueSetup() {
     actor: [[{ run: [process.execPath, path.join(tools, 'actor.mjs')] }]],
     critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
   });
-  git(setup.repo, 'config', 'user.name', 'Repo User');
-  git(setup.repo, 'config', 'user.email', 'repo.user@example.com');
+  if (identity === 'user') {
+    git(setup.repo, 'config', 'user.name', 'Repo User');
+    git(setup.repo, 'config', 'user.email', 'repo.user@example.com');
+  } else {
+    // No git identity anywhere: a home without a .gitconfig.
+    Object.assign(setup.env, { HOME: tempDir('codeloops-queue-home-') });
+  }
   return setup;
 }
 
@@ -205,8 +215,35 @@ describe('cli: codeloops queue', function () {
     assert.match(nothing.stderr, /The queue has no task to run\./);
   });
 
+  it('an answer given while the queue runs is carried on by that run', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    for (const prompt of ['TASK-colour: #ask which colour', 'TASK-slow: #wait then write'])
+      assert.equal((await runCli(['queue', 'add', '-p', prompt], { cwd: repo, env })).code, 0);
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    await running.waitForStderr(/Task 1 needs your answer: Which colour\?/);
+    await running.waitForStderr(/Task 2: started/);
+    const answered = await runCli(['queue', 'answer', '1', 'colour: red'], { cwd: repo, env });
+    assert.equal(answered.code, 0, answered.stderr);
+    assert.match(answered.stderr, new RegExp(`Answered task 1; the queue running in process ${running.child.pid} carries it on\\.`));
+    fs.writeFileSync(path.join(agent.dir, 'release'), '');
+    const ended = await running.done;
+    assert.equal(ended.code, 0, ended.stderr);
+    assert.match(ended.stderr, /Task 1: carrying on on codeloops\/1-task-colour-ask-which-colour\nTask 1: success/);
+    assert.match(ended.stderr, /Queue done: 2 finished, 0 waiting for an answer, 0 left/);
+    const queue = queueOf(home.dataHome);
+    assert.deepEqual(
+      queue.tasks.map((task) => [task.outcome, task.answer]),
+      [
+        ['success', 'colour: red'],
+        ['success', null],
+      ],
+    );
+    assert.equal(git(repo, 'show', 'codeloops/1-task-colour-ask-which-colour:colour.txt'), 'red\n');
+  });
+
   it('refuses a task whose branch exists (branch_exists) and goes on; --stack starts each branch from the last success', async () => {
     const { repo, env, home } = queueSetup();
+    fs.appendFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), '\n[queue]\nauthor = "Night Shift <night@example.com>"\n');
     const base = git(repo, 'rev-parse', 'HEAD').trim();
     git(repo, 'branch', 'codeloops/1-task-alpha-write-alpha');
     writeFile(repo, 'mine.txt', 'mine\n');
@@ -237,6 +274,8 @@ describe('cli: codeloops queue', function () {
       'Wrote gamma.txt for TASK-gamma\nWrote beta.txt for TASK-beta',
     );
     assert.equal(git(repo, 'show', 'codeloops/3-task-gamma-write-gamma:beta.txt'), 'beta\n');
+    // `[queue] author` over the user's git identity.
+    assert.equal(commitsOn(repo, 'codeloops/2-task-beta-write-beta', head), 'Night Shift <night@example.com>|Wrote beta.txt for TASK-beta');
   });
 
   it('adds each unchecked item of a checklist with its details; lists, moves and removes by stable ids; bad input has stable codes', async () => {
@@ -287,7 +326,7 @@ describe('cli: codeloops queue', function () {
   });
 
   it('writes the report as HTML that shows hostile task text as text, under a strict policy', async () => {
-    const { repo, env } = queueSetup();
+    const { repo, env } = queueSetup('none');
     const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>';
     assert.equal((await runCli(['queue', 'add', '-p', `TASK-alpha: ${hostile}`], { cwd: repo, env })).code, 0);
     assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
@@ -308,5 +347,10 @@ describe('cli: codeloops queue', function () {
     } finally {
       await browser.close();
     }
+    // With no git identity and no `[queue] author`, codeloops commits.
+    assert.match(
+      git(repo, 'log', '-1', '--format=%an <%ae>|%cn <%ce>', '--branches=codeloops/1-*'),
+      /^codeloops <codeloops@localhost>\|codeloops <codeloops@localhost>\n$/,
+    );
   });
 });
