@@ -67,7 +67,11 @@ export async function runQueue(request: QueueRunRequest): Promise<QueueRunStatus
   try {
     const head = await headCommit(request.repository);
     await request.store.change((queue) => {
-      if (!queue.tasks.some((task) => runnable(task, request.only))) throw new CodeloopsError('queue_empty', 'The queue has no task to run.', {});
+      if (!queue.tasks.some((task) => runnable(task, request.only))) {
+        const waiting = queue.tasks.filter((task) => task.state === 'needs_input').map((task) => task.id);
+        const why = waiting.length > 0 ? ` (waiting for your answer: task ${waiting.join(', ')})` : '';
+        throw new CodeloopsError('queue_empty', `The queue has no task to run${why}.`, { waiting: waiting.length, tasks: queue.tasks.length });
+      }
       if (queue.base_commit === null && head === null)
         throw new CodeloopsError('usage', `The repository ${request.repository.root} has no commit yet: a task's branch needs one to start from.`, {});
       queue.base_commit ??= head;

@@ -212,7 +212,7 @@ describe('cli: codeloops queue', function () {
 
     const nothing = await runCli(['queue', 'run'], { cwd: repo, env });
     assert.equal(nothing.code, 2);
-    assert.match(nothing.stderr, /The queue has no task to run\./);
+    assert.match(nothing.stderr, /The queue has no task to run\.\nAdd one: codeloops queue add -p "<task>"/);
   });
 
   it('an answer given while the queue runs is carried on by that run', async () => {
