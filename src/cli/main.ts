@@ -288,33 +288,35 @@ function addMoves(program: Command, lazy: Lazy): void {
 function addQueue(program: Command, lazy: Lazy): void {
   const queue = program.command('queue').description('a queue of tasks, each run as a loop on its own branch (codeloops/<id>-<slug>) in its own worktree');
   const load = () => import('./queueCommand.js');
-  const inRepository = (command: Command): Command => command.option('-d, --working-dir <dir>', 'the repository (default: the current folder)');
+  // Every subcommand works on the queue of a repository; `json` names what --json prints, when it has the option.
+  const inRepository = (command: Command, json?: string): Command => {
+    command.option('-d, --working-dir <dir>', 'the repository (default: the current folder)');
+    return json ? command.option('--json', json) : command;
+  };
+  const trust = "run the project's codeloops.toml commands and checks without asking";
   const add = inRepository(queue.command('add').description('add a task (or each unchecked item of a Markdown checklist) at the end of the queue'))
     .option('-p, --prompt <text>', 'the task')
     .option('--file <file>', 'a Markdown checklist: each unchecked item is a task, the text indented under it its details');
   guardOptions(agentOptions(add, ''), 'stop after n iterations (0: no limit)')
     .option('--json', 'print the tasks added as JSON')
     .action(lazy(load, 'queueAddCommand'));
-  inRepository(queue.command('list').description("the queue's tasks in order: id, state, branch"))
-    .option('--json', 'print JSON')
-    .action(lazy(load, 'queueListCommand'));
-  inRepository(queue.command('remove <id>').description('remove a task (its branch and sessions stay)'))
-    .option('--json', 'print JSON')
-    .action(lazy(load, 'queueRemoveCommand'));
-  inRepository(queue.command('move <id> <position>').description('move a task to a position in the queue (1: first); ids do not change'))
-    .option('--json', 'print JSON')
-    .action(lazy(load, 'queueMoveCommand'));
+  inRepository(queue.command('list').description("the queue's tasks in order: id, state, branch"), 'print JSON').action(lazy(load, 'queueListCommand'));
+  inRepository(queue.command('remove <id>').description('remove a task (its branch and sessions stay)'), 'print JSON').action(lazy(load, 'queueRemoveCommand'));
+  const move = queue.command('move <id> <position>').description('move a task to a position in the queue (1: first); ids do not change');
+  inRepository(move, 'print JSON').action(lazy(load, 'queueMoveCommand'));
   inRepository(queue.command('run').description('run the tasks not finished, in order; carries on after a crash without running a finished task again'))
     .option('--jobs <n>', 'tasks at once (default: 1)', positiveInteger)
     .option('--stack', "start each task's branch from the last successful task's branch (one at a time)")
-    .option('--trust', "run the project's codeloops.toml commands and checks without asking")
+    .option('--trust', trust)
     .action(lazy(load, 'queueRunCommand'));
   inRepository(queue.command('answer <id> <answer>').description("answer a task's question and carry it on (the running queue does, or this command)"))
-    .option('--trust', "run the project's codeloops.toml commands and checks without asking")
+    .option('--trust', trust)
     .action(lazy(load, 'queueAnswerCommand'));
-  inRepository(queue.command('report').description("what the queue did: each task's outcome, branch, changes, checks, cost; Markdown on stdout"))
+  inRepository(
+    queue.command('report').description("what the queue did: each task's outcome, branch, changes, checks, cost; Markdown on stdout"),
+    'print the tasks as JSON instead of Markdown',
+  )
     .option('--html <file>', 'also write the report as a self-contained HTML page')
-    .option('--json', 'print the tasks as JSON instead of Markdown')
     .action(lazy(load, 'queueReportCommand'));
 }
 

@@ -1,6 +1,6 @@
 import type { QueueFile, QueueTask } from '../sessionFormat/queueRecords.js';
 import { formatDuration } from '../text/humanize.js';
-import { EVAL_REPORT_CSP, escapeHtml } from './evalHtml.js';
+import { escapeHtml, reportPage } from './evalHtml.js';
 
 /**
  * `codeloops queue report`: what the night did, per task (its outcome and verification,
@@ -113,25 +113,16 @@ export function renderQueueHtml(queue: QueueFile): string {
         `<section class="task-notes"><h2>Task ${task.id}: <span class="title">${escapeHtml(taskTitle(task))}</span></h2><ul>${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul></section>`,
     )
     .join('\n');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${EVAL_REPORT_CSP}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(`Queue of ${queue.repository}`)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>Queue of <span class="repository">${escapeHtml(queue.repository)}</span></h1>
+  return reportPage(
+    `Queue of ${queue.repository}`,
+    STYLE,
+    `<h1>Queue of <span class="repository">${escapeHtml(queue.repository)}</span></h1>
 <p class="totals">${escapeHtml(`Totals: ${totalsOf(queue)}.`)}</p>
 <table class="tasks"><thead><tr>${head}</tr></thead><tbody>
 ${rows}
 </tbody></table>
-${sections}
-</body>
-</html>
-`;
+${sections}`,
+  );
 }
 
 const STYLE = `
