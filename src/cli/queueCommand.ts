@@ -188,22 +188,26 @@ export async function queueRunCommand(options: QueueRunOptions): Promise<number>
 
 /**
  * Runs the queue (all of it, or `only` some tasks), telling what happens on stderr.
- * Every task's agents and config are checked before the first starts.
+ * Every task's agents and config are checked before the first starts (asking to trust
+ * the project file at a terminal); a task added meanwhile is checked when it starts.
  */
 async function runTheQueue(repository: Repository, store: QueueStore, options: QueueRunOptions, only?: number[]): Promise<number> {
-  const prepared = new Map<number, PreparedRun>();
-  for (const task of store.read().tasks) {
-    if (task.state === 'finished' || (only && !only.includes(task.id))) continue;
-    const run = await prepareRunAsking({ workingDir: repository.root, flags: task.flags as FlagOverrides, userLayers: [], trust: options.trust }, true);
+  const prepared = new Map<number, Promise<PreparedRun>>();
+  const prepare = (task: QueueTask, interactive: boolean): Promise<PreparedRun> => {
+    const known = prepared.get(task.id);
+    if (known) return known;
+    const run = prepareRunAsking({ workingDir: repository.root, flags: task.flags as FlagOverrides, userLayers: [], trust: options.trust }, interactive);
     prepared.set(task.id, run);
-  }
+    return run;
+  };
+  for (const task of store.read().tasks) if (task.state !== 'finished' && (!only || only.includes(task.id))) await prepare(task, true);
   const status: QueueRunStatus = await runFromTerminal(
     { stopping: 'stopping every task of the queue (each carries on from its session at the next "codeloops queue run")', endNow: endLoopsInThisProcessNow },
     ({ signal }) =>
       runQueue({
         store,
         repository,
-        prepared: (task) => prepared.get(task.id)!,
+        prepared: (task) => prepare(task, false),
         jobs: options.jobs ?? 1,
         stack: Boolean(options.stack),
         only,

@@ -34,8 +34,8 @@ export interface QueueRunRequest {
   store: QueueStore;
   /** The repository the queue belongs to (the user's). */
   repository: Repository;
-  /** A task's agents, guards and checks (its flags over the user's config), for a loop in the user's repository. */
-  prepared: (task: QueueTask) => PreparedRun;
+  /** A task's agents, guards and checks (its flags over the user's config), for a loop in the user's repository; a task added while the queue runs too. */
+  prepared: (task: QueueTask) => Promise<PreparedRun>;
   jobs: number;
   /** Each task from the last successful task's branch, one at a time. */
   stack: boolean;
@@ -168,8 +168,10 @@ class TaskRun {
     });
     let resumed: Continuation | null;
     let start: string | null;
+    let prepared: PreparedRun;
     try {
-      resumed = await this.resumable(task, answered);
+      prepared = await this.request.prepared(task);
+      resumed = await this.resumable(task, answered, prepared);
       start = resumed ? task.start_commit : await this.setUp(task);
     } catch (error) {
       return this.failedToStart(task, error);
@@ -179,7 +181,7 @@ class TaskRun {
     const worktree = this.worktreeOf(task);
     let summary: RunSummary;
     try {
-      summary = await this.loop(task, worktree, resumed);
+      summary = await this.loop(task, worktree, resumed, prepared);
     } catch (error) {
       return this.failedToStart(task, error);
     }
@@ -197,14 +199,14 @@ class TaskRun {
    * last session, when that session can be resumed in its worktree; null to start it
    * again (no session yet, the worktree gone, or resume refuses).
    */
-  private async resumable(task: QueueTask, answered: boolean): Promise<Continuation | null> {
+  private async resumable(task: QueueTask, answered: boolean, prepared: PreparedRun): Promise<Continuation | null> {
     const sessionId = task.session_ids.at(-1);
     if (!sessionId || !task.worktree || !fs.existsSync(task.worktree) || task.start_commit === null) return null;
     try {
       // The worktree is the queue's own: what differs from the last snapshot is the half-made work of the run that stopped.
       const plan = await planResume({ store: this.request.sessionStore, sidecarDirOf: this.request.sidecarDirOf, sessionId, force: true });
       if (answered && task.answer !== null) answerQuestion(plan, task.answer);
-      assertIterationsLeft(plan, this.request.prepared(task).settings.maxIterations ?? 0);
+      assertIterationsLeft(plan, prepared.settings.maxIterations ?? 0);
       return plan.continuation;
     } catch {
       return null;
@@ -257,9 +259,8 @@ class TaskRun {
     return queue.base_commit!;
   }
 
-  private async loop(task: QueueTask, worktree: string, continuation: Continuation | null): Promise<RunSummary> {
+  private async loop(task: QueueTask, worktree: string, continuation: Continuation | null, prepared: PreparedRun): Promise<RunSummary> {
     const { request } = this;
-    const prepared = request.prepared(task);
     const settings = prepared.settings.worktree;
     return runLoop({
       prompt: task.prompt,
