@@ -29,7 +29,7 @@ const LOWER = [
   'sessions',
   'verify',
 ];
-const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval'];
+const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval', 'queue'];
 const MAY_IMPORT = {
   text: [],
   process: [],
@@ -60,6 +60,8 @@ const MAY_IMPORT = {
   sessionBundle: [...LOWER, 'candidates'],
   // Evals run a suite's loops in worktrees as candidates do, then each task's acceptance in a clean one.
   eval: [...LOWER, 'loop', 'candidates'],
+  // A queue of tasks runs each as a loop in its own worktree (as candidates do), resumed after a crash or an answer.
+  queue: [...LOWER, 'loop', 'resume', 'candidates'],
   // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).
   server: ENGINE,
   cli: [...ENGINE, 'server'],

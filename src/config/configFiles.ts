@@ -181,12 +181,19 @@ export const notifyTableSchema = z.strictObject({
 });
 export type NotifyTable = z.infer<typeof notifyTableSchema>;
 
-/** The global file: the project's settings as `[defaults]`, the agents' tables, the prices and `[notify]`. */
+/** `[queue]`: how `codeloops queue` commits a task that succeeded. */
+export const queueTableSchema = z.strictObject({
+  /** `"Name <email>"`: the author and committer of each task's commit, over the user's git identity. */
+  author: z.optional(z.string().check(z.regex(/^[^<>\n]+ <[^<>\s]+>$/, 'must read "Name <email>"'))),
+});
+
+/** The global file: the project's settings as `[defaults]`, the agents' tables, the prices, `[notify]` and `[queue]`. */
 export const globalConfigSchema = z.strictObject({
   defaults: z.optional(z.omit(projectConfigSchema, { agents: true, prices: true })),
   agents: z.optional(agentsTable),
   prices: z.optional(z.record(z.string(), priceTableSchema)),
   notify: z.optional(notifyTableSchema),
+  queue: z.optional(queueTableSchema),
 });
 
 export type RoleTable = z.infer<typeof roleTableSchema>;
