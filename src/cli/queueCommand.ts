@@ -101,21 +101,16 @@ export async function queueAddCommand(options: QueueAddOptions): Promise<number>
   const { store } = await openQueue(options);
   const flags = taskFlagsOf(options);
   const added = await store.add(prompts.map((prompt) => ({ prompt, flags })));
-  if (options.json) printJson({ added: added.map(taskJson) });
+  if (options.json) printJson({ added: added });
   else for (const task of added) process.stdout.write(`Added task ${task.id}: ${sanitizeForTerminal(taskTitle(task))} (branch ${task.branch})\n`);
   return EXIT_CODES.success;
-}
-
-/** A task as `--json` prints it: the record as stored. */
-function taskJson(task: QueueTask): QueueTask {
-  return task;
 }
 
 export async function queueListCommand(options: QueueOptions): Promise<number> {
   const { store } = await openQueue(options);
   const queue = store.read();
   if (options.json) {
-    printJson({ repository: queue.repository, base_commit: queue.base_commit, running_pid: store.runnerPid(), tasks: queue.tasks.map(taskJson) });
+    printJson({ repository: queue.repository, base_commit: queue.base_commit, running_pid: store.runnerPid(), tasks: queue.tasks });
     return EXIT_CODES.success;
   }
   if (queue.tasks.length === 0) {
@@ -151,7 +146,7 @@ export async function queueRemoveCommand(typedId: string, options: QueueOptions)
   });
   // Its worktree goes with it; its branch and sessions stay.
   if (removed.worktree) await removeWorktree(repository, removed.worktree).catch(() => undefined);
-  if (options.json) printJson({ removed: taskJson(removed) });
+  if (options.json) printJson({ removed: removed });
   else process.stdout.write(`Removed task ${id}: ${sanitizeForTerminal(taskTitle(removed))}\n`);
   return EXIT_CODES.success;
 }
@@ -293,7 +288,7 @@ export async function queueReportCommand(options: QueueReportOptions): Promise<n
   const { store } = await openQueue(options);
   const queue = store.read();
   if (queue.tasks.length === 0) throw new CodeloopsError('queue_empty', `The queue of ${queue.repository} has no task.`, {});
-  if (options.json) printJson({ repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks.map(taskJson) });
+  if (options.json) printJson({ repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks });
   else process.stdout.write(renderQueueMarkdown(queue));
   if (options.html !== undefined) {
     fs.writeFileSync(options.html, renderQueueHtml(queue));

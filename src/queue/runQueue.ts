@@ -150,6 +150,8 @@ class QueueRun {
 
 /** One task's turn: its branch and worktree, its loop (fresh or resumed), and what it ended with. */
 class TaskRun {
+  private sessionRecorded: Promise<void> = Promise.resolve();
+
   constructor(
     private readonly request: QueueRunRequest,
     private readonly author: GitIdentity,
@@ -183,8 +185,10 @@ class TaskRun {
     try {
       summary = await this.loop(task, worktree, resumed, prepared);
     } catch (error) {
+      await this.sessionRecorded;
       return this.failedToStart(task, error);
     }
+    await this.sessionRecorded;
     await this.ended(task, worktree, summary, start);
   }
 
@@ -277,9 +281,15 @@ class TaskRun {
       onEvent: (event) => {
         if (event.type === 'run_started' && !task.session_ids.includes(event.session_id)) {
           task.session_ids.push(event.session_id);
-          void this.store.changeTask(task.id, (stored) => {
-            if (!stored.session_ids.includes(event.session_id)) stored.session_ids.push(event.session_id);
-          });
+          // Recorded as the session starts, so that a crash from here on resumes it; awaited before the task's end is.
+          this.sessionRecorded = this.store
+            .changeTask(task.id, (stored) => {
+              if (!stored.session_ids.includes(event.session_id)) stored.session_ids.push(event.session_id);
+            })
+            .then(
+              () => undefined,
+              () => undefined,
+            );
         }
         request.onEvent?.(task.id, event);
       },

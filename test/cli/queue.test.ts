@@ -222,6 +222,12 @@ describe('cli: codeloops queue', function () {
     const running = startCli(['queue', 'run'], { cwd: repo, env });
     await running.waitForStderr(/Task 1 needs your answer: Which colour\?/);
     await running.waitForStderr(/Task 2: started/);
+    // One run of a queue at a time; a running task cannot be removed.
+    const second = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(second.code, 2);
+    assert.match(second.stderr, new RegExp(`is running in process ${running.child.pid}\\.\\nLet it finish, or stop it \\("kill ${running.child.pid}"\\)`));
+    const removing = await runCli(['queue', 'remove', '2', '--json'], { cwd: repo, env });
+    assert.equal((JSON.parse(removing.stdout) as { error: { code: string } }).error.code, 'queue_running');
     const answered = await runCli(['queue', 'answer', '1', 'colour: red'], { cwd: repo, env });
     assert.equal(answered.code, 0, answered.stderr);
     assert.match(answered.stderr, new RegExp(`Answered task 1; the queue running in process ${running.child.pid} carries it on\\.`));
