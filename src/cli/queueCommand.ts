@@ -7,6 +7,7 @@ import { openRepository, type Repository } from '../git/repository.js';
 import { removeWorktree } from '../git/worktrees.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
+import { RunNotifier } from '../notify/runNotifier.js';
 import { tasksOfChecklist } from '../queue/checklist.js';
 import { QueueStore, TaskNotFoundError } from '../queue/queueStore.js';
 import { runQueue, type QueueRunStatus } from '../queue/runQueue.js';
@@ -20,6 +21,7 @@ import { openStore } from './openStore.js';
 import { renderQueueHtml, renderQueueMarkdown, taskStateText, taskTitle } from './queueReport.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
 import { prepareRunAsking } from './trustPrompt.js';
+import { notifyFailureText } from './runSetup.js';
 import { UsageError } from './usageError.js';
 
 /**
@@ -196,6 +198,10 @@ async function runTheQueue(repository: Repository, store: QueueStore, options: Q
     return run;
   };
   for (const task of store.read().tasks) if (task.state !== 'finished' && (!only || only.includes(task.id))) await prepare(task, true);
+  // `[notify]` is the global config's alone, so any task's settings carry it.
+  const [anyTask] = prepared.values();
+  const notifier = new RunNotifier(anyTask ? (await anyTask).settings.notify : null, repository.root, (failure) => writeStderr(notifyFailureText(failure)));
+  const sessionOfTask = new Map<number, string>();
   const status: QueueRunStatus = await runFromTerminal(
     { stopping: 'stopping every task of the queue (each carries on from its session at the next "codeloops queue run")', endNow: endLoopsInThisProcessNow },
     ({ signal }) =>
@@ -212,9 +218,26 @@ async function runTheQueue(repository: Repository, store: QueueStore, options: Q
         sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
         worktreesDirectory: worktreesDir(),
         signal,
-        onNotice: announce,
+        onNotice: (notice) => {
+          announce(notice);
+          if (notice.type === 'queue_finished')
+            notifier.send({
+              event: 'queue_finished',
+              session_id: null,
+              project: path.basename(repository.root),
+              outcome: null,
+              summary: queueCountsText(notice),
+            });
+        },
+        // Each task's loop says when it needs an answer and when it ends, as a loop of `codeloops run` does.
+        onEvent: (task, event) => {
+          if (event.type === 'run_started') sessionOfTask.set(task, event.session_id);
+          notifier.observe(event, sessionOfTask.get(task));
+        },
       }),
   );
+  // Bounded by the notify timeout: word of the queue's end goes out before the process does.
+  await notifier.settled();
   return status === 'interrupted' ? EXIT_CODES.interrupted : EXIT_CODES.success;
 }
 
@@ -225,11 +248,7 @@ function configuredAuthor(): GitIdentity | null {
   return match ? { name: match[1]!, email: match[2]! } : null;
 }
 
-/**
- * What the queue tells as it runs, said on stderr. The one place its events leave the
- * queue: `[notify]` hooks here, for `needs_input` (a task waits for an answer) and
- * `queue_finished`.
- */
+/** What the queue tells as it runs, said on stderr (`[notify]` hears its loops' own events and the queue's end). */
 function announce(notice: QueueNotice): void {
   switch (notice.type) {
     case 'task_started':
@@ -243,10 +262,12 @@ function announce(notice: QueueNotice): void {
         `Task ${notice.task} needs your answer: ${sanitizeForTerminal(notice.question)}\n  Answer it: codeloops queue answer ${notice.task} "<your answer>"\n`,
       );
     case 'queue_finished':
-      return writeStderr(
-        `Queue ${notice.interrupted ? 'stopped' : 'done'}: ${notice.finished} finished, ${notice.waiting} waiting for an answer, ${notice.left} left. See: codeloops queue report\n`,
-      );
+      return writeStderr(`Queue ${notice.interrupted ? 'stopped' : 'done'}: ${queueCountsText(notice)}. See: codeloops queue report\n`);
   }
+}
+
+function queueCountsText(notice: Extract<QueueNotice, { type: 'queue_finished' }>): string {
+  return `${notice.finished} finished, ${notice.waiting} waiting for an answer, ${notice.left} left`;
 }
 
 /**

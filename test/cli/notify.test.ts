@@ -129,6 +129,35 @@ describe('[notify]: word when a loop needs you or ends', () => {
     );
   });
 
+  it('a queue run tells of each task as a loop of its own (its end, its question) and of the queue’s end, the project the user’s repository', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const script: AgentScript = { actor: [succeeding.actor![0]!, asking.actor![0]!], critic: [[done('greeting written')], asking.critic![0]!] };
+    const { repo, env } = scriptedCliSetup(script, notifyToml([`webhook = "${hook.url}"`]));
+    for (const prompt of [`Write a greeting. ${PROMPT_MARKER}`, 'Write a farewell']) {
+      const added = await runCli(['queue', 'add', '-p', prompt], { cwd: repo, env });
+      assert.equal(added.code, 0, added.stderr);
+    }
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const project = path.basename(repo);
+    const sent = hook.received.map(({ json }) => json);
+    assert.deepEqual(
+      sent.map(({ event, project: where, outcome }) => [event, where, outcome]),
+      [
+        ['finished', project, 'success'],
+        ['needs_input', project, null],
+        ['finished', project, 'failed'],
+        ['queue_finished', project, null],
+      ],
+    );
+    assert.equal(sent[1]!.question, QUESTION);
+    assert.equal(sent[1]!.session_id, sent[2]!.session_id);
+    assert.notEqual(sent[0]!.session_id, sent[1]!.session_id);
+    assert.equal(sent[3]!.session_id, null);
+    assert.ok(!hook.received.some(({ body }) => body.includes(PROMPT_MARKER) || body.includes('greeting written')), JSON.stringify(sent));
+  });
+
   for (const failure of ['HTTP 500', 'a refused connection', 'a webhook that never answers'] as const) {
     it(`${failure} is logged and changes nothing: the loop succeeds, exit code 0`, async () => {
       const hook = await webhookReceiver(failure === 'HTTP 500' ? 500 : 'hang');
