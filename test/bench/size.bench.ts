@@ -33,7 +33,7 @@ runBenchmark(async () => {
     .split('\n')
     .filter(Boolean)
     .reduce((sum, file) => sum + (fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0), 0);
-  const bundles = ['runner', 'extension', 'webview'].map(bundleAgainstSources);
+  const bundles = ['runner', 'extension', 'chat', 'webview'].map(bundleAgainstSources);
   return {
     name: 'size: the VSIX, and each bundle against the sources it is built from',
     ours: `VSIX ${(vsix / 1024).toFixed(0)} KB; ${bundles.join(', ')}`,
