@@ -16,7 +16,8 @@ import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
 import { COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
 import { HunkLenses } from './review/hunkLenses.js';
-import { acceptChangeCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
+import { acceptChangeCommand, type HunkReview, type ReviewCommandsDeps } from './review/reviewCommands.js';
+import { lazyBundle } from './lazyBundle.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
 import { LoopRegistry } from './runs/loopRegistry.js';
 import { runForecast } from './runs/forecastProcess.js';
@@ -74,7 +75,8 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const tree = new SessionsTreeProvider(library, registry, log, groups);
   const diffs = new DiffOpener(library, () => registry.anyRunning());
   const reviewThreads = new ReviewThreads(library);
-  const hunkLenses = new HunkLenses(library, sidecarDirOf);
+  const hunks = lazyHunkReview(context.extensionPath);
+  const hunkLenses = new HunkLenses(library, sidecarDirOf, hunks);
   const snapshots = new SnapshotContentProvider(library);
   const viewers = new ViewerPanels(context.extensionUri, library, registry, {
     diffs,
@@ -104,7 +106,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     tree.refresh();
   };
   const sessionPorts = { ...editor, store, sidecarDirOf, changed };
-  const review: ReviewCommandsDeps = sessionPorts;
+  const review: ReviewCommandsDeps = { ...sessionPorts, hunks };
   const folderOf = (filePath: string) => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(filePath));
   const timeTravel: TimeTravelDeps<vscode.WorkspaceFolder> = { ...sessionPorts, runs, registry, folderOf };
   const apply: ApplyDeps = { ...sessionPorts, registry };
@@ -154,6 +156,17 @@ function chatFor(
       platformRefusal: unsupportedPlatformMessage(process.platform, 'editor'),
     },
   });
+}
+
+/** The hunk review, read from `dist/review.js` when first used. */
+function lazyHunkReview(extensionPath: string): HunkReview {
+  const load = lazyBundle<HunkReview>(extensionPath, 'review');
+  return {
+    iterationHunks: (...args) => load().iterationHunks(...args),
+    rejectHunk: (...args) => load().rejectHunk(...args),
+    undoRejection: (...args) => load().undoRejection(...args),
+    stageChanges: (...args) => load().stageChanges(...args),
+  };
 }
 
 /** What the views do of themselves as loops run and diffs open. */

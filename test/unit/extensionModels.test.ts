@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { HunkReview } from '../../src/extension/review/reviewCommands.js';
+import { CodeloopsError, failureReportOf, isCodeloopsError } from '../../src/sessionFormat/failures.js';
 import { parseRecordedDiffQuery, parseSnapshotQuery, snapshotQuery } from '../../src/extension/diffs/snapshotUris.js';
 import { spendText } from '../../src/extension/runs/runController.js';
 import { CODEX_FORECAST, SHOP_FORECAST } from '../support/forecastSessions.js';
@@ -266,5 +269,31 @@ describe('the extension manifest', () => {
     assert.match(ignore, /^\*\*$/m);
     assert.match(ignore, /^!dist\/\*\*$/m);
     assert.match(ignore, /^dist\/\*\*\/\*\.map$/m);
+  });
+});
+
+describe('the parts of the extension loaded apart (dist/chat.js, dist/review.js)', () => {
+  it('fail with errors the extension knows by their code: each bundle has its own copy of CodeloopsError', async () => {
+    const review = createRequire(__filename)(path.join(repoRoot(), 'dist', 'review.js')) as HunkReview;
+    const error = await review
+      .rejectHunk({
+        sessionId: 'gone',
+        workingDir: path.join(repoRoot(), 'no-such-folder'),
+        sidecarDir: path.join(repoRoot(), 'no-such-sidecar'),
+        iteration: 1,
+        hunk: 1,
+        reason: null,
+      })
+      .then(
+        () => assert.fail('a folder that is not there has no hunks'),
+        (thrown: unknown) => thrown,
+      );
+    assert.ok(!(error instanceof CodeloopsError), 'another copy of the class');
+    assert.ok(isCodeloopsError(error));
+    assert.deepEqual(failureReportOf(error).code, (error as { code: string }).code);
+    assert.notEqual(failureReportOf(error).code, 'internal');
+    // A system error has a code too, but not one of ours.
+    const missing = await fs.promises.readFile(path.join(repoRoot(), 'no-such-file')).catch((thrown: unknown) => thrown);
+    assert.ok(!isCodeloopsError(missing));
   });
 });

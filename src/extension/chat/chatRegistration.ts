@@ -1,6 +1,6 @@
-import path from 'node:path';
 import * as vscode from 'vscode';
 import { CHAT_PARTICIPANT_ID, MCP_PROVIDER_ID, TOOL_NAMES } from '../ids.js';
+import { lazyBundle } from '../lazyBundle.js';
 import type * as ChatFeatures from './chatFeatures.js';
 import type { ChatOutcomeMetadata, ChatStream } from './chatPorts.js';
 import type { LoopChat, LoopChatDeps } from './loopChat.js';
@@ -27,10 +27,7 @@ export interface ChatRegistration {
  */
 export function registerChat(options: ChatRegistration): vscode.Disposable[] {
   const { deps } = options;
-  let features: typeof ChatFeatures | undefined;
-  // A path the bundler leaves alone: dist/chat.js is its own bundle, read from disk when first needed (require: the extension host loads CommonJS).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const load = (): typeof ChatFeatures => (features ??= require(path.join(options.extensionPath, 'dist', 'chat.js')) as typeof ChatFeatures);
+  const load = lazyBundle<typeof ChatFeatures>(options.extensionPath, 'chat');
   let chat: LoopChat<Folder> | undefined;
   let tools: LoopTools<Folder> | undefined;
   const loopChat = () => (chat ??= new (load().LoopChat)(deps));

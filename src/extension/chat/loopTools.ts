@@ -1,5 +1,5 @@
 import type { AgentKind } from '../../agents/agentKinds.js';
-import { FAILURE_CODES, type FailureCode } from '../../sessionFormat/failures.js';
+import { failureReportOf, type FailureCode } from '../../sessionFormat/failures.js';
 import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { FolderRef } from '../editorPorts.js';
@@ -153,13 +153,12 @@ function failure(code: FailureCode, message: string, details: Readonly<Record<st
   return JSON.stringify({ error: { code, message, details } });
 }
 
-/** A read's answer as JSON, or its failure. The store's errors come from the extension's bundle: known by their code, not their class. */
+/** A read's answer as JSON, or its failure (a session that is not there: `session_not_found`). */
 async function answering(read: () => Promise<unknown>): Promise<string> {
   try {
     return JSON.stringify(await read());
   } catch (error) {
-    const { code, details } = error as { code?: unknown; details?: Readonly<Record<string, unknown>> };
-    const known = typeof code === 'string' && (FAILURE_CODES as readonly string[]).includes(code);
-    return failure(known ? (code as FailureCode) : 'internal', (error as Error).message, known ? (details ?? {}) : {});
+    const { code, message, details } = failureReportOf(error);
+    return failure(code, message, details);
   }
 }
