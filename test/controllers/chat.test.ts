@@ -5,10 +5,10 @@ import { mcpServerDefinition } from '../../src/extension/chat/mcpServerDefinitio
 import { COMMANDS } from '../../src/extension/ids.js';
 import { cliPath } from '../support/cliProcess.js';
 import { FakeCancelToken, FakeChatStream, chatFor, type ChatPart } from '../support/fakeChat.js';
-import { stopRunners } from '../support/processes.js';
+import { runnerSuiteHome } from '../support/processes.js';
 import { CHECKLIST_TASK, UNMET_EVIDENCE, checklistProject } from '../support/requirementsSession.js';
 import { carryOnNaming, configureScriptedAgent, done } from '../support/scriptedAgent.js';
-import { createRepo, isolateHome, removeTempDirs, type IsolatedHome } from '../support/testEnvironment.js';
+import { createRepo } from '../support/testEnvironment.js';
 
 /**
  * `@codeloops` in VS Code's chat and the language model tools, in plain Node: the
@@ -17,14 +17,7 @@ import { createRepo, isolateHome, removeTempDirs, type IsolatedHome } from '../s
  * order, and what its buttons and follow-ups do, is decided here.
  */
 describe('chat: @codeloops and the language model tools (plain Node, the real runner, a stubbed editor)', () => {
-  // A test that fails halfway leaves no runner or agent behind for the tests after it.
-  afterEach(stopRunners);
-  let home: IsolatedHome;
-  before(() => (home = isolateHome()));
-  after(() => {
-    home.restore();
-    removeTempDirs();
-  });
+  const suiteHome = runnerSuiteHome();
 
   const indexOf = (stream: FakeChatStream, test: (part: ChatPart) => boolean) => {
     const index = stream.parts.findIndex(test);
@@ -34,8 +27,8 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   const markdownWith = (pattern: RegExp) => (part: ChatPart) => part.kind === 'markdown' && pattern.test(part.text);
 
   it('/run streams the loop as it happens (iterations, phases, checks, requirements, verdicts, cost, outcome) with its buttons, then offers to review the changes', async () => {
-    const repo = checklistProject(home);
-    const { chat, editor } = chatFor(repo, home.env, { editorSettings: JSON.stringify({ max_cost_usd: 5 }) });
+    const repo = checklistProject(suiteHome());
+    const { chat, editor } = chatFor(repo, suiteHome().env, { editorSettings: JSON.stringify({ max_cost_usd: 5 }) });
     const stream = new FakeChatStream();
     const metadata = await chat.handle({ command: 'run', prompt: CHECKLIST_TASK }, stream, new FakeCancelToken());
     const sessionId = metadata.sessionId!;
@@ -88,9 +81,9 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   });
 
   it('/status shows the running loop; a second /run there is refused; the chat’s stop button interrupts the loop and resuming is offered', async () => {
-    configureScriptedAgent(home.configHome, { actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
+    configureScriptedAgent(suiteHome().configHome, { actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
     const repo = createRepo({ files: { 'README.md': '# project\n' } });
-    const { chat } = chatFor(repo, home.env);
+    const { chat } = chatFor(repo, suiteHome().env);
     const stream = new FakeChatStream();
     const token = new FakeCancelToken();
     const running = chat.handle({ command: 'run', prompt: 'slow work' }, stream, token);
@@ -122,12 +115,12 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   });
 
   it('"Resume with more iterations" carries a session that used its iterations on, streamed like /run', async () => {
-    configureScriptedAgent(home.configHome, {
+    configureScriptedAgent(suiteHome().configHome, {
       actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: 'a.txt', content: 'a, better\n' } }]],
       critic: [[carryOnNaming('not yet')], [done('made a')]],
     });
     const repo = createRepo({ files: { 'README.md': '# project\n' } });
-    const { chat } = chatFor(repo, home.env, { editorSettings: JSON.stringify({ max_iterations: 1 }) });
+    const { chat } = chatFor(repo, suiteHome().env, { editorSettings: JSON.stringify({ max_iterations: 1 }) });
     const first = await chat.handle({ command: 'run', prompt: 'make a' }, new FakeChatStream(), new FakeCancelToken());
     assert.equal(first.status, 'max_iterations_reached');
     const resume = chat.followups(first).find((followup) => followup.label === 'Resume with more iterations')!;
@@ -143,7 +136,7 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
 
   it('/resume and /sessions say what is wrong with what was asked: no session, an unknown one', async () => {
     const repo = createRepo({ files: { 'README.md': '# project\n' } });
-    const { chat } = chatFor(repo, home.env);
+    const { chat } = chatFor(repo, suiteHome().env);
     const usage = new FakeChatStream();
     await chat.handle({ command: 'resume', prompt: '' }, usage, new FakeCancelToken());
     assert.match(usage.text(), /^Name the session to carry on/);
@@ -153,9 +146,9 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   });
 
   it('/sessions lists the recent sessions, each a link that opens its viewer', async () => {
-    configureScriptedAgent(home.configHome, { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done('made a')]] });
+    configureScriptedAgent(suiteHome().configHome, { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done('made a')]] });
     const repo = createRepo({ files: { 'README.md': '# project\n' } });
-    const { chat } = chatFor(repo, home.env);
+    const { chat } = chatFor(repo, suiteHome().env);
     const ran = await chat.handle({ command: 'run', prompt: 'make a' }, new FakeChatStream(), new FakeCancelToken());
     const stream = new FakeChatStream();
     await chat.handle({ command: 'sessions', prompt: '' }, stream, new FakeCancelToken());
@@ -168,9 +161,9 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   });
 
   it('runs no loop in an untrusted workspace: the response says why and offers to manage trust; the tool answers project_untrusted', async () => {
-    configureScriptedAgent(home.configHome, { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] });
+    configureScriptedAgent(suiteHome().configHome, { actor: [[{ write: { path: 'a.txt', content: 'a\n' } }]], critic: [[done()]] });
     const repo = createRepo({ files: { 'README.md': '# project\n' } });
-    const { chat, tools, store } = chatFor(repo, home.env, { trusted: false });
+    const { chat, tools, store } = chatFor(repo, suiteHome().env, { trusted: false });
     const before = (await store.list()).length;
     const stream = new FakeChatStream();
     assert.deepEqual(await chat.handle({ command: 'run', prompt: 'make a' }, stream, new FakeCancelToken()), { command: 'run' });
@@ -183,7 +176,7 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   });
 
   it('without a command, says what it can do and offers to run what was asked', async () => {
-    const { chat } = chatFor(createRepo({ files: { 'README.md': '#\n' } }), home.env);
+    const { chat } = chatFor(createRepo({ files: { 'README.md': '#\n' } }), suiteHome().env);
     const stream = new FakeChatStream();
     const metadata = await chat.handle({ prompt: 'fix the flaky test' }, stream, new FakeCancelToken());
     assert.match(stream.text(), /`\/run <task>`/);
@@ -191,8 +184,8 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   });
 
   it('codeloops_runLoop: the confirmation names the folder, the agents and the guards; the run answers its outcome, verification, summary and session; getSession and listSessions read it', async () => {
-    const repo = checklistProject(home);
-    const { tools, folder } = chatFor(repo, home.env);
+    const repo = checklistProject(suiteHome());
+    const { tools, folder } = chatFor(repo, suiteHome().env);
     const input = { task: CHECKLIST_TASK, maxIterations: 3, checks: ['node --test test/sum.test.js'] };
     const prepared = await tools.prepareRunLoop(input);
     assert.equal(prepared.invocationMessage, `Running a Codeloops loop in ${folder.name}`);
@@ -251,9 +244,9 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
   });
 
   it('codeloops_runLoop refuses a second loop in a folder (loop_running) and stops its loop when the call is cancelled', async () => {
-    configureScriptedAgent(home.configHome, { actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
+    configureScriptedAgent(suiteHome().configHome, { actor: [[{ print: 'slow' }, { sleep: 60_000 }]], critic: [[done()]] });
     const repo = createRepo({ files: { 'README.md': '# project\n' } });
-    const { tools, runs } = chatFor(repo, home.env);
+    const { tools, runs } = chatFor(repo, suiteHome().env);
     const token = new FakeCancelToken();
     const running = tools.runLoop({ task: 'slow work' }, token);
     await new Promise<void>((resolve) => runs.onEvent(({ event }) => event.type === 'agent_event' && resolve()));
