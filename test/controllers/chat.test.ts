@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { MORE_ITERATIONS } from '../../src/extension/chat/loopChat.js';
 import { mcpServerDefinition } from '../../src/extension/chat/mcpServerDefinition.js';
 import { COMMANDS } from '../../src/extension/ids.js';
+import { unsupportedPlatformMessage } from '../../src/process/platformSupport.js';
 import { cliPath } from '../support/cliProcess.js';
 import { FakeCancelToken, FakeChatStream, chatFor, type ChatPart } from '../support/fakeChat.js';
 import { runnerSuiteHome } from '../support/processes.js';
@@ -173,6 +174,16 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     assert.equal(answer.error.code, 'project_untrusted');
     assert.equal((await tools.prepareRunLoop({ task: 'make a' })).confirmationMessages, undefined, 'nothing to confirm');
     assert.equal((await store.list()).length, before, 'no session started');
+  });
+
+  it('runs no loop on a platform loops cannot run on: the response and the tool say where they can', async () => {
+    const refusal = unsupportedPlatformMessage('win32', 'editor')!;
+    const { chat, tools } = chatFor(createRepo({ files: { 'README.md': '#\n' } }), suiteHome().env, { platformRefusal: refusal });
+    const stream = new FakeChatStream();
+    assert.deepEqual(await chat.handle({ command: 'run', prompt: 'make a' }, stream, new FakeCancelToken()), { command: 'run' });
+    assert.match(stream.text(), /^Codeloops runs on Linux and macOS/);
+    const answer = JSON.parse(await tools.runLoop({ task: 'make a' }, new FakeCancelToken()));
+    assert.deepEqual(answer.error, { code: 'platform_unsupported', message: refusal, details: {} });
   });
 
   it('without a command, says what it can do and offers to run what was asked', async () => {

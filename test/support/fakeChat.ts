@@ -71,7 +71,7 @@ export class FakeCancelToken implements CancelToken {
  * stubbed ports: the real runner (dist/cli.js) in `repo`, the one workspace folder,
  * the sessions where the environment says.
  */
-export function chatFor(repo: string, env: Record<string, string>, options: { editorSettings?: string; trusted?: boolean } = {}) {
+export function chatFor(repo: string, env: Record<string, string>, options: { editorSettings?: string; trusted?: boolean; platformRefusal?: string } = {}) {
   const editor = new FakeEditor();
   const folder = folderAt(repo);
   const isTrusted = () => options.trusted ?? true;
@@ -89,7 +89,7 @@ export function chatFor(repo: string, env: Record<string, string>, options: { ed
   const store = new SessionStore(sessionsDir());
   const folderOf = (filePath: string) => (filePath === repo ? folder : undefined);
   const timeTravel = timeTravelFor(editor, runs, { store, folderOf, changed: () => {} });
-  const shared = { runs, isTrusted, store, forecast, platformRefusal: null };
+  const shared = { runs, isTrusted, store, forecast, platformRefusal: options.platformRefusal ?? null };
   const chat = new LoopChat<FolderRef>({ ...shared, starter, folderOf, resume: (sessionId, overrides) => resumeSession(timeTravel, sessionId, overrides) });
   const tools = new LoopTools<FolderRef>({
     ...shared,

@@ -78,7 +78,7 @@ export class LoopTools<F extends FolderRef> {
 
   async runLoop(input: RunLoopInput, token: CancelToken): Promise<string> {
     const refusal = this.refusal();
-    if (refusal) return failure('project_untrusted', refusal.message);
+    if (refusal) return failure(refusal.code, refusal.message);
     const folder = this.folderNamed(input.folder);
     if (!folder) return failure('usage', `No workspace folder ${input.folder === undefined ? 'is open' : `is named ${input.folder}`}.`);
     if (!this.deps.runs.canStartIn(folder)) return failure('loop_running', `A Codeloops loop already runs in ${folder.name}.`);
@@ -115,9 +115,10 @@ export class LoopTools<F extends FolderRef> {
     });
   }
 
-  private refusal(): { message: string } | undefined {
-    if (this.deps.platformRefusal) return { message: this.deps.platformRefusal };
-    return this.deps.isTrusted() ? undefined : { message: UNTRUSTED_LOOPS_TEXT };
+  /** Why no loop may run here at all: the platform, or a workspace the user has not trusted. */
+  private refusal(): { code: FailureCode; message: string } | undefined {
+    if (this.deps.platformRefusal) return { code: 'platform_unsupported', message: this.deps.platformRefusal };
+    return this.deps.isTrusted() ? undefined : { code: 'project_untrusted', message: UNTRUSTED_LOOPS_TEXT };
   }
 
   private folderNamed(name: string | undefined): F | undefined {
