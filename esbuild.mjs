@@ -39,6 +39,9 @@ const builds = [
     inject: [],
     define: { CODELOOPS_VERSION: JSON.stringify(version) },
   },
+  // The MCP server (`codeloops mcp`): the SDK and its full zod in a bundle of their own, which the runner loads only
+  // for that command (src/cli/mcpCommand.ts), so that no other command reads them at its start.
+  { ...node, entryPoints: { mcp: 'src/cli/mcp/mcpServer.ts' }, outdir: 'dist' },
   // The extension host provides `vscode`; everything else is bundled.
   { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
   // What the chat participant and the language model tools run: loaded on their first use, not at activation (chatRegistration.ts).
@@ -104,7 +107,7 @@ if (watch) {
   const results = await Promise.all(builds.map((options) => esbuild.build({ ...options, metafile: true })));
   // What each bundle is made of, for `npm run bench` (its size against its inputs') and for a curious reader.
   fs.mkdirSync('out/meta', { recursive: true });
-  ['runner', 'cli', 'extension', 'chat', 'review', 'webview'].forEach((name, index) =>
+  ['runner', 'cli', 'mcp', 'extension', 'chat', 'review', 'webview'].forEach((name, index) =>
     fs.writeFileSync(`out/meta/${name}.json`, JSON.stringify(results[index].metafile)),
   );
   copyViewerAssets();

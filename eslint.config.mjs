@@ -13,8 +13,23 @@ import codeloops from './eslint-rules/noImportCycles.mjs';
  * higher one means the thing belongs lower (or in sessionFormat/, the home of every
  * record and wire format).
  */
-const LOWER = ['text', 'process', 'files', 'sessionFormat', 'git', 'agents', 'checks', 'budget', 'config', 'critic', 'sessionWriter', 'sessions', 'verify'];
-const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval'];
+const LOWER = [
+  'text',
+  'process',
+  'files',
+  'sessionFormat',
+  'git',
+  'agents',
+  'checks',
+  'budget',
+  'config',
+  'notify',
+  'critic',
+  'sessionWriter',
+  'sessions',
+  'verify',
+];
+const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval', 'queue'];
 const MAY_IMPORT = {
   text: [],
   process: [],
@@ -25,6 +40,8 @@ const MAY_IMPORT = {
   checks: ['text', 'process', 'sessionFormat'],
   budget: ['text', 'sessionFormat'],
   config: ['text', 'files', 'sessionFormat', 'agents', 'checks', 'budget'],
+  // Word sent where the global config's [notify] says: a program run, a webhook posted.
+  notify: ['text', 'process', 'sessionFormat', 'config'],
   critic: ['text', 'sessionFormat', 'agents', 'checks'],
   // The records it appends to are opened as the readers open them (files/regularFile.ts).
   sessionWriter: ['text', 'files', 'sessionFormat'],
@@ -43,6 +60,8 @@ const MAY_IMPORT = {
   sessionBundle: [...LOWER, 'candidates'],
   // Evals run a suite's loops in worktrees as candidates do, then each task's acceptance in a clean one.
   eval: [...LOWER, 'loop', 'candidates'],
+  // A queue of tasks runs each as a loop in its own worktree (as candidates do), resumed after a crash or an answer.
+  queue: [...LOWER, 'loop', 'resume', 'candidates'],
   // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).
   server: ENGINE,
   cli: [...ENGINE, 'server'],

@@ -4,6 +4,7 @@ import { planCandidates } from '../candidates/candidateSpecs.js';
 import { endGroupsInThisProcessNow, runCandidates } from '../candidates/runCandidates.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import { prepareRun, type PreparedRun } from '../loop/prepareRun.js';
+import { RunNotifier } from '../notify/runNotifier.js';
 import { describeGroupEvent } from '../sessionFormat/eventWording.js';
 import type { GroupComparison, GroupStatus } from '../sessionFormat/candidateGroups.js';
 import { groupsDir, worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
@@ -13,9 +14,9 @@ import { renderComparison } from './comparisonText.js';
 import { printGroupPlan } from './dryRunPlan.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { openStore } from './openStore.js';
-import { prepareOrRefuse, readPrompt, reportRefusal, userLayersOf, type RunOptions } from './runSetup.js';
+import { notifyFailureText, prepareOrRefuse, readPrompt, reportRefusal, userLayersOf, type RunOptions } from './runSetup.js';
 import { colorEnabled, writeLines } from './terminal.js';
-import { runFromTerminal } from './terminalRun.js';
+import { runFromTerminal, writeStderr } from './terminalRun.js';
 
 /**
  * `codeloops run --candidates …` / `--parallel N`: a candidate group, one loop per
@@ -79,6 +80,8 @@ async function runGroup(options: RunOptions, group: { prompt: string; base: Prep
       endGroupsInThisProcessNow(status);
     },
   };
+  // Each candidate is a session of its own: word of its question and its end, as for a single loop.
+  const notifier = new RunNotifier(group.base.settings.notify, group.base.repository.root, (failure) => writeStderr(notifyFailureText(failure)));
   // What runCandidates throws, it throws before the group starts (a leftover agent still at work, a worktree folder
   // inside the repository): a refusal, told on stdout like the ones before it.
   return runFromTerminal(terminal, ({ signal, stdoutOpen }) =>
@@ -92,6 +95,7 @@ async function runGroup(options: RunOptions, group: { prompt: string; base: Prep
       store,
       signal,
       onEvent: (event) => {
+        if (event.type === 'candidate_event') notifier.observe(event.event, event.session_id);
         if (options.events === 'ndjson') {
           if (stdoutOpen()) process.stdout.write(JSON.stringify(event) + '\n');
         } else if (!options.quiet) writeLines(process.stderr, describeGroupEvent(event));
@@ -100,10 +104,12 @@ async function runGroup(options: RunOptions, group: { prompt: string; base: Prep
         if (!options.events) process.stderr.write(`warning: ${sanitizeForTerminal(message)}\n`);
       },
     }),
-  ).catch((error: unknown) => {
-    reportRefusal(options, error);
-    throw error;
-  });
+  )
+    .catch((error: unknown) => {
+      reportRefusal(options, error);
+      throw error;
+    })
+    .finally(() => notifier.settled());
 }
 
 /** Interrupted: 130; otherwise the best candidate's outcome, as a single run's exit code. */

@@ -1,6 +1,7 @@
 import { configFilesOf } from '../config/runSettings.js';
 import { endLoopsInThisProcessNow, runLoop, type Continuation } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
+import { RunNotifier } from '../notify/runNotifier.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { describeEvent } from '../sessionFormat/eventWording.js';
 import type { RunEvent, RunSummary } from '../sessionFormat/runEvents.js';
@@ -11,6 +12,7 @@ import { cliHint } from './failureHints.js';
 import { stdinReviewControl } from './reviewControl.js';
 import { reportRefusal, type RunOptions } from './runSetup.js';
 import { writeLines } from './terminal.js';
+import { notifyFailureText } from './runSetup.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
 
 /**
@@ -34,11 +36,13 @@ export async function driveLoop(
     run.prepared.settings.review === 'pause' || answerable
       ? stdinReviewControl({ json: options.events === 'ndjson', sessionId: () => sessionId, say: writeStderr })
       : undefined;
+  const notifier = new RunNotifier(run.prepared.settings.notify, run.prepared.repository.root, (failure) => writeStderr(notifyFailureText(failure)));
   let summary: RunSummary;
   try {
     summary = await runFromTerminal(terminal, ({ signal, stdoutOpen: isOpen }) => {
       stdoutOpen = isOpen;
       const onEvent = (event: RunEvent): void => {
+        notifier.observe(event);
         if (event.type === 'run_started') sessionId = event.session_id;
         if (event.type === 'review_paused') unanswered = event.needs_input?.question;
         if (event.type === 'needs_input_answered' || event.type === 'iteration_started') unanswered = undefined;
@@ -77,6 +81,8 @@ export async function driveLoop(
     throw error;
   } finally {
     control?.close();
+    // Bounded by the notify timeout: word of the end goes out before the process does.
+    await notifier.settled();
   }
   const stoppedAtQuestion = summary.status === 'interrupted' && unanswered !== undefined;
   if ((summary.error_code === 'needs_input' || stoppedAtQuestion) && !options.events && !options.quiet) {

@@ -23,8 +23,8 @@ const OUTCOME_WORDS: Record<EvalOutcome, string> = {
 const BAR_WIDTH = 360;
 const BAR_HEIGHT = 18;
 
-export function renderEvalHtml(results: EvalResults): string {
-  const title = `Eval ${results.suite} (${results.eval_id})`;
+/** A report as one self-contained page under `EVAL_REPORT_CSP` (the queue's report is one too): its title escaped here, its body as given. */
+export function reportPage(title: string, style: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -32,18 +32,27 @@ export function renderEvalHtml(results: EvalResults): string {
 <meta http-equiv="Content-Security-Policy" content="${EVAL_REPORT_CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<style>${style}</style>
 </head>
 <body>
-<h1>Eval <span class="suite">${escapeHtml(results.suite)}</span> <small>${escapeHtml(results.eval_id)}</small></h1>
+${body}
+</body>
+</html>
+`;
+}
+
+export function renderEvalHtml(results: EvalResults): string {
+  const title = `Eval ${results.suite} (${results.eval_id})`;
+  return reportPage(
+    title,
+    STYLE,
+    `<h1>Eval <span class="suite">${escapeHtml(results.suite)}</span> <small>${escapeHtml(results.eval_id)}</small></h1>
 ${outcomesChart(results)}
 ${acceptedRateChart(results.configs)}
 ${configsTable(results)}
 ${pairsSection(results)}
-${runsTable(results)}
-</body>
-</html>
-`;
+${runsTable(results)}`,
+  );
 }
 
 /** A stacked bar per config: how many of its runs ended each way. */

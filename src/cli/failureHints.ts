@@ -52,6 +52,16 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return 'Move it out of the way (it is not a record Codeloops wrote); the next command starts the record afresh.';
     case 'session_exists':
       return 'Those ids are taken here (by a session, a candidate group or their snapshots): "codeloops sessions delete <id>" first to replace a session, or leave them out of the bundle.';
+    case 'task_not_found':
+      return 'Run "codeloops queue list" to see the tasks and their ids.';
+    case 'queue_empty':
+      return typeof details.waiting === 'number' && details.waiting > 0
+        ? 'A task waiting for your answer goes on with: codeloops queue answer <id> "<your answer>" ("codeloops queue list" shows which).'
+        : 'Add one: codeloops queue add -p "<task>" (or --file tasks.md, a Markdown checklist).';
+    case 'queue_running':
+      return typeof details.pid === 'number'
+        ? `Let it finish, or stop it ("kill ${details.pid}"): the next "codeloops queue run" carries on where it stopped.`
+        : undefined;
     default:
       return undefined;
   }

@@ -67,23 +67,28 @@ function agentOptions(command: Command, agentDefault: string): Command {
 
 const MAX_COST_TEXT = 'stop when the agents have cost more than this many dollars, all runs together';
 
-/** What every command that runs a loop takes: agents and models per role, the iteration limit, how to report. */
-function loopOptions(command: Command, texts: { agentDefault: string; maxIterations: string }): Command {
-  return agentOptions(command, texts.agentDefault)
-    .option('-n, --max-iterations <n>', texts.maxIterations, iterationLimit)
+/** A loop's guards: the iteration limit, budgets, checks, stall detection, what the gate judges (a queued task takes them too). */
+function guardOptions(command: Command, maxIterations: string): Command {
+  return command
+    .option('-n, --max-iterations <n>', maxIterations, iterationLimit)
     .option('--max-cost <usd>', MAX_COST_TEXT, positiveNumber)
     .option('--max-tokens <n>', 'stop when the agents have used more tokens than this, all runs together', positiveInteger)
     .option('--max-duration <secs>', 'stop when the loop has run this many seconds', positiveNumber)
     .option('--check <command>', 'a required check: a shell command that must pass before DONE counts (repeatable)', collect)
     .option('--no-checks', 'run no checks, not even the configured ones')
     .option('--stall-after <n>', 'stop after n iterations in a row without progress (0: never)', wholeNumber)
-    .option('--review', 'pause after each iteration that goes on, for your review (config: review = "pause")')
     .option('--no-verify', "do not judge the actor's changes to tests, CI and what the checks run (the checks still gate)")
     .option(
       '--require-evidence',
       'refuse a DONE that nothing verified: no required check passed, the critic ran no command that succeeded (config: [verify] require_evidence)',
     )
-    .option('--allow-test-changes', 'the task is about the tests: removing or skipping some does not refuse DONE (config: [verify] allow_test_changes)')
+    .option('--allow-test-changes', 'the task is about the tests: removing or skipping some does not refuse DONE (config: [verify] allow_test_changes)');
+}
+
+/** What every command that runs a loop takes: agents and models per role, the iteration limit, how to report. */
+function loopOptions(command: Command, texts: { agentDefault: string; maxIterations: string }): Command {
+  return guardOptions(agentOptions(command, texts.agentDefault), texts.maxIterations)
+    .option('--review', 'pause after each iteration that goes on, for your review (config: review = "pause")')
     .option('--trust', "run the project's codeloops.toml commands and checks this once, without asking")
     .option('--json-output', 'print the outcome as one JSON object on stdout')
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
@@ -124,6 +129,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   addSessions(program, lazy);
   addResume(program, lazy);
   addMoves(program, lazy);
+  addQueue(program, lazy);
   addReview(program, lazy);
   addTools(program, lazy);
   return program;
@@ -278,6 +284,42 @@ function addMoves(program: Command, lazy: Lazy): void {
     .action(lazy(() => import('./applyCommand.js'), 'applyCommand'));
 }
 
+/** `codeloops queue …`: a repository's tasks, each a loop on its own branch in its own worktree. */
+function addQueue(program: Command, lazy: Lazy): void {
+  const queue = program.command('queue').description('a queue of tasks, each run as a loop on its own branch (codeloops/<id>-<slug>) in its own worktree');
+  const load = () => import('./queueCommand.js');
+  // Every subcommand works on the queue of a repository; `json` names what --json prints, when it has the option.
+  const inRepository = (command: Command, json?: string): Command => {
+    command.option('-d, --working-dir <dir>', 'the repository (default: the current folder)');
+    return json ? command.option('--json', json) : command;
+  };
+  const trust = "run the project's codeloops.toml commands and checks without asking";
+  const add = inRepository(queue.command('add').description('add a task (or each unchecked item of a Markdown checklist) at the end of the queue'))
+    .option('-p, --prompt <text>', 'the task')
+    .option('--file <file>', 'a Markdown checklist: each unchecked item is a task, the text indented under it its details');
+  guardOptions(agentOptions(add, ''), 'stop after n iterations (0: no limit)')
+    .option('--json', 'print the tasks added as JSON')
+    .action(lazy(load, 'queueAddCommand'));
+  inRepository(queue.command('list').description("the queue's tasks in order: id, state, branch"), 'print JSON').action(lazy(load, 'queueListCommand'));
+  inRepository(queue.command('remove <id>').description('remove a task (its branch and sessions stay)'), 'print JSON').action(lazy(load, 'queueRemoveCommand'));
+  const move = queue.command('move <id> <position>').description('move a task to a position in the queue (1: first); ids do not change');
+  inRepository(move, 'print JSON').action(lazy(load, 'queueMoveCommand'));
+  inRepository(queue.command('run').description('run the tasks not finished, in order; carries on after a crash without running a finished task again'))
+    .option('--jobs <n>', 'tasks at once (default: 1)', positiveInteger)
+    .option('--stack', "start each task's branch from the last successful task's branch (one at a time)")
+    .option('--trust', trust)
+    .action(lazy(load, 'queueRunCommand'));
+  inRepository(queue.command('answer <id> <answer>').description("answer a task's question and carry it on (the running queue does, or this command)"))
+    .option('--trust', trust)
+    .action(lazy(load, 'queueAnswerCommand'));
+  inRepository(
+    queue.command('report').description("what the queue did: each task's outcome, branch, changes, checks, cost; Markdown on stdout"),
+    'print the tasks as JSON instead of Markdown',
+  )
+    .option('--html <file>', 'also write the report as a self-contained HTML page')
+    .action(lazy(load, 'queueReportCommand'));
+}
+
 /** Reviewing a session like a pull request. */
 function addReview(program: Command, lazy: Lazy): void {
   const load = () => import('./reviewCommand.js');
@@ -361,6 +403,11 @@ function addTools(program: Command, lazy: Lazy): void {
     .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
     .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it (an unreadable config included), 2 a usage error.')
     .action(lazy(() => import('./doctorCommand.js'), 'doctorCommand'));
+
+  program
+    .command('mcp')
+    .description('serve MCP over stdio: any agent (Claude Code, Codex, Gemini CLI, Copilot) can run loops, wait for them and read them')
+    .action(lazy(() => import('./mcpCommand.js'), 'mcpCommand'));
 
   program
     .command('init')

@@ -3,8 +3,10 @@ import path from 'node:path';
 import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import type { PrepareOptions, PreparedRun } from '../loop/prepareRun.js';
+import type { NotifyFailure } from '../notify/notify.js';
 import { failureReportOf } from '../sessionFormat/failures.js';
 import { stampEvent } from '../sessionFormat/runEvents.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { UsageError } from './usageError.js';
 
@@ -148,4 +150,9 @@ export function reportRefusal(options: OutputFlags, error: unknown): void {
   } else if (options.events === 'ndjson') {
     process.stdout.write(JSON.stringify(stampEvent({ type: 'run_refused', ...refusal, details: { ...refusal.details } })) + '\n');
   }
+}
+
+/** A notification that did not arrive, as a warning line on stderr: the loop and its outcome go on regardless. */
+export function notifyFailureText(failure: NotifyFailure): string {
+  return `warning: [notify] ${failure.channel}: ${sanitizeForTerminal(failure.message)}\n`;
 }

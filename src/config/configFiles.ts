@@ -8,6 +8,7 @@ import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import { REVIEW_MODES } from '../sessionFormat/reviewRecords.js';
+import { NOTIFY_EVENTS, NOTIFY_INCLUDES, NOTIFY_PLACEHOLDERS, unknownPlaceholders } from '../sessionFormat/notifications.js';
 import * as z from '../sessionFormat/zod.js';
 
 /**
@@ -18,6 +19,7 @@ import * as z from '../sessionFormat/zod.js';
  *   [defaults] agent, model, max_iterations, timeout_secs
  *   [defaults.actor] / [defaults.critic]  agent, model, timeout_secs, args, env, command
  *   [agents.<name>] path, args, env, command
+ *   [notify] command, webhook, on, include, timeout_secs (global only)
  * Project (`codeloops.toml` in the working directory): the same without `defaults`:
  *   agent, model, max_iterations, timeout_secs, [actor], [critic], [agents.<name>]
  */
@@ -142,11 +144,56 @@ export const projectConfigSchema = z.strictObject({
   verify: z.optional(verifyTableSchema),
 });
 
-/** The global file: the project's settings as `[defaults]`, the agents' tables and the prices. */
+/** A webhook's address: http(s) only (a `file:` or `data:` URL is no webhook). */
+const webhookUrl = z.string().check(
+  z.refine((value) => {
+    try {
+      return ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an http:// or https:// URL'),
+);
+
+/** A notifying program's arguments: placeholders only of those that exist. */
+const notifyCommand = z.array(nonEmpty).check(
+  z.minLength(1, 'needs at least the program name'),
+  z.refine(
+    (args) => args.every((argument) => unknownPlaceholders(argument).length === 0),
+    `names an unknown placeholder (expected {${NOTIFY_PLACEHOLDERS.join('}, {')}})`,
+  ),
+);
+
+/**
+ * `[notify]`: word when a loop needs the user, ends, waits for a usage limit, or a
+ * queue is done. Global only: a webhook could send a project's work away, and a command
+ * runs a program, so a cloned repository's file may not set it.
+ */
+export const notifyTableSchema = z.strictObject({
+  /** A program and its arguments, run without a shell, placeholders filled. */
+  command: z.optional(notifyCommand),
+  /** Where a JSON POST goes. */
+  webhook: z.optional(webhookUrl),
+  on: z.optional(z.array(z.enum(NOTIFY_EVENTS))),
+  include: z.optional(z.array(z.enum(NOTIFY_INCLUDES))),
+  /** How long a command or a webhook may take before it is given up (and logged). */
+  timeout_secs: z.optional(positiveSecs),
+});
+export type NotifyTable = z.infer<typeof notifyTableSchema>;
+
+/** `[queue]`: how `codeloops queue` commits a task that succeeded. */
+export const queueTableSchema = z.strictObject({
+  /** `"Name <email>"`: the author and committer of each task's commit, over the user's git identity. */
+  author: z.optional(z.string().check(z.regex(/^[^<>\n]+ <[^<>\s]+>$/, 'must read "Name <email>"'))),
+});
+
+/** The global file: the project's settings as `[defaults]`, the agents' tables, the prices, `[notify]` and `[queue]`. */
 export const globalConfigSchema = z.strictObject({
   defaults: z.optional(z.omit(projectConfigSchema, { agents: true, prices: true })),
   agents: z.optional(agentsTable),
   prices: z.optional(z.record(z.string(), priceTableSchema)),
+  notify: z.optional(notifyTableSchema),
+  queue: z.optional(queueTableSchema),
 });
 
 export type RoleTable = z.infer<typeof roleTableSchema>;
@@ -258,14 +305,20 @@ function describeConfigIssues(issues: readonly z.core.$ZodIssue[]): string {
         return issue.keys.map((name) => `[agents.${name}]: "${name}" is not a known agent (expected one of: ${AGENT_KINDS.join(', ')})`).join('; ');
       }
       if (issue.code === 'unrecognized_keys') {
-        const keys = issue.keys.map((name) => (key ? `${key}.${name}` : name));
-        return `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;
+        // Known in the global file only: a project file (or a suite's config) that sets it is told where it goes.
+        const globalOnly = key === '' && issue.keys.includes('notify');
+        const keys = issue.keys.filter((name) => !(globalOnly && name === 'notify')).map((name) => (key ? `${key}.${name}` : name));
+        const unknown = keys.length > 0 ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}` : '';
+        return globalOnly ? [NOTIFY_IS_GLOBAL, unknown].filter(Boolean).join('; ') : unknown;
       }
       if (issue.code === 'invalid_key') return `${key ? `[${key}] ` : ''}${issue.issues[0]?.message ?? issue.message}`;
       return `${key ? `"${key}"` : 'the file'}: ${issue.message}`;
     })
     .join('; ');
 }
+
+const NOTIFY_IS_GLOBAL =
+  "[notify] can only be set in the global config (~/.config/codeloops/config.toml): a webhook could send a project's work away, and a command runs a program on your machine, so a repository's file may not choose them.";
 
 function firstLine(text: string): string {
   return text.split('\n')[0] ?? text;

@@ -5,6 +5,7 @@ import type { Budget } from '../budget/spendTracker.js';
 import type { ReviewMode } from '../sessionFormat/reviewRecords.js';
 import { timingOf, type CheckSpec } from '../checks/runCheck.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
+import { DEFAULT_NOTIFY_INCLUDE, DEFAULT_NOTIFY_ON, type NotifyEventName, type NotifyInclude } from '../sessionFormat/notifications.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -20,6 +21,7 @@ import {
   type AgentTable,
   type CheckTable,
   type GlobalConfigFile,
+  type NotifyTable,
   type ProjectConfigFile,
   type RoleTable,
   type VerifyTable,
@@ -69,6 +71,19 @@ export interface WorktreeSettings {
   setupTimeoutSecs: number;
 }
 
+/** `[notify]` of the global config, resolved: where word goes, of which events, with what. */
+export interface NotifySettings {
+  /** The program and its arguments, placeholders unfilled; null: none. */
+  command: string[] | null;
+  webhook: string | null;
+  on: readonly NotifyEventName[];
+  include: readonly NotifyInclude[];
+  timeoutSecs: number;
+}
+
+/** A notifying program or webhook that takes longer is given up: the loop's end does not wait for it. */
+export const DEFAULT_NOTIFY_TIMEOUT_SECS = 10;
+
 export interface RunSettings {
   actor: RoleSettings;
   critic: RoleSettings;
@@ -84,6 +99,8 @@ export interface RunSettings {
   worktree: WorktreeSettings;
   /** What the actor may not weaken; null: not verified (`--no-verify`). */
   verify: VerifySettings | null;
+  /** `[notify]`, from the global config only; null: nothing is sent. */
+  notify: NotifySettings | null;
   /** The config files that were read, lowest precedence first. */
   sources: string[];
 }
@@ -119,6 +136,8 @@ export interface ConfigLayer {
   verify?: VerifyTable;
   /** No verification of protected files (`--no-verify`); the checks still gate. */
   noVerify?: boolean;
+  /** `[notify]`: only the global file's layer has one (a project's is refused when read). */
+  notify?: NotifyTable;
 }
 
 /** Command-line flags, the highest layer. */
@@ -179,6 +198,7 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
     agents: file.agents,
     worktree: defaults.worktree,
     verify: defaults.verify,
+    notify: file.notify,
   };
 }
 
@@ -330,6 +350,10 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
       setupTimeoutSecs: pick((layer) => layer.worktree?.setup_timeout_secs)?.value ?? DEFAULT_SETUP_TIMEOUT_SECS,
     },
     verify: resolveVerify(layersLowToHigh, pick),
+    notify: resolveNotify(
+      pick((layer) => layer.notify),
+      workingDir,
+    ),
     sources: layersLowToHigh.map((layer) => layer.source),
   };
 }
@@ -381,6 +405,21 @@ function resolveRole(role: Role, layersLowToHigh: readonly ConfigLayer[], pick: 
     command: command ? [locate(command.value[0]!, command.layer), ...command.value.slice(1)] : null,
     binaryPath: binaryPath ? locate(binaryPath.value, binaryPath.layer) : null,
     binarySetting,
+  };
+}
+
+/** `[notify]` with its defaults; null when it sends nowhere (no command, no webhook). */
+function resolveNotify(picked: { value: NotifyTable; layer: ConfigLayer } | undefined, workingDir: string): NotifySettings | null {
+  const table = picked?.value;
+  if (!table || (table.command === undefined && table.webhook === undefined)) return null;
+  const [program, ...args] = table.command ?? [];
+  return {
+    // A program named with a path is the one beside the global config, as for an agent's `command`.
+    command: program === undefined ? null : [locateProgram(program, picked.layer.baseDir ?? workingDir), ...args],
+    webhook: table.webhook ?? null,
+    on: table.on ?? DEFAULT_NOTIFY_ON,
+    include: table.include ?? DEFAULT_NOTIFY_INCLUDE,
+    timeoutSecs: table.timeout_secs ?? DEFAULT_NOTIFY_TIMEOUT_SECS,
   };
 }
 

@@ -27,13 +27,17 @@ export interface WorktreeEntry {
  */
 const adding = new Map<string, Promise<void>>();
 
-/** Checks `commit` out, detached, into a new worktree at `worktreePath` (a folder that must not exist yet). */
-export async function addWorktree(repository: Repository, worktreePath: string, commit: string): Promise<void> {
+/**
+ * Checks `commit` out, detached, into a new worktree at `worktreePath` (a folder that
+ * must not exist yet); or, given `{ branch }`, that existing branch (a queue's task works on its own).
+ */
+export async function addWorktree(repository: Repository, worktreePath: string, commit: string | { branch: string }): Promise<void> {
   // The attributes file is in the shared git folder (`<common>/info/attributes`), whichever worktree opened it.
   const shared = path.dirname(path.dirname(repository.attributesFile));
   const add = async () => {
     fs.mkdirSync(path.dirname(worktreePath), { recursive: true, mode: 0o700 });
-    await gitBytes(repository.root, ['worktree', 'add', '--detach', '--quiet', worktreePath, commit]);
+    const what = typeof commit === 'string' ? ['--detach', worktreePath, commit] : [worktreePath, commit.branch];
+    await gitBytes(repository.root, ['worktree', 'add', '--quiet', ...what]);
   };
   const added = (adding.get(shared) ?? Promise.resolve()).then(add);
   const settled = added.catch(() => undefined);

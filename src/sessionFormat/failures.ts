@@ -72,6 +72,14 @@ export const FAILURE_CODES = [
   'bundle_invalid',
   /** Import: a session of the bundle is already here. */
   'session_exists',
+  /** `codeloops queue`: no task of that id in the repository's queue. */
+  'task_not_found',
+  /** `codeloops queue run` or `report`: the repository's queue has no task (to run). */
+  'queue_empty',
+  /** `codeloops queue`: the task's branch (`codeloops/<id>-<slug>`) already exists and is never overwritten: that task is refused. */
+  'branch_exists',
+  /** `codeloops queue`: another process runs this repository's queue (`details.pid`), or a task is running and cannot be changed now. */
+  'queue_running',
   /** Codeloops does not run on this platform (a native Windows): it says where it does. */
   'platform_unsupported',
   /** The runner itself failed: a bug. */

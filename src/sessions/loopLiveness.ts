@@ -26,14 +26,19 @@ export interface SessionStartFacts {
 }
 
 export function isLoopRunning(session: SessionStartFacts): boolean {
+  return loopRunnerPid(session) !== undefined;
+}
+
+/** The pid of the runner running the session's loop now (the one to signal to interrupt it), or undefined when none does. */
+export function loopRunnerPid(session: SessionStartFacts): number | undefined {
   const gitDir = findGitDir(session.working_dir);
-  if (!gitDir) return false;
+  if (!gitDir) return undefined;
   const text = readSmallFile(path.join(gitDir, LOCK_FILE_NAME));
   const owner = text === undefined ? undefined : parseLockOwner(text);
-  if (!owner || !isProcessAlive(owner.pid)) return false;
+  if (!owner || !isProcessAlive(owner.pid)) return undefined;
   const started = Date.parse(session.timestamp);
   const locked = Date.parse(owner.startedAt);
-  return started >= locked - CLOCK_SLACK_MS && started - locked <= LOCK_TO_START_MAX_MS;
+  return started >= locked - CLOCK_SLACK_MS && started - locked <= LOCK_TO_START_MAX_MS ? owner.pid : undefined;
 }
 
 /** `.git` of the repository holding `workingDir`: a folder, or a file pointing to one (worktrees, submodules). */

@@ -33,6 +33,7 @@ const BENCHMARKS = [
   'bundleImport',
   'evalOverhead',
   'evalJobs',
+  'queueOverhead',
 ];
 
 /** Runs a benchmark's own bundle (the flags as `npm run bench` gives them: gc for the memory figures, source maps for the stacks). */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MORE_ITERATIONS } from '../../src/extension/chat/loopChat.js';
 import { mcpServerDefinition } from '../../src/extension/chat/mcpServerDefinition.js';
 import { COMMANDS } from '../../src/extension/ids.js';
@@ -266,7 +267,7 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     assert.equal(JSON.parse(await running).outcome, 'interrupted');
   });
 
-  it('offers `node dist/cli.js mcp` as the MCP server: the bundled CLI, run by the editor’s Node', () => {
+  it('offers `node dist/cli.js mcp` as the MCP server: the bundled CLI run by the editor’s Node, a server an MCP client can list the tools of', async () => {
     const definition = mcpServerDefinition({ cliPath: cliPath(), nodePath: process.execPath, version: '1.2.3' });
     assert.deepEqual(definition, {
       label: 'Codeloops',
@@ -275,6 +276,27 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
       env: { ELECTRON_RUN_AS_NODE: '1' },
       version: '1.2.3',
     });
-    assert.ok(fs.existsSync(definition.args[0]!), 'the CLI it runs is there');
+    // Started as VS Code starts a stdio server: the command, its arguments, the extension host's environment and the definition's.
+    const client = new Client({ name: 'vscode-as-a-client', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: definition.command,
+        args: definition.args,
+        env: { ...(process.env as Record<string, string>), ...suiteHome().env, ...definition.env },
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((tool) => tool.name).sort(), [
+        'get_session',
+        'interrupt_session',
+        'list_sessions',
+        'review_session',
+        'run_loop',
+        'wait_session',
+      ]);
+    } finally {
+      await client.close();
+    }
   });
 });

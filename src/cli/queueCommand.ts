@@ -1,0 +1,303 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { globalConfigPath, globalConfigSchema, readConfigFile } from '../config/configFiles.js';
+import type { FlagOverrides } from '../config/runSettings.js';
+import type { GitIdentity } from '../git/branches.js';
+import { openRepository, type Repository } from '../git/repository.js';
+import { removeWorktree } from '../git/worktrees.js';
+import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
+import type { PreparedRun } from '../loop/prepareRun.js';
+import { tasksOfChecklist } from '../queue/checklist.js';
+import { QueueStore, TaskNotFoundError } from '../queue/queueStore.js';
+import { runQueue, type QueueRunStatus } from '../queue/runQueue.js';
+import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
+import type { QueueNotice, QueueTask, TaskFlags } from '../sessionFormat/queueRecords.js';
+import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
+import { EXIT_CODES } from './exitCodes.js';
+import { openStore } from './openStore.js';
+import { renderQueueHtml, renderQueueMarkdown, taskStateText, taskTitle } from './queueReport.js';
+import { runFromTerminal, writeStderr } from './terminalRun.js';
+import { prepareRunAsking } from './trustPrompt.js';
+import { UsageError } from './usageError.js';
+
+/**
+ * `codeloops queue add|list|remove|move|run|answer|report`: a repository's queue of
+ * tasks, each a loop on its own branch in its own worktree (see `queue/runQueue.ts`);
+ * the queue itself is `queue/queueStore.ts`, shared with the editor.
+ */
+
+interface QueueOptions {
+  workingDir?: string;
+  json?: boolean;
+}
+
+export interface QueueAddOptions extends QueueOptions, FlagOverrides {
+  prompt?: string;
+  file?: string;
+}
+
+async function openQueue(options: QueueOptions): Promise<{ repository: Repository; store: QueueStore }> {
+  const repository = await openRepository(path.resolve(options.workingDir ?? process.cwd()));
+  return { repository, store: QueueStore.of(repository) };
+}
+
+/** A task id as typed: a positive whole number. */
+function taskId(typed: string): number {
+  if (!/^[1-9]\d*$/.test(typed)) throw new TaskNotFoundError(typed);
+  return Number(typed);
+}
+
+const FLAG_KEYS = [
+  'agent',
+  'actorAgent',
+  'criticAgent',
+  'model',
+  'actorModel',
+  'criticModel',
+  'maxIterations',
+  'check',
+  'checks',
+  'maxCost',
+  'maxTokens',
+  'maxDuration',
+  'stallAfter',
+  'verify',
+  'allowTestChanges',
+  'requireEvidence',
+] as const satisfies readonly (keyof TaskFlags & keyof FlagOverrides)[];
+
+/** The run flags given, as the task keeps them (commander's defaults for `--no-…` flags left out). */
+function taskFlagsOf(options: FlagOverrides): TaskFlags {
+  const flags: Record<string, unknown> = {};
+  for (const key of FLAG_KEYS) if (options[key] !== undefined) flags[key] = options[key];
+  if (flags.checks === true) delete flags.checks;
+  if (flags.verify === true) delete flags.verify;
+  return flags as TaskFlags;
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n');
+}
+
+export async function queueAddCommand(options: QueueAddOptions): Promise<number> {
+  if ((options.prompt === undefined) === (options.file === undefined))
+    throw new UsageError('Give the task with -p "<task>", or --file <checklist.md>; one of them.');
+  let prompts: string[];
+  if (options.prompt !== undefined) {
+    if (options.prompt.trim() === '') throw new UsageError('The task given with -p is empty.');
+    prompts = [options.prompt];
+  } else {
+    let text: string;
+    try {
+      text = fs.readFileSync(path.resolve(options.file!), 'utf8');
+    } catch (error) {
+      throw new UsageError(`Cannot read ${options.file}: ${(error as Error).message}`);
+    }
+    prompts = tasksOfChecklist(text);
+    if (prompts.length === 0) throw new UsageError(`${options.file} has no unchecked item ("- [ ] …"): nothing to add.`);
+  }
+  const { store } = await openQueue(options);
+  const flags = taskFlagsOf(options);
+  const added = await store.add(prompts.map((prompt) => ({ prompt, flags })));
+  if (options.json) printJson({ added: added.map(taskJson) });
+  else for (const task of added) process.stdout.write(`Added task ${task.id}: ${sanitizeForTerminal(taskTitle(task))} (branch ${task.branch})\n`);
+  return EXIT_CODES.success;
+}
+
+/** A task as `--json` prints it: the record as stored. */
+function taskJson(task: QueueTask): QueueTask {
+  return task;
+}
+
+export async function queueListCommand(options: QueueOptions): Promise<number> {
+  const { store } = await openQueue(options);
+  const queue = store.read();
+  if (options.json) {
+    printJson({ repository: queue.repository, base_commit: queue.base_commit, running_pid: store.runnerPid(), tasks: queue.tasks.map(taskJson) });
+    return EXIT_CODES.success;
+  }
+  if (queue.tasks.length === 0) {
+    process.stdout.write('The queue is empty. Add a task: codeloops queue add -p "<task>"\n');
+    return EXIT_CODES.success;
+  }
+  const rows = queue.tasks.map((task, index) => [String(index + 1), String(task.id), taskStateText(task), task.branch, taskTitle(task)]);
+  const headers = ['#', 'ID', 'STATE', 'BRANCH', 'TASK'];
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => row[column]!.length)));
+  for (const row of [headers, ...rows])
+    process.stdout.write(
+      sanitizeForTerminal(
+        row
+          .map((cell, column) => cell.padEnd(widths[column]!))
+          .join('  ')
+          .trimEnd(),
+      ) + '\n',
+    );
+  return EXIT_CODES.success;
+}
+
+export async function queueRemoveCommand(typedId: string, options: QueueOptions): Promise<number> {
+  const id = taskId(typedId);
+  const { repository, store } = await openQueue(options);
+  const removed = await store.change((queue) => {
+    const index = queue.tasks.findIndex((task) => task.id === id);
+    if (index < 0) throw new TaskNotFoundError(id);
+    const task = queue.tasks[index]!;
+    if (task.state === 'running' && store.runnerPid() !== null)
+      throw new CodeloopsError('queue_running', `Task ${id} is running; it can be removed once it has ended.`, { id, pid: store.runnerPid() });
+    queue.tasks.splice(index, 1);
+    return task;
+  });
+  // Its worktree goes with it; its branch and sessions stay.
+  if (removed.worktree) await removeWorktree(repository, removed.worktree).catch(() => undefined);
+  if (options.json) printJson({ removed: taskJson(removed) });
+  else process.stdout.write(`Removed task ${id}: ${sanitizeForTerminal(taskTitle(removed))}\n`);
+  return EXIT_CODES.success;
+}
+
+export async function queueMoveCommand(typedId: string, typedPosition: string, options: QueueOptions): Promise<number> {
+  const id = taskId(typedId);
+  if (!/^[1-9]\d*$/.test(typedPosition)) throw new UsageError(`The position "${typedPosition}" is not a position in the queue (1 is the first).`);
+  const { store } = await openQueue(options);
+  const position = await store.change((queue) => {
+    const index = queue.tasks.findIndex((task) => task.id === id);
+    if (index < 0) throw new TaskNotFoundError(id);
+    const to = Math.min(Number(typedPosition), queue.tasks.length);
+    const [task] = queue.tasks.splice(index, 1);
+    queue.tasks.splice(to - 1, 0, task!);
+    return to;
+  });
+  if (options.json) printJson({ id, position });
+  else process.stdout.write(`Moved task ${id} to position ${position}.\n`);
+  return EXIT_CODES.success;
+}
+
+export interface QueueRunOptions extends QueueOptions {
+  jobs?: number;
+  stack?: boolean;
+  trust?: boolean;
+}
+
+export async function queueRunCommand(options: QueueRunOptions): Promise<number> {
+  if (options.stack && options.jobs !== undefined && options.jobs > 1)
+    throw new UsageError('--stack runs each task from the one before it: one at a time, so not with --jobs above 1.');
+  const { repository, store } = await openQueue(options);
+  return runTheQueue(repository, store, options);
+}
+
+/**
+ * Runs the queue (all of it, or `only` some tasks), telling what happens on stderr.
+ * Every task's agents and config are checked before the first starts (asking to trust
+ * the project file at a terminal); a task added meanwhile is checked when it starts.
+ */
+async function runTheQueue(repository: Repository, store: QueueStore, options: QueueRunOptions, only?: number[]): Promise<number> {
+  const prepared = new Map<number, Promise<PreparedRun>>();
+  const prepare = (task: QueueTask, interactive: boolean): Promise<PreparedRun> => {
+    const known = prepared.get(task.id);
+    if (known) return known;
+    const run = prepareRunAsking({ workingDir: repository.root, flags: task.flags as FlagOverrides, userLayers: [], trust: options.trust }, interactive);
+    prepared.set(task.id, run);
+    return run;
+  };
+  for (const task of store.read().tasks) if (task.state !== 'finished' && (!only || only.includes(task.id))) await prepare(task, true);
+  const status: QueueRunStatus = await runFromTerminal(
+    { stopping: 'stopping every task of the queue (each carries on from its session at the next "codeloops queue run")', endNow: endLoopsInThisProcessNow },
+    ({ signal }) =>
+      runQueue({
+        store,
+        repository,
+        prepared: (task) => prepare(task, false),
+        jobs: options.jobs ?? 1,
+        stack: Boolean(options.stack),
+        only,
+        author: configuredAuthor(),
+        sessionStore: openStore(),
+        sessionsDirectory: sessionsDir(),
+        sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
+        worktreesDirectory: worktreesDir(),
+        signal,
+        onNotice: announce,
+      }),
+  );
+  return status === 'interrupted' ? EXIT_CODES.interrupted : EXIT_CODES.success;
+}
+
+/** `[queue] author` in the global config, `"Name <email>"`. */
+function configuredAuthor(): GitIdentity | null {
+  const author = readConfigFile(globalConfigPath(), globalConfigSchema)?.queue?.author;
+  const match = author ? /^(.+) <(.+)>$/.exec(author) : null;
+  return match ? { name: match[1]!, email: match[2]! } : null;
+}
+
+/**
+ * What the queue tells as it runs, said on stderr. The one place its events leave the
+ * queue: `[notify]` hooks here, for `needs_input` (a task waits for an answer) and
+ * `queue_finished`.
+ */
+function announce(notice: QueueNotice): void {
+  switch (notice.type) {
+    case 'task_started':
+      return writeStderr(`Task ${notice.task}: ${notice.resumed ? 'carrying on' : 'started'} on ${notice.branch}\n`);
+    case 'task_finished': {
+      const error = notice.error && notice.outcome !== 'success' ? `: ${sanitizeForTerminal(notice.error)}` : '';
+      return writeStderr(`Task ${notice.task}: ${notice.outcome}${error}\n`);
+    }
+    case 'needs_input':
+      return writeStderr(
+        `Task ${notice.task} needs your answer: ${sanitizeForTerminal(notice.question)}\n  Answer it: codeloops queue answer ${notice.task} "<your answer>"\n`,
+      );
+    case 'queue_finished':
+      return writeStderr(
+        `Queue ${notice.interrupted ? 'stopped' : 'done'}: ${notice.finished} finished, ${notice.waiting} waiting for an answer, ${notice.left} left. See: codeloops queue report\n`,
+      );
+  }
+}
+
+/**
+ * `queue answer <id> "…"`: the answer is recorded with the task. A `queue run` running
+ * now carries the task on as soon as it has a free slot; when none runs, this command
+ * carries it on itself (that task only), as `queue run` would.
+ */
+export async function queueAnswerCommand(typedId: string, answer: string, options: QueueRunOptions): Promise<number> {
+  const id = taskId(typedId);
+  if (answer.trim() === '') throw new UsageError('The answer is empty.');
+  const { repository, store } = await openQueue(options);
+  const runner = await store
+    .changeTask(id, (task) => {
+      if (task.state !== 'needs_input' && task.state !== 'answered')
+        throw new CodeloopsError('usage', `Task ${id} is not waiting for an answer (it is ${taskStateText(task)}).`, { id, state: task.state });
+      task.state = 'answered';
+      task.answer = answer.trim();
+    })
+    .then(() => store.runnerPid());
+  if (runner !== null) {
+    writeStderr(`Answered task ${id}; the queue running in process ${runner} carries it on.\n`);
+    return EXIT_CODES.success;
+  }
+  writeStderr(`Answered task ${id}; carrying it on.\n`);
+  try {
+    return await runTheQueue(repository, store, options, [id]);
+  } catch (error) {
+    // A `queue run` started meanwhile: it carries the task on.
+    if (error instanceof CodeloopsError && error.code === 'queue_running') return EXIT_CODES.success;
+    throw error;
+  }
+}
+
+export interface QueueReportOptions extends QueueOptions {
+  html?: string;
+}
+
+export async function queueReportCommand(options: QueueReportOptions): Promise<number> {
+  const { store } = await openQueue(options);
+  const queue = store.read();
+  if (queue.tasks.length === 0) throw new CodeloopsError('queue_empty', `The queue of ${queue.repository} has no task.`, {});
+  if (options.json) printJson({ repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks.map(taskJson) });
+  else process.stdout.write(renderQueueMarkdown(queue));
+  if (options.html !== undefined) {
+    fs.writeFileSync(options.html, renderQueueHtml(queue));
+    writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);
+  }
+  return EXIT_CODES.success;
+}

@@ -1,0 +1,142 @@
+import path from 'node:path';
+import { FAILURE_CODES } from './failures.js';
+import { dataHome, type Environment } from './sessionFiles.js';
+import { OUTCOMES } from './sessionLines.js';
+import { VERIFICATIONS } from './verification.js';
+import * as z from './zod.js';
+
+/**
+ * A queue of tasks (`codeloops queue …`): one per repository, `queues/<key>.json` in
+ * the data folder beside the sessions, rewritten whole and renamed into place at every
+ * change. Each task is a loop on its own branch, `codeloops/<id>-<slug>`, in its own
+ * worktree; ids are given when a task is added (1, 2, 3…) and never reused. The CLI
+ * and the editor's Queue view read and change it through `src/queue/`.
+ */
+
+/**
+ * Where a task is: `queued` (not started, or to be carried on: a task whose run was
+ * stopped or crashed is resumed from its session when it can be), `running`,
+ * `needs_input` (its loop asked a question: it waits for `queue answer`, its worktree
+ * kept), `answered` (to be carried on with the answer), `finished` (never run again;
+ * `outcome` says how).
+ */
+export const TASK_STATES = ['queued', 'running', 'needs_input', 'answered', 'finished'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+/** How a finished task ended: its loop's outcome, or `refused` (its branch existed: `branch_exists`). */
+export const TASK_OUTCOMES = [...OUTCOMES, 'refused'] as const;
+export type TaskOutcome = (typeof TASK_OUTCOMES)[number];
+
+/** The run flags a task was added with (agents, models, guards), as `FlagOverrides` names them. */
+export const taskFlagsSchema = z.object({
+  agent: z.optional(z.string()),
+  actorAgent: z.optional(z.string()),
+  criticAgent: z.optional(z.string()),
+  model: z.optional(z.string()),
+  actorModel: z.optional(z.string()),
+  criticModel: z.optional(z.string()),
+  maxIterations: z.optional(z.number()),
+  check: z.optional(z.array(z.string())),
+  checks: z.optional(z.boolean()),
+  maxCost: z.optional(z.number()),
+  maxTokens: z.optional(z.number()),
+  maxDuration: z.optional(z.number()),
+  stallAfter: z.optional(z.number()),
+  verify: z.optional(z.boolean()),
+  allowTestChanges: z.optional(z.boolean()),
+  requireEvidence: z.optional(z.boolean()),
+});
+export type TaskFlags = z.infer<typeof taskFlagsSchema>;
+
+/** What a task's loop left, for `queue report`: read once when it ends. */
+export const taskResultSchema = z.object({
+  summary: z.nullable(z.string()),
+  verification: z.nullable(z.enum(VERIFICATIONS)),
+  iterations: z.number(),
+  total_cost_usd: z.nullable(z.number()),
+  duration_secs: z.number(),
+  error: z.nullable(z.string()),
+  error_code: z.nullable(z.enum(FAILURE_CODES)),
+  /** Between the task's start commit and its branch's commit (a success), or the tree its loop left. */
+  files_changed: z.nullable(z.number()),
+  insertions: z.nullable(z.number()),
+  deletions: z.nullable(z.number()),
+  /** The checks on the last tree that ran them. */
+  checks: z.array(z.object({ name: z.string(), passed: z.boolean(), required: z.boolean() })),
+  /** The critic's findings it had not resolved when the loop ended. */
+  open_findings: z.array(z.object({ id: z.string(), file: z.nullable(z.string()), line: z.nullable(z.int()), message: z.string() })),
+});
+export type TaskResult = z.infer<typeof taskResultSchema>;
+
+export const queueTaskSchema = z.object({
+  id: z.int(),
+  prompt: z.string(),
+  branch: z.string(),
+  flags: taskFlagsSchema,
+  state: z.enum(TASK_STATES),
+  added_at: z.string(),
+  started_at: z.nullable(z.string()),
+  finished_at: z.nullable(z.string()),
+  /** The commit its branch starts from (the queue's base, or with `--stack` the last successful task's branch), once started. */
+  start_commit: z.nullable(z.string()),
+  /** Every session its loop ran, oldest first (a resumed run adds one). */
+  session_ids: z.array(z.string()),
+  /** Its worktree while it has one (running, waiting for an answer, or stopped before the end). */
+  worktree: z.nullable(z.string()),
+  outcome: z.nullable(z.enum(TASK_OUTCOMES)),
+  /** The commit made on its branch when it ended `success`. */
+  commit: z.nullable(z.string()),
+  /** The question its loop waits on (`needs_input`), and the answer given. */
+  question: z.nullable(z.string()),
+  answer: z.nullable(z.string()),
+  result: z.nullable(taskResultSchema),
+});
+export type QueueTask = z.infer<typeof queueTaskSchema>;
+
+export const queueFileSchema = z.object({
+  version: z.literal(1),
+  /** The repository's top folder (its main worktree) and its shared git folder, which keys the queue. */
+  repository: z.string(),
+  git_common_dir: z.string(),
+  next_id: z.int(),
+  /** The commit HEAD was at when `queue run` first started: every branch starts there (unless `--stack`). */
+  base_commit: z.nullable(z.string()),
+  tasks: z.array(queueTaskSchema),
+});
+export type QueueFile = z.infer<typeof queueFileSchema>;
+
+/** `$XDG_DATA_HOME/codeloops/queues`: one `<key>.json` per repository, with its lock files. */
+export function queuesDir(env: Environment = process.env): string {
+  return path.join(dataHome(env), 'codeloops', 'queues');
+}
+
+/** A task's slug: the first words of its prompt's first line, lower case, letters and digits joined by `-`, at most 40 characters. */
+export function taskSlug(prompt: string): string {
+  const title = prompt.split('\n').find((line) => line.trim() !== '') ?? '';
+  const words = title
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .filter(Boolean);
+  let slug = '';
+  for (const word of words) {
+    const next = slug ? `${slug}-${word}` : word;
+    if (next.length > 40) break;
+    slug = next;
+  }
+  return slug || 'task';
+}
+
+/** `codeloops/<id>-<slug>`. */
+export function taskBranch(id: number, prompt: string): string {
+  return `codeloops/${id}-${taskSlug(prompt)}`;
+}
+
+/** What a queue tells as it runs, to whoever listens: a surface's notifications, `[notify]`. */
+export type QueueNotice =
+  | { type: 'task_started'; task: number; branch: string; resumed: boolean }
+  | { type: 'task_finished'; task: number; outcome: TaskOutcome; branch: string; session_id: string | null; error: string | null }
+  | { type: 'needs_input'; task: number; session_id: string | null; question: string }
+  | { type: 'queue_finished'; finished: number; waiting: number; left: number; interrupted: boolean };

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { groupComparisonSchema } from '../../src/sessionFormat/candidateGroups.js';
+import { runSummarySchema } from '../../src/sessionFormat/runEvents.js';
+import { runCli } from '../support/cliProcess.js';
+import { stopRunners } from '../support/processes.js';
+import { decision, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
+import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+
+/** In the prompt and in the agents' output: neither may ever leave the machine in a notification. */
+const PROMPT_MARKER = 'PROMPT-MARKER-7f3a';
+const OUTPUT_MARKER = 'AGENT-OUTPUT-MARKER-c41d';
+const QUESTION = 'Should the greeting be formal or casual?';
+
+const succeeding: AgentScript = {
+  actor: [[{ write: { path: 'greeting.txt', content: 'Hi\n' } }, { print: `Wrote it. ${OUTPUT_MARKER}` }]],
+  critic: [[done('greeting written')]],
+};
+const asking: AgentScript = {
+  actor: [[{ write: { path: 'greeting.txt', content: 'Hi\n' } }], [{ write: { path: 'greeting.txt', content: 'Good day\n' } }]],
+  critic: [[decision({ type: 'blocked', question: QUESTION })], [done('formal greeting')]],
+};
+
+interface Received {
+  body: string;
+  json: Record<string, unknown>;
+}
+
+/** A webhook on 127.0.0.1 that keeps every body it is sent and answers as told (`hang`: never). */
+async function webhookReceiver(answer: number | 'hang' = 204) {
+  const received: Received[] = [];
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      received.push({ body, json: JSON.parse(body) as Record<string, unknown> });
+      if (answer !== 'hang') response.writeHead(answer).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/secret-token`;
+  return {
+    url,
+    received,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+const notifyToml = (lines: string[]) => `\n[notify]\n${lines.join('\n')}\n`;
+
+describe('[notify]: word when a loop needs you or ends', () => {
+  const servers: { close: () => Promise<void> }[] = [];
+  afterEach(async () => {
+    await stopRunners();
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  after(removeTempDirs);
+
+  it('a webhook gets "finished" with the session, the project and the outcome, and nothing of the prompt, the summary or the agents’ output by default', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${hook.url}"`]));
+    const run = await runCli(['-p', `Write a greeting. ${PROMPT_MARKER}`, '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const summary = runSummarySchema.parse(JSON.parse(run.stdout));
+    assert.equal(hook.received.length, 1, JSON.stringify(hook.received));
+    assert.deepEqual(hook.received[0]!.json, { event: 'finished', session_id: summary.session_id, project: path.basename(repo), outcome: 'success' });
+    for (const { body } of hook.received) {
+      for (const secret of [PROMPT_MARKER, OUTPUT_MARKER, 'greeting written']) assert.ok(!body.includes(secret), `sent "${secret}": ${body}`);
+    }
+  });
+
+  it('include = ["summary", "question"] adds them: the question when the loop needs you, the critic’s summary at the end (run, then resume)', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const { repo, env } = scriptedCliSetup(asking, notifyToml([`webhook = "${hook.url}"`, 'include = ["summary", "question"]']));
+    const asked = await runCli(['-p', `Write a greeting. ${PROMPT_MARKER}`, '--json-output'], { cwd: repo, env });
+    assert.equal(asked.code, 2, asked.stderr);
+    const first = runSummarySchema.parse(JSON.parse(asked.stdout));
+    const project = path.basename(repo);
+    assert.deepEqual(
+      hook.received.map(({ json }) => json),
+      [
+        { event: 'needs_input', session_id: first.session_id, project, outcome: null, question: QUESTION },
+        { event: 'finished', session_id: first.session_id, project, outcome: 'failed', summary: null },
+      ],
+    );
+    const resumed = await runCli(['resume', first.session_id, '--answer', 'Formal, please.', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const second = runSummarySchema.parse(JSON.parse(resumed.stdout));
+    assert.deepEqual(hook.received[2]?.json, { event: 'finished', session_id: second.session_id, project, outcome: 'success', summary: 'formal greeting' });
+    assert.ok(!hook.received.some(({ body }) => body.includes(PROMPT_MARKER) || body.includes('Formal, please.')));
+  });
+
+  it('on = ["finished"] sends no word of the question; the default include sends the question but not the summary', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const { repo, env } = scriptedCliSetup(asking, notifyToml([`webhook = "${hook.url}"`, 'on = ["finished"]']));
+    const asked = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    assert.equal(asked.code, 2, asked.stderr);
+    assert.deepEqual(
+      hook.received.map(({ json }) => json.event),
+      ['finished'],
+    );
+
+    const everything = await webhookReceiver();
+    servers.push(everything);
+    const other = scriptedCliSetup(asking, notifyToml([`webhook = "${everything.url}"`]));
+    await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: other.repo, env: other.env });
+    assert.equal(everything.received[0]?.json.question, QUESTION);
+    assert.ok(!('summary' in everything.received[1]!.json), JSON.stringify(everything.received[1]!.json));
+  });
+
+  it('each candidate of run --parallel is a session of its own: one "finished" each, the project the user’s repository, not the worktree', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${hook.url}"`]));
+    const run = await runCli(['run', '--parallel', '2', '-p', 'Write a greeting', '--json-output', '--no-judge'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const comparison = groupComparisonSchema.parse(JSON.parse(run.stdout));
+    assert.deepEqual(
+      hook.received.map(({ json }) => json).sort((a, b) => String(a.session_id).localeCompare(String(b.session_id))),
+      comparison.candidates
+        .map((candidate) => ({ event: 'finished', session_id: candidate.session_id, project: path.basename(repo), outcome: 'success' }))
+        .sort((a, b) => String(a.session_id).localeCompare(String(b.session_id))),
+    );
+  });
+
+  for (const failure of ['HTTP 500', 'a refused connection', 'a webhook that never answers'] as const) {
+    it(`${failure} is logged and changes nothing: the loop succeeds, exit code 0`, async () => {
+      const hook = await webhookReceiver(failure === 'HTTP 500' ? 500 : 'hang');
+      servers.push(hook);
+      if (failure === 'a refused connection') await hook.close();
+      const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${hook.url}"`, 'timeout_secs = 1']));
+      const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env, timeoutMs: 60_000 });
+      assert.equal(run.timedOut, false);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(runSummarySchema.parse(JSON.parse(run.stdout)).status, 'success');
+      const said = {
+        'HTTP 500': /answered HTTP 500/,
+        'a refused connection': /could not be reached: .*ECONNREFUSED/,
+        'a webhook that never answers': /did not answer within 1 s/,
+      }[failure];
+      assert.match(run.stderr, new RegExp(`warning: \\[notify\\] webhook: the webhook at http://127\\.0\\.0\\.1:\\d+ ${said.source}`));
+      assert.ok(!run.stderr.includes('secret-token'), 'the webhook’s path (its token) is not logged');
+    });
+  }
+
+  it('command runs the program without a shell, each placeholder filled as one argument; a failing one is logged and changes nothing', async () => {
+    const folder = tempDir('codeloops-notify-');
+    const argvFile = path.join(folder, 'argv.json');
+    const script = path.join(folder, 'record.mjs');
+    fs.writeFileSync(script, `import fs from 'node:fs';\nfs.appendFileSync(${JSON.stringify(argvFile)}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`);
+    const command = [process.execPath, script, '{title}', '{message}', '{event}', '{outcome}', '{session_id}', '{project}', '{summary}', '$HOME;{question}'];
+    const { repo, env } = scriptedCliSetup(asking, notifyToml([`command = ${JSON.stringify(command)}`]));
+    const asked = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    assert.equal(asked.code, 2, asked.stderr);
+    const id = runSummarySchema.parse(JSON.parse(asked.stdout)).session_id;
+    const project = path.basename(repo);
+    const calls = fs
+      .readFileSync(argvFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as string[]);
+    assert.deepEqual(calls, [
+      [`Codeloops needs you in ${project}`, QUESTION, 'needs_input', '', id, project, '', `$HOME;${QUESTION}`],
+      [`Codeloops failed in ${project}`, `Session ${id}`, 'finished', 'failed', id, project, '', '$HOME;'],
+    ]);
+
+    const failing = scriptedCliSetup(succeeding, notifyToml(['command = ["false"]']));
+    const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: failing.repo, env: failing.env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /warning: \[notify\] command: false exited with code 1/);
+  });
+
+  it('[notify] in a project’s codeloops.toml is config_invalid, saying it belongs in the global config and why; an unknown placeholder too', async () => {
+    const { repo, env } = scriptedCliSetup(succeeding);
+    writeFile(repo, 'codeloops.toml', '[notify]\nwebhook = "https://example.invalid/hook"\n');
+    const refused = await runCli(['-p', 'x', '--json-output'], { cwd: repo, env });
+    assert.equal(refused.code, 2, refused.stderr);
+    const output = JSON.parse(refused.stdout) as { error_code: string; error: string };
+    assert.equal(output.error_code, 'config_invalid');
+    assert.match(output.error, /codeloops\.toml: \[notify\] can only be set in the global config .*a webhook could send a project's work away/);
+
+    const misspelt = scriptedCliSetup(succeeding, notifyToml(['command = ["notify-send", "{mesage}"]']));
+    const bad = await runCli(['-p', 'x', '--json-output'], { cwd: misspelt.repo, env: misspelt.env });
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match((JSON.parse(bad.stdout) as { error: string }).error, /"notify\.command": names an unknown placeholder \(expected \{title\}, \{message\}/);
+  });
+});

@@ -1,0 +1,356 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { queueFileSchema, type QueueTask } from '../../src/sessionFormat/queueRecords.js';
+import { runCli, startCli } from '../support/cliProcess.js';
+import { launchChromium } from '../support/codeServer.js';
+import { isRunning, waitUntilGone } from '../support/processes.js';
+import { scriptedCliSetup, type ScriptedAgent } from '../support/scriptedAgent.js';
+import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
+
+/**
+ * The actor reads its task from its prompt (saved by the scripted agent): TASK-<name>
+ * writes <name>.txt; a task that says #fail changes nothing; a task that says
+ * #ask asks which colour until the answer ("colour: …") is in its prompt, then writes it;
+ * a task that says #hold holds (once) until the test kills the runner.
+ */
+const ACTOR = `import fs from 'node:fs';
+import path from 'node:path';
+const agentDir = process.env.SCRIPTED_AGENT_DIR;
+const prompt = fs.readFileSync(path.join(agentDir, 'actor-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
+const name = /TASK-([a-z]+)/.exec(prompt)[1];
+if (prompt.includes('#hold') && !fs.existsSync(path.join(agentDir, 'held'))) {
+  fs.writeFileSync(name + '.txt', 'half done\\n');
+  // The scripted agent that started this program leads the agent's process group.
+  fs.writeFileSync(path.join(agentDir, 'held'), String(process.ppid));
+  setInterval(() => {}, 1000);
+} else if (prompt.includes('#wait') && !fs.existsSync(path.join(agentDir, 'release'))) {
+  // Works until the test releases it: the queue is running meanwhile.
+  fs.writeFileSync(path.join(agentDir, 'waiting'), '');
+  while (!fs.existsSync(path.join(agentDir, 'release'))) await new Promise((resolve) => setTimeout(resolve, 20));
+  fs.writeFileSync(name + '.txt', name + '\\n');
+} else if (prompt.includes('#fail')) {
+  process.stdout.write('I cannot do it.\\n');
+} else if (prompt.includes('#ask')) {
+  const answer = /colour: ([a-z]+)/.exec(prompt);
+  if (answer) fs.writeFileSync(name + '.txt', answer[1] + '\\n');
+  else process.stdout.write('<needs_input>Which colour?</needs_input>\\n');
+} else {
+  fs.writeFileSync(name + '.txt', name + '\\n');
+}
+`;
+
+/** The critic says DONE naming the task when its file is there, and CONTINUE with a finding when not. */
+const CRITIC = `import fs from 'node:fs';
+import path from 'node:path';
+const agentDir = process.env.SCRIPTED_AGENT_DIR;
+const prompt = fs.readFileSync(path.join(agentDir, 'critic-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
+const name = /TASK-([a-z]+)/.exec(prompt)[1];
+const decide = (decision) => process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify(decision) + '</decision>\\n');
+if (fs.existsSync(name + '.txt') && !prompt.includes('#fail')) decide({ type: 'done', summary: 'Wrote ' + name + '.txt for TASK-' + name, confidence: 0.9 });
+else decide({ type: 'continue', feedback: name + '.txt is missing', remaining_issues: [name], findings: [{ file: null, severity: 'error', message: name + '.txt is missing' }] });
+`;
+
+function queueSetup(identity: 'user' | 'none' = 'user') {
+  const tools = tempDir('codeloops-queue-agents-');
+  writeFile(tools, 'actor.mjs', ACTOR);
+  writeFile(tools, 'critic.mjs', CRITIC);
+  const setup = scriptedCliSetup({
+    actor: [[{ run: [process.execPath, path.join(tools, 'actor.mjs')] }]],
+    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
+  });
+  if (identity === 'user') {
+    git(setup.repo, 'config', 'user.name', 'Repo User');
+    git(setup.repo, 'config', 'user.email', 'repo.user@example.com');
+  } else {
+    // No git identity anywhere: a home without a .gitconfig.
+    Object.assign(setup.env, { HOME: tempDir('codeloops-queue-home-') });
+  }
+  return setup;
+}
+
+/** Everything of the user's that a queue must leave alone. */
+function userState(repo: string) {
+  return {
+    head: git(repo, 'rev-parse', 'HEAD').trim(),
+    branch: git(repo, 'symbolic-ref', 'HEAD').trim(),
+    index: fs.readFileSync(path.join(repo, '.git', 'index')).toString('base64'),
+    status: git(repo, 'status', '--porcelain=v1', '--untracked-files=all', '--ignored'),
+    stash: git(repo, 'stash', 'list', '--format=%H %s'),
+    files: treeOf(repo),
+  };
+}
+
+/** A user mid-work: a change staged, another unstaged, an untracked file, an ignored one, a stash. */
+function userAtWork(repo: string): void {
+  writeFile(repo, 'README.md', '# project\nstashed line\n');
+  git(repo, 'stash', 'push', '-q', '-m', 'my stash');
+  writeFile(repo, 'staged.txt', 'staged\n');
+  git(repo, 'add', 'staged.txt');
+  writeFile(repo, 'README.md', '# project\nunstaged edit\n');
+  writeFile(repo, 'notes.txt', 'untracked\n');
+  writeFile(repo, '.git/info/exclude', 'secret.env\n');
+  writeFile(repo, 'secret.env', 'TOKEN=1\n');
+}
+
+function queueOf(dataHome: string): { tasks: QueueTask[]; base_commit: string | null } {
+  const folder = path.join(dataHome, 'codeloops', 'queues');
+  const file = fs.readdirSync(folder).find((name) => name.endsWith('.json'))!;
+  return queueFileSchema.parse(JSON.parse(fs.readFileSync(path.join(folder, file), 'utf8')));
+}
+
+function actorCallsFor(agent: ScriptedAgent, task: string): number {
+  let count = 0;
+  for (let call = 1; call <= agent.calls('actor'); call++) if (agent.prompt('actor', call).includes(`TASK-${task}`)) count += 1;
+  return count;
+}
+
+const commitsOn = (repo: string, branch: string, base: string) => git(repo, 'log', '--format=%an <%ae>|%s', `${base}..${branch}`).trim();
+
+describe('cli: codeloops queue', function () {
+  this.timeout(120_000);
+  const leftovers: number[] = [];
+  afterEach(() => {
+    for (const pid of leftovers.splice(0)) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+  });
+  after(removeTempDirs);
+
+  it('runs three tasks on their own branches (one fails, one waits for an answer, then is answered); the user’s branch, HEAD, index, tree and stash are untouched', async () => {
+    const { repo, env, home } = queueSetup();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    userAtWork(repo);
+    const before = userState(repo);
+    for (const args of [
+      ['-p', 'TASK-alpha: write alpha'],
+      ['-p', 'TASK-broken: #fail at it', '-n', '2'],
+      ['-p', 'TASK-colour: #ask which colour'],
+    ]) {
+      const added = await runCli(['queue', 'add', ...args], { cwd: repo, env });
+      assert.equal(added.code, 0, added.stderr);
+    }
+
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /Task 3 needs your answer: Which colour\?\n {2}Answer it: codeloops queue answer 3 "<your answer>"/);
+    assert.match(run.stderr, /Queue done: 2 finished, 1 waiting for an answer, 0 left/);
+    let queue = queueOf(home.dataHome);
+    assert.equal(queue.base_commit, base);
+    assert.deepEqual(
+      queue.tasks.map((task) => [task.id, task.branch, task.state, task.outcome]),
+      [
+        [1, 'codeloops/1-task-alpha-write-alpha', 'finished', 'success'],
+        [2, 'codeloops/2-task-broken-fail-at-it', 'finished', 'max_iterations_reached'],
+        [3, 'codeloops/3-task-colour-ask-which-colour', 'needs_input', null],
+      ],
+    );
+    // A success is one commit on its branch: the critic's summary, by the user's git identity; its tree the loop's.
+    assert.equal(commitsOn(repo, 'codeloops/1-task-alpha-write-alpha', base), 'Repo User <repo.user@example.com>|Wrote alpha.txt for TASK-alpha');
+    assert.equal(git(repo, 'show', 'codeloops/1-task-alpha-write-alpha:alpha.txt'), 'alpha\n');
+    assert.equal(git(repo, 'diff', '--name-only', base, 'codeloops/1-task-alpha-write-alpha').trim(), 'alpha.txt');
+    // A failed task's branch has no commit of ours; a waiting one keeps its worktree.
+    assert.equal(commitsOn(repo, 'codeloops/2-task-broken-fail-at-it', base), '');
+    assert.ok(queue.tasks[2]!.worktree && fs.existsSync(queue.tasks[2]!.worktree));
+    assert.equal(queue.tasks[2]!.question, 'Which colour?');
+
+    const answered = await runCli(['queue', 'answer', '3', 'colour: blue'], { cwd: repo, env });
+    assert.equal(answered.code, 0, answered.stderr);
+    assert.match(answered.stderr, /Answered task 3; carrying it on\./);
+    queue = queueOf(home.dataHome);
+    assert.equal(queue.tasks[2]!.outcome, 'success');
+    assert.equal(queue.tasks[2]!.session_ids.length, 2, 'carried on in a new session linked to the one that asked');
+    assert.equal(git(repo, 'show', 'codeloops/3-task-colour-ask-which-colour:colour.txt'), 'blue\n');
+    assert.equal(commitsOn(repo, 'codeloops/3-task-colour-ask-which-colour', base), 'Repo User <repo.user@example.com>|Wrote colour.txt for TASK-colour');
+
+    assert.deepEqual(userState(repo), before);
+    assert.equal(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1, 'the finished tasks’ worktrees are removed');
+
+    const report = await runCli(['queue', 'report'], { cwd: repo, env });
+    assert.equal(report.code, 0, report.stderr);
+    assert.match(report.stdout, /\| 1 \| TASK-alpha: write alpha \| success \(unverified\) \| codeloops\/1-task-alpha-write-alpha \| 1 files \+1 −0 \|/);
+    assert.match(report.stdout, /\| 2 \| TASK-broken: #fail at it \| max_iterations_reached \|/);
+    assert.match(report.stdout, /Open finding F1\.1: broken\.txt is missing/);
+    assert.match(report.stdout, /Totals: 3 tasks, 2 succeeded, 1 did not, 0 waiting for an answer, 0 not finished/);
+  });
+
+  it('after a SIGKILL in the middle, queue run carries on: the finished task is not run again, the one stopped is resumed in its session', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    for (const prompt of ['TASK-alpha: write alpha', 'TASK-held: #hold then write', 'TASK-gamma: write gamma'])
+      assert.equal((await runCli(['queue', 'add', '-p', prompt], { cwd: repo, env })).code, 0);
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    const heldFile = path.join(agent.dir, 'held');
+    await running.waitForStderr(/Task 2: started/);
+    while (!fs.existsSync(heldFile) || fs.readFileSync(heldFile, 'utf8') === '') await new Promise((resolve) => setImmediate(resolve));
+    const agentPid = Number(fs.readFileSync(heldFile, 'utf8'));
+    leftovers.push(agentPid);
+    running.child.kill('SIGKILL');
+    await running.done;
+    // What the dead runner left running is stopped, as `loop_running` would ask.
+    process.kill(-agentPid, 'SIGKILL');
+    assert.ok(await waitUntilGone(agentPid));
+    assert.equal(queueOf(home.dataHome).tasks[1]!.state, 'running');
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 2: carrying on on codeloops\/2-task-held-hold-then-write/);
+    assert.doesNotMatch(again.stderr, /Task 1:/);
+    const queue = queueOf(home.dataHome);
+    assert.deepEqual(
+      queue.tasks.map((task) => task.outcome),
+      ['success', 'success', 'success'],
+    );
+    assert.equal(actorCallsFor(agent, 'alpha'), 1, 'the finished task was not run again');
+    assert.equal(queue.tasks[1]!.session_ids.length, 1, 'the session without an end goes on in the same file');
+    assert.equal(git(repo, 'show', 'codeloops/2-task-held-hold-then-write:held.txt'), 'held\n');
+    assert.equal(isRunning(agentPid), false);
+
+    const nothing = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(nothing.code, 2);
+    assert.match(nothing.stderr, /The queue has no task to run\.\nAdd one: codeloops queue add -p "<task>"/);
+  });
+
+  it('an answer given while the queue runs is carried on by that run', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    for (const prompt of ['TASK-colour: #ask which colour', 'TASK-slow: #wait then write'])
+      assert.equal((await runCli(['queue', 'add', '-p', prompt], { cwd: repo, env })).code, 0);
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    await running.waitForStderr(/Task 1 needs your answer: Which colour\?/);
+    await running.waitForStderr(/Task 2: started/);
+    const answered = await runCli(['queue', 'answer', '1', 'colour: red'], { cwd: repo, env });
+    assert.equal(answered.code, 0, answered.stderr);
+    assert.match(answered.stderr, new RegExp(`Answered task 1; the queue running in process ${running.child.pid} carries it on\\.`));
+    fs.writeFileSync(path.join(agent.dir, 'release'), '');
+    const ended = await running.done;
+    assert.equal(ended.code, 0, ended.stderr);
+    assert.match(ended.stderr, /Task 1: carrying on on codeloops\/1-task-colour-ask-which-colour\nTask 1: success/);
+    assert.match(ended.stderr, /Queue done: 2 finished, 0 waiting for an answer, 0 left/);
+    const queue = queueOf(home.dataHome);
+    assert.deepEqual(
+      queue.tasks.map((task) => [task.outcome, task.answer]),
+      [
+        ['success', 'colour: red'],
+        ['success', null],
+      ],
+    );
+    assert.equal(git(repo, 'show', 'codeloops/1-task-colour-ask-which-colour:colour.txt'), 'red\n');
+  });
+
+  it('refuses a task whose branch exists (branch_exists) and goes on; --stack starts each branch from the last success', async () => {
+    const { repo, env, home } = queueSetup();
+    fs.appendFileSync(path.join(home.configHome, 'codeloops', 'config.toml'), '\n[queue]\nauthor = "Night Shift <night@example.com>"\n');
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    git(repo, 'branch', 'codeloops/1-task-alpha-write-alpha');
+    writeFile(repo, 'mine.txt', 'mine\n');
+    git(repo, 'add', 'mine.txt');
+    git(repo, 'commit', '-q', '-m', 'mine');
+    git(repo, 'branch', '-f', 'codeloops/1-task-alpha-write-alpha');
+    const theirs = git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim();
+    for (const prompt of ['TASK-alpha: write alpha', 'TASK-beta: write beta', 'TASK-gamma: write gamma'])
+      assert.equal((await runCli(['queue', 'add', '-p', prompt], { cwd: repo, env })).code, 0);
+    const run = await runCli(['queue', 'run', '--stack'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /Task 1: refused: The branch codeloops\/1-task-alpha-write-alpha already exists/);
+    const queue = queueOf(home.dataHome);
+    assert.deepEqual(
+      queue.tasks.map((task) => [task.outcome, task.result?.error_code ?? null]),
+      [
+        ['refused', 'branch_exists'],
+        ['success', null],
+        ['success', null],
+      ],
+    );
+    assert.equal(git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim(), theirs, 'never overwritten');
+    const head = git(repo, 'rev-parse', 'HEAD').trim();
+    assert.notEqual(head, base);
+    // Stacked: gamma's branch holds beta's commit under its own.
+    assert.equal(
+      git(repo, 'log', '--format=%s', `${head}..codeloops/3-task-gamma-write-gamma`).trim(),
+      'Wrote gamma.txt for TASK-gamma\nWrote beta.txt for TASK-beta',
+    );
+    assert.equal(git(repo, 'show', 'codeloops/3-task-gamma-write-gamma:beta.txt'), 'beta\n');
+    // `[queue] author` over the user's git identity.
+    assert.equal(commitsOn(repo, 'codeloops/2-task-beta-write-beta', head), 'Night Shift <night@example.com>|Wrote beta.txt for TASK-beta');
+  });
+
+  it('adds each unchecked item of a checklist with its details; lists, moves and removes by stable ids; bad input has stable codes', async () => {
+    const { repo, env } = queueSetup();
+    const checklist = path.join(tempDir('codeloops-queue-list-'), 'tasks.md');
+    fs.writeFileSync(
+      checklist,
+      '# Tonight\n\n- [ ] Add alpha\n  It writes alpha.txt.\n\n  - keep it short\n- [x] Done already\n* [ ] Add beta\n1. [ ] Add gamma\nnot a task\n',
+    );
+    const added = await runCli(['queue', 'add', '--file', checklist, '--json', '-n', '3'], { cwd: repo, env });
+    assert.equal(added.code, 0, added.stderr);
+    const tasks = (JSON.parse(added.stdout) as { added: QueueTask[] }).added;
+    assert.deepEqual(
+      tasks.map((task) => [task.id, task.prompt, task.flags]),
+      [
+        [1, 'Add alpha\n\nIt writes alpha.txt.\n\n- keep it short', { maxIterations: 3 }],
+        [2, 'Add beta', { maxIterations: 3 }],
+        [3, 'Add gamma', { maxIterations: 3 }],
+      ],
+    );
+    assert.equal((await runCli(['queue', 'move', '3', '1'], { cwd: repo, env })).code, 0);
+    assert.equal((await runCli(['queue', 'remove', '2'], { cwd: repo, env })).code, 0);
+    assert.equal((await runCli(['queue', 'add', '-p', 'Add delta'], { cwd: repo, env })).code, 0);
+    const listed = await runCli(['queue', 'list', '--json'], { cwd: repo, env });
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as { tasks: QueueTask[] }).tasks.map((task) => [task.id, task.branch]),
+      [
+        [3, 'codeloops/3-add-gamma'],
+        [1, 'codeloops/1-add-alpha'],
+        [4, 'codeloops/4-add-delta'],
+      ],
+      'ids are never reused; moving changes the order, not the ids',
+    );
+    const text = await runCli(['queue', 'list'], { cwd: repo, env });
+    assert.match(text.stdout, /^#\s+ID\s+STATE\s+BRANCH\s+TASK\n1\s+3\s+queued\s+codeloops\/3-add-gamma\s+Add gamma\n/);
+
+    const codeOf = async (args: string[], cwd = repo) => {
+      const result = await runCli([...args, '--json'], { cwd, env });
+      assert.equal(result.code, 2, result.stderr);
+      return (JSON.parse(result.stdout) as { error: { code: string; hint: string | null } }).error;
+    };
+    assert.equal((await codeOf(['queue', 'remove', '2'])).code, 'task_not_found');
+    assert.equal((await codeOf(['queue', 'move', '9', '1'])).code, 'task_not_found');
+    assert.equal((await codeOf(['queue', 'list'], tempDir('codeloops-not-a-repo-'))).code, 'not_a_repository');
+    assert.equal((await codeOf(['queue', 'add'])).code, 'usage');
+    const { repo: empty } = queueSetup();
+    assert.equal((await codeOf(['queue', 'report'], empty)).code, 'queue_empty');
+  });
+
+  it('writes the report as HTML that shows hostile task text as text, under a strict policy', async () => {
+    const { repo, env } = queueSetup('none');
+    const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>';
+    assert.equal((await runCli(['queue', 'add', '-p', `TASK-alpha: ${hostile}`], { cwd: repo, env })).code, 0);
+    assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
+    const file = path.join(tempDir('codeloops-queue-report-'), 'report.html');
+    const report = await runCli(['queue', 'report', '--html', file], { cwd: repo, env });
+    assert.equal(report.code, 0, report.stderr);
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      const requests: string[] = [];
+      page.on('request', (request) => requests.push(request.url()));
+      await page.goto(pathToFileURL(file).href);
+      assert.equal(await page.evaluate(() => (window as { pwned?: number }).pwned), undefined);
+      assert.equal(await page.locator('script, img').count(), 0);
+      assert.equal(await page.locator('tr.task td.task').textContent(), `TASK-alpha: ${hostile}`);
+      assert.equal(await page.locator('tr.task td.outcome').textContent(), 'success (unverified)');
+      assert.deepEqual(requests, [pathToFileURL(file).href]);
+    } finally {
+      await browser.close();
+    }
+    // With no git identity and no `[queue] author`, codeloops commits.
+    assert.match(
+      git(repo, 'log', '-1', '--format=%an <%ae>|%cn <%ce>', '--branches=codeloops/1-*'),
+      /^codeloops <codeloops@localhost>\|codeloops <codeloops@localhost>\n$/,
+    );
+  });
+});

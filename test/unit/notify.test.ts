@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { NotifySettings } from '../../src/config/runSettings.js';
+import { notify } from '../../src/notify/notify.js';
+
+/** A webhook on 127.0.0.1 keeping the JSON bodies it gets. */
+async function receiver() {
+  const bodies: unknown[] = [];
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      bodies.push(JSON.parse(body));
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, bodies, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+const settings = (overrides: Partial<NotifySettings>): NotifySettings => ({
+  command: null,
+  webhook: null,
+  on: ['needs_input', 'finished', 'waiting', 'queue_finished'],
+  include: ['question'],
+  timeoutSecs: 10,
+  ...overrides,
+});
+
+/** `notify`, the one call the limits (`waiting`) and the queue (`queue_finished`) make, on a real webhook and a real program. */
+describe('notify: the events the loop does not report itself', () => {
+  it('sends a wait with its agent, reason and end, and a queue’s end with its summary when included; an event `on` leaves out is not sent', async () => {
+    const hook = await receiver();
+    try {
+      const webhook = settings({ webhook: hook.url, include: ['summary'] });
+      const until = '2026-11-26T15:00:00.000Z';
+      assert.deepEqual(await notify(webhook, { event: 'waiting', session_id: 's1', project: 'demo', agent: 'claude', reason: 'usage_limit', until }), []);
+      await notify(webhook, { event: 'queue_finished', session_id: null, project: 'demo', outcome: null, summary: '2 of 3 tasks succeeded' });
+      await notify(
+        { ...webhook, on: ['finished'] },
+        { event: 'waiting', session_id: 's1', project: 'demo', agent: 'codex', reason: 'rate_limited', until: null },
+      );
+      assert.deepEqual(hook.bodies, [
+        { event: 'waiting', session_id: 's1', project: 'demo', outcome: null, agent: 'claude', reason: 'usage_limit', until },
+        { event: 'queue_finished', session_id: null, project: 'demo', outcome: null, summary: '2 of 3 tasks succeeded' },
+      ]);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('gives up a program that hangs at the timeout and says so, without waiting for it', async () => {
+    const failures = await notify(settings({ command: ['sleep', '30'], timeoutSecs: 0.5 }), {
+      event: 'finished',
+      session_id: 's1',
+      project: 'demo',
+      outcome: 'success',
+      summary: null,
+    });
+    assert.deepEqual(failures, [{ channel: 'command', message: 'sleep did not finish within 0.5 s' }]);
+  });
+
+  it('says a program that cannot start could not start', async () => {
+    const failures = await notify(settings({ command: ['/nonexistent/notifier'] }), {
+      event: 'needs_input',
+      session_id: 's1',
+      project: 'demo',
+      question: 'Which?',
+    });
+    assert.equal(failures.length, 1);
+    assert.match(failures[0]!.message, /^\/nonexistent\/notifier could not start: .*ENOENT/);
+  });
+});
