@@ -44,6 +44,10 @@ const builds = [
   { ...node, entryPoints: { mcp: 'src/cli/mcp/mcpServer.ts' }, outdir: 'dist' },
   // The extension host provides `vscode`; everything else is bundled.
   { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
+  // What the chat participant and the language model tools run: loaded on their first use, not at activation (chatRegistration.ts).
+  { ...node, entryPoints: { chat: 'src/extension/chat/chatFeatures.ts' }, outdir: 'dist', external: ['vscode'] },
+  // Hunks rejected, restored and staged: loaded when the user first reviews hunks.
+  { ...node, entryPoints: { review: 'src/extension/review/hunkReviewBundle.ts' }, outdir: 'dist' },
   {
     // One bundle for every page: the editor's viewer and comparison webviews and the pages of `codeloops ui` share the
     // Markdown renderer, zod and the wording, and the VSIX ships them once.
@@ -103,7 +107,9 @@ if (watch) {
   const results = await Promise.all(builds.map((options) => esbuild.build({ ...options, metafile: true })));
   // What each bundle is made of, for `npm run bench` (its size against its inputs') and for a curious reader.
   fs.mkdirSync('out/meta', { recursive: true });
-  ['runner', 'cli', 'mcp', 'extension', 'webview'].forEach((name, index) => fs.writeFileSync(`out/meta/${name}.json`, JSON.stringify(results[index].metafile)));
+  ['runner', 'cli', 'mcp', 'extension', 'chat', 'review', 'webview'].forEach((name, index) =>
+    fs.writeFileSync(`out/meta/${name}.json`, JSON.stringify(results[index].metafile)),
+  );
   copyViewerAssets();
   fs.chmodSync('dist/cli.js', 0o755);
 }

@@ -26,6 +26,8 @@ for (let i = 2; i < process.argv.length; i++) {
   else requested.push(process.argv[i]);
 }
 if (reverse) process.env.CODELOOPS_TEST_ORDER = 'reverse';
+// The extension host suite runs in VS Code's process, which inherits this environment: it takes the grep from there.
+if (grep) process.env.CODELOOPS_TEST_GREP = grep;
 
 /** Suites and tests in the opposite order, all the way down. */
 function reverseOrder(suite) {

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { unsupportedPlatformMessage } from '../process/platformSupport.js';
 import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { SessionLibrary } from '../sessionView/sessionLibrary.js';
@@ -8,26 +9,33 @@ import type { ApplyDeps } from './candidates/applyCommands.js';
 import { CandidateRuns } from './candidates/candidateRuns.js';
 import { GroupStatusItem } from './candidates/groupStatusItem.js';
 import { treeGroups } from './candidates/treeGroups.js';
+import { registerChat } from './chat/chatRegistration.js';
+import type { LoopChatDeps } from './chat/loopChat.js';
 import { registerCommands } from './commands.js';
 import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
 import { COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
 import { HunkLenses } from './review/hunkLenses.js';
-import { acceptChangeCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
+import { acceptChangeCommand, type HunkReview, type ReviewCommandsDeps } from './review/reviewCommands.js';
+import { lazyBundle } from './lazyBundle.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
 import { LoopRegistry } from './runs/loopRegistry.js';
 import { runForecast } from './runs/forecastProcess.js';
 import { LoopStarter } from './runs/loopStarter.js';
 import { bundledCliPath, RunController } from './runs/runController.js';
 import { RunStatusItem } from './runs/runStatusItem.js';
+import { runPlan } from './runs/runPlanProcess.js';
 import { SessionCommands } from './sessionCommands.js';
 import { SessionsTreeProvider } from './sessionsTree/sessionsTreeProvider.js';
 import { editorSettingsJson, openViewerOnRun, showAgentText } from './settings.js';
-import type { TimeTravelDeps } from './timeTravel/timeTravelCommands.js';
+import { resumeSession, type TimeTravelDeps } from './timeTravel/timeTravelCommands.js';
 import { ComparisonPanels } from './viewer/comparisonPanels.js';
 import { StatsPanels } from './viewer/statsPanels.js';
 import { ViewerPanels } from './viewer/viewerPanels.js';
 import { vscodeCommands, vscodeWindow } from './vscodeWindow.js';
+
+/** The extension's version, set by the build (esbuild.mjs). */
+declare const CODELOOPS_VERSION: string;
 
 /** What `activate` returns: the extension's parts, for the tests that drive them in a real VS Code. */
 export interface CodeloopsApi {
@@ -67,7 +75,8 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const tree = new SessionsTreeProvider(library, registry, log, groups);
   const diffs = new DiffOpener(library, () => registry.anyRunning());
   const reviewThreads = new ReviewThreads(library);
-  const hunkLenses = new HunkLenses(library, sidecarDirOf);
+  const hunks = lazyHunkReview(context.extensionPath);
+  const hunkLenses = new HunkLenses(library, sidecarDirOf, hunks);
   const snapshots = new SnapshotContentProvider(library);
   const viewers = new ViewerPanels(context.extensionUri, library, registry, {
     diffs,
@@ -97,7 +106,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     tree.refresh();
   };
   const sessionPorts = { ...editor, store, sidecarDirOf, changed };
-  const review: ReviewCommandsDeps = sessionPorts;
+  const review: ReviewCommandsDeps = { ...sessionPorts, hunks };
   const folderOf = (filePath: string) => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(filePath));
   const timeTravel: TimeTravelDeps<vscode.WorkspaceFolder> = { ...sessionPorts, runs, registry, folderOf };
   const apply: ApplyDeps = { ...sessionPorts, registry };
@@ -105,6 +114,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const starter = new LoopStarter<vscode.WorkspaceFolder>({ ...editor, runs, isTrusted, folders: () => vscode.workspace.workspaceFolders ?? [], forecast });
   const writeClipboard = (text: string) => vscode.env.clipboard.writeText(text);
   const sessionCommands = new SessionCommands<vscode.WorkspaceFolder>({ ...sessionPorts, registry, writeClipboard });
+  const chat = chatFor(context, { runner, runs, starter, isTrusted, store, folderOf, timeTravel, forecast });
   context.subscriptions.push(
     ...[log, registry, tree, viewers, reviewThreads, hunkLenses, candidateRuns, comparisons, stats],
     vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true }),
@@ -114,12 +124,49 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     vscode.window.registerWebviewPanelSerializer(COMPARISON_PANEL_TYPE, comparisons),
     vscode.window.registerWebviewPanelSerializer(STATS_PANEL_TYPE, stats),
     vscode.languages.registerCodeLensProvider({ scheme: URI_SCHEMES.snapshot }, hunkLenses),
+    ...chat,
     ...followRuns({ runs, candidateRuns, viewers, comparisons, tree, reviewThreads, hunkLenses }),
     // prettier-ignore
     ...registerCommands({ log, store, registry, runs, candidateRuns, starter, tree, groups, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads, hunkLenses, review, timeTravel, apply }),
   );
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
   return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, stats, apply };
+}
+
+/** `@codeloops`, the language model tools and the MCP server, on the extension's parts. */
+function chatFor(
+  context: vscode.ExtensionContext,
+  parts: Pick<LoopChatDeps<vscode.WorkspaceFolder>, 'runs' | 'starter' | 'isTrusted' | 'store' | 'folderOf' | 'forecast'> & {
+    runner: { cliPath: string; nodePath: string };
+    timeTravel: TimeTravelDeps<vscode.WorkspaceFolder>;
+  },
+): vscode.Disposable[] {
+  const { runner, timeTravel, isTrusted } = parts;
+  return registerChat({
+    extensionUri: context.extensionUri,
+    extensionPath: context.extensionPath,
+    ...runner,
+    version: CODELOOPS_VERSION,
+    deps: {
+      ...parts,
+      folders: () => vscode.workspace.workspaceFolders ?? [],
+      resume: (sessionId, overrides) => resumeSession(timeTravel, sessionId, overrides),
+      plan: (folder, task, overrides) =>
+        runPlan({ ...runner, workingDir: folder.uri.fsPath, editorSettings: editorSettingsJson(folder), trusted: isTrusted() }, task, overrides),
+      platformRefusal: unsupportedPlatformMessage(process.platform, 'editor'),
+    },
+  });
+}
+
+/** The hunk review, read from `dist/review.js` when first used. */
+function lazyHunkReview(extensionPath: string): HunkReview {
+  const load = lazyBundle<HunkReview>(extensionPath, 'review');
+  return {
+    iterationHunks: (...args) => load().iterationHunks(...args),
+    rejectHunk: (...args) => load().rejectHunk(...args),
+    undoRejection: (...args) => load().undoRejection(...args),
+    stageChanges: (...args) => load().stageChanges(...args),
+  };
 }
 
 /** What the views do of themselves as loops run and diffs open. */

@@ -80,3 +80,13 @@ export const TREE_ITEM_KINDS = {
   file: 'file',
   more: 'more',
 } as const;
+
+/** `@codeloops` in the chat, and its slash commands. */
+export const CHAT_PARTICIPANT_ID = 'codeloops.loop';
+export const CHAT_COMMANDS = { run: 'run', status: 'status', sessions: 'sessions', resume: 'resume' } as const;
+
+/** The language model tools, as the manifest's `languageModelTools` names them. */
+export const TOOL_NAMES = { runLoop: 'codeloops_runLoop', getSession: 'codeloops_getSession', listSessions: 'codeloops_listSessions' } as const;
+
+/** The MCP server definition provider (`codeloops mcp`, offered to VS Code's agents). */
+export const MCP_PROVIDER_ID = 'codeloops.mcp';

@@ -105,8 +105,15 @@ export class CodeloopsError extends Error {
   }
 }
 
+/**
+ * Whether an error is an expected failure. Known by its code as well as by its class:
+ * the editor loads some parts as bundles of their own (`extension/lazyBundle.ts`),
+ * each with its own copy of the class.
+ */
 export function isCodeloopsError(error: unknown): error is CodeloopsError {
-  return error instanceof CodeloopsError;
+  if (error instanceof CodeloopsError) return true;
+  const { code, details } = (error ?? {}) as { code?: unknown; details?: unknown };
+  return error instanceof Error && (FAILURE_CODES as readonly unknown[]).includes(code) && typeof details === 'object' && details !== null;
 }
 
 /** A failure as every machine-readable surface carries it: `run_refused`, `--json-output`, a `--json` command's error. */

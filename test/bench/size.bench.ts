@@ -33,13 +33,14 @@ runBenchmark(async () => {
     .split('\n')
     .filter(Boolean)
     .reduce((sum, file) => sum + (fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0), 0);
-  const bundles = ['runner', 'mcp', 'extension', 'webview'].map(bundleAgainstSources);
+  const bundles = ['runner', 'mcp', 'extension', 'chat', 'review', 'webview'].map(bundleAgainstSources);
   return {
     name: 'size: the VSIX, and each bundle against the sources it is built from',
     ours: `VSIX ${(vsix / 1024).toFixed(0)} KB; ${bundles.join(', ')}`,
     baseline: `the VSIX's files uncompressed: ${(listed / 1024).toFixed(0)} KB`,
     ratio: vsix / listed,
     ratioText: `${(vsix / listed).toFixed(2)}× its files`,
+    // The chat's and the hunk review's bundles ship beside the extension's, the MCP server's beside the runner (issue 26 allows the VSIX 1.5 MB).
     goal: 'VSIX ≤ 1.5 MB',
     met: vsix <= 1.5 * 1024 * 1024,
   };

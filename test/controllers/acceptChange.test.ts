@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as hunkReview from '../../src/review/hunkReview.js';
 import { acceptChangeCommand, type AcceptChangeDeps } from '../../src/extension/review/reviewCommands.js';
 import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
 import { sessionsDir, sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
@@ -44,6 +45,7 @@ describe('accepting a protected change in the editor (plain Node, a session of t
     });
     const deps: AcceptChangeDeps = {
       store,
+      hunks: hunkReview,
       window: editor.window,
       log: editor.log,
       sidecarDirOf,

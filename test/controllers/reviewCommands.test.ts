@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as hunkReview from '../../src/review/hunkReview.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { rejectHunkCommand, stageCommand, type ReviewCommandsDeps } from '../../src/extension/review/reviewCommands.js';
@@ -36,6 +37,7 @@ describe('review in the editor: the pause notification, rejecting and staging hu
       new Promise<void>((resolve) => (changed.length >= count ? resolve() : waiters.push(() => changed.length >= count && resolve())));
     const review: ReviewCommandsDeps = {
       store: new SessionStore(sessionsDir()),
+      hunks: hunkReview,
       window: editor.window,
       log: editor.log,
       sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),

@@ -9,31 +9,24 @@ import { SessionStore } from '../../src/sessions/sessionStore.js';
 import { FakeEditor, folderAt, runControllerFor, sessionCommandsFor, timeTravelFor } from '../support/fakeEditor.js';
 import { endLine, iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { carryOnNaming, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
-import { createRepo, isolateHome, removeTempDirs, writeFile, type IsolatedHome } from '../support/testEnvironment.js';
-import { stopRunners } from '../support/processes.js';
+import { createRepo, writeFile } from '../support/testEnvironment.js';
+import { runnerSuiteHome } from '../support/processes.js';
 
 /**
  * Rollback, undo, resume and delete as the editor offers them, in plain Node: the
  * real engine and runner on a real repository, the editor's window stubbed.
  */
 describe('time travel and session commands (plain Node, real repositories, a stubbed editor)', () => {
-  // A test that fails halfway leaves no runner or agent behind for the tests after it.
-  afterEach(stopRunners);
-  let home: IsolatedHome;
-  before(() => (home = isolateHome()));
-  after(() => {
-    home.restore();
-    removeTempDirs();
-  });
+  const suiteHome = runnerSuiteHome();
 
   function setup(script: AgentScript) {
-    configureScriptedAgent(home.configHome, script);
+    configureScriptedAgent(suiteHome().configHome, script);
     const repo = createRepo({ files: { 'app.js': 'v0\n' } });
     const editor = new FakeEditor();
     const folder = folderAt(repo);
     const store = new SessionStore(sessionsDir());
     const changed: string[] = [];
-    const runs = runControllerFor(editor, home.env, { showAgentText: false });
+    const runs = runControllerFor(editor, suiteHome().env, { showAgentText: false });
     const deps = timeTravelFor(editor, runs, {
       store,
       folderOf: (filePath) => (filePath === repo ? folder : undefined),

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { isolateHome, removeTempDirs, type IsolatedHome } from './testEnvironment.js';
 
 /**
  * Whether a process still runs. A killed process stays in the table as a zombie until
@@ -97,4 +98,21 @@ function signal(pid: number): void {
   } catch {
     // already gone
   }
+}
+
+/**
+ * For a suite whose tests run the real runner: an isolated data and config home from
+ * its first test to its end (the runners and the in-process store both use it), and
+ * no runner left behind after each test. Returns the home once the suite has started.
+ */
+export function runnerSuiteHome(): () => IsolatedHome {
+  // A test that fails halfway leaves no runner or agent behind for the tests after it.
+  afterEach(stopRunners);
+  let home: IsolatedHome | undefined;
+  before(() => (home = isolateHome()));
+  after(() => {
+    home?.restore();
+    removeTempDirs();
+  });
+  return () => home!;
 }

@@ -33,6 +33,15 @@ const REQ1 = requirement('REQ1', 'sum(a, b) returns a + b', true, 'the tests che
 const REQ2 = requirement('REQ2', 'product(a, b) returns a * b', true, 'src/sum.js:2');
 
 export async function requirementsSession(home: { configHome: string; env: Record<string, string> }): Promise<{ repo: string; sessionId: string }> {
+  const repo = checklistProject(home);
+  const result = await runCli(['-p', CHECKLIST_TASK, '--trust', '--json-output', '-n', '3'], { cwd: repo, env: home.env });
+  const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; iterations: number };
+  if (outcome.status !== 'success' || outcome.iterations !== 2) throw new Error(`the checklist session ended ${outcome.status}: ${result.stderr}`);
+  return { repo, sessionId: outcome.session_id };
+}
+
+/** The checklist's project and its scripted agents, for a run of `CHECKLIST_TASK` that ends `success` (verified) after two iterations; its repository. */
+export function checklistProject(home: { configHome: string }): string {
   configureScriptedAgent(home.configHome, {
     actor: [[{ write: { path: 'src/sum.js', content: SUM + PRODUCT } }], [{ write: { path: 'src/sum.js', content: SUM + PRODUCT + DIFFERENCE } }]],
     critic: [
@@ -52,7 +61,7 @@ export async function requirementsSession(home: { configHome: string; env: Recor
       ],
     ],
   });
-  const repo = createRepo({
+  return createRepo({
     files: {
       'package.json': '{ "name": "sums", "private": true }\n',
       'src/sum.js': SUM,
@@ -60,8 +69,4 @@ export async function requirementsSession(home: { configHome: string; env: Recor
       'codeloops.toml': '[[checks]]\nname = "tests"\nrun = "node --test"\n',
     },
   });
-  const result = await runCli(['-p', CHECKLIST_TASK, '--trust', '--json-output', '-n', '3'], { cwd: repo, env: home.env });
-  const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; iterations: number };
-  if (outcome.status !== 'success' || outcome.iterations !== 2) throw new Error(`the checklist session ended ${outcome.status}: ${result.stderr}`);
-  return { repo, sessionId: outcome.session_id };
 }

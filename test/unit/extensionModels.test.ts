@@ -1,10 +1,26 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { HunkReview } from '../../src/extension/review/reviewCommands.js';
+import { CodeloopsError, failureReportOf, isCodeloopsError } from '../../src/sessionFormat/failures.js';
 import { parseRecordedDiffQuery, parseSnapshotQuery, snapshotQuery } from '../../src/extension/diffs/snapshotUris.js';
 import { spendText } from '../../src/extension/runs/runController.js';
 import { CODEX_FORECAST, SHOP_FORECAST } from '../support/forecastSessions.js';
-import { COMMANDS, COMPARISON_PANEL_TYPE, SETTINGS_SECTION, STATS_PANEL_TYPE, TREE_ITEM_KINDS, VIEWER_PANEL_TYPE, VIEWS } from '../../src/extension/ids.js';
+import { AGENT_KINDS } from '../../src/agents/agentKinds.js';
+import {
+  CHAT_COMMANDS,
+  CHAT_PARTICIPANT_ID,
+  COMMANDS,
+  COMPARISON_PANEL_TYPE,
+  MCP_PROVIDER_ID,
+  SETTINGS_SECTION,
+  STATS_PANEL_TYPE,
+  TOOL_NAMES,
+  TREE_ITEM_KINDS,
+  VIEWER_PANEL_TYPE,
+  VIEWS,
+} from '../../src/extension/ids.js';
 import { fileNodes, iterationNodes, moreNode, sessionNode } from '../../src/extension/sessionsTree/sessionsTreeModel.js';
 import type { SessionView } from '../../src/sessionView/sessionView.js';
 import type { SessionSummary } from '../../src/sessionFormat/sessionSummaries.js';
@@ -209,6 +225,40 @@ describe('the extension manifest', () => {
     assert.equal(spendText({ guards, spend: spend(0.4213), forecast: CODEX_FORECAST }), '$0.42 of $5.00', 'no p90 to show');
   });
 
+  it('declares @codeloops, the language model tools and the MCP server as the code registers them, for a VS Code that has all three', () => {
+    const [participant, ...others] = manifest.contributes.chatParticipants;
+    assert.equal(others.length, 0);
+    assert.equal(participant.id, CHAT_PARTICIPANT_ID);
+    assert.equal(participant.name, 'codeloops');
+    assert.deepEqual(
+      participant.commands.map((command: { name: string }) => command.name),
+      Object.values(CHAT_COMMANDS),
+    );
+    const tools = manifest.contributes.languageModelTools as Array<
+      Record<string, unknown> & { name: string; tags: string[]; inputSchema: { properties: object } }
+    >;
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      Object.values(TOOL_NAMES),
+    );
+    for (const tool of tools) {
+      // VS Code refuses a tool without these, and one referenced in prompts without its reference name.
+      for (const field of ['displayName', 'modelDescription', 'userDescription', 'inputSchema']) assert.ok(tool[field], `${tool.name}.${field}`);
+      assert.ok(!tool.canBeReferencedInPrompt || /^[\w-]+$/.test(String(tool.toolReferenceName)), tool.name);
+      // The manifest has no read-only field: a tag says it, the model's description too, and only the run asks to be confirmed.
+      const readOnly = tool.name !== TOOL_NAMES.runLoop;
+      assert.equal(tool.tags.includes('read-only'), readOnly, tool.name);
+      assert.equal(String(tool.modelDescription).startsWith('Read-only.'), readOnly, tool.name);
+    }
+    const runLoop = tools.find((tool) => tool.name === TOOL_NAMES.runLoop)!;
+    assert.deepEqual(Object.keys(runLoop.inputSchema.properties), ['task', 'actorAgent', 'criticAgent', 'maxIterations', 'checks', 'folder']);
+    assert.deepEqual((runLoop.inputSchema.properties as { actorAgent: { enum: string[] } }).actorAgent.enum, [...AGENT_KINDS]);
+    assert.deepEqual(manifest.contributes.mcpServerDefinitionProviders, [{ id: MCP_PROVIDER_ID, label: 'Codeloops' }]);
+    // VS Code 1.101 is the first with all three stable (the MCP server definition provider came last); the types follow it.
+    assert.equal(manifest.engines.vscode, '^1.101.0');
+    assert.equal(manifest.devDependencies['@types/vscode'], '^1.101.0');
+  });
+
   it('keeps loops out of untrusted workspaces and machine paths out of workspace settings', () => {
     assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
     assert.equal(manifest.contributes.configuration.properties['codeloops.agentPaths'].scope, 'machine');
@@ -219,5 +269,31 @@ describe('the extension manifest', () => {
     assert.match(ignore, /^\*\*$/m);
     assert.match(ignore, /^!dist\/\*\*$/m);
     assert.match(ignore, /^dist\/\*\*\/\*\.map$/m);
+  });
+});
+
+describe('the parts of the extension loaded apart (dist/chat.js, dist/review.js)', () => {
+  it('fail with errors the extension knows by their code: each bundle has its own copy of CodeloopsError', async () => {
+    const review = createRequire(__filename)(path.join(repoRoot(), 'dist', 'review.js')) as HunkReview;
+    const error = await review
+      .rejectHunk({
+        sessionId: 'gone',
+        workingDir: path.join(repoRoot(), 'no-such-folder'),
+        sidecarDir: path.join(repoRoot(), 'no-such-sidecar'),
+        iteration: 1,
+        hunk: 1,
+        reason: null,
+      })
+      .then(
+        () => assert.fail('a folder that is not there has no hunks'),
+        (thrown: unknown) => thrown,
+      );
+    assert.ok(!(error instanceof CodeloopsError), 'another copy of the class');
+    assert.ok(isCodeloopsError(error));
+    assert.deepEqual(failureReportOf(error).code, (error as { code: string }).code);
+    assert.notEqual(failureReportOf(error).code, 'internal');
+    // A system error has a code too, but not one of ours.
+    const missing = await fs.promises.readFile(path.join(repoRoot(), 'no-such-file')).catch((thrown: unknown) => thrown);
+    assert.ok(!isCodeloopsError(missing));
   });
 });

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { Hunk } from '../../git/hunks.js';
-import { iterationHunks } from '../../review/hunkReview.js';
 import type { SessionLibrary } from '../../sessionView/sessionLibrary.js';
 import { COMMANDS } from '../ids.js';
+import type { HunkReview } from './reviewCommands.js';
 import { postSnapshotOf } from './reviewThreads.js';
 
 /** What "reject this hunk" needs: the session, the iteration, the hunk's number. */
@@ -26,6 +26,7 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
   constructor(
     private readonly library: SessionLibrary,
     private readonly sidecarDirOf: (sessionId: string) => string,
+    private readonly review: Pick<HunkReview, 'iterationHunks'>,
   ) {}
 
   /** Forgets a session's hunks (its files or review changed). */
@@ -80,7 +81,7 @@ export class HunkLenses implements vscode.CodeLensProvider, vscode.Disposable {
     if (!found) {
       found = (async () => {
         const view = await this.library.view(sessionId);
-        const files = await iterationHunks({ sessionId, workingDir: view.start.working_dir, sidecarDir: this.sidecarDirOf(sessionId) }, iteration);
+        const files = await this.review.iterationHunks({ sessionId, workingDir: view.start.working_dir, sidecarDir: this.sidecarDirOf(sessionId) }, iteration);
         return (files ?? []).flatMap((patch) => patch.hunks);
       })().catch(() => []);
       this.cache.set(key, found);

@@ -1,6 +1,6 @@
 import { acceptProtectedChange, undoAcceptance } from '../../review/acceptedChanges.js';
 import { addComment, setResolved } from '../../review/comments.js';
-import { rejectHunk, stageChanges, undoRejection } from '../../review/hunkReview.js';
+import type * as HunkReviewModule from '../../review/hunkReview.js';
 import { reviewTargetOf, type SessionReviewTarget } from '../../review/reviewTarget.js';
 import { isCodeloopsError } from '../../sessionFormat/failures.js';
 import { protectedChangeText } from '../../sessionFormat/verification.js';
@@ -13,8 +13,12 @@ import type { EditorWindow, RunLog } from '../editorPorts.js';
  * run, and an Undo at once), stage an iteration's changes, comment, resolve. The
  * engine does the work and checks every move; these functions ask and tell.
  */
+/** What the editor does with an iteration's hunks (`review/hunkReview.ts`): `dist/review.js`, loaded when first used (extension.ts). */
+export type HunkReview = Pick<typeof HunkReviewModule, 'iterationHunks' | 'rejectHunk' | 'undoRejection' | 'stageChanges'>;
+
 export interface ReviewCommandsDeps {
   store: SessionStore;
+  hunks: HunkReview;
   window: EditorWindow;
   log: RunLog;
   /** A session's sidecar folder, where its review is recorded. */
@@ -61,7 +65,7 @@ export async function rejectHunkCommand(
     'Why? (optional: what should it do instead)',
   );
   if (reason === undefined) return undefined; // cancelled
-  const outcome = await act(deps, async () => rejectHunk({ ...(await targetOf(deps, sessionId)), iteration, hunk, reason: reason.trim() || null }));
+  const outcome = await act(deps, async () => deps.hunks.rejectHunk({ ...(await targetOf(deps, sessionId)), iteration, hunk, reason: reason.trim() || null }));
   if (outcome && report(deps, sessionId, outcome, 'rejected')) {
     const undo = 'Undo';
     void deps.window.showInfo(`Codeloops: ${outcome.message}`, undo).then((choice) => {
@@ -72,14 +76,14 @@ export async function rejectHunkCommand(
 }
 
 export async function undoRejectionCommand(deps: ReviewCommandsDeps, sessionId: string, id?: string): Promise<ReviewActionOutcome | undefined> {
-  const outcome = await act(deps, async () => undoRejection({ ...(await targetOf(deps, sessionId)), id }));
+  const outcome = await act(deps, async () => deps.hunks.undoRejection({ ...(await targetOf(deps, sessionId)), id }));
   if (outcome && report(deps, sessionId, outcome, 'rejection_undone')) void deps.window.showInfo(`Codeloops: ${outcome.message}`);
   return outcome;
 }
 
 /** Stages one iteration's changes, or the whole session's (`iteration` null). */
 export async function stageCommand(deps: ReviewCommandsDeps, sessionId: string, iteration: number | null): Promise<ReviewActionOutcome | undefined> {
-  const outcome = await act(deps, async () => stageChanges({ ...(await targetOf(deps, sessionId)), iteration }));
+  const outcome = await act(deps, async () => deps.hunks.stageChanges({ ...(await targetOf(deps, sessionId)), iteration }));
   if (outcome && report(deps, sessionId, outcome, 'staged')) void deps.window.showInfo(`Codeloops: ${outcome.message}`);
   return outcome;
 }

@@ -1,3 +1,4 @@
+import type { AgentKind } from '../../agents/agentKinds.js';
 import type { ReviewAction, RunControl } from '../../sessionFormat/reviewRecords.js';
 import { parseRunEvent, type RunEvent, type RunEventOf, type RunSummary } from '../../sessionFormat/runEvents.js';
 import { RunnerProcess, type RunnerFailure } from './runnerProcess.js';
@@ -18,7 +19,30 @@ export interface LoopProcessOptions {
    * names (`--trust`); withheld, the runner refuses it (`project_untrusted`).
    */
   trusted: boolean;
+  /** What this run asks for above every config (a language model tool's agents, the more iterations of a resume): the CLI's own flags. */
+  overrides?: RunOverrides;
   env?: NodeJS.ProcessEnv;
+}
+
+/** A run's choices that rank above every config layer, as the CLI's flags take them. */
+export interface RunOverrides {
+  actorAgent?: AgentKind;
+  criticAgent?: AgentKind;
+  /** The limit on the iteration number (0: none). */
+  maxIterations?: number;
+  /** Shell commands, each a required check, in place of none (the configured ones run too). */
+  checks?: readonly string[];
+}
+
+/** The overrides as the runner's flags, each value one argument. */
+export function overrideArgs(overrides: RunOverrides = {}): string[] {
+  const args: string[] = [];
+  if (overrides.actorAgent) args.push('--actor-agent', overrides.actorAgent);
+  if (overrides.criticAgent) args.push('--critic-agent', overrides.criticAgent);
+  if (overrides.maxIterations !== undefined) args.push('--max-iterations', String(overrides.maxIterations));
+  // `--check=<command>`: one argument, so a command that starts with "-" is never read as a flag.
+  for (const check of overrides.checks ?? []) args.push(`--check=${check}`);
+  return args;
 }
 
 export type LoopProcessEnd = { kind: 'finished'; summary: RunSummary; exitCode: number | null } | RunnerFailure;
@@ -41,6 +65,7 @@ export class LoopProcess {
       if ('text' in options.prompt) args.push(`--prompt=${options.prompt.text}`);
       else args.push('--prompt-file', options.prompt.file);
     }
+    args.push(...overrideArgs(options.overrides));
     if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
     if (options.trusted) args.push('--trust');
     if ('resume' in options.prompt) args.push('--', options.prompt.resume);

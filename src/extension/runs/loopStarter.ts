@@ -15,6 +15,10 @@ export interface LoopStarterDeps<F extends FolderRef> {
   forecast: (folder: F) => Promise<Forecast | undefined>;
 }
 
+/** Why no loop runs in an untrusted workspace, wherever a loop is asked for (Run Prompt, the chat, a tool). */
+export const UNTRUSTED_LOOPS_TEXT =
+  'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.';
+
 /** Asks for the task to run in a folder, the run's forecast on its way (a box may show it when it comes). */
 export type PromptChooser<F> = (folder: F, forecast: Promise<Forecast | undefined>) => Promise<LoopPrompt | undefined>;
 
@@ -56,7 +60,7 @@ export class LoopStarter<F extends FolderRef> {
     const manage = 'Manage Workspace Trust';
     const message = action
       ? `Codeloops does not ${action} in an untrusted workspace: ${why}. Trust the workspace first; sessions can be browsed either way.`
-      : 'Codeloops does not run loops in an untrusted workspace: a loop runs agents that edit files and execute commands in this folder. Trust the workspace to run one; sessions can be browsed either way.';
+      : UNTRUSTED_LOOPS_TEXT;
     const choice = await this.deps.window.showError(message, manage);
     if (choice === manage) await this.deps.commands.execute('workbench.trust.manage');
     return false;

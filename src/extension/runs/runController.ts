@@ -9,7 +9,7 @@ import type { Disposable, Event, FolderRef } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
 import { reportLoopEnd, type LoopEndPorts } from './loopEndReport.js';
 import { logEvent } from './loopLog.js';
-import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions } from './loopProcess.js';
+import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions, type RunOverrides } from './loopProcess.js';
 import type { LoopEvent, LoopRegistry, RunningLoop } from './loopRegistry.js';
 
 export interface RunControllerDeps<F extends FolderRef> extends LoopEndPorts<F> {
@@ -28,6 +28,8 @@ export interface StartOptions {
   handles?: readonly FailureCode[];
   /** What past tasks with the run's agents took: the status bar shows the spend against its p90 once it is known. */
   forecast?: Promise<Forecast | undefined>;
+  /** Choices above every config for this run (a chat tool's agents, a resume's more iterations). */
+  overrides?: RunOverrides;
 }
 
 /**
@@ -70,6 +72,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
         prompt,
         editorSettings: deps.editorSettingsJson(folder),
         trusted: deps.isTrusted(),
+        overrides: options.overrides,
         env: deps.env,
       },
       (event) => this.handle(folder, event),

@@ -5,6 +5,7 @@ import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
 import type { LoopRegistry } from '../runs/loopRegistry.js';
+import type { LoopProcessEnd, RunOverrides } from '../runs/loopProcess.js';
 import type { RunController } from '../runs/runController.js';
 
 /**
@@ -68,21 +69,26 @@ export async function undoLastRollback<F extends FolderRef>(deps: TimeTravelDeps
 const OVERRULABLE: readonly FailureCode[] = ['tree_changed', 'snapshot_missing'];
 
 /** Carries a session on in the workspace folder that holds it; offers to go on anyway when the files changed since. */
-export async function resumeSession<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<void> {
+export async function resumeSession<F extends FolderRef>(
+  deps: TimeTravelDeps<F>,
+  sessionId: string,
+  overrides?: RunOverrides,
+): Promise<LoopProcessEnd | undefined> {
   const start = await deps.store.startLine(sessionId);
   const folder = deps.folderOf(start.working_dir);
   if (!folder) {
     void deps.window.showError(`Codeloops: this session ran in ${start.working_dir}. Open that folder to resume it.`);
-    return;
+    return undefined;
   }
-  if (!deps.runs.canStartIn(folder)) return;
+  if (!deps.runs.canStartIn(folder)) return undefined;
   deps.log.show(true);
-  const end = await deps.runs.start(folder, { resume: sessionId }, { handles: OVERRULABLE });
+  const end = await deps.runs.start(folder, { resume: sessionId }, { handles: OVERRULABLE, overrides });
   if (end?.kind === 'refused' && OVERRULABLE.includes(end.code)) {
     const anyway = 'Resume Anyway';
     const choice = await deps.window.confirm('Resume with the files as they are now?', end.message, anyway);
-    if (choice === anyway) await deps.runs.start(folder, { resume: sessionId, force: true });
+    if (choice === anyway) return deps.runs.start(folder, { resume: sessionId, force: true }, { overrides });
   }
+  return end;
 }
 
 async function requestFor<F extends FolderRef>(deps: TimeTravelDeps<F>, sessionId: string): Promise<Omit<RollbackRequest, 'force'> | undefined> {

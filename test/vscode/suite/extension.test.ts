@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { CodeloopsApi } from '../../../src/extension/extension.js';
-import { COMMANDS, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
+import { COMMANDS, TOOL_NAMES, URI_SCHEMES, VIEWS } from '../../../src/extension/ids.js';
 import type { FileNode, GroupNode, IterationNode, SessionNode, TreeNode } from '../../../src/extension/sessionsTree/sessionsTreeModel.js';
 import { EVENTS_FILE, sessionsDir, sidecarDirOf } from '../../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../../src/sessions/sessionStore.js';
@@ -122,6 +122,35 @@ describe('Codeloops in a real VS Code', () => {
       Object.values(COMMANDS).filter((command) => !registered.has(command)),
       [],
     );
+  });
+
+  it('offers its language model tools to VS Code’s agents, and answers them through VS Code: a session read as a chat agent reads it', async () => {
+    // Registered at activation (the participant and the MCP server definition provider too: VS Code refuses an undeclared one, and activation would fail).
+    const tools = vscode.lm.tools.filter((tool) => tool.name.startsWith('codeloops_'));
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), Object.values(TOOL_NAMES).sort());
+    assert.deepEqual(
+      tools
+        .filter((tool) => tool.tags.includes('read-only'))
+        .map((tool) => tool.name)
+        .sort(),
+      [TOOL_NAMES.getSession, TOOL_NAMES.listSessions].sort(),
+    );
+    assert.deepEqual((tools.find((tool) => tool.name === TOOL_NAMES.runLoop)!.inputSchema as { required: string[] }).required, ['task']);
+    // Invoked as an agent invokes them: through VS Code, which loads dist/chat.js on this first use.
+    const id = await helloSession();
+    const answer = async (name: string, input: object) => {
+      const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined });
+      return JSON.parse((result.content[0] as vscode.LanguageModelTextPart).value);
+    };
+    const session = await answer(TOOL_NAMES.getSession, { sessionId: id });
+    assert.equal(session.status, 'success');
+    assert.deepEqual(
+      session.iterations.map((iteration: { decision: string }) => iteration.decision),
+      ['CONTINUE', 'DONE'],
+    );
+    const listed = await answer(TOOL_NAMES.listSessions, { limit: 50 });
+    assert.ok(listed.sessions.some((entry: { id: string }) => entry.id === id));
+    assert.equal((await answer(TOOL_NAMES.getSession, { sessionId: 'no-such-session' })).error.code, 'session_not_found');
   });
 
   it('runs a loop in the workspace: two iterations, the tree shows the session, its iterations and its files', async () => {

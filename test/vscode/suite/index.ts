@@ -9,7 +9,8 @@ import Mocha from 'mocha';
  * CODELOOPS_TEST_RESULTS as JSON, so the outer run can count them.
  */
 export async function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 90_000, color: false, reporter: 'spec' });
+  // `node test/run.mjs editor --grep text`: only the tests whose title matches, here too.
+  const mocha = new Mocha({ ui: 'bdd', timeout: 90_000, color: false, reporter: 'spec', grep: process.env.CODELOOPS_TEST_GREP });
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
   // `node test/run.mjs editor --reverse`: the tests in the opposite order, to show that none depends on another.
   if (process.env.CODELOOPS_TEST_ORDER === 'reverse') {
