@@ -46,6 +46,15 @@ describe("agents' limits, read from what each CLI prints", () => {
       // 06:00 in Paris has passed at 06:21: the next one is tomorrow's.
       assert.equal(words("You've hit your session limit · resets 6am (Europe/Paris)")?.until, Date.UTC(2026, 10, 27, 5, 0));
       assert.equal(words("You've hit your session limit")?.until, null);
+      // As earlier versions said it (anthropics/claude-code#15064, slopus/happy#465).
+      const older = (text: string) => claudeLimit({ text, apiStatus: null, apiError: null, resetsAt: null }, NOW);
+      assert.deepEqual(older('Claude AI usage limit reached|1795672800'), {
+        kind: 'usage_limit',
+        until: 1_795_672_800_000,
+        message: 'Claude AI usage limit reached|1795672800',
+      });
+      assert.equal(older('Claude usage limit reached. Your limit will reset at 9am (America/Chicago).')?.until, Date.UTC(2026, 10, 26, 15, 0));
+      assert.equal(older("You've hit your limit · resets 1pm (Europe/Lisbon)")?.until, Date.UTC(2026, 10, 26, 13, 0));
     });
 
     it('a 529, a 500, a refused key: overloaded, outage, auth; a 429 without the usage limit is a rate limit', () => {

@@ -321,7 +321,10 @@ export interface ClaudeFailure {
 export function claudeLimit(failure: ClaudeFailure, now: number): AgentLimit | null {
   const { text } = failure;
   if (failure.apiError === 'usage_limit_reached' || /^You've hit your .*limit/.test(text) || /usage limit reached/i.test(text)) {
-    const until = failure.resetsAt !== null ? failure.resetsAt * 1000 : parseWallClock(/\bresets (.*)$/m.exec(text)?.[1] ?? '', now);
+    // Older versions: `Claude AI usage limit reached|1766502000` (epoch seconds), `Your limit will reset at 9am (America/Chicago).`
+    const epoch = /\|(\d{10})\b/.exec(text)?.[1];
+    const stated = epoch !== undefined ? Number(epoch) * 1000 : parseWallClock(/\breset(?:s| at)\b(.*)$/m.exec(text)?.[1] ?? '', now);
+    const until = failure.resetsAt !== null ? failure.resetsAt * 1000 : stated;
     return agentLimit('usage_limit', text, until);
   }
   const kind = failure.apiStatus === null ? null : limitKindOfStatus(failure.apiStatus);
