@@ -82,6 +82,11 @@ export function retryAt(limit: AgentLimit, triesInARow: number, now: number): nu
   return limit.until === null ? now + USAGE_LIMIT_DEFAULT_WAIT_SECS * 1000 : backoff(USAGE_LIMIT_PASSED_FIRST_SECS);
 }
 
+/** A resumed run that failed before it opened the agent's session, for a reason of its own. */
+function couldNotResume(result: AgentRunResult): boolean {
+  return !result.succeeded && !result.interrupted && result.limit === null && result.agentSessionId === null;
+}
+
 export class LimitWaits {
   private waitedMs = 0;
 
@@ -118,8 +123,13 @@ export class LimitWaits {
       if (until === null) return result;
       reportFailed(result);
       if (!(await this.wait(who, reason, until))) return { ...result, interrupted: true };
-      turn = turnAfterLimit(turn, result, reason, who.canResume);
-      result = await runTurn(turn);
+      const again = turnAfterLimit(turn, result, reason, who.canResume);
+      result = await runTurn(again);
+      if (again !== turn && couldNotResume(result)) {
+        // Its session was not kept (Gemini CLI keeps none whose first turn failed): the turn afresh.
+        reportFailed(result);
+        result = await runTurn(turn);
+      } else turn = again;
     }
     return result;
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runSummarySchema, type RunEventOf } from '../../src/sessionFormat/runEvents.js';
+import { runSummarySchema, type RunEventOf, type RunSummary } from '../../src/sessionFormat/runEvents.js';
 import { followRunEvents, runCli, startCli } from '../support/cliProcess.js';
 import { GEMINI_MODEL } from '../support/modelApi/geminiApi.js';
 import type { ModelRequest, Responder, ScriptedReply } from '../support/modelApi/scripted.js';
@@ -51,6 +51,17 @@ function waits(setup: RealAgentSetup, sessionId: string): RunEventOf<'agent_wait
 
 const secondsAhead = (secs: number) => new Date(Date.now() + secs * 1000);
 
+/** Runs the loop to its end: it must succeed, greeting.txt written, in one iteration (a wait is no failure). */
+async function succeeds(setup: RealAgentSetup, args: string[], env = setup.env): Promise<RunSummary> {
+  const run = await runCli([...args, '--json-output'], { cwd: setup.repo, env });
+  assert.equal(run.code, 0, run.stderr);
+  const outcome = runSummarySchema.parse(JSON.parse(run.stdout));
+  assert.equal(outcome.status, 'success');
+  assert.equal(fs.readFileSync(path.join(setup.repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
+  assert.equal(assertValidSessionFile(outcome.session_file).iterations.length, 1);
+  return outcome;
+}
+
 /**
  * Usage limits waited out with the real CLIs: each scripted API answers a turn with
  * its vendor's own limit (body and headers: vendorLimits.ts), the CLI says so in its
@@ -63,21 +74,14 @@ describe('end to end: usage limits waited out with the real CLIs', () => {
 
   it('Claude Code: the actor’s and the critic’s usage limits are waited out until the reset it states; each carries on in its own session', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
-    let resets: Date[] = [];
+    const resets: Date[] = [];
     const limit = () => {
       const reset = secondsAhead(2);
       resets.push(reset);
       return anthropicUsageLimit(reset);
     };
     const setup = await setUpRealAgents(startApi, repo, [{ agent: 'claude', model: limitedGreeting('claude', { actor: limit, critic: limit }) }]);
-    const run = await runCli(['-p', TASK, '--json-output'], { cwd: repo, env: withClaudeSubscription(setup) });
-    assert.equal(run.code, 0, run.stderr);
-    const outcome = runSummarySchema.parse(JSON.parse(run.stdout));
-    assert.equal(outcome.status, 'success');
-    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
-    // One iteration: the waits were no failures.
-    assert.equal(assertValidSessionFile(outcome.session_file).iterations.length, 1);
-
+    const outcome = await succeeds(setup, ['-p', TASK], withClaudeSubscription(setup));
     const waited = waits(setup, outcome.session_id);
     assert.deepEqual(
       waited.map((wait) => [wait.role, wait.agent, wait.reason, Date.parse(wait.until)]),
@@ -88,7 +92,6 @@ describe('end to end: usage limits waited out with the real CLIs', () => {
     const carriedOn = api!.requests.filter((request) => isAgentTurn(request) && CARRY_ON.test(request.lastUserText));
     assert.equal(carriedOn.length, 2, 'the actor and the critic were each resumed once');
     assert.ok(carriedOn.some((request) => request.allUserText.includes(TASK) && !isCriticRequest(request)));
-    resets = [];
   });
 
   it('Codex: its usage limit ("try again at 6:23 AM") is waited out; it carries on in its own thread', async () => {
@@ -96,12 +99,7 @@ describe('end to end: usage limits waited out with the real CLIs', () => {
     // Codex states the reset to the minute: a reset within this minute reads as now.
     const resetInThisMinute = () => openAiUsageLimit(new Date(Math.min(Date.now() + 2000, Math.ceil(Date.now() / 60_000) * 60_000 - 1000)));
     const setup = await setUpRealAgents(startApi, repo, [{ agent: 'codex', model: limitedGreeting('codex', { actor: resetInThisMinute }) }]);
-    const run = await runCli(['-p', TASK, '-a', 'codex', '--json-output'], { cwd: repo, env: setup.env });
-    assert.equal(run.code, 0, run.stderr);
-    const outcome = runSummarySchema.parse(JSON.parse(run.stdout));
-    assert.equal(outcome.status, 'success');
-    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
-    assert.equal(assertValidSessionFile(outcome.session_file).iterations.length, 1);
+    const outcome = await succeeds(setup, ['-p', TASK, '-a', 'codex']);
     const waited = waits(setup, outcome.session_id);
     assert.deepEqual(
       waited.map((wait) => [wait.role, wait.agent, wait.reason]),
@@ -114,14 +112,11 @@ describe('end to end: usage limits waited out with the real CLIs', () => {
     );
   });
 
-  it('Gemini CLI: its exhausted quota (RESOURCE_EXHAUSTED, "Please retry in 2s") is waited out', async () => {
+  // Gemini CLI keeps no session whose first turn failed: the turn is run again afresh.
+  it('Gemini CLI: its exhausted quota (RESOURCE_EXHAUSTED, "Please retry in 2s") is waited out; the turn runs again afresh', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     const setup = await setUpRealAgents(startApi, repo, [{ agent: 'gemini', model: limitedGreeting('gemini', { actor: () => geminiQuotaExhausted(2) }) }]);
-    const run = await runCli(['-p', TASK, '-a', 'gemini', '-m', GEMINI_MODEL, '--json-output'], { cwd: repo, env: setup.env });
-    assert.equal(run.code, 0, run.stderr);
-    const outcome = runSummarySchema.parse(JSON.parse(run.stdout));
-    assert.equal(outcome.status, 'success');
-    assert.equal(fs.readFileSync(path.join(repo, 'greeting.txt'), 'utf8'), 'Hello, world\n');
+    const outcome = await succeeds(setup, ['-p', TASK, '-a', 'gemini', '-m', GEMINI_MODEL]);
     assert.deepEqual(
       waits(setup, outcome.session_id).map((wait) => [wait.role, wait.agent, wait.reason]),
       [['actor', 'Gemini CLI', 'usage_limit']],

@@ -71,6 +71,17 @@ describe('the loop outlasts an agent’s limits (outlastLimits)', () => {
     assert.deepEqual(turns[1], { prompt: 'the task', resumeSessionId: null });
   });
 
+  it('a session the agent did not keep (its resumed run opens none): the turn again afresh', async () => {
+    const { outlast, turns } = waitsFor([run({ kind: 'usage_limit', until: soon(), message: 'limit' }), { ...run(null, null), succeeded: false }, run(null)]);
+    const result = await outlast();
+    assert.equal(result.succeeded, true);
+    assert.deepEqual(
+      turns.map((turn) => turn.resumeSessionId),
+      [null, 'session-1', null],
+    );
+    assert.equal(turns[2]!.prompt, 'the task');
+  });
+
   it('a wait past max_wait_secs ends it: usage_limit, without waiting', async () => {
     const { outlast, told } = waitsFor([run({ kind: 'usage_limit', until: Date.now() + 3_600_000, message: 'limit' })], { maxWaitSecs: 60 });
     await assert.rejects(outlast(), (error) => isCodeloopsError(error) && error.code === 'usage_limit' && /max_wait_secs/.test(error.message));
