@@ -1,7 +1,7 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { protectedStandingText, refusalReasons, requirementsLines, stopReasonText, toolCallText } from '../src/sessionFormat/eventWording.js';
+import { agentWaitingText, protectedStandingText, refusalReasons, requirementsLines, stopReasonText, toolCallText } from '../src/sessionFormat/eventWording.js';
 import { protectedChangeText } from '../src/sessionFormat/verification.js';
 import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
@@ -30,6 +30,7 @@ const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = {
   rollback: 'discard',
   rollback_undone: 'redo',
   stall: 'sync-ignored',
+  agent_waiting: 'watch',
   worktree_prepared: 'repo-clone',
   applied: 'check-all',
   apply_undone: 'redo',
@@ -526,8 +527,10 @@ export class ViewerApp {
       h(
         'h2',
         {},
-        icon('sync', 'codicon-modifier-spin'),
-        progress.iteration === null ? ' Running ' : ` Iteration ${progress.iteration}: ${stageText(progress.stage)} `,
+        icon(progress.waiting ? 'watch' : 'sync', progress.waiting ? undefined : 'codicon-modifier-spin'),
+        progress.iteration === null
+          ? ' Running '
+          : ` Iteration ${progress.iteration}: ${progress.waiting ? agentWaitingText(progress.waiting) : stageText(progress.stage)} `,
         elapsed,
       ),
       text ? h('pre', { class: 'output live-output' }, text) : h('p', { class: 'muted' }, 'Waiting for the agent…'),

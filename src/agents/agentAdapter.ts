@@ -1,5 +1,6 @@
 import type { AgentKind } from './agentKinds.js';
 import type { AgentEvent, StreamDrift } from '../sessionFormat/agentEvents.js';
+import type { AgentLimit } from './agentLimits.js';
 
 export type AgentRole = 'actor' | 'critic';
 
@@ -33,6 +34,8 @@ export interface ParserVerdict {
   finalText: string | null;
   /** What the stream held that the adapter did not know, ignored. */
   drift: StreamDrift;
+  /** When it did not succeed: a usage or rate limit, an API down, a login refused, as the agent's output says (`agentLimits.ts`). */
+  limit?: AgentLimit | null;
 }
 
 /**

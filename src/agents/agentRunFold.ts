@@ -3,6 +3,7 @@ import { HeadTailBuffer } from '../text/headTailBuffer.js';
 import { LineSplitter } from '../text/lineSplitter.js';
 import type { AgentAdapter, ParserVerdict, StreamParser } from './agentAdapter.js';
 import type { AgentExit } from './agentProcess.js';
+import type { AgentLimit } from './agentLimits.js';
 
 export interface AgentRunResult {
   /** What the agent said and did, readable; head and tail kept when long. */
@@ -28,6 +29,8 @@ export interface AgentRunResult {
   toolCalls: number;
   /** What the agent's stream held that its adapter did not know (a newer CLI), ignored. */
   drift: StreamDrift;
+  /** A failure from outside the agent's work (a usage or rate limit, an API down, a login refused); null otherwise. */
+  limit: AgentLimit | null;
 }
 
 /**
@@ -125,6 +128,7 @@ export class AgentRunFold {
     this.flushText();
     const started = exit.startFailure === null;
     const verdict = this.parser.finish(started ? exit.exitCode : null);
+    const succeeded = verdict.succeeded && exit.stoppedFor === null && started && !exit.signal;
     return {
       transcript: this.transcript.toString(),
       finalText: verdict.finalText ?? this.resultText,
@@ -133,7 +137,7 @@ export class AgentRunFold {
       exitCode: exit.exitCode,
       signal: exit.signal,
       durationSecs: exit.durationSecs,
-      succeeded: verdict.succeeded && exit.stoppedFor === null && started && !exit.signal,
+      succeeded,
       failureReason: failureReason(verdict, exit, this.adapter),
       timedOut: exit.stoppedFor === 'timeout',
       interrupted: exit.stoppedFor === 'interrupt',
@@ -142,6 +146,8 @@ export class AgentRunFold {
       model: this.model,
       toolCalls: this.toolCalls,
       drift: verdict.drift,
+      // Only the agent's own failure: a run the runner stopped was not refused by the API.
+      limit: succeeded || exit.stoppedFor !== null || !started ? null : (verdict.limit ?? null),
     };
   }
 

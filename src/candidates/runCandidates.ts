@@ -322,6 +322,7 @@ export function loopInWorktree(prepared: PreparedRun, workingDir: string, isolat
     isolation,
     budget: prepared.settings.budget,
     stall: prepared.settings.stall,
+    limits: prepared.settings.limits,
     prices: prepared.settings.prices,
     verify: prepared.settings.verify ?? undefined,
     configFiles: configFilesOf(prepared.settings),

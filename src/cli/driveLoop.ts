@@ -63,6 +63,7 @@ export async function driveLoop(
         isolation: { directory: worktreesDir(), worktree: run.prepared.settings.worktree },
         budget: run.prepared.settings.budget,
         stall: run.prepared.settings.stall,
+        limits: run.prepared.settings.limits,
         prices: run.prepared.settings.prices,
         sessionsDirectory: sessionsDir(),
         sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
@@ -87,6 +88,9 @@ export async function driveLoop(
   const stoppedAtQuestion = summary.status === 'interrupted' && unanswered !== undefined;
   if ((summary.error_code === 'needs_input' || stoppedAtQuestion) && !options.events && !options.quiet) {
     writeStderr(`${cliHint(new CodeloopsError('needs_input', summary.error ?? '', { session_id: summary.session_id })) ?? ''}\n`);
+  }
+  if ((summary.error_code === 'agent_auth' || summary.error_code === 'usage_limit') && !options.events && !options.quiet) {
+    writeStderr(`${cliHint(new CodeloopsError(summary.error_code, summary.error ?? '', { session_id: summary.session_id })) ?? ''}\n`);
   }
   if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];

@@ -36,7 +36,11 @@ export function cliHint(error: CodeloopsError): string | undefined {
         ? `Stop it with "kill -- -${details.process_group}" (or "kill -9 -- -${details.process_group}" if it ignores that), then run again.`
         : undefined;
     case 'needs_input':
-      return `Answer it and carry on: codeloops resume ${typeof details.session_id === 'string' ? details.session_id : '<session>'} --answer "<your answer>"`;
+      return `Answer it and carry on: codeloops resume ${sessionOf(details)} --answer "<your answer>"`;
+    case 'agent_auth':
+      return `Run "codeloops doctor" to check each agent's login and key, then carry on: codeloops resume ${sessionOf(details)}`;
+    case 'usage_limit':
+      return `Carry on once the limit has reset: codeloops resume ${sessionOf(details)} (or let the loop wait longer: max_wait_secs under [limits] in codeloops.toml).`;
     case 'session_ended':
       return 'Run "codeloops resume" again to carry it on in a new session.';
     case 'group_not_found':
@@ -65,4 +69,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
     default:
       return undefined;
   }
+}
+
+function sessionOf(details: CodeloopsError['details']): string {
+  return typeof details.session_id === 'string' ? details.session_id : '<session>';
 }

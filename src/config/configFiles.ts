@@ -92,6 +92,15 @@ const stallTableSchema = z.strictObject({
   action: z.optional(z.enum(['stop', 'nudge'])),
 });
 
+/** `[limits]`: an agent's usage limit, a rate limit or an API down is waited out, up to `max_wait_secs` in all. */
+const limitsTableSchema = z.strictObject({
+  wait: z.optional(z.boolean()),
+  max_wait_secs: z.optional(z.int().check(z.nonnegative('must be 0 (never wait) or more'))),
+  /** Whether the time waited counts against `max_duration_secs`. */
+  count_wait: z.optional(z.boolean()),
+});
+export type LimitsTable = z.infer<typeof limitsTableSchema>;
+
 /** A path inside the repository, from its top: never absolute, never through `..`. */
 const repositoryPath = z
   .string()
@@ -133,6 +142,7 @@ export const projectConfigSchema = z.strictObject({
   max_tokens: z.optional(positiveCount),
   max_duration_secs: z.optional(positiveAmount('number of seconds')),
   stall: z.optional(stallTableSchema),
+  limits: z.optional(limitsTableSchema),
   /** `"pause"`: after each iteration that goes on, wait for the user's review. */
   review: z.optional(z.enum(REVIEW_MODES)),
   checks: z.optional(z.array(checkTableSchema)),

@@ -20,6 +20,7 @@ import {
   readConfigText,
   type AgentTable,
   type CheckTable,
+  type LimitsTable,
   type GlobalConfigFile,
   type NotifyTable,
   type ProjectConfigFile,
@@ -34,6 +35,13 @@ export type Role = 'actor' | 'critic';
 export interface StallSettings {
   unchangedIterations: number;
   action: 'stop' | 'nudge';
+}
+
+/** `[limits]`: whether an agent's usage limit, a rate limit or an API down is waited out, for how long in all, and whether waiting uses the time budget. */
+export interface LimitSettings {
+  wait: boolean;
+  maxWaitSecs: number;
+  countWait: boolean;
 }
 
 /** `[verify]`: what the actor must not weaken to pass the gate, and what a task about the tests may. */
@@ -93,6 +101,7 @@ export interface RunSettings {
   checks: CheckSpec[];
   budget: Budget;
   stall: StallSettings;
+  limits: LimitSettings;
   /** `pause`: wait for the user's review after each iteration that goes on. */
   review: ReviewMode;
   prices: PriceTable;
@@ -121,6 +130,7 @@ export interface ConfigLayer {
   maxTokens?: number;
   maxDurationSecs?: number;
   stall?: { unchanged_iterations?: number; action?: 'stop' | 'nudge' };
+  limits?: LimitsTable;
   review?: ReviewMode;
   /** Replace the checks of lower layers (a project names its own). */
   checks?: LayerCheck[];
@@ -174,6 +184,8 @@ export const DEFAULT_TIMEOUT_SECS: Readonly<Record<Role, number>> = { actor: 30 
 export const DEFAULT_CHECK_TIMEOUT_SECS = 600;
 /** Three iterations in a row without progress is a stall, by default: stopped, not left running overnight. */
 export const DEFAULT_STALL: StallSettings = { unchangedIterations: 3, action: 'stop' };
+/** A usage limit is waited out, by default, for up to six hours in all: a night's loop outlasts a 5-hour limit. */
+export const DEFAULT_LIMITS: LimitSettings = { wait: true, maxWaitSecs: 21_600, countWait: false };
 /** A worktree's setup installs dependencies: longer than a check may take. */
 export const DEFAULT_SETUP_TIMEOUT_SECS = 1800;
 
@@ -190,6 +202,7 @@ export function layerFromGlobalFile(file: GlobalConfigFile, source: string): Con
     maxTokens: defaults.max_tokens,
     maxDurationSecs: defaults.max_duration_secs,
     stall: defaults.stall,
+    limits: defaults.limits,
     review: defaults.review,
     checks: defaults.checks,
     prices: file.prices,
@@ -214,6 +227,7 @@ export function layerFromProjectFile(file: ProjectConfigFile, source: string, ba
     maxTokens: file.max_tokens,
     maxDurationSecs: file.max_duration_secs,
     stall: file.stall,
+    limits: file.limits,
     review: file.review,
     checks: file.checks,
     prices: file.prices,
@@ -341,6 +355,11 @@ export function resolveLayers(layersLowToHigh: readonly ConfigLayer[], workingDi
     stall: {
       unchangedIterations: pick((layer) => layer.stall?.unchanged_iterations)?.value ?? DEFAULT_STALL.unchangedIterations,
       action: pick((layer) => layer.stall?.action)?.value ?? DEFAULT_STALL.action,
+    },
+    limits: {
+      wait: pick((layer) => layer.limits?.wait)?.value ?? DEFAULT_LIMITS.wait,
+      maxWaitSecs: pick((layer) => layer.limits?.max_wait_secs)?.value ?? DEFAULT_LIMITS.maxWaitSecs,
+      countWait: pick((layer) => layer.limits?.count_wait)?.value ?? DEFAULT_LIMITS.countWait,
     },
     review: pick((layer) => layer.review)?.value ?? 'off',
     prices,

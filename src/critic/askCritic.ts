@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import type { AnswerAttempt } from '../sessionFormat/sessionFiles.js';
+import type { AgentTurn } from '../agents/agentLimits.js';
 import { runAgent, type AgentLaunch, type AgentRunOptions, type AgentRunResult } from '../agents/runAgent.js';
 import { takeTail } from '../text/truncate.js';
 import type { CriticEvidence } from '../sessionFormat/verification.js';
@@ -57,6 +58,11 @@ export interface AskCriticOptions {
   isConcrete?: (continued: ParsedDecision) => boolean;
   /** Told when the critic is asked to be specific. */
   onAskSpecific?: () => void;
+  /**
+   * Runs each of the critic's turns through the loop's wait for usage limits and API
+   * trouble (`outlastLimits.ts`); absent: once.
+   */
+  outlastLimits?: (turn: AgentTurn, runTurn: (turn: AgentTurn) => Promise<AgentRunResult>) => Promise<AgentRunResult>;
 }
 
 /** How much of an unreadable answer is quoted back in the repair prompt. */
@@ -80,19 +86,23 @@ export async function askCritic(launch: AgentLaunch, input: CriticPromptInput, o
 }
 
 async function askAndRead(launch: AgentLaunch, input: CriticPromptInput, options: AskCriticOptions): Promise<Omit<CriticVerdict, 'evidence'>> {
-  const run = (prompt: string, attempt: AnswerAttempt, resumeSessionId: string | null, costAlreadyCounted?: number) =>
+  const runTurn = (turn: AgentTurn, attempt: AnswerAttempt) =>
     runAgent(
       launch,
-      { role: 'critic', prompt, model: options.model, resumeSessionId },
+      { role: 'critic', prompt: turn.prompt, model: options.model, resumeSessionId: turn.resumeSessionId },
       {
         signal: options.signal,
         onEvent: (event) => options.onEvent?.(event, attempt),
         rawStdoutPath: options.rawStdoutPath?.(attempt),
         runEnv: options.runEnv,
         groups: options.groups,
-        costAlreadyCounted,
+        costAlreadyCounted: turn.costAlreadyCounted,
       },
     );
+  const run = (prompt: string, attempt: AnswerAttempt, resumeSessionId: string | null, costAlreadyCounted?: number) => {
+    const turn: AgentTurn = { prompt, resumeSessionId, costAlreadyCounted };
+    return options.outlastLimits ? options.outlastLimits(turn, (each) => runTurn(each, attempt)) : runTurn(turn, attempt);
+  };
 
   const first = await run(buildCriticPrompt(input), 'first', null);
   options.onRunFinished?.(first);

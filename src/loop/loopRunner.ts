@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { AgentTurn } from '../agents/agentLimits.js';
 import { runAgent, type AgentLaunch, type AgentRunResult } from '../agents/runAgent.js';
 import type { PriceTable } from '../budget/prices.js';
 import type { Budget, SpendTotals } from '../budget/spendTracker.js';
 import { checkDirectory, commandRunRecord, timingOf, type CheckResult, type CheckSpec, type CheckTiming } from '../checks/runCheck.js';
-import type { StallSettings, VerifySettings } from '../config/runSettings.js';
+import { DEFAULT_LIMITS, type LimitSettings, type StallSettings, type VerifySettings } from '../config/runSettings.js';
 import { askCritic, type CriticVerdict } from '../critic/askCritic.js';
 import { CriticEvidenceFold, ranSuccessfully } from '../critic/criticEvidence.js';
 import { feedbackText, needsInputDecision, type CriticDecision, type ParsedDecision } from '../critic/criticDecision.js';
@@ -44,6 +45,7 @@ import { StallDetector, type Stall } from './stallDetector.js';
 import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
 import { ProtectedFilesWatch } from '../verify/protectedChanges.js';
 import { ConfigFilesWatch } from './configFilesWatch.js';
+import { LimitWaits, type WaitingAgent } from './outlastLimits.js';
 import { RequirementsChecklist, type CarriedChecklist, type JudgedRequirements } from './requirementsChecklist.js';
 
 /** One role's agent, ready to start. */
@@ -70,6 +72,8 @@ export interface LoopRequest {
   isolation?: IsolationSettings;
   budget: Budget;
   stall: StallSettings;
+  /** `[limits]`: agents' usage limits and API trouble waited out (`outlastLimits.ts`); absent: the defaults. */
+  limits?: LimitSettings;
   /** Prices for the agents that report tokens but no cost. */
   prices: PriceTable;
   /** The user's interrupt. */
@@ -291,6 +295,8 @@ class LoopRun {
   private readonly configFiles: ConfigFilesWatch;
   /** The task's requirements, each judged with evidence at every verdict (when the run is verified). */
   private readonly requirements: RequirementsChecklist;
+  /** Agents' usage limits and API trouble, waited out within `[limits]`. */
+  private readonly limitWaits: LimitWaits;
   /** Whether the last iteration's verdict rested on more than the critic's word (a passing required check, a command the critic ran). */
   private lastVerified = false;
   private summary: RunSummary | undefined;
@@ -326,6 +332,17 @@ class LoopRun {
     this.protectedFiles = request.verify ? new ProtectedFilesWatch(request.repository, request.verify, request.checks, workingDirPrefixOf(request)) : null;
     this.configFiles = new ConfigFilesWatch(request.configFiles ?? []);
     this.requirements = new RequirementsChecklist(request.prompt, continuation?.checklist);
+    this.limitWaits = new LimitWaits(request.limits ?? DEFAULT_LIMITS, {
+      signal: this.guard.signal,
+      // The one place a wait begins: the notify helper's `waiting` event belongs beside this record of it.
+      onWaiting: (who, reason, until) =>
+        this.emit({ type: 'agent_waiting', iteration: who.iteration, role: who.role, agent: who.agent, reason, until: until.toISOString() }),
+      pauseClock: () => this.guard.pauseClock(),
+      resumeClock: () => {
+        this.guard.resumeClock();
+        this.guard.startClock();
+      },
+    });
     try {
       this.sidecar = SidecarRecorder.open(this.sidecarDir);
     } catch (error) {
@@ -512,13 +529,15 @@ class LoopRun {
     const { request } = this;
     // A resumed run's first actor picks up its own agent session, context and all.
     const agentSession = iteration === this.firstIteration && request.actor.launch.adapter.canResume ? request.continuation?.actorSession : null;
-    const run = `${iteration}/actor`;
-    const work = async () => {
+    let runs = 0;
+    const runTurn = async (turn: AgentTurn) => {
+      // Each run its own: one run again after a limit is a new one for the budget.
+      const run = runs++ === 0 ? `${iteration}/actor` : `${iteration}/actor/${runs}`;
       const actor = await runAgent(
         request.actor.launch,
-        { role: 'actor', prompt, model: request.actor.model, resumeSessionId: agentSession?.id ?? null },
+        { role: 'actor', prompt: turn.prompt, model: request.actor.model, resumeSessionId: turn.resumeSessionId },
         {
-          costAlreadyCounted: agentSession?.costAlreadyCounted,
+          costAlreadyCounted: turn.costAlreadyCounted,
           signal: this.guard.signal,
           onEvent: (event: AgentEvent) => this.onAgentEvent(iteration, 'actor', run, event),
           rawStdoutPath: this.sidecar?.rawStdoutPath(iteration, 'actor'),
@@ -529,6 +548,8 @@ class LoopRun {
       this.agentFinished(iteration, 'actor', run, actor);
       return actor;
     };
+    const first: AgentTurn = { prompt, resumeSessionId: agentSession?.id ?? null, costAlreadyCounted: agentSession?.costAlreadyCounted };
+    const work = () => this.limitWaits.outlast(this.waitingAgent(iteration, 'actor'), first, runTurn);
     return this.phase(iteration, 'actor', work, (actor) => actor.durationSecs);
   }
 
@@ -655,6 +676,10 @@ class LoopRun {
         rawStdoutPath: (attempt) => this.sidecar?.rawStdoutPath(iteration, 'critic', attempt),
         runEnv: this.runEnv(iteration),
         groups: this.lock,
+        outlastLimits: (turn, runTurn) =>
+          this.limitWaits.outlast(this.waitingAgent(iteration, 'critic'), turn, runTurn, (failed) =>
+            this.agentFinished(iteration, 'critic', `${iteration}/critic/${criticRuns++}`, failed),
+          ),
         ...(request.verify && {
           isConcrete: (continued: ParsedDecision) => namesSomethingConcrete(continued, evidence),
           onAskSpecific: () => this.warn(`iteration ${iteration}: the critic asked for more work but named nothing concrete; asking it once to be specific`),
@@ -804,6 +829,11 @@ class LoopRun {
     const result = await work();
     this.emit({ type: 'phase', iteration, phase, status: 'finished', duration_secs: durationOf?.(result) ?? (performance.now() - started) / 1000 });
     return result;
+  }
+
+  private waitingAgent(iteration: number, role: 'actor' | 'critic'): WaitingAgent {
+    const { adapter } = this.request[role].launch;
+    return { iteration, role, agent: adapter.displayName, canResume: adapter.canResume };
   }
 
   /** What the agents find in their environment: which session and iteration they work in. */
@@ -1035,7 +1065,7 @@ function interrupted(): EndState {
 /** A loop that cannot go on: an expected failure says which; anything else is a git failure or a bug. */
 function failed(error: unknown): EndState {
   const code: FailureCode = isCodeloopsError(error) ? error.code : 'internal';
-  return { ...ended('failed'), error: (error as Error).message, errorCode: code };
+  return { ...ended('failed'), error: (error as Error).message, errorCode: code, stopReason: code === 'usage_limit' ? 'usage_limit' : null };
 }
 
 /** Nobody can answer the question (headless): the loop ends `failed`, the question as its error, to be answered on resume. */

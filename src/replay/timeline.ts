@@ -223,6 +223,8 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
       return { kind: 'protected_change', at, iteration: event.iteration, change: event.change, status: event.status, reason: event.reason };
     case 'stall':
       return { kind: 'stall', at, iteration: event.iteration, action: event.action, reason: event.reason, since_iteration: event.since_iteration };
+    case 'agent_waiting':
+      return { kind: 'agent_waiting', at, iteration: event.iteration, role: event.role, agent: event.agent, reason: event.reason, until: event.until };
     default:
       return undefined;
   }

@@ -229,6 +229,7 @@ type SharedFact =
   | ({ kind: 'apply_undone' } & Pick<RunEventOf<'apply_undone'>, 'apply' | 'restored' | 'removed'>)
   | ({ kind: 'imported' } & Pick<RunEventOf<'imported'>, 'bundle' | 'from_working_dir'>)
   | ({ kind: 'stall' } & Pick<RunEventOf<'stall'>, 'action' | 'reason'>)
+  | ({ kind: 'agent_waiting' } & AgentWaiting)
   | ({ kind: 'warning' } & Pick<RunEventOf<'warning'>, 'message'>)
   | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified' | 'unmet_requirements'>)
   | ({ kind: 'protected_change' } & Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>)
@@ -262,6 +263,8 @@ function sharedLine(fact: SharedFact): DescribedLine {
         text: fact.action === 'nudge' ? `going in circles: ${fact.reason}; telling the actor to change approach` : `going in circles: ${fact.reason}`,
         tone: 'warning',
       };
+    case 'agent_waiting':
+      return { text: agentWaitingText(fact), tone: 'warning' };
     case 'warning':
       return { text: `warning: ${fact.message}`, tone: 'warning' };
     case 'done_refused':
@@ -286,6 +289,35 @@ function sharedLine(fact: SharedFact): DescribedLine {
       // Said after a review and after a question alike: the event does not tell them apart.
       return { text: fact.action === 'continue' ? 'carrying on' : 'stopping the loop', tone: 'info' };
   }
+}
+
+export type AgentWaiting = Pick<RunEventOf<'agent_waiting'>, 'agent' | 'reason' | 'until'>;
+
+/**
+ * What the loop waits for, with the time it carries on in the reader's local time:
+ * `waiting for the Claude Code usage limit to reset at 15:00`. The live log, the
+ * replay, the viewer and the editor's status bar all say it so.
+ */
+export function agentWaitingText(wait: AgentWaiting): string {
+  const at = clockTime(wait.until);
+  switch (wait.reason) {
+    case 'usage_limit':
+      return `waiting for the ${wait.agent} usage limit to reset at ${at}`;
+    case 'rate_limited':
+      return `${wait.agent} is rate-limited: waiting until ${at} to try again`;
+    case 'overloaded':
+      return `${wait.agent}'s API is overloaded: waiting until ${at} to try again`;
+    case 'outage':
+      return `${wait.agent}'s API could not be reached: waiting until ${at} to try again`;
+  }
+}
+
+/** `15:00` in the local time zone; with the date when it is not today (`27 Nov 15:00`). */
+function clockTime(iso: string): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const time = at.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  return at.toDateString() === new Date().toDateString() ? time : `${at.toLocaleDateString('en-GB', { day: 'numeric', month: 'short' })} ${time}`;
 }
 
 /** Why the gate refused a DONE, a reason each: the live log's, the replay's and the viewer's words. */
@@ -565,6 +597,7 @@ const STOP_REASON_WORDS: Readonly<Record<StopReason, string>> = {
   duration: 'its time budget',
   stalled: 'stall detection (it went in circles)',
   needs_input: 'a question only you can answer',
+  usage_limit: "an agent's usage limit, which would not reset within the wait allowed",
 };
 
 /** What stopped a loop (`session_end.stop_reason`), in words: `its cost budget`; a reason this runner does not know (a newer writer's), as written. */

@@ -56,6 +56,13 @@ export const FAILURE_CODES = [
   'stalled',
   /** A loop ended: the critic or the actor needs the user's answer and nobody could give it (no terminal, no editor); the question is the error. */
   'needs_input',
+  /**
+   * A loop ended: an agent's usage limit (or an API that kept refusing or failing) would
+   * have it wait past `[limits] max_wait_secs`, or waiting is off (`stop_reason` `usage_limit`).
+   */
+  'usage_limit',
+  /** A loop ended: an agent's login or API key was refused; `codeloops doctor` says how to set it up. */
+  'agent_auth',
   /** A project file would run programs (agents' commands, arguments, checks) that the user has not trusted. */
   'project_untrusted',
   /** A git command the loop needs failed (a snapshot, a diff). */

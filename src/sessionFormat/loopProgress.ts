@@ -1,5 +1,5 @@
 import type { NeedsInput } from './needsInput.js';
-import type { RunEvent } from './runEvents.js';
+import type { RunEvent, RunEventOf } from './runEvents.js';
 import type { Outcome } from './sessionLines.js';
 
 /**
@@ -27,11 +27,21 @@ export interface LoopProgress {
   readonly pausedAfter: number | null;
   /** The question the loop waits to have answered (`needs_input`), while it does. */
   readonly question: NeedsInput | null;
+  /** What the loop waits out before running the agent again (`agent_waiting`: a usage limit, an API down), while it does. */
+  readonly waiting: Pick<RunEventOf<'agent_waiting'>, 'agent' | 'reason' | 'until'> | null;
   /** How the run ended, once it has. */
   readonly outcome: Outcome | null;
 }
 
-export const LOOP_STARTING: LoopProgress = { iteration: null, stage: 'starting', stageSince: null, pausedAfter: null, question: null, outcome: null };
+export const LOOP_STARTING: LoopProgress = {
+  iteration: null,
+  stage: 'starting',
+  stageSince: null,
+  pausedAfter: null,
+  question: null,
+  waiting: null,
+  outcome: null,
+};
 /** A candidate whose loop has not started yet: it waits for a free job. */
 export const LOOP_WAITING: LoopProgress = { ...LOOP_STARTING, stage: 'waiting' };
 
@@ -49,7 +59,13 @@ export function advanceLoop(progress: LoopProgress, event: RunEvent): LoopProgre
       return { ...progress, iteration: event.iteration, stage: progress.stage === 'stopping' ? 'stopping' : 'snapshot', stageSince: at };
     case 'phase':
       if (event.status !== 'started' || progress.stage === 'stopping') return progress;
-      return { ...progress, iteration: event.iteration, stage: event.phase, stageSince: at };
+      return { ...progress, iteration: event.iteration, stage: event.phase, stageSince: at, waiting: null };
+    case 'agent_waiting':
+      return { ...progress, iteration: event.iteration, stageSince: at, waiting: { agent: event.agent, reason: event.reason, until: event.until } };
+    case 'agent_event':
+    case 'agent_finished':
+      // The agent runs again: the wait is over.
+      return progress.waiting === null ? progress : { ...progress, waiting: null };
     case 'review_paused':
       return {
         ...progress,
@@ -60,9 +76,9 @@ export function advanceLoop(progress: LoopProgress, event: RunEvent): LoopProgre
         question: event.needs_input ?? null,
       };
     case 'review_resumed':
-      return { ...progress, stage: event.action === 'continue' ? 'continuing' : 'stopping', stageSince: at, pausedAfter: null, question: null };
+      return { ...progress, stage: event.action === 'continue' ? 'continuing' : 'stopping', stageSince: at, pausedAfter: null, question: null, waiting: null };
     case 'run_finished':
-      return { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, question: null, outcome: event.status };
+      return { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, question: null, waiting: null, outcome: event.status };
     default:
       return progress;
   }
@@ -80,12 +96,14 @@ export function loopProgressOf(events: Iterable<RunEvent>, from: LoopProgress = 
  * own `run_finished` came first: a candidate whose runner stopped has none.
  */
 export function loopEnded(progress: LoopProgress, outcome: Outcome, at: string): LoopProgress {
-  return progress.stage === 'ended' ? progress : { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, question: null, outcome };
+  return progress.stage === 'ended' ? progress : { ...progress, stage: 'ended', stageSince: at, pausedAfter: null, question: null, waiting: null, outcome };
 }
 
 /** The user asked the loop to go on, or to stop, before its runner said so: shown at once. */
 export function loopToldTo(progress: LoopProgress, action: 'continue' | 'stop'): LoopProgress {
-  return progress.stage === 'ended' ? progress : { ...progress, stage: action === 'continue' ? 'continuing' : 'stopping', pausedAfter: null, question: null };
+  return progress.stage === 'ended'
+    ? progress
+    : { ...progress, stage: action === 'continue' ? 'continuing' : 'stopping', pausedAfter: null, question: null, waiting: null };
 }
 
 const STAGE_WORDS: Readonly<Record<LoopStage, string>> = {

@@ -27,6 +27,10 @@ const iteration = z.int().check(z.positive());
 export const roleSchema = z.enum(['actor', 'critic']);
 const paths = z.array(z.string());
 
+/** Why an agent's run is waited out rather than counted a failure: its usage limit, a rate limit, an overloaded API, an outage. */
+export const AGENT_WAIT_REASONS = ['usage_limit', 'rate_limited', 'overloaded', 'outage'] as const;
+export type AgentWaitReason = (typeof AGENT_WAIT_REASONS)[number];
+
 /** The steps of an iteration, in order. */
 export const PHASES = ['actor', 'diff', 'checks', 'critic', 'critic_repair'] as const;
 export type IterationPhase = (typeof PHASES)[number];
@@ -269,6 +273,12 @@ export const runEventSchema = z.discriminatedUnion('type', [
   }),
   /** What the agents have used so far (sent as it changes, at most about once a second, and after each agent run). */
   event('spend', { ...spendSchema.shape }),
+  /**
+   * An agent's run failed for a reason outside its work (`reason`): the loop waits
+   * until `until`, then runs the same iteration's agent again (`[limits]`).
+   * `agent` is the agent's display name (`Claude Code`).
+   */
+  event('agent_waiting', { iteration, role: roleSchema, agent: z.string(), reason: z.enum(AGENT_WAIT_REASONS), until: timestamp }),
   /** The loop is going in circles: the actor is told so (`nudge`) or the loop ends (`stop`). */
   event('stall', { iteration, action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: iteration }),
   event('critic_changes_reverted', { iteration, paths }),

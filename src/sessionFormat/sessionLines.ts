@@ -17,8 +17,12 @@ export type CriticDecisionKind = (typeof CRITIC_DECISIONS)[number];
 export const OUTCOMES = ['success', 'failed', 'interrupted', 'max_iterations_reached'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** Why a loop ended `failed` before its end: a cost, token or time budget crossed, it went in circles, or it needs the user and nobody could answer (`needs_input`). */
-export const STOP_REASONS = ['budget_cost', 'budget_tokens', 'duration', 'stalled', 'needs_input'] as const;
+/**
+ * Why a loop ended `failed` before its end: a cost, token or time budget crossed, it
+ * went in circles, it needs the user and nobody could answer (`needs_input`), or an
+ * agent's usage limit outlasted the wait allowed (`usage_limit`).
+ */
+export const STOP_REASONS = ['budget_cost', 'budget_tokens', 'duration', 'stalled', 'needs_input', 'usage_limit'] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 
 const timestamp = z.string().check(z.refine((value) => !Number.isNaN(Date.parse(value)), 'not an ISO 8601 datetime'));

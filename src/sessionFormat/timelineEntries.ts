@@ -7,6 +7,7 @@ import {
   VERIFICATIONS,
 } from './verification.js';
 import {
+  AGENT_WAIT_REASONS,
   agentRunOutcomeShape,
   checkOutcomeShape,
   checkTraitsShape,
@@ -84,6 +85,8 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
   /** A change to a file the gate rests on, standing on the iteration's tree (see `protectedChanges.ts`). */
   entry('protected_change', { change: protectedChangeSchema, status: z.enum(PROTECTED_CHANGE_STATUSES), reason: z.optional(z.nullable(z.string())) }),
   entry('stall', { action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: z.int() }),
+  /** The loop waited out an agent's usage limit, a rate limit, an overloaded or unreachable API (`agent_waiting`). */
+  entry('agent_waiting', { role: roleSchema, agent: z.string(), reason: z.enum(AGENT_WAIT_REASONS), until: z.string() }),
   entry('critic_changes_reverted', { paths }),
   /** Folders that became nested git repositories in this iteration: their files are in no diff. */
   entry('nested_repositories_appeared', { repositories: z.array(nestedRepositorySchema) }),

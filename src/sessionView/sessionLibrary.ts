@@ -68,6 +68,7 @@ const VIEW_EVENTS = new Set<RunEvent['type']>([
   'rollback',
   'rollback_undone',
   'stall',
+  'agent_waiting',
   'needs_input_answered',
   // What the review's state is folded from (with the critic's findings in `critic_decision`).
   'review_delivered',

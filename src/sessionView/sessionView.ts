@@ -74,7 +74,7 @@ export const iterationViewSchema = z.object({
 });
 export type IterationView = z.infer<typeof iterationViewSchema>;
 
-/** Something that happened between iterations: a resume, an interruption, a rollback or its undo, a candidate's worktree setup, an apply, an import. */
+/** Something that happened between iterations: a resume, an interruption, a wait for an agent's limit, a rollback or its undo, a candidate's worktree setup, an apply, an import. */
 export const timelineNoteSchema = z.object({
   kind: z.enum([
     'resumed',
@@ -82,6 +82,7 @@ export const timelineNoteSchema = z.object({
     'rollback',
     'rollback_undone',
     'stall',
+    'agent_waiting',
     'worktree_prepared',
     'applied',
     'apply_undone',

@@ -173,6 +173,9 @@ function noteOf(event: RunEvent, where: { runsBefore: number; lastIteration: num
       return event.interrupted ? note('interrupted', event.iteration - 1, words()) : undefined;
     case 'stall':
       return note('stall', event.iteration, words());
+    case 'agent_waiting':
+      // Before the iteration whose agent waits: it has not ended yet.
+      return note('agent_waiting', event.iteration - 1, words());
     case 'needs_input_answered':
       return note('needs_input_answered', event.iteration, words());
     case 'worktree_prepared':

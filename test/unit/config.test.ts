@@ -254,6 +254,18 @@ describe('configuration', () => {
     assert.deepEqual(folders(sub), [['mine', undefined]]);
   });
 
+  it('[limits]: usage limits waited out for up to six hours by default, the wait not counted against the time budget; a project may change it', () => {
+    const { env, project } = setup('[defaults.limits]\nmax_wait_secs = 3600\n', '[limits]\ncount_wait = true\n');
+    assert.deepEqual(loadRunSettings({ workingDir: setup(null, null).project, env: setup(null, null).env }).limits, {
+      wait: true,
+      maxWaitSecs: 21_600,
+      countWait: false,
+    });
+    assert.deepEqual(loadRunSettings({ workingDir: project, env }).limits, { wait: true, maxWaitSecs: 3600, countWait: true });
+    assert.throws(() => parseConfigText('p.toml', '[limits]\nmax_wait_secs = -1\n', projectConfigSchema), /limits\.max_wait_secs/);
+    assert.throws(() => parseConfigText('p.toml', '[limits]\nwait = "yes"\n', projectConfigSchema), /limits\.wait/);
+  });
+
   it('names the file, line and column of invalid TOML', () => {
     const { env, project } = setup(null, 'agent = "claude"\nmodel = \n');
     assert.throws(

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { LOOP_WAITING, loopEnded, loopProgressOf, loopProgressText, loopToldTo } from '../../src/sessionFormat/loopProgress.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
+import { agentWaitingText, describeEvent, describeTimelineEntry } from '../../src/sessionFormat/eventWording.js';
 import { followRunning, runningLabel } from '../../webview-ui/browser/sessionListPage.js';
+import { COMMANDS } from '../../src/extension/ids.js';
+import type { RunningLoop } from '../../src/extension/runs/loopRegistry.js';
+import { runStatusOf } from '../../src/extension/runs/runStatus.js';
+import { folderAt } from '../support/fakeEditor.js';
 import { runFinishedEvent } from '../support/sessionFixtures.js';
 
 const at = '2025-01-27T15:30:00Z';
@@ -54,5 +59,57 @@ describe('where a running loop is, as every view shows it', () => {
     const reviewed = loopProgressOf([iterationStarted(1), { type: 'review_paused', iteration: 1, timestamp: at }]);
     assert.deepEqual([reviewed.question, loopProgressText(reviewed)], [null, 'iteration 1 · waiting for your review']);
     assert.equal(loopToldTo(asked, 'continue').question, null);
+  });
+});
+
+describe('a loop that waits out an agent’s usage limit', () => {
+  it('says what it waits for and until when, in local time, in the live log, the replay, the viewer’s live panel and the status bar, until the agent runs again', () => {
+    const until = new Date();
+    until.setHours(15, 0, 0, 0);
+    const waiting: RunEvent = {
+      type: 'agent_waiting',
+      iteration: 2,
+      role: 'actor',
+      agent: 'Claude Code',
+      reason: 'usage_limit',
+      until: until.toISOString(),
+      timestamp: at,
+    };
+    const progress = loopProgressOf([iterationStarted(2), phase(2, 'actor'), waiting]);
+    assert.deepEqual(progress.waiting, { agent: 'Claude Code', reason: 'usage_limit', until: until.toISOString() });
+    assert.equal(agentWaitingText(progress.waiting!), 'waiting for the Claude Code usage limit to reset at 15:00');
+    assert.deepEqual(describeEvent(waiting, { showAgentText: false }), [
+      { text: 'waiting for the Claude Code usage limit to reset at 15:00', tone: 'warning' },
+    ]);
+    const entry = {
+      kind: 'agent_waiting',
+      at,
+      offset_secs: null,
+      iteration: 2,
+      role: 'actor',
+      agent: 'Claude Code',
+      reason: 'usage_limit',
+      until: until.toISOString(),
+    } as const;
+    assert.deepEqual(describeTimelineEntry(entry), [{ text: 'waiting for the Claude Code usage limit to reset at 15:00', tone: 'warning' }]);
+    const loop = { kind: 'loop', folder: folderAt('/repo'), sessionId: 's', progress, startedAt: Date.now(), guards: null, spend: null, forecast: null };
+    const status = runStatusOf(loop as unknown as RunningLoop);
+    assert.equal(status.text, '$(watch) Codeloops: waiting for the Claude Code usage limit to reset at 15:00');
+    assert.equal(status.command.command, COMMANDS.interrupt, 'a click interrupts it');
+    const again: RunEvent = { type: 'agent_event', iteration: 2, role: 'actor', event: { kind: 'session', agentSessionId: 'a' }, timestamp: at };
+    assert.equal(loopProgressOf([iterationStarted(2), phase(2, 'actor'), waiting, again]).waiting, null, 'the agent runs again: the wait is over');
+  });
+
+  it('words each reason, with the date when the time is not today', () => {
+    const tomorrow = new Date();
+    tomorrow.setDate(tomorrow.getDate() + 1);
+    tomorrow.setHours(9, 5, 0, 0);
+    const words = (reason: 'rate_limited' | 'overloaded' | 'outage' | 'usage_limit', until: Date) =>
+      agentWaitingText({ agent: 'Codex', reason, until: until.toISOString() });
+    const day = tomorrow.toLocaleDateString('en-GB', { day: 'numeric', month: 'short' });
+    assert.equal(words('usage_limit', tomorrow), `waiting for the Codex usage limit to reset at ${day} 09:05`);
+    assert.match(words('rate_limited', tomorrow), /^Codex is rate-limited: waiting until .* 09:05 to try again$/);
+    assert.match(words('overloaded', tomorrow), /^Codex's API is overloaded/);
+    assert.match(words('outage', tomorrow), /^Codex's API could not be reached/);
   });
 });

@@ -4,6 +4,7 @@ import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
 import type { AgentAdapter, InvocationRequest, StreamParser } from '../agentAdapter.js';
 import { jsonLineParser } from '../jsonLineParser.js';
 import { eventType, type KnownEvents } from '../streamDrift.js';
+import { agentLimit, limitKindOfStatus, NETWORK_FAILURE, parseWallClock, type AgentLimit } from '../agentLimits.js';
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`). The prompt goes
@@ -52,6 +53,13 @@ const claudeLine = z.discriminatedUnion('type', [
     session_id: z.optional(z.string()),
     total_cost_usd: z.optional(z.number()),
     usage: z.optional(tokenUsage),
+    api_error_status: z.optional(z.nullable(z.number())),
+    api_error: z.optional(z.nullable(z.string())),
+  }),
+  /** The account's usage limit as the API's `anthropic-ratelimit-unified-*` headers state it (subscription logins only). */
+  z.looseObject({
+    type: z.literal('rate_limit_event'),
+    rate_limit_info: z.optional(z.looseObject({ status: z.optional(z.string()), resetsAt: z.optional(z.number()) })),
   }),
 ]);
 
@@ -102,7 +110,23 @@ const KNOWN_EVENTS: KnownEvents = {
     'view_mode',
   ],
   system: null,
-  assistant: ['type', 'uuid', 'session_id', 'timestamp', 'message', 'parent_tool_use_id', 'request_id'],
+  assistant: [
+    'type',
+    'uuid',
+    'session_id',
+    'timestamp',
+    'message',
+    'parent_tool_use_id',
+    'request_id',
+    // On the message Claude Code makes up when the API refused the turn.
+    'error',
+    'is_api_error_message',
+    'api_error_status',
+    'api_error',
+    'api_error_params',
+    'api_error_type',
+  ],
+  rate_limit_event: ['type', 'rate_limit_info', 'uuid', 'session_id'],
   user: ['type', 'uuid', 'session_id', 'timestamp', 'message', 'parent_tool_use_id', 'tool_use_result', 'tool_result_meta'],
   result: [
     'type',
@@ -114,6 +138,8 @@ const KNOWN_EVENTS: KnownEvents = {
     'stop_reason',
     'terminal_reason',
     'api_error_status',
+    'api_error',
+    'api_error_type',
     'duration_ms',
     'duration_api_ms',
     'time_to_request_ms',
@@ -183,7 +209,9 @@ export const claudeAdapter: AgentAdapter = {
   },
 
   createParser(): StreamParser {
-    let result: { isError: boolean; detail: string; text: string } | undefined;
+    let result: { isError: boolean; detail: string; text: string; apiStatus: number | null; apiError: string | null } | undefined;
+    // When the account's usage limit refused the turn, when it resets (epoch seconds).
+    let limitResetsAt: number | null = null;
     // Each model call's usage as its messages arrive (a call's blocks share its id): the running total of the turn.
     const calls = new Map<string, Usage>();
     let model: string | undefined;
@@ -195,6 +223,9 @@ export const claudeAdapter: AgentAdapter = {
         switch (event.type) {
           case 'system':
             if (event.subtype === 'init' && event.session_id) events.push({ kind: 'session', agentSessionId: event.session_id });
+            break;
+          case 'rate_limit_event':
+            if (event.rate_limit_info?.status === 'rejected') limitResetsAt = event.rate_limit_info.resetsAt ?? limitResetsAt;
             break;
           case 'assistant':
             if (event.message.usage) {
@@ -221,7 +252,13 @@ export const claudeAdapter: AgentAdapter = {
             // The turn's own account: its whole usage, and what it cost.
             events.push({ kind: 'usage', total: { ...usageOf(event.usage), costUsd: event.total_cost_usd }, ...(model ? { model } : {}) });
             const isError = event.is_error === true || (event.subtype !== undefined && event.subtype !== 'success');
-            result = { isError, detail: event.subtype ?? '', text: event.result ?? '' };
+            result = {
+              isError,
+              detail: event.subtype ?? '',
+              text: event.result ?? '',
+              apiStatus: event.api_error_status ?? null,
+              apiError: event.api_error ?? null,
+            };
             events.push({ kind: 'result', text: event.result ?? '', isError, detail: event.subtype });
             break;
           }
@@ -240,6 +277,7 @@ export const claudeAdapter: AgentAdapter = {
             succeeded: false,
             failureReason: `Claude Code reported an error (${result.detail || 'is_error'}): ${clip(result.text)}`,
             finalText: result.text,
+            limit: claudeLimit({ ...result, resetsAt: limitResetsAt }, Date.now()),
           };
         }
         return { succeeded: true, failureReason: null, finalText: result.text };
@@ -260,6 +298,40 @@ function contentText(content: unknown): string {
     return content.map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : '')).join(' ');
   }
   return '';
+}
+
+/** What Claude Code's failed turn said, as its `result` event (and a `rate_limit_event` before it) carry it. */
+export interface ClaudeFailure {
+  /** The result's text: `You've hit your 5-hour limit · resets 6:23am (Europe/Paris)`, `API Error: 529 Overloaded. …`. */
+  text: string;
+  /** `api_error_status`: the API's HTTP status, null when the turn never reached it. */
+  apiStatus: number | null;
+  /** `api_error`: `usage_limit_reached` when the account's usage limit refused the turn. */
+  apiError: string | null;
+  /** The rejected `rate_limit_event`'s `resetsAt` (epoch seconds), when there was one. */
+  resetsAt: number | null;
+}
+
+/**
+ * Claude Code's failed turn as a limit (2.1.330; docs/agent-limits.md): its usage
+ * limit (`api_error: usage_limit_reached`, `You've hit your … limit · resets …`),
+ * reset at the `rate_limit_event`'s `resetsAt` or the time in its words; else the
+ * API's status; else a login it refused or a network that failed.
+ */
+export function claudeLimit(failure: ClaudeFailure, now: number): AgentLimit | null {
+  const { text } = failure;
+  if (failure.apiError === 'usage_limit_reached' || /^You've hit your .*limit/.test(text) || /usage limit reached/i.test(text)) {
+    // Older versions: `Claude AI usage limit reached|1766502000` (epoch seconds), `Your limit will reset at 9am (America/Chicago).`
+    const epoch = /\|(\d{10})\b/.exec(text)?.[1];
+    const stated = epoch !== undefined ? Number(epoch) * 1000 : parseWallClock(/\breset(?:s| at)\b(.*)$/m.exec(text)?.[1] ?? '', now);
+    const until = failure.resetsAt !== null ? failure.resetsAt * 1000 : stated;
+    return agentLimit('usage_limit', text, until);
+  }
+  const kind = failure.apiStatus === null ? null : limitKindOfStatus(failure.apiStatus);
+  if (kind) return agentLimit(kind, text);
+  if (/^(Invalid API key|Not logged in|OAuth token (has expired|revoked))|Please run \/login|authentication_error/i.test(text)) return agentLimit('auth', text);
+  if (/^API Error: (Request timed out|Connection error)/.test(text) || NETWORK_FAILURE.test(text)) return agentLimit('outage', text);
+  return null;
 }
 
 /** Known stderr messages, explained with the fix. */

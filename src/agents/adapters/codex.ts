@@ -4,6 +4,7 @@ import { clip } from '../agentEventHelpers.js';
 import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
 import { jsonLineParser } from '../jsonLineParser.js';
 import type { KnownEvents } from '../streamDrift.js';
+import { agentLimit, limitKindOfStatus, NETWORK_FAILURE, parseWallClock, type AgentLimit } from '../agentLimits.js';
 
 /**
  * Codex (`codex exec --json`). Exit 0 does not prove the turn finished: success
@@ -156,15 +157,35 @@ export const codexAdapter: AgentAdapter = {
       },
       finish(exitCode) {
         const verdict = { finalText: lastMessage || null };
-        if (failure) return { ...verdict, succeeded: false, failureReason: `Codex reported an error: ${failure}` };
+        if (failure) return { ...verdict, succeeded: false, failureReason: `Codex reported an error: ${failure}`, limit: codexLimit(failure, Date.now()) };
         if (!completed) {
           const reason = lastError
             ? `Codex reported an error: ${lastError}`
             : `Codex exited (code ${exitCode ?? 'none'}) without completing its turn: its output ended before its final turn.completed event`;
-          return { ...verdict, succeeded: false, failureReason: reason };
+          return { ...verdict, succeeded: false, failureReason: reason, limit: lastError ? codexLimit(lastError, Date.now()) : null };
         }
         return { ...verdict, succeeded: true, failureReason: null };
       },
     });
   },
 };
+
+/**
+ * Codex's failed turn (its `turn.failed` or last `error` message) as a limit
+ * (0.169.0; docs/agent-limits.md): `You’ve hit your usage limit. … try again at
+ * 6:23 AM.` (local time; a later day as `Nov 27th, 2026 6:23 AM`), a status it gave
+ * up on (`exceeded retry limit, last status: 429 Too Many Requests`, `unexpected
+ * status 503 Service Unavailable: …`), or a network that failed.
+ */
+export function codexLimit(message: string, now: number): AgentLimit | null {
+  if (/You[’']ve hit your usage limit/.test(message)) {
+    const at = /try again at (.*?)\.?$/im.exec(message)?.[1];
+    return agentLimit('usage_limit', message, at === undefined ? null : parseWallClock(at, now));
+  }
+  const status = /(?:last status|unexpected status):? (\d{3})\b/.exec(message)?.[1];
+  const kind = status === undefined ? null : limitKindOfStatus(Number(status));
+  if (kind) return agentLimit(kind, message);
+  if (/^Server is busy|server_overloaded|Selected model is at capacity/i.test(message)) return agentLimit('overloaded', message);
+  if (/stream disconnected before completion/i.test(message) || NETWORK_FAILURE.test(message)) return agentLimit('outage', message);
+  return null;
+}

@@ -3,6 +3,7 @@ import { clip, summarizeToolInput } from '../agentEventHelpers.js';
 import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
 import { jsonLineParser } from '../jsonLineParser.js';
 import type { KnownEvents } from '../streamDrift.js';
+import { agentLimit, limitKindOfStatus, NETWORK_FAILURE, parseRetryDelay, type AgentLimit } from '../agentLimits.js';
 
 /**
  * Gemini CLI (`--output-format stream-json`). Headless because stdin is not a
@@ -136,7 +137,14 @@ export const geminiAdapter: AgentAdapter = {
             succeeded: false,
             failureReason: `Gemini CLI exited (code ${exitCode ?? 'none'}) without a result event: its output ended before its final event`,
           };
-        if (result.isError) return { ...verdict, succeeded: false, failureReason: `Gemini CLI reported an error: ${clip(result.detail)}` };
+        if (result.isError) {
+          return {
+            ...verdict,
+            succeeded: false,
+            failureReason: `Gemini CLI reported an error: ${clip(result.detail)}`,
+            limit: geminiLimit(result.detail, Date.now()),
+          };
+        }
         return { ...verdict, succeeded: true, failureReason: null };
       },
     });
@@ -147,4 +155,22 @@ export const geminiAdapter: AgentAdapter = {
 function errorText(error: unknown): string {
   if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string') return error.message;
   return error === undefined ? '' : JSON.stringify(error);
+}
+
+/**
+ * Gemini CLI's failed turn (its `result` event's `error.message`) as a limit
+ * (0.61.0; docs/agent-limits.md): a quota it gave up on (`You exceeded your current
+ * quota … Please retry in 3.5s.`, `RESOURCE_EXHAUSTED`) is a usage limit, until the
+ * delay it states; else the API's status in the error it quotes, or a network that
+ * failed.
+ */
+export function geminiLimit(message: string, now: number): AgentLimit | null {
+  if (/exceeded your current quota|RESOURCE_EXHAUSTED|Quota exceeded/i.test(message)) return agentLimit('usage_limit', message, parseRetryDelay(message, now));
+  if (/API key not valid|API_KEY_INVALID|UNAUTHENTICATED|PERMISSION_DENIED/.test(message)) return agentLimit('auth', message);
+  const status = /"code":\s*(\d{3})|\bstatus:? (\d{3})\b|\[API Error: (\d{3})\b/.exec(message);
+  const kind = status ? limitKindOfStatus(Number(status[1] ?? status[2] ?? status[3])) : null;
+  if (kind) return agentLimit(kind, message);
+  if (/\bUNAVAILABLE\b|overloaded/i.test(message)) return agentLimit('overloaded', message);
+  if (NETWORK_FAILURE.test(message)) return agentLimit('outage', message);
+  return null;
 }

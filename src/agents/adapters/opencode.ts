@@ -4,6 +4,7 @@ import { addUsage, clip, summarizeToolInput } from '../agentEventHelpers.js';
 import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
 import { jsonLineParser } from '../jsonLineParser.js';
 import type { KnownEvents } from '../streamDrift.js';
+import { agentLimit, limitKindOfStatus, NETWORK_FAILURE, parseRetryAfter, type AgentLimit } from '../agentLimits.js';
 
 /**
  * OpenCode (`opencode run --format json`), the prompt on stdin (arguments after
@@ -90,6 +91,7 @@ export const opencodeAdapter: AgentAdapter = {
     let lastText = '';
     let steps = 0;
     let error: string | null = null;
+    let limit: AgentLimit | null = null;
     let sessionSeen = false;
     let lastStepReason: string | undefined;
     return jsonLineParser({
@@ -118,6 +120,7 @@ export const opencodeAdapter: AgentAdapter = {
             break;
           case 'error': {
             error = describeError(event.error);
+            limit = openCodeLimit(event.error, Date.now());
             events.push({ kind: 'error', message: error });
             break;
           }
@@ -125,7 +128,7 @@ export const opencodeAdapter: AgentAdapter = {
       },
       finish(exitCode) {
         const verdict = { finalText: lastText || null };
-        if (error) return { ...verdict, succeeded: false, failureReason: `OpenCode reported an error: ${error}` };
+        if (error) return { ...verdict, succeeded: false, failureReason: `OpenCode reported an error: ${error}`, limit };
         if (steps === 0) {
           return { ...verdict, succeeded: false, failureReason: `OpenCode exited (code ${exitCode ?? 'none'}) without finishing a step` };
         }
@@ -177,4 +180,25 @@ function describeError(error: unknown): string {
     if (typeof message === 'string') return typeof record.name === 'string' ? `${record.name}: ${message}` : message;
   }
   return typeof error === 'string' ? error : JSON.stringify(error ?? 'unknown error');
+}
+
+/**
+ * OpenCode's `error` event as a limit (1.18.33; docs/agent-limits.md): a provider's
+ * `APIError` carries the HTTP status and headers (`retry-after`), a
+ * `ProviderAuthError` a login that failed. It retries 429 and 5xx by itself, without
+ * end, so those reach here only from a provider that says they cannot be retried.
+ */
+export function openCodeLimit(error: unknown, now: number): AgentLimit | null {
+  if (!error || typeof error !== 'object') return null;
+  const record = error as { name?: unknown; data?: { message?: unknown; statusCode?: unknown; responseHeaders?: unknown } };
+  const message = typeof record.data?.message === 'string' ? record.data.message : describeError(error);
+  if (record.name === 'ProviderAuthError') return agentLimit('auth', message);
+  const status = typeof record.data?.statusCode === 'number' ? record.data.statusCode : null;
+  const kind = status === null ? null : limitKindOfStatus(status);
+  if (kind) {
+    const headers = (record.data?.responseHeaders ?? {}) as Record<string, unknown>;
+    const retryAfter = typeof headers['retry-after'] === 'string' ? headers['retry-after'] : undefined;
+    return agentLimit(kind, message, kind === 'auth' ? null : parseRetryAfter(retryAfter, now));
+  }
+  return NETWORK_FAILURE.test(message) ? agentLimit('outage', message) : null;
 }

@@ -120,7 +120,7 @@ function problemText(problem: AgentProblem): string {
 }
 
 /** Failures of a loop that may come from an agent that cannot work here: the doctor is asked. */
-const AGENT_FAILURES: ReadonlySet<FailureCode> = new Set(['agent_not_started', 'actor_failed', 'critic_failed']);
+const AGENT_FAILURES: ReadonlySet<FailureCode> = new Set(['agent_not_started', 'actor_failed', 'critic_failed', 'agent_auth']);
 
 const openSettings = (commands: EditorCommands, setting: string) => commands.execute('workbench.action.openSettings', setting);
 

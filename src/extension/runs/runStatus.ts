@@ -1,3 +1,4 @@
+import { agentWaitingText } from '../../sessionFormat/eventWording.js';
 import { loopProgressText } from '../../sessionFormat/loopProgress.js';
 import { formatDuration } from '../../text/humanize.js';
 import type { FolderRef } from '../editorPorts.js';
@@ -17,7 +18,8 @@ export interface RunStatus {
 /**
  * Where the loop is, for the status bar: while it waits for your answer to a question,
  * a click opens the answer box (a dismissed notification cannot be brought back); while
- * it waits for your review, a click goes on; otherwise it says the iteration, phase,
+ * it waits for your review, a click goes on; while it waits out an agent's usage limit
+ * it says until when; otherwise it says the iteration, phase,
  * elapsed time and spend, and a click interrupts.
  */
 export function runStatusOf<F extends FolderRef>(loop: RunningLoop<F>, now = Date.now()): RunStatus {
@@ -40,6 +42,16 @@ export function runStatusOf<F extends FolderRef>(loop: RunningLoop<F>, now = Dat
     };
   }
   const elapsed = formatDuration((now - loop.startedAt) / 1000);
+  const { waiting } = loop.progress;
+  if (waiting !== null) {
+    const words = agentWaitingText(waiting);
+    return {
+      text: `$(watch) Codeloops: ${words}`,
+      tooltip: `The loop in ${folder}: ${words}; then it runs the agent again (${elapsed} so far).\nClick to interrupt: the session ends as interrupted.`,
+      label: `Codeloops loop in ${folder}: ${words}. Interrupt.`,
+      command: { command: COMMANDS.interrupt, title: 'Interrupt', arguments: [loop.folder, loop.kind] },
+    };
+  }
   const where = loopProgressText(loop.progress);
   const cost = spendText(loop);
   return {

@@ -39,7 +39,7 @@ export interface SsePause {
   onHangUp?: () => void;
 }
 
-export type Answer = { status?: number; json: unknown } | { events: readonly (SseEvent | SsePause)[] };
+export type Answer = { status?: number; json: unknown; headers?: Readonly<Record<string, string>> } | { events: readonly (SseEvent | SsePause)[] };
 
 export interface Route {
   method: string;
@@ -49,12 +49,21 @@ export interface Route {
   answer(request: JsonRequest): Answer | Promise<Answer>;
 }
 
+/** What a vendor's error answer holds besides its status: its own body and headers (`retry-after`, rate-limit headers). */
+export interface ErrorAnswer {
+  /** The body as the vendor sends it; absent: the protocol's usual error body for the status and message. */
+  body?: unknown;
+  headers?: Readonly<Record<string, string>>;
+}
+
 /** Thrown by a route (or the scaffold) to answer with this HTTP status and message. */
 export class StatusError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  readonly answer: ErrorAnswer;
+  constructor(status: number, message: string, answer: ErrorAnswer = {}) {
     super(message);
     this.status = status;
+    this.answer = answer;
   }
 }
 
@@ -103,7 +112,7 @@ async function send(response: http.ServerResponse, answer: Answer): Promise<void
   if (response.destroyed || response.headersSent) return;
   if ('json' in answer) {
     const payload = JSON.stringify(answer.json);
-    response.writeHead(answer.status ?? 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+    response.writeHead(answer.status ?? 200, { ...answer.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
     response.end(payload);
     return;
   }
@@ -142,7 +151,9 @@ export async function startServer(options: ServerOptions): Promise<ScriptedServe
   const server = http.createServer((incoming, response) => {
     handle(incoming, response).catch((error: unknown) => {
       const status = error instanceof StatusError ? error.status : 500;
-      void send(response, { status, json: options.errorBody(status, error instanceof Error ? error.message : String(error)) });
+      const answer = error instanceof StatusError ? error.answer : {};
+      const json = answer.body ?? options.errorBody(status, error instanceof Error ? error.message : String(error));
+      void send(response, { status, json, headers: answer.headers });
     });
   });
   await new Promise<void>((resolve, reject) => {

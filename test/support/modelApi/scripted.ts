@@ -14,7 +14,7 @@
  * path, which a `RegExp` route matches and `digest` reads from `request.pathname`.
  */
 import { randomBytes } from 'node:crypto';
-import { startServer, StatusError, type Answer, type JsonRequest, type ReceivedRequest, type SsePause } from './http.js';
+import { startServer, StatusError, type Answer, type ErrorAnswer, type JsonRequest, type ReceivedRequest, type SsePause } from './http.js';
 
 /** A request of any protocol, pre-digested so responders stay short. */
 export interface ModelRequest {
@@ -43,13 +43,15 @@ export interface ScriptedToolCall {
 
 /**
  * What the scripted model says: optional text, then optional tool calls. `error`
- * instead answers with an API error of that HTTP status. The CLIs retry 429 and 5xx
- * with backoff for minutes, so use a 4xx such as 400 for a quick failure.
+ * instead answers with an API error of that HTTP status (the vendor's own body and
+ * headers when given: `vendorLimits.ts`). The CLIs retry 429 and 5xx with backoff
+ * for minutes unless their retries are bounded (as the test environments do), so
+ * use a 4xx such as 400 for a quick failure.
  */
 export interface ScriptedReply {
   text?: string;
   toolCalls?: ScriptedToolCall[];
-  error?: { status: number; message: string };
+  error?: { status: number; message: string } & ErrorAnswer;
   /** Input tokens to report instead of the estimate: a turn that reads a lot, for budget tests. */
   inputTokens?: number;
   /**
@@ -128,7 +130,7 @@ export async function startModelApi(protocol: WireProtocol, responder: Responder
             // A throwing responder is a test bug: 400, because a 5xx would have the CLI retry for minutes.
             throw new StatusError(400, `the scripted responder threw: ${String(error)}`);
           }
-          if (reply.error) throw new StatusError(reply.error.status, reply.error.message);
+          if (reply.error) throw new StatusError(reply.error.status, reply.error.message, reply.error);
           return protocol.answer(digested, plan(reply, request.rawBody));
         },
       },

@@ -1,0 +1,91 @@
+/**
+ * The model APIs' own answers when a limit is reached, as the vendors send them (the
+ * bodies and headers docs/agent-limits.md cites), for scripted APIs to answer a
+ * real CLI's request with: a usage limit with its reset, a quota, a refused key.
+ */
+import type { ScriptedReply } from './scripted.js';
+
+const epochSeconds = (at: Date) => String(Math.ceil(at.getTime() / 1000));
+
+/**
+ * Anthropic's 429 when a subscription's usage limit is reached: the
+ * `anthropic-ratelimit-unified-*` headers say it was rejected and when it resets.
+ * Claude Code says so only when logged in with a subscription (`CLAUDE_CODE_OAUTH_TOKEN`).
+ */
+export function anthropicUsageLimit(resetsAt: Date): ScriptedReply {
+  const reset = epochSeconds(resetsAt);
+  return {
+    error: {
+      status: 429,
+      message: "This request would exceed your account's rate limit. Please try again later.",
+      body: { type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit. Please try again later." } },
+      headers: {
+        'anthropic-ratelimit-unified-status': 'rejected',
+        'anthropic-ratelimit-unified-reset': reset,
+        'anthropic-ratelimit-unified-representative-claim': 'five_hour',
+        'anthropic-ratelimit-unified-5h-status': 'rejected',
+        'anthropic-ratelimit-unified-5h-reset': reset,
+      },
+    },
+  };
+}
+
+/** Anthropic's 401 for a key it does not know. */
+export function anthropicInvalidKey(): ScriptedReply {
+  return {
+    error: { status: 401, message: 'invalid x-api-key', body: { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } } },
+  };
+}
+
+/** The Responses API's 429 when a ChatGPT plan's usage limit is reached, with its reset (what Codex reads). */
+export function openAiUsageLimit(resetsAt: Date): ScriptedReply {
+  const message = 'The usage limit has been reached';
+  const resetsInSeconds = Math.max(0, Math.ceil((resetsAt.getTime() - Date.now()) / 1000));
+  return {
+    error: {
+      status: 429,
+      message,
+      body: {
+        error: { type: 'usage_limit_reached', message, plan_type: 'plus', resets_at: Number(epochSeconds(resetsAt)), resets_in_seconds: resetsInSeconds },
+      },
+    },
+  };
+}
+
+/**
+ * The Gemini API's 429 `RESOURCE_EXHAUSTED` for a quota with no requests left
+ * (`limit: 0`), with the delay it states (`Please retry in …s.`, `RetryInfo`).
+ */
+export function geminiQuotaExhausted(retryInSecs: number): ScriptedReply {
+  const message =
+    'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n' +
+    '* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro\n' +
+    `Please retry in ${retryInSecs}s.`;
+  return {
+    error: {
+      status: 429,
+      message,
+      body: {
+        error: {
+          code: 429,
+          message,
+          status: 'RESOURCE_EXHAUSTED',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+              violations: [
+                {
+                  quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+                  quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+                  quotaDimensions: { location: 'global', model: 'gemini-2.5-pro' },
+                  quotaValue: '0',
+                },
+              ],
+            },
+            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${Math.floor(retryInSecs)}s` },
+          ],
+        },
+      },
+    },
+  };
+}
