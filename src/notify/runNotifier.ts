@@ -6,7 +6,8 @@ import { notify, type NotifyFailure } from './notify.js';
 
 /**
  * Follows a loop's run events and sends `[notify]`'s word for those a user asked for:
- * `needs_input` when the loop asks its question, `finished` at `run_finished`. What
+ * `needs_input` when the loop asks its question, `waiting` when it waits out an agent's
+ * usage limit or an outage, `finished` at `run_finished`. What
  * fails is reported through `onFailure` (the CLI's stderr); `settled` waits for what
  * is under way, in order, each bounded by the notify timeout, so that a process can end after.
  */
@@ -48,7 +49,8 @@ export class RunNotifier {
     const { project } = this;
     if (event.type === 'needs_input' && sessionId) return { event: 'needs_input', session_id: sessionId, project, question: event.question };
     if (event.type === 'run_finished') return { event: 'finished', session_id: event.session_id, project, outcome: event.status, summary: event.summary };
-    // The limits' `agent_waiting` (agent, reason, until) becomes `waiting` here once it is a run event.
+    if (event.type === 'agent_waiting' && sessionId)
+      return { event: 'waiting', session_id: sessionId, project, agent: event.agent, reason: event.reason, until: event.until };
     return null;
   }
 }

@@ -1,4 +1,5 @@
 import type { Outcome } from './sessionLines.js';
+import { agentWaitingText, type AgentWaiting } from './eventWording.js';
 
 /**
  * "Word when it needs you": what `[notify]` in the global config sends, to a program
@@ -33,7 +34,7 @@ interface SessionNotice {
 export type NotifyEvent =
   | (SessionNotice & { event: 'needs_input'; question: string })
   | (SessionNotice & { event: 'finished'; outcome: Outcome; summary: string | null })
-  | (SessionNotice & { event: 'waiting'; agent: string; reason: string; until: string | null })
+  | (SessionNotice & { event: 'waiting' } & AgentWaiting)
   | { event: 'queue_finished'; project: string; session_id: null; outcome: Outcome | null; summary: string | null };
 
 /** The webhook's JSON body: always these four; `summary` and `question` only when `include` names them; a wait's agent, reason and end. */
@@ -45,8 +46,8 @@ export interface NotificationPayload {
   summary?: string | null;
   question?: string | null;
   agent?: string;
-  reason?: string;
-  until?: string | null;
+  reason?: AgentWaiting['reason'];
+  until?: string;
 }
 
 /** What is sent for an event: the fields every event has, and what `include` lets through. */
@@ -77,34 +78,14 @@ export function notificationText(payload: NotificationPayload): { title: string;
     case 'waiting':
       return {
         title: `Codeloops is waiting ${where}`,
-        message: agentWaitingText({ agent: payload.agent ?? 'agent', reason: payload.reason ?? '', until: payload.until ?? null }),
+        message:
+          payload.agent && payload.reason && payload.until
+            ? agentWaitingText({ agent: payload.agent, reason: payload.reason, until: payload.until })
+            : 'A loop waits for its agent.',
       };
     case 'queue_finished':
       return { title: `Codeloops queue finished ${where}`, message: payload.summary ?? 'Every task of the queue has run.' };
   }
-}
-
-/** A loop's wait for an agent, as the limits' `agent_waiting` run event gives it: the agent, why (`usage_limit`, `rate_limited`…), until when (ISO time) if known. */
-export interface AgentWaiting {
-  agent: string;
-  reason: string;
-  until: string | null;
-}
-
-const WAITING_FOR: Readonly<Record<string, string>> = {
-  usage_limit: 'usage limit to reset',
-  rate_limited: 'rate limit to pass',
-  overloaded: 'overloaded service to recover',
-  outage: 'service to come back',
-};
-
-/** "waiting for the Claude usage limit to reset at 15:00" (the time in this machine's zone). */
-export function agentWaitingText(waiting: AgentWaiting): string {
-  const agent = waiting.agent.charAt(0).toUpperCase() + waiting.agent.slice(1);
-  const what = WAITING_FOR[waiting.reason] ?? (waiting.reason.replace(/_/g, ' ') || 'limit to pass');
-  const until = waiting.until === null ? null : new Date(waiting.until);
-  const at = until && !Number.isNaN(until.getTime()) ? ` at ${until.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' })}` : '';
-  return `waiting for the ${agent} ${what}${at}`;
 }
 
 const OUTCOME_WORDS: Readonly<Record<Outcome, string>> = {

@@ -3,6 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NotifySettings } from '../../src/config/runSettings.js';
 import { notify } from '../../src/notify/notify.js';
+import { RunNotifier } from '../../src/notify/runNotifier.js';
+import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 
 /** A webhook on 127.0.0.1 keeping the JSON bodies it gets. */
 async function receiver() {
@@ -37,13 +39,27 @@ describe('notify: the events the loop does not report itself', () => {
       const until = '2026-11-26T15:00:00.000Z';
       assert.deepEqual(await notify(webhook, { event: 'waiting', session_id: 's1', project: 'demo', agent: 'claude', reason: 'usage_limit', until }), []);
       await notify(webhook, { event: 'queue_finished', session_id: null, project: 'demo', outcome: null, summary: '2 of 3 tasks succeeded' });
-      await notify(
-        { ...webhook, on: ['finished'] },
-        { event: 'waiting', session_id: 's1', project: 'demo', agent: 'codex', reason: 'rate_limited', until: null },
-      );
+      await notify({ ...webhook, on: ['finished'] }, { event: 'waiting', session_id: 's1', project: 'demo', agent: 'codex', reason: 'rate_limited', until });
       assert.deepEqual(hook.bodies, [
         { event: 'waiting', session_id: 's1', project: 'demo', outcome: null, agent: 'claude', reason: 'usage_limit', until },
         { event: 'queue_finished', session_id: null, project: 'demo', outcome: null, summary: '2 of 3 tasks succeeded' },
+      ]);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('a loop’s wait (its agent_waiting event) is sent as `waiting`, with the session the loop started', async () => {
+    const hook = await receiver();
+    try {
+      const notifier = new RunNotifier(settings({ webhook: hook.url }), '/work/demo', () => assert.fail('nothing fails'));
+      const until = '2026-11-26T15:00:00.000Z';
+      const timestamp = '2026-11-26T14:00:00.000Z';
+      notifier.observe({ type: 'run_started', session_id: 's1', timestamp } as RunEvent);
+      notifier.observe({ type: 'agent_waiting', iteration: 1, role: 'actor', agent: 'Claude Code', reason: 'usage_limit', until, timestamp });
+      await notifier.settled();
+      assert.deepEqual(hook.bodies, [
+        { event: 'waiting', session_id: 's1', project: 'demo', outcome: null, agent: 'Claude Code', reason: 'usage_limit', until },
       ]);
     } finally {
       await hook.close();

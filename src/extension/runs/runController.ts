@@ -11,6 +11,7 @@ import { reportLoopEnd, type LoopEndPorts } from './loopEndReport.js';
 import { logEvent } from './loopLog.js';
 import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions, type RunOverrides } from './loopProcess.js';
 import type { LoopEvent, LoopRegistry, RunningLoop } from './loopRegistry.js';
+import { tellAgentWaiting } from './waitingNotice.js';
 
 export interface RunControllerDeps<F extends FolderRef> extends LoopEndPorts<F> {
   /** Where the window's running loops are kept, and the context keys set. */
@@ -173,6 +174,7 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       if (event.needs_input) this.askForAnswer(loop, event.iteration, event.needs_input);
       else this.offerReview(loop, event.iteration);
     }
+    if (event.type === 'agent_waiting') tellAgentWaiting(this.deps.window, loop.folder.name, event, () => loop.process.interrupt());
   }
 
   /**

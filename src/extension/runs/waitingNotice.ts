@@ -1,4 +1,4 @@
-import { agentWaitingText, type AgentWaiting } from '../../sessionFormat/notifications.js';
+import { agentWaitingText, type AgentWaiting } from '../../sessionFormat/eventWording.js';
 import type { EditorWindow } from '../editorPorts.js';
 
 /**
