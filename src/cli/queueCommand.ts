@@ -8,6 +8,7 @@ import { removeWorktree } from '../git/worktrees.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { tasksOfChecklist } from '../queue/checklist.js';
+import { mergeTask, undoTaskMerge } from '../queue/mergeTask.js';
 import { QueueStore, TaskNotFoundError } from '../queue/queueStore.js';
 import { runQueue, type QueueRunStatus } from '../queue/runQueue.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
@@ -298,6 +299,30 @@ export async function queueReportCommand(options: QueueReportOptions): Promise<n
   if (options.html !== undefined) {
     fs.writeFileSync(options.html, renderQueueHtml(queue));
     writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);
+  }
+  return EXIT_CODES.success;
+}
+
+export interface QueueMergeOptions extends QueueOptions {
+  undo?: boolean;
+}
+
+/**
+ * `queue merge <id>`: a task that succeeded, merged into the current branch (a merge
+ * commit; nothing changed when git cannot merge cleanly or your changes are in the way);
+ * `--undo` moves the branch back from that merge.
+ */
+export async function queueMergeCommand(typedId: string, options: QueueMergeOptions): Promise<number> {
+  const id = taskId(typedId);
+  const { repository, store } = await openQueue(options);
+  const task = store.task(id);
+  const result = options.undo ? await undoTaskMerge(repository, task) : await mergeTask(repository, task, configuredAuthor());
+  if (options.json) printJson(result);
+  else if (result.status === 'already_merged') process.stdout.write(`${task.branch} is already merged into ${sanitizeForTerminal(result.branch)}.\n`);
+  else {
+    const what = result.status === 'merged' ? `Merged ${task.branch} into` : `Undid the merge of ${task.branch} on`;
+    process.stdout.write(`${what} ${sanitizeForTerminal(result.branch)} (${result.to.slice(0, 12)}): ${result.files.length} file(s) written.\n`);
+    if (result.status === 'merged') process.stdout.write(`Undo it: codeloops queue merge ${id} --undo\n`);
   }
   return EXIT_CODES.success;
 }

@@ -353,4 +353,54 @@ describe('cli: codeloops queue', function () {
       /^codeloops <codeloops@localhost>\|codeloops <codeloops@localhost>\n$/,
     );
   });
+
+  it('queue merge merges a finished task into the current branch leaving the user’s other work alone, undoes it, and refuses a conflict (merge_conflict) or changes in its way (tree_changed)', async () => {
+    const { repo, env } = queueSetup();
+    for (const prompt of ['TASK-alpha: write alpha', 'TASK-beta: write beta', 'TASK-gamma: write gamma', 'TASK-broken: #fail at it'])
+      assert.equal((await runCli(['queue', 'add', '-p', prompt, '-n', '1'], { cwd: repo, env })).code, 0);
+    assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
+    // The user's branch moved on: beta.txt of their own, which the task wrote otherwise.
+    writeFile(repo, 'beta.txt', 'my beta\n');
+    git(repo, 'add', 'beta.txt');
+    git(repo, 'commit', '-q', '-m', 'my beta');
+    userAtWork(repo);
+    writeFile(repo, 'gamma.txt', 'my untracked gamma\n');
+    const before = userState(repo);
+    const merge = async (...args: string[]) => {
+      const result = await runCli(['queue', 'merge', ...args, '--json'], { cwd: repo, env });
+      return {
+        code: result.code,
+        json: JSON.parse(result.stdout) as { status?: string; files?: string[]; error?: { code: string; details: Record<string, unknown> } },
+      };
+    };
+
+    const conflict = await merge('2');
+    assert.equal(conflict.code, 2);
+    assert.equal(conflict.json.error?.code, 'merge_conflict');
+    assert.deepEqual(conflict.json.error?.details.files, ['beta.txt']);
+    const inTheWay = await merge('3');
+    assert.equal(inTheWay.json.error?.code, 'tree_changed');
+    assert.deepEqual(inTheWay.json.error?.details.changed, ['gamma.txt']);
+    assert.equal((await merge('4')).json.error?.code, 'merge_refused');
+    assert.deepEqual(userState(repo), before, 'a refused merge changes nothing');
+
+    const merged = await merge('1');
+    assert.equal(merged.code, 0);
+    assert.deepEqual([merged.json.status, merged.json.files], ['merged', ['alpha.txt']]);
+    assert.equal(git(repo, 'log', '-1', '--format=%P', 'HEAD').trim().split(' ')[1], git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim());
+    assert.equal(fs.readFileSync(path.join(repo, 'alpha.txt'), 'utf8'), 'alpha\n');
+    // The user's staged, unstaged, untracked and ignored files and stash as they were; alpha.txt committed, so clean.
+    const after = userState(repo);
+    assert.equal(after.status, before.status);
+    assert.equal(after.stash, before.stash);
+    assert.equal(git(repo, 'diff', '--cached', '--name-only').trim(), 'staged.txt');
+    assert.equal((await merge('1')).json.status, 'already_merged');
+
+    const undone = await merge('1', '--undo');
+    assert.deepEqual([undone.json.status, undone.json.files], ['undone', ['alpha.txt']]);
+    const restored = userState(repo);
+    assert.deepEqual({ ...restored, index: null }, { ...before, index: null });
+    assert.equal(git(repo, 'diff', '--cached', '--name-only').trim(), 'staged.txt');
+    assert.equal((await merge('1', '--undo')).json.error?.code, 'merge_refused');
+  });
 });
