@@ -116,7 +116,13 @@ export async function queueListCommand(options: QueueOptions): Promise<number> {
   const { store } = await openQueue(options);
   const queue = store.read();
   if (options.json) {
-    printJson({ repository: queue.repository, base_commit: queue.base_commit, running_pid: store.runnerPid(), tasks: queue.tasks.map(taskJson) });
+    printJson({
+      repository: queue.repository,
+      file: store.file,
+      base_commit: queue.base_commit,
+      running_pid: store.runnerPid(),
+      tasks: queue.tasks.map(taskJson),
+    });
     return EXIT_CODES.success;
   }
   if (queue.tasks.length === 0) {
