@@ -44,6 +44,8 @@ const builds = [
   { ...node, entryPoints: { mcp: 'src/cli/mcp/mcpServer.ts' }, outdir: 'dist' },
   // The extension host provides `vscode`; everything else is bundled.
   { ...node, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist', external: ['vscode'] },
+  // The Queue view: a bundle of its own that the extension loads when the view is first shown (src/extension/queue/queueViewLoader.ts).
+  { ...node, entryPoints: { queueView: 'src/extension/queue/queueView.ts' }, outdir: 'dist', external: ['vscode'] },
   {
     // One bundle for every page: the editor's viewer and comparison webviews and the pages of `codeloops ui` share the
     // Markdown renderer, zod and the wording, and the VSIX ships them once.

@@ -12,6 +12,7 @@ import { registerCommands } from './commands.js';
 import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
 import { COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
+import { LazyQueueView } from './queue/queueViewLoader.js';
 import { HunkLenses } from './review/hunkLenses.js';
 import { acceptChangeCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
@@ -43,6 +44,7 @@ export interface CodeloopsApi {
   comparisons: ComparisonPanels;
   stats: StatsPanels;
   apply: ApplyDeps;
+  queue: LazyQueueView;
 }
 
 /**
@@ -105,9 +107,19 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const starter = new LoopStarter<vscode.WorkspaceFolder>({ ...editor, runs, isTrusted, folders: () => vscode.workspace.workspaceFolders ?? [], forecast });
   const writeClipboard = (text: string) => vscode.env.clipboard.writeText(text);
   const sessionCommands = new SessionCommands<vscode.WorkspaceFolder>({ ...sessionPorts, registry, writeClipboard });
+  const queue = new LazyQueueView({
+    log,
+    cliPath: runner.cliPath,
+    nodePath: runner.nodePath,
+    iterationsOf: async (id) => (await store.summary(id))?.iterations,
+  });
+  // A running task's session moved on: its row says which iteration it is at.
+  tree.onDidChangeSessions(() => queue.refreshIfLoaded());
   context.subscriptions.push(
     ...[log, registry, tree, viewers, reviewThreads, hunkLenses, candidateRuns, comparisons, stats],
     vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true }),
+    queue,
+    vscode.window.createTreeView(VIEWS.queue, { treeDataProvider: queue, dragAndDropController: queue }),
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.snapshot, snapshots),
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.recordedDiff, snapshots),
     vscode.window.registerWebviewPanelSerializer(VIEWER_PANEL_TYPE, viewers),
@@ -116,10 +128,10 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     vscode.languages.registerCodeLensProvider({ scheme: URI_SCHEMES.snapshot }, hunkLenses),
     ...followRuns({ runs, candidateRuns, viewers, comparisons, tree, reviewThreads, hunkLenses }),
     // prettier-ignore
-    ...registerCommands({ log, store, registry, runs, candidateRuns, starter, tree, groups, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads, hunkLenses, review, timeTravel, apply }),
+    ...registerCommands({ log, store, registry, runs, candidateRuns, starter, tree, groups, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads, hunkLenses, review, timeTravel, apply, queue }),
   );
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
-  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, stats, apply };
+  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, stats, apply, queue };
 }
 
 /** What the views do of themselves as loops run and diffs open. */
