@@ -96,6 +96,8 @@ export class QueueView implements vscode.TreeDataProvider<QueueTask>, vscode.Tre
     const iterations = task.state === 'running' && task.session_ids.length > 0 ? await this.parts.iterationsOf(task.session_ids.at(-1)!) : undefined;
     item.description = task.state === 'running' && iterations !== undefined ? `running, iteration ${iterations + 1}` : taskStateText(task);
     item.id = `queue-task-${task.id}`;
+    // Read out as shown (VS Code would read the tooltip, the whole prompt).
+    item.accessibilityInformation = { label: `${String(item.label)}, ${String(item.description)}` };
     item.iconPath = new vscode.ThemeIcon(ICONS[task.state === 'finished' ? (task.outcome === 'success' ? 'success' : 'unsuccessful') : task.state]);
     const tooltip = [task.prompt, `Branch: ${task.branch}`];
     if (task.question && task.state === 'needs_input') tooltip.push(`Asks: ${task.question}`);
