@@ -48,6 +48,8 @@ const builds = [
   { ...node, entryPoints: { chat: 'src/extension/chat/chatFeatures.ts' }, outdir: 'dist', external: ['vscode'] },
   // Hunks rejected, restored and staged: loaded when the user first reviews hunks.
   { ...node, entryPoints: { review: 'src/extension/review/hunkReviewBundle.ts' }, outdir: 'dist' },
+  // The Queue view: a bundle of its own that the extension loads when the view is first shown (src/extension/queue/queueViewLoader.ts).
+  { ...node, entryPoints: { queueView: 'src/extension/queue/queueView.ts' }, outdir: 'dist', external: ['vscode'] },
   {
     // One bundle for every page: the editor's viewer and comparison webviews and the pages of `codeloops ui` share the
     // Markdown renderer, zod and the wording, and the VSIX ships them once.

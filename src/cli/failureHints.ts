@@ -19,6 +19,7 @@ export function cliHint(error: CodeloopsError): string | undefined {
     case 'hunk_not_found':
       return 'Run "codeloops review <session> --iteration N" to see the hunks with their numbers.';
     case 'tree_changed':
+      if (details.merge === true) return 'Commit those changes (or put them aside) first, then merge again.';
       return 'Keep your files and carry on with --force, or put the loop\'s files back first ("codeloops rollback <session>", or your own git commands).';
     case 'snapshot_missing':
       return 'Run again with --force to carry on with the files as they are.';
@@ -66,6 +67,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return typeof details.pid === 'number'
         ? `Let it finish, or stop it ("kill ${details.pid}"): the next "codeloops queue run" carries on where it stopped.`
         : undefined;
+    case 'merge_conflict':
+      return 'Merge it yourself to resolve them: git merge <the task\'s branch> ("codeloops queue list" shows it).';
     default:
       return undefined;
   }

@@ -313,6 +313,14 @@ function addQueue(program: Command, lazy: Lazy): void {
     .option('--trust', trust)
     .action(lazy(load, 'queueAnswerCommand'));
   inRepository(
+    queue
+      .command('merge <id>')
+      .description('merge a task that succeeded into the current branch, if git can merge it cleanly and your changes are not in its way'),
+    'print the result as JSON',
+  )
+    .option('--undo', 'undo that merge: move the branch back (if the files it wrote are unchanged)')
+    .action(lazy(load, 'queueMergeCommand'));
+  inRepository(
     queue.command('report').description("what the queue did: each task's outcome, branch, changes, checks, cost; Markdown on stdout"),
     'print the tasks as JSON instead of Markdown',
   )

@@ -9,16 +9,17 @@ import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { RunNotifier } from '../notify/runNotifier.js';
 import { tasksOfChecklist } from '../queue/checklist.js';
+import { mergeTask, undoTaskMerge } from '../queue/mergeTask.js';
 import { QueueStore, TaskNotFoundError } from '../queue/queueStore.js';
 import { runQueue, type QueueRunStatus } from '../queue/runQueue.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import type { QueueNotice, QueueTask, TaskFlags } from '../sessionFormat/queueRecords.js';
+import { taskStateText, taskTitle, type QueueNotice, type QueueTask, type TaskFlags } from '../sessionFormat/queueRecords.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { openStore } from './openStore.js';
-import { renderQueueHtml, renderQueueMarkdown, taskStateText, taskTitle } from './queueReport.js';
+import { renderQueueHtml, renderQueueMarkdown } from './queueReport.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { notifyFailureText } from './runSetup.js';
@@ -103,7 +104,7 @@ export async function queueAddCommand(options: QueueAddOptions): Promise<number>
   const { store } = await openQueue(options);
   const flags = taskFlagsOf(options);
   const added = await store.add(prompts.map((prompt) => ({ prompt, flags })));
-  if (options.json) printJson({ added: added });
+  if (options.json) printJson({ added });
   else for (const task of added) process.stdout.write(`Added task ${task.id}: ${sanitizeForTerminal(taskTitle(task))} (branch ${task.branch})\n`);
   return EXIT_CODES.success;
 }
@@ -112,7 +113,13 @@ export async function queueListCommand(options: QueueOptions): Promise<number> {
   const { store } = await openQueue(options);
   const queue = store.read();
   if (options.json) {
-    printJson({ repository: queue.repository, base_commit: queue.base_commit, running_pid: store.runnerPid(), tasks: queue.tasks });
+    printJson({
+      repository: queue.repository,
+      file: store.file,
+      base_commit: queue.base_commit,
+      running_pid: store.runnerPid(),
+      tasks: queue.tasks,
+    });
     return EXIT_CODES.success;
   }
   if (queue.tasks.length === 0) {
@@ -148,7 +155,7 @@ export async function queueRemoveCommand(typedId: string, options: QueueOptions)
   });
   // Its worktree goes with it; its branch and sessions stay.
   if (removed.worktree) await removeWorktree(repository, removed.worktree).catch(() => undefined);
-  if (options.json) printJson({ removed: removed });
+  if (options.json) printJson({ removed });
   else process.stdout.write(`Removed task ${id}: ${sanitizeForTerminal(taskTitle(removed))}\n`);
   return EXIT_CODES.success;
 }
@@ -314,6 +321,30 @@ export async function queueReportCommand(options: QueueReportOptions): Promise<n
   if (options.html !== undefined) {
     fs.writeFileSync(options.html, renderQueueHtml(queue));
     writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);
+  }
+  return EXIT_CODES.success;
+}
+
+export interface QueueMergeOptions extends QueueOptions {
+  undo?: boolean;
+}
+
+/**
+ * `queue merge <id>`: a task that succeeded, merged into the current branch (a merge
+ * commit; nothing changed when git cannot merge cleanly or your changes are in the way);
+ * `--undo` moves the branch back from that merge.
+ */
+export async function queueMergeCommand(typedId: string, options: QueueMergeOptions): Promise<number> {
+  const id = taskId(typedId);
+  const { repository, store } = await openQueue(options);
+  const task = store.task(id);
+  const result = options.undo ? await undoTaskMerge(repository, task) : await mergeTask(repository, task, configuredAuthor());
+  if (options.json) printJson(result);
+  else if (result.status === 'already_merged') process.stdout.write(`${task.branch} is already merged into ${sanitizeForTerminal(result.branch)}.\n`);
+  else {
+    const what = result.status === 'merged' ? `Merged ${task.branch} into` : `Undid the merge of ${task.branch} on`;
+    process.stdout.write(`${what} ${sanitizeForTerminal(result.branch)} (${result.to.slice(0, 12)}): ${result.files.length} file(s) written.\n`);
+    if (result.status === 'merged') process.stdout.write(`Undo it: codeloops queue merge ${id} --undo\n`);
   }
   return EXIT_CODES.success;
 }

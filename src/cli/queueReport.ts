@@ -1,4 +1,4 @@
-import type { QueueFile, QueueTask } from '../sessionFormat/queueRecords.js';
+import { taskStateText, taskTitle, type QueueFile, type QueueTask } from '../sessionFormat/queueRecords.js';
 import { formatDuration } from '../text/humanize.js';
 import { escapeHtml, reportPage } from './evalHtml.js';
 
@@ -24,21 +24,6 @@ interface TaskRow {
 }
 
 const HEADERS = ['id', 'task', 'outcome', 'branch', 'changed', 'checks', 'cost', 'duration', 'sessions'] as const;
-
-/** The task's first line, as lists show it. */
-export function taskTitle(task: Pick<QueueTask, 'prompt'>): string {
-  const first = task.prompt.split('\n').find((line) => line.trim() !== '') ?? '';
-  return first.length > 80 ? `${first.slice(0, 79)}…` : first;
-}
-
-/** Where a task is, in words: its state, or how it finished (with its verification). */
-export function taskStateText(task: QueueTask): string {
-  if (task.state === 'needs_input') return 'needs your answer';
-  if (task.state === 'answered') return 'answered, to carry on';
-  if (task.state !== 'finished') return task.session_ids.length > 0 && task.state === 'queued' ? 'stopped, to carry on' : task.state;
-  const verification = task.result?.verification ? ` (${task.result.verification})` : '';
-  return `${task.outcome ?? 'finished'}${verification}`;
-}
 
 function rowOf(task: QueueTask): TaskRow {
   const result = task.result;

@@ -6,6 +6,7 @@ import type { CandidateRuns } from './candidates/candidateRuns.js';
 import { groupToCompare, runWithCandidates } from './candidates/candidatesInput.js';
 import type { DiffOpener } from './diffs/diffOpener.js';
 import { COMMANDS, type CommandId } from './ids.js';
+import type { LazyQueueView } from './queue/queueViewLoader.js';
 import type { HunkLenses, HunkRef } from './review/hunkLenses.js';
 import { rejectHunkCommand, stageCommand, undoRejectionCommand, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import type { ReviewThreads } from './review/reviewThreads.js';
@@ -47,6 +48,7 @@ export interface CommandParts {
   review: ReviewCommandsDeps;
   timeTravel: TimeTravelDeps<Folder>;
   apply: ApplyDeps;
+  queue: LazyQueueView;
 }
 
 type Handler = (...args: never[]) => unknown;
@@ -66,7 +68,7 @@ export function registerCommands(parts: CommandParts): vscode.Disposable[] {
  */
 function commandTable(parts: CommandParts): Record<CommandId, Handler> {
   const { log, store, registry, runs, candidateRuns, starter, tree, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads } = parts;
-  const { review, timeTravel, apply } = parts;
+  const { review, timeTravel, apply, queue } = parts;
   const { on, trusted, loops } = commandTargets(parts);
   return {
     [COMMANDS.runPrompt]: loops.run(() => starter.start(askForTask(vscodeWindow))),
@@ -100,6 +102,18 @@ function commandTable(parts: CommandParts): Record<CommandId, Handler> {
     [COMMANDS.addComment]: (reply: vscode.CommentReply) => reviewThreads.addComment(review, reply),
     [COMMANDS.resolveThread]: (thread: vscode.CommentThread) => reviewThreads.setResolved(review, thread, true),
     [COMMANDS.reopenThread]: (thread: vscode.CommentThread) => reviewThreads.setResolved(review, thread, false),
+    [COMMANDS.queueAdd]: queue.command('add'),
+    [COMMANDS.queueAddSelection]: queue.command('addSelection'),
+    [COMMANDS.queueAddChecklist]: queue.command('addChecklist'),
+    [COMMANDS.queueRun]: loops.queue(queue.command('run')),
+    [COMMANDS.queueInterrupt]: queue.command('interrupt'),
+    [COMMANDS.queueRefresh]: queue.command('refresh'),
+    [COMMANDS.queueMoveUp]: queue.command('moveUp'),
+    [COMMANDS.queueMoveDown]: queue.command('moveDown'),
+    [COMMANDS.queueRemove]: queue.command('remove'),
+    [COMMANDS.queueAnswer]: loops.queue(queue.command('answer')),
+    [COMMANDS.queueOpenDiff]: queue.command('openDiff'),
+    [COMMANDS.queueMerge]: trusted('merge a branch').task(queue.command('merge')),
   };
 }
 
@@ -135,6 +149,8 @@ function commandTargets({ store, starter, sessionCommands, hunkLenses, groups }:
     session: (handler: (sessionId: string) => unknown) => whenTrusted(action, on.session(handler)),
     hunk: (handler: (hunk: HunkRef) => unknown) => whenTrusted(action, on.hunk(handler)),
     iteration: (handler: (node: IterationNode) => unknown) => whenTrusted(action, on.iteration(handler)),
+    /** A queued task, as its item passes it (the handler says when there is none). */
+    task: <T>(handler: (task?: T) => unknown) => whenTrusted<T>(action, async (task) => void (await handler(task))),
   });
   // Loops need POSIX process groups and sh: on a native Windows host they are refused, saying where to run them; sessions stay browsable.
   const platformRefusal = unsupportedPlatformMessage(process.platform, 'editor');
@@ -148,6 +164,8 @@ function commandTargets({ store, starter, sessionCommands, hunkLenses, groups }:
   const loops = {
     run: (handler: () => unknown) => onThisPlatform(handler),
     session: (handler: (sessionId: string) => unknown) => onThisPlatform(whenTrusted(undefined, on.session(handler))),
+    /** The queue's runs: `queue run`, and `queue answer`, which carries the task on. */
+    queue: <T>(handler: (task?: T) => unknown) => onThisPlatform(whenTrusted<T>(undefined, async (task) => void (await handler(task)))),
   };
   return { on, trusted, loops };
 }

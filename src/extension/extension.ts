@@ -15,6 +15,7 @@ import { registerCommands } from './commands.js';
 import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
 import { COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
+import { LazyQueueView } from './queue/queueViewLoader.js';
 import { HunkLenses } from './review/hunkLenses.js';
 import { acceptChangeCommand, type HunkReview, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { lazyBundle } from './lazyBundle.js';
@@ -51,6 +52,7 @@ export interface CodeloopsApi {
   comparisons: ComparisonPanels;
   stats: StatsPanels;
   apply: ApplyDeps;
+  queue: LazyQueueView;
 }
 
 /**
@@ -115,9 +117,19 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const writeClipboard = (text: string) => vscode.env.clipboard.writeText(text);
   const sessionCommands = new SessionCommands<vscode.WorkspaceFolder>({ ...sessionPorts, registry, writeClipboard });
   const chat = chatFor(context, { runner, runs, starter, isTrusted, store, folderOf, timeTravel, forecast });
+  const queue = new LazyQueueView({
+    log,
+    cliPath: runner.cliPath,
+    nodePath: runner.nodePath,
+    iterationsOf: async (id) => (await store.summary(id))?.iterations,
+  });
+  // A running task's session moved on: its row says which iteration it is at.
+  tree.onDidChangeSessions(() => queue.refreshIfLoaded());
   context.subscriptions.push(
     ...[log, registry, tree, viewers, reviewThreads, hunkLenses, candidateRuns, comparisons, stats],
     vscode.window.createTreeView(VIEWS.sessions, { treeDataProvider: tree, showCollapseAll: true }),
+    queue,
+    vscode.window.createTreeView(VIEWS.queue, { treeDataProvider: queue, dragAndDropController: queue }),
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.snapshot, snapshots),
     vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.recordedDiff, snapshots),
     vscode.window.registerWebviewPanelSerializer(VIEWER_PANEL_TYPE, viewers),
@@ -127,10 +139,10 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     ...chat,
     ...followRuns({ runs, candidateRuns, viewers, comparisons, tree, reviewThreads, hunkLenses }),
     // prettier-ignore
-    ...registerCommands({ log, store, registry, runs, candidateRuns, starter, tree, groups, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads, hunkLenses, review, timeTravel, apply }),
+    ...registerCommands({ log, store, registry, runs, candidateRuns, starter, tree, groups, diffs, viewers, comparisons, stats, sessionCommands, reviewThreads, hunkLenses, review, timeTravel, apply, queue }),
   );
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
-  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, stats, apply };
+  return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, stats, apply, queue };
 }
 
 /** `@codeloops`, the language model tools and the MCP server, on the extension's parts. */

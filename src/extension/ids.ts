@@ -34,12 +34,25 @@ export const COMMANDS = {
   resolveThread: 'codeloops.resolveThread',
   reopenThread: 'codeloops.reopenThread',
   showStats: 'codeloops.showStats',
+  queueAdd: 'codeloops.queueAdd',
+  queueAddSelection: 'codeloops.queueAddSelection',
+  queueAddChecklist: 'codeloops.queueAddChecklist',
+  queueRun: 'codeloops.queueRun',
+  queueInterrupt: 'codeloops.queueInterrupt',
+  queueRefresh: 'codeloops.queueRefresh',
+  queueMoveUp: 'codeloops.queueMoveUp',
+  queueMoveDown: 'codeloops.queueMoveDown',
+  queueRemove: 'codeloops.queueRemove',
+  queueAnswer: 'codeloops.queueAnswer',
+  queueOpenDiff: 'codeloops.queueOpenDiff',
+  queueMerge: 'codeloops.queueMerge',
 } as const;
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
 
 export const VIEWS = {
   container: 'codeloops',
   sessions: 'codeloops.sessions',
+  queue: 'codeloops.queue',
 } as const;
 
 export const VIEWER_PANEL_TYPE = 'codeloops.viewer';
@@ -61,6 +74,8 @@ export const URI_SCHEMES = {
   snapshot: 'codeloops-snapshot',
   /** An iteration's recorded diff, when its snapshots are gone. */
   recordedDiff: 'codeloops-diff',
+  /** A file as a commit has it (a queued task's branch diff). */
+  gitBlob: 'codeloops-git',
 } as const;
 
 export const SETTINGS_SECTION = 'codeloops';

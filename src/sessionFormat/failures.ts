@@ -87,6 +87,10 @@ export const FAILURE_CODES = [
   'branch_exists',
   /** `codeloops queue`: another process runs this repository's queue (`details.pid`), or a task is running and cannot be changed now. */
   'queue_running',
+  /** `codeloops queue merge`: git cannot merge the task's branch cleanly (`details.files`); nothing was changed. */
+  'merge_conflict',
+  /** `codeloops queue merge`: the task has no successful branch to merge, HEAD is on no branch, or (undo) the branch is not at that merge (`details.reason`). */
+  'merge_refused',
   /** Codeloops does not run on this platform (a native Windows): it says where it does. */
   'platform_unsupported',
   /** The runner itself failed: a bug. */

@@ -134,6 +134,21 @@ export function taskBranch(id: number, prompt: string): string {
   return `codeloops/${id}-${taskSlug(prompt)}`;
 }
 
+/** The task's first line, as lists show it. */
+export function taskTitle(task: Pick<QueueTask, 'prompt'>): string {
+  const first = task.prompt.split('\n').find((line) => line.trim() !== '') ?? '';
+  return first.length > 80 ? `${first.slice(0, 79)}…` : first;
+}
+
+/** Where a task is, in words: its state, or how it finished (with its verification). */
+export function taskStateText(task: QueueTask): string {
+  if (task.state === 'needs_input') return 'needs your answer';
+  if (task.state === 'answered') return 'answered, to carry on';
+  if (task.state !== 'finished') return task.session_ids.length > 0 && task.state === 'queued' ? 'stopped, to carry on' : task.state;
+  const verification = task.result?.verification ? ` (${task.result.verification})` : '';
+  return `${task.outcome ?? 'finished'}${verification}`;
+}
+
 /** What a queue tells as it runs, to whoever listens: a surface's notifications, `[notify]`. */
 export type QueueNotice =
   | { type: 'task_started'; task: number; branch: string; resumed: boolean }

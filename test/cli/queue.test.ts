@@ -6,69 +6,9 @@ import { queueFileSchema, type QueueTask } from '../../src/sessionFormat/queueRe
 import { runCli, startCli } from '../support/cliProcess.js';
 import { launchChromium } from '../support/codeServer.js';
 import { isRunning, waitUntilGone } from '../support/processes.js';
-import { scriptedCliSetup, type ScriptedAgent } from '../support/scriptedAgent.js';
+import { queueSetup } from '../support/queueAgents.js';
+import type { ScriptedAgent } from '../support/scriptedAgent.js';
 import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
-
-/**
- * The actor reads its task from its prompt (saved by the scripted agent): TASK-<name>
- * writes <name>.txt; a task that says #fail changes nothing; a task that says
- * #ask asks which colour until the answer ("colour: …") is in its prompt, then writes it;
- * a task that says #hold holds (once) until the test kills the runner.
- */
-const ACTOR = `import fs from 'node:fs';
-import path from 'node:path';
-const agentDir = process.env.SCRIPTED_AGENT_DIR;
-const prompt = fs.readFileSync(path.join(agentDir, 'actor-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
-const name = /TASK-([a-z]+)/.exec(prompt)[1];
-if (prompt.includes('#hold') && !fs.existsSync(path.join(agentDir, 'held'))) {
-  fs.writeFileSync(name + '.txt', 'half done\\n');
-  // The scripted agent that started this program leads the agent's process group.
-  fs.writeFileSync(path.join(agentDir, 'held'), String(process.ppid));
-  setInterval(() => {}, 1000);
-} else if (prompt.includes('#wait') && !fs.existsSync(path.join(agentDir, 'release'))) {
-  // Works until the test releases it: the queue is running meanwhile.
-  fs.writeFileSync(path.join(agentDir, 'waiting'), '');
-  while (!fs.existsSync(path.join(agentDir, 'release'))) await new Promise((resolve) => setTimeout(resolve, 20));
-  fs.writeFileSync(name + '.txt', name + '\\n');
-} else if (prompt.includes('#fail')) {
-  process.stdout.write('I cannot do it.\\n');
-} else if (prompt.includes('#ask')) {
-  const answer = /colour: ([a-z]+)/.exec(prompt);
-  if (answer) fs.writeFileSync(name + '.txt', answer[1] + '\\n');
-  else process.stdout.write('<needs_input>Which colour?</needs_input>\\n');
-} else {
-  fs.writeFileSync(name + '.txt', name + '\\n');
-}
-`;
-
-/** The critic says DONE naming the task when its file is there, and CONTINUE with a finding when not. */
-const CRITIC = `import fs from 'node:fs';
-import path from 'node:path';
-const agentDir = process.env.SCRIPTED_AGENT_DIR;
-const prompt = fs.readFileSync(path.join(agentDir, 'critic-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
-const name = /TASK-([a-z]+)/.exec(prompt)[1];
-const decide = (decision) => process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify(decision) + '</decision>\\n');
-if (fs.existsSync(name + '.txt') && !prompt.includes('#fail')) decide({ type: 'done', summary: 'Wrote ' + name + '.txt for TASK-' + name, confidence: 0.9 });
-else decide({ type: 'continue', feedback: name + '.txt is missing', remaining_issues: [name], findings: [{ file: null, severity: 'error', message: name + '.txt is missing' }] });
-`;
-
-function queueSetup(identity: 'user' | 'none' = 'user') {
-  const tools = tempDir('codeloops-queue-agents-');
-  writeFile(tools, 'actor.mjs', ACTOR);
-  writeFile(tools, 'critic.mjs', CRITIC);
-  const setup = scriptedCliSetup({
-    actor: [[{ run: [process.execPath, path.join(tools, 'actor.mjs')] }]],
-    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
-  });
-  if (identity === 'user') {
-    git(setup.repo, 'config', 'user.name', 'Repo User');
-    git(setup.repo, 'config', 'user.email', 'repo.user@example.com');
-  } else {
-    // No git identity anywhere: a home without a .gitconfig.
-    Object.assign(setup.env, { HOME: tempDir('codeloops-queue-home-') });
-  }
-  return setup;
-}
 
 /** Everything of the user's that a queue must leave alone. */
 function userState(repo: string) {
@@ -358,5 +298,55 @@ describe('cli: codeloops queue', function () {
       git(repo, 'log', '-1', '--format=%an <%ae>|%cn <%ce>', '--branches=codeloops/1-*'),
       /^codeloops <codeloops@localhost>\|codeloops <codeloops@localhost>\n$/,
     );
+  });
+
+  it('queue merge merges a finished task into the current branch leaving the user’s other work alone, undoes it, and refuses a conflict (merge_conflict) or changes in its way (tree_changed)', async () => {
+    const { repo, env } = queueSetup();
+    for (const prompt of ['TASK-alpha: write alpha', 'TASK-beta: write beta', 'TASK-gamma: write gamma', 'TASK-broken: #fail at it'])
+      assert.equal((await runCli(['queue', 'add', '-p', prompt, '-n', '1'], { cwd: repo, env })).code, 0);
+    assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
+    // The user's branch moved on: beta.txt of their own, which the task wrote otherwise.
+    writeFile(repo, 'beta.txt', 'my beta\n');
+    git(repo, 'add', 'beta.txt');
+    git(repo, 'commit', '-q', '-m', 'my beta');
+    userAtWork(repo);
+    writeFile(repo, 'gamma.txt', 'my untracked gamma\n');
+    const before = userState(repo);
+    const merge = async (...args: string[]) => {
+      const result = await runCli(['queue', 'merge', ...args, '--json'], { cwd: repo, env });
+      return {
+        code: result.code,
+        json: JSON.parse(result.stdout) as { status?: string; files?: string[]; error?: { code: string; details: Record<string, unknown> } },
+      };
+    };
+
+    const conflict = await merge('2');
+    assert.equal(conflict.code, 2);
+    assert.equal(conflict.json.error?.code, 'merge_conflict');
+    assert.deepEqual(conflict.json.error?.details.files, ['beta.txt']);
+    const inTheWay = await merge('3');
+    assert.equal(inTheWay.json.error?.code, 'tree_changed');
+    assert.deepEqual(inTheWay.json.error?.details.changed, ['gamma.txt']);
+    assert.equal((await merge('4')).json.error?.code, 'merge_refused');
+    assert.deepEqual(userState(repo), before, 'a refused merge changes nothing');
+
+    const merged = await merge('1');
+    assert.equal(merged.code, 0);
+    assert.deepEqual([merged.json.status, merged.json.files], ['merged', ['alpha.txt']]);
+    assert.equal(git(repo, 'log', '-1', '--format=%P', 'HEAD').trim().split(' ')[1], git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim());
+    assert.equal(fs.readFileSync(path.join(repo, 'alpha.txt'), 'utf8'), 'alpha\n');
+    // The user's staged, unstaged, untracked and ignored files and stash as they were; alpha.txt committed, so clean.
+    const after = userState(repo);
+    assert.equal(after.status, before.status);
+    assert.equal(after.stash, before.stash);
+    assert.equal(git(repo, 'diff', '--cached', '--name-only').trim(), 'staged.txt');
+    assert.equal((await merge('1')).json.status, 'already_merged');
+
+    const undone = await merge('1', '--undo');
+    assert.deepEqual([undone.json.status, undone.json.files], ['undone', ['alpha.txt']]);
+    const restored = userState(repo);
+    assert.deepEqual({ ...restored, index: null }, { ...before, index: null });
+    assert.equal(git(repo, 'diff', '--cached', '--name-only').trim(), 'staged.txt');
+    assert.equal((await merge('1', '--undo')).json.error?.code, 'merge_refused');
   });
 });

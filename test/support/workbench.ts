@@ -214,7 +214,11 @@ export class Workbench {
   /** Presses a button of the Sessions view's title bar (Run Prompt, Refresh Sessions, Show Statistics…), as its tooltip names it. */
   async pressViewAction(title: string): Promise<void> {
     await this.showCodeloopsView();
-    await this.page.locator(`.part.sidebar .title-actions .action-label[aria-label^="${title}"]`).first().click();
+    // With two views in the container (Sessions, Queue) each view's buttons are in its own header, shown while the pointer is over it.
+    const action = `.action-label[aria-label^="${title}"]`;
+    const header = this.page.locator('.part.sidebar .pane-header', { has: this.page.locator(action) }).first();
+    if ((await header.count()) > 0) await header.hover();
+    await this.page.locator(`.part.sidebar ${action}`).first().click();
   }
 
   /** Every entry of the Sessions view folded: an earlier test's open entries do not stand between a session and its children. */

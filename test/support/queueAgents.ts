@@ -1,0 +1,64 @@
+import path from 'node:path';
+import { scriptedCliSetup } from './scriptedAgent.js';
+import { git, tempDir, writeFile } from './testEnvironment.js';
+
+/**
+ * The actor reads its task from its prompt (saved by the scripted agent): TASK-<name>
+ * writes <name>.txt; a task that says #fail changes nothing; a task that says
+ * #ask asks which colour until the answer ("colour: …") is in its prompt, then writes it;
+ * a task that says #hold holds (once) until the test kills the runner.
+ */
+const ACTOR = `import fs from 'node:fs';
+import path from 'node:path';
+const agentDir = process.env.SCRIPTED_AGENT_DIR;
+const prompt = fs.readFileSync(path.join(agentDir, 'actor-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
+const name = /TASK-([a-z]+)/.exec(prompt)[1];
+if (prompt.includes('#hold') && !fs.existsSync(path.join(agentDir, 'held'))) {
+  fs.writeFileSync(name + '.txt', 'half done\\n');
+  // The scripted agent that started this program leads the agent's process group.
+  fs.writeFileSync(path.join(agentDir, 'held'), String(process.ppid));
+  setInterval(() => {}, 1000);
+} else if (prompt.includes('#wait') && !fs.existsSync(path.join(agentDir, 'release'))) {
+  // Works until the test releases it: the queue is running meanwhile.
+  fs.writeFileSync(path.join(agentDir, 'waiting'), '');
+  while (!fs.existsSync(path.join(agentDir, 'release'))) await new Promise((resolve) => setTimeout(resolve, 20));
+  fs.writeFileSync(name + '.txt', name + '\\n');
+} else if (prompt.includes('#fail')) {
+  process.stdout.write('I cannot do it.\\n');
+} else if (prompt.includes('#ask')) {
+  const answer = /colour: ([a-z]+)/.exec(prompt);
+  if (answer) fs.writeFileSync(name + '.txt', answer[1] + '\\n');
+  else process.stdout.write('<needs_input>Which colour?</needs_input>\\n');
+} else {
+  fs.writeFileSync(name + '.txt', name + '\\n');
+}
+`;
+
+/** The critic says DONE naming the task when its file is there, and CONTINUE with a finding when not. */
+const CRITIC = `import fs from 'node:fs';
+import path from 'node:path';
+const agentDir = process.env.SCRIPTED_AGENT_DIR;
+const prompt = fs.readFileSync(path.join(agentDir, 'critic-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
+const name = /TASK-([a-z]+)/.exec(prompt)[1];
+const decide = (decision) => process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify(decision) + '</decision>\\n');
+if (fs.existsSync(name + '.txt') && !prompt.includes('#fail')) decide({ type: 'done', summary: 'Wrote ' + name + '.txt for TASK-' + name, confidence: 0.9 });
+else decide({ type: 'continue', feedback: name + '.txt is missing', remaining_issues: [name], findings: [{ file: null, severity: 'error', message: name + '.txt is missing' }] });
+`;
+
+export function queueSetup(identity: 'user' | 'none' = 'user') {
+  const tools = tempDir('codeloops-queue-agents-');
+  writeFile(tools, 'actor.mjs', ACTOR);
+  writeFile(tools, 'critic.mjs', CRITIC);
+  const setup = scriptedCliSetup({
+    actor: [[{ run: [process.execPath, path.join(tools, 'actor.mjs')] }]],
+    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
+  });
+  if (identity === 'user') {
+    git(setup.repo, 'config', 'user.name', 'Repo User');
+    git(setup.repo, 'config', 'user.email', 'repo.user@example.com');
+  } else {
+    // No git identity anywhere: a home without a .gitconfig.
+    Object.assign(setup.env, { HOME: tempDir('codeloops-queue-home-') });
+  }
+  return setup;
+}
