@@ -334,7 +334,7 @@ class LoopRun {
     this.requirements = new RequirementsChecklist(request.prompt, continuation?.checklist);
     this.limitWaits = new LimitWaits(request.limits ?? DEFAULT_LIMITS, {
       signal: this.guard.signal,
-      // The one place a wait begins: the notify helper's `waiting` event belongs beside this record of it.
+      // The one place a wait begins; its event is what the viewers, the status bar and `[notify]`'s `waiting` hear.
       onWaiting: (who, reason, until) =>
         this.emit({ type: 'agent_waiting', iteration: who.iteration, role: who.role, agent: who.agent, reason, until: until.toISOString() }),
       pauseClock: () => this.guard.pauseClock(),
