@@ -223,7 +223,7 @@ export class Workbench {
 
   /** Every entry of the Sessions view folded: an earlier test's open entries do not stand between a session and its children. */
   private async collapseAllSessions(): Promise<void> {
-    await this.page.locator('.part.sidebar .action-label[aria-label^="Collapse All"]').first().click();
+    await this.pressViewAction('Collapse All');
   }
 
   /** Tree entries whose label (`aria-label`: the name, then what the entry says about itself) matches. */
