@@ -214,11 +214,20 @@ export class Workbench {
   /** Presses a button of the Sessions view's title bar (Run Prompt, Refresh Sessions, Show Statistics…), as its tooltip names it. */
   async pressViewAction(title: string): Promise<void> {
     await this.showCodeloopsView();
-    // With two views in the container (Sessions, Queue) each view's buttons are in its own header, shown while the pointer is over it.
+    // With two views in the container (Sessions, Queue) each view's buttons are in its own header, shown while the pointer
+    // is over it; a view redrawn meanwhile (a session listed) draws its header again, buttons hidden: hover it again.
     const action = `.action-label[aria-label^="${title}"]`;
     const header = this.page.locator('.part.sidebar .pane-header', { has: this.page.locator(action) }).first();
-    if ((await header.count()) > 0) await header.hover();
-    await this.page.locator(`.part.sidebar ${action}`).first().click();
+    const button = this.page.locator(`.part.sidebar ${action}`).first();
+    for (let attempt = 1; ; attempt++) {
+      if ((await header.count()) > 0) await header.hover();
+      try {
+        await button.click({ timeout: 5_000 });
+        return;
+      } catch (error) {
+        if (attempt === 6) throw error;
+      }
+    }
   }
 
   /** Every entry of the Sessions view folded: an earlier test's open entries do not stand between a session and its children. */
