@@ -122,7 +122,16 @@ export class Workbench {
     const widget = this.page.locator('.quick-input-widget').filter({ hasText: title });
     await widget.waitFor({ timeout });
     const input = new QuickInput(this.page, widget);
-    await input.focused();
+    // A box shown while a notification or a view holds the focus may stay without the caret: a user clicks into it.
+    if (
+      !(await input.focused(5_000).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      await widget.locator('input').click();
+      await input.focused();
+    }
     return input;
   }
 
@@ -300,8 +309,8 @@ export class QuickInput {
   }
 
   /** The caret in the box: a key pressed while the widget is still taking the focus is lost. */
-  async focused(): Promise<void> {
-    await this.page.waitForFunction(() => document.activeElement?.matches('.quick-input-widget input') ?? false);
+  async focused(timeout?: number): Promise<void> {
+    await this.page.waitForFunction(() => document.activeElement?.matches('.quick-input-widget input') ?? false, undefined, { timeout });
   }
 }
 
