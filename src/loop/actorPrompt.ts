@@ -4,6 +4,7 @@ import type { CriticDecision } from '../critic/criticDecision.js';
 import type { ReviewItems } from '../sessionFormat/reviewRecords.js';
 import { fence } from '../text/fence.js';
 import { inLocation } from '../text/humanize.js';
+import { isWithinRanges, quotedRanges } from '../text/quotedMarkdown.js';
 import { previewLine } from '../text/truncate.js';
 import { requirementLine, type ProtectedChange, type RequirementStatus } from '../sessionFormat/verification.js';
 import { weakenedFeedback } from './checkGate.js';
@@ -29,13 +30,24 @@ export interface FeedbackRecord {
  * (`blocked`). An actor that ends with the tag is heard in any iteration.
  */
 const MAY_ASK =
-  'If you cannot go on without the user (a secret or an account you were not given, a decision only they can make), do not guess: end your answer with `<needs_input>your one question</needs_input>`, and the loop asks them and gives you their answer.';
+  'If you cannot go on without the user (a secret or an account you were not given, a decision only they can make), do not guess: end your answer with `<needs_input>your one question</needs_input>`, as the last thing you write and outside any code block, and the loop asks them and gives you their answer.';
 
-const NEEDS_INPUT_TAG = /<needs_input>([\s\S]*?)<\/needs_input>/gi;
+/** The question at the very end (the last tag, closed by the text's end), before any trailing `Addressed:` lines the prompt also asks for. */
+const ENDING_QUESTION = /<needs_input>((?:(?!<needs_input>)[\s\S])*)<\/needs_input>(?:\s*\n[^\S\n]*\W*addressed\W*:[^\n]*)*\s*$/i;
 
-/** The question an actor's answer ends with (`<needs_input>…</needs_input>`, the last one), or null when it asks nothing. */
+/**
+ * The question an actor's answer ends with (`<needs_input>…</needs_input>`), or null
+ * when it asks nothing. Only the tag that ends the answer asks, and only outside code,
+ * HTML comments and block quotes: a tag the actor quotes (explaining it, pasting a
+ * log, in the middle of its report) would stop the loop with a question nobody asked.
+ */
 export function actorQuestion(answer: string): string | null {
-  const question = [...answer.matchAll(NEEDS_INPUT_TAG)].at(-1)?.[1]?.trim();
+  const asked = ENDING_QUESTION.exec(answer);
+  if (!asked) return null;
+  const closing = asked.index + '<needs_input>'.length + asked[1]!.length;
+  const quoted = quotedRanges(answer);
+  if (isWithinRanges(asked.index, quoted) || isWithinRanges(closing, quoted)) return null;
+  const question = asked[1]!.trim();
   return question ? question : null;
 }
 

@@ -99,6 +99,35 @@ describe('"needs you": the critic or the actor asks the user instead of burning 
     assert.equal(ofType(loop.events, 'critic_decision')[0]!.source, 'actor_asked');
   });
 
+  it('a <needs_input> the actor quotes (in a code block, in inline code, in the middle of its report) asks nothing: the critic judges the iteration', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const report = [
+      'I documented how an agent asks the user: it ends its answer with',
+      '```',
+      '<needs_input>What is the staging API key?</needs_input>',
+      '```',
+      'as in `<needs_input>Which port?</needs_input>`, and <needs_input>this one</needs_input> is mid-sentence.',
+      'Done: docs/asking.md explains it.',
+    ].join('\n');
+    const asked: NeedsInput[] = [];
+    const loop = await runScriptedLoop(
+      repo,
+      { actor: [[{ write: { path: 'docs/asking.md', content: 'End with the tag.\n' } }, { print: report }]], critic: [[done('documented')]] },
+      {
+        askUser: async (_iteration, needs) => {
+          asked.push(needs);
+          return { type: 'answer', text: 'unused' };
+        },
+      },
+    );
+    assert.equal(loop.summary.status, 'success', loop.summary.error ?? '');
+    assert.equal(loop.summary.iterations, 1);
+    assert.deepEqual(asked, [], 'nobody was asked');
+    assert.equal(loop.agent.calls('critic'), 1, 'the critic judged the iteration');
+    assert.deepEqual(ofType(loop.events, 'needs_input'), []);
+    assert.equal(ofType(loop.events, 'critic_decision')[0]!.source, 'block');
+  });
+
   it('tells the actor from its second prompt on that it may ask, and leaves the first prompt as the user wrote it', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     const loop = await runScriptedLoop(
