@@ -13,7 +13,7 @@ import {
   type CriticRequirement,
   type ParsedDecision,
 } from './criticDecision.js';
-import { buildCriticPrompt, buildRepairPrompt, buildSpecificPrompt, type CriticPromptInput } from './criticPrompt.js';
+import { buildCriticPrompt, buildRepairPrompt, buildSpecificPrompt, type CriticPromptInput, type FreshRequest } from './criticPrompt.js';
 
 /** Where the decision came from: a block or a marker of the first answer, the repair's answer, or the runner (none could be read, the critic failed, the actor asked the user and the critic did not run). */
 export type DecisionSource = 'block' | 'marker' | 'repair' | 'unreadable' | 'critic_failed' | 'actor_asked';
@@ -104,20 +104,21 @@ async function askAndRead(launch: AgentLaunch, input: CriticPromptInput, options
     return options.outlastLimits ? options.outlastLimits(turn, (each) => runTurn(each, attempt)) : runTurn(turn, attempt);
   };
 
-  const first = await run(buildCriticPrompt(input), 'first', null);
+  const reviewPrompt = buildCriticPrompt(input);
+  const first = await run(reviewPrompt, 'first', null);
   options.onRunFinished?.(first);
   const runs = [first];
   if (first.interrupted) return { ...noFindings(interruptedDecision()), source: 'critic_failed', answer: first.transcript, runs, interrupted: true };
   const firstRead = readDecision(first);
   if (firstRead && isPlainContinue(firstRead.decision) && options.isConcrete && !options.isConcrete(firstRead)) {
-    return askToBeSpecific(launch, first, firstRead, run, options);
+    return askToBeSpecific(launch, { prompt: reviewPrompt, result: first }, firstRead, run, options);
   }
   if (firstRead) return { ...firstRead, answer: first.transcript, runs, interrupted: false };
 
   const problem = first.succeeded ? explainUnreadableDecision(answerText(first)) : `the critic did not finish (${first.failureReason ?? 'unknown failure'})`;
   options.onRepair?.(problem);
   const quote = answerTail(first);
-  const repair = await askAgain(launch, first, run, (quoted) => buildRepairPrompt(problem, quoted));
+  const repair = await askAgain(launch, { prompt: reviewPrompt, result: first }, run, (fresh) => buildRepairPrompt(problem, fresh));
   runs.push(repair);
   options.onRunFinished?.(repair);
   const answer = `${first.transcript}\n\n--- repair ---\n\n${repair.transcript}`;
@@ -146,14 +147,20 @@ async function askAndRead(launch: AgentLaunch, input: CriticPromptInput, options
 
 type CriticRun = (prompt: string, attempt: AnswerAttempt, resumeSessionId: string | null, costAlreadyCounted?: number) => Promise<AgentRunResult>;
 
+/** The critic's first run on the iteration: the review it was given and how it answered. */
+interface FirstRun {
+  prompt: string;
+  result: AgentRunResult;
+}
+
 /**
  * The one short request to be specific, after a CONTINUE that named nothing concrete
- * (in the same agent session where the agent can resume one). Its answer counts when
- * it can be read; otherwise the first one does.
+ * (in the same agent session where the agent can resume one, else with the whole
+ * review again). Its answer counts when it can be read; otherwise the first one does.
  */
 async function askToBeSpecific(
   launch: AgentLaunch,
-  first: AgentRunResult,
+  first: FirstRun,
   firstRead: ParsedDecision,
   run: CriticRun,
   options: AskCriticOptions,
@@ -161,21 +168,23 @@ async function askToBeSpecific(
   options.onAskSpecific?.();
   const specific = await askAgain(launch, first, run, buildSpecificPrompt);
   options.onRunFinished?.(specific);
-  const answer = `${first.transcript}\n\n--- asked to be specific ---\n\n${specific.transcript}`;
-  const runs = [first, specific];
+  const answer = `${first.result.transcript}\n\n--- asked to be specific ---\n\n${specific.transcript}`;
+  const runs = [first.result, specific];
   if (specific.interrupted) return { ...noFindings(interruptedDecision()), source: 'critic_failed', answer, runs, interrupted: true };
   const read = readDecision(specific) ?? firstRead;
   return { ...read, answer, runs, interrupted: false };
 }
 
 /**
- * A second, short request after the first answer: in the critic's own agent session
- * where its agent can resume one (it remembers its answer), otherwise in a fresh run
- * whose prompt quotes the end of that answer.
+ * A second request after the first answer: in the critic's own agent session where
+ * its agent can resume one (it remembers the review and its answer); otherwise in a
+ * fresh run, which is given the whole review again and the end of that answer: asked
+ * with nothing but its own words, it would judge a task and a diff it never saw.
  */
-function askAgain(launch: AgentLaunch, first: AgentRunResult, run: CriticRun, prompt: (quotedAnswer: string | null) => string): Promise<AgentRunResult> {
-  const canResume = launch.adapter.canResume && first.agentSessionId !== null;
-  return run(prompt(canResume ? null : answerTail(first)), 'repair', canResume ? first.agentSessionId : null, canResume ? first.usage?.costUsd : undefined);
+function askAgain(launch: AgentLaunch, first: FirstRun, run: CriticRun, prompt: (fresh: FreshRequest | null) => string): Promise<AgentRunResult> {
+  const sessionId = launch.adapter.canResume ? first.result.agentSessionId : null;
+  if (sessionId !== null) return run(prompt(null), 'repair', sessionId, first.result.usage?.costUsd);
+  return run(prompt({ reviewPrompt: first.prompt, answerTail: answerTail(first.result) }), 'repair', null);
 }
 
 /** The end of an answer, as a follow-up quotes it; null when it said nothing. */

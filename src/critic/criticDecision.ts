@@ -102,6 +102,19 @@ const requirementSchema = z.looseObject({
   evidence: z.catch(z.optional(z.string().check(z.trim())), ''),
 });
 
+/**
+ * What is left, as the critic lists it: each issue a line of text. One given as a bare
+ * string is a list of one; an entry that is not text, or only blanks, names nothing and
+ * is dropped, not the decision.
+ */
+const remainingIssues = z.pipe(
+  z.unknown(),
+  z.transform((value): string[] => {
+    const entries: unknown[] = Array.isArray(value) ? value : [value];
+    return entries.flatMap((entry) => (typeof entry === 'string' && entry.trim() ? [entry.trim()] : []));
+  }),
+);
+
 const decisionBlockSchema = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('done'),
@@ -113,7 +126,7 @@ const decisionBlockSchema = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('continue'),
     feedback: required('feedback is empty'),
-    remaining_issues: z._default(z.array(z.string()), []),
+    remaining_issues: z._default(remainingIssues, []),
     ...reviewShape,
   }),
   /** The critic cannot judge without the user (a secret, a product decision): the loop asks them. */
@@ -192,7 +205,7 @@ function parseBlock(body: string): Omit<ParsedDecision, 'source'> | null {
       };
     case 'continue':
       return {
-        decision: { kind: 'CONTINUE', feedback: block.feedback, remainingIssues: block.remaining_issues.map((issue) => issue.trim()).filter(Boolean) },
+        decision: { kind: 'CONTINUE', feedback: block.feedback, remainingIssues: block.remaining_issues },
         ...review,
       };
     case 'blocked':

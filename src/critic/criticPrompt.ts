@@ -109,14 +109,36 @@ ${DECISION_CONTRACT}
 `;
 }
 
+/**
+ * What a second request repeats for a critic whose agent keeps no session (it cannot
+ * resume one, or the first run left none): it remembers nothing, so it is given the
+ * whole review again (the prompt of its first run) and the end of its answer. Null:
+ * the request goes to its own session, which remembers both.
+ */
+export interface FreshRequest {
+  reviewPrompt: string;
+  answerTail: string | null;
+}
+
 /** Asks once more, briefly, when the critic's answer could not be read. */
-export function buildRepairPrompt(problem: string, previousAnswerTail: string | null): string {
-  const quoted = previousAnswerTail ? `\n\nThe end of your previous answer was:\n${fence(previousAnswerTail)}` : '';
-  return `Your review could not be recorded: ${problem}.${quoted}
+export function buildRepairPrompt(problem: string, fresh: FreshRequest | null): string {
+  return askAgain(fresh, `Your review could not be recorded: ${problem}.`, 'Reply with nothing but the decision block for your review');
+}
 
-Reply with nothing but the decision block for your review, in exactly this format:
+/**
+ * A second request after the first answer: in the critic's own session, the request
+ * and the contract; in a fresh run, the whole review, the end of its answer, then the request.
+ */
+function askAgain(fresh: FreshRequest | null, why: string, reply: string): string {
+  if (!fresh) return `${why}\n\n${reply}, in exactly this format:\n\n${DECISION_CONTRACT}\n`;
+  const quoted = fresh.answerTail ? `The end of your answer was:\n${fence(fresh.answerTail)}` : 'Your answer said nothing.';
+  return `${fresh.reviewPrompt}
+## Asked again
+You were given this review once already. ${quoted}
 
-${DECISION_CONTRACT}
+${why}
+
+${reply}, in the format above, as the very last thing you write.
 `;
 }
 
@@ -143,16 +165,13 @@ ${requirements.map((requirement) => `- ${requirementLine(requirement)}`).join('\
  * rejects correct work on a vague feeling costs an iteration as surely as one that
  * accepts broken work.
  */
-export function buildSpecificPrompt(previousAnswerTail: string | null): string {
-  const quoted = previousAnswerTail ? `\n\nThe end of your previous answer was:\n${fence(previousAnswerTail)}` : '';
-  return `Your review asks for more work but names nothing concrete: no requirement of the task that is not met, no failing check, no finding with a file and line, no protected change.${quoted}
-
-Be specific: name each requirement that is not met (in "requirements", with "met": false and why) or where the problem is (in "findings", with the file and line). If you find nothing concrete wrong, the work may be done: say so with "done".
-
-Reply with nothing but your decision block, in exactly this format:
-
-${DECISION_CONTRACT}
-`;
+export function buildSpecificPrompt(fresh: FreshRequest | null): string {
+  return askAgain(
+    fresh,
+    'Your review asks for more work but names nothing concrete: no remaining issue, no requirement of the task that is not met, no failing check, no finding with a file and line, no protected change.\n\n' +
+      'Be specific: name what is left in "remaining_issues", each requirement that is not met (in "requirements", with "met": false and why), or where the problem is (in "findings", with the file and line). If you find nothing concrete wrong, the work may be done: say so with "done".',
+    'Reply with nothing but your decision block',
+  );
 }
 
 /** The review items still open, the user's own word first. */

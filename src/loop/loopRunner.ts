@@ -1027,14 +1027,16 @@ class LoopRun {
 }
 
 /**
- * Whether a CONTINUE names an unmet requirement or a finding, keeps a review item open
- * (the user's comment or rejection, an earlier finding it did not resolve), or stands
- * on a failing check or a protected change: else the critic is asked to be specific.
+ * Whether a CONTINUE names what is left (a remaining issue, an unmet requirement, a
+ * finding), keeps a review item open (the user's comment or rejection, an earlier
+ * finding it did not resolve), or stands on a failing check or a protected change:
+ * else the critic is asked to be specific.
  */
 function namesSomethingConcrete(continued: ParsedDecision, evidence: Pick<IterationWork, 'checks' | 'protection'> & { openItems: ReviewItems }): boolean {
   const { findings, comments, rejections } = evidence.openItems;
   const stillOpen = [...findings, ...comments, ...rejections].some((item) => !continued.resolved.includes(item.id));
   return (
+    (continued.decision.kind === 'CONTINUE' && continued.decision.remainingIssues.length > 0) ||
     continued.requirements.some((requirement) => requirement.met === false) ||
     continued.findings.length > 0 ||
     stillOpen ||

@@ -34,7 +34,7 @@ function quotedBlocks(markdown: string): TextRange[] {
   for (const line of markdown.split('\n')) {
     const end = offset + line.length + 1;
     const blank = line.trim() === '';
-    const opening = fence ? null : FENCE.exec(line);
+    const opening: RegExpExecArray | null = fence ? null : FENCE.exec(line);
     if (fence) {
       if (fence.closing.test(line)) {
         ranges.push({ start: fence.start, end });

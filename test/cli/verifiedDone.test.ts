@@ -312,7 +312,17 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
       assert.equal(verified.outcome.status, 'success', verified.result.stderr);
       assert.equal(verified.lines.length - 2, 2, 'the vague CONTINUE counted after the one request');
       assert.equal(verified.agent.calls('critic'), 3, 'asked once in iteration 1, not again in iteration 2');
-      assert.match(verified.agent.prompt('critic', 2), /^Your review asks for more work but names nothing concrete/);
+      // The scripted agent keeps no session: the request repeats the whole review (the task, the diff), then quotes the answer and asks.
+      const request = verified.agent.prompt('critic', 2);
+      assert.ok(request.startsWith(verified.agent.prompt('critic', 1)), `the whole review again:\n${request}`);
+      assert.match(
+        request,
+        /## Asked again\nYou were given this review once already\. The end of your answer was:\n`{3,}\nReviewed the change\.\n<decision>[^\n]*feels off/,
+      );
+      assert.match(
+        request,
+        /Your review asks for more work but names nothing concrete: no remaining issue, [^\n]*\n\nBe specific: [^\n]*"done"\.\n\nReply with nothing but your decision block, in the format above/,
+      );
       assert.match(verified.agent.prompt('critic', 3), /^You are the critic/);
       assert.match(verified.result.stderr, /iteration 1: the critic asked for more work but named nothing concrete; asking it once to be specific/);
 
@@ -328,6 +338,28 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
       const plain = await runOnProject({ actor: [fix, []], critic: [[vague], [done('It adds.')]] }, ['-n', '3', '--no-verify']);
       assert.equal(plain.agent.calls('critic'), 2);
       assert.match(plain.agent.prompt('critic', 2), /^You are the critic/, '--no-verify asks nothing more');
+    });
+    it('a CONTINUE in the form the critic prompt asks for (feedback and remaining_issues) names what is left: one critic run per iteration; issues that are blank or not text name nothing', async () => {
+      const fix = [{ write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\n' } }];
+      const asPrompted = carryOn('Also handle strings of digits.', ['sum("2", "3") returns "23", not 5']);
+      const againAsPrompted = carryOn('And negative zero.', ['sum(-0, 0) should be 0']);
+      const blankIssues = decision({ type: 'continue', feedback: 'Not yet.', remaining_issues: ['', '   ', 7, null, { issue: 'x' }] });
+      const script = { actor: [fix, [], [], []], critic: [[asPrompted], [againAsPrompted], [blankIssues], [done('It adds.')]] };
+      const run = await runOnProject(script, ['-n', '4']);
+      assert.equal(run.outcome.status, 'success', run.result.stderr);
+      assert.equal(run.lines.length - 2, 3, 'three iterations');
+      assert.equal(run.agent.calls('critic'), 4, 'one run for each CONTINUE as prompted; the one naming nothing asked once more');
+      assert.deepEqual(
+        run.lines.slice(1, 3).map((line) => (line as Record<string, unknown>).remaining_issues),
+        [['sum("2", "3") returns "23", not 5'], ['sum(-0, 0) should be 0']],
+      );
+      assert.match(run.agent.prompt('actor', 2), /## Remaining issues\n- sum\("2", "3"\) returns "23", not 5/);
+      for (const call of [2, 3]) assert.match(run.agent.prompt('critic', call), new RegExp(`^You are the critic[^\n]*finished iteration ${call} `));
+      const request = run.agent.prompt('critic', 4);
+      assert.ok(request.startsWith(run.agent.prompt('critic', 3)), 'the request to be specific repeats the whole review');
+      assert.match(request, /## Asked again[\s\S]*names nothing concrete/);
+      assert.equal(run.result.stderr.match(/named nothing concrete; asking it once to be specific/g)?.length, 1, run.result.stderr);
+      assert.match(run.result.stderr, /iteration 3: the critic asked for more work but named nothing concrete/);
     });
   });
 

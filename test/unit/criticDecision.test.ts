@@ -39,6 +39,17 @@ describe('critic decision parsing', () => {
   it('reads continue with its remaining issues, and error with its recovery', () => {
     const go = parseCriticDecision('<decision>{"type":"continue","feedback":"Add tests","remaining_issues":["no tests"," ",  "README"]}</decision>');
     assert.deepEqual(go?.decision, { kind: 'CONTINUE', feedback: 'Add tests', remainingIssues: ['no tests', 'README'] });
+    // What cannot be read as an issue names nothing and is dropped, not the decision.
+    const issuesOf = (issues: string) =>
+      parseCriticDecision(`<decision>{"type":"continue","feedback":"More","remaining_issues":${issues}}</decision>`)?.decision;
+    assert.deepEqual(issuesOf('["", "  ", "\\n\\t", 7, null, {"issue":"x"}, ["y"], " sum subtracts "]'), {
+      kind: 'CONTINUE',
+      feedback: 'More',
+      remainingIssues: ['sum subtracts'],
+    });
+    assert.deepEqual(issuesOf('"one issue"'), { kind: 'CONTINUE', feedback: 'More', remainingIssues: ['one issue'] });
+    assert.deepEqual(issuesOf('{"a":1}'), { kind: 'CONTINUE', feedback: 'More', remainingIssues: [] });
+    assert.deepEqual(issuesOf('null'), { kind: 'CONTINUE', feedback: 'More', remainingIssues: [] });
     const error = parseCriticDecision('<decision>{"type":"error","error_description":"build broken","recovery_suggestion":"revert x.ts"}</decision>');
     assert.deepEqual(error?.decision, { kind: 'ERROR', description: 'build broken', recovery: 'revert x.ts' });
     assert.equal(feedbackText(error!.decision), 'build broken\n\nRecovery: revert x.ts');
