@@ -9,7 +9,6 @@ import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktree
 import { runIsolatedCheck } from '../loop/isolatedCheck.js';
 import { runLoop } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
-import { candidateFolderName } from '../sessionFormat/candidateGroupFiles.js';
 import { evalOutcomeOf, type EvalRecordLine, type EvalTask } from '../sessionFormat/evalRecords.js';
 import { isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import type { RunSummary } from '../sessionFormat/runEvents.js';
@@ -43,6 +42,9 @@ export interface EvalRequest {
 
 export type EvalStatus = 'finished' | 'interrupted' | 'failed';
 
+/** A run with its number in the eval (1, 2, … in `runsOf`'s order): what its folders are named by. */
+type NumberedRun = RunKey & { number: number };
+
 /** The runs of a suite, repetition by repetition so that an interrupted eval has every config about as far. */
 export function runsOf(started: EvalState['started']): RunKey[] {
   const keys: RunKey[] = [];
@@ -51,9 +53,26 @@ export function runsOf(started: EvalState['started']): RunKey[] {
   return keys;
 }
 
+/**
+ * A run's folder under the eval's: its number in the eval, which no other run has, then
+ * its task and config for a reader, shortened and safe on every file system. Two names
+ * that read alike there (the same first 60 characters, or differing only in what is
+ * not a letter or digit: `fast/ü`, `fast/é`) are still two folders.
+ */
+function evalRunFolderName(number: number, key: RunKey): string {
+  const slug = `${key.task}-${key.config}`
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|[-.]+$/g, '')
+    .slice(0, 60)
+    .replace(/[-.]+$/, '');
+  return slug ? `${number}-${slug}` : String(number);
+}
+
 /** Runs what is left and records how this process's part ended; resolves when every run has ended or the signal stopped them. */
 export async function runEval(request: EvalRequest): Promise<EvalStatus> {
-  const pending = runsOf(request.state.started).filter((key) => !request.state.finished.has(runKeyText(key)));
+  const pending = runsOf(request.state.started)
+    .map((key, index) => ({ ...key, number: index + 1 }))
+    .filter((key) => !request.state.finished.has(runKeyText(key)));
   let status: EvalStatus = 'failed';
   try {
     await new EvalRun(request).runAll(pending);
@@ -76,7 +95,7 @@ class EvalRun {
   constructor(private readonly request: EvalRequest) {}
 
   /** At most `jobs` runs at once. A run that cannot be set up (its worktree cannot be made) stops the eval: the others end first. */
-  async runAll(pending: RunKey[]): Promise<void> {
+  async runAll(pending: NumberedRun[]): Promise<void> {
     const queue = [...pending];
     const worker = async (): Promise<void> => {
       for (let next = queue.shift(); next !== undefined && !this.request.signal.aborted; next = queue.shift()) {
@@ -97,12 +116,12 @@ class EvalRun {
     this.request.onRecord?.(this.request.recorder.record(line));
   }
 
-  private async runOne(key: RunKey): Promise<void> {
+  private async runOne({ number, ...key }: NumberedRun): Promise<void> {
     const { request } = this;
     const task = request.state.started.tasks.find((candidate) => candidate.name === key.task)!;
     const prepared = request.prepared(key.task, key.config);
     const repository = await openRepository(task.repository);
-    const folder = candidateFolderName(key.repetition, `${key.task}-${key.config}`);
+    const folder = evalRunFolderName(number, key);
     const worktree = path.join(request.worktreesDirectory, request.state.id, folder, path.basename(repository.root));
     // The task's setup readies the worktree in place of the project's [worktree] setup; the project's copies stay.
     const readiness: WorktreeSettings = { ...prepared.settings.worktree, setup: task.setup ?? prepared.settings.worktree.setup };

@@ -24,12 +24,3 @@ export function worktreesDir(env: Environment = process.env): string {
 export function groupBaseRef(groupId: string): string {
   return `refs/codeloops/${groupId}/base`;
 }
-
-/** A candidate's folder name: its place and its label, safe on every file system (`2-codex-gpt-5`). */
-export function candidateFolderName(index: number, label: string): string {
-  const slug = label
-    .replace(/[^A-Za-z0-9._-]+/g, '-')
-    .replace(/^[-.]+|[-.]+$/g, '')
-    .slice(0, 60);
-  return `${index}-${slug || 'candidate'}`;
-}

@@ -36,11 +36,24 @@ const CRITIC = `import { spawnSync } from 'node:child_process';
 const decide = (decision) => process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify(decision) + '</decision>\\n');
 const done = { type: 'done', summary: 'The functions are right.', confidence: 0.9 };
 if (process.env.CODELOOPS_MODEL === 'lenient') decide(done);
+else if (process.env.CODELOOPS_MODEL === 'doubting') decide({ type: 'continue', feedback: 'Not convinced yet.', remaining_issues: ['convince me'] });
 else if (spawnSync(process.execPath, ['--test'], { stdio: 'ignore' }).status === 0) decide(done);
 else decide({ type: 'continue', feedback: 'The tests fail: sum subtracts.', remaining_issues: ['sum'], findings: [{ file: 'math.js', line: 1, severity: 'error', message: 'sum subtracts' }] });
 `;
 
-function evalSetup(suiteOptions: { repetitions: number }) {
+const TWO_CONFIGS = `
+[[configs]]
+name = "lenient"
+critic_model = "lenient"
+
+[[configs]]
+name = "strict"
+critic_model = "strict"
+max_iterations = 4
+`;
+
+/** The suite's tasks (`sum` alone, or both) and its configs (as TOML, `[[configs]]` tables). */
+function evalSetup(suiteOptions: { repetitions: number; sumOnly?: boolean; configs?: string }) {
   const tools = tempDir('codeloops-eval-agents-');
   writeFile(tools, 'actor.mjs', ACTOR);
   writeFile(tools, 'critic.mjs', CRITIC);
@@ -74,22 +87,18 @@ prompt = "Make sum(a, b) return a + b."
 repository = ${JSON.stringify(path.relative(suiteFolder, repo))}
 acceptance = "node --test test/sum.test.js"
 
+${
+  suiteOptions.sumOnly
+    ? ''
+    : `
 [[tasks]]
 name = "double"
 prompt_file = "tasks/double.md"
 repository = ${JSON.stringify(repo)}
 ref = "main"
 acceptance = "node --test test/double.test.js"
-
-[[configs]]
-name = "lenient"
-critic_model = "lenient"
-
-[[configs]]
-name = "strict"
-critic_model = "strict"
-max_iterations = 4
-`,
+`
+}${suiteOptions.configs ?? TWO_CONFIGS}`,
   );
   return { ...setup, repo, suite: path.join(suiteFolder, 'suite.toml') };
 }
@@ -308,6 +317,52 @@ describe('codeloops eval: the false-DONE rate of a setup, measured with hidden a
     } finally {
       await opened.browser.close();
     }
+  });
+
+  it('runs whose names read alike on disk (the same first 60 characters; unicode, slashes and dots) each get their own worktree, --jobs 2; a run that does not succeed is false_continue or failed as its acceptance says', async () => {
+    const long = 'a config name long enough that a folder name cut at sixty characters';
+    const { env, repo, suite } = evalSetup({
+      repetitions: 1,
+      sumOnly: true,
+      configs: `
+[[configs]]
+name = "${long}, one"
+critic_model = "doubting"
+max_iterations = 1
+
+[[configs]]
+name = "${long}, two"
+critic_model = "doubting"
+max_iterations = 2
+
+[[configs]]
+name = "strict/ü/.."
+critic_model = "strict"
+max_iterations = 4
+
+[[configs]]
+name = "strict/é/.."
+critic_model = "lenient"
+`,
+    });
+    const result = await runCli(['eval', suite, '--jobs', '2', '--json'], { cwd: repo, env });
+    assert.equal(result.code, 0, result.stderr);
+    const results = evalResultsSchema.parse(JSON.parse(result.stdout));
+    // The actor gets sum wrong first, right next: a doubting critic stops at its limit after the wrong sum or after the right one.
+    assert.deepEqual(
+      results.runs.map((run) => `${run.config}: ${run.outcome} in ${run.iterations}`),
+      [`${long}, one: failed in 1`, `${long}, two: false_continue in 2`, 'strict/ü/..: accepted in 2', 'strict/é/..: false_done in 1'],
+    );
+    assert.deepEqual(
+      results.configs.map((config) => [config.success_rate, config.accepted_rate, config.false_done_rate, config.false_continue_rate]),
+      [
+        [0, 0, null, 0],
+        [0, 0, null, 1],
+        [1, 1, 0, null],
+        [1, 0, 1, null],
+      ],
+    );
+    assert.deepEqual(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1, 'every worktree removed');
   });
 
   it('interrupted mid-eval (Ctrl+C), --resume runs only what had not finished, and the result is complete', async () => {

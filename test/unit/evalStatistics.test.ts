@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { newcombeInterval, wilsonInterval, type Interval } from '../../src/eval/evalStatistics.js';
+import { evalOutcomeOf } from '../../src/sessionFormat/evalRecords.js';
 
 /** Both ends to the 4 decimals the papers print. */
 function assertInterval(actual: Interval | null, expected: Interval): void {
@@ -41,5 +42,15 @@ describe('eval statistics: Wilson and Newcombe intervals against the published w
     assert.equal(all[1], 1);
     const none = newcombeInterval(0, 3, 3, 3)!;
     assert.ok(none[0] >= -1 && none[1] <= 0);
+  });
+
+  it("a run's outcome: the loop's success against its task's acceptance", () => {
+    const table = [true, false].flatMap((succeeded) => [true, false].map((passed) => [succeeded, passed, evalOutcomeOf(succeeded, passed)]));
+    assert.deepEqual(table, [
+      [true, true, 'accepted'],
+      [true, false, 'false_done'],
+      [false, true, 'false_continue'],
+      [false, false, 'failed'],
+    ]);
   });
 });
