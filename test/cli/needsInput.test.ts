@@ -5,7 +5,7 @@ import { runSummarySchema } from '../../src/sessionFormat/runEvents.js';
 import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { followRunEvents, runCli, startCli, startCliAtTerminal } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
-import { decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { carryOnNaming, decision, done, scriptedCliSetup } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { removeTempDirs } from '../support/testEnvironment.js';
@@ -111,6 +111,36 @@ describe('"needs you" through the CLI', () => {
     // The replay tells the question, the headless end and the answer given on resume.
     const replay = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
     assert.match(replay.stdout, /you answered: Formal, please\./);
+  });
+
+  it('a question asked in iteration 2, answered with resume --answer: the answer belongs to iteration 2 and reaches the next actor', async () => {
+    const { repo, env, agent } = scriptedCliSetup({
+      actor: [
+        [{ write: { path: 'greeting.txt', content: 'Hi\n' } }],
+        [{ write: { path: 'greeting.txt', content: 'Hello\n' } }],
+        [{ write: { path: 'greeting.txt', content: 'Good day\n' } }],
+      ],
+      critic: [[carryOnNaming('Make it a full word.', [], { file: 'greeting.txt', line: 1 })], [blocked], [done('formal greeting')]],
+    });
+    const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    const summary = runSummarySchema.parse(JSON.parse(run.stdout));
+    assert.deepEqual([summary.error_code, summary.iterations], ['needs_input', 2], run.stderr);
+
+    const resumed = await runCli(['resume', summary.session_id, '--answer', 'Formal, please.', '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const carried = runSummarySchema.parse(JSON.parse(resumed.stdout));
+    assert.equal(carried.status, 'success');
+    const third = agent.prompt('actor', 3);
+    assert.match(third, /The reviewer asked the user: Should the greeting be formal or casual\?\nTheir answer, in their words:\n```\nFormal, please\.\n```/);
+    assert.doesNotMatch(third, /went on without answering/);
+    const answered = readJsonLines(path.join(sidecarDirOf(carried.session_id, env), 'events.jsonl')).filter((event) => event.type === 'needs_input_answered');
+    assert.deepEqual(
+      answered.map((event) => [event.iteration, event.answer]),
+      [[2, 'Formal, please.']],
+    );
+    // The replay shows the answer with the iteration that asked.
+    const replay = await runCli(['sessions', 'replay', carried.session_id], { cwd: repo, env });
+    assert.match(replay.stdout, /\bit 2 +you answered: Formal, please\./);
   });
 
   it('resume --answer is refused for a session that asked nothing', async () => {

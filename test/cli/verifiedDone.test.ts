@@ -6,7 +6,7 @@ import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
 import { carryOn, configureScriptedAgent, decision, done, type AgentScript, type ScriptStep } from '../support/scriptedAgent.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
-import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { createRepo, isolateHome, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 /**
  * DONE you can trust, through the built CLI, on a real small npm project whose test
@@ -27,14 +27,15 @@ test('adds zero', () => assert.strictEqual(sum(4, 0), 4));
 const PACKAGE = (testScript: string) => JSON.stringify({ name: 'sums', version: '1.0.0', private: true, scripts: { test: testScript } }, null, 2) + '\n';
 const CONFIG = '[[checks]]\nname = "tests"\nrun = "npm test"\n';
 
-/** The project as the loop finds it: `sum` subtracts, so "adds two numbers" fails (unless `sumWorks`). */
-function npmProject(sumWorks = false): string {
+/** The project as the loop finds it: `sum` subtracts, so "adds two numbers" fails (unless `sumWorks`); `files` besides. */
+function npmProject(sumWorks = false, files: Record<string, string> = {}): string {
   return createRepo({
     files: {
       'package.json': PACKAGE('node --test'),
       'src/sum.js': sumWorks ? 'exports.sum = (a, b) => a + b;\n' : 'exports.sum = (a, b) => a - b;\n',
       'test/sum.test.js': SUM_TESTS,
       'codeloops.toml': CONFIG,
+      ...files,
     },
   });
 }
@@ -91,12 +92,48 @@ const MISTAKES: Mistake[] = [
   },
 ];
 
+const FIX_SUM: ScriptStep = { write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\n' } };
+
+/** Weakenings an actor makes beside a real fix: the checks pass either way, so only the judging of protected files can catch them. */
+const BESIDE_A_FIX: (Omit<Mistake, 'passesPlainGate'> & { detail: RegExp; files?: Record<string, string>; untracked?: Record<string, string> })[] = [
+  {
+    // Mocha runs only the `.only` tests of every file loaded: one in a new file silences the rest.
+    name: 'adds a new test file with it.only',
+    actor: [FIX_SUM, { write: { path: 'test/focus.test.js', content: "const { it } = require('node:test');\nit.only('adds', () => {});\n" } }],
+    file: 'test/focus.test.js',
+    kind: 'skip_added',
+    detail: /^it\.only$/,
+  },
+  {
+    name: "edits the test runner's configuration (jest.config.js)",
+    files: { 'jest.config.js': "module.exports = { testMatch: ['**/test/**/*.test.js'] };\n" },
+    actor: [FIX_SUM, { write: { path: 'jest.config.js', content: "module.exports = { testMatch: ['**/nothing/**'] };\n" } }],
+    file: 'jest.config.js',
+    kind: 'check_command_changed',
+    detail: /^the test runner's configuration modified$/,
+  },
+  {
+    // A folder git tracks stays files in the snapshot whatever `git init` did in it; one the user has not added yet vanishes.
+    name: 'turns a test folder not yet added to git into a nested repository (its files vanish from the snapshot)',
+    untracked: { 'spec/sum.spec.js': SUM_TESTS },
+    actor: [FIX_SUM, { shell: ['git', 'init', '-q', 'spec'] }],
+    file: 'spec',
+    kind: 'nested_repository',
+    detail: /^1 protected file in it, such as spec\/sum\.spec\.js$/,
+  },
+];
+
 /** A repository, an isolated home and the scripted agent in both roles; the CLI run with `args` (`globalToml`: added to the global config). */
-async function runOnProject(script: AgentScript, args: string[], project: { sumWorks?: boolean; task?: string; globalToml?: string } = {}) {
+async function runOnProject(
+  script: AgentScript,
+  args: string[],
+  project: { sumWorks?: boolean; task?: string; globalToml?: string; files?: Record<string, string>; untracked?: Record<string, string> } = {},
+) {
   const home = isolateHome();
   home.restore(); // only the CLI's process uses it
   const agent = configureScriptedAgent(home.configHome, script, project.globalToml);
-  const repo = npmProject(project.sumWorks);
+  const repo = npmProject(project.sumWorks, project.files);
+  for (const [file, content] of Object.entries(project.untracked ?? {})) writeFile(repo, file, content);
   const result = await runCli(['-p', project.task ?? TASK, '--trust', '--json-output', ...args], { cwd: repo, env: home.env });
   const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; session_file: string; verification: string | null };
   const lines = readJsonLines(outcome.session_file);
@@ -138,6 +175,30 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
         false,
         '--no-verify judges nothing',
       );
+    });
+  }
+
+  for (const weakening of BESIDE_A_FIX) {
+    it(`an actor that fixes sum and ${weakening.name}: not success by default (${weakening.kind}); success with --no-verify`, async () => {
+      const script = { actor: [weakening.actor], critic: believingCritic };
+      const verified = await runOnProject(script, ['-n', '2'], { files: weakening.files, untracked: weakening.untracked });
+      assert.equal(verified.outcome.status, 'max_iterations_reached', verified.result.stderr);
+      assert.match(verified.result.stderr, /check tests: passed/, 'the checks pass: only the judging of protected files refuses it');
+      const recorded = (verified.lines[1] as Record<string, unknown>).protected_changes as { file: string; kind: string; detail: string }[];
+      assert.deepEqual(
+        recorded.map((change) => [change.file, change.kind]),
+        [[weakening.file, weakening.kind]],
+      );
+      assert.match(recorded[0]!.detail, weakening.detail);
+      const refusal = verified.events.find((event) => event.type === 'done_refused') as { protected_changes?: { file: string }[] } | undefined;
+      assert.deepEqual(
+        refusal?.protected_changes?.map((change) => change.file),
+        [weakening.file],
+      );
+      const told = verified.agent.prompt('actor', 2);
+      assert.ok(told.includes(`\n- ${weakening.file}: `) && told.includes('Restore them.'), `the actor is told to restore it:\n${told}`);
+      const plain = await runOnProject(script, ['-n', '2', '--no-verify'], { files: weakening.files, untracked: weakening.untracked });
+      assert.equal(plain.outcome.status, 'success', plain.result.stderr);
     });
   }
 
@@ -209,6 +270,30 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
     assert.equal(again.code, 3, 'nothing to take back');
   });
 
+  it('accepting a skip accepts that change alone: the same file deleted afterwards refuses DONE again', async () => {
+    const skip = MISTAKES.find((mistake) => mistake.kind === 'skip_added')!;
+    const run = await runOnProject({ actor: [skip.actor, [{ delete: 'test/sum.test.js' }]], critic: believingCritic }, ['-n', '1']);
+    const cli = (args: string[]) => runCli(args, { cwd: run.repo, env: run.home.env });
+    const accepted = await cli(['accept', run.outcome.session_id, '--iteration', '1', '--file', 'test/sum.test.js', '--reason', 'flaky on CI']);
+    assert.equal(accepted.code, 0, accepted.stderr);
+
+    const resumed = await cli(['resume', run.outcome.session_id, '--trust', '-n', '2', '--json-output']);
+    const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string };
+    assert.equal(outcome.status, 'max_iterations_reached', resumed.stderr);
+    const events = readJsonLines(path.join(sidecarDirOf(outcome.session_id, run.home.env), 'events.jsonl'));
+    const standing = events.filter((event) => event.type === 'protected_change') as {
+      iteration: number;
+      change: { file: string; kind: string };
+      status: string;
+    }[];
+    assert.deepEqual(
+      standing.map((event) => [event.iteration, event.change.file, event.change.kind, event.status]),
+      [[2, 'test/sum.test.js', 'test_file_deleted', 'weakening']],
+    );
+    assert.match(run.agent.prompt('critic', 2), /test\/sum\.test\.js: test file deleted[^\n]*\[not accepted\]/);
+    assert.match(resumed.stderr, /DONE refused/);
+  });
+
   describe('requirements, each with evidence', () => {
     const LISTED_TASK = [
       'Fix sum and add product and difference to src/sum.js.',
@@ -278,6 +363,37 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
         false,
         '--no-verify judges nothing',
       );
+    });
+
+    it('evidence citing a line range past the end of the file confirms nothing (src/sum.js:2-40 on a 3-line file)', async () => {
+      const threeLines = [
+        { write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\nexports.product = (a, b) => a * b;\n// difference: to do\n' } },
+      ];
+      const critic = [
+        [
+          decision({
+            type: 'done',
+            summary: 'All three are there.',
+            requirements: [
+              { id: 'REQ1', text: 'sum(a, b) returns a + b', met: true, evidence: 'the tests check passed' },
+              { id: 'REQ2', text: 'product(a, b) returns a * b', met: true, evidence: 'src/sum.js:2' },
+              { id: 'REQ3', text: 'difference(a, b) returns a - b', met: true, evidence: 'src/sum.js:2-40' },
+            ],
+          }),
+        ],
+      ];
+      const run = await runOnProject({ actor: [threeLines], critic }, ['-n', '1'], { task: LISTED_TASK });
+      assert.equal(run.outcome.status, 'max_iterations_reached', run.result.stderr);
+      const judged = run.events.find((event) => event.type === 'requirements') as { requirements: { id: string; confirmed_by: string | null }[] } | undefined;
+      assert.deepEqual(
+        judged?.requirements.map((each) => [each.id, each.confirmed_by]),
+        [
+          ['REQ1', 'check tests passed'],
+          ['REQ2', 'src/sum.js:2'],
+          ['REQ3', null],
+        ],
+      );
+      assert.match(run.result.stderr, /DONE refused: REQ3 is unmet or without evidence/);
     });
 
     it('an actor that hard-codes the values the visible tests expect: a hidden acceptance check catches it, with or without --no-verify; without one it is a false DONE', async () => {

@@ -155,6 +155,34 @@ describe('checks at DONE, acceptance checks hidden from the agents, isolated che
     assert.equal(refused.when, 'done');
   });
 
+  it("an acceptance check whose script is in the repository: the actor's change to it is never named to the agents as what a check runs", async () => {
+    const spec = 'holdout/answer_spec.sh';
+    const specText = 'grep -qx 42 answer.txt || { echo "expected 42"; exit 1; }\n';
+    const repo = createRepo({ files: { 'package.json': '{"name":"demo"}\n', 'test/a.test.js': "test('a', () => {});\n", [spec]: specText } });
+    const { summary, events, agent } = await runScriptedLoop(
+      repo,
+      {
+        actor: [
+          [{ write: { path: 'answer.txt', content: '41\n' } }, { write: { path: spec, content: `# tidied\n${specText}` } }],
+          [{ write: { path: 'answer.txt', content: '42\n' } }],
+        ],
+        critic: [[done()]],
+      },
+      { checks: [check('acceptance', `sh ${spec}`, { hidden: true })], verify: { protected: [], allowTestChanges: false, requireEvidence: false } },
+    );
+    assert.equal(summary.status, 'success');
+    assert.deepEqual(checkRuns(events), [
+      [1, 'acceptance', false],
+      [2, 'acceptance', true],
+    ]);
+    assert.deepEqual(eventsOf(events, 'protected_change'), [], 'not judged as what a check runs: that would name it');
+    const prompts = [...promptsOf(agent, 'actor'), ...promptsOf(agent, 'critic')];
+    assert.equal(prompts.length, 4);
+    // The diff shows the actor its own edit; nothing says that a check runs the file, or which.
+    for (const prompt of prompts)
+      assert.doesNotMatch(prompt, /acceptance check runs it|Changes to what the checks rest on|What the checks rest on, weakened/, prompt);
+  });
+
   it('runs an isolated check in a clean worktree of the snapshot, without the ignored build output the actor left, and removes it', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n', '.gitignore': 'build/\n.env\n' } });
     fs.writeFileSync(path.join(repo, '.env'), 'TOKEN=1\n');

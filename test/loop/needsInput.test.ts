@@ -128,6 +128,34 @@ describe('"needs you": the critic or the actor asks the user instead of burning 
     assert.equal(ofType(loop.events, 'critic_decision')[0]!.source, 'block');
   });
 
+  it('an iteration that asks the user counts toward no stall: it changed nothing because it waited for the answer', async () => {
+    const repo = createRepo({ files: { 'README.md': '# demo\n' } });
+    const loop = await runScriptedLoop(
+      repo,
+      {
+        actor: [
+          [{ write: { path: 'a.txt', content: '1\n' } }],
+          [{ print: 'Which number do you want?\n<needs_input>Should a.txt say 2 or two?</needs_input>' }],
+          [{ print: 'Thinking it over; no change yet.' }],
+          [{ write: { path: 'a.txt', content: '2\n' } }],
+        ],
+        critic: [
+          [decision({ type: 'continue', feedback: 'Make it 2' })],
+          [decision({ type: 'continue', feedback: 'Nothing was written: put the digit in a.txt' })],
+          [done()],
+        ],
+      },
+      { stall: { unchangedIterations: 2, action: 'stop' }, askUser: async () => ({ type: 'answer', text: 'The digit 2.' }) },
+    );
+    assert.equal(loop.summary.status, 'success', loop.summary.error ?? '');
+    assert.equal(loop.summary.iterations, 4);
+    assert.deepEqual(ofType(loop.events, 'stall'), [], 'iteration 3 alone changed nothing while not waiting: no stall of two');
+    assert.deepEqual(
+      ofType(loop.events, 'needs_input').map((event) => event.iteration),
+      [2],
+    );
+  });
+
   it('tells the actor from its second prompt on that it may ask, and leaves the first prompt as the user wrote it', async () => {
     const repo = createRepo({ files: { 'README.md': '# demo\n' } });
     const loop = await runScriptedLoop(

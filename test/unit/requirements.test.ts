@@ -95,6 +95,8 @@ describe("a requirement's evidence, checked against the record", () => {
     assert.equal(confirmEvidence('`npm run e2e` passes', record), null, 'never run');
     assert.equal(confirmEvidence('`node -e "require(\'./src/sum.js\').product(2, 3)"` prints 6', record), null, 'it failed');
     assert.equal(confirmEvidence('src/sum.js:40', record), null);
+    for (const range of ['src/sum.js:2-40', 'src/sum.js#L2-L40', 'src/sum.js lines 2 to 40', 'src/sum.js:3-4'])
+      assert.equal(confirmEvidence(range, record), null, `${range}: a range that runs past the end of a 3-line file`);
     assert.equal(confirmEvidence('test/gone.test.js:1', record), null);
     assert.equal(confirmEvidence('I read the code carefully and it is right', record), null);
     assert.equal(confirmEvidence('tests pass, and lint too', record), null, 'a named check that failed contradicts it');
