@@ -104,14 +104,14 @@ const requirementSchema = z.looseObject({
 
 /**
  * What is left, as the critic lists it: each issue a line of text. One given as a bare
- * string is a list of one; an entry that is not text, or only blanks, names nothing and
- * is dropped, not the decision.
+ * string is a list of one; an entry that is not text, or has no letter or digit (blanks,
+ * a dash, an invisible space), names nothing and is dropped, not the decision.
  */
 const remainingIssues = z.pipe(
   z.unknown(),
   z.transform((value): string[] => {
     const entries: unknown[] = Array.isArray(value) ? value : [value];
-    return entries.flatMap((entry) => (typeof entry === 'string' && entry.trim() ? [entry.trim()] : []));
+    return entries.flatMap((entry) => (typeof entry === 'string' && /[\p{L}\p{N}]/u.test(entry) ? [entry.trim()] : []));
   }),
 );
 

@@ -32,23 +32,44 @@ export interface FeedbackRecord {
 const MAY_ASK =
   'If you cannot go on without the user (a secret or an account you were not given, a decision only they can make), do not guess: end your answer with `<needs_input>your one question</needs_input>`, as the last thing you write and outside any code block, and the loop asks them and gives you their answer.';
 
-/** The question at the very end (the last tag, closed by the text's end), before any trailing `Addressed:` lines the prompt also asks for. */
-const ENDING_QUESTION = /<needs_input>((?:(?!<needs_input>)[\s\S])*)<\/needs_input>(?:\s*\n[^\S\n]*\W*addressed\W*:[^\n]*)*\s*$/i;
+const OPEN_TAG = '<needs_input>';
+const CLOSE_TAG = '</needs_input>';
 
 /**
  * The question an actor's answer ends with (`<needs_input>…</needs_input>`), or null
- * when it asks nothing. Only the tag that ends the answer asks, and only outside code,
+ * when it asks nothing. Only the tag that ends the answer asks (an `Addressed:` line,
+ * which the prompt also asks for at the end, may follow it), and only outside code,
  * HTML comments and block quotes: a tag the actor quotes (explaining it, pasting a
  * log, in the middle of its report) would stop the loop with a question nobody asked.
  */
 export function actorQuestion(answer: string): string | null {
-  const asked = ENDING_QUESTION.exec(answer);
-  if (!asked) return null;
-  const closing = asked.index + '<needs_input>'.length + asked[1]!.length;
+  const end = endOfLastWords(answer);
+  const close = end - CLOSE_TAG.length;
+  if (close < 0 || answer.slice(close, end).toLowerCase() !== CLOSE_TAG) return null;
+  const open = answer.toLowerCase().lastIndexOf(OPEN_TAG, close);
+  if (open < 0) return null;
   const quoted = quotedRanges(answer);
-  if (isWithinRanges(asked.index, quoted) || isWithinRanges(closing, quoted)) return null;
-  const question = asked[1]!.trim();
+  if (isWithinRanges(open, quoted) || isWithinRanges(close, quoted)) return null;
+  const question = answer.slice(open + OPEN_TAG.length, close).trim();
   return question ? question : null;
+}
+
+/** Where the answer's last words end: before trailing blanks and any trailing `Addressed:` lines (read apart, by `addressedClaims`). */
+function endOfLastWords(answer: string): number {
+  let end = blanksBefore(answer, answer.length);
+  for (;;) {
+    if (answer.slice(Math.max(0, end - CLOSE_TAG.length), end).toLowerCase() === CLOSE_TAG) return end;
+    const lineStart = answer.lastIndexOf('\n', end - 1) + 1;
+    if (lineStart === 0 || !/^\W*addressed\W*:/i.test(answer.slice(lineStart, end).trim())) return end;
+    end = blanksBefore(answer, lineStart);
+  }
+}
+
+/** Where the text before `end` stops being blank. */
+function blanksBefore(text: string, end: number): number {
+  let at = end;
+  while (at > 0 && /\s/.test(text[at - 1]!)) at--;
+  return at;
 }
 
 /**

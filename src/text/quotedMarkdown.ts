@@ -5,6 +5,7 @@ export interface TextRange {
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const CLOSING_FENCE = /^ {0,3}(`{3,}|~{3,})\s*$/;
 const QUOTE_LINE = /^ {0,3}>/;
 const INDENTED = /^(?: {4}|\t)/;
 
@@ -27,7 +28,7 @@ export function isWithinRanges(offset: number, ranges: readonly TextRange[]): bo
 /** Fenced code (to its closing fence or the end), indented code after a blank line, and block quote lines. */
 function quotedBlocks(markdown: string): TextRange[] {
   const ranges: TextRange[] = [];
-  let fence: { closing: RegExp; start: number } | null = null;
+  let fence: { marks: string; start: number } | null = null;
   let previousBlank = true;
   let inIndented = false;
   let offset = 0;
@@ -36,13 +37,12 @@ function quotedBlocks(markdown: string): TextRange[] {
     const blank = line.trim() === '';
     const opening: RegExpExecArray | null = fence ? null : FENCE.exec(line);
     if (fence) {
-      if (fence.closing.test(line)) {
+      if (closesFence(line, fence.marks)) {
         ranges.push({ start: fence.start, end });
         fence = null;
       }
     } else if (opening) {
-      // Closed by a fence of the same character, at least as long, and nothing after it.
-      fence = { closing: new RegExp(`^ {0,3}${opening[1]![0]}{${opening[1]!.length},}\\s*$`), start: offset };
+      fence = { marks: opening[1]!, start: offset };
     } else if (QUOTE_LINE.test(line) || (!blank && INDENTED.test(line) && (previousBlank || inIndented))) {
       inIndented = !QUOTE_LINE.test(line);
       ranges.push({ start: offset, end });
@@ -56,13 +56,22 @@ function quotedBlocks(markdown: string): TextRange[] {
   return ranges;
 }
 
+/** A fence closes with the same character, at least as many times, and nothing after it. */
+function closesFence(line: string, marks: string): boolean {
+  const closing = CLOSING_FENCE.exec(line)?.[1];
+  return closing !== undefined && closing[0] === marks[0] && closing.length >= marks.length;
+}
+
 /**
  * Code spans (a run of backticks to the next run of the same length in the same
  * paragraph; an unmatched run is plain text) and HTML comments (to `-->` or the end),
- * outside the quoted blocks (in order): a backtick or a `<!--` inside a code block opens nothing.
+ * outside the quoted blocks (in order): a backtick or a `<!--` inside a code block
+ * opens nothing. One pass, whatever the agent printed: every run is found once.
  */
 function quotedInline(markdown: string, blocks: readonly TextRange[]): TextRange[] {
   const ranges: TextRange[] = [];
+  const runs = new BacktickRuns(markdown);
+  const paragraphs = new ParagraphEnds(markdown);
   const opening = /<!--|`+/g;
   let next = 0;
   for (let match = opening.exec(markdown); match; match = opening.exec(markdown)) {
@@ -78,7 +87,7 @@ function quotedInline(markdown: string, blocks: readonly TextRange[]): TextRange
       const close = markdown.indexOf('-->', start + 4);
       end = close < 0 ? markdown.length : close + 3;
     } else {
-      end = closingRun(markdown, start + match[0].length, match[0].length, paragraphEnd(markdown, start, block?.start ?? markdown.length));
+      end = runs.closing(start, match[0].length, Math.min(paragraphs.after(start), block?.start ?? markdown.length));
     }
     if (end !== null) {
       ranges.push({ start, end });
@@ -88,19 +97,40 @@ function quotedInline(markdown: string, blocks: readonly TextRange[]): TextRange
   return ranges;
 }
 
-/** Where the closing run of exactly `length` backticks ends, searching up to `limit`; null when there is none. */
-function closingRun(markdown: string, from: number, length: number, limit: number): number | null {
-  const runs = /`+/g;
-  runs.lastIndex = from;
-  for (let match = runs.exec(markdown); match && match.index < limit; match = runs.exec(markdown)) {
-    if (match[0].length === length) return match.index + length;
+/** Every run of backticks by its length, for finding where a code span closes; asked in order of the text. */
+class BacktickRuns {
+  private readonly byLength = new Map<number, { starts: number[]; next: number }>();
+
+  constructor(markdown: string) {
+    for (const run of markdown.matchAll(/`+/g)) {
+      const same = this.byLength.get(run[0].length) ?? { starts: [], next: 0 };
+      same.starts.push(run.index);
+      this.byLength.set(run[0].length, same);
+    }
   }
-  return null;
+
+  /** Where the first run of exactly `length` backticks after the one at `opening` ends, if it starts before `limit`; null when none does. */
+  closing(opening: number, length: number, limit: number): number | null {
+    const same = this.byLength.get(length);
+    if (!same) return null;
+    while (same.next < same.starts.length && same.starts[same.next]! <= opening) same.next++;
+    const start = same.starts[same.next];
+    return start !== undefined && start < limit ? start + length : null;
+  }
 }
 
-/** The end of the paragraph the offset is in: the next blank line, or the next quoted block. */
-function paragraphEnd(markdown: string, offset: number, nextBlock: number): number {
-  const blank = /\n[ \t\r]*\n/g;
-  blank.lastIndex = offset;
-  return Math.min(blank.exec(markdown)?.index ?? markdown.length, nextBlock);
+/** Where paragraphs end (a blank line, or the text's end); asked in order of the text. */
+class ParagraphEnds {
+  private readonly blank = /\n[ \t\r]*\n/g;
+  private end = -1;
+
+  constructor(private readonly markdown: string) {}
+
+  after(offset: number): number {
+    if (offset >= this.end) {
+      this.blank.lastIndex = offset;
+      this.end = this.blank.exec(this.markdown)?.index ?? this.markdown.length;
+    }
+    return this.end;
+  }
 }

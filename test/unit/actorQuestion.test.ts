@@ -47,6 +47,24 @@ describe("the actor's question: only the <needs_input> that ends its answer, out
     assert.equal(actorQuestion('A lone ` backtick.\n<needs_input>Which port?</needs_input>'), 'Which port?');
     assert.equal(actorQuestion('Two paragraphs: `one\n\n<needs_input>Which port?</needs_input> and `'), null, 'not at the end');
     assert.equal(actorQuestion('A ` here\n\n<needs_input>Which port?</needs_input>'), 'Which port?', 'a code span does not cross a blank line');
+    assert.equal(
+      actorQuestion('<needs_input>Which of these?\n```\na\nb\n```\n</needs_input>'),
+      'Which of these?\n```\na\nb\n```',
+      'a closed block inside the question',
+    );
+    assert.equal(actorQuestion('<needs_input>Which?\n```\na</needs_input>'), null, 'a fence the question leaves open swallows its end');
+    assert.equal(actorQuestion('Addressed: F1.1 <needs_input>Which port?</needs_input>'), 'Which port?', 'an Addressed line that ends with the tag');
+    assert.equal(actorQuestion('<needs_input>Which port?</needs_input>\n\nAddressed: F1.1\n\n'), 'Which port?');
+    assert.equal(actorQuestion('<needs_input>Which port?</needs_input>\nAddressed: F1.1\nThanks!'), null, 'words after the Addressed line');
+  });
+
+  it('reads an answer as long as an agent may print (its transcript keeps 400,000 characters) in one pass', () => {
+    assert.equal(actorQuestion(`<needs_input>Which port?</needs_input>${'\n \t'.repeat(130_000)}x`), null);
+    assert.equal(actorQuestion(`${'word `tick\n'.repeat(36_000)}\n<needs_input>Which port?</needs_input>`), 'Which port?');
+    assert.equal(actorQuestion(`<needs_input>Which port?</needs_input>${'\nAddressed: F1.1'.repeat(25_000)}`), 'Which port?');
+    let runs = '';
+    for (let length = 1; runs.length < 400_000; length++) runs += `${'`'.repeat(length)}x`;
+    assert.equal(actorQuestion(`${runs}\n\n<needs_input>Which port?</needs_input>`), 'Which port?');
   });
 
   it('finds code blocks, spans, comments and quotes, and nothing inside code opens more', () => {

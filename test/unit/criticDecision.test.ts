@@ -42,7 +42,7 @@ describe('critic decision parsing', () => {
     // What cannot be read as an issue names nothing and is dropped, not the decision.
     const issuesOf = (issues: string) =>
       parseCriticDecision(`<decision>{"type":"continue","feedback":"More","remaining_issues":${issues}}</decision>`)?.decision;
-    assert.deepEqual(issuesOf('["", "  ", "\\n\\t", 7, null, {"issue":"x"}, ["y"], " sum subtracts "]'), {
+    assert.deepEqual(issuesOf('["", "  ", "\\n\\t", "-", "\\u200b", "…", 7, null, {"issue":"x"}, ["y"], " sum subtracts "]'), {
       kind: 'CONTINUE',
       feedback: 'More',
       remainingIssues: ['sum subtracts'],
