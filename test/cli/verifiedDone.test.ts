@@ -304,8 +304,8 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
       '- difference(a, b) returns a - b',
     ].join('\n');
     const twoOfThree = [{ write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\nexports.product = (a, b) => a * b;\n' } }];
-    /** A critic that believes the actor's report: every requirement met, the third "shown" at a line the file does not have. */
-    const believing = [
+    /** A critic that believes the actor's report: every requirement met, the third "shown" by `thirdEvidence`. */
+    const believing = (thirdEvidence: string) => [
       [
         decision({
           type: 'done',
@@ -313,14 +313,14 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
           requirements: [
             { id: 'REQ1', text: 'sum(a, b) returns a + b', met: true, evidence: 'the tests check passed' },
             { id: 'REQ2', text: 'product(a, b) returns a * b', met: true, evidence: 'src/sum.js:2' },
-            { id: 'REQ3', text: 'difference(a, b) returns a - b', met: true, evidence: 'src/sum.js:3' },
+            { id: 'REQ3', text: 'difference(a, b) returns a - b', met: true, evidence: thirdEvidence },
           ],
         }),
       ],
     ];
 
     it('an actor that does two of three listed requirements: not success by default (REQ3 has no evidence the record confirms); success with --no-verify', async () => {
-      const script = { actor: [twoOfThree], critic: believing };
+      const script = { actor: [twoOfThree], critic: believing('src/sum.js:3') }; // a line the file does not have
       const verified = await runOnProject(script, ['-n', '2'], { task: LISTED_TASK });
       assert.equal(verified.outcome.status, 'max_iterations_reached', verified.result.stderr);
       const first = verified.lines[1] as Record<string, unknown>;
@@ -369,20 +369,7 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
       const threeLines = [
         { write: { path: 'src/sum.js', content: 'exports.sum = (a, b) => a + b;\nexports.product = (a, b) => a * b;\n// difference: to do\n' } },
       ];
-      const critic = [
-        [
-          decision({
-            type: 'done',
-            summary: 'All three are there.',
-            requirements: [
-              { id: 'REQ1', text: 'sum(a, b) returns a + b', met: true, evidence: 'the tests check passed' },
-              { id: 'REQ2', text: 'product(a, b) returns a * b', met: true, evidence: 'src/sum.js:2' },
-              { id: 'REQ3', text: 'difference(a, b) returns a - b', met: true, evidence: 'src/sum.js:2-40' },
-            ],
-          }),
-        ],
-      ];
-      const run = await runOnProject({ actor: [threeLines], critic }, ['-n', '1'], { task: LISTED_TASK });
+      const run = await runOnProject({ actor: [threeLines], critic: believing('src/sum.js:2-40') }, ['-n', '1'], { task: LISTED_TASK });
       assert.equal(run.outcome.status, 'max_iterations_reached', run.result.stderr);
       const judged = run.events.find((event) => event.type === 'requirements') as { requirements: { id: string; confirmed_by: string | null }[] } | undefined;
       assert.deepEqual(
