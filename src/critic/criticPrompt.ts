@@ -122,14 +122,14 @@ export interface FreshRequest {
 
 /** Asks once more, briefly, when the critic's answer could not be read. */
 export function buildRepairPrompt(problem: string, fresh: FreshRequest | null): string {
-  return askAgain(fresh, `Your review could not be recorded: ${problem}.`, 'Reply with nothing but the decision block for your review');
+  return secondRequest(fresh, `Your review could not be recorded: ${problem}.`, 'Reply with nothing but the decision block for your review');
 }
 
 /**
  * A second request after the first answer: in the critic's own session, the request
  * and the contract; in a fresh run, the whole review, the end of its answer, then the request.
  */
-function askAgain(fresh: FreshRequest | null, why: string, reply: string): string {
+function secondRequest(fresh: FreshRequest | null, why: string, reply: string): string {
   if (!fresh) return `${why}\n\n${reply}, in exactly this format:\n\n${DECISION_CONTRACT}\n`;
   const quoted = fresh.answerTail ? `The end of your answer was:\n${fence(fresh.answerTail)}` : 'Your answer said nothing.';
   return `${fresh.reviewPrompt}
@@ -166,7 +166,7 @@ ${requirements.map((requirement) => `- ${requirementLine(requirement)}`).join('\
  * accepts broken work.
  */
 export function buildSpecificPrompt(fresh: FreshRequest | null): string {
-  return askAgain(
+  return secondRequest(
     fresh,
     'Your review asks for more work but names nothing concrete: no remaining issue, no requirement of the task that is not met, no failing check, no finding with a file and line, no protected change.\n\n' +
       'Be specific: name what is left in "remaining_issues", each requirement that is not met (in "requirements", with "met": false and why), or where the problem is (in "findings", with the file and line). If you find nothing concrete wrong, the work may be done: say so with "done".',
