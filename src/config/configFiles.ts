@@ -19,7 +19,7 @@ import * as z from '../sessionFormat/zod.js';
  *   [defaults] agent, model, max_iterations, timeout_secs
  *   [defaults.actor] / [defaults.critic]  agent, model, timeout_secs, args, env, command
  *   [agents.<name>] path, args, env, command
- *   [notify] command, webhook, on, include, timeout_secs (global only)
+ *   [notify] command, webhook, webhook_headers, on, include, timeout_secs (global only)
  * Project (`codeloops.toml` in the working directory): the same without `defaults`:
  *   agent, model, max_iterations, timeout_secs, [actor], [critic], [agents.<name>]
  */
@@ -154,16 +154,42 @@ export const projectConfigSchema = z.strictObject({
   verify: z.optional(verifyTableSchema),
 });
 
-/** A webhook's address: http(s) only (a `file:` or `data:` URL is no webhook). */
+/** The URL, or undefined when it is none. */
+function parsedUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A webhook's address: http(s) only (a `file:` or `data:` URL is no webhook), and no
+ * user name or password in it: fetch refuses them, and an address is shown (its origin
+ * only) where a notification fails. A secret goes in `webhook_headers`.
+ */
 const webhookUrl = z.string().check(
-  z.refine((value) => {
-    try {
-      return ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be an http:// or https:// URL'),
+  z.refine((value) => ['http:', 'https:'].includes(parsedUrl(value)?.protocol ?? ''), 'must be an http:// or https:// URL'),
+  z.refine(
+    (value) => !parsedUrl(value)?.username && !parsedUrl(value)?.password,
+    'must not hold a user name or password (user:password@): give them as a header in webhook_headers instead, such as Authorization = "Basic <base64 of user:password>"',
+  ),
 );
+
+/** An HTTP header's name: a token, as HTTP defines it. */
+const headerName = z.string().check(z.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'is not an HTTP header name'));
+/** Headers the request sets itself: a webhook gets JSON, whatever the table says. */
+const OWN_HEADERS = ['content-type', 'content-length', 'host', 'transfer-encoding', 'connection'];
+
+/** `webhook_headers`: sent with every POST (a token, a Basic login), never shown. Values one line of Latin-1, as HTTP carries them. */
+const webhookHeaders = z
+  .record(headerName, z.string().check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be one line of printable text')))
+  .check(
+    z.refine(
+      (headers) => Object.keys(headers).every((name) => !OWN_HEADERS.includes(name.toLowerCase())),
+      `may not set ${OWN_HEADERS.join(', ')}: the request sets them itself`,
+    ),
+  );
 
 /** A notifying program's arguments: placeholders only of those that exist. */
 const notifyCommand = z.array(nonEmpty).check(
@@ -184,6 +210,8 @@ export const notifyTableSchema = z.strictObject({
   command: z.optional(notifyCommand),
   /** Where a JSON POST goes. */
   webhook: z.optional(webhookUrl),
+  /** Headers sent with it: where a webhook wants a token or a login. */
+  webhook_headers: z.optional(webhookHeaders),
   on: z.optional(z.array(z.enum(NOTIFY_EVENTS))),
   include: z.optional(z.array(z.enum(NOTIFY_INCLUDES))),
   /** How long a command or a webhook may take before it is given up (and logged). */

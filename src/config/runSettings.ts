@@ -84,6 +84,8 @@ export interface NotifySettings {
   /** The program and its arguments, placeholders unfilled; null: none. */
   command: string[] | null;
   webhook: string | null;
+  /** Sent with the webhook's POST (a token, a login): secrets, never shown. */
+  webhookHeaders: Readonly<Record<string, string>>;
   on: readonly NotifyEventName[];
   include: readonly NotifyInclude[];
   timeoutSecs: number;
@@ -436,6 +438,7 @@ function resolveNotify(picked: { value: NotifyTable; layer: ConfigLayer } | unde
     // A program named with a path is the one beside the global config, as for an agent's `command`.
     command: program === undefined ? null : [locateProgram(program, picked.layer.baseDir ?? workingDir), ...args],
     webhook: table.webhook ?? null,
+    webhookHeaders: table.webhook_headers ?? {},
     on: table.on ?? DEFAULT_NOTIFY_ON,
     include: table.include ?? DEFAULT_NOTIFY_INCLUDE,
     timeoutSecs: table.timeout_secs ?? DEFAULT_NOTIFY_TIMEOUT_SECS,
