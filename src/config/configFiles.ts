@@ -27,14 +27,16 @@ import * as z from '../sessionFormat/zod.js';
 const agentName = z.enum(AGENT_KINDS, {
   error: (issue) => `${JSON.stringify(issue.input)} is not a known agent (expected one of: ${AGENT_KINDS.join(', ')})`,
 });
-const nonEmpty = z.string().check(z.minLength(1, 'must not be empty'));
+/** Text that becomes a program's argument or environment: a NUL could reach neither (and would fail the loop half-way). */
+const argumentText = z.string().check(z.refine((value) => !value.includes('\0'), 'must not contain a NUL character'));
+const nonEmpty = argumentText.check(z.minLength(1, 'must not be empty'));
 /** setTimeout's limit (about 24.8 days): anything longer would fire at once. */
 export const MAX_TIMEOUT_SECS = 2_147_483;
 const positiveSecs = z
   .number()
   .check(z.positive('must be a positive number of seconds'), z.maximum(MAX_TIMEOUT_SECS, `must be at most ${MAX_TIMEOUT_SECS} seconds (about 24 days)`));
-const stringList = z.array(z.string());
-const envTable = z.record(z.string(), z.string());
+const stringList = z.array(argumentText);
+const envTable = z.record(argumentText, argumentText);
 /** A program and its arguments, as an array: never a shell string. */
 const commandLine = z.array(nonEmpty).check(z.minLength(1, 'needs at least the program name'));
 

@@ -311,6 +311,28 @@ describe('codeloops run (the built CLI)', () => {
       assert.match(empty.stderr, /is empty/);
     });
 
+    it('a prompt file holding a NUL byte (a binary file given by mistake), or a config whose model or check holds one: refused before any session', async () => {
+      const { repo, env, home } = scriptedCliSetup({});
+      writeFile(repo, 'task.bin', Buffer.from('Fix the bug\0\x01\x02'));
+      const binary = await runCli(['--prompt-file', 'task.bin', '--json-output'], { cwd: repo, env });
+      assert.equal(binary.code, 2, binary.stderr);
+      assert.equal(JSON.parse(binary.stdout).error_code, 'usage');
+      assert.match(binary.stderr, /task\.bin holds a NUL byte: a prompt is text/);
+      const configFile = path.join(home.configHome, 'codeloops', 'config.toml');
+      const config = fs.readFileSync(configFile, 'utf8');
+      for (const [extra, key] of [
+        ['\n[defaults.actor]\nmodel = "son\\u0000net"\n', /"defaults\.actor\.model": must not contain a NUL character/],
+        ['\n[[defaults.checks]]\nname = "tests"\nrun = "npm test\\u0000"\n', /"defaults\.checks\.0\.run": must not contain a NUL character/],
+      ] as const) {
+        fs.writeFileSync(configFile, config + extra);
+        const refused = await runCli(['-p', 'x', '--json-output'], { cwd: repo, env });
+        assert.equal(refused.code, 2, refused.stderr);
+        assert.equal(JSON.parse(refused.stdout).error_code, 'config_invalid');
+        assert.match(JSON.parse(refused.stdout).error, key);
+      }
+      assert.deepEqual(sessionFiles(home.sessionsDir), []);
+    });
+
     it('a loop already running in the repository, with the JSON still printed', async () => {
       const { repo, env } = scriptedCliSetup({});
       fs.writeFileSync(path.join(repo, '.git', 'codeloops.lock'), JSON.stringify({ pid: process.pid, startedAt: 'earlier' }));
