@@ -1086,6 +1086,7 @@ function guardsOf(request: LoopRequest): LoopGuards {
       command: check.run,
       required: check.required,
       ...(check.folder !== undefined && { folder: check.folder }),
+      timeout_secs: check.timeoutSecs,
       ...traitsOf(check),
     })),
     max_cost_usd: request.budget.maxCostUsd,
