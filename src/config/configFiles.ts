@@ -4,7 +4,8 @@ import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { CHECK_TIMINGS } from '../checks/runCheck.js';
-import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.js';
+import { isWithinFolder } from '../files/folderPaths.js';
+import { NotARegularFileError, readRegularFileSync, realFolderOf } from '../files/regularFile.js';
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import { REVIEW_MODES } from '../sessionFormat/reviewRecords.js';
@@ -272,14 +273,16 @@ export const PROJECT_CONFIG_FILE = 'codeloops.toml';
 /**
  * The project's `codeloops.toml`: in the working directory, or the nearest folder
  * above it up to the repository's top (a loop started in a subfolder still finds
- * the project's file). Undefined when there is none.
+ * the project's file). Undefined when there is none. Both are read through their
+ * links, as git names the top: a working directory reached through a symbolic link
+ * climbs the folders it really is in.
  */
 export function findProjectConfig(workingDir: string, repositoryRoot: string = workingDir): string | undefined {
-  const top = path.resolve(repositoryRoot);
-  for (let folder = path.resolve(workingDir); ; folder = path.dirname(folder)) {
+  const top = realFolderOf(repositoryRoot);
+  for (let folder = realFolderOf(workingDir); ; folder = path.dirname(folder)) {
     const candidate = path.join(folder, PROJECT_CONFIG_FILE);
     if (fs.existsSync(candidate)) return candidate;
-    if (folder === top || path.dirname(folder) === folder || !folder.startsWith(top)) return undefined;
+    if (folder === top || path.dirname(folder) === folder || !isWithinFolder(top, folder)) return undefined;
   }
 }
 
