@@ -55,6 +55,10 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return 'Export it again with "codeloops sessions export <id…> -o bundle.tar.gz"; if commits are missing, "git fetch" them first.';
     case 'not_a_file':
       return 'Move it out of the way (it is not a record Codeloops wrote); the next command starts the record afresh.';
+    case 'git_locked':
+      return typeof details.lock_file === 'string'
+        ? `If no git command is running in this repository (an editor's, another terminal's), remove the lock file a crashed one left: rm "${details.lock_file}"`
+        : undefined;
     case 'session_exists':
       return 'Those ids are taken here (by a session, a candidate group or their snapshots): "codeloops sessions delete <id>" first to replace a session, or leave them out of the bundle.';
     case 'task_not_found':

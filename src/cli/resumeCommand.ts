@@ -64,6 +64,7 @@ function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | unde
       run: check.command,
       required: check.required,
       folder: check.folder,
+      timeout_secs: check.timeout_secs,
       when: check.when,
       hidden: check.hidden,
       isolated: check.isolated,

@@ -64,7 +64,7 @@ export const DEFAULT_PROMPT_FILE = 'prompt.md';
 export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, workingDir: string): string {
   if (options.prompt !== undefined) {
     if (options.prompt.trim() === '') throw new UsageError('The prompt given with -p is empty.');
-    return options.prompt;
+    return textPrompt(options.prompt, 'The prompt given with -p');
   }
   // A file named on the command line is where the user says, from where they stand;
   // the default prompt.md belongs to the project.
@@ -82,7 +82,13 @@ export function readPrompt(options: Pick<RunOptions, 'prompt' | 'promptFile'>, w
     throw new UsageError(`Cannot read the prompt file ${file}: ${reason}.`);
   }
   if (text.trim() === '') throw new UsageError(`The prompt file ${file} is empty.`);
-  return text.replace(/^\uFEFF/, '');
+  return textPrompt(text.replace(/^\uFEFF/, ''), `The prompt file ${file}`);
+}
+
+/** A prompt is text: a NUL byte (a binary file given by mistake) could reach no agent that takes the prompt as an argument. */
+function textPrompt(prompt: string, what: string): string {
+  if (prompt.includes('\0')) throw new UsageError(`${what} holds a NUL byte: a prompt is text.`);
+  return prompt;
 }
 
 /** `--editor-settings`: the extension's settings, validated like a project file. */

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { CHECK_TIMINGS } from '../checks/runCheck.js';
-import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.js';
+import { isWithinFolder } from '../files/folderPaths.js';
+import { NotARegularFileError, readRegularFileSync, realFolderOf } from '../files/regularFile.js';
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import { REVIEW_MODES } from '../sessionFormat/reviewRecords.js';
@@ -19,7 +20,7 @@ import * as z from '../sessionFormat/zod.js';
  *   [defaults] agent, model, max_iterations, timeout_secs
  *   [defaults.actor] / [defaults.critic]  agent, model, timeout_secs, args, env, command
  *   [agents.<name>] path, args, env, command
- *   [notify] command, webhook, on, include, timeout_secs (global only)
+ *   [notify] command, webhook, webhook_headers, on, include, timeout_secs (global only)
  * Project (`codeloops.toml` in the working directory): the same without `defaults`:
  *   agent, model, max_iterations, timeout_secs, [actor], [critic], [agents.<name>]
  */
@@ -27,14 +28,16 @@ import * as z from '../sessionFormat/zod.js';
 const agentName = z.enum(AGENT_KINDS, {
   error: (issue) => `${JSON.stringify(issue.input)} is not a known agent (expected one of: ${AGENT_KINDS.join(', ')})`,
 });
-const nonEmpty = z.string().check(z.minLength(1, 'must not be empty'));
+/** Text that becomes a program's argument or environment: a NUL could reach neither (and would fail the loop half-way). */
+const argumentText = z.string().check(z.refine((value) => !value.includes('\0'), 'must not contain a NUL character'));
+const nonEmpty = argumentText.check(z.minLength(1, 'must not be empty'));
 /** setTimeout's limit (about 24.8 days): anything longer would fire at once. */
 export const MAX_TIMEOUT_SECS = 2_147_483;
 const positiveSecs = z
   .number()
   .check(z.positive('must be a positive number of seconds'), z.maximum(MAX_TIMEOUT_SECS, `must be at most ${MAX_TIMEOUT_SECS} seconds (about 24 days)`));
-const stringList = z.array(z.string());
-const envTable = z.record(z.string(), z.string());
+const stringList = z.array(argumentText);
+const envTable = z.record(argumentText, argumentText);
 /** A program and its arguments, as an array: never a shell string. */
 const commandLine = z.array(nonEmpty).check(z.minLength(1, 'needs at least the program name'));
 
@@ -154,16 +157,42 @@ export const projectConfigSchema = z.strictObject({
   verify: z.optional(verifyTableSchema),
 });
 
-/** A webhook's address: http(s) only (a `file:` or `data:` URL is no webhook). */
+/** The URL, or undefined when it is none. */
+function parsedUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A webhook's address: http(s) only (a `file:` or `data:` URL is no webhook), and no
+ * user name or password in it: fetch refuses them, and an address is shown (its origin
+ * only) where a notification fails. A secret goes in `webhook_headers`.
+ */
 const webhookUrl = z.string().check(
-  z.refine((value) => {
-    try {
-      return ['http:', 'https:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be an http:// or https:// URL'),
+  z.refine((value) => ['http:', 'https:'].includes(parsedUrl(value)?.protocol ?? ''), 'must be an http:// or https:// URL'),
+  z.refine(
+    (value) => !parsedUrl(value)?.username && !parsedUrl(value)?.password,
+    'must not hold a user name or password (user:password@): give them as a header in webhook_headers instead, such as Authorization = "Basic <base64 of user:password>"',
+  ),
 );
+
+/** An HTTP header's name: a token, as HTTP defines it. */
+const headerName = z.string().check(z.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'is not an HTTP header name'));
+/** Headers the request sets itself: a webhook gets JSON, whatever the table says. */
+const OWN_HEADERS = ['content-type', 'content-length', 'host', 'transfer-encoding', 'connection'];
+
+/** `webhook_headers`: sent with every POST (a token, a Basic login), never shown. Values one line of Latin-1, as HTTP carries them. */
+const webhookHeaders = z
+  .record(headerName, z.string().check(z.regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be one line of printable text')))
+  .check(
+    z.refine(
+      (headers) => Object.keys(headers).every((name) => !OWN_HEADERS.includes(name.toLowerCase())),
+      `may not set ${OWN_HEADERS.join(', ')}: the request sets them itself`,
+    ),
+  );
 
 /** A notifying program's arguments: placeholders only of those that exist. */
 const notifyCommand = z.array(nonEmpty).check(
@@ -184,6 +213,8 @@ export const notifyTableSchema = z.strictObject({
   command: z.optional(notifyCommand),
   /** Where a JSON POST goes. */
   webhook: z.optional(webhookUrl),
+  /** Headers sent with it: where a webhook wants a token or a login. */
+  webhook_headers: z.optional(webhookHeaders),
   on: z.optional(z.array(z.enum(NOTIFY_EVENTS))),
   include: z.optional(z.array(z.enum(NOTIFY_INCLUDES))),
   /** How long a command or a webhook may take before it is given up (and logged). */
@@ -242,14 +273,16 @@ export const PROJECT_CONFIG_FILE = 'codeloops.toml';
 /**
  * The project's `codeloops.toml`: in the working directory, or the nearest folder
  * above it up to the repository's top (a loop started in a subfolder still finds
- * the project's file). Undefined when there is none.
+ * the project's file). Undefined when there is none. Both are read through their
+ * links, as git names the top: a working directory reached through a symbolic link
+ * climbs the folders it really is in.
  */
 export function findProjectConfig(workingDir: string, repositoryRoot: string = workingDir): string | undefined {
-  const top = path.resolve(repositoryRoot);
-  for (let folder = path.resolve(workingDir); ; folder = path.dirname(folder)) {
+  const top = realFolderOf(repositoryRoot);
+  for (let folder = realFolderOf(workingDir); ; folder = path.dirname(folder)) {
     const candidate = path.join(folder, PROJECT_CONFIG_FILE);
     if (fs.existsSync(candidate)) return candidate;
-    if (folder === top || path.dirname(folder) === folder || !folder.startsWith(top)) return undefined;
+    if (folder === top || path.dirname(folder) === folder || !isWithinFolder(top, folder)) return undefined;
   }
 }
 

@@ -6,8 +6,8 @@ import type { ReviewMode } from '../sessionFormat/reviewRecords.js';
 import { timingOf, type CheckSpec } from '../checks/runCheck.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import { DEFAULT_NOTIFY_INCLUDE, DEFAULT_NOTIFY_ON, type NotifyEventName, type NotifyInclude } from '../sessionFormat/notifications.js';
-import fs from 'node:fs';
 import path from 'node:path';
+import { realFolderOf } from '../files/regularFile.js';
 import {
   assertNoMachineSettings,
   findProjectConfig,
@@ -84,6 +84,8 @@ export interface NotifySettings {
   /** The program and its arguments, placeholders unfilled; null: none. */
   command: string[] | null;
   webhook: string | null;
+  /** Sent with the webhook's POST (a token, a login): secrets, never shown. */
+  webhookHeaders: Readonly<Record<string, string>>;
   on: readonly NotifyEventName[];
   include: readonly NotifyInclude[];
   timeoutSecs: number;
@@ -308,14 +310,7 @@ export function loadRunSettings(options: LoadOptions): RunSettings {
 
 /** A folder as a path from the repository's top, both read through their links (git names the top by its real path). */
 function fromRepositoryTop(top: string, folder: string): string {
-  const real = (at: string) => {
-    try {
-      return fs.realpathSync(at);
-    } catch {
-      return path.resolve(at);
-    }
-  };
-  return path.relative(real(top), real(folder));
+  return path.relative(realFolderOf(top), realFolderOf(folder));
 }
 
 /** A setting's value from the highest layer that sets it, with that layer; undefined when none does. */
@@ -436,6 +431,7 @@ function resolveNotify(picked: { value: NotifyTable; layer: ConfigLayer } | unde
     // A program named with a path is the one beside the global config, as for an agent's `command`.
     command: program === undefined ? null : [locateProgram(program, picked.layer.baseDir ?? workingDir), ...args],
     webhook: table.webhook ?? null,
+    webhookHeaders: table.webhook_headers ?? {},
     on: table.on ?? DEFAULT_NOTIFY_ON,
     include: table.include ?? DEFAULT_NOTIFY_INCLUDE,
     timeoutSecs: table.timeout_secs ?? DEFAULT_NOTIFY_TIMEOUT_SECS,

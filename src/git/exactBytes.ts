@@ -39,6 +39,8 @@ export async function recordExactBytes(
   variables: Partial<Record<GitVariable, string>>,
   conversion: LineEndingConversion,
   message: string,
+  /** Files the index has that are not on disk (a sparse checkout's): they have no bytes on disk to record. */
+  notOnDisk: ReadonlySet<string> = new Set(),
 ): Promise<ExactBytesRecord | undefined> {
   const listing = (await gitBytes(repository.root, ['ls-files', '-s', '-z'], { variables })).toString('latin1');
   const files: { mode: string; object: string; rawPath: string }[] = [];
@@ -46,7 +48,8 @@ export async function recordExactBytes(
     // `<mode> <object> <stage>\t<path>`
     const tab = entry.indexOf('\t');
     const [mode, object] = entry.slice(0, tab).split(' ');
-    if (tab > 0 && (mode === '100644' || mode === '100755')) files.push({ mode, object: object!, rawPath: entry.slice(tab + 1) });
+    if (tab > 0 && (mode === '100644' || mode === '100755') && !notOnDisk.has(entry.slice(tab + 1)))
+      files.push({ mode, object: object!, rawPath: entry.slice(tab + 1) });
   }
   const leftToGit = conversion.otherConversions ? await convertedOtherwise(repository, files) : new Set<string>();
   const recorded = files.filter((file) => !leftToGit.has(file.rawPath));

@@ -78,6 +78,26 @@ export class GitCommandError extends CodeloopsError {
 }
 
 /**
+ * git could not take one of its lock files (`index.lock`, a ref's `<name>.lock`,
+ * `packed-refs.lock`): it exists. Another git process holds it, or one that stopped
+ * half-way (a crash, a kill) left it behind, and git never removes it itself: the
+ * message names the file, so that whoever knows no git runs can remove it.
+ */
+export class GitLockedError extends CodeloopsError {
+  override name = 'GitLockedError';
+  constructor(
+    readonly command: string,
+    readonly lockFile: string,
+  ) {
+    super(
+      'git_locked',
+      `git ${command} could not lock ${lockFile.slice(0, -'.lock'.length)}: ${lockFile} exists. Another git process is using it, or one that stopped half-way (a crash, a kill) left it behind; if no git command is running in this repository, remove that file and try again.`,
+      { command, lock_file: lockFile },
+    );
+  }
+}
+
+/**
  * A filter that the repository's attributes give some files (`filter=<name>`, such as
  * Git LFS's `filter=lfs`) and that git must run to read or write them could not run,
  * or failed. Without it no snapshot of those files can be taken or put back.
@@ -200,8 +220,13 @@ const FILTER_FAILED = /(?:clean|smudge) filter '([^']+)' failed|external filter 
 /** A shell's words for a program it cannot find (dash, bash), and git's when it runs one itself; the filter's exit code 127 says the same. */
 const PROGRAM_NOT_FOUND = /: (?:line )?\d+: (\S+): (?:command )?not found|cannot run (\S+?):|' failed 127\b/;
 
-/** A failed command's error: a filter that could not run, said so (which one, which program), or git's own words. */
+/** git's words (LC_ALL=C) when one of its lock files exists: `Unable to create '<path>.lock': File exists.` */
+const LOCK_EXISTS = /Unable to create '([^']+\.lock)': File exists/;
+
+/** A failed command's error: a lock file in the way, a filter that could not run, said so (which one, which program), or git's own words. */
 async function explainFailure(directory: string, command: string, exitCode: number | null, stderr: string): Promise<Error> {
+  const locked = LOCK_EXISTS.exec(stderr)?.[1];
+  if (locked) return new GitLockedError(command, locked);
   const failed = FILTER_FAILED.exec(stderr);
   if (!failed) return new GitCommandError(command, exitCode, stderr);
   const filters = await configuredFilters(directory).catch(() => new Map<string, Map<string, string>>());

@@ -69,7 +69,8 @@ export async function openRepository(directory: string): Promise<Repository> {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(absolute);
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new MissingDirectoryError(absolute, 'is a symbolic link that leads round in a loop');
     throw new MissingDirectoryError(absolute);
   }
   if (!stat.isDirectory()) throw new MissingDirectoryError(absolute, stat.isFile() ? 'is a file' : describeNonFile(stat).replace(/, not a file$/, ''));

@@ -4,6 +4,7 @@ import { gitBytes, nulSeparated, onDisk } from './gitProcess.js';
 import type { Repository } from './repository.js';
 import { changedPaths, type TreeEntryChange } from './treeDiff.js';
 import { exactFilesOf, writeExactFiles } from './exactBytes.js';
+import { pathsNotOnDisk } from './notOnDisk.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 
 export interface RestoreResult {
@@ -30,26 +31,18 @@ export async function restorePaths(repository: Repository, target: string, chang
   const result: RestoreResult = { restored: [], added: [], removed: [], skipped: [] };
   const toWrite: TreeEntryChange[] = [];
   const toRemove: TreeEntryChange[] = [];
-  for (const change of changes) {
+  const asOnTargetDisk = await asOnDisk(repository, target, changes);
+  for (const change of asOnTargetDisk) {
     assertInside(change.rawPath);
     if (change.isGitLink) result.skipped.push(change.path);
     else if (change.presentInTarget) toWrite.push(change);
     else toRemove.push(change);
   }
+  const offDisk = new Set(asOnTargetDisk.filter((change, index) => changes[index]!.presentInTarget && !change.presentInTarget).map((change) => change.rawPath));
 
   // Removals first: a file the target has may sit where a folder was created since.
-  const parents = new Set<string>();
-  for (const change of toRemove) {
-    const absolute = onDisk(repository.root, change.rawPath);
-    const stat = fs.lstatSync(absolute, { throwIfNoEntry: false });
-    if (stat && !stat.isDirectory()) fs.rmSync(absolute, { force: true });
-    result.removed.push(change.path);
-    parents.add(path.posix.dirname(change.rawPath));
-  }
+  result.removed.push(...(await removeFiles(repository, target, toRemove, offDisk)));
   for (const change of toWrite) clearBlockingPath(repository.root, change.rawPath);
-  // A folder the target does not have and that the removals emptied goes too.
-  const targetDirectories = await directoriesIn(repository, target, [...parents]);
-  for (const parent of [...parents].sort((a, b) => b.length - a.length)) removeEmptyDirectories(repository.root, parent, targetDirectories);
 
   // The bytes that were on disk, where the snapshot recorded them (git would convert line endings); the rest as git writes them.
   const exact =
@@ -82,6 +75,37 @@ export async function restorePaths(repository: Repository, target: string, chang
   result.restored.push(...toWrite.map((change) => change.path));
   result.added.push(...toWrite.filter((change) => !change.presentInSource).map((change) => change.path));
   return result;
+}
+
+/**
+ * The changes as they are on disk in the target: a file its snapshot recorded as not on
+ * disk (outside a sparse checkout's cone) is removed, not written, whatever the tree
+ * holds for it. For a target that is not a snapshot, the changes as they are.
+ */
+export async function asOnDisk(repository: Repository, target: string, changes: readonly TreeEntryChange[]): Promise<TreeEntryChange[]> {
+  if (!changes.some((change) => change.presentInTarget)) return [...changes];
+  const absent = await pathsNotOnDisk(repository, target);
+  return changes.map((change) => (change.presentInTarget && absent.has(change.rawPath) ? { ...change, presentInTarget: false } : change));
+}
+
+/**
+ * Removes the files, then the folders they leave empty: those the target does not have,
+ * and, above a file the target kept off disk, any (a sparse checkout has no folder there).
+ */
+async function removeFiles(repository: Repository, target: string, toRemove: readonly TreeEntryChange[], offDisk: ReadonlySet<string>): Promise<string[]> {
+  const parents = new Set<string>();
+  for (const change of toRemove) {
+    const absolute = onDisk(repository.root, change.rawPath);
+    const stat = fs.lstatSync(absolute, { throwIfNoEntry: false });
+    if (stat && !stat.isDirectory()) fs.rmSync(absolute, { force: true });
+    parents.add(path.posix.dirname(change.rawPath));
+  }
+  const offDiskParents = new Set([...offDisk].map((rawPath) => path.posix.dirname(rawPath)));
+  const targetDirectories = await directoriesIn(repository, target, [...parents]);
+  for (const parent of [...parents].sort((a, b) => b.length - a.length)) {
+    removeEmptyDirectories(repository.root, parent, offDiskParents.has(parent) ? new Set() : targetDirectories);
+  }
+  return toRemove.map((change) => change.path);
 }
 
 /** A path from git output must stay inside the work tree; anything else is a bug or an attack. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { GitCommandError, gitBytes, gitText, nulSeparated, SNAPSHOT_IDENTITY, type GitVariable } from './gitProcess.js';
 import { lineEndingConversion, lineEndingSettings, recordExactBytes } from './exactBytes.js';
+import { recordNotOnDisk, type AbsentFile } from './notOnDisk.js';
 import { removeTemporaryIndex, temporaryIndexPath } from './temporaryIndex.js';
 import { headCommit, type Repository } from './repository.js';
 
@@ -91,14 +92,16 @@ export async function takeSnapshot(repository: Repository, message: string, refs
     const variables = { GIT_INDEX_FILE: temporaryIndex, ...SNAPSHOT_IDENTITY };
     const settings = lineEndingSettings(repository);
     settings.catch(() => {}); // awaited below; a failure meanwhile is not unhandled
-    const trackedAttributes = await seeEveryFile(repository, temporaryIndex);
+    const { attributes: trackedAttributes, absent } = await seeEveryFile(repository, temporaryIndex);
     const { leftOut, addedAttributes } = await addAll(repository, variables);
     const [tree, parent] = await Promise.all([gitText(repository.root, ['write-tree'], { variables }).then((output) => output.trim()), headCommit(repository)]);
     const conversion = lineEndingConversion(repository, await settings, [...trackedAttributes, ...addedAttributes]);
     // Where git converts line endings, the bytes on disk are recorded beside the blobs (last: it changes the index).
-    const exact = conversion ? await recordExactBytes(repository, variables, conversion, message) : undefined;
-    const parents = [parent, exact?.parent].flatMap((commit) => (commit ? ['-p', commit] : []));
-    const messages = ['-m', message, ...(exact ? ['-m', exact.trailer] : [])];
+    const offDisk = new Set(absent.map((file) => file.rawPath));
+    const exact = conversion ? await recordExactBytes(repository, variables, conversion, message, offDisk) : undefined;
+    const notOnDisk = await recordNotOnDisk(repository, absent, message);
+    const parents = [parent, exact?.parent, notOnDisk?.parent].flatMap((commit) => (commit ? ['-p', commit] : []));
+    const messages = ['-m', message, ...[exact?.trailer, notOnDisk?.trailer].flatMap((trailer) => (trailer ? ['-m', trailer] : []))];
     const commit = (await gitText(repository.root, ['commit-tree', tree, ...parents, ...messages], { variables })).trim();
     await pointRefs(repository, typeof refs === 'string' ? [refs] : refs, commit, message);
     return { commit, tree, leftOut };
@@ -112,27 +115,34 @@ export async function takeSnapshot(repository: Repository, message: string, refs
  * `git add` believes them: an agent's edit to such a file would go unseen. The
  * flags are cleared in the copy (skip-worktree only for files that are on disk:
  * a sparse checkout's absent files are not deletions). Gives the `.gitattributes`
- * files the index has, read from the same listing.
+ * files the index has, read from the same listing, and the files it has that are not
+ * on disk (for the snapshot's record of them, `notOnDisk.ts`).
  */
-async function seeEveryFile(repository: Repository, temporaryIndex: string): Promise<string[]> {
+async function seeEveryFile(repository: Repository, temporaryIndex: string): Promise<{ attributes: string[]; absent: AbsentFile[] }> {
   const variables = { GIT_INDEX_FILE: temporaryIndex };
-  const listing = (await gitBytes(repository.root, ['ls-files', '-v', '-z'], { variables })).toString('latin1');
+  const listing = (await gitBytes(repository.root, ['ls-files', '-v', '-s', '-z'], { variables })).toString('latin1');
   const assumed: string[] = [];
   const skipped: string[] = [];
   const attributes: string[] = [];
+  const absent: AbsentFile[] = [];
   for (const entry of listing.split('\0')) {
-    if (entry.length < 3) continue;
+    // `<tag> <mode> <object> <stage>\t<path>`
+    const tab = entry.indexOf('\t');
+    if (tab < 0) continue;
     const tag = entry[0]!;
-    const rawPath = entry.slice(2);
+    const [mode, object] = entry.slice(2, tab).split(' ');
+    const rawPath = entry.slice(tab + 1);
     if (isAttributesFile(rawPath)) attributes.push(rawPath);
     if (tag >= 'a' && tag <= 'z') assumed.push(rawPath);
-    else if (tag === 'S' && fs.existsSync(Buffer.concat([Buffer.from(repository.root + path.sep), Buffer.from(rawPath, 'latin1')]))) skipped.push(rawPath);
+    else if (tag !== 'S') continue;
+    else if (fs.existsSync(Buffer.concat([Buffer.from(repository.root + path.sep), Buffer.from(rawPath, 'latin1')]))) skipped.push(rawPath);
+    else absent.push({ mode: mode!, object: object!, rawPath });
   }
   // One flag per call: update-index applies only the last of several to --stdin paths.
   if (assumed.length > 0)
     await gitBytes(repository.root, ['update-index', '--no-assume-unchanged', '-z', '--stdin'], { variables, input: nulSeparated(assumed) });
   if (skipped.length > 0) await gitBytes(repository.root, ['update-index', '--no-skip-worktree', '-z', '--stdin'], { variables, input: nulSeparated(skipped) });
-  return attributes;
+  return { attributes, absent };
 }
 
 function isAttributesFile(rawPath: string): boolean {

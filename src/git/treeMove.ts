@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { displayPath, onDisk } from './gitProcess.js';
 import type { Repository } from './repository.js';
-import { restorePaths } from './restore.js';
+import { asOnDisk, restorePaths } from './restore.js';
 import { pointRef, takeSnapshot, type Snapshot } from './snapshots.js';
 import { changedPaths, type TreeEntryChange } from './treeDiff.js';
 
@@ -57,8 +57,10 @@ export async function moveTree(repository: Repository, request: MoveRequest): Pr
   const byUser = new Set(userChanged.map((change) => change.rawPath));
   // Only paths codeloops moved and that are not already where the move would put them.
   const pending: TreeEntryChange[] = toTarget.filter((change) => own.has(change.rawPath));
+  // What the move will do on disk: a file the target kept off disk (a sparse checkout's) is removed, not written.
+  const onTargetDisk = await asOnDisk(repository, request.to.commit, pending);
   const conflicts = pending.filter((change) => byUser.has(change.rawPath) && !change.isGitLink).map((change) => change.path);
-  const { blocked, inTheWay } = obstacles(repository.root, pending, own, byUser);
+  const { blocked, inTheWay } = obstacles(repository.root, onTargetDisk, own, byUser);
   conflicts.push(...inTheWay.filter((file) => !conflicts.includes(file)));
   const lists: MoveLists = { restored: [], added: [], removed: [], skipped: [], conflicts: [...new Set([...conflicts, ...blocked])], overwritten: [], blocked };
   if (pending.length === 0) return { kind: 'nothing', lists };
@@ -66,7 +68,7 @@ export async function moveTree(repository: Repository, request: MoveRequest): Pr
   const forced = (file: string) => request.force === true || (Array.isArray(request.force) && request.force.includes(file));
   if (blocked.length > 0 || conflicts.some((file) => !forced(file))) return { kind: 'conflict', lists };
   if (request.dryRun) {
-    const touched = pending.filter((change) => !change.isGitLink);
+    const touched = onTargetDisk.filter((change) => !change.isGitLink);
     return {
       kind: 'preview',
       lists: {

@@ -126,8 +126,12 @@ export interface Continuation {
   actorSession: { id: string; costAlreadyCounted: number } | null;
   /** The snapshot from before the first iteration of the whole task, for "changed since the start". */
   taskStart: Snapshot | null;
-  /** What the sessions carried on used: the budget counts on from there, it does not start again. */
-  spent: SpendTotals & { durationSecs: number };
+  /**
+   * What the sessions carried on used, at the run's prices (a session that ended without
+   * its totals, a crash's, is priced from its agents' usage): the budget counts on from
+   * there, it does not start again.
+   */
+  spentAt(prices: PriceTable): SpendTotals & { durationSecs: number };
   /** The sidecar folders of the sessions carried on, oldest first: their open findings and the user's review go on. */
   earlierSidecarDirs: string[];
   /**
@@ -322,7 +326,7 @@ class LoopRun {
     this.guard = new LoopGuard({
       budget: request.budget,
       prices: request.prices,
-      earlier: continuation?.spent,
+      earlier: continuation?.spentAt(request.prices),
       interrupt: request.signal,
       report: (event) => this.emit(event),
     });
@@ -1088,6 +1092,7 @@ function guardsOf(request: LoopRequest): LoopGuards {
       command: check.run,
       required: check.required,
       ...(check.folder !== undefined && { folder: check.folder }),
+      timeout_secs: check.timeoutSecs,
       ...traitsOf(check),
     })),
     max_cost_usd: request.budget.maxCostUsd,

@@ -1,7 +1,7 @@
-import path from 'node:path';
 import { adapterFor } from '../agents/adapterRegistry.js';
 import { resolveAgentProgram } from '../agents/agentProgram.js';
 import { loadRunSettings, type ConfigLayer, type FlagOverrides, type RoleSettings, type RunSettings } from '../config/runSettings.js';
+import { realFolderOf } from '../files/regularFile.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import type { RoleLaunch } from './loopRunner.js';
@@ -41,7 +41,8 @@ export async function prepareRun(options: PrepareOptions): Promise<PreparedRun> 
 
 /** The settings a run in `workingDir` would have (its repository, its config files, the layers and flags given), its agents not yet looked for. */
 export async function resolveRunSettings(options: PrepareOptions): Promise<Pick<PreparedRun, 'workingDir' | 'repository' | 'settings'>> {
-  const workingDir = path.resolve(options.workingDir);
+  // Read through its links, as git names the repository's top: paths from the top to it (its checks', its config's) hold.
+  const workingDir = realFolderOf(options.workingDir);
   const repository = await openRepository(workingDir);
   const settings = loadRunSettings({
     workingDir,

@@ -209,6 +209,7 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
         exit_code: event.exit_code,
         duration_secs: event.duration_secs,
         timed_out: event.timed_out,
+        output: event.output,
         ...(event.when !== undefined && { when: event.when }),
         ...(event.hidden !== undefined && { hidden: event.hidden }),
         ...(event.isolated !== undefined && { isolated: event.isolated }),

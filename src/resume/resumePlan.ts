@@ -7,7 +7,7 @@ import { diffSnapshots } from '../git/treeDiff.js';
 import type { FeedbackRecord } from '../loop/actorPrompt.js';
 import type { Continuation } from '../loop/loopRunner.js';
 import type { CarriedChecklist } from '../loop/requirementsChecklist.js';
-import { DEFAULT_PRICES } from '../budget/prices.js';
+import type { PriceTable } from '../budget/prices.js';
 import { SpendTracker } from '../budget/spendTracker.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { FileChange, LoopGuards, RunEvent } from '../sessionFormat/runEvents.js';
@@ -108,7 +108,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       lastIteration,
       actorSession: rolledBackTo === undefined ? actorSessionOf(chain, events) : null,
       taskStart: await taskStart(repository, chain),
-      spent: spentBy(chain, events),
+      spentAt: (prices) => spentBy(chain, events, prices),
       earlierSidecarDirs: chain.map((link) => request.sidecarDirOf(link.id)),
       ...(rolledBackTo !== undefined && { reviewBefore: rolledBackTo }),
       ...(checklist && { checklist }),
@@ -288,10 +288,11 @@ function actorSessionOf(chain: readonly Session[], events: ReadonlyMap<string, R
  * What the sessions of the chain used, so that a resumed loop's budget counts on
  * instead of starting again. An ended session's cost and tokens hold those of the
  * sessions it carried on, so the last one's stand for them all; a session with none
- * (it crashed, or an older runner wrote it) adds what its record says its agents used.
- * Durations are each session's own, and add up.
+ * (it crashed, or an older runner wrote it) adds what its record says its agents used,
+ * a cost they did not report priced at the resumed run's prices (the user's `[prices]`
+ * over the built-in table). Durations are each session's own, and add up.
  */
-function spentBy(chain: readonly Session[], events: ReadonlyMap<string, RunEvent[]>): Continuation['spent'] {
+function spentBy(chain: readonly Session[], events: ReadonlyMap<string, RunEvent[]>, prices: PriceTable): ReturnType<Continuation['spentAt']> {
   const spent = { costUsd: null as number | null, tokens: 0, costEstimated: false, durationSecs: 0 };
   const addCost = (cost: number | null | undefined) => {
     if (cost !== null && cost !== undefined) spent.costUsd = (spent.costUsd ?? 0) + cost;
@@ -304,7 +305,7 @@ function spentBy(chain: readonly Session[], events: ReadonlyMap<string, RunEvent
       spent.costUsd = link.end.total_cost_usd ?? null;
       spent.costEstimated = link.end.cost_estimated === true;
     } else {
-      const tracker = new SpendTracker(DEFAULT_PRICES);
+      const tracker = new SpendTracker(prices);
       for (const event of record) {
         if (event.type !== 'agent_finished' || !event.usage) continue;
         tracker.finish(

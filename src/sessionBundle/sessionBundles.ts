@@ -588,7 +588,8 @@ async function createRefs(repository: Repository, refs: ReadonlyMap<string, stri
     await gitBytes(repository.root, ['update-ref', '--stdin'], { input: Buffer.from([...refs].map(([ref, oid]) => `create ${ref} ${oid}\n`).join('')) });
   } catch (error) {
     const reason = error instanceof GitCommandError ? error.stderr.trim() : '';
-    if (!/reference already exists|exists; cannot create|File exists/.test(reason)) throw error;
+    // A lock file in the way is not a session already here (GitLockedError, `git_locked`): it goes on as it is.
+    if (!/reference already exists|exists; cannot create/.test(reason)) throw error;
     const ids = [...new Set([...refs.keys()].map((ref) => ref.split('/')[2]!))];
     throw new CodeloopsError(
       'session_exists',

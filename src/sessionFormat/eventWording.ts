@@ -530,7 +530,7 @@ interface CommandRun {
 }
 
 function checkLines(
-  check: CommandRun & { name: string; required: boolean; output?: string; when?: 'each' | 'done'; hidden?: boolean; isolated?: boolean },
+  check: CommandRun & { name: string; command: string; required: boolean; output?: string; when?: 'each' | 'done'; hidden?: boolean; isolated?: boolean },
 ): DescribedLine[] {
   const outcome = check.passed
     ? `passed in ${formatDuration(check.duration_secs)}`
@@ -541,8 +541,10 @@ function checkLines(
     text: `check ${check.name}${checkTraitsText(check)}: ${outcome}${check.required ? '' : ' (advisory)'}`,
     tone: check.passed ? 'muted' : check.required ? 'error' : 'warning',
   };
+  // An acceptance check's command is named nowhere the agents read: the user reads it here (the live log, the replay).
+  const lines = check.hidden ? [line, { text: `  $ ${check.command}`, tone: 'muted' as const }] : [line];
   // The end of a failed check's output: what a user would scroll to.
-  return check.passed || check.output === undefined ? [line] : [line, { text: indent(takeTail(check.output.trim(), 1_500)), tone: 'agent' }];
+  return check.passed || check.output === undefined ? lines : [...lines, { text: indent(takeTail(check.output.trim(), 1_500)), tone: 'agent' }];
 }
 
 /** How a check ran, when not as every check does: ` (acceptance, at DONE, in a clean worktree)`. */

@@ -67,6 +67,8 @@ export const FAILURE_CODES = [
   'project_untrusted',
   /** A git command the loop needs failed (a snapshot, a diff). */
   'git_failed',
+  /** git found one of its lock files there already (`details.lock_file`: an index's, a ref's, `packed-refs.lock`), held by another git or left by one that crashed. */
+  'git_locked',
   /** A filter the repository gives some files (such as Git LFS) could not run or failed: `details.filter`, `details.program`. */
   'git_filter_failed',
   /** A candidate's worktree could not be made, or its `[worktree] setup` command failed: that candidate failed. */

@@ -119,6 +119,8 @@ export const loopGuardsSchema = z.object({
       required: z.boolean(),
       /** Where it ran, from the repository's top (its codeloops.toml's folder); absent: the working directory. */
       folder: z.optional(z.string()),
+      /** How long it may run (absent in records of older runners: the default). */
+      timeout_secs: z.optional(z.number()),
       ...checkTraitsShape,
     }),
   ),

@@ -78,7 +78,8 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     /** What the critic ran and read to judge (from the sidecar; absent without one). */
     evidence: z.optional(criticEvidenceSchema),
   }),
-  entry('check', { ...checkOutcomeShape, ...checkTraitsShape }),
+  /** `output`: what it printed, head and tail (absent in records of older runners); the user's to read, an acceptance check's too. */
+  entry('check', { ...checkOutcomeShape, ...checkTraitsShape, output: z.optional(z.string()) }),
   entry('done_refused', doneRefusedShape),
   /** The task's requirements as the critic judged them on the iteration, each one's evidence checked against the record. */
   entry('requirements', { source: z.enum(REQUIREMENT_SOURCES), requirements: z.array(requirementStatusSchema) }),

@@ -75,6 +75,14 @@ describe('acceptance checks, checks at DONE and isolated checks (the built CLI)'
         [2, command, true, true, 'done'],
       ],
     );
+    assert.match(String(checks[0]!.output), /DEEP-SECRET: expected 42, got 41/);
+    // The replay in words is the user's too: the check's command, and what it printed when it failed.
+    const words = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
+    assert.equal(words.code, 0, words.stderr);
+    const failedLine = words.stdout.split('\n').findIndex((line) => /check acceptance \(acceptance: hidden from the agents, at DONE\): failed/.test(line));
+    assert.ok(failedLine >= 0, words.stdout);
+    assert.ok(words.stdout.split('\n')[failedLine]!.includes(`$ ${command}`), words.stdout);
+    assert.ok(words.stdout.split('\n')[failedLine]!.includes('DEEP-SECRET: expected 42, got 41'), words.stdout);
   });
 
   it('keeps an acceptance check hidden and at DONE when a session is resumed, from what the session recorded', async () => {

@@ -54,7 +54,9 @@ describe('codeloops forecast and the dry-run plan: what a run here would take (t
     const shop = repoNamed('shop');
     assert.deepEqual(JSON.parse(await forecast(shop, '--actor-agent', 'codex', '--json')), CODEX_FORECAST);
     assert.match(await forecast(shop, '--actor-agent', 'codex'), /No forecast: 3 past tasks with these agents and models, at least 5 needed\./);
-    // The model counts: a critic set to opus in the config is compared with the one such task.
+    // The model counts, the actor's as the critic's: an actor set to sonnet by a flag is compared with the one such task.
+    assert.equal((JSON.parse(await forecast(shop, '--actor-model', 'sonnet', '--json')) as { basis: number }).basis, 1);
+    // A critic set to opus in the config, likewise.
     fs.mkdirSync(path.join(configHome, 'codeloops'), { recursive: true });
     fs.writeFileSync(path.join(configHome, 'codeloops', 'config.toml'), '[defaults.critic]\nmodel = "opus"\n');
     try {

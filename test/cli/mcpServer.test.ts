@@ -221,4 +221,84 @@ describe('codeloops mcp (the built CLI, driven by the MCP SDK client over stdio)
         fs.readdirSync(path.join(env.XDG_DATA_HOME!, 'codeloops', 'sessions')).length === 0,
     );
   });
+
+  it('takes a prompt of any size and any text (3 MB, emoji, a leading "-") through a private file, gone once the loop has it', async () => {
+    const { env, repo, agent } = scriptedCliSetup({ actor: [[{ write: { path: 'done.txt', content: 'ok\n' } }]], critic: [[done()]] });
+    repos.push(repo);
+    const server = await serve(env);
+    const prompt = `--help me 🙂 with this\n${'Line of the task. 🧪\n'.repeat(150_000)}THE END`;
+    assert.ok(Buffer.byteLength(prompt) > 3_000_000);
+    const started = await server.call('run_loop', { prompt, working_dir: repo, max_iterations: 1 });
+    assert.equal(started.isError, false, JSON.stringify(started.content).slice(0, 2000));
+    const waited = await server.call('wait_session', { session_id: started.content.session_id as string });
+    assert.equal(waited.content.outcome, 'success', JSON.stringify(waited.content).slice(0, 2000));
+    assert.ok(agent.prompt('actor', 1).includes(prompt), 'the actor got the whole task');
+    const mcpFolder = path.join(env.XDG_DATA_HOME!, 'codeloops', 'mcp');
+    assert.equal((fs.statSync(mcpFolder).mode & 0o777).toString(8), '700');
+    assert.deepEqual(
+      fs.readdirSync(mcpFolder).filter((name) => name.startsWith('prompt-')),
+      [],
+      'the prompt file went',
+    );
+  });
+
+  it('refuses a NUL in the prompt, a model or a check, a blank prompt, and a model or a check longer than an argument may be, as usage', async () => {
+    const { env, repo } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done()]] });
+    const server = await serve(env);
+    for (const [args, problem] of [
+      [{ prompt: 'Fix it\0now' }, /prompt: must not contain a NUL character/],
+      [{ prompt: 'Fix it', actor_model: 'son\0net' }, /actor_model: must not contain a NUL character/],
+      [{ prompt: 'Fix it', checks: ['npm test', 'true\0'] }, /checks\.1: must not contain a NUL character/],
+      [{ prompt: ' \n\t' }, /prompt: must say what to do/],
+      [{ prompt: 'Fix it', critic_model: 'm'.repeat(5_000) }, /critic_model: Too big/],
+    ] as const) {
+      const result = await server.call('run_loop', { working_dir: repo, ...args });
+      assert.equal(result.isError, true, JSON.stringify(args));
+      const error = result.content.error as { code: string; message: string };
+      assert.equal(error.code, 'usage', `${JSON.stringify(args).slice(0, 100)}: ${error.message}`);
+      assert.match(error.message, problem);
+    }
+    assert.ok(
+      !fs.existsSync(path.join(env.XDG_DATA_HOME!, 'codeloops', 'sessions')) ||
+        fs.readdirSync(path.join(env.XDG_DATA_HOME!, 'codeloops', 'sessions')).length === 0,
+    );
+  });
+
+  it('returns its own session while another loop of the same prompt, in another repository, starts meanwhile', async () => {
+    const { env, repo: first } = scriptedCliSetup({ actor: [[{ hang: true }]], critic: [[done()]] });
+    const second = createRepo({ files: { 'README.md': '# other\n' } });
+    repos.push(first, second);
+    // The runner for the second repository is held before it reads anything, until the gate opens: a slow start.
+    const gates = tempDir('codeloops-gate-');
+    const preload = path.join(gates, 'hold.cjs');
+    fs.writeFileSync(
+      preload,
+      `const fs = require('node:fs');\n` +
+        `if (process.argv.includes(${JSON.stringify(`--working-dir=${second}`)})) {\n` +
+        `  fs.writeFileSync(${JSON.stringify(path.join(gates, 'held'))}, '');\n` +
+        `  while (!fs.existsSync(${JSON.stringify(path.join(gates, 'open'))})) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);\n` +
+        `}\n`,
+    );
+    const server = await serve({ ...env, NODE_OPTIONS: `--require ${preload}` });
+    const prompt = 'The same task, twice';
+
+    const slow = server.call('run_loop', { prompt, working_dir: second });
+    await waitFor(() => fs.existsSync(path.join(gates, 'held')));
+    const fast = await server.call('run_loop', { prompt, working_dir: first });
+    assert.equal(fast.isError, false, JSON.stringify(fast.content));
+    assert.equal(fast.content.working_dir, first);
+    fs.writeFileSync(path.join(gates, 'open'), '');
+    const own = await slow;
+    assert.equal(own.isError, false, JSON.stringify(own.content));
+    assert.notEqual(own.content.session_id, fast.content.session_id, 'not the other loop’s session');
+    assert.equal(own.content.working_dir, second);
+  });
 });
+
+async function waitFor(test: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

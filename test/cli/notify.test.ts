@@ -27,6 +27,7 @@ const asking: AgentScript = {
 interface Received {
   body: string;
   json: Record<string, unknown>;
+  headers: http.IncomingHttpHeaders;
 }
 
 /** A webhook on 127.0.0.1 that keeps every body it is sent and answers as told (`hang`: never). */
@@ -36,7 +37,7 @@ async function webhookReceiver(answer: number | 'hang' = 204) {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     request.on('end', () => {
-      received.push({ body, json: JSON.parse(body) as Record<string, unknown> });
+      received.push({ body, json: JSON.parse(body) as Record<string, unknown>, headers: request.headers });
       if (answer !== 'hang') response.writeHead(answer).end();
     });
   });
@@ -177,6 +178,101 @@ describe('[notify]: word when a loop needs you or ends', () => {
       assert.ok(!run.stderr.includes('secret-token'), 'the webhook’s path (its token) is not logged');
     });
   }
+
+  it('a webhook’s address is never shown beyond its origin: not its path, its query or its fragment, whatever they hold (an IPv6 host, an @ in the path)', async () => {
+    const closed = await webhookReceiver();
+    await closed.close();
+    const port = new URL(closed.url).port;
+    for (const url of [
+      `http://127.0.0.1:${port}/hooks/T0K3N@evil.example/more?token=QUERY-SECRET#FRAGMENT-SECRET`,
+      `http://[::1]:${port}/hooks/T0K3N?token=QUERY-SECRET`,
+      `http://@127.0.0.1:${port}/hooks/T0K3N%40x`,
+    ]) {
+      const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${url}"`, 'timeout_secs = 5']));
+      const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+      assert.equal(run.code, 0, run.stderr);
+      const host = url.includes('[::1]') ? '\\[::1\\]' : '127\\.0\\.0\\.1';
+      assert.match(run.stderr, new RegExp(`warning: \\[notify\\] webhook: the webhook at http://${host}:${port} could not be reached`), url);
+      for (const secret of ['T0K3N', 'QUERY-SECRET', 'FRAGMENT-SECRET', 'evil.example', '/hooks'])
+        assert.ok(!run.stderr.includes(secret), `"${secret}" shown: ${run.stderr}`);
+    }
+  });
+
+  it('a webhook URL with a user name or password is config_invalid, never shown, and says to send them as a header; webhook_headers are sent', async () => {
+    for (const url of [
+      'http://user:S3CRET-PW@127.0.0.1:9/PATH-TOKEN',
+      'http://user%40x:S3CRET-PW@hooks.example/PATH-TOKEN',
+      'https://:S3CRET-PW@[::1]:8443/PATH-TOKEN?q=1',
+      'http://S3CRET-PW@hooks.example/PATH-TOKEN',
+    ]) {
+      const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${url}"`]));
+      for (const args of [['-p', 'x', '--json-output'], ['doctor']]) {
+        const refused = await runCli(args, { cwd: repo, env });
+        for (const secret of ['S3CRET-PW', 'PATH-TOKEN'])
+          assert.ok(!`${refused.stdout}${refused.stderr}`.includes(secret), `${args[0]} shows "${secret}" of ${url}`);
+      }
+      const refused = await runCli(['-p', 'x', '--json-output'], { cwd: repo, env });
+      assert.equal(refused.code, 2, refused.stderr);
+      const output = JSON.parse(refused.stdout) as { error_code: string; error: string };
+      assert.equal(output.error_code, 'config_invalid', url);
+      assert.match(output.error, /config\.toml: "notify\.webhook": must not hold a user name or password .*webhook_headers/);
+    }
+
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const headers = 'webhook_headers = { Authorization = "Bearer HEADER-SECRET", X-Team = "blue" }';
+    const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${hook.url}"`, headers]));
+    const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(hook.received.length, 1);
+    assert.equal(hook.received[0]!.headers.authorization, 'Bearer HEADER-SECRET');
+    assert.equal(hook.received[0]!.headers['x-team'], 'blue');
+    assert.equal(hook.received[0]!.headers['content-type'], 'application/json');
+
+    for (const [table, why] of [
+      ['{ Content-Type = "text/plain" }', /may not set content-type/],
+      ['{ "Bad Name" = "x" }', /is not an HTTP header name/],
+      ['{ Authorization = "Bearer a\\nX-Injected: 1" }', /must be one line of printable text/],
+    ] as const) {
+      const bad = scriptedCliSetup(succeeding, notifyToml([`webhook = "${hook.url}"`, `webhook_headers = ${table}`]));
+      const refused = await runCli(['-p', 'x', '--json-output'], { cwd: bad.repo, env: bad.env });
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.equal((JSON.parse(refused.stdout) as { error_code: string }).error_code, 'config_invalid');
+      assert.match((JSON.parse(refused.stdout) as { error: string }).error, why);
+    }
+  });
+
+  it('with both a program and a webhook set, each gets every word: the question and the end', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    const folder = tempDir('codeloops-notify-');
+    const argvFile = path.join(folder, 'argv.json');
+    const script = path.join(folder, 'record.mjs');
+    fs.writeFileSync(script, `import fs from 'node:fs';\nfs.appendFileSync(${JSON.stringify(argvFile)}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`);
+    const command = [process.execPath, script, '{event}', '{session_id}'];
+    const { repo, env } = scriptedCliSetup(asking, notifyToml([`command = ${JSON.stringify(command)}`, `webhook = "${hook.url}"`]));
+    const asked = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    assert.equal(asked.code, 2, asked.stderr);
+    const id = runSummarySchema.parse(JSON.parse(asked.stdout)).session_id;
+    assert.deepEqual(
+      hook.received.map(({ json }) => [json.event, json.session_id]),
+      [
+        ['needs_input', id],
+        ['finished', id],
+      ],
+    );
+    assert.deepEqual(
+      fs
+        .readFileSync(argvFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as string[]),
+      [
+        ['needs_input', id],
+        ['finished', id],
+      ],
+    );
+  });
 
   it('command runs the program without a shell, each placeholder filled as one argument; a failing one is logged and changes nothing', async () => {
     const folder = tempDir('codeloops-notify-');

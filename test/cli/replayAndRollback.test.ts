@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { rollbackOutcomeSchema } from '../../src/sessionFormat/rollbackOutcome.js';
 import { timelineEntrySchema, type TimelineEntry } from '../../src/sessionFormat/timelineEntries.js';
@@ -230,5 +231,44 @@ describe('codeloops rollback and sessions replay (the built CLI)', function () {
       [['README.md', 'docs/new.txt'], ['docs/new.txt']],
       'added: the restored files that were not there',
     );
+  });
+
+  it('in a sparse checkout, a rollback gives back what was on disk: a file outside the cone the loop wrote goes, not its committed content; its undo brings it back', async () => {
+    const { repo, env } = scriptedCliSetup({
+      actor: [
+        [
+          { write: { path: 'app/src/main.txt', content: 'main, edited\n' } },
+          { write: { path: 'lib/deep/nested/util.txt', content: 'util, as the agent wrote it\n' } },
+          { write: { path: 'lib/new.txt', content: 'new outside the cone\n' } },
+        ],
+      ],
+      critic: [[done()]],
+    });
+    for (const [file, content] of Object.entries({ 'app/src/main.txt': 'main\n', 'lib/deep/nested/util.txt': 'util\n', 'lib/top.txt': 'top\n' }))
+      writeFile(repo, file, content);
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'a project of two parts');
+    git(repo, 'sparse-checkout', 'set', '--cone', 'app/src');
+    const before = treeOf(repo);
+    assert.deepEqual(Object.keys(before).sort(), ['README.md', 'app/src/main.txt'], 'the cone holds app/src and the top');
+    const run = await runCli(['-p', 'edit main and util'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+
+    const preview = await runCli(['rollback', 'latest', '--dry-run', '--json'], { cwd: repo, env });
+    assert.equal(preview.code, 0, preview.stdout + preview.stderr);
+    const planned = rollbackOutcomeSchema.parse(JSON.parse(preview.stdout));
+    assert.deepEqual([planned.restored, [...planned.removed].sort()], [['app/src/main.txt'], ['lib/deep/nested/util.txt', 'lib/new.txt']]);
+
+    const rolled = await runCli(['rollback', 'latest'], { cwd: repo, env });
+    assert.equal(rolled.code, 0, rolled.stdout + rolled.stderr);
+    assert.deepEqual(treeOf(repo), before, 'as it was: nothing outside the cone on disk');
+    assert.equal(fs.existsSync(path.join(repo, 'lib')), false, 'no folder the sparse checkout has none of');
+    assert.match(git(repo, 'ls-files', '-v', 'lib/deep/nested/util.txt'), /^S /, 'still left out by the sparse checkout');
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+
+    const undone = await runCli(['rollback', '--undo', 'latest'], { cwd: repo, env });
+    assert.equal(undone.code, 0, undone.stdout + undone.stderr);
+    assert.equal(fs.readFileSync(path.join(repo, 'lib/deep/nested/util.txt'), 'utf8'), 'util, as the agent wrote it\n');
+    assert.equal(fs.readFileSync(path.join(repo, 'lib/new.txt'), 'utf8'), 'new outside the cone\n');
   });
 });

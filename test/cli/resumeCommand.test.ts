@@ -296,6 +296,44 @@ describe('codeloops resume (the built CLI)', function () {
     assert.equal(JSON.parse(resumed.stdout).status, 'success');
   });
 
+  it('a ref lock file a crashed git left is git_locked, naming the file to remove; once it is gone, resume carries the session on', async () => {
+    const { repo, env } = scriptedCliSetup(TWO_ITERATIONS);
+    const killed = await runAndKill(repo, env, (event) => event.type === 'iteration_finished' && event.iteration === 1);
+    assert.equal(killed.signal, 'SIGKILL');
+    const sessionId = path.basename(sessionFiles(path.join(env.XDG_DATA_HOME!, 'codeloops', 'sessions'))[0]!, '.jsonl');
+    // What git leaves when it is killed while it moves the session's head ref.
+    const stale = path.join(repo, '.git', 'refs', 'codeloops', sessionId, 'head.lock');
+    fs.writeFileSync(stale, '');
+    const locked = await runCli(['resume', sessionId, '--json-output'], { cwd: repo, env });
+    assert.equal(locked.code, 2, locked.stderr);
+    const outcome = JSON.parse(locked.stdout) as { error_code: string; error: string };
+    assert.equal(outcome.error_code, 'git_locked');
+    assert.ok(outcome.error.includes(`${stale} exists`), outcome.error);
+    fs.rmSync(stale);
+    const resumed = await runCli(['resume', sessionId, '--json-output'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(JSON.parse(resumed.stdout).status, 'success');
+  });
+
+  it("keeps a check's timeout_secs when the session is resumed, from what the session recorded", async () => {
+    const { repo, env, home } = scriptedCliSetup(
+      {
+        actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: 'b.txt', content: 'b\n' } }]],
+        critic: [[carryOnNaming('now b.txt')], [done('both')]],
+      },
+      '\n[[defaults.checks]]\nname = "slow"\nrun = "sleep 5"\ntimeout_secs = 1\nrequired = false\n',
+    );
+    const first = await runCli(['-p', 'write a and b', '-n', '1'], { cwd: repo, env });
+    assert.equal(first.code, 1, first.stderr);
+    assert.match(first.stderr, /check slow: timed out after 1\.0s/);
+    // The check is gone from the config: the resumed run knows it, and its timeout, only from the session's record.
+    const configFile = path.join(home.configHome, 'codeloops', 'config.toml');
+    fs.writeFileSync(configFile, fs.readFileSync(configFile, 'utf8').split('\n[[defaults.checks]]')[0]!);
+    const resumed = await runCli(['resume', 'latest', '-n', '2'], { cwd: repo, env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /check slow: timed out after 1\.0s/);
+  });
+
   it("tells a resumed actor a refused DONE's failing check with its output once, as the running loop would have", async () => {
     const { repo, env, agent } = scriptedCliSetup({
       actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: 'fixed.txt', content: 'fixed\n' } }]],

@@ -256,6 +256,49 @@ describe('codeloops run (the built CLI)', () => {
     assert.deepEqual(sessionFiles(home.sessionsDir), []);
   });
 
+  it("finds the project's codeloops.toml above a working folder reached through symbolic links, and runs its checks, an isolated one too, where they belong", async () => {
+    const { repo, env } = scriptedCliSetup({ actor: [[{ write: { path: 'answer.txt', content: '42\n' } }]], critic: [[done()]] });
+    writeFile(
+      repo,
+      'codeloops.toml',
+      'max_iterations = 3\n[[checks]]\nname = "beside the file"\nrun = "test -f codeloops.toml"\n[[checks]]\nname = "isolated"\nrun = "test -f sub/here.txt"\nisolated = true\n',
+    );
+    writeFile(repo, 'sub/here.txt', 'here\n');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'a project file and a subfolder');
+    // A link to the subfolder, outside the repository, and a link to that link.
+    const links = tempDir('codeloops-links-');
+    fs.symlinkSync(path.join(repo, 'sub'), path.join(links, 'sub-link'));
+    fs.symlinkSync(path.join(links, 'sub-link'), path.join(links, 'link-to-link'));
+    for (const link of ['sub-link', 'link-to-link']) {
+      const plan = await runCli(['-d', path.join(links, link), '-p', 'x', '--dry-run', '--trust', '--json-output'], { cwd: links, env });
+      assert.equal(plan.code, 0, plan.stderr);
+      const planned = JSON.parse(plan.stdout) as { max_iterations: number; config_files: string[]; checks: { name: string; working_dir: string }[] };
+      assert.equal(planned.max_iterations, 3, link);
+      assert.ok(planned.config_files.includes(path.join(repo, 'codeloops.toml')), JSON.stringify(planned.config_files));
+      assert.deepEqual(
+        planned.checks.map((check) => [check.name, check.working_dir]),
+        [
+          ['beside the file', repo],
+          ['isolated', repo],
+        ],
+      );
+    }
+    const run = await runCli(['-d', path.join(links, 'link-to-link'), '-p', 'write the answer', '--trust', '--json-output'], { cwd: links, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /check beside the file: passed/);
+    assert.match(run.stderr, /check isolated \(in a clean worktree\): passed/);
+    assert.equal(fs.readFileSync(path.join(repo, 'sub', 'answer.txt'), 'utf8'), '42\n');
+
+    // A link that leads round in a loop is no folder, said so.
+    fs.symlinkSync(path.join(links, 'loop-b'), path.join(links, 'loop-a'));
+    fs.symlinkSync(path.join(links, 'loop-a'), path.join(links, 'loop-b'));
+    const looped = await runCli(['-d', path.join(links, 'loop-a'), '-p', 'x', '--json-output'], { cwd: links, env });
+    assert.equal(looped.code, 2, looped.stderr);
+    assert.equal(JSON.parse(looped.stdout).error_code, 'directory_missing');
+    assert.match(looped.stderr, /loop-a is a symbolic link that leads round in a loop/);
+  });
+
   describe('bad input: a clear message, exit 2, and no session written', () => {
     it('a folder that is not a git repository', async () => {
       const { env, home } = scriptedCliSetup({});
@@ -309,6 +352,28 @@ describe('codeloops run (the built CLI)', () => {
       assert.match(none.stderr, /No prompt: pass -p "<task>".*prompt\.md/);
       const empty = await runCli(['-p', '  '], { cwd: repo, env });
       assert.match(empty.stderr, /is empty/);
+    });
+
+    it('a prompt file holding a NUL byte (a binary file given by mistake), or a config whose model or check holds one: refused before any session', async () => {
+      const { repo, env, home } = scriptedCliSetup({});
+      writeFile(repo, 'task.bin', Buffer.from('Fix the bug\0\x01\x02'));
+      const binary = await runCli(['--prompt-file', 'task.bin', '--json-output'], { cwd: repo, env });
+      assert.equal(binary.code, 2, binary.stderr);
+      assert.equal(JSON.parse(binary.stdout).error_code, 'usage');
+      assert.match(binary.stderr, /task\.bin holds a NUL byte: a prompt is text/);
+      const configFile = path.join(home.configHome, 'codeloops', 'config.toml');
+      const config = fs.readFileSync(configFile, 'utf8');
+      for (const [extra, key] of [
+        ['\n[defaults.actor]\nmodel = "son\\u0000net"\n', /"defaults\.actor\.model": must not contain a NUL character/],
+        ['\n[[defaults.checks]]\nname = "tests"\nrun = "npm test\\u0000"\n', /"defaults\.checks\.0\.run": must not contain a NUL character/],
+      ] as const) {
+        fs.writeFileSync(configFile, config + extra);
+        const refused = await runCli(['-p', 'x', '--json-output'], { cwd: repo, env });
+        assert.equal(refused.code, 2, refused.stderr);
+        assert.equal(JSON.parse(refused.stdout).error_code, 'config_invalid');
+        assert.match(JSON.parse(refused.stdout).error, key);
+      }
+      assert.deepEqual(sessionFiles(home.sessionsDir), []);
     });
 
     it('a loop already running in the repository, with the JSON still printed', async () => {

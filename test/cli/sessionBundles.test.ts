@@ -148,6 +148,25 @@ describe('sessions export and import (bundles between clones)', () => {
     assert.deepEqual(refsIn(laptop), refsBefore);
   });
 
+  it('a lock file a crashed git left where a ref goes is git_locked, naming the file to remove, not session_exists; once it is gone the import succeeds', async () => {
+    const { laptop, ci } = repositoryAndClone();
+    const { sessionId, bundle } = await exportedRun(ci, oneStepRunner());
+    const laptopHome = machine({});
+    const stale = path.join(laptop, '.git', 'refs', 'codeloops', sessionId, 'head.lock');
+    fs.mkdirSync(path.dirname(stale), { recursive: true });
+    fs.writeFileSync(stale, '');
+    const refused = failureOf(await runCli(['sessions', 'import', bundle, '-d', laptop, '--json'], { cwd: laptop, env: laptopHome.env }));
+    assert.equal(refused.code, 'git_locked', refused.message);
+    assert.equal(refused.details.lock_file, stale);
+    assert.ok(refused.message.includes(`${stale} exists`), refused.message);
+    assert.ok(refused.hint?.includes(`rm "${stale}"`), String(refused.hint));
+    assertNothingImported(laptopHome.home);
+    assert.deepEqual(refsIn(laptop), []);
+    fs.rmSync(stale);
+    const imported = await runCli(['sessions', 'import', bundle, '-d', laptop], { cwd: laptop, env: laptopHome.env });
+    assert.equal(imported.code, 0, imported.stderr);
+  });
+
   it("one repository used from two data folders: an import that finds the session's refs moves none of them, and rollback still works in the first", async () => {
     const repo = repositoryAndClone().laptop;
     const first = oneStepRunner();

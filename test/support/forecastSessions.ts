@@ -15,6 +15,7 @@ import { endLine, iterationLine, startLine, writeSession } from './sessionFixtur
  *   shop     P6    1            A               2           none     90 s      success (its agent reported no cost)
  *   shop     —     1            A               1           —        —         still running: not finished, not counted
  *   shop     —     1            A, critic opus  1           $9.00    50 s      another model: not comparable
+ *   shop     —     1            A, actor sonnet 1           $7.00    40 s      another model: not comparable
  *   shop     X1…3  3            Codex + Claude  1 each      $0.10    10 s      success: three tasks, too few anywhere
  *   garden   G1    1            A               1           $0.30    30 s      success
  *   garden   G2    1            A               6           $3.00    600 s     failed
@@ -48,6 +49,7 @@ export function writeForecastSessions(dir: string, names: { shop?: string; agent
   task('P6', 'shop', 2, { duration_secs: 90 });
   writeSession(dir, [start('Still running', 'shop'), iterationLine(1)]);
   task('Opus critic', 'shop', 1, { duration_secs: 50, total_cost_usd: 9 }, { critic_model: 'opus' });
+  task('Sonnet actor', 'shop', 1, { duration_secs: 40, total_cost_usd: 7 }, { actor_model: 'sonnet' });
   for (const name of ['X1', 'X2', 'X3']) task(name, 'shop', 1, { duration_secs: 10, total_cost_usd: 0.1 }, { actor_agent: 'Codex' });
   task('G1', 'garden', 1, { duration_secs: 30, total_cost_usd: 0.3 });
   task('G2', 'garden', 6, { outcome: 'failed', summary: null, duration_secs: 600, total_cost_usd: 3 });

@@ -259,8 +259,9 @@ describe('one wording for every surface (sessionFormat/eventWording.ts)', () => 
         '→ Bash: npm test',
         'actor finished in 1m 15s, exit 0, $0.0123, 2k tokens',
         'diff: 1 file changed, +2 −0 — A a.ts',
-        'check test: failed (exit 1) in 2.0s',
-        'check holdout (acceptance: hidden from the agents, at DONE, in a clean worktree): passed in 3.0s',
+        // The end of a failed check's output, as the live log shows it; an acceptance check's command, the user's to read.
+        'check test: failed (exit 1) in 2.0s — 1 failing',
+        'check holdout (acceptance: hidden from the agents, at DONE, in a clean worktree): passed in 3.0s — $ sh ~/acceptance/spec.sh',
         'critic: CONTINUE — Add tests',
         'DONE refused: the required check test fails',
         'paused for review after iteration 1: comment, reject hunks, then continue',

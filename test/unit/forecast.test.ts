@@ -45,8 +45,10 @@ describe('forecast: percentiles of past tasks with the same actor and critic', (
     const store = new SessionStore(dir, () => {}, { indexFile: null });
     assert.deepEqual(await store.forecast(PAIR_A, 'garden'), GARDEN_FORECAST);
     assert.deepEqual(await store.forecast({ ...PAIR_A, actor_agent: 'Codex' }, 'shop'), CODEX_FORECAST);
-    // The model counts: one task with an opus critic.
+    // The model counts, the critic's and the actor's: one task with an opus critic, one with a sonnet actor.
     assert.deepEqual(await store.forecast({ ...PAIR_A, critic_model: 'opus' }, 'shop'), { ...CODEX_FORECAST, basis: 1 });
+    assert.deepEqual(await store.forecast({ ...PAIR_A, actor_model: 'sonnet' }, 'shop'), { ...CODEX_FORECAST, basis: 1 });
+    assert.deepEqual(await store.forecast({ ...PAIR_A, actor_model: 'sonnet', critic_model: 'opus' }, 'shop'), { ...CODEX_FORECAST, basis: 0 });
     assert.equal(forecastLine(CODEX_FORECAST), 'No forecast: 3 past tasks with these agents and models, at least 5 needed.');
   });
 });

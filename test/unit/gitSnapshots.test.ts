@@ -315,17 +315,27 @@ describe('git layouts a snapshot must see', () => {
       writeFile(dir, 'in/a.txt', 'edited in the cone\n');
       writeFile(dir, 'out/new.txt', 'written outside the cone\n');
       writeFile(dir, 'elsewhere/deep/file.txt', 'a new folder outside the cone\n');
+      // Files the cone leaves out, written all the same: they were not on disk before.
+      writeFile(dir, 'out/b.txt', 'b, as the agent wrote it\n');
+      writeFile(dir, 'out/deep/c.txt', 'c, as the agent wrote it\n');
       const post = await takeSnapshot(repository, 'post');
       const diff = await diffSnapshots(repository, pre.commit, post.commit);
       assert.deepEqual(diff.files.map((file) => `${file.status} ${file.path}`).sort(), [
         'added elsewhere/deep/file.txt',
         'added out/new.txt',
         'modified in/a.txt',
+        'modified out/b.txt',
+        'modified out/deep/c.txt',
       ]);
       assert.match(diff.diff, /\+written outside the cone/);
-      assert.equal(git(dir, 'show', `${post.commit}:out/deep/c.txt`), 'c\n', 'files the sparse checkout leaves out are not deletions');
+      assert.equal(git(dir, 'show', `${pre.commit}:out/deep/c.txt`), 'c\n', 'files the sparse checkout leaves out are not deletions');
       await restoreChangedPaths(repository, post.commit, pre.commit);
-      assert.deepEqual(treeOf(dir), { 'in/a.txt': 'a\n', 'top.txt': 'top\n' });
+      assert.deepEqual(treeOf(dir), { 'in/a.txt': 'a\n', 'top.txt': 'top\n' }, 'what was on disk, and nothing the cone left out');
+      assert.ok(!fs.existsSync(path.join(dir, 'out')), 'no folder left where the sparse checkout has none');
+      // And back: what was on disk then is written again.
+      await restoreChangedPaths(repository, pre.commit, post.commit);
+      assert.equal(fs.readFileSync(path.join(dir, 'out/deep/c.txt'), 'utf8'), 'c, as the agent wrote it\n');
+      await restoreChangedPaths(repository, post.commit, pre.commit);
       assert.ok(fs.readFileSync(path.join(dir, '.git', 'index')).equals(indexBefore), 'the user’s index is untouched');
       assert.equal(git(dir, 'status', '--porcelain'), '');
     });
@@ -385,6 +395,12 @@ describe('git layouts a snapshot must see', () => {
     { name: 'core.autocrlf=input', configure: (dir) => git(dir, 'config', 'core.autocrlf', 'input') },
     { name: 'a text eol=crlf attribute', configure: (dir) => writeFile(dir, '.git/info/attributes', '*.txt text eol=crlf\n') },
     { name: 'a .gitattributes not committed yet', afterCommit: (dir) => writeFile(dir, 'sub/../.gitattributes', '* text=auto eol=crlf\n') },
+    {
+      // A file the cone leaves out has no bytes on disk to record: the others' are recorded all the same.
+      name: 'core.autocrlf=true in a sparse checkout',
+      configure: (dir) => (git(dir, 'config', 'core.autocrlf', 'true'), writeFile(dir, 'far/away.txt', 'left out\r\n')),
+      afterCommit: (dir) => git(dir, 'sparse-checkout', 'set', '--cone', 'near'),
+    },
   ];
   for (const layout of LINE_ENDING_LAYOUTS) {
     it(`put back the exact bytes that were on disk, whatever line endings git would write (${layout.name})`, async () => {

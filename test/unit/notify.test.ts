@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { NotifySettings } from '../../src/config/runSettings.js';
 import { notify } from '../../src/notify/notify.js';
@@ -24,6 +27,7 @@ async function receiver() {
 const settings = (overrides: Partial<NotifySettings>): NotifySettings => ({
   command: null,
   webhook: null,
+  webhookHeaders: {},
   on: ['needs_input', 'finished', 'waiting', 'queue_finished'],
   include: ['question'],
   timeoutSecs: 10,
@@ -86,5 +90,38 @@ describe('notify: the events the loop does not report itself', () => {
     });
     assert.equal(failures.length, 1);
     assert.match(failures[0]!.message, /^\/nonexistent\/notifier could not start: .*ENOENT/);
+  });
+
+  it('a question too long for one argument, or holding a NUL, still reaches the program: cut in the middle, the NUL left out', async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-notify-'));
+    try {
+      const argvFile = path.join(folder, 'argv.json');
+      const script = path.join(folder, 'record.mjs');
+      fs.writeFileSync(script, `import fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(argvFile)}, JSON.stringify(process.argv.slice(2)));\n`);
+      const question = `Which of these? 🙂\0 ${'x'.repeat(200_000)} THE END`;
+      const failures = await notify(settings({ command: [process.execPath, script, '{question}'] }), {
+        event: 'needs_input',
+        session_id: 's1',
+        project: 'demo',
+        question,
+      });
+      assert.deepEqual(failures, []);
+      const [sent] = JSON.parse(fs.readFileSync(argvFile, 'utf8')) as string[];
+      assert.ok(sent!.startsWith('Which of these? 🙂 x') && sent!.endsWith('x THE END'), sent!.slice(0, 40));
+      assert.ok(Buffer.byteLength(sent!) < 128 * 1024 && !sent!.includes('\0'), `${Buffer.byteLength(sent!)} bytes`);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('never says a webhook’s login, path, query or header values, even where fetch itself would quote them', async () => {
+    const failures = await notify(
+      settings({ webhook: 'http://user:S3CRET-PW@127.0.0.1:9/PATH-TOKEN?q=QUERY-SECRET', webhookHeaders: { Authorization: 'Bearer HEADER-SECRET' } }),
+      { event: 'finished', session_id: 's1', project: 'demo', outcome: 'success', summary: null },
+    );
+    assert.equal(failures.length, 1);
+    assert.match(failures[0]!.message, /^the webhook at http:\/\/127\.0\.0\.1:9 could not be reached/);
+    for (const secret of ['user', 'S3CRET-PW', 'PATH-TOKEN', 'QUERY-SECRET', 'HEADER-SECRET'])
+      assert.ok(!failures[0]!.message.includes(secret), failures[0]!.message);
   });
 });

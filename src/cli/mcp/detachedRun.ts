@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CodeloopsError, FAILURE_CODES, type FailureCode } from '../../sessionFormat/failures.js';
-import { dataHome, promptHash, sessionsDir, sidecarDirOf } from '../../sessionFormat/sessionFiles.js';
+import { dataHome, sessionsDir, sidecarDirOf } from '../../sessionFormat/sessionFiles.js';
 import { loopRunnerPid } from '../../sessions/loopLiveness.js';
 import { openStore } from '../openStore.js';
 
@@ -35,8 +36,12 @@ export const RUNNER_LOG_FILE = 'runner.log';
 const START_TIMEOUT_MS = 120_000;
 const POLL_MS = 100;
 
-/** The runner's arguments, each one argument (`--name=value`: a prompt that starts with `-` stays a value). */
-export function runArguments(request: DetachedLoopRequest): string[] {
+/**
+ * The runner's arguments, each one argument (`--name=value`: a value that starts with
+ * `-` stays a value). The prompt is read from a file: one argument holds at most 128 KiB
+ * on Linux, and a task can be longer.
+ */
+export function runArguments(request: DetachedLoopRequest, promptFile: string): string[] {
   const optional: [string, string | number | undefined][] = [
     ['--actor-agent', request.actorAgent],
     ['--critic-agent', request.criticAgent],
@@ -46,7 +51,7 @@ export function runArguments(request: DetachedLoopRequest): string[] {
   ];
   return [
     'run',
-    `--prompt=${request.prompt}`,
+    `--prompt-file=${promptFile}`,
     `--working-dir=${request.workingDir}`,
     '--json-output',
     '--quiet',
@@ -55,18 +60,38 @@ export function runArguments(request: DetachedLoopRequest): string[] {
   ];
 }
 
-/** Starts the loop in a runner of its own and returns its session id once the session exists; a refusal is thrown as the runner reported it. */
+/**
+ * Starts the loop in a runner of its own and returns its session id once the session
+ * exists; a refusal is thrown as the runner reported it. The prompt waits for the runner
+ * in a file of this server's private folder, readable by this user alone, and goes once
+ * the runner has started its session or ended (it reads the file first of all).
+ */
 export async function startDetachedLoop(request: DetachedLoopRequest, cliPath: string): Promise<string> {
   const logDir = path.join(dataHome(), 'codeloops', 'mcp');
   fs.mkdirSync(logDir, { recursive: true, mode: 0o700 });
-  const logFile = path.join(logDir, `runner-${process.pid}-${Date.now()}.log`);
-  const log = fs.openSync(logFile, 'w', 0o600);
-  const suffix = `_${promptHash(request.prompt)}.jsonl`;
-  const before = new Set(listSessionFiles(suffix));
+  // Unique however many loops this server starts at once.
+  const name = `${process.pid}-${Date.now()}-${randomBytes(4).toString('hex')}`;
+  const logFile = path.join(logDir, `runner-${name}.log`);
+  const promptFile = path.join(logDir, `prompt-${name}.md`);
+  fs.writeFileSync(promptFile, request.prompt, { mode: 0o600, flag: 'wx' });
+  try {
+    return await runDetached(runArguments(request, promptFile), cliPath, logFile);
+  } finally {
+    fs.rmSync(promptFile, { force: true });
+  }
+}
+
+/** Runs the runner with its output in the log and waits for the session it starts (or its refusal). */
+async function runDetached(args: string[], cliPath: string, logFile: string): Promise<string> {
+  const before = new Set(listSessionFiles());
+  const log = fs.openSync(logFile, 'wx', 0o600);
   let exited = false;
   let child;
   try {
-    child = spawn(process.execPath, [cliPath, ...runArguments(request)], { detached: true, stdio: ['ignore', log, log], windowsHide: true });
+    child = spawn(process.execPath, [cliPath, ...args], { detached: true, stdio: ['ignore', log, log], windowsHide: true });
+  } catch (error) {
+    fs.rmSync(logFile, { force: true });
+    throw new CodeloopsError('internal', `The runner could not be started: ${(error as Error).message}`, {});
   } finally {
     fs.closeSync(log);
   }
@@ -76,7 +101,7 @@ export async function startDetachedLoop(request: DetachedLoopRequest, cliPath: s
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     // Checked before the exit: a runner that ended at once still names its session in its outcome.
-    const found = child.pid === undefined ? undefined : await sessionOfRunner(child.pid, suffix, before);
+    const found = child.pid === undefined ? undefined : await sessionOfRunner(child.pid, before);
     if (found) return keepLog(logFile, found);
     if (exited) return keepLog(logFile, outcomeOfEndedRunner(logFile));
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -90,18 +115,22 @@ export async function startDetachedLoop(request: DetachedLoopRequest, cliPath: s
   );
 }
 
-function listSessionFiles(suffix: string): string[] {
+/** The sessions folder's session files, by name. */
+function listSessionFiles(): string[] {
   try {
-    return fs.readdirSync(sessionsDir()).filter((name) => name.endsWith(suffix));
+    return fs.readdirSync(sessionsDir()).filter((name) => name.endsWith('.jsonl'));
   } catch {
     return [];
   }
 }
 
-/** The session a runner started: a new file of the prompt's hash whose loop that very runner holds the lock for. */
-async function sessionOfRunner(pid: number, suffix: string, before: Set<string>): Promise<string | undefined> {
+/**
+ * The session a runner started: a new session file whose loop that very runner holds the
+ * lock for. Not the prompt's: two loops of one prompt may start at once, in two repositories.
+ */
+async function sessionOfRunner(pid: number, before: Set<string>): Promise<string | undefined> {
   const store = openStore(() => {});
-  for (const name of listSessionFiles(suffix).filter((file) => !before.has(file))) {
+  for (const name of listSessionFiles().filter((file) => !before.has(file))) {
     const id = name.slice(0, -'.jsonl'.length);
     try {
       if (loopRunnerPid(await store.startLine(id)) === pid) return id;

@@ -23,14 +23,24 @@ export const MAX_WAIT_SECS = 3600;
 const DEFAULT_LIST_LIMIT = 20;
 const MAX_LIST_LIMIT = 500;
 
-const text = (description: string) => z.string().check(z.minLength(1), z.describe(description));
+/** No text an argument gives may hold a NUL: it could reach no program's argument, no file name. */
+const noNul = z.refine<string>((value) => !value.includes('\0'), 'must not contain a NUL character');
+const text = (description: string) => z.string().check(z.minLength(1), noNul, z.describe(description));
+/** A value the runner takes as one argument of its own: at most this long (an argument holds 128 KiB, all of them 2 MiB). */
+const MAX_ARGUMENT_CHARS = 4_000;
+const MAX_CHECKS = 20;
+const short = (description: string) => z.string().check(z.minLength(1), z.maxLength(MAX_ARGUMENT_CHARS), noNul, z.describe(description));
 const sessionId = text('The session id run_loop returned (or a unique prefix of one, or "latest").');
 const agent = (role: string, does: string) =>
   z.optional(z.enum(AGENT_KINDS).check(z.describe(`The agent CLI of the ${role} (${does}). Default: as configured for the project.`)));
-const model = (role: string) => z.optional(text(`The ${role}'s model, as its agent names it (e.g. sonnet, gpt-5). Default: as configured.`));
+const model = (role: string) => z.optional(short(`The ${role}'s model, as its agent names it (e.g. sonnet, gpt-5). Default: as configured.`));
 
 const runLoopArguments = z.object({
-  prompt: text('The task, in full, as you would give it to a coding agent: what to change and how to tell it is done.'),
+  prompt: z.string().check(
+    z.refine((value) => value.trim() !== '', 'must say what to do: it is empty'),
+    noNul,
+    z.describe('The task, in full, as you would give it to a coding agent: what to change and how to tell it is done.'),
+  ),
   working_dir: text('The absolute path of the git repository (or a folder in one) to work in.'),
   actor_agent: agent('actor', 'the agent that does the work'),
   critic_agent: agent('critic', 'the agent that reviews it'),
@@ -41,8 +51,11 @@ const runLoopArguments = z.object({
   ),
   checks: z.optional(
     z
-      .array(text('A shell command run in the repository; exit code 0 means it passed.'))
-      .check(z.describe('Required checks (such as "npm test") that must pass before DONE counts. Default: the project\'s configured checks.')),
+      .array(short('A shell command run in the repository; exit code 0 means it passed.'))
+      .check(
+        z.maxLength(MAX_CHECKS),
+        z.describe('Required checks (such as "npm test") that must pass before DONE counts. Default: the project\'s configured checks.'),
+      ),
   ),
 });
 
