@@ -110,11 +110,16 @@ export function queuesDir(env: Environment = process.env): string {
   return path.join(dataHome(env), 'codeloops', 'queues');
 }
 
-/** A task's slug: the first words of its prompt's first line, lower case, letters and digits joined by `-`, at most 40 characters. */
+/**
+ * A task's slug: the first words of its prompt's first line, lower case, letters and
+ * digits joined by `-`, at most 40 characters (a longer first word cut); `task` when none.
+ * Nothing else gets in, so the branch is always a name git takes (no `..`, `@{`, `.lock`).
+ */
 export function taskSlug(prompt: string): string {
   const title = prompt.split('\n').find((line) => line.trim() !== '') ?? '';
   const words = title
     .normalize('NFKD')
+    .replace(/\p{M}/gu, '') // the accents NFKD took apart: "façade" is "facade", not "fac ade"
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, ' ')
     .trim()
@@ -123,7 +128,10 @@ export function taskSlug(prompt: string): string {
   let slug = '';
   for (const word of words) {
     const next = slug ? `${slug}-${word}` : word;
-    if (next.length > 40) break;
+    if (next.length > 40) {
+      slug ||= word.slice(0, 40);
+      break;
+    }
     slug = next;
   }
   return slug || 'task';
