@@ -349,4 +349,43 @@ describe('cli: codeloops queue', function () {
     assert.equal(git(repo, 'diff', '--cached', '--name-only').trim(), 'staged.txt');
     assert.equal((await merge('1', '--undo')).json.error?.code, 'merge_refused');
   });
+
+  it('queue add --file takes no item inside a fenced code block or an HTML comment as a task; a fence under an item stays in its details', async () => {
+    const { repo, env } = queueSetup();
+    const checklist = path.join(tempDir('codeloops-queue-list-'), 'tasks.md');
+    fs.writeFileSync(
+      checklist,
+      [
+        '# Tonight',
+        '',
+        '- [ ] Add alpha <!-- the easy one -->',
+        '  Like this:',
+        '  ```md',
+        '  - [ ] an example inside the item',
+        '  ```',
+        '',
+        'An example of the format:',
+        '',
+        '````markdown',
+        '- [ ] not a task (in a fence)',
+        '```',
+        '- [ ] still not a task (a shorter fence does not close it)',
+        '````',
+        '~~~',
+        '- [ ] not a task (in a tilde fence)',
+        '~~~',
+        '<!-- - [ ] commented out -->',
+        '<!--',
+        '- [ ] commented out over lines',
+        '-->',
+        '* [ ] Add beta',
+      ].join('\n'),
+    );
+    const added = await runCli(['queue', 'add', '--file', checklist, '--json'], { cwd: repo, env });
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual(
+      (JSON.parse(added.stdout) as { added: QueueTask[] }).added.map((task) => task.prompt),
+      ['Add alpha\n\nLike this:\n```md\n- [ ] an example inside the item\n```', 'Add beta'],
+    );
+  });
 });
