@@ -8,6 +8,7 @@ import { removeWorktree } from '../git/worktrees.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { RunNotifier } from '../notify/runNotifier.js';
+import { readRegularFileSync } from '../files/regularFile.js';
 import { tasksOfChecklist } from '../queue/checklist.js';
 import { mergeTask, undoTaskMerge } from '../queue/mergeTask.js';
 import { QueueStore, TaskNotFoundError } from '../queue/queueStore.js';
@@ -94,7 +95,7 @@ export async function queueAddCommand(options: QueueAddOptions): Promise<number>
   } else {
     let text: string;
     try {
-      text = fs.readFileSync(path.resolve(options.file!), 'utf8');
+      text = readRegularFileSync(path.resolve(options.file!));
     } catch (error) {
       throw new UsageError(`Cannot read ${options.file}: ${(error as Error).message}`);
     }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -47,6 +48,13 @@ function actorCallsFor(agent: ScriptedAgent, task: string): number {
 }
 
 const commitsOn = (repo: string, branch: string, base: string) => git(repo, 'log', '--format=%an <%ae>|%s', `${base}..${branch}`).trim();
+
+async function addTasks(repo: string, env: Record<string, string>, prompts: readonly string[], ...flags: string[]): Promise<void> {
+  for (const prompt of prompts) {
+    const added = await runCli(['queue', 'add', '-p', prompt, ...flags], { cwd: repo, env });
+    assert.equal(added.code, 0, added.stderr);
+  }
+}
 
 describe('cli: codeloops queue', function () {
   this.timeout(120_000);
@@ -386,6 +394,70 @@ describe('cli: codeloops queue', function () {
     assert.deepEqual(
       (JSON.parse(added.stdout) as { added: QueueTask[] }).added.map((task) => task.prompt),
       ['Add alpha\n\nLike this:\n```md\n- [ ] an example inside the item\n```', 'Add beta'],
+    );
+  });
+
+  it('a queue file that is a FIFO is refused at once (not_a_file), a torn one says which file and how to go back to its previous copy (queue_invalid)', async () => {
+    const { repo, env } = queueSetup();
+    await addTasks(repo, env, ['TASK-alpha: write alpha', 'TASK-beta: write beta']);
+    const file = (JSON.parse((await runCli(['queue', 'list', '--json'], { cwd: repo, env })).stdout) as { file: string }).file;
+    const previous = `${file}.previous`;
+    assert.deepEqual(
+      queueFileSchema.parse(JSON.parse(fs.readFileSync(previous, 'utf8'))).tasks.map((task) => task.id),
+      [1],
+      'the queue before its last change is kept',
+    );
+    const errorOf = async (args: string[]) => {
+      const result = await runCli([...args, '--json'], { cwd: repo, env, timeoutMs: 20_000 });
+      assert.equal(result.timedOut, false, `${args.join(' ')} hung`);
+      assert.equal(result.code, 2, result.stderr);
+      assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+      return (JSON.parse(result.stdout) as { error: { code: string; message: string; hint: string | null } }).error;
+    };
+
+    const kept = fs.readFileSync(file);
+    fs.rmSync(file);
+    spawnSync('mkfifo', [file]);
+    for (const args of [
+      ['queue', 'list'],
+      ['queue', 'add', '-p', 'TASK-gamma: write gamma'],
+      ['queue', 'report'],
+    ]) {
+      const error = await errorOf(args);
+      assert.equal(error.code, 'not_a_file', args.join(' '));
+      assert.equal(error.message, `The queue file ${file} is a named pipe (FIFO), not a file.`);
+    }
+    fs.rmSync(file);
+
+    fs.writeFileSync(file, kept.subarray(0, 100));
+    for (const args of [
+      ['queue', 'list'],
+      ['queue', 'add', '-p', 'TASK-gamma: write gamma'],
+      ['queue', 'remove', '1'],
+      ['queue', 'report'],
+    ]) {
+      const error = await errorOf(args);
+      assert.equal(error.code, 'queue_invalid', args.join(' '));
+      assert.match(
+        error.message,
+        new RegExp(
+          `^The queue file ${file.replace(/[.]/g, '\\.')} cannot be read: not JSON \\(.*\\)\\. Its copy before the last change is ${previous.replace(/[.]/g, '\\.')}\\.$`,
+        ),
+      );
+      assert.equal(
+        error.hint,
+        `Go back to the queue as it was before its last change: mv "${previous}" "${file}" (or move the file away to start an empty queue).`,
+      );
+    }
+    const human = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(human.code, 2);
+    assert.match(human.stderr, /cannot be read: not JSON .*\nGo back to the queue as it was before its last change: mv/);
+    assert.doesNotMatch(human.stderr, /\n\s+at /);
+    fs.renameSync(previous, file);
+    const listed = await runCli(['queue', 'list', '--json'], { cwd: repo, env });
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as { tasks: QueueTask[] }).tasks.map((task) => task.id),
+      [1],
     );
   });
 });
