@@ -56,6 +56,17 @@ async function addTasks(repo: string, env: Record<string, string>, prompts: read
   }
 }
 
+interface MergeOutput {
+  status?: string;
+  files?: string[];
+  error?: { code: string; message: string; details: Record<string, unknown> };
+}
+
+async function queueMerge(repo: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; json: MergeOutput }> {
+  const result = await runCli(['queue', 'merge', ...args, '--json'], { cwd: repo, env });
+  return { code: result.code, json: JSON.parse(result.stdout) as MergeOutput };
+}
+
 describe('cli: codeloops queue', function () {
   this.timeout(120_000);
   const leftovers: number[] = [];
@@ -356,6 +367,120 @@ describe('cli: codeloops queue', function () {
     assert.deepEqual({ ...restored, index: null }, { ...before, index: null });
     assert.equal(git(repo, 'diff', '--cached', '--name-only').trim(), 'staged.txt');
     assert.equal((await merge('1', '--undo')).json.error?.code, 'merge_refused');
+  });
+
+  it('queue merge refuses (tree_changed, naming them) to write over anything of the user’s: a folder where a file goes, a file or link where a folder goes, ignored files, files git is told not to watch; --undo as well', async () => {
+    const { repo, env, home } = queueSetup();
+    writeFile(repo, 'old', 'old\n');
+    writeFile(repo, 'config.ini', 'shared = 1\n');
+    git(repo, 'add', 'old', 'config.ini');
+    git(repo, 'commit', '-q', '-m', 'old and config');
+    await addTasks(
+      repo,
+      env,
+      [
+        'TASK-notes: #write notes',
+        'TASK-docs: #write docs/guide.md',
+        'TASK-out: #write out/report.txt',
+        'TASK-build: #write build',
+        'TASK-log: #write debug.log',
+        'TASK-conf: #write config.ini',
+        'TASK-old: #delete old',
+        'TASK-alpha: write alpha',
+      ],
+      '-n',
+      '1',
+    );
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(
+      queueOf(home.dataHome).tasks.map((task) => task.outcome),
+      Array(8).fill('success'),
+    );
+
+    // The user's things, each where one task writes.
+    writeFile(repo, 'notes/todo.txt', 'my todo\n');
+    writeFile(repo, 'docs', 'my docs, a file\n');
+    const elsewhere = tempDir('codeloops-queue-elsewhere-');
+    fs.symlinkSync(elsewhere, path.join(repo, 'out'));
+    writeFile(repo, '.git/info/exclude', 'build/\n*.log\n');
+    writeFile(repo, 'build/cache.bin', 'cache\n');
+    writeFile(repo, 'debug.log', 'my log\n');
+    git(repo, 'update-index', '--assume-unchanged', 'config.ini');
+    writeFile(repo, 'config.ini', 'shared = 1\nmy local = 2\n');
+    const before = userState(repo);
+    for (const [id, inTheWay] of [
+      ['1', ['notes/todo.txt']],
+      ['2', ['docs']],
+      ['3', ['out']],
+      ['4', ['build/']],
+      ['5', ['debug.log']],
+      ['6', ['config.ini']],
+    ] as const) {
+      const refused = await queueMerge(repo, env, id);
+      assert.equal(refused.code, 2, `task ${id}: ${JSON.stringify(refused.json)}`);
+      assert.equal(refused.json.error?.code, 'tree_changed', `task ${id}`);
+      assert.deepEqual(refused.json.error?.details.changed, inTheWay, `task ${id}`);
+    }
+    assert.deepEqual(userState(repo), before, 'nothing of the user’s changed');
+    assert.deepEqual(fs.readdirSync(elsewhere), [], 'nothing written through the link');
+
+    // Undo: the task deleted `old`; the user has since made a folder of that name.
+    const merged = await queueMerge(repo, env, '7');
+    assert.deepEqual([merged.json.status, merged.json.files], ['merged', ['old']]);
+    writeFile(repo, 'old/mine.txt', 'mine\n');
+    const undoOld = await queueMerge(repo, env, '7', '--undo');
+    assert.equal(undoOld.json.error?.code, 'tree_changed');
+    assert.deepEqual(undoOld.json.error?.details.changed, ['old/mine.txt']);
+    assert.equal(fs.readFileSync(path.join(repo, 'old', 'mine.txt'), 'utf8'), 'mine\n');
+    fs.rmSync(path.join(repo, 'old'), { recursive: true });
+    assert.equal((await queueMerge(repo, env, '7', '--undo')).json.status, 'undone');
+    assert.equal(fs.readFileSync(path.join(repo, 'old'), 'utf8'), 'old\n');
+
+    // Undo: the user edited a file the merge wrote.
+    assert.equal((await queueMerge(repo, env, '8')).json.status, 'merged');
+    writeFile(repo, 'alpha.txt', 'alpha, edited by me\n');
+    const undoAlpha = await queueMerge(repo, env, '8', '--undo');
+    assert.equal(undoAlpha.json.error?.code, 'tree_changed');
+    assert.deepEqual(undoAlpha.json.error?.details.changed, ['alpha.txt']);
+    assert.equal(fs.readFileSync(path.join(repo, 'alpha.txt'), 'utf8'), 'alpha, edited by me\n');
+  });
+
+  it('queue merge is all or nothing: with the index locked it changes nothing (merge_refused), and when moving the branch fails it puts the files and the index back', async () => {
+    const { repo, env } = queueSetup();
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
+    userAtWork(repo);
+    const before = userState(repo);
+    const branch = git(repo, 'symbolic-ref', '--short', 'HEAD').trim();
+
+    // A git command that crashed left its lock: the merge is refused before anything moves.
+    const indexLock = path.join(repo, '.git', 'index.lock');
+    fs.writeFileSync(indexLock, '');
+    const locked = await queueMerge(repo, env, '1');
+    assert.equal(locked.code, 2);
+    assert.equal(locked.json.error?.code, 'merge_refused');
+    assert.equal(locked.json.error?.details.reason, 'index_locked');
+    assert.match(locked.json.error?.message ?? '', /index\.lock exists/);
+    assert.deepEqual(userState(repo), before);
+    fs.rmSync(indexLock);
+
+    // The branch's own lock: the files were written by then, and are put back.
+    const branchLock = path.join(repo, '.git', 'refs', 'heads', `${branch}.lock`);
+    fs.writeFileSync(branchLock, '');
+    const failed = await queueMerge(repo, env, '1');
+    assert.equal(failed.code, 2);
+    assert.equal(failed.json.error?.code, 'git_failed');
+    assert.deepEqual(userState(repo), before);
+    assert.equal(fs.existsSync(indexLock), false, 'the index is let go');
+    fs.rmSync(branchLock);
+
+    const merged = await queueMerge(repo, env, '1');
+    assert.equal(merged.json.status, 'merged');
+    // The index has the merge's alpha.txt: the user's next commit keeps it.
+    git(repo, 'commit', '-q', '-m', 'my staged work');
+    assert.equal(git(repo, 'show', 'HEAD:alpha.txt'), 'alpha\n');
+    assert.equal(git(repo, 'show', 'HEAD:staged.txt'), 'staged\n');
   });
 
   it('queue add --file takes no item inside a fenced code block or an HTML comment as a task; a fence under an item stays in its details', async () => {
