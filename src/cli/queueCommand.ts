@@ -263,8 +263,14 @@ function announce(notice: QueueNotice): void {
       return writeStderr(`Task ${notice.task}: ${notice.resumed ? 'carrying on' : 'started'} on ${notice.branch}\n`);
     case 'task_finished': {
       const error = notice.error && notice.outcome !== 'success' ? `: ${sanitizeForTerminal(notice.error)}` : '';
-      return writeStderr(`Task ${notice.task}: ${notice.outcome}${error}\n`);
+      const branch = notice.branch_changed ? `\n  ${sanitizeForTerminal(notice.branch_changed)}` : '';
+      return writeStderr(`Task ${notice.task}: ${notice.outcome}${error}${branch}\n`);
     }
+    case 'task_end_failed':
+      return writeStderr(
+        `Task ${notice.task}: its loop ended, but recording its end failed: ${sanitizeForTerminal(notice.error)}\n` +
+          `  It stays queued with its worktree; the next "codeloops queue run" finishes it from its session ${notice.session_id}.\n`,
+      );
     case 'needs_input':
       return writeStderr(
         `Task ${notice.task} needs your answer: ${sanitizeForTerminal(notice.question)}\n  Answer it: codeloops queue answer ${notice.task} "<your answer>"\n`,

@@ -47,7 +47,8 @@ function notesOf(task: QueueTask): string[] {
   if (task.question !== null && task.state === 'needs_input') notes.push(`Waits for your answer: ${task.question}`);
   if (task.result?.error && task.outcome !== 'success') notes.push(`Error (${task.result.error_code ?? 'unknown'}): ${task.result.error}`);
   if (task.result?.summary && task.outcome === 'success') notes.push(`Summary: ${task.result.summary}`);
-  if (task.commit) notes.push(`Committed ${task.commit.slice(0, 12)} on ${task.branch}.`);
+  if (task.commit && task.state === 'finished') notes.push(`Committed ${task.commit.slice(0, 12)} on ${task.branch}.`);
+  if (task.result?.branch_changed) notes.push(task.result.branch_changed);
   for (const finding of task.result?.open_findings ?? [])
     notes.push(`Open finding ${finding.id}${finding.file ? ` (${finding.file}${finding.line ? `:${finding.line}` : ''})` : ''}: ${finding.message}`);
   return notes;

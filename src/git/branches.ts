@@ -58,18 +58,6 @@ export async function moveBranch(repository: Repository, branch: string, commit:
   await gitText(repository.root, ['update-ref', '-m', reason, `refs/heads/${branch}`, commit, from ?? '']);
 }
 
-/**
- * Commits `tree` on `branch` with `message`, authored and committed by `identity`:
- * its parent is the branch's commit now (the agent's own commits stay in the history),
- * and the branch moves only from there. Returns the new commit.
- */
-export async function commitTreeOnBranch(repository: Repository, branch: string, tree: string, message: string, identity: GitIdentity): Promise<string> {
-  const parent = await branchCommit(repository, branch);
-  const commit = await commitTree(repository, tree, parent ? [parent] : [], message, identity);
-  await moveBranch(repository, branch, commit, parent, 'codeloops: the task succeeded');
-  return commit;
-}
-
 /** A commit message's first line at most, longer ones cut (the whole line then opens the body). */
 const MAX_SUBJECT_CHARS = 100;
 /** A whole commit message at most: a critic's summary can be as long as its answer. */

@@ -65,6 +65,12 @@ export const taskResultSchema = z.object({
   checks: z.array(z.object({ name: z.string(), passed: z.boolean(), required: z.boolean() })),
   /** The critic's findings it had not resolved when the loop ended. */
   open_findings: z.array(z.object({ id: z.string(), file: z.nullable(z.string()), line: z.nullable(z.int()), message: z.string() })),
+  /**
+   * What the agent did to the task's branch or its worktree's HEAD (deleted or moved the
+   * branch, left HEAD off it) and where the success was committed instead, in words;
+   * absent or null when it left them alone.
+   */
+  branch_changed: z.optional(z.nullable(z.string())),
 });
 export type TaskResult = z.infer<typeof taskResultSchema>;
 
@@ -160,6 +166,16 @@ export function taskStateText(task: QueueTask): string {
 /** What a queue tells as it runs, to whoever listens: a surface's notifications, `[notify]`. */
 export type QueueNotice =
   | { type: 'task_started'; task: number; branch: string; resumed: boolean }
-  | { type: 'task_finished'; task: number; outcome: TaskOutcome; branch: string; session_id: string | null; error: string | null }
+  | {
+      type: 'task_finished';
+      task: number;
+      outcome: TaskOutcome;
+      branch: string;
+      session_id: string | null;
+      error: string | null;
+      branch_changed?: string | null;
+    }
+  /** Its loop ended but what follows failed (the commit, the record): it stays queued, its worktree kept, for the next run to finish. */
+  | { type: 'task_end_failed'; task: number; session_id: string; error: string }
   | { type: 'needs_input'; task: number; session_id: string | null; question: string }
   | { type: 'queue_finished'; finished: number; waiting: number; left: number; interrupted: boolean };

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { queueFileSchema, type QueueTask } from '../../src/sessionFormat/queueRecords.js';
-import { runCli, startCli } from '../support/cliProcess.js';
+import { runCli, startCli, type CliRun } from '../support/cliProcess.js';
 import { launchChromium } from '../support/codeServer.js';
 import { isRunning, waitUntilGone } from '../support/processes.js';
 import { queueSetup } from '../support/queueAgents.js';
@@ -65,6 +65,48 @@ interface MergeOutput {
 async function queueMerge(repo: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; json: MergeOutput }> {
   const result = await runCli(['queue', 'merge', ...args, '--json'], { cwd: repo, env });
   return { code: result.code, json: JSON.parse(result.stdout) as MergeOutput };
+}
+
+/**
+ * A git hook (`reference-transaction`, which git runs around every ref update) that acts
+ * once on the first move of a task's branch from one commit to another (a success's
+ * commit, not the branch's creation nor a worktree checking it out): `hold` holds git right after the branch has moved until the
+ * test writes `release`; `refuse` makes git refuse that update. It writes `hooked` (its
+ * pid) when it acts.
+ */
+function hookTaskCommit(repo: string, mode: 'hold' | 'refuse'): { hooked: string; release: string } {
+  const dir = tempDir('codeloops-queue-hook-');
+  const hooked = path.join(dir, 'hooked');
+  const release = path.join(dir, 'release');
+  const hook = path.join(repo, '.git', 'hooks', 'reference-transaction');
+  fs.mkdirSync(path.dirname(hook), { recursive: true });
+  fs.writeFileSync(
+    hook,
+    `#!${process.execPath}
+const fs = require('node:fs');
+const updates = fs.readFileSync(0, 'utf8');
+const state = process.argv[2];
+const wanted = ${JSON.stringify(mode === 'hold' ? 'committed' : 'prepared')};
+const moved = updates.split('\\n').map((line) => line.split(' ')).some(([from, to, ref]) => ref?.startsWith('refs/heads/codeloops/') && !/^0+$/.test(from) && from !== to);
+if (state === wanted && !fs.existsSync(${JSON.stringify(hooked)}) && moved) {
+  fs.writeFileSync(${JSON.stringify(hooked)}, String(process.pid));
+  if (wanted === 'prepared') process.exit(1);
+  const tick = new Int32Array(new SharedArrayBuffer(4));
+  while (!fs.existsSync(${JSON.stringify(release)})) Atomics.wait(tick, 0, 0, 20);
+}
+`,
+    { mode: 0o755 },
+  );
+  return { hooked, release };
+}
+
+/** What `file` says once something wrote it, while `run` runs (it failing the test if `run` ends first). */
+async function fileWritten(file: string, run: CliRun): Promise<string> {
+  while (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') === '') {
+    if (run.child.exitCode !== null || run.child.signalCode !== null) throw new Error(`${file} was never written:\n${(await run.done).stderr}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return fs.readFileSync(file, 'utf8');
 }
 
 describe('cli: codeloops queue', function () {
@@ -481,6 +523,119 @@ describe('cli: codeloops queue', function () {
     git(repo, 'commit', '-q', '-m', 'my staged work');
     assert.equal(git(repo, 'show', 'HEAD:alpha.txt'), 'alpha\n');
     assert.equal(git(repo, 'show', 'HEAD:staged.txt'), 'staged\n');
+  });
+
+  it('after a SIGKILL of queue run while its only task runs, the next run carries that task on (not queue_empty)', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-held: #hold then write']);
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    const agentPid = Number(await fileWritten(path.join(agent.dir, 'held'), running));
+    leftovers.push(agentPid);
+    running.child.kill('SIGKILL');
+    await running.done;
+    process.kill(-agentPid, 'SIGKILL');
+    assert.ok(await waitUntilGone(agentPid));
+    assert.equal(queueOf(home.dataHome).tasks[0]!.state, 'running');
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: carrying on on codeloops\/1-task-held-hold-then-write\nTask 1: success/);
+    assert.equal(queueOf(home.dataHome).tasks[0]!.outcome, 'success');
+    assert.equal(git(repo, 'show', 'codeloops/1-task-held-hold-then-write:held.txt'), 'held\n');
+  });
+
+  it('after a SIGKILL just after a task’s success was committed, the next run finishes that task from its session: its commit kept, its agents not run again', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    const hook = hookTaskCommit(repo, 'hold');
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    // git holds here, the branch moved to the task's commit, until the test lets it go.
+    const hookPid = Number(await fileWritten(hook.hooked, running));
+    running.child.kill('SIGKILL');
+    await running.done;
+    fs.writeFileSync(hook.release, '');
+    assert.ok(await waitUntilGone(hookPid));
+    const committed = git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim();
+    assert.equal(commitsOn(repo, committed, base), 'Repo User <repo.user@example.com>|Wrote alpha.txt for TASK-alpha');
+    const left = queueOf(home.dataHome).tasks[0]!;
+    assert.equal(left.state, 'running');
+    assert.ok(left.worktree && fs.existsSync(left.worktree));
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: success/);
+    assert.doesNotMatch(again.stderr, /started|carrying on/);
+    const task = queueOf(home.dataHome).tasks[0]!;
+    assert.deepEqual([task.state, task.outcome, task.commit, task.result?.files_changed], ['finished', 'success', committed, 1]);
+    assert.equal(git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim(), committed, 'the commit is kept, not made again');
+    assert.equal(agent.calls('actor'), 1);
+    assert.equal(fs.existsSync(left.worktree), false, 'its worktree is removed');
+  });
+
+  it('a critic’s summary with a NUL, escape sequences and a long first line is committed cleaned; a success whose commit fails stays queued with its worktree and the next run commits it', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-nul: write nul #nul', 'TASK-alpha: write alpha']);
+    const hook = hookTaskCommit(repo, 'refuse');
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    // Task 1's commit was the first update of a task's branch from a commit: git refused it.
+    assert.ok(fs.existsSync(hook.hooked));
+    assert.match(
+      run.stderr,
+      /Task 1: its loop ended, but recording its end failed: git update-ref failed[^\n]*\n {2}It stays queued with its worktree; the next "codeloops queue run" finishes it/,
+    );
+    assert.match(run.stderr, /Task 2: success/);
+    assert.match(run.stderr, /Queue done: 1 finished, 0 waiting for an answer, 1 left/);
+    const stopped = queueOf(home.dataHome).tasks[0]!;
+    assert.deepEqual([stopped.state, stopped.outcome], ['queued', null]);
+    assert.ok(stopped.worktree && fs.existsSync(stopped.worktree));
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: success/);
+    const task = queueOf(home.dataHome).tasks[0]!;
+    assert.deepEqual([task.state, task.outcome], ['finished', 'success']);
+    assert.equal(actorCallsFor(agent, 'nul'), 1, 'its loop is not run again');
+    const message = git(repo, 'log', '-1', '--format=%B', 'codeloops/1-task-nul-write-nul-nul');
+    assert.ok(![...message].some((char) => char < ' ' && char !== '\n'), `no control character in ${JSON.stringify(message)}`);
+    const [subject, blank, firstLine, secondLine] = message.split('\n');
+    assert.ok(subject!.length <= 100 && subject!.endsWith('…'), subject);
+    assert.match(subject!, /^Wrote nul\.txt for TASK-nul and more and more/);
+    assert.equal(blank, '');
+    assert.match(firstLine!, /^Wrote nul\.txt for TASK-nul (and more ){32}and more$/);
+    assert.equal(secondLine, 'Second line.');
+  });
+
+  it('an agent that deletes its branch, or moves it off the task’s start, still gets its success committed on the branch from the task’s start, said so; the branch merges', async () => {
+    const { repo, env, home } = queueSetup();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    await addTasks(repo, env, ['TASK-gone: write gone #detach-delete', 'TASK-root: write root #orphan-branch']);
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `Task 1: success\\n {2}The agent deleted the branch codeloops/1-task-gone-write-gone-detach-delete \\(or renamed it\\) and detached its worktree's HEAD; ` +
+          `the tree it left is committed on codeloops/1-task-gone-write-gone-detach-delete, on top of the task's start ${base.slice(0, 12)}\\.`,
+      ),
+    );
+    assert.match(
+      run.stderr,
+      /Task 2: success\n {2}The agent moved the branch codeloops\/2-task-root-write-root-orphan-branch to [0-9a-f]{12}, which does not come from the task's start;/,
+    );
+    const queue = queueOf(home.dataHome);
+    for (const task of queue.tasks) {
+      assert.equal(task.outcome, 'success');
+      assert.equal(git(repo, 'rev-parse', task.branch).trim(), task.commit);
+      assert.equal(git(repo, 'log', '-1', '--format=%P', task.branch).trim(), base, `${task.branch} is one commit on the task's start`);
+      assert.match(task.result?.branch_changed ?? '', /^The agent (deleted|moved) the branch/);
+    }
+    assert.equal(git(repo, 'show', `${queue.tasks[0]!.branch}:gone.txt`), 'gone\n');
+    const report = await runCli(['queue', 'report'], { cwd: repo, env });
+    assert.match(report.stdout, /- The agent deleted the branch codeloops\/1-task-gone-write-gone-detach-delete/);
+    for (const id of ['1', '2']) assert.equal((await queueMerge(repo, env, id)).json.status, 'merged');
+    assert.equal(fs.readFileSync(path.join(repo, 'root.txt'), 'utf8'), 'root\n');
   });
 
   it('queue add --file takes no item inside a fenced code block or an HTML comment as a task; a fence under an item stays in its details', async () => {
