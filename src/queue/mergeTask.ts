@@ -213,10 +213,12 @@ function ancestorsOf(rawPath: string): string[] {
 /**
  * Moves `branch` from `from` to `to` and writes the changed paths to the work tree and
  * the index, all or nothing. The index is taken as git takes it (`index.lock`; refused,
- * with nothing changed, when another git holds it) and its next state made in a file of
- * its own; then the files are written, the branch moved (only from where it was), and
- * the new index put in place. Whatever fails on the way puts the files back and leaves
- * the branch and the index as they were.
+ * with nothing changed, when another git holds it) and its next state made in the lock;
+ * then the files are written, the new index put in place, and last the branch moved (only
+ * from where it was). Whatever fails on the way puts the index and the files back. A run
+ * killed on the way leaves the merge's files written (and after the index, staged) with
+ * the branch where it was: never a branch moved with an index that would take the
+ * merge's files out again at the next commit.
  */
 async function moveAndWrite(
   repository: Repository,
@@ -227,46 +229,73 @@ async function moveAndWrite(
   message: string,
 ): Promise<void> {
   if (changes.length === 0) return moveBranch(repository, branch, to, from, message);
-  const lock = takeIndexLock(repository, branch);
-  let filesWritten = false;
+  const lock = tryIndexLock(repository);
+  if (lock === null) {
+    throw new CodeloopsError(
+      'merge_refused',
+      `Another git process is changing the index (${repository.indexFile}.lock exists): ${branch} was not moved and nothing was changed. If no git command is running, a crashed one left that file behind: remove it and try again.`,
+      { reason: 'index_locked', lock_file: `${repository.indexFile}.lock` },
+    );
+  }
+  const before = temporaryIndexPath(repository, 'before-merge');
+  const done = { files: false, index: false };
   try {
     await writeNextIndex(repository, lock, to, changes);
-    filesWritten = true;
+    done.files = true;
     await restorePaths(repository, to, changes);
+    if (fs.existsSync(repository.indexFile)) fs.copyFileSync(repository.indexFile, before);
+    fs.renameSync(lock, repository.indexFile);
+    done.index = true;
     await moveBranch(repository, branch, to, from, message);
   } catch (error) {
-    const putBack = filesWritten
-      ? await changedPaths(repository, to, from)
-          .then((back) => restorePaths(repository, from, back))
-          .then(
-            () => null,
-            (failure: unknown) => failure as Error,
-          )
-      : null;
-    fs.rmSync(lock, { force: true });
-    if (putBack)
-      throw new CodeloopsError(
-        'git_failed',
-        `${(error as Error).message}; and putting your files back failed too: ${putBack.message}. ${branch} did not move.`,
-        {},
-      );
-    throw error;
+    const failures = await putBack(repository, { lock, before, from, to }, done);
+    if (failures.length === 0) throw error;
+    throw new CodeloopsError(
+      'git_failed',
+      `${(error as Error).message}; and putting things back failed too: ${failures.join('; ')}. ${branch} did not move.`,
+      {},
+    );
+  } finally {
+    removeTemporaryIndex(before);
   }
-  fs.renameSync(lock, repository.indexFile);
 }
 
-/** `<index>.lock`, made as git makes it (only where none is): no git changes the index while it is there. */
-function takeIndexLock(repository: Repository, branch: string): string {
+/** Undoes what `moveAndWrite` did before a step failed: the index as it was (`before`), the files as `from` has them. What could not be put back is said. */
+async function putBack(
+  repository: Repository,
+  saved: { lock: string; before: string; from: string; to: string },
+  done: { files: boolean; index: boolean },
+): Promise<string[]> {
+  const failures: string[] = [];
+  if (!done.index) fs.rmSync(saved.lock, { force: true });
+  else {
+    try {
+      const lock = tryIndexLock(repository);
+      if (lock === null) throw new Error('another git process took the index meanwhile');
+      if (fs.existsSync(saved.before)) fs.renameSync(saved.before, lock);
+      else fs.rmSync(lock);
+      if (fs.existsSync(lock)) fs.renameSync(lock, repository.indexFile);
+      else fs.rmSync(repository.indexFile, { force: true });
+    } catch (failure) {
+      failures.push(`your index has the merge's files staged (${(failure as Error).message})`);
+    }
+  }
+  if (done.files) {
+    await changedPaths(repository, saved.to, saved.from)
+      .then((back) => restorePaths(repository, saved.from, back))
+      .catch((failure: unknown) => failures.push(`the merge's files are still written (${(failure as Error).message})`));
+  }
+  return failures;
+}
+
+/** `<index>.lock`, made as git makes it (only where none is): no git changes the index while it is there. Null when another has it. */
+function tryIndexLock(repository: Repository): string | null {
   const lock = `${repository.indexFile}.lock`;
   try {
     fs.closeSync(fs.openSync(lock, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    throw new CodeloopsError(
-      'merge_refused',
-      `Another git process is changing the index (${lock} exists): ${branch} was not moved and nothing was changed. If no git command is running, a crashed one left that file behind: remove it and try again.`,
-      { reason: 'index_locked', lock_file: lock },
-    );
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return null;
+    throw error;
   }
   return lock;
 }

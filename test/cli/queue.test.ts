@@ -69,12 +69,12 @@ async function queueMerge(repo: string, env: Record<string, string>, ...args: st
 
 /**
  * A git hook (`reference-transaction`, which git runs around every ref update) that acts
- * once on the first move of a task's branch from one commit to another (a success's
- * commit, not the branch's creation nor a worktree checking it out): `hold` holds git right after the branch has moved until the
+ * once on the first move of a branch (a task's, by default) from one commit to another
+ * (a success's commit, a merge; not a branch's creation nor a worktree checking it out): `hold` holds git right after the branch has moved until the
  * test writes `release`; `refuse` makes git refuse that update. It writes `hooked` (its
  * pid) when it acts.
  */
-function hookTaskCommit(repo: string, mode: 'hold' | 'refuse'): { hooked: string; release: string } {
+function hookBranchMove(repo: string, mode: 'hold' | 'refuse', branches = 'refs/heads/codeloops/'): { hooked: string; release: string } {
   const dir = tempDir('codeloops-queue-hook-');
   const hooked = path.join(dir, 'hooked');
   const release = path.join(dir, 'release');
@@ -87,7 +87,7 @@ const fs = require('node:fs');
 const updates = fs.readFileSync(0, 'utf8');
 const state = process.argv[2];
 const wanted = ${JSON.stringify(mode === 'hold' ? 'committed' : 'prepared')};
-const moved = updates.split('\\n').map((line) => line.split(' ')).some(([from, to, ref]) => ref?.startsWith('refs/heads/codeloops/') && !/^0+$/.test(from) && from !== to);
+const moved = updates.split('\\n').map((line) => line.split(' ')).some(([from, to, ref]) => ref?.startsWith(${JSON.stringify(branches)}) && !/^0+$/.test(from) && from !== to);
 if (state === wanted && !fs.existsSync(${JSON.stringify(hooked)}) && moved) {
   fs.writeFileSync(${JSON.stringify(hooked)}, String(process.pid));
   if (wanted === 'prepared') process.exit(1);
@@ -488,7 +488,7 @@ describe('cli: codeloops queue', function () {
     assert.equal(fs.readFileSync(path.join(repo, 'alpha.txt'), 'utf8'), 'alpha, edited by me\n');
   });
 
-  it('queue merge is all or nothing: with the index locked it changes nothing (merge_refused), and when moving the branch fails it puts the files and the index back', async () => {
+  it('queue merge is all or nothing: with the index locked it changes nothing (merge_refused), when moving the branch fails it puts the files and the index back, and killed as the branch moves it leaves no lock and nothing for the next commit to drop', async () => {
     const { repo, env } = queueSetup();
     await addTasks(repo, env, ['TASK-alpha: write alpha']);
     assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
@@ -517,9 +517,20 @@ describe('cli: codeloops queue', function () {
     assert.equal(fs.existsSync(indexLock), false, 'the index is let go');
     fs.rmSync(branchLock);
 
-    const merged = await queueMerge(repo, env, '1');
-    assert.equal(merged.json.status, 'merged');
-    // The index has the merge's alpha.txt: the user's next commit keeps it.
+    // Killed as the branch moves (a hook holds git there): the files and the index are written by then.
+    const hook = hookBranchMove(repo, 'hold', `refs/heads/${branch}`);
+    const merging = startCli(['queue', 'merge', '1'], { cwd: repo, env });
+    const hookPid = Number(await fileWritten(hook.hooked, merging));
+    merging.child.kill('SIGKILL');
+    await merging.done;
+    fs.writeFileSync(hook.release, '');
+    assert.ok(await waitUntilGone(hookPid));
+    assert.equal(fs.existsSync(indexLock), false, 'no lock left to the user');
+    assert.equal(git(repo, 'log', '-1', '--format=%P', 'HEAD').trim().split(' ')[1], git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim());
+    const after = userState(repo);
+    assert.equal(after.status, before.status, 'alpha.txt committed, in the index and on disk; the user’s own changes as they were');
+    assert.equal(after.stash, before.stash);
+    // The user's next commit keeps the merge's alpha.txt.
     git(repo, 'commit', '-q', '-m', 'my staged work');
     assert.equal(git(repo, 'show', 'HEAD:alpha.txt'), 'alpha\n');
     assert.equal(git(repo, 'show', 'HEAD:staged.txt'), 'staged\n');
@@ -548,7 +559,7 @@ describe('cli: codeloops queue', function () {
     const { repo, env, agent, home } = queueSetup();
     const base = git(repo, 'rev-parse', 'HEAD').trim();
     await addTasks(repo, env, ['TASK-alpha: write alpha']);
-    const hook = hookTaskCommit(repo, 'hold');
+    const hook = hookBranchMove(repo, 'hold');
     const running = startCli(['queue', 'run'], { cwd: repo, env });
     // git holds here, the branch moved to the task's commit, until the test lets it go.
     const hookPid = Number(await fileWritten(hook.hooked, running));
@@ -576,7 +587,7 @@ describe('cli: codeloops queue', function () {
   it('a critic’s summary with a NUL, escape sequences and a long first line is committed cleaned; a success whose commit fails stays queued with its worktree and the next run commits it', async () => {
     const { repo, env, agent, home } = queueSetup();
     await addTasks(repo, env, ['TASK-nul: write nul #nul', 'TASK-alpha: write alpha']);
-    const hook = hookTaskCommit(repo, 'refuse');
+    const hook = hookBranchMove(repo, 'refuse');
     const run = await runCli(['queue', 'run'], { cwd: repo, env });
     assert.equal(run.code, 0, run.stderr);
     // Task 1's commit was the first update of a task's branch from a commit: git refused it.
