@@ -177,15 +177,22 @@ export class QueueStore {
     } finally {
       fs.closeSync(fd);
     }
-    if (fs.existsSync(this.file)) {
+    if (fs.existsSync(this.file)) this.keepPrevious();
+    fs.renameSync(temporary, this.file);
+  }
+
+  /** The file as it is now, as `.previous`: a copy kept at best, never a change refused for want of it. */
+  private keepPrevious(): void {
+    try {
       fs.rmSync(this.previousFile(), { force: true });
       try {
         fs.linkSync(this.file, this.previousFile());
       } catch {
         fs.copyFileSync(this.file, this.previousFile()); // a file system without hard links
       }
+    } catch {
+      // something else sits there (a folder): the change goes ahead without a copy
     }
-    fs.renameSync(temporary, this.file);
   }
 
   /** The change lock; one held by a dead process is taken over. */

@@ -719,6 +719,18 @@ describe('cli: codeloops queue', function () {
       assert.equal(error.message, `The queue file ${file} is a named pipe (FIFO), not a file.`);
     }
     fs.rmSync(file);
+    fs.writeFileSync(file, kept);
+
+    // A FIFO where the change lock or a checklist goes does not hang either.
+    spawnSync('mkfifo', [`${file}.lock`]);
+    const added = await runCli(['queue', 'add', '-p', 'TASK-gamma: write gamma'], { cwd: repo, env, timeoutMs: 20_000 });
+    assert.equal(added.timedOut, false, 'queue add hung on the lock');
+    assert.equal(added.code, 0, added.stderr);
+    const checklist = path.join(tempDir('codeloops-queue-fifo-'), 'tasks.md');
+    spawnSync('mkfifo', [checklist]);
+    const fromFifo = await errorOf(['queue', 'add', '--file', checklist]);
+    assert.equal(fromFifo.code, 'usage');
+    assert.match(fromFifo.message, /is a named pipe \(FIFO\), not a file/);
 
     fs.writeFileSync(file, kept.subarray(0, 100));
     for (const args of [
@@ -748,7 +760,8 @@ describe('cli: codeloops queue', function () {
     const listed = await runCli(['queue', 'list', '--json'], { cwd: repo, env });
     assert.deepEqual(
       (JSON.parse(listed.stdout) as { tasks: QueueTask[] }).tasks.map((task) => task.id),
-      [1],
+      [1, 2],
+      'the queue as it was before the last change (task 3 added)',
     );
   });
 });
