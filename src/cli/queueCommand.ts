@@ -127,7 +127,8 @@ export async function queueListCommand(options: QueueOptions): Promise<number> {
     process.stdout.write('The queue is empty. Add a task: codeloops queue add -p "<task>"\n');
     return EXIT_CODES.success;
   }
-  const rows = queue.tasks.map((task, index) => [String(index + 1), String(task.id), taskStateText(task), task.branch, taskTitle(task)]);
+  const runnerAlive = store.runnerPid() !== null;
+  const rows = queue.tasks.map((task, index) => [String(index + 1), String(task.id), taskStateText(task, runnerAlive), task.branch, taskTitle(task)]);
   const headers = ['#', 'ID', 'STATE', 'BRANCH', 'TASK'];
   const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => row[column]!.length)));
   for (const row of [headers, ...rows])
@@ -323,10 +324,11 @@ export async function queueReportCommand(options: QueueReportOptions): Promise<n
   const { store } = await openQueue(options);
   const queue = store.read();
   if (queue.tasks.length === 0) throw new CodeloopsError('queue_empty', `The queue of ${queue.repository} has no task.`, {});
+  const runnerAlive = store.runnerPid() !== null;
   if (options.json) printJson({ repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks });
-  else process.stdout.write(renderQueueMarkdown(queue));
+  else process.stdout.write(renderQueueMarkdown(queue, runnerAlive));
   if (options.html !== undefined) {
-    fs.writeFileSync(options.html, renderQueueHtml(queue));
+    fs.writeFileSync(options.html, renderQueueHtml(queue, runnerAlive));
     writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);
   }
   return EXIT_CODES.success;

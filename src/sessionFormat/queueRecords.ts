@@ -154,11 +154,15 @@ export function taskTitle(task: Pick<QueueTask, 'prompt'>): string {
   return first.length > 80 ? `${first.slice(0, 79)}…` : first;
 }
 
-/** Where a task is, in words: its state, or how it finished (with its verification). */
-export function taskStateText(task: QueueTask): string {
+/**
+ * Where a task is, in words: its state, or how it finished (with its verification). A
+ * task left `running` by a runner that is gone (`runnerAlive` false) is stopped, to carry on.
+ */
+export function taskStateText(task: QueueTask, runnerAlive = true): string {
   if (task.state === 'needs_input') return 'needs your answer';
   if (task.state === 'answered') return 'answered, to carry on';
-  if (task.state !== 'finished') return task.session_ids.length > 0 && task.state === 'queued' ? 'stopped, to carry on' : task.state;
+  if (task.state === 'running') return runnerAlive ? 'running' : 'stopped, to carry on';
+  if (task.state !== 'finished') return task.session_ids.length > 0 ? 'stopped, to carry on' : task.state;
   const verification = task.result?.verification ? ` (${task.result.verification})` : '';
   return `${task.outcome ?? 'finished'}${verification}`;
 }

@@ -547,6 +547,8 @@ describe('cli: codeloops queue', function () {
     process.kill(-agentPid, 'SIGKILL');
     assert.ok(await waitUntilGone(agentPid));
     assert.equal(queueOf(home.dataHome).tasks[0]!.state, 'running');
+    // Nothing runs it: the list says so.
+    assert.match((await runCli(['queue', 'list'], { cwd: repo, env })).stdout, /\n1\s+1\s+stopped, to carry on\s+codeloops\/1-task-held/);
 
     const again = await runCli(['queue', 'run'], { cwd: repo, env });
     assert.equal(again.code, 0, again.stderr);
