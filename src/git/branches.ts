@@ -32,6 +32,19 @@ export async function createBranch(repository: Repository, branch: string, commi
   }
 }
 
+/**
+ * The commit `branch` was made at, when its oldest reflog entry is `message`: a branch
+ * the runner made itself (`createBranch` with that message), found again by a run after
+ * one killed before it could record it. Null for any other branch, or without a reflog.
+ */
+export async function branchMadeWith(repository: Repository, branch: string, message: string): Promise<string | null> {
+  if ((await branchCommit(repository, branch)) === null) return null;
+  const log = await gitText(repository.root, ['reflog', 'show', '--format=%H %gs', `refs/heads/${branch}`], { mayFindNothing: true });
+  const oldest = log.trimEnd().split('\n').at(-1) ?? '';
+  const space = oldest.indexOf(' ');
+  return space > 0 && oldest.slice(space + 1) === message ? oldest.slice(0, space) : null;
+}
+
 /** Whether `ancestor` is `commit` or in its history (false for commits of unrelated histories). */
 export async function isAncestor(repository: Repository, ancestor: string, commit: string): Promise<boolean> {
   const base = (await gitText(repository.root, ['merge-base', ancestor, commit], { mayFindNothing: true })).trim();

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loopInWorktree, prepareWorktree } from '../candidates/runCandidates.js';
-import { branchCommit, commitTree, createBranch, isAncestor, moveBranch, userIdentity, type GitIdentity } from '../git/branches.js';
+import { branchCommit, branchMadeWith, commitTree, createBranch, isAncestor, moveBranch, userIdentity, type GitIdentity } from '../git/branches.js';
 import { openRepository, headCommit, type Repository } from '../git/repository.js';
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
 import { gitText } from '../git/gitProcess.js';
@@ -247,10 +247,13 @@ class TaskRun {
     const { repository } = this.request;
     const worktree = this.worktreeOf(task);
     if (fs.existsSync(worktree)) await removeWorktree(repository, worktree);
-    let start = task.start_commit;
+    // Which task, added when: a branch of another queue's task of the same id and title is never taken for this one's.
+    const made = `codeloops: queue task ${task.id} (added ${task.added_at})`;
+    // A branch this task made before its runner was killed, before it could record the start, is its own.
+    let start = task.start_commit ?? (await branchMadeWith(repository, task.branch, made));
     if (start === null) {
       start = await this.startCommit();
-      if (!(await createBranch(repository, task.branch, start, `codeloops: queue task ${task.id}`))) {
+      if (!(await createBranch(repository, task.branch, start, made))) {
         await this.finish(task, 'refused', {
           error: `The branch ${task.branch} already exists; it is never overwritten, so this task was not run.`,
           error_code: 'branch_exists',
@@ -259,7 +262,7 @@ class TaskRun {
       }
     } else {
       const at = await branchCommit(repository, task.branch);
-      await gitText(repository.root, ['update-ref', '-m', 'codeloops: the task starts again', `refs/heads/${task.branch}`, start, ...(at ? [at] : [])]);
+      if (at !== start) await moveBranch(repository, task.branch, start, at, 'codeloops: the task starts again');
     }
     try {
       await addWorktree(repository, worktree, { branch: task.branch });

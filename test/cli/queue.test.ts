@@ -70,11 +70,16 @@ async function queueMerge(repo: string, env: Record<string, string>, ...args: st
 /**
  * A git hook (`reference-transaction`, which git runs around every ref update) that acts
  * once on the first move of a branch (a task's, by default) from one commit to another
- * (a success's commit, a merge; not a branch's creation nor a worktree checking it out): `hold` holds git right after the branch has moved until the
+ * (a success's commit, a merge; not a worktree checking it out), or with `creation` on
+ * the first branch made: `hold` holds git right after the branch has moved until the
  * test writes `release`; `refuse` makes git refuse that update. It writes `hooked` (its
  * pid) when it acts.
  */
-function hookBranchMove(repo: string, mode: 'hold' | 'refuse', branches = 'refs/heads/codeloops/'): { hooked: string; release: string } {
+function hookBranchMove(
+  repo: string,
+  mode: 'hold' | 'refuse',
+  { branches = 'refs/heads/codeloops/', creation = false } = {},
+): { hooked: string; release: string } {
   const dir = tempDir('codeloops-queue-hook-');
   const hooked = path.join(dir, 'hooked');
   const release = path.join(dir, 'release');
@@ -87,7 +92,7 @@ const fs = require('node:fs');
 const updates = fs.readFileSync(0, 'utf8');
 const state = process.argv[2];
 const wanted = ${JSON.stringify(mode === 'hold' ? 'committed' : 'prepared')};
-const moved = updates.split('\\n').map((line) => line.split(' ')).some(([from, to, ref]) => ref?.startsWith(${JSON.stringify(branches)}) && !/^0+$/.test(from) && from !== to);
+const moved = updates.split('\\n').map((line) => line.split(' ')).some(([from, to, ref]) => ref?.startsWith(${JSON.stringify(branches)}) && /^0+$/.test(from) === ${creation} && from !== to);
 if (state === wanted && !fs.existsSync(${JSON.stringify(hooked)}) && moved) {
   fs.writeFileSync(${JSON.stringify(hooked)}, String(process.pid));
   if (wanted === 'prepared') process.exit(1);
@@ -518,7 +523,7 @@ describe('cli: codeloops queue', function () {
     fs.rmSync(branchLock);
 
     // Killed as the branch moves (a hook holds git there): the files and the index are written by then.
-    const hook = hookBranchMove(repo, 'hold', `refs/heads/${branch}`);
+    const hook = hookBranchMove(repo, 'hold', { branches: `refs/heads/${branch}` });
     const merging = startCli(['queue', 'merge', '1'], { cwd: repo, env });
     const hookPid = Number(await fileWritten(hook.hooked, merging));
     merging.child.kill('SIGKILL');
@@ -555,6 +560,33 @@ describe('cli: codeloops queue', function () {
     assert.match(again.stderr, /Task 1: carrying on on codeloops\/1-task-held-hold-then-write\nTask 1: success/);
     assert.equal(queueOf(home.dataHome).tasks[0]!.outcome, 'success');
     assert.equal(git(repo, 'show', 'codeloops/1-task-held-hold-then-write:held.txt'), 'held\n');
+  });
+
+  it('after a SIGKILL just after a task’s branch was made, the next run takes that branch for the task’s own (not branch_exists); another queue’s branch of that name stays refused', async () => {
+    const { repo, env, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    const hook = hookBranchMove(repo, 'hold', { creation: true });
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    const hookPid = Number(await fileWritten(hook.hooked, running));
+    running.child.kill('SIGKILL');
+    await running.done;
+    fs.writeFileSync(hook.release, '');
+    assert.ok(await waitUntilGone(hookPid));
+    assert.equal(queueOf(home.dataHome).tasks[0]!.start_commit, null, 'killed before the start was recorded');
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: started on codeloops\/1-task-alpha-write-alpha\nTask 1: success/);
+    assert.equal(git(repo, 'show', 'codeloops/1-task-alpha-write-alpha:alpha.txt'), 'alpha\n');
+
+    // The queue's file moved away, the same task added again: the branch of the first one is never taken.
+    const file = (JSON.parse((await runCli(['queue', 'list', '--json'], { cwd: repo, env })).stdout) as { file: string }).file;
+    fs.renameSync(file, `${file}.old`);
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    const before = git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim();
+    const refused = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.match(refused.stderr, /Task 1: refused: The branch codeloops\/1-task-alpha-write-alpha already exists/);
+    assert.equal(git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim(), before);
   });
 
   it('after a SIGKILL just after a task’s success was committed, the next run finishes that task from its session: its commit kept, its agents not run again', async () => {
