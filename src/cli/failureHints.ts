@@ -71,6 +71,10 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return typeof details.pid === 'number'
         ? `Let it finish, or stop it ("kill ${details.pid}"): the next "codeloops queue run" carries on where it stopped.`
         : undefined;
+    case 'queue_invalid':
+      return typeof details.previous === 'string'
+        ? `Go back to the queue as it was before its last change: mv "${details.previous}" "${String(details.file)}" (or move the file away to start an empty queue).`
+        : `Move "${String(details.file)}" away to start an empty queue.`;
     case 'merge_conflict':
       return 'Merge it yourself to resolve them: git merge <the task\'s branch> ("codeloops queue list" shows it).';
     default:

@@ -8,6 +8,7 @@ import { removeWorktree } from '../git/worktrees.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { RunNotifier } from '../notify/runNotifier.js';
+import { readRegularFileSync } from '../files/regularFile.js';
 import { tasksOfChecklist } from '../queue/checklist.js';
 import { mergeTask, undoTaskMerge } from '../queue/mergeTask.js';
 import { QueueStore, TaskNotFoundError } from '../queue/queueStore.js';
@@ -94,7 +95,7 @@ export async function queueAddCommand(options: QueueAddOptions): Promise<number>
   } else {
     let text: string;
     try {
-      text = fs.readFileSync(path.resolve(options.file!), 'utf8');
+      text = readRegularFileSync(path.resolve(options.file!));
     } catch (error) {
       throw new UsageError(`Cannot read ${options.file}: ${(error as Error).message}`);
     }
@@ -126,7 +127,8 @@ export async function queueListCommand(options: QueueOptions): Promise<number> {
     process.stdout.write('The queue is empty. Add a task: codeloops queue add -p "<task>"\n');
     return EXIT_CODES.success;
   }
-  const rows = queue.tasks.map((task, index) => [String(index + 1), String(task.id), taskStateText(task), task.branch, taskTitle(task)]);
+  const runnerAlive = store.runnerPid() !== null;
+  const rows = queue.tasks.map((task, index) => [String(index + 1), String(task.id), taskStateText(task, runnerAlive), task.branch, taskTitle(task)]);
   const headers = ['#', 'ID', 'STATE', 'BRANCH', 'TASK'];
   const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => row[column]!.length)));
   for (const row of [headers, ...rows])
@@ -262,8 +264,14 @@ function announce(notice: QueueNotice): void {
       return writeStderr(`Task ${notice.task}: ${notice.resumed ? 'carrying on' : 'started'} on ${notice.branch}\n`);
     case 'task_finished': {
       const error = notice.error && notice.outcome !== 'success' ? `: ${sanitizeForTerminal(notice.error)}` : '';
-      return writeStderr(`Task ${notice.task}: ${notice.outcome}${error}\n`);
+      const branch = notice.branch_changed ? `\n  ${sanitizeForTerminal(notice.branch_changed)}` : '';
+      return writeStderr(`Task ${notice.task}: ${notice.outcome}${error}${branch}\n`);
     }
+    case 'task_end_failed':
+      return writeStderr(
+        `Task ${notice.task}: its loop ended, but recording its end failed: ${sanitizeForTerminal(notice.error)}\n` +
+          `  It stays queued with its worktree; the next "codeloops queue run" finishes it from its session ${notice.session_id}.\n`,
+      );
     case 'needs_input':
       return writeStderr(
         `Task ${notice.task} needs your answer: ${sanitizeForTerminal(notice.question)}\n  Answer it: codeloops queue answer ${notice.task} "<your answer>"\n`,
@@ -316,10 +324,11 @@ export async function queueReportCommand(options: QueueReportOptions): Promise<n
   const { store } = await openQueue(options);
   const queue = store.read();
   if (queue.tasks.length === 0) throw new CodeloopsError('queue_empty', `The queue of ${queue.repository} has no task.`, {});
+  const runnerAlive = store.runnerPid() !== null;
   if (options.json) printJson({ repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks });
-  else process.stdout.write(renderQueueMarkdown(queue));
+  else process.stdout.write(renderQueueMarkdown(queue, runnerAlive));
   if (options.html !== undefined) {
-    fs.writeFileSync(options.html, renderQueueHtml(queue));
+    fs.writeFileSync(options.html, renderQueueHtml(queue, runnerAlive));
     writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);
   }
   return EXIT_CODES.success;

@@ -25,13 +25,13 @@ interface TaskRow {
 
 const HEADERS = ['id', 'task', 'outcome', 'branch', 'changed', 'checks', 'cost', 'duration', 'sessions'] as const;
 
-function rowOf(task: QueueTask): TaskRow {
+function rowOf(task: QueueTask, runnerAlive: boolean): TaskRow {
   const result = task.result;
   const passed = result?.checks.filter((check) => check.passed).length ?? 0;
   return {
     id: String(task.id),
     task: taskTitle(task),
-    outcome: taskStateText(task),
+    outcome: taskStateText(task, runnerAlive),
     branch: task.branch,
     changed: result?.files_changed == null ? '—' : `${result.files_changed} files +${result.insertions ?? 0} −${result.deletions ?? 0}`,
     checks: result && result.checks.length > 0 ? `${passed}/${result.checks.length}` : '—',
@@ -47,7 +47,8 @@ function notesOf(task: QueueTask): string[] {
   if (task.question !== null && task.state === 'needs_input') notes.push(`Waits for your answer: ${task.question}`);
   if (task.result?.error && task.outcome !== 'success') notes.push(`Error (${task.result.error_code ?? 'unknown'}): ${task.result.error}`);
   if (task.result?.summary && task.outcome === 'success') notes.push(`Summary: ${task.result.summary}`);
-  if (task.commit) notes.push(`Committed ${task.commit.slice(0, 12)} on ${task.branch}.`);
+  if (task.commit && task.state === 'finished') notes.push(`Committed ${task.commit.slice(0, 12)} on ${task.branch}.`);
+  if (task.result?.branch_changed) notes.push(task.result.branch_changed);
   for (const finding of task.result?.open_findings ?? [])
     notes.push(`Open finding ${finding.id}${finding.file ? ` (${finding.file}${finding.line ? `:${finding.line}` : ''})` : ''}: ${finding.message}`);
   return notes;
@@ -68,12 +69,13 @@ function totalsOf(queue: QueueFile): string {
   ].join(', ');
 }
 
-export function renderQueueMarkdown(queue: QueueFile): string {
+/** The report as Markdown; `runnerAlive`: whether a `queue run` runs now (a task it left running is otherwise stopped). */
+export function renderQueueMarkdown(queue: QueueFile, runnerAlive = true): string {
   const cell = (text: string) => text.replace(/[\r\n]+/g, ' ').replace(/\|/g, '\\|');
   const lines = [`# Queue of ${cell(queue.repository)}`, '', `Totals: ${totalsOf(queue)}.`, ''];
   if (queue.base_commit) lines.push(`Branches start from ${queue.base_commit.slice(0, 12)}.`, '');
   lines.push(`| ${HEADERS.join(' | ')} |`, `|${HEADERS.map(() => '---').join('|')}|`);
-  for (const task of queue.tasks) lines.push(`| ${HEADERS.map((header) => cell(rowOf(task)[header])).join(' | ')} |`);
+  for (const task of queue.tasks) lines.push(`| ${HEADERS.map((header) => cell(rowOf(task, runnerAlive)[header])).join(' | ')} |`);
   for (const task of queue.tasks) {
     const notes = notesOf(task);
     if (notes.length === 0) continue;
@@ -82,11 +84,11 @@ export function renderQueueMarkdown(queue: QueueFile): string {
   return lines.join('\n') + '\n';
 }
 
-export function renderQueueHtml(queue: QueueFile): string {
+export function renderQueueHtml(queue: QueueFile, runnerAlive = true): string {
   const head = HEADERS.map((header) => `<th>${escapeHtml(header)}</th>`).join('');
   const rows = queue.tasks
     .map((task) => {
-      const row = rowOf(task);
+      const row = rowOf(task, runnerAlive);
       return `<tr class="task" data-outcome="${escapeHtml(task.outcome ?? task.state)}">${HEADERS.map((header) => `<td class="${header}">${escapeHtml(row[header])}</td>`).join('')}</tr>`;
     })
     .join('\n');

@@ -1,3 +1,5 @@
+import { sanitizeForTerminal } from '../text/terminalText.js';
+import { previewLine, takeHead } from '../text/truncate.js';
 import { gitText } from './gitProcess.js';
 import type { Repository } from './repository.js';
 
@@ -22,8 +24,7 @@ export async function branchCommit(repository: Repository, branch: string): Prom
 export async function createBranch(repository: Repository, branch: string, commit: string, message: string): Promise<boolean> {
   if ((await branchCommit(repository, branch)) !== null) return false;
   try {
-    // The empty old value: git refuses when the ref exists by now.
-    await gitText(repository.root, ['update-ref', '-m', message, `refs/heads/${branch}`, commit, '']);
+    await moveBranch(repository, branch, commit, null, message);
     return true;
   } catch (error) {
     if ((await branchCommit(repository, branch)) !== null) return false;
@@ -32,22 +33,65 @@ export async function createBranch(repository: Repository, branch: string, commi
 }
 
 /**
- * Commits `tree` on `branch` with `message`, authored and committed by `identity`:
- * its parent is the branch's commit now (the agent's own commits stay in the history),
- * and the branch moves only from there. Returns the new commit.
+ * The commit `branch` was made at, when its oldest reflog entry is `message`: a branch
+ * the runner made itself (`createBranch` with that message), found again by a run after
+ * one killed before it could record it. Null for any other branch, or without a reflog.
  */
-export async function commitTreeOnBranch(repository: Repository, branch: string, tree: string, message: string, identity: GitIdentity): Promise<string> {
-  const parent = await branchCommit(repository, branch);
+export async function branchMadeWith(repository: Repository, branch: string, message: string): Promise<string | null> {
+  if ((await branchCommit(repository, branch)) === null) return null;
+  const log = await gitText(repository.root, ['reflog', 'show', '--format=%H %gs', `refs/heads/${branch}`], { mayFindNothing: true });
+  const oldest = log.trimEnd().split('\n').at(-1) ?? '';
+  const space = oldest.indexOf(' ');
+  return space > 0 && oldest.slice(space + 1) === message ? oldest.slice(0, space) : null;
+}
+
+/** Whether `ancestor` is `commit` or in its history (false for commits of unrelated histories). */
+export async function isAncestor(repository: Repository, ancestor: string, commit: string): Promise<boolean> {
+  const base = (await gitText(repository.root, ['merge-base', ancestor, commit], { mayFindNothing: true })).trim();
+  return base === ancestor;
+}
+
+/**
+ * Makes a commit of `tree` with these parents, authored and committed by `identity`,
+ * its message made fit for git (`commitMessageOf`). No branch moves: see `moveBranch`.
+ */
+export async function commitTree(repository: Repository, tree: string, parents: readonly string[], message: string, identity: GitIdentity): Promise<string> {
   const variables = {
     GIT_AUTHOR_NAME: identity.name,
     GIT_AUTHOR_EMAIL: identity.email,
     GIT_COMMITTER_NAME: identity.name,
     GIT_COMMITTER_EMAIL: identity.email,
   };
-  const args = ['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'];
-  const commit = (await gitText(repository.root, args, { variables, input: Buffer.from(message, 'utf8') })).trim();
-  await gitText(repository.root, ['update-ref', '-m', 'codeloops: the task succeeded', `refs/heads/${branch}`, commit, parent ?? '']);
-  return commit;
+  const args = ['commit-tree', tree, ...parents.flatMap((parent) => ['-p', parent]), '-F', '-'];
+  return (await gitText(repository.root, args, { variables, input: Buffer.from(commitMessageOf(message), 'utf8') })).trim();
+}
+
+/** Moves `branch` to `commit` only from `from` (null: only where no branch of that name is). */
+export async function moveBranch(repository: Repository, branch: string, commit: string, from: string | null, reason: string): Promise<void> {
+  await gitText(repository.root, ['update-ref', '-m', reason, `refs/heads/${branch}`, commit, from ?? '']);
+}
+
+/** A commit message's first line at most, longer ones cut (the whole line then opens the body). */
+const MAX_SUBJECT_CHARS = 100;
+/** A whole commit message at most: a critic's summary can be as long as its answer. */
+const MAX_MESSAGE_CHARS = 10_000;
+
+/**
+ * Text from an agent as a commit message git takes and a terminal shows as text: no
+ * NUL (git refuses the commit), no control characters or escape sequences, a first line
+ * of at most 100 characters, 10,000 characters in all.
+ */
+export function commitMessageOf(text: string): string {
+  const lines = sanitizeForTerminal(text.replace(/\r\n?/g, '\n'))
+    .split('\n')
+    .map((line) => line.trimEnd());
+  while (lines.length > 0 && lines[0]!.trim() === '') lines.shift();
+  while (lines.length > 0 && lines.at(-1)!.trim() === '') lines.pop();
+  if (lines.length === 0) return 'codeloops\n';
+  const subject = lines[0]!;
+  if (subject.length > MAX_SUBJECT_CHARS) lines.unshift(previewLine(subject, MAX_SUBJECT_CHARS), '');
+  const message = lines.join('\n');
+  return (message.length > MAX_MESSAGE_CHARS ? `${takeHead(message, MAX_MESSAGE_CHARS - 1)}…` : message) + '\n';
 }
 
 /** The user's git identity (`user.name` and `user.email` as this repository's config sees them), or null when either is not set. */

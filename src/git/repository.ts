@@ -58,7 +58,7 @@ export interface Repository {
   root: string;
   /** The absolute git directory (a worktree has its own). */
   gitDir: string;
-  /** The index file the user's git uses (absolute); copied, never written. */
+  /** The index file the user's git uses (absolute): copied, and written only by `queue merge`, under git's own lock. */
   indexFile: string;
   /** The repository's own attributes file (`info/attributes` in its git folder, shared by its worktrees; absolute). */
   attributesFile: string;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { NotARegularFileError, readRegularFileSync } from '../files/regularFile.js';
 import type { Repository } from '../git/repository.js';
 import { isProcessAlive } from '../process/processGroup.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
@@ -45,22 +46,34 @@ export class QueueStore {
     return new QueueStore(path.join(directory, `${key}.json`), repository.root, common);
   }
 
-  /** The queue as it is now; an empty one when none was written. */
+  /**
+   * The queue as it is now; an empty one when none was written. Opened as the session
+   * readers open their files (a FIFO or a folder there is `not_a_file`, never a hang);
+   * a file that is not a queue is `queue_invalid`, naming the copy kept before its last change.
+   */
   read(): QueueFile {
     let text: string;
     try {
-      text = fs.readFileSync(this.file, 'utf8');
+      text = readRegularFileSync(this.file);
     } catch (error) {
+      if (error instanceof NotARegularFileError) throw new CodeloopsError('not_a_file', `The queue file ${error.message}.`, { file: this.file });
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       return { version: 1, repository: this.repositoryRoot, git_common_dir: this.gitCommonDir, next_id: 1, base_commit: null, tasks: [] };
     }
-    const parsed = queueFileSchema.safeParse(JSON.parse(text));
-    if (!parsed.success) {
-      throw new CodeloopsError('config_invalid', `The queue file ${this.file} cannot be read: ${parsed.error.issues[0]?.message ?? 'not a queue'}.`, {
-        file: this.file,
-      });
+    let why: string;
+    try {
+      const parsed = queueFileSchema.safeParse(JSON.parse(text));
+      if (parsed.success) return parsed.data;
+      why = parsed.error.issues[0]?.message ?? 'not a queue';
+    } catch (error) {
+      why = `not JSON (${(error as Error).message})`;
     }
-    return parsed.data;
+    const previous = fs.existsSync(this.previousFile()) ? this.previousFile() : null;
+    throw new CodeloopsError(
+      'queue_invalid',
+      `The queue file ${this.file} cannot be read: ${why}. ${previous ? `Its copy before the last change is ${previous}.` : 'There is no copy of it from before.'}`,
+      { file: this.file, previous },
+    );
   }
 
   task(id: number): QueueTask {
@@ -147,11 +160,39 @@ export class QueueStore {
     return this.file.replace(/\.json$/, '.run.lock');
   }
 
+  /** `<key>.json.previous`: the queue as it was before its last change, kept for a torn file to be recovered from. */
+  private previousFile(): string {
+    return `${this.file}.previous`;
+  }
+
+  /** The whole file anew, on disk before it is renamed into place; the one it replaces stays as `.previous`. */
   private write(queue: QueueFile): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const temporary = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(temporary, JSON.stringify(queueFileSchema.parse(queue), null, 2) + '\n', { mode: 0o600 });
+    fs.rmSync(temporary, { force: true });
+    const fd = fs.openSync(temporary, 'wx', 0o600);
+    try {
+      fs.writeFileSync(fd, JSON.stringify(queueFileSchema.parse(queue), null, 2) + '\n');
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (fs.existsSync(this.file)) this.keepPrevious();
     fs.renameSync(temporary, this.file);
+  }
+
+  /** The file as it is now, as `.previous`: a copy kept at best, never a change refused for want of it. */
+  private keepPrevious(): void {
+    try {
+      fs.rmSync(this.previousFile(), { force: true });
+      try {
+        fs.linkSync(this.file, this.previousFile());
+      } catch {
+        fs.copyFileSync(this.file, this.previousFile()); // a file system without hard links
+      }
+    } catch {
+      // something else sits there (a folder): the change goes ahead without a copy
+    }
   }
 
   /** The change lock; one held by a dead process is taken over. */
@@ -189,7 +230,7 @@ function tryLock(file: string): (() => void) | null {
 
 function readOwner(file: string): { pid: number; started_at: string } | null {
   try {
-    const value = JSON.parse(fs.readFileSync(file, 'utf8')) as { pid?: unknown; started_at?: unknown };
+    const value = JSON.parse(readRegularFileSync(file)) as { pid?: unknown; started_at?: unknown };
     return typeof value.pid === 'number' && typeof value.started_at === 'string' ? { pid: value.pid, started_at: value.started_at } : null;
   } catch {
     return null;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loopInWorktree, prepareWorktree } from '../candidates/runCandidates.js';
-import { branchCommit, commitTreeOnBranch, createBranch, userIdentity, type GitIdentity } from '../git/branches.js';
+import { branchCommit, branchMadeWith, commitTree, createBranch, isAncestor, moveBranch, userIdentity, type GitIdentity } from '../git/branches.js';
 import { openRepository, headCommit, type Repository } from '../git/repository.js';
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
 import { gitText } from '../git/gitProcess.js';
@@ -11,7 +11,7 @@ import type { PreparedRun } from '../loop/prepareRun.js';
 import { answerQuestion, assertIterationsLeft, planResume } from '../resume/resumePlan.js';
 import { CodeloopsError, isCodeloopsError } from '../sessionFormat/failures.js';
 import type { QueueFile, QueueNotice, QueueTask, TaskOutcome, TaskResult } from '../sessionFormat/queueRecords.js';
-import type { RunEvent, RunSummary } from '../sessionFormat/runEvents.js';
+import { runSummaryOfEnd, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
 import type { QueueStore } from './queueStore.js';
 import { taskResultOf } from './taskResult.js';
@@ -67,6 +67,8 @@ export async function runQueue(request: QueueRunRequest): Promise<QueueRunStatus
   try {
     const head = await headCommit(request.repository);
     await request.store.change((queue) => {
+      // A task a dead runner left running (this run holds the run lock: no other runs) carries on, or is finished from its session.
+      for (const task of queue.tasks) if (task.state === 'running') task.state = 'queued';
       if (!queue.tasks.some((task) => runnable(task, request.only))) {
         const waiting = queue.tasks.filter((task) => task.state === 'needs_input').map((task) => task.id);
         const why = waiting.length > 0 ? ` (waiting for your answer: task ${waiting.join(', ')})` : '';
@@ -75,8 +77,6 @@ export async function runQueue(request: QueueRunRequest): Promise<QueueRunStatus
       if (queue.base_commit === null && head === null)
         throw new CodeloopsError('usage', `The repository ${request.repository.root} has no commit yet: a task's branch needs one to start from.`, {});
       queue.base_commit ??= head;
-      // A task a dead runner left running carries on from its session.
-      for (const task of queue.tasks) if (task.state === 'running') task.state = 'queued';
     });
     const author = request.author ?? (await userIdentity(request.repository)) ?? QUEUE_AUTHOR_FALLBACK;
     const run = new QueueRun(request, author);
@@ -104,6 +104,8 @@ function countsOf(queue: QueueFile): { finished: number; waiting: number; left: 
 
 class QueueRun {
   private readonly running = new Map<number, Promise<void>>();
+  /** Tasks whose end failed in this run: queued for the next run, not tried again by this one. */
+  private readonly deferred = new Set<number>();
 
   constructor(
     private readonly request: QueueRunRequest,
@@ -121,12 +123,12 @@ class QueueRun {
     const jobs = request.stack ? 1 : request.jobs;
     for (;;) {
       if (!request.signal.aborted) {
-        const next = request.store.read().tasks.filter((task) => runnable(task, request.only) && !this.running.has(task.id));
+        const next = request.store.read().tasks.filter((task) => this.startable(task) && !this.running.has(task.id));
         for (const task of next.slice(0, Math.max(0, jobs - this.running.size))) this.start(task.id);
       }
       if (this.running.size === 0) {
         const more = await request.store.change((queue) => {
-          const any = !request.signal.aborted && queue.tasks.some((task) => runnable(task, request.only));
+          const any = !request.signal.aborted && queue.tasks.some((task) => this.startable(task));
           if (!any) releaseLock();
           return any;
         });
@@ -137,9 +139,14 @@ class QueueRun {
     }
   }
 
+  private startable(task: QueueTask): boolean {
+    return runnable(task, this.request.only) && !this.deferred.has(task.id);
+  }
+
   private start(id: number): void {
     const done = new TaskRun(this.request, this.author, id)
       .run()
+      .then((outcome) => void (outcome === 'deferred' && this.deferred.add(id)))
       .catch((error: unknown) =>
         this.request.onNotice?.({ type: 'task_finished', task: id, outcome: 'failed', branch: '', session_id: null, error: String(error) }),
       )
@@ -162,23 +169,29 @@ class TaskRun {
     return this.request.store;
   }
 
-  async run(): Promise<void> {
-    const answered = this.store.task(this.id).state === 'answered';
+  /** Runs the task, or finishes it from a session that ended; `deferred` when its end failed and is left to the next run. */
+  async run(): Promise<'done' | 'deferred'> {
+    const before = this.store.task(this.id);
     const task = await this.store.changeTask(this.id, (task) => {
       task.state = 'running';
       task.started_at ??= new Date().toISOString();
     });
+    // A loop that ended before its runner recorded the end (killed, or the end failed) is finished, never run again;
+    // one that asked a question answered meanwhile is carried on with the answer.
+    const ended = before.state === 'queued' ? await this.endedSession(task) : null;
+    const answeredBefore = ended?.error_code === 'needs_input' && before.answer !== null;
+    if (ended && !answeredBefore) return this.ended(task, this.worktreeOf(task), ended, task.start_commit!);
     let resumed: Continuation | null;
     let start: string | null;
     let prepared: PreparedRun;
     try {
       prepared = await this.request.prepared(task);
-      resumed = await this.resumable(task, answered, prepared);
+      resumed = await this.resumable(task, before.state === 'answered' || answeredBefore, prepared);
       start = resumed ? task.start_commit : await this.setUp(task);
     } catch (error) {
       return this.failedToStart(task, error);
     }
-    if (start === null) return;
+    if (start === null) return 'done';
     this.request.onNotice?.({ type: 'task_started', task: task.id, branch: task.branch, resumed: resumed !== null });
     const worktree = this.worktreeOf(task);
     let summary: RunSummary;
@@ -189,7 +202,19 @@ class TaskRun {
       return this.failedToStart(task, error);
     }
     await this.sessionRecorded;
-    await this.ended(task, worktree, summary, start);
+    return this.ended(task, worktree, summary, start);
+  }
+
+  /** How the task's last session ended, when it did (and not `interrupted`, which is carried on); null otherwise. */
+  private async endedSession(task: QueueTask): Promise<RunSummary | null> {
+    const sessionId = task.session_ids.at(-1);
+    if (!sessionId || task.start_commit === null) return null;
+    try {
+      const session = await this.request.sessionStore.load(sessionId);
+      return session.end && session.end.outcome !== 'interrupted' ? runSummaryOfEnd(session.end, session.id, session.filePath) : null;
+    } catch {
+      return null;
+    }
   }
 
   /** Where the task's worktree goes: under the worktrees folder, by the queue and the task, with the repository's name. */
@@ -222,10 +247,13 @@ class TaskRun {
     const { repository } = this.request;
     const worktree = this.worktreeOf(task);
     if (fs.existsSync(worktree)) await removeWorktree(repository, worktree);
-    let start = task.start_commit;
+    // Which task, added when: a branch of another queue's task of the same id and title is never taken for this one's.
+    const made = `codeloops: queue task ${task.id} (added ${task.added_at})`;
+    // A branch this task made before its runner was killed, before it could record the start, is its own.
+    let start = task.start_commit ?? (await branchMadeWith(repository, task.branch, made));
     if (start === null) {
       start = await this.startCommit();
-      if (!(await createBranch(repository, task.branch, start, `codeloops: queue task ${task.id}`))) {
+      if (!(await createBranch(repository, task.branch, start, made))) {
         await this.finish(task, 'refused', {
           error: `The branch ${task.branch} already exists; it is never overwritten, so this task was not run.`,
           error_code: 'branch_exists',
@@ -234,7 +262,7 @@ class TaskRun {
       }
     } else {
       const at = await branchCommit(repository, task.branch);
-      await gitText(repository.root, ['update-ref', '-m', 'codeloops: the task starts again', `refs/heads/${task.branch}`, start, ...(at ? [at] : [])]);
+      if (at !== start) await moveBranch(repository, task.branch, start, at, 'codeloops: the task starts again');
     }
     try {
       await addWorktree(repository, worktree, { branch: task.branch });
@@ -246,6 +274,7 @@ class TaskRun {
       stored.start_commit = commit;
       stored.worktree = worktree;
       stored.answer = null;
+      stored.commit = null;
     });
     return start;
   }
@@ -297,21 +326,22 @@ class TaskRun {
   }
 
   /** The loop could not start (the worktree's loop lock held by an agent a dead runner left, a setup that failed before the session). */
-  private async failedToStart(task: QueueTask, error: unknown): Promise<void> {
+  private async failedToStart(task: QueueTask, error: unknown): Promise<'done'> {
     if (this.request.signal.aborted || (isCodeloopsError(error) && error.code === 'loop_running')) {
       await this.store.changeTask(task.id, (stored) => void (stored.state = 'queued'));
       this.request.onNotice?.({ type: 'task_finished', task: task.id, outcome: 'interrupted', branch: task.branch, session_id: null, error: String(error) });
-      return;
+      return 'done';
     }
     await this.finish(task, 'failed', { error: (error as Error).message, error_code: isCodeloopsError(error) ? error.code : 'internal' });
+    return 'done';
   }
 
-  private async ended(task: QueueTask, worktree: string, summary: RunSummary, start: string): Promise<void> {
+  private async ended(task: QueueTask, worktree: string, summary: RunSummary, start: string): Promise<'done' | 'deferred'> {
     const { request } = this;
     if (request.signal.aborted || summary.status === 'interrupted') {
       // Carried on from its session by the next run.
       await this.store.changeTask(task.id, (stored) => void (stored.state = 'queued'));
-      return;
+      return 'done';
     }
     if (summary.error_code === 'needs_input') {
       const question = summary.error ?? 'The loop needs your answer.';
@@ -321,18 +351,54 @@ class TaskRun {
         stored.answer = null;
       });
       request.onNotice?.({ type: 'needs_input', task: task.id, session_id: summary.session_id, question });
-      return;
+      return 'done';
     }
+    try {
+      await this.recordEnd(task, worktree, summary, start);
+      return 'done';
+    } catch (error) {
+      // Queued with its worktree: the next run finishes it from its session (a store that cannot be written leaves it running, which the next run takes the same way).
+      await this.store.changeTask(task.id, (stored) => void (stored.state = 'queued')).catch(() => undefined);
+      request.onNotice?.({ type: 'task_end_failed', task: task.id, session_id: summary.session_id, error: (error as Error).message });
+      return 'deferred';
+    }
+  }
+
+  /** A success committed on its branch, what the loop left read for the report, the worktree removed, the task finished. */
+  private async recordEnd(task: QueueTask, worktree: string, summary: RunSummary, start: string): Promise<void> {
+    const { request } = this;
     const head = await readSnapshot(request.repository, sessionHeadRef(summary.session_id));
     let commit: string | null = null;
+    let branchChanged: string | null = null;
     if (summary.status === 'success' && head) {
       const message = summary.summary?.trim() || task.prompt.split('\n')[0]!;
-      commit = await commitTreeOnBranch(request.repository, task.branch, head.tree, message, this.author);
+      ({ commit, branchChanged } = await this.commitSuccess(task, worktree, head.tree, message, start));
     }
     const result = await taskResultOf(summary, request.sidecarDirOf, { repository: request.repository, from: start, to: commit ?? head?.commit ?? null });
     await removeWorktree(request.repository, worktree).catch(() => undefined);
     removeEmptyFolders(path.dirname(worktree), request.worktreesDirectory);
-    await this.finish(task, summary.status, { commit, result, session_id: summary.session_id });
+    await this.finish(task, summary.status, { commit, result: { ...result, branch_changed: branchChanged }, session_id: summary.session_id });
+  }
+
+  /**
+   * Commits the tree a successful loop left on the task's branch: on the branch's commit
+   * when it comes from the task's start (the agent's own commits stay in the history),
+   * else on the start itself, whatever the agent did to the branch (said in
+   * `branchChanged`). The commit is recorded before the branch moves to it, so that a run
+   * killed in between is not taken for one that never committed.
+   */
+  private async commitSuccess(task: QueueTask, worktree: string, tree: string, message: string, start: string) {
+    const { repository } = this.request;
+    const at = await branchCommit(repository, task.branch);
+    const recorded = this.store.task(task.id).commit;
+    if (recorded && at && (await isAncestor(repository, recorded, at))) return { commit: recorded, branchChanged: null };
+    const fromStart = at !== null && (await isAncestor(repository, start, at));
+    const parent = fromStart ? at : start;
+    const commit = await commitTree(repository, tree, [parent], message, this.author);
+    await this.store.changeTask(task.id, (stored) => void (stored.commit = commit));
+    await moveBranch(repository, task.branch, commit, at, 'codeloops: the task succeeded');
+    const branchChanged = await branchChangesOf(worktree, task.branch, at, fromStart, parent);
+    return { commit, branchChanged };
   }
 
   private async finish(
@@ -356,8 +422,27 @@ class TaskRun {
       branch: task.branch,
       session_id: what.session_id ?? finished.session_ids.at(-1) ?? null,
       error: finished.result?.error ?? null,
+      branch_changed: finished.result?.branch_changed ?? null,
     });
   }
+}
+
+/** What the agent did to its branch and its worktree's HEAD, and where its success was committed, in words; null when it left them alone. */
+async function branchChangesOf(worktree: string, branch: string, at: string | null, fromStart: boolean, parent: string): Promise<string | null> {
+  const done: string[] = [];
+  if (at === null) done.push(`deleted the branch ${branch} (or renamed it)`);
+  else if (!fromStart) done.push(`moved the branch ${branch} to ${at.slice(0, 12)}, which does not come from the task's start`);
+  const head = fs.existsSync(worktree)
+    ? await gitText(worktree, ['symbolic-ref', '--quiet', 'HEAD'], { mayFindNothing: true }).then(
+        (ref) => ref.trim(),
+        () => null,
+      )
+    : null;
+  if (head === '') done.push("detached its worktree's HEAD");
+  else if (head !== null && head !== `refs/heads/${branch}`) done.push(`switched its worktree to ${head.replace(/^refs\/heads\//, '')}`);
+  if (done.length === 0) return null;
+  const onto = fromStart ? `where the branch was, ${parent.slice(0, 12)}` : `the task's start ${parent.slice(0, 12)}`;
+  return `The agent ${done.join(' and ')}; the tree it left is committed on ${branch}, on top of ${onto}.`;
 }
 
 const EMPTY_RESULT: TaskResult = {

@@ -89,6 +89,8 @@ export const FAILURE_CODES = [
   'branch_exists',
   /** `codeloops queue`: another process runs this repository's queue (`details.pid`), or a task is running and cannot be changed now. */
   'queue_running',
+  /** `codeloops queue`: the repository's queue file is not a queue (torn by a crash, edited by hand); `details.file`, and `details.previous`, its copy before the last change, when there is one. */
+  'queue_invalid',
   /** `codeloops queue merge`: git cannot merge the task's branch cleanly (`details.files`); nothing was changed. */
   'merge_conflict',
   /** `codeloops queue merge`: the task has no successful branch to merge, HEAD is on no branch, or (undo) the branch is not at that merge (`details.reason`). */

@@ -65,6 +65,12 @@ export const taskResultSchema = z.object({
   checks: z.array(z.object({ name: z.string(), passed: z.boolean(), required: z.boolean() })),
   /** The critic's findings it had not resolved when the loop ended. */
   open_findings: z.array(z.object({ id: z.string(), file: z.nullable(z.string()), line: z.nullable(z.int()), message: z.string() })),
+  /**
+   * What the agent did to the task's branch or its worktree's HEAD (deleted or moved the
+   * branch, left HEAD off it) and where the success was committed instead, in words;
+   * absent or null when it left them alone.
+   */
+  branch_changed: z.optional(z.nullable(z.string())),
 });
 export type TaskResult = z.infer<typeof taskResultSchema>;
 
@@ -110,11 +116,16 @@ export function queuesDir(env: Environment = process.env): string {
   return path.join(dataHome(env), 'codeloops', 'queues');
 }
 
-/** A task's slug: the first words of its prompt's first line, lower case, letters and digits joined by `-`, at most 40 characters. */
+/**
+ * A task's slug: the first words of its prompt's first line, lower case, letters and
+ * digits joined by `-`, at most 40 characters (a longer first word cut); `task` when none.
+ * Nothing else gets in, so the branch is always a name git takes (no `..`, `@{`, `.lock`).
+ */
 export function taskSlug(prompt: string): string {
   const title = prompt.split('\n').find((line) => line.trim() !== '') ?? '';
   const words = title
     .normalize('NFKD')
+    .replace(/\p{M}/gu, '') // the accents NFKD took apart: "façade" is "facade", not "fac ade"
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, ' ')
     .trim()
@@ -123,7 +134,10 @@ export function taskSlug(prompt: string): string {
   let slug = '';
   for (const word of words) {
     const next = slug ? `${slug}-${word}` : word;
-    if (next.length > 40) break;
+    if (next.length > 40) {
+      slug ||= word.slice(0, 40);
+      break;
+    }
     slug = next;
   }
   return slug || 'task';
@@ -140,11 +154,15 @@ export function taskTitle(task: Pick<QueueTask, 'prompt'>): string {
   return first.length > 80 ? `${first.slice(0, 79)}…` : first;
 }
 
-/** Where a task is, in words: its state, or how it finished (with its verification). */
-export function taskStateText(task: QueueTask): string {
+/**
+ * Where a task is, in words: its state, or how it finished (with its verification). A
+ * task left `running` by a runner that is gone (`runnerAlive` false) is stopped, to carry on.
+ */
+export function taskStateText(task: QueueTask, runnerAlive = true): string {
   if (task.state === 'needs_input') return 'needs your answer';
   if (task.state === 'answered') return 'answered, to carry on';
-  if (task.state !== 'finished') return task.session_ids.length > 0 && task.state === 'queued' ? 'stopped, to carry on' : task.state;
+  if (task.state === 'running') return runnerAlive ? 'running' : 'stopped, to carry on';
+  if (task.state !== 'finished') return task.session_ids.length > 0 ? 'stopped, to carry on' : task.state;
   const verification = task.result?.verification ? ` (${task.result.verification})` : '';
   return `${task.outcome ?? 'finished'}${verification}`;
 }
@@ -152,6 +170,16 @@ export function taskStateText(task: QueueTask): string {
 /** What a queue tells as it runs, to whoever listens: a surface's notifications, `[notify]`. */
 export type QueueNotice =
   | { type: 'task_started'; task: number; branch: string; resumed: boolean }
-  | { type: 'task_finished'; task: number; outcome: TaskOutcome; branch: string; session_id: string | null; error: string | null }
+  | {
+      type: 'task_finished';
+      task: number;
+      outcome: TaskOutcome;
+      branch: string;
+      session_id: string | null;
+      error: string | null;
+      branch_changed?: string | null;
+    }
+  /** Its loop ended but what follows failed (the commit, the record): it stays queued, its worktree kept, for the next run to finish. */
+  | { type: 'task_end_failed'; task: number; session_id: string; error: string }
   | { type: 'needs_input'; task: number; session_id: string | null; question: string }
   | { type: 'queue_finished'; finished: number; waiting: number; left: number; interrupted: boolean };

@@ -1,6 +1,6 @@
 import type { DistributiveOmit } from './distributiveOmit.js';
 import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
-import { FAILURE_CODES } from './failures.js';
+import { FAILURE_CODES, type FailureCode } from './failures.js';
 import {
   criticEvidenceSchema,
   PROTECTED_CHANGE_STATUSES,
@@ -12,7 +12,7 @@ import {
 } from './verification.js';
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema, REVIEW_ACTIONS, REVIEW_MODES } from './reviewRecords.js';
-import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS } from './sessionLines.js';
+import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS, type SessionEndLine, type StopReason } from './sessionLines.js';
 import * as z from './zod.js';
 
 /**
@@ -168,6 +168,28 @@ export const runSummarySchema = z.object({
   verification: z.nullable(z.enum(VERIFICATIONS)),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
+
+/** How a run ended, read back from its session's `session_end` (for a runner that died before it could say so itself). */
+export function runSummaryOfEnd(end: SessionEndLine, sessionId: string, sessionFile: string): RunSummary {
+  const code = (FAILURE_CODES as readonly string[]).includes(end.error_code ?? '') ? (end.error_code as FailureCode) : null;
+  const stop = (STOP_REASONS as readonly string[]).includes(end.stop_reason ?? '') ? (end.stop_reason as StopReason) : null;
+  return {
+    status: end.outcome,
+    iterations: end.iterations,
+    summary: end.summary,
+    confidence: end.confidence,
+    error: end.error ?? null,
+    error_code: code,
+    stop_reason: stop,
+    total_cost_usd: end.total_cost_usd ?? null,
+    total_tokens: end.total_tokens ?? 0,
+    cost_estimated: end.cost_estimated ?? false,
+    total_duration_secs: end.duration_secs,
+    session_id: sessionId,
+    session_file: sessionFile,
+    verification: end.outcome === 'success' ? (end.verification ?? null) : null,
+  };
+}
 
 const event = <T extends string, S extends z.core.$ZodLooseShape>(type: T, shape: S) => z.object({ type: z.literal(type), timestamp, ...shape });
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { queueFileSchema, type QueueTask } from '../../src/sessionFormat/queueRecords.js';
-import { runCli, startCli } from '../support/cliProcess.js';
+import { runCli, startCli, type CliRun } from '../support/cliProcess.js';
 import { launchChromium } from '../support/codeServer.js';
 import { isRunning, waitUntilGone } from '../support/processes.js';
 import { queueSetup } from '../support/queueAgents.js';
@@ -47,6 +48,71 @@ function actorCallsFor(agent: ScriptedAgent, task: string): number {
 }
 
 const commitsOn = (repo: string, branch: string, base: string) => git(repo, 'log', '--format=%an <%ae>|%s', `${base}..${branch}`).trim();
+
+async function addTasks(repo: string, env: Record<string, string>, prompts: readonly string[], ...flags: string[]): Promise<void> {
+  for (const prompt of prompts) {
+    const added = await runCli(['queue', 'add', '-p', prompt, ...flags], { cwd: repo, env });
+    assert.equal(added.code, 0, added.stderr);
+  }
+}
+
+interface MergeOutput {
+  status?: string;
+  files?: string[];
+  error?: { code: string; message: string; details: Record<string, unknown> };
+}
+
+async function queueMerge(repo: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; json: MergeOutput }> {
+  const result = await runCli(['queue', 'merge', ...args, '--json'], { cwd: repo, env });
+  return { code: result.code, json: JSON.parse(result.stdout) as MergeOutput };
+}
+
+/**
+ * A git hook (`reference-transaction`, which git runs around every ref update) that acts
+ * once on the first move of a branch (a task's, by default) from one commit to another
+ * (a success's commit, a merge; not a worktree checking it out), or with `creation` on
+ * the first branch made: `hold` holds git right after the branch has moved until the
+ * test writes `release`; `refuse` makes git refuse that update. It writes `hooked` (its
+ * pid) when it acts.
+ */
+function hookBranchMove(
+  repo: string,
+  mode: 'hold' | 'refuse',
+  { branches = 'refs/heads/codeloops/', creation = false } = {},
+): { hooked: string; release: string } {
+  const dir = tempDir('codeloops-queue-hook-');
+  const hooked = path.join(dir, 'hooked');
+  const release = path.join(dir, 'release');
+  const hook = path.join(repo, '.git', 'hooks', 'reference-transaction');
+  fs.mkdirSync(path.dirname(hook), { recursive: true });
+  fs.writeFileSync(
+    hook,
+    `#!${process.execPath}
+const fs = require('node:fs');
+const updates = fs.readFileSync(0, 'utf8');
+const state = process.argv[2];
+const wanted = ${JSON.stringify(mode === 'hold' ? 'committed' : 'prepared')};
+const moved = updates.split('\\n').map((line) => line.split(' ')).some(([from, to, ref]) => ref?.startsWith(${JSON.stringify(branches)}) && /^0+$/.test(from) === ${creation} && from !== to);
+if (state === wanted && !fs.existsSync(${JSON.stringify(hooked)}) && moved) {
+  fs.writeFileSync(${JSON.stringify(hooked)}, String(process.pid));
+  if (wanted === 'prepared') process.exit(1);
+  const tick = new Int32Array(new SharedArrayBuffer(4));
+  while (!fs.existsSync(${JSON.stringify(release)})) Atomics.wait(tick, 0, 0, 20);
+}
+`,
+    { mode: 0o755 },
+  );
+  return { hooked, release };
+}
+
+/** What `file` says once something wrote it, while `run` runs (it failing the test if `run` ends first). */
+async function fileWritten(file: string, run: CliRun): Promise<string> {
+  while (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') === '') {
+    if (run.child.exitCode !== null || run.child.signalCode !== null) throw new Error(`${file} was never written:\n${(await run.done).stderr}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return fs.readFileSync(file, 'utf8');
+}
 
 describe('cli: codeloops queue', function () {
   this.timeout(120_000);
@@ -348,5 +414,388 @@ describe('cli: codeloops queue', function () {
     assert.deepEqual({ ...restored, index: null }, { ...before, index: null });
     assert.equal(git(repo, 'diff', '--cached', '--name-only').trim(), 'staged.txt');
     assert.equal((await merge('1', '--undo')).json.error?.code, 'merge_refused');
+  });
+
+  it('queue merge refuses (tree_changed, naming them) to write over anything of the user’s: a folder where a file goes, a file or link where a folder goes, ignored files, files git is told not to watch; --undo as well', async () => {
+    const { repo, env, home } = queueSetup();
+    writeFile(repo, 'old', 'old\n');
+    writeFile(repo, 'config.ini', 'shared = 1\n');
+    git(repo, 'add', 'old', 'config.ini');
+    git(repo, 'commit', '-q', '-m', 'old and config');
+    await addTasks(
+      repo,
+      env,
+      [
+        'TASK-notes: #write notes',
+        'TASK-docs: #write docs/guide.md',
+        'TASK-out: #write out/report.txt',
+        'TASK-build: #write build',
+        'TASK-log: #write debug.log',
+        'TASK-conf: #write config.ini',
+        'TASK-old: #delete old',
+        'TASK-alpha: write alpha',
+      ],
+      '-n',
+      '1',
+    );
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(
+      queueOf(home.dataHome).tasks.map((task) => task.outcome),
+      Array(8).fill('success'),
+    );
+
+    // The user's things, each where one task writes.
+    writeFile(repo, 'notes/todo.txt', 'my todo\n');
+    writeFile(repo, 'docs', 'my docs, a file\n');
+    const elsewhere = tempDir('codeloops-queue-elsewhere-');
+    fs.symlinkSync(elsewhere, path.join(repo, 'out'));
+    writeFile(repo, '.git/info/exclude', 'build/\n*.log\n');
+    writeFile(repo, 'build/cache.bin', 'cache\n');
+    writeFile(repo, 'debug.log', 'my log\n');
+    git(repo, 'update-index', '--assume-unchanged', 'config.ini');
+    writeFile(repo, 'config.ini', 'shared = 1\nmy local = 2\n');
+    const before = userState(repo);
+    for (const [id, inTheWay] of [
+      ['1', ['notes/todo.txt']],
+      ['2', ['docs']],
+      ['3', ['out']],
+      ['4', ['build/']],
+      ['5', ['debug.log']],
+      ['6', ['config.ini']],
+    ] as const) {
+      const refused = await queueMerge(repo, env, id);
+      assert.equal(refused.code, 2, `task ${id}: ${JSON.stringify(refused.json)}`);
+      assert.equal(refused.json.error?.code, 'tree_changed', `task ${id}`);
+      assert.deepEqual(refused.json.error?.details.changed, inTheWay, `task ${id}`);
+    }
+    assert.deepEqual(userState(repo), before, 'nothing of the user’s changed');
+    assert.deepEqual(fs.readdirSync(elsewhere), [], 'nothing written through the link');
+
+    // Undo: the task deleted `old`; the user has since made a folder of that name.
+    const merged = await queueMerge(repo, env, '7');
+    assert.deepEqual([merged.json.status, merged.json.files], ['merged', ['old']]);
+    writeFile(repo, 'old/mine.txt', 'mine\n');
+    const undoOld = await queueMerge(repo, env, '7', '--undo');
+    assert.equal(undoOld.json.error?.code, 'tree_changed');
+    assert.deepEqual(undoOld.json.error?.details.changed, ['old/mine.txt']);
+    assert.equal(fs.readFileSync(path.join(repo, 'old', 'mine.txt'), 'utf8'), 'mine\n');
+    fs.rmSync(path.join(repo, 'old'), { recursive: true });
+    assert.equal((await queueMerge(repo, env, '7', '--undo')).json.status, 'undone');
+    assert.equal(fs.readFileSync(path.join(repo, 'old'), 'utf8'), 'old\n');
+
+    // Undo: the user edited a file the merge wrote.
+    assert.equal((await queueMerge(repo, env, '8')).json.status, 'merged');
+    writeFile(repo, 'alpha.txt', 'alpha, edited by me\n');
+    const undoAlpha = await queueMerge(repo, env, '8', '--undo');
+    assert.equal(undoAlpha.json.error?.code, 'tree_changed');
+    assert.deepEqual(undoAlpha.json.error?.details.changed, ['alpha.txt']);
+    assert.equal(fs.readFileSync(path.join(repo, 'alpha.txt'), 'utf8'), 'alpha, edited by me\n');
+  });
+
+  it('queue merge is all or nothing: with the index locked it changes nothing (merge_refused), when moving the branch fails it puts the files and the index back, and killed as the branch moves it leaves no lock and nothing for the next commit to drop', async () => {
+    const { repo, env } = queueSetup();
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
+    userAtWork(repo);
+    const before = userState(repo);
+    const branch = git(repo, 'symbolic-ref', '--short', 'HEAD').trim();
+
+    // A git command that crashed left its lock: the merge is refused before anything moves.
+    const indexLock = path.join(repo, '.git', 'index.lock');
+    fs.writeFileSync(indexLock, '');
+    const locked = await queueMerge(repo, env, '1');
+    assert.equal(locked.code, 2);
+    assert.equal(locked.json.error?.code, 'merge_refused');
+    assert.equal(locked.json.error?.details.reason, 'index_locked');
+    assert.match(locked.json.error?.message ?? '', /index\.lock exists/);
+    assert.deepEqual(userState(repo), before);
+    fs.rmSync(indexLock);
+
+    // The branch's own lock: the files were written by then, and are put back.
+    const branchLock = path.join(repo, '.git', 'refs', 'heads', `${branch}.lock`);
+    fs.writeFileSync(branchLock, '');
+    const failed = await queueMerge(repo, env, '1');
+    assert.equal(failed.code, 2);
+    assert.equal(failed.json.error?.code, 'git_failed');
+    assert.deepEqual(userState(repo), before);
+    assert.equal(fs.existsSync(indexLock), false, 'the index is let go');
+    fs.rmSync(branchLock);
+
+    // Killed as the branch moves (a hook holds git there): the files and the index are written by then.
+    const hook = hookBranchMove(repo, 'hold', { branches: `refs/heads/${branch}` });
+    const merging = startCli(['queue', 'merge', '1'], { cwd: repo, env });
+    const hookPid = Number(await fileWritten(hook.hooked, merging));
+    merging.child.kill('SIGKILL');
+    await merging.done;
+    fs.writeFileSync(hook.release, '');
+    assert.ok(await waitUntilGone(hookPid));
+    assert.equal(fs.existsSync(indexLock), false, 'no lock left to the user');
+    assert.equal(git(repo, 'log', '-1', '--format=%P', 'HEAD').trim().split(' ')[1], git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim());
+    const after = userState(repo);
+    assert.equal(after.status, before.status, 'alpha.txt committed, in the index and on disk; the user’s own changes as they were');
+    assert.equal(after.stash, before.stash);
+    // The user's next commit keeps the merge's alpha.txt.
+    git(repo, 'commit', '-q', '-m', 'my staged work');
+    assert.equal(git(repo, 'show', 'HEAD:alpha.txt'), 'alpha\n');
+    assert.equal(git(repo, 'show', 'HEAD:staged.txt'), 'staged\n');
+  });
+
+  it('after a SIGKILL of queue run while its only task runs, the next run carries that task on (not queue_empty)', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-held: #hold then write']);
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    const agentPid = Number(await fileWritten(path.join(agent.dir, 'held'), running));
+    leftovers.push(agentPid);
+    running.child.kill('SIGKILL');
+    await running.done;
+    process.kill(-agentPid, 'SIGKILL');
+    assert.ok(await waitUntilGone(agentPid));
+    assert.equal(queueOf(home.dataHome).tasks[0]!.state, 'running');
+    // Nothing runs it: the list says so.
+    assert.match((await runCli(['queue', 'list'], { cwd: repo, env })).stdout, /\n1\s+1\s+stopped, to carry on\s+codeloops\/1-task-held/);
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: carrying on on codeloops\/1-task-held-hold-then-write\nTask 1: success/);
+    assert.equal(queueOf(home.dataHome).tasks[0]!.outcome, 'success');
+    assert.equal(git(repo, 'show', 'codeloops/1-task-held-hold-then-write:held.txt'), 'held\n');
+  });
+
+  it('after a SIGKILL just after a task’s branch was made, the next run takes that branch for the task’s own (not branch_exists); another queue’s branch of that name stays refused', async () => {
+    const { repo, env, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    const hook = hookBranchMove(repo, 'hold', { creation: true });
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    const hookPid = Number(await fileWritten(hook.hooked, running));
+    running.child.kill('SIGKILL');
+    await running.done;
+    fs.writeFileSync(hook.release, '');
+    assert.ok(await waitUntilGone(hookPid));
+    assert.equal(queueOf(home.dataHome).tasks[0]!.start_commit, null, 'killed before the start was recorded');
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: started on codeloops\/1-task-alpha-write-alpha\nTask 1: success/);
+    assert.equal(git(repo, 'show', 'codeloops/1-task-alpha-write-alpha:alpha.txt'), 'alpha\n');
+
+    // The queue's file moved away, the same task added again: the branch of the first one is never taken.
+    const file = (JSON.parse((await runCli(['queue', 'list', '--json'], { cwd: repo, env })).stdout) as { file: string }).file;
+    fs.renameSync(file, `${file}.old`);
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    const before = git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim();
+    const refused = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.match(refused.stderr, /Task 1: refused: The branch codeloops\/1-task-alpha-write-alpha already exists/);
+    assert.equal(git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim(), before);
+  });
+
+  it('after a SIGKILL just after a task’s success was committed, the next run finishes that task from its session: its commit kept, its agents not run again', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    await addTasks(repo, env, ['TASK-alpha: write alpha']);
+    const hook = hookBranchMove(repo, 'hold');
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    // git holds here, the branch moved to the task's commit, until the test lets it go.
+    const hookPid = Number(await fileWritten(hook.hooked, running));
+    running.child.kill('SIGKILL');
+    await running.done;
+    fs.writeFileSync(hook.release, '');
+    assert.ok(await waitUntilGone(hookPid));
+    const committed = git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim();
+    assert.equal(commitsOn(repo, committed, base), 'Repo User <repo.user@example.com>|Wrote alpha.txt for TASK-alpha');
+    const left = queueOf(home.dataHome).tasks[0]!;
+    assert.equal(left.state, 'running');
+    assert.ok(left.worktree && fs.existsSync(left.worktree));
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: success/);
+    assert.doesNotMatch(again.stderr, /started|carrying on/);
+    const task = queueOf(home.dataHome).tasks[0]!;
+    assert.deepEqual([task.state, task.outcome, task.commit, task.result?.files_changed], ['finished', 'success', committed, 1]);
+    assert.equal(git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim(), committed, 'the commit is kept, not made again');
+    assert.equal(agent.calls('actor'), 1);
+    assert.equal(fs.existsSync(left.worktree), false, 'its worktree is removed');
+  });
+
+  it('a critic’s summary with a NUL, escape sequences and a long first line is committed cleaned; a success whose commit fails stays queued with its worktree and the next run commits it', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-nul: write nul #nul', 'TASK-alpha: write alpha']);
+    const hook = hookBranchMove(repo, 'refuse');
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    // Task 1's commit was the first update of a task's branch from a commit: git refused it.
+    assert.ok(fs.existsSync(hook.hooked));
+    assert.match(
+      run.stderr,
+      /Task 1: its loop ended, but recording its end failed: git update-ref failed[^\n]*\n {2}It stays queued with its worktree; the next "codeloops queue run" finishes it/,
+    );
+    assert.match(run.stderr, /Task 2: success/);
+    assert.match(run.stderr, /Queue done: 1 finished, 0 waiting for an answer, 1 left/);
+    const stopped = queueOf(home.dataHome).tasks[0]!;
+    assert.deepEqual([stopped.state, stopped.outcome], ['queued', null]);
+    assert.ok(stopped.worktree && fs.existsSync(stopped.worktree));
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /Task 1: success/);
+    const task = queueOf(home.dataHome).tasks[0]!;
+    assert.deepEqual([task.state, task.outcome], ['finished', 'success']);
+    assert.equal(actorCallsFor(agent, 'nul'), 1, 'its loop is not run again');
+    const message = git(repo, 'log', '-1', '--format=%B', 'codeloops/1-task-nul-write-nul-nul');
+    assert.ok(![...message].some((char) => char < ' ' && char !== '\n'), `no control character in ${JSON.stringify(message)}`);
+    const [subject, blank, firstLine, secondLine] = message.split('\n');
+    assert.ok(subject!.length <= 100 && subject!.endsWith('…'), subject);
+    assert.match(subject!, /^Wrote nul\.txt for TASK-nul and more and more/);
+    assert.equal(blank, '');
+    assert.match(firstLine!, /^Wrote nul\.txt for TASK-nul (and more ){32}and more$/);
+    assert.equal(secondLine, 'Second line.');
+  });
+
+  it('an agent that deletes its branch, or moves it off the task’s start, still gets its success committed on the branch from the task’s start, said so; the branch merges', async () => {
+    const { repo, env, home } = queueSetup();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    await addTasks(repo, env, ['TASK-gone: write gone #detach-delete', 'TASK-root: write root #orphan-branch']);
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `Task 1: success\\n {2}The agent deleted the branch codeloops/1-task-gone-write-gone-detach-delete \\(or renamed it\\) and detached its worktree's HEAD; ` +
+          `the tree it left is committed on codeloops/1-task-gone-write-gone-detach-delete, on top of the task's start ${base.slice(0, 12)}\\.`,
+      ),
+    );
+    assert.match(
+      run.stderr,
+      /Task 2: success\n {2}The agent moved the branch codeloops\/2-task-root-write-root-orphan-branch to [0-9a-f]{12}, which does not come from the task's start;/,
+    );
+    const queue = queueOf(home.dataHome);
+    for (const task of queue.tasks) {
+      assert.equal(task.outcome, 'success');
+      assert.equal(git(repo, 'rev-parse', task.branch).trim(), task.commit);
+      assert.equal(git(repo, 'log', '-1', '--format=%P', task.branch).trim(), base, `${task.branch} is one commit on the task's start`);
+      assert.match(task.result?.branch_changed ?? '', /^The agent (deleted|moved) the branch/);
+    }
+    assert.equal(git(repo, 'show', `${queue.tasks[0]!.branch}:gone.txt`), 'gone\n');
+    const report = await runCli(['queue', 'report'], { cwd: repo, env });
+    assert.match(report.stdout, /- The agent deleted the branch codeloops\/1-task-gone-write-gone-detach-delete/);
+    for (const id of ['1', '2']) assert.equal((await queueMerge(repo, env, id)).json.status, 'merged');
+    assert.equal(fs.readFileSync(path.join(repo, 'root.txt'), 'utf8'), 'root\n');
+  });
+
+  it('queue add --file takes no item inside a fenced code block or an HTML comment as a task; a fence under an item stays in its details', async () => {
+    const { repo, env } = queueSetup();
+    const checklist = path.join(tempDir('codeloops-queue-list-'), 'tasks.md');
+    fs.writeFileSync(
+      checklist,
+      [
+        '# Tonight',
+        '',
+        '- [ ] Add alpha <!-- the easy one -->',
+        '  Like this:',
+        '  ```md',
+        '  - [ ] an example inside the item',
+        '  ```',
+        '',
+        'An example of the format:',
+        '',
+        '````markdown',
+        '- [ ] not a task (in a fence)',
+        '```',
+        '- [ ] still not a task (a shorter fence does not close it)',
+        '````',
+        '~~~',
+        '- [ ] not a task (in a tilde fence)',
+        '~~~',
+        '<!-- - [ ] commented out -->',
+        '<!--',
+        '- [ ] commented out over lines',
+        '-->',
+        '* [ ] Add beta',
+      ].join('\n'),
+    );
+    const added = await runCli(['queue', 'add', '--file', checklist, '--json'], { cwd: repo, env });
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual(
+      (JSON.parse(added.stdout) as { added: QueueTask[] }).added.map((task) => task.prompt),
+      ['Add alpha\n\nLike this:\n```md\n- [ ] an example inside the item\n```', 'Add beta'],
+    );
+  });
+
+  it('a queue file that is a FIFO is refused at once (not_a_file), a torn one says which file and how to go back to its previous copy (queue_invalid)', async () => {
+    const { repo, env } = queueSetup();
+    await addTasks(repo, env, ['TASK-alpha: write alpha', 'TASK-beta: write beta']);
+    const file = (JSON.parse((await runCli(['queue', 'list', '--json'], { cwd: repo, env })).stdout) as { file: string }).file;
+    const previous = `${file}.previous`;
+    assert.deepEqual(
+      queueFileSchema.parse(JSON.parse(fs.readFileSync(previous, 'utf8'))).tasks.map((task) => task.id),
+      [1],
+      'the queue before its last change is kept',
+    );
+    const errorOf = async (args: string[]) => {
+      const result = await runCli([...args, '--json'], { cwd: repo, env, timeoutMs: 20_000 });
+      assert.equal(result.timedOut, false, `${args.join(' ')} hung`);
+      assert.equal(result.code, 2, result.stderr);
+      assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+      return (JSON.parse(result.stdout) as { error: { code: string; message: string; hint: string | null } }).error;
+    };
+
+    const kept = fs.readFileSync(file);
+    fs.rmSync(file);
+    spawnSync('mkfifo', [file]);
+    for (const args of [
+      ['queue', 'list'],
+      ['queue', 'add', '-p', 'TASK-gamma: write gamma'],
+      ['queue', 'report'],
+    ]) {
+      const error = await errorOf(args);
+      assert.equal(error.code, 'not_a_file', args.join(' '));
+      assert.equal(error.message, `The queue file ${file} is a named pipe (FIFO), not a file.`);
+    }
+    fs.rmSync(file);
+    fs.writeFileSync(file, kept);
+
+    // A FIFO where the change lock or a checklist goes does not hang either.
+    spawnSync('mkfifo', [`${file}.lock`]);
+    const added = await runCli(['queue', 'add', '-p', 'TASK-gamma: write gamma'], { cwd: repo, env, timeoutMs: 20_000 });
+    assert.equal(added.timedOut, false, 'queue add hung on the lock');
+    assert.equal(added.code, 0, added.stderr);
+    const checklist = path.join(tempDir('codeloops-queue-fifo-'), 'tasks.md');
+    spawnSync('mkfifo', [checklist]);
+    const fromFifo = await errorOf(['queue', 'add', '--file', checklist]);
+    assert.equal(fromFifo.code, 'usage');
+    assert.match(fromFifo.message, /is a named pipe \(FIFO\), not a file/);
+
+    fs.writeFileSync(file, kept.subarray(0, 100));
+    for (const args of [
+      ['queue', 'list'],
+      ['queue', 'add', '-p', 'TASK-gamma: write gamma'],
+      ['queue', 'remove', '1'],
+      ['queue', 'report'],
+    ]) {
+      const error = await errorOf(args);
+      assert.equal(error.code, 'queue_invalid', args.join(' '));
+      assert.match(
+        error.message,
+        new RegExp(
+          `^The queue file ${file.replace(/[.]/g, '\\.')} cannot be read: not JSON \\(.*\\)\\. Its copy before the last change is ${previous.replace(/[.]/g, '\\.')}\\.$`,
+        ),
+      );
+      assert.equal(
+        error.hint,
+        `Go back to the queue as it was before its last change: mv "${previous}" "${file}" (or move the file away to start an empty queue).`,
+      );
+    }
+    const human = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(human.code, 2);
+    assert.match(human.stderr, /cannot be read: not JSON .*\nGo back to the queue as it was before its last change: mv/);
+    assert.doesNotMatch(human.stderr, /\n\s+at /);
+    fs.renameSync(previous, file);
+    const listed = await runCli(['queue', 'list', '--json'], { cwd: repo, env });
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as { tasks: QueueTask[] }).tasks.map((task) => task.id),
+      [1, 2],
+      'the queue as it was before the last change (task 3 added)',
+    );
   });
 });

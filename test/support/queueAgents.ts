@@ -6,14 +6,26 @@ import { git, tempDir, writeFile } from './testEnvironment.js';
  * The actor reads its task from its prompt (saved by the scripted agent): TASK-<name>
  * writes <name>.txt; a task that says #fail changes nothing; a task that says
  * #ask asks which colour until the answer ("colour: …") is in its prompt, then writes it;
- * a task that says #hold holds (once) until the test kills the runner.
+ * a task that says #hold holds (once) until the test kills the runner. \`#write <path>\`
+ * writes <path> instead (<name> in it), \`#delete <path>\` deletes it. Then it may do
+ * what an agent should not to its branch: \`#detach-delete\` commits, detaches HEAD and
+ * deletes the branch; \`#orphan-branch\` moves the branch to a root commit of its own.
  */
-const ACTOR = `import fs from 'node:fs';
+const ACTOR = `import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 const agentDir = process.env.SCRIPTED_AGENT_DIR;
 const prompt = fs.readFileSync(path.join(agentDir, 'actor-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
 const name = /TASK-([a-z]+)/.exec(prompt)[1];
-if (prompt.includes('#hold') && !fs.existsSync(path.join(agentDir, 'held'))) {
+const git = (...args) => execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], { encoding: 'utf8' }).trim();
+const written = /#write (\\S+)/.exec(prompt);
+const deleted = /#delete (\\S+)/.exec(prompt);
+if (written) {
+  fs.mkdirSync(path.dirname(written[1]), { recursive: true });
+  fs.writeFileSync(written[1], name + '\\n');
+} else if (deleted) {
+  fs.rmSync(deleted[1]);
+} else if (prompt.includes('#hold') && !fs.existsSync(path.join(agentDir, 'held'))) {
   fs.writeFileSync(name + '.txt', 'half done\\n');
   // The scripted agent that started this program leads the agent's process group.
   fs.writeFileSync(path.join(agentDir, 'held'), String(process.ppid));
@@ -32,6 +44,16 @@ if (prompt.includes('#hold') && !fs.existsSync(path.join(agentDir, 'held'))) {
 } else {
   fs.writeFileSync(name + '.txt', name + '\\n');
 }
+if (prompt.includes('#detach-delete')) {
+  const branch = git('symbolic-ref', '--short', 'HEAD');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'agent: my own commit');
+  git('checkout', '-q', '--detach');
+  git('branch', '-q', '-D', branch);
+} else if (prompt.includes('#orphan-branch')) {
+  const root = git('commit-tree', git('hash-object', '-t', 'tree', '-w', '/dev/null'), '-m', 'agent: a root of my own');
+  git('update-ref', git('symbolic-ref', 'HEAD'), root);
+}
 `;
 
 /** The critic says DONE naming the task when its file is there, and CONTINUE with a finding when not. */
@@ -41,7 +63,10 @@ const agentDir = process.env.SCRIPTED_AGENT_DIR;
 const prompt = fs.readFileSync(path.join(agentDir, 'critic-' + process.env.SCRIPTED_AGENT_CALL + '.prompt'), 'utf8');
 const name = /TASK-([a-z]+)/.exec(prompt)[1];
 const decide = (decision) => process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify(decision) + '</decision>\\n');
-if (fs.existsSync(name + '.txt') && !prompt.includes('#fail')) decide({ type: 'done', summary: 'Wrote ' + name + '.txt for TASK-' + name, confidence: 0.9 });
+// #nul: a summary with a NUL, escape sequences and a first line of 300 characters.
+const summary = prompt.includes('#nul') ? 'Wrote ' + name + '.txt\\u0000 for \\u001b[31mTASK-' + name + '\\u001b[0m ' + 'and more '.repeat(33) + '\\nSecond line.' : 'Wrote ' + name + '.txt for TASK-' + name;
+const worked = fs.existsSync(name + '.txt') || /#(write|delete) /.test(prompt);
+if (worked && !prompt.includes('#fail')) decide({ type: 'done', summary, confidence: 0.9 });
 else decide({ type: 'continue', feedback: name + '.txt is missing', remaining_issues: [name], findings: [{ file: null, severity: 'error', message: name + '.txt is missing' }] });
 `;
 
