@@ -8,7 +8,14 @@ import { claudeLimit } from '../../src/agents/adapters/claude.js';
 import { codexLimit } from '../../src/agents/adapters/codex.js';
 import { geminiLimit } from '../../src/agents/adapters/gemini.js';
 import { openCodeLimit } from '../../src/agents/adapters/opencode.js';
-import { BACKOFF_CAP_SECS, BACKOFF_FIRST_SECS, retryAt, USAGE_LIMIT_DEFAULT_WAIT_SECS, USAGE_LIMIT_PASSED_FIRST_SECS } from '../../src/loop/outlastLimits.js';
+import {
+  BACKOFF_CAP_SECS,
+  BACKOFF_FIRST_SECS,
+  MAX_STATED_WAIT_SECS,
+  retryAt,
+  USAGE_LIMIT_DEFAULT_WAIT_SECS,
+  USAGE_LIMIT_BACKOFF_FIRST_SECS,
+} from '../../src/loop/outlastLimits.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
 /** A recorded run (test/fixtures/cassettes, recorded from the real CLIs: docs/agent-limits.md) through its adapter's parser. */
@@ -172,12 +179,26 @@ describe("agents' limits, read from what each CLI prints", () => {
       assert.equal(retryAt(limit('usage_limit', NOW + HOUR), 1, NOW), NOW + HOUR);
       assert.equal(retryAt(limit('usage_limit'), 1, NOW), NOW + USAGE_LIMIT_DEFAULT_WAIT_SECS * 1000);
       // A reset stated to the minute, or by a clock that differs, already past: soon, then less often.
-      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 1, NOW), NOW + USAGE_LIMIT_PASSED_FIRST_SECS * 1000);
-      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 2, NOW), NOW + 2 * USAGE_LIMIT_PASSED_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 1, NOW), NOW + USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 2, NOW), NOW + 2 * USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
       assert.equal(retryAt(limit('rate_limited', NOW + 2000), 1, NOW), NOW + 2000);
       assert.equal(retryAt(limit('overloaded'), 1, NOW), NOW + BACKOFF_FIRST_SECS * 1000);
       assert.equal(retryAt(limit('outage'), 3, NOW), NOW + 4 * BACKOFF_FIRST_SECS * 1000);
       assert.equal(retryAt(limit('rate_limited'), 30, NOW), NOW + BACKOFF_CAP_SECS * 1000);
+    });
+
+    it('a stated time is no promise: refused again, the loop backs off, never before the stated time; a time past a year is taken as a year', () => {
+      const limit = (kind: AgentLimit['kind'], until: number | null = null): AgentLimit => ({ kind, until, message: '' });
+      assert.equal(retryAt(limit('usage_limit', NOW + 3500), 1, NOW), NOW + 3500);
+      assert.equal(retryAt(limit('usage_limit', NOW + 3500), 2, NOW), NOW + 2 * USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW + 3500), 3, NOW), NOW + 4 * USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW + HOUR), 2, NOW), NOW + HOUR, 'a later reset stands');
+      assert.equal(retryAt(limit('rate_limited', NOW + 2000), 2, NOW), NOW + 2 * BACKOFF_FIRST_SECS * 1000);
+      for (const garbage of [1e300, Infinity, Number.NaN, -Infinity]) {
+        const at = retryAt(limit('usage_limit', garbage), 1, NOW);
+        assert.ok(at > NOW && at <= NOW + MAX_STATED_WAIT_SECS * 1000, `${garbage}: ${at}`);
+        assert.doesNotThrow(() => new Date(at).toISOString());
+      }
     });
   });
 });
