@@ -24,6 +24,11 @@ export interface Invocation {
   stdin: string | null;
   /** Variables this adapter needs (permission switches); user env from config wins. */
   env: Record<string, string>;
+  /**
+   * The variable through which the CLI is told where to write its own log: the runner
+   * names a file of its own there and reads it as it grows (`StreamParser.readLogLine`).
+   */
+  logFileEnv?: string;
 }
 
 export interface ParserVerdict {
@@ -47,6 +52,12 @@ export interface StreamParser {
   parseLine(line: string): AgentEvent[];
   /** After exit: did the run succeed by the agent's own account, and its final message. */
   finish(exitCode: number | null): ParserVerdict;
+  /**
+   * One line of the CLI's own log (`Invocation.logFileEnv`), for a CLI that says only
+   * there that it is stuck retrying a refused request for ever: the limit returned
+   * stops the run, which ends with it (`AgentRunResult.limit`).
+   */
+  readLogLine?(line: string): AgentLimit | null;
 }
 
 /**

@@ -81,15 +81,24 @@ export function parseWallClock(text: string, now: number): number | null {
   return at >= now - 60_000 ? at : instantOf({ ...today, day: today.day + 1, hour, minute }, zone);
 }
 
-/** A delay as `Please retry in 3.5s` / `retry in 250ms` / `try again in 20s` states it, from `now`; null when none is stated. */
+/**
+ * A delay as `Please retry in 3.5s` / `retry in 250ms` / `try again in 20s` /
+ * `Suggested retry after 60s.` states it, from `now`; null when none is stated.
+ */
 export function parseRetryDelay(text: string, now: number): number | null {
-  const match = /\b(?:retry|try again) in ([0-9.]+) ?(ms|s|seconds?|m|minutes?)\b/i.exec(text);
+  const match = /\b(?:retry|try again) (?:in|after) ([0-9.]+) ?(ms|s|seconds?|m|minutes?)\b/i.exec(text);
   if (!match) return null;
   const amount = Number(match[1]);
   if (!Number.isFinite(amount)) return null;
   const unit = match[2]!.toLowerCase();
   const ms = unit === 'ms' ? amount : unit.startsWith('m') ? amount * 60_000 : amount * 1000;
   return now + Math.ceil(ms);
+}
+
+/** The first midnight after `now` on a clock in `zone`: when a per-day quota that resets there resets. */
+export function nextMidnight(zone: string, now: number): number {
+  const today = wallClockOf(now, zone);
+  return instantOf({ ...today, day: today.day + 1, hour: 0, minute: 0 }, zone);
 }
 
 /** A `retry-after` header's value (seconds, or an HTTP date) from `now`; null when absent or unreadable. */

@@ -50,6 +50,8 @@ export interface AgentRunFoldOptions {
    * the cost already counted for earlier runs, so this run reports only its own.
    */
   costAlreadyCounted?: number;
+  /** Told once when the agent's own log shows it stuck retrying (`StreamParser.readLogLine`): the run is to be stopped. */
+  onStuck?: (limit: AgentLimit) => void;
 }
 
 /**
@@ -72,6 +74,11 @@ export class AgentRunFold {
   private model: string | null = null;
   private toolCalls = 0;
   private resultText: string | null = null;
+  /** The limit the agent's own log showed it stuck on, for which it was stopped; null: none. */
+  private stuck: AgentLimit | null = null;
+  private readonly logLines = new LineSplitter((line, partial) => {
+    if (!partial) this.readLogLine(line);
+  }, 64 * 1024);
 
   constructor(
     private readonly adapter: AgentAdapter,
@@ -88,6 +95,11 @@ export class AgentRunFold {
   readStdout(text: string): void {
     this.lines.push(text);
     this.flushText();
+  }
+
+  /** A piece of the agent's own log as it is written (`Invocation.logFileEnv`, `StreamParser.readLogLine`). */
+  readLog(text: string): void {
+    if (this.parser.readLogLine && this.stuck === null) this.logLines.push(text);
   }
 
   /** One agent event: into the transcript and the counts, then on to the listener. */
@@ -129,6 +141,8 @@ export class AgentRunFold {
     const started = exit.startFailure === null;
     const verdict = this.parser.finish(started ? exit.exitCode : null);
     const succeeded = verdict.succeeded && exit.stoppedFor === null && started && !exit.signal;
+    // Stopped for being stuck on a limit: a run that failed for that limit, not one the user interrupted.
+    const stuck = succeeded ? null : this.stuck;
     return {
       transcript: this.transcript.toString(),
       finalText: verdict.finalText ?? this.resultText,
@@ -138,17 +152,23 @@ export class AgentRunFold {
       signal: exit.signal,
       durationSecs: exit.durationSecs,
       succeeded,
-      failureReason: failureReason(verdict, exit, this.adapter),
+      failureReason: stuck ? `${this.adapter.displayName} was stopped: ${stuck.message}` : failureReason(verdict, exit, this.adapter),
       timedOut: exit.stoppedFor === 'timeout',
-      interrupted: exit.stoppedFor === 'interrupt',
+      interrupted: exit.stoppedFor === 'interrupt' && stuck === null,
       agentSessionId: this.agentSessionId,
       usage: this.usage,
       model: this.model,
       toolCalls: this.toolCalls,
       drift: verdict.drift,
       // Only the agent's own failure: a run the runner stopped was not refused by the API.
-      limit: succeeded || exit.stoppedFor !== null || !started ? null : (verdict.limit ?? null),
+      limit: stuck ?? (succeeded || exit.stoppedFor !== null || !started ? null : (verdict.limit ?? null)),
     };
+  }
+
+  private readLogLine(line: string): void {
+    if (this.stuck !== null) return;
+    this.stuck = this.parser.readLogLine?.(line) ?? null;
+    if (this.stuck !== null) this.options.onStuck?.(this.stuck);
   }
 
   private readLine(line: string, partial: boolean): void {

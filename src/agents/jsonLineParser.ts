@@ -1,6 +1,7 @@
 import type * as z from '../sessionFormat/zod.js';
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
 import type { ParserVerdict, StreamParser } from './agentAdapter.js';
+import type { AgentLimit } from './agentLimits.js';
 import { DriftCounter, eventType, type KnownEvents } from './streamDrift.js';
 
 /**
@@ -23,6 +24,8 @@ export interface JsonLineReading<Line> {
   read(line: Line, events: AgentEvent[], drift: DriftCounter): void;
   /** After exit: did the run succeed by the agent's own account, and its final message. */
   finish(exitCode: number | null): Omit<ParserVerdict, 'drift'>;
+  /** A line of the CLI's own log, which may show it stuck retrying (`StreamParser.readLogLine`). */
+  readLogLine?(line: string): AgentLimit | null;
 }
 
 /** A stream parser for a JSON-lines CLI: the shared opening, then the adapter's own reading. */
@@ -41,6 +44,7 @@ export function jsonLineParser<Line>(reading: JsonLineReading<Line>): StreamPars
       return events;
     },
     finish: (exitCode) => ({ ...reading.finish(exitCode), drift: drift.drift }),
+    ...(reading.readLogLine && { readLogLine: reading.readLogLine }),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { AgentAdapter, InvocationRequest } from './agentAdapter.js';
 import type { AgentProgram } from './agentProgram.js';
+import { AgentLogFile } from './agentLogFile.js';
 import { runAgentProcess, type AgentExit } from './agentProcess.js';
 import { AgentRunFold, type AgentRunFoldOptions, type AgentRunResult } from './agentRunFold.js';
 import type { GroupRecorder } from '../process/processGroup.js';
@@ -72,20 +73,32 @@ export async function runAgent(launch: AgentLaunch, request: InvocationRequest, 
       `${adapter.displayName} takes its prompt as an argument, and this one is ${Buffer.byteLength(oversized).toLocaleString('en-US')} bytes: more than the ${MAX_ARGUMENT_BYTES.toLocaleString('en-US')} a single argument may hold. Shorten the task, or use an agent that reads the prompt from stdin.`,
     );
   }
-  const fold = new AgentRunFold(adapter, options);
-  const exit = await runAgentProcess(
-    {
-      program: launch.program.program,
-      args,
-      cwd: launch.workingDir,
-      // PWD too: some agents (OpenCode) find their project from $PWD, not from the real cwd.
-      env: agentEnvironment(invocation.env, launch.env, options.runEnv ?? {}, { PWD: launch.workingDir }),
-      stdin: invocation.stdin,
-      timeoutSecs: launch.timeoutSecs,
-    },
-    { onStdout: (text) => fold.readStdout(text), signal: options.signal, groups: options.groups, rawStdoutPath: options.rawStdoutPath },
-  );
-  return fold.finish(exit);
+  // A CLI whose own log shows it stuck retrying a refused request for ever is stopped as an interrupt would stop it.
+  const stuck = new AbortController();
+  const fold = new AgentRunFold(adapter, { ...options, onStuck: () => stuck.abort() });
+  const log = invocation.logFileEnv ? { variable: invocation.logFileEnv, file: new AgentLogFile((text) => fold.readLog(text)) } : null;
+  try {
+    const exit = await runAgentProcess(
+      {
+        program: launch.program.program,
+        args,
+        cwd: launch.workingDir,
+        // PWD too: some agents (OpenCode) find their project from $PWD, not from the real cwd.
+        env: agentEnvironment(invocation.env, log ? { [log.variable]: log.file.path } : {}, launch.env, options.runEnv ?? {}, { PWD: launch.workingDir }),
+        stdin: invocation.stdin,
+        timeoutSecs: launch.timeoutSecs,
+      },
+      {
+        onStdout: (text) => fold.readStdout(text),
+        signal: options.signal ? AbortSignal.any([options.signal, stuck.signal]) : stuck.signal,
+        groups: options.groups,
+        rawStdoutPath: options.rawStdoutPath,
+      },
+    );
+    return fold.finish(exit);
+  } finally {
+    log?.file.close();
+  }
 }
 
 /** A run that never started: what the loop records instead of an agent's answer. */

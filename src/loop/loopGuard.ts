@@ -1,5 +1,6 @@
 import type { PriceTable } from '../budget/prices.js';
 import { SpendTracker, type Budget, type SpendTotals } from '../budget/spendTracker.js';
+import { setLongTimeout } from '../process/longTimer.js';
 import type { Usage } from '../sessionFormat/agentEvents.js';
 import type { RunEventInput, Spend } from '../sessionFormat/runEvents.js';
 import type { StopReason } from '../sessionFormat/sessionLines.js';
@@ -42,7 +43,8 @@ export class LoopGuard {
   private readonly earlierSecs: number;
   private stopped: GuardStop | null = null;
   private lastSpendReport = Number.NEGATIVE_INFINITY;
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the time cap's timer (a budget of weeks is waited out in steps: `setLongTimeout`). */
+  private cancelClock: () => void = () => {};
   /** Time spent waiting for the user's review: it does not count against the time budget. */
   private pausedMs = 0;
   private pausedAt: number | null = null;
@@ -70,7 +72,7 @@ export class LoopGuard {
   /** Starts (or, after a pause, restarts) the time cap: the loop ends when it runs out, whatever is running then. */
   startClock(): void {
     const { maxDurationSecs } = this.options.budget;
-    clearTimeout(this.timer);
+    this.cancelClock();
     if (maxDurationSecs === null) return;
     const leftMs = (maxDurationSecs - this.activeSecs()) * 1000;
     const stop = () =>
@@ -79,12 +81,12 @@ export class LoopGuard {
         `The loop ran for its whole time budget of ${formatSeconds(maxDurationSecs)}${this.earlierSecs > 0 ? ' (counting the sessions it carries on)' : ''}.`,
       );
     if (leftMs <= 0) stop();
-    else this.timer = setTimeout(stop, leftMs);
+    else this.cancelClock = setLongTimeout(stop, leftMs);
   }
 
   /** Stops the time cap's clock: the loop waits for the user. */
   pauseClock(): void {
-    clearTimeout(this.timer);
+    this.cancelClock();
     this.pausedAt ??= this.now();
   }
 
@@ -98,7 +100,7 @@ export class LoopGuard {
 
   /** The loop ended: no stop can come any more. */
   stopClock(): void {
-    clearTimeout(this.timer);
+    this.cancelClock();
   }
 
   /** An agent run's running totals so far (`run` names it, say "3/actor"), as it streams them. */

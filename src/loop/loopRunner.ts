@@ -15,7 +15,7 @@ import { pointRef, sessionHeadRef, snapshotRef, takeSnapshot, type Snapshot, typ
 import { removeAllTemporaryIndexes } from '../git/temporaryIndex.js';
 import { changedPaths, diffSnapshots, type DiffSummary, type TreeEntryChange } from '../git/treeDiff.js';
 import type { AgentEvent } from '../sessionFormat/agentEvents.js';
-import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
+import { CodeloopsError, isCodeloopsError, type FailureCode, type FailureDetails } from '../sessionFormat/failures.js';
 import type { NeedsInput } from '../sessionFormat/needsInput.js';
 import type { Finding, ReviewAction, ReviewItems, RunControl } from '../sessionFormat/reviewRecords.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
@@ -154,6 +154,8 @@ type EndState = {
   confidence: number | null;
   error: string | null;
   errorCode: FailureCode | null;
+  /** The failure's facts (`CodeloopsError.details`: a usage limit's `until`); null: none. */
+  errorDetails: FailureDetails | null;
   stopReason: StopReason | null;
 };
 
@@ -166,8 +168,7 @@ const loopsInThisProcess = new Set<LoopRun>();
  * terminal or an uncaught error, when the normal path cannot be awaited.
  */
 export function endLoopsInThisProcessNow(status: Outcome, failure: { error: string; code: FailureCode } | null = null): void {
-  for (const loop of [...loopsInThisProcess])
-    loop.endNow({ status, summary: null, confidence: null, error: failure?.error ?? null, errorCode: failure?.code ?? null, stopReason: null });
+  for (const loop of [...loopsInThisProcess]) loop.endNow({ ...ended(status), error: failure?.error ?? null, errorCode: failure?.code ?? null });
   removeAllTemporaryIndexes();
   removeIsolatedWorktreesNow();
 }
@@ -338,9 +339,9 @@ class LoopRun {
     this.requirements = new RequirementsChecklist(request.prompt, continuation?.checklist);
     this.limitWaits = new LimitWaits(request.limits ?? DEFAULT_LIMITS, {
       signal: this.guard.signal,
-      // The one place a wait begins; its event is what the viewers, the status bar and `[notify]`'s `waiting` hear.
-      onWaiting: (who, reason, until) =>
-        this.emit({ type: 'agent_waiting', iteration: who.iteration, role: who.role, agent: who.agent, reason, until: until.toISOString() }),
+      // The one place a wait begins or goes on; its event is what the viewers, the status bar and `[notify]`'s `waiting` hear.
+      onWaiting: (who, reason, until, tries) =>
+        this.emit({ type: 'agent_waiting', iteration: who.iteration, role: who.role, agent: who.agent, reason, until: until.toISOString(), tries }),
       pauseClock: () => this.guard.pauseClock(),
       resumeClock: () => {
         this.guard.resumeClock();
@@ -996,6 +997,7 @@ class LoopRun {
       confidence: end.confidence,
       error: end.error,
       error_code: end.errorCode,
+      ...(end.errorCode !== null && { error_details: end.errorDetails ?? {} }),
       stop_reason: end.stopReason,
       total_cost_usd: totals.costUsd,
       total_tokens: totals.tokens,
@@ -1014,6 +1016,7 @@ class LoopRun {
         duration_secs: totalDurationSecs,
         error: end.error ?? undefined,
         error_code: end.errorCode ?? undefined,
+        error_details: end.errorDetails ?? undefined,
         stop_reason: end.stopReason ?? undefined,
         total_cost_usd: totals.costUsd ?? undefined,
         total_tokens: totals.tokens,
@@ -1061,7 +1064,7 @@ function hasEnded(filePath: string): boolean {
 }
 
 function ended(status: Outcome): EndState {
-  return { status, summary: null, confidence: null, error: null, errorCode: null, stopReason: null };
+  return { status, summary: null, confidence: null, error: null, errorCode: null, errorDetails: null, stopReason: null };
 }
 
 function interrupted(): EndState {
@@ -1071,7 +1074,14 @@ function interrupted(): EndState {
 /** A loop that cannot go on: an expected failure says which; anything else is a git failure or a bug. */
 function failed(error: unknown): EndState {
   const code: FailureCode = isCodeloopsError(error) ? error.code : 'internal';
-  return { ...ended('failed'), error: (error as Error).message, errorCode: code, stopReason: code === 'usage_limit' ? 'usage_limit' : null };
+  const details = isCodeloopsError(error) && Object.keys(error.details).length > 0 ? error.details : null;
+  return {
+    ...ended('failed'),
+    error: (error as Error).message,
+    errorCode: code,
+    errorDetails: details,
+    stopReason: code === 'usage_limit' ? 'usage_limit' : null,
+  };
 }
 
 /** Nobody can answer the question (headless): the loop ends `failed`, the question as its error, to be answered on resume. */

@@ -1,6 +1,7 @@
 import type { AgentLimit, AgentTurn } from '../agents/agentLimits.js';
 import type { AgentRunResult } from '../agents/runAgent.js';
 import type { LimitSettings } from '../config/runSettings.js';
+import { REAL_TIMERS, setLongTimeout, type Timers } from '../process/longTimer.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import type { AgentWaitReason } from '../sessionFormat/runEvents.js';
 
@@ -14,24 +15,32 @@ import type { AgentWaitReason } from '../sessionFormat/runEvents.js';
 
 /** When a usage limit does not say when it resets: look again after this long. */
 export const USAGE_LIMIT_DEFAULT_WAIT_SECS = 30 * 60;
-/** When a usage limit's stated reset has passed and it still refuses: the first look again, doubling after. */
-export const USAGE_LIMIT_PASSED_FIRST_SECS = 5;
+/** A usage limit that refuses again (its stated reset passed, or it answers once more): the first look again, doubling after. */
+export const USAGE_LIMIT_BACKOFF_FIRST_SECS = 5;
 /** The first back-off after a rate limit, an overloaded API or an outage; it doubles each time, up to the cap. */
 export const BACKOFF_FIRST_SECS = 30;
 export const BACKOFF_CAP_SECS = 15 * 60;
 /** An outage is tried again this many times before the run counts as a failure after all. */
 export const OUTAGE_RETRIES = 4;
+/** An agent is run at most this many times in one wait: refused that often, each time after waiting as told, the limit does not lift (`usage_limit`). */
+export const WAIT_MAX_TRIES = 10;
+/** The furthest ahead a stated reset is believed (a year): a CLI that says later is taken to say this. */
+export const MAX_STATED_WAIT_SECS = 366 * 24 * 3600;
 
 /** How the loop's clock and record take part in a wait. */
 export interface WaitHooks {
   /** Aborted on the user's interrupt or a guard's stop: the wait ends at once. */
   signal: AbortSignal;
-  /** Told before each wait: what is waited for and until when (the `agent_waiting` event). */
-  onWaiting(who: WaitingAgent, reason: AgentWaitReason, until: Date): void;
+  /**
+   * Told before each wait: what is waited for, until when, and how many times the
+   * agent was refused in this wait so far (1: the wait begins). The `agent_waiting` event.
+   */
+  onWaiting(who: WaitingAgent, reason: AgentWaitReason, until: Date, tries: number): void;
   /** Stops and starts the time budget around a wait that does not count (`count_wait = false`). */
   pauseClock(): void;
   resumeClock(): void;
-  now?: () => number;
+  /** The clock and timer waits run on (the tests' own); absent: the process's. */
+  timers?: Timers;
 }
 
 /** Who is waited for, for the messages. */
@@ -70,16 +79,26 @@ export function turnAfterLimit(turn: AgentTurn, failed: AgentRunResult, reason: 
 }
 
 /**
- * When to try again after a limit: when the CLI said (a usage limit's reset, a
- * `retry-after`); else a usage limit after the default wait, the others after a
- * back-off that doubles with each try in a row. Never in the past.
+ * When to try again after a limit, the agent refused `tries` times in this wait: at
+ * first when the CLI said (a usage limit's reset, a `retry-after`), else a usage
+ * limit after the default wait and the others after a back-off. A stated time is no
+ * promise: refused again, or past it, the loop backs off (doubling with each try),
+ * never before the stated time. Never in the past, never past a year ahead.
  */
-export function retryAt(limit: AgentLimit, triesInARow: number, now: number): number {
-  if (limit.until !== null && limit.until > now) return limit.until;
-  const backoff = (firstSecs: number) => now + Math.min(firstSecs * 2 ** Math.max(0, triesInARow - 1), BACKOFF_CAP_SECS) * 1000;
-  if (limit.kind !== 'usage_limit') return backoff(BACKOFF_FIRST_SECS);
+export function retryAt(limit: AgentLimit, tries: number, now: number): number {
+  const stated = statedTime(limit.until, now);
+  if (stated !== null && stated > now && tries <= 1) return stated;
+  if (limit.kind === 'usage_limit' && stated === null) return now + USAGE_LIMIT_DEFAULT_WAIT_SECS * 1000;
   // A reset stated to the minute (Codex's `6:23 AM`) is passed while that minute lasts: look again soon, then less often.
-  return limit.until === null ? now + USAGE_LIMIT_DEFAULT_WAIT_SECS * 1000 : backoff(USAGE_LIMIT_PASSED_FIRST_SECS);
+  const firstSecs = limit.kind === 'usage_limit' ? USAGE_LIMIT_BACKOFF_FIRST_SECS : BACKOFF_FIRST_SECS;
+  const backoff = now + Math.min(firstSecs * 2 ** Math.max(0, tries - 1), BACKOFF_CAP_SECS) * 1000;
+  return Math.max(stated ?? now, backoff);
+}
+
+/** A time a CLI stated, as far as it is believed: none when it is not a number, at most a year ahead. */
+function statedTime(until: number | null, now: number): number | null {
+  if (until === null || !Number.isFinite(until)) return null;
+  return Math.min(until, now + MAX_STATED_WAIT_SECS * 1000);
 }
 
 /** A resumed run that failed before it opened the agent's session, for a reason of its own. */
@@ -98,10 +117,11 @@ export class LimitWaits {
   /**
    * Runs an agent's turn (`runTurn`) until it ends for a reason of its own: each limit
    * is waited out and the turn run again (`turnAfterLimit`), each failed run told to
-   * `reportFailed` before the wait. Returns the last run: one that succeeded, failed
-   * by itself, or was interrupted during a wait (`interrupted`). Throws `agent_auth`
-   * on a refused login and `usage_limit` when a wait would pass `max_wait_secs` (or
-   * waiting is off).
+   * `reportFailed` before the wait. One call is one wait, however many times the agent
+   * is refused in it. Returns the last run: one that succeeded, failed by itself, hit
+   * an outage not waited out, or was interrupted during a wait (`interrupted`). Throws
+   * `agent_auth` on a refused login, and `usage_limit` when a wait would pass
+   * `max_wait_secs`, waiting is off, or the agent was refused `WAIT_MAX_TRIES` times.
    */
   async outlast(
     who: WaitingAgent,
@@ -111,18 +131,15 @@ export class LimitWaits {
   ): Promise<AgentRunResult> {
     let turn = first;
     let result = await runTurn(turn);
-    let tries = 0;
-    for (let limit = result.limit; limit !== null && !result.interrupted && !result.succeeded; limit = result.limit) {
+    for (let tries = 1, limit = result.limit; limit !== null && !result.interrupted && !result.succeeded; tries++, limit = result.limit) {
       const reason = limit.kind;
       if (reason === 'auth') {
         throw new CodeloopsError('agent_auth', `${who.agent} (the ${who.role}) could not log in: ${limit.message}`, { agent: who.agent, role: who.role });
       }
-      tries += 1;
-      if (reason === 'outage' && tries > OUTAGE_RETRIES) return result;
       const until = this.allowedWait(who, { ...limit, kind: reason }, tries);
       if (until === null) return result;
       reportFailed(result);
-      if (!(await this.wait(who, reason, until))) return { ...result, interrupted: true };
+      if (!(await this.wait(who, reason, until, tries))) return { ...result, interrupted: true };
       const again = turnAfterLimit(turn, result, reason, who.canResume);
       result = await runTurn(again);
       if (again !== turn && couldNotResume(result)) {
@@ -134,46 +151,55 @@ export class LimitWaits {
     return result;
   }
 
-  /** When to run again, within what is left of `max_wait_secs`; null: not waited out, the run counts as failed. */
+  /**
+   * When to run again, within what is left of `max_wait_secs`; null: not waited out,
+   * the run counts as failed (an outage, which keeps its own outcome, or any limit but
+   * a usage limit while waiting is off). A usage limit, a rate limit or an overloaded
+   * API that cannot be waited out ends the loop (`usage_limit`).
+   */
   private allowedWait(who: WaitingAgent, limit: AgentLimit & { kind: AgentWaitReason }, tries: number): number | null {
     const now = this.now();
     const until = retryAt(limit, tries, now);
+    const { wait, maxWaitSecs } = this.settings;
+    const waitingOff = !wait || maxWaitSecs === 0;
+    const pastMaxWait = this.waitedMs + (until - now) > maxWaitSecs * 1000;
+    if (limit.kind === 'outage' && (waitingOff || tries > OUTAGE_RETRIES || pastMaxWait)) return null;
+    if (waitingOff && limit.kind !== 'usage_limit') return null;
     const what = limit.kind === 'usage_limit' ? 'usage limit' : 'API';
-    if (!this.settings.wait) {
-      if (limit.kind !== 'usage_limit') return null;
-      throw new CodeloopsError('usage_limit', `${who.agent} (the ${who.role}) reached its usage limit, and waiting for limits is off: ${limit.message}`, {
-        agent: who.agent,
-        role: who.role,
-        until: new Date(until).toISOString(),
-      });
-    }
-    if (this.waitedMs + (until - now) > this.settings.maxWaitSecs * 1000) {
-      throw new CodeloopsError(
-        'usage_limit',
-        `${who.agent}'s ${what} (the ${who.role}) would have the loop wait until ${new Date(until).toISOString()}: ` +
-          `more than the ${this.settings.maxWaitSecs} s the limits allow in all (max_wait_secs). It said: ${limit.message}`,
-        { agent: who.agent, role: who.role, reason: limit.kind, until: new Date(until).toISOString() },
-      );
-    }
-    return until;
+    const why = waitingOff
+      ? `${who.agent} (the ${who.role}) reached its usage limit, and waiting for limits is off (${wait ? 'max_wait_secs = 0' : 'wait = false'})`
+      : tries >= WAIT_MAX_TRIES
+        ? `${who.agent}'s ${what} (the ${who.role}) refused it ${tries} times in a row, each time after the wait it was told: it does not lift`
+        : pastMaxWait
+          ? `${who.agent}'s ${what} (the ${who.role}) would have the loop wait until ${new Date(until).toISOString()}: ` +
+            `more than the ${maxWaitSecs} s the limits allow in all (max_wait_secs)`
+          : null;
+    if (why === null) return until;
+    throw new CodeloopsError('usage_limit', `${why}. It said: ${limit.message}`, {
+      agent: who.agent,
+      role: who.role,
+      reason: limit.kind,
+      until: new Date(until).toISOString(),
+    });
   }
 
   /** Waits until `until`, the clock paused unless the wait counts; false when the signal ended it first. */
-  private async wait(who: WaitingAgent, reason: AgentWaitReason, until: number): Promise<boolean> {
+  private async wait(who: WaitingAgent, reason: AgentWaitReason, until: number, tries: number): Promise<boolean> {
     const { signal } = this.hooks;
     if (signal.aborted) return false;
-    this.hooks.onWaiting(who, reason, new Date(until));
+    this.hooks.onWaiting(who, reason, new Date(until), tries);
     const started = this.now();
     if (!this.settings.countWait) this.hooks.pauseClock();
     try {
       return await new Promise<boolean>((resolve) => {
         const done = (finished: boolean) => {
-          clearTimeout(timer);
+          cancel();
           signal.removeEventListener('abort', aborted);
           resolve(finished);
         };
         const aborted = () => done(false);
-        const timer = setTimeout(() => done(true), Math.max(0, until - started));
+        // A reset weeks ahead is past what one timer holds: waited out in steps.
+        const cancel = setLongTimeout(() => done(true), until - started, { timers: this.hooks.timers });
         signal.addEventListener('abort', aborted, { once: true });
       });
     } finally {
@@ -183,6 +209,6 @@ export class LimitWaits {
   }
 
   private now(): number {
-    return this.hooks.now?.() ?? Date.now();
+    return (this.hooks.timers ?? REAL_TIMERS).now();
   }
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { NotifySettings } from '../config/runSettings.js';
+import { setLongTimeout, timerDelay } from '../process/longTimer.js';
 import { superviseGroup } from '../process/processGroup.js';
 import { fillPlaceholders, notificationPayload, type NotificationPayload, type NotifyEvent } from '../sessionFormat/notifications.js';
 import { truncateMiddle } from '../text/truncate.js';
@@ -53,9 +54,9 @@ function runNotifyCommand(command: readonly string[], payload: NotificationPaylo
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => void (stderr = (stderr + chunk.toString('utf8')).slice(-2000)));
     // Given up at the timeout without waiting for the group to end: the loop's end is not held by a stuck program.
-    const timer = setTimeout(() => resolve(failed(`did not finish within ${timeoutSecs} s`)), timeoutSecs * 1000);
+    const cancelTimer = setLongTimeout(() => resolve(failed(`did not finish within ${timeoutSecs} s`)), timeoutSecs * 1000);
     const settle = (failure: NotifyFailure | null): void => {
-      clearTimeout(timer);
+      cancelTimer();
       group.release();
       resolve(failure);
     };
@@ -80,7 +81,12 @@ async function postWebhook(
     const sent = new Headers(headers);
     sent.set('content-type', 'application/json');
     if (!sent.has('user-agent')) sent.set('user-agent', 'codeloops');
-    const response = await fetch(url, { method: 'POST', headers: sent, body: JSON.stringify(payload), signal: AbortSignal.timeout(timeoutSecs * 1000) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: sent,
+      body: JSON.stringify(payload),
+      signal: AbortSignal.timeout(timerDelay(timeoutSecs * 1000)),
+    });
     // Read to the end so the connection is let go; the body means nothing to us.
     await response.arrayBuffer().catch(() => undefined);
     return response.ok ? null : failed(`answered HTTP ${response.status}`);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { NotifySettings } from '../config/runSettings.js';
 import type { NotifyEvent } from '../sessionFormat/notifications.js';
-import type { RunEvent } from '../sessionFormat/runEvents.js';
+import { beginsWait, type RunEvent } from '../sessionFormat/runEvents.js';
 import { notify, type NotifyFailure } from './notify.js';
 
 /**
@@ -49,7 +49,8 @@ export class RunNotifier {
     const { project } = this;
     if (event.type === 'needs_input' && sessionId) return { event: 'needs_input', session_id: sessionId, project, question: event.question };
     if (event.type === 'run_finished') return { event: 'finished', session_id: event.session_id, project, outcome: event.status, summary: event.summary };
-    if (event.type === 'agent_waiting' && sessionId)
+    // Once a wait, not at every refusal within it (a quota retried every few seconds).
+    if (event.type === 'agent_waiting' && beginsWait(event) && sessionId)
       return { event: 'waiting', session_id: sessionId, project, agent: event.agent, reason: event.reason, until: event.until };
     return null;
   }

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { setLongTimeout } from './longTimer.js';
 
 /**
  * Programs the runner starts and must be able to stop whole: agents and checks run
@@ -121,7 +122,7 @@ export function superviseGroup(child: ChildProcess, options: { timeoutSecs: numb
     stopGroup(pid);
   };
   // Not unref'd: while a program runs, its timeout is what keeps the runner waiting.
-  const timer = setTimeout(() => stop('timeout'), options.timeoutSecs * 1000);
+  const cancelTimeout = setLongTimeout(() => stop('timeout'), options.timeoutSecs * 1000);
   const onAbort = (): void => stop('interrupt');
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -133,7 +134,7 @@ export function superviseGroup(child: ChildProcess, options: { timeoutSecs: numb
     release() {
       if (released) return;
       released = true;
-      clearTimeout(timer);
+      cancelTimeout();
       stopDraining();
       options.signal?.removeEventListener('abort', onAbort);
       forgetGroup();

@@ -57,8 +57,9 @@ export const FAILURE_CODES = [
   /** A loop ended: the critic or the actor needs the user's answer and nobody could give it (no terminal, no editor); the question is the error. */
   'needs_input',
   /**
-   * A loop ended: an agent's usage limit (or an API that kept refusing or failing) would
-   * have it wait past `[limits] max_wait_secs`, or waiting is off (`stop_reason` `usage_limit`).
+   * A loop ended: an agent's usage limit (or an API that kept refusing) would have it
+   * wait past `[limits] max_wait_secs`, refused the agent too many times in one wait,
+   * or waiting is off (`stop_reason` `usage_limit`; `details.until`). Never an outage.
    */
   'usage_limit',
   /** A loop ended: an agent's login or API key was refused; `codeloops doctor` says how to set it up. */

@@ -155,6 +155,8 @@ export const runSummarySchema = z.object({
   error: z.nullable(z.string()),
   /** Which failure, when `status` is `failed` (see `failures.ts`). */
   error_code: z.nullable(z.enum(FAILURE_CODES)),
+  /** The failure's facts, with its `error_code` (a usage limit's `until`); absent when there is no code, and in records of older runners. */
+  error_details: z.optional(z.record(z.string(), z.unknown())),
   /** Which guard ended the loop, when one did. */
   stop_reason: z.nullable(z.enum(STOP_REASONS)),
   /** What the agents used, all runs of the session (and the sessions it carries on) together. */
@@ -300,9 +302,18 @@ export const runEventSchema = z.discriminatedUnion('type', [
   /**
    * An agent's run failed for a reason outside its work (`reason`): the loop waits
    * until `until`, then runs the same iteration's agent again (`[limits]`).
-   * `agent` is the agent's display name (`Claude Code`).
+   * `agent` is the agent's display name (`Claude Code`). `tries`: how many times the
+   * agent was refused in this wait so far (1: the wait begins; absent in records of
+   * older runners), so that a wait is told once, not at every refusal.
    */
-  event('agent_waiting', { iteration, role: roleSchema, agent: z.string(), reason: z.enum(AGENT_WAIT_REASONS), until: timestamp }),
+  event('agent_waiting', {
+    iteration,
+    role: roleSchema,
+    agent: z.string(),
+    reason: z.enum(AGENT_WAIT_REASONS),
+    until: timestamp,
+    tries: z.optional(z.int().check(z.positive())),
+  }),
   /** The loop is going in circles: the actor is told so (`nudge`) or the loop ends (`stop`). */
   event('stall', { iteration, action: z.enum(['nudge', 'stop']), reason: z.string(), since_iteration: iteration }),
   event('critic_changes_reverted', { iteration, paths }),
@@ -362,6 +373,11 @@ export type RunEventOf<T extends RunEventType> = Extract<RunEvent, { type: T }>;
 export type RunEventInput = DistributiveOmit<RunEvent, 'timestamp'>;
 
 export type RunEventListener = (event: RunEvent) => void;
+
+/** Whether an `agent_waiting` begins a wait, rather than going on with one after the agent was refused again: a user is told of a wait once. */
+export function beginsWait(event: RunEventOf<'agent_waiting'>): boolean {
+  return (event.tries ?? 1) <= 1;
+}
 
 /** An event with the time it happened. */
 export function stampEvent(input: RunEventInput, at: Date = new Date()): RunEvent {

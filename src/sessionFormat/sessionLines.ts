@@ -211,6 +211,8 @@ export const sessionEndLineSchema = z.looseObject({
   error: z.optional(z.nullable(z.string())),
   /** Extra field: which failure it was, for `failed` (see `failures.ts`). */
   error_code: z.optional(z.nullable(z.string())),
+  /** Extra field: the failure's facts, when it has any (a usage limit's `until`, `agent`, `role`, `reason`). */
+  error_details: z.optional(z.record(z.string(), z.unknown())),
   /** Extra field: which guard ended the loop (see `STOP_REASONS`). */
   stop_reason: z.optional(z.nullable(z.string())),
   /** Extra fields: what the session's agents used, all runs together (cost null: no agent reported one). */

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { groupComparisonSchema } from '../../src/sessionFormat/candidateGroups.js';
 import { runSummarySchema } from '../../src/sessionFormat/runEvents.js';
 import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
-import { decision, done, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
+import { claudeStream, decision, done, scriptedClaudeSetup, scriptedCliSetup, type AgentScript } from '../support/scriptedAgent.js';
 import { removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
+import { webhookReceiver } from '../support/webhookReceiver.js';
 
 /** In the prompt and in the agents' output: neither may ever leave the machine in a notification. */
 const PROMPT_MARKER = 'PROMPT-MARKER-7f3a';
@@ -23,32 +22,6 @@ const asking: AgentScript = {
   actor: [[{ write: { path: 'greeting.txt', content: 'Hi\n' } }], [{ write: { path: 'greeting.txt', content: 'Good day\n' } }]],
   critic: [[decision({ type: 'blocked', question: QUESTION })], [done('formal greeting')]],
 };
-
-interface Received {
-  body: string;
-  json: Record<string, unknown>;
-  headers: http.IncomingHttpHeaders;
-}
-
-/** A webhook on 127.0.0.1 that keeps every body it is sent and answers as told (`hang`: never). */
-async function webhookReceiver(answer: number | 'hang' = 204) {
-  const received: Received[] = [];
-  const server = http.createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    request.on('end', () => {
-      received.push({ body, json: JSON.parse(body) as Record<string, unknown>, headers: request.headers });
-      if (answer !== 'hang') response.writeHead(answer).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/secret-token`;
-  return {
-    url,
-    received,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
-}
 
 const notifyToml = (lines: string[]) => `\n[notify]\n${lines.join('\n')}\n`;
 
@@ -157,6 +130,37 @@ describe('[notify]: word when a loop needs you or ends', () => {
     assert.notEqual(sent[0]!.session_id, sent[1]!.session_id);
     assert.equal(sent[3]!.session_id, null);
     assert.ok(!hook.received.some(({ body }) => body.includes(PROMPT_MARKER) || body.includes('greeting written')), JSON.stringify(sent));
+  });
+
+  it('a wait is told once, with its agent, reason and end, however many times the limit refuses the agent in it', async () => {
+    const hook = await webhookReceiver();
+    servers.push(hook);
+    // Refused twice, the second time after the stated reset: the loop backs off and waits again, in the same wait.
+    const reset = new Date(Date.now() + 1_000);
+    const wrote = [{ write: { path: 'greeting.txt', content: 'Hi\n' } }, claudeStream.result('Wrote it.', 0.01, {})];
+    const { repo, env, agent } = scriptedClaudeSetup(
+      {
+        actor: [claudeStream.usageLimit(reset), claudeStream.usageLimit(reset), wrote],
+        critic: [[claudeStream.result('<decision>{"type":"done","summary":"ok","confidence":0.9}</decision>', 0.01, {})]],
+      },
+      notifyToml([`webhook = "${hook.url}"`]),
+    );
+    const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    const summary = runSummarySchema.parse(JSON.parse(run.stdout));
+    assert.equal(agent.calls('actor'), 3);
+    const waiting = hook.received.map(({ json }) => json).filter((json) => json.event === 'waiting');
+    assert.deepEqual(waiting, [
+      {
+        event: 'waiting',
+        session_id: summary.session_id,
+        project: path.basename(repo),
+        outcome: null,
+        agent: 'Claude Code',
+        reason: 'usage_limit',
+        until: new Date(Math.ceil(reset.getTime() / 1000) * 1000).toISOString(),
+      },
+    ]);
   });
 
   for (const failure of ['HTTP 500', 'a refused connection', 'a webhook that never answers'] as const) {

@@ -96,6 +96,30 @@ export const claudeStream = {
       usage,
     }),
   }),
+  /**
+   * A turn the account's usage limit refused: the rejected rate-limit event with its
+   * reset, then the failed result, and exit code 1. `costUsd`: the agent session's
+   * cost so far by its own account (a turn cut short after some work).
+   */
+  usageLimit: (resetsAt: Date, costUsd = 0): ScriptStep[] => {
+    const resetsAtSecs = Math.ceil(resetsAt.getTime() / 1000);
+    return [
+      { print: JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: resetsAtSecs }, session_id: 'scripted-session' }) },
+      {
+        print: JSON.stringify({
+          type: 'result',
+          subtype: 'success',
+          is_error: true,
+          api_error: 'usage_limit_reached',
+          result: "You've hit your 5-hour limit · resets 3pm (UTC)",
+          session_id: 'scripted-session',
+          total_cost_usd: costUsd,
+          usage: { input_tokens: 0, output_tokens: 0 },
+        }),
+      },
+      { exit: 1 },
+    ];
+  },
 };
 
 /** A global config.toml that makes both roles the scripted agent. */
@@ -119,4 +143,26 @@ export function scriptedCliSetup(script: AgentScript, extraToml = ''): { home: I
   const agent = configureScriptedAgent(home.configHome, script, extraToml);
   const repo = createRepo({ files: { 'README.md': '# project\n' } });
   return { home, agent, repo, env: home.env };
+}
+
+/**
+ * A repository and an isolated home whose global config makes the scripted agent play
+ * Claude Code in both roles, through the `claude` adapter (which reads its usage
+ * limit): it runs as itself (`#!/usr/bin/env node`), as a `claude` binary would, and
+ * the critic's environment says the role, which Claude Code's arguments do not.
+ */
+export function scriptedClaudeSetup(
+  script: AgentScript,
+  extraToml = '',
+): { agent: ScriptedAgent; repo: string; env: Record<string, string>; home: IsolatedHome } {
+  const home = isolateHome();
+  home.restore(); // only children use it
+  const agent = scriptedAgent(script);
+  fs.mkdirSync(path.join(home.configHome, 'codeloops'), { recursive: true });
+  fs.writeFileSync(
+    path.join(home.configHome, 'codeloops', 'config.toml'),
+    `[defaults]\nagent = "claude"\nmax_iterations = 3\n[defaults.critic]\nenv = { CODELOOPS_ROLE = "critic" }\n\n` +
+      `[agents.claude]\npath = ${JSON.stringify(SCRIPTED_AGENT())}\nenv = { SCRIPTED_AGENT_DIR = ${JSON.stringify(agent.dir)} }\n${extraToml}`,
+  );
+  return { agent, repo: createRepo({ files: { 'README.md': '# project\n' } }), env: home.env, home };
 }

@@ -8,7 +8,14 @@ import { claudeLimit } from '../../src/agents/adapters/claude.js';
 import { codexLimit } from '../../src/agents/adapters/codex.js';
 import { geminiLimit } from '../../src/agents/adapters/gemini.js';
 import { openCodeLimit } from '../../src/agents/adapters/opencode.js';
-import { BACKOFF_CAP_SECS, BACKOFF_FIRST_SECS, retryAt, USAGE_LIMIT_DEFAULT_WAIT_SECS, USAGE_LIMIT_PASSED_FIRST_SECS } from '../../src/loop/outlastLimits.js';
+import {
+  BACKOFF_CAP_SECS,
+  BACKOFF_FIRST_SECS,
+  MAX_STATED_WAIT_SECS,
+  retryAt,
+  USAGE_LIMIT_DEFAULT_WAIT_SECS,
+  USAGE_LIMIT_BACKOFF_FIRST_SECS,
+} from '../../src/loop/outlastLimits.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
 /** A recorded run (test/fixtures/cassettes, recorded from the real CLIs: docs/agent-limits.md) through its adapter's parser. */
@@ -129,6 +136,27 @@ describe("agents' limits, read from what each CLI prints", () => {
       );
       assert.equal(geminiLimit('The tool failed.', NOW), null);
     });
+
+    it('its daily quota ("You have exhausted your daily quota on this model.", no delay): a usage limit until the next midnight Pacific time', () => {
+      const { limit } = failedRun('gemini', 'gemini-daily-quota.jsonl');
+      assert.equal(limit?.kind, 'usage_limit');
+      assert.match(limit!.message, /^\[API Error: You have exhausted your daily quota on this model\.\]/);
+      // 2026-11-26 05:21 UTC is 21:21 on the 25th in California (PST, UTC−8): the day ends at 08:00 UTC.
+      assert.equal(geminiLimit(limit!.message, NOW)?.until, Date.UTC(2026, 10, 26, 8, 0));
+      // In summer (PDT, UTC−7).
+      assert.equal(geminiLimit(limit!.message, Date.UTC(2026, 6, 1, 12, 0))?.until, Date.UTC(2026, 6, 2, 7, 0));
+    });
+
+    it('a model out of capacity is an overloaded API; any other 429 a rate limit, "Suggested retry after 60s." its delay', () => {
+      assert.deepEqual(geminiLimit('[API Error: MODEL_CAPACITY_EXHAUSTED]\nPlease wait and try again later.', NOW), {
+        kind: 'overloaded',
+        until: null,
+        message: '[API Error: MODEL_CAPACITY_EXHAUSTED]\nPlease wait and try again later.',
+      });
+      const perMinute =
+        '[API Error: Resource has been exhausted (e.g. check quota).\nSuggested retry after 60s.]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method';
+      assert.deepEqual(geminiLimit(perMinute, NOW), { kind: 'rate_limited', until: NOW + 60_000, message: perMinute });
+    });
   });
 
   describe('OpenCode', () => {
@@ -162,6 +190,8 @@ describe("agents' limits, read from what each CLI prints", () => {
       assert.equal(parseRetryDelay('Please retry in 3.5s.', NOW), NOW + 3500);
       assert.equal(parseRetryDelay('retry in 250ms', NOW), NOW + 250);
       assert.equal(parseRetryDelay('no delay here', NOW), null);
+      assert.equal(parseRetryDelay('Suggested retry after 60s.', NOW), NOW + 60_000);
+      assert.equal(parseRetryDelay('Retrying after 22073ms...', NOW), null);
       assert.equal(parseRetryAfter('7', NOW), NOW + 7000);
       assert.equal(parseRetryAfter('Thu, 26 Nov 2026 06:00:00 GMT', NOW), Date.UTC(2026, 10, 26, 6, 0));
       assert.equal(parseRetryAfter(undefined, NOW), null);
@@ -172,12 +202,26 @@ describe("agents' limits, read from what each CLI prints", () => {
       assert.equal(retryAt(limit('usage_limit', NOW + HOUR), 1, NOW), NOW + HOUR);
       assert.equal(retryAt(limit('usage_limit'), 1, NOW), NOW + USAGE_LIMIT_DEFAULT_WAIT_SECS * 1000);
       // A reset stated to the minute, or by a clock that differs, already past: soon, then less often.
-      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 1, NOW), NOW + USAGE_LIMIT_PASSED_FIRST_SECS * 1000);
-      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 2, NOW), NOW + 2 * USAGE_LIMIT_PASSED_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 1, NOW), NOW + USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW - 30_000), 2, NOW), NOW + 2 * USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
       assert.equal(retryAt(limit('rate_limited', NOW + 2000), 1, NOW), NOW + 2000);
       assert.equal(retryAt(limit('overloaded'), 1, NOW), NOW + BACKOFF_FIRST_SECS * 1000);
       assert.equal(retryAt(limit('outage'), 3, NOW), NOW + 4 * BACKOFF_FIRST_SECS * 1000);
       assert.equal(retryAt(limit('rate_limited'), 30, NOW), NOW + BACKOFF_CAP_SECS * 1000);
+    });
+
+    it('a stated time is no promise: refused again, the loop backs off, never before the stated time; a time past a year is taken as a year', () => {
+      const limit = (kind: AgentLimit['kind'], until: number | null = null): AgentLimit => ({ kind, until, message: '' });
+      assert.equal(retryAt(limit('usage_limit', NOW + 3500), 1, NOW), NOW + 3500);
+      assert.equal(retryAt(limit('usage_limit', NOW + 3500), 2, NOW), NOW + 2 * USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW + 3500), 3, NOW), NOW + 4 * USAGE_LIMIT_BACKOFF_FIRST_SECS * 1000);
+      assert.equal(retryAt(limit('usage_limit', NOW + HOUR), 2, NOW), NOW + HOUR, 'a later reset stands');
+      assert.equal(retryAt(limit('rate_limited', NOW + 2000), 2, NOW), NOW + 2 * BACKOFF_FIRST_SECS * 1000);
+      for (const garbage of [1e300, Infinity, Number.NaN, -Infinity]) {
+        const at = retryAt(limit('usage_limit', garbage), 1, NOW);
+        assert.ok(at > NOW && at <= NOW + MAX_STATED_WAIT_SECS * 1000, `${garbage}: ${at}`);
+        assert.doesNotThrow(() => new Date(at).toISOString());
+      }
     });
   });
 });

@@ -5,6 +5,7 @@ import { adapterFor } from '../../src/agents/adapterRegistry.js';
 import type { AgentExit } from '../../src/agents/agentProcess.js';
 import { AgentRunFold, TRANSCRIPT_HEAD_CHARS, TRANSCRIPT_TAIL_CHARS, type AgentRunFoldOptions } from '../../src/agents/agentRunFold.js';
 import type { AgentKind } from '../../src/agents/agentKinds.js';
+import { GEMINI_FALLBACKS_ALLOWED } from '../../src/agents/adapters/gemini.js';
 import type { AgentEvent } from '../../src/sessionFormat/agentEvents.js';
 import { repoRoot } from '../support/testEnvironment.js';
 
@@ -231,6 +232,38 @@ describe('folding an agent run (no process)', () => {
         [result.succeeded, result.exitCode, result.durationSecs, result.stderr, result.failureReason],
         [false, 3, 2.25, 'boom', 'the command exited with code 3'],
       );
+    });
+  });
+
+  describe('a CLI its own log shows stuck retrying (Gemini CLI in plan mode, falling back between models)', () => {
+    const fallback = (from: string, to: string) => `[2026-11-28T18:44:07.753Z] [LOG] Model fallback activated: switching from ${from} to ${to}\n`;
+
+    it('is told to stop once it has switched models more than GEMINI_FALLBACKS_ALLOWED times; the run ends with a usage limit, not as interrupted', () => {
+      const stuck: string[] = [];
+      const { fold } = foldFor('gemini', { onStuck: (limit) => stuck.push(limit.kind) });
+      fold.readStdout(cassette('gemini-daily-quota.jsonl').split('\n').slice(0, 2).join('\n') + '\n');
+      // A line split across pieces is read whole.
+      fold.readLog('[2026-11-28T18:44:07.741Z] [DEBUG] Experiments loaded {\n' + fallback('unknown', 'gemini-3-flash-preview').slice(0, 30));
+      fold.readLog(fallback('unknown', 'gemini-3-flash-preview').slice(30));
+      for (let switched = 2; switched <= GEMINI_FALLBACKS_ALLOWED; switched++) fold.readLog(fallback('gemini-3-flash-preview', 'gemini-3.1-pro-preview'));
+      assert.deepEqual(stuck, [], 'a few switches are a fallback, not a loop');
+      fold.readLog(fallback('gemini-3-flash-preview', 'gemini-3.1-pro-preview'));
+      fold.readLog(fallback('gemini-3-flash-preview', 'gemini-3.1-pro-preview'));
+      assert.deepEqual(stuck, ['usage_limit'], 'told once');
+      const result = fold.finish(exited({ exitCode: 130, stoppedFor: 'interrupt' }));
+      assert.equal(result.interrupted, false);
+      assert.equal(result.succeeded, false);
+      assert.equal(result.limit?.kind, 'usage_limit');
+      assert.equal(result.limit?.until, null);
+      assert.match(result.failureReason ?? '', /^Gemini CLI was stopped: Gemini CLI switched models 6 times in one run/);
+    });
+
+    it('the log of an adapter that does not read it, or lines that say nothing of it, change nothing', () => {
+      const { fold } = foldFor('claude', { onStuck: () => assert.fail('not stuck') });
+      for (let line = 0; line < 20; line++) fold.readLog(fallback('a', 'b'));
+      const gemini = foldFor('gemini', { onStuck: () => assert.fail('not stuck') });
+      for (let line = 0; line < 20; line++) gemini.fold.readLog('[DEBUG] Model fallback is a phrase\n');
+      assert.equal(gemini.fold.finish(exited({ exitCode: 130, stoppedFor: 'interrupt' })).interrupted, true);
     });
   });
 });

@@ -70,6 +70,39 @@ describe('notify: the events the loop does not report itself', () => {
     }
   });
 
+  it('a wait is sent once, however many times the agent is refused in it; the next wait is sent again', async () => {
+    const hook = await receiver();
+    try {
+      const notifier = new RunNotifier(settings({ webhook: hook.url }), '/work/demo', () => assert.fail('nothing fails'));
+      const timestamp = '2026-11-26T14:00:00.000Z';
+      notifier.observe({ type: 'run_started', session_id: 's1', timestamp } as RunEvent);
+      const waiting = (iteration: number, tries: number, until: string): RunEvent => ({
+        type: 'agent_waiting',
+        iteration,
+        role: 'actor',
+        agent: 'Gemini CLI',
+        reason: 'usage_limit',
+        until,
+        tries,
+        timestamp,
+      });
+      for (const [tries, until] of [
+        [1, '2026-11-26T14:00:04.000Z'],
+        [2, '2026-11-26T14:00:14.000Z'],
+        [3, '2026-11-26T14:00:34.000Z'],
+      ] as const)
+        notifier.observe(waiting(1, tries, until));
+      notifier.observe(waiting(2, 1, '2026-11-26T15:00:00.000Z'));
+      await notifier.settled();
+      assert.deepEqual(
+        hook.bodies.map((body) => (body as { until: string }).until),
+        ['2026-11-26T14:00:04.000Z', '2026-11-26T15:00:00.000Z'],
+      );
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('gives up a program that hangs at the timeout and says so, without waiting for it', async () => {
     const failures = await notify(settings({ command: ['sleep', '30'], timeoutSecs: 0.5 }), {
       event: 'finished',

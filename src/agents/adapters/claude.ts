@@ -167,6 +167,15 @@ const KNOWN_EVENTS: KnownEvents = {
  */
 export const CRITIC_DISALLOWED_TOOLS = 'Edit,MultiEdit,Write,NotebookEdit';
 
+/**
+ * How many times Claude Code sends a refused request again by itself
+ * (`CLAUDE_CODE_MAX_RETRIES`; its default is 10, over about three minutes, a refused
+ * key included). A few quick tries ride out a passing overload; a refused key
+ * reaches the loop within seconds, and the loop waits out what can be waited out.
+ * `[agents.claude] env` sets another.
+ */
+export const CLAUDE_MAX_RETRIES = 2;
+
 export const claudeAdapter: AgentAdapter = {
   kind: 'claude',
   displayName: 'Claude Code',
@@ -205,7 +214,7 @@ export const claudeAdapter: AgentAdapter = {
     if (request.role === 'critic') args.push('--disallowedTools', CRITIC_DISALLOWED_TOOLS);
     if (request.model) args.push('--model', request.model);
     if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
-    return { args, stdin: request.prompt, env: {} };
+    return { args, stdin: request.prompt, env: { CLAUDE_CODE_MAX_RETRIES: String(CLAUDE_MAX_RETRIES) } };
   },
 
   createParser(): StreamParser {

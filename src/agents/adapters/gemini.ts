@@ -3,7 +3,7 @@ import { clip, summarizeToolInput } from '../agentEventHelpers.js';
 import type { AgentAdapter, StreamParser } from '../agentAdapter.js';
 import { jsonLineParser } from '../jsonLineParser.js';
 import type { KnownEvents } from '../streamDrift.js';
-import { agentLimit, limitKindOfStatus, NETWORK_FAILURE, parseRetryDelay, type AgentLimit } from '../agentLimits.js';
+import { agentLimit, limitKindOfStatus, NETWORK_FAILURE, nextMidnight, parseRetryDelay, type AgentLimit } from '../agentLimits.js';
 
 /**
  * Gemini CLI (`--output-format stream-json`). Headless because stdin is not a
@@ -45,6 +45,13 @@ const KNOWN_EVENTS: KnownEvents = {
   result: ['type', 'timestamp', 'status', 'stats', 'error'],
 };
 
+/**
+ * Model switches in one run past which Gemini CLI is taken to be stuck: in plan mode
+ * (the critic's) it falls back between models without end when a quota refuses each
+ * (docs/agent-limits.md), saying so only in its debug log, and never ends by itself.
+ */
+export const GEMINI_FALLBACKS_ALLOWED = 5;
+
 export const geminiAdapter: AgentAdapter = {
   kind: 'gemini',
   displayName: 'Gemini CLI',
@@ -75,12 +82,14 @@ export const geminiAdapter: AgentAdapter = {
     if (request.model) args.push('--model', request.model);
     // By id, never `latest`: the newest session in the folder may be the critic's.
     if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
-    return { args, stdin: request.prompt, env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' } };
+    // Its debug log, where the runner sees it stuck switching models (`readLogLine`).
+    return { args, stdin: request.prompt, env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' }, logFileEnv: 'GEMINI_DEBUG_LOG_FILE' };
   },
 
   createParser(): StreamParser {
     let message = '';
     let result: { isError: boolean; detail: string } | undefined;
+    let fallbacks = 0;
     return jsonLineParser({
       known: KNOWN_EVENTS,
       schema: geminiLine,
@@ -147,6 +156,13 @@ export const geminiAdapter: AgentAdapter = {
         }
         return { ...verdict, succeeded: true, failureReason: null };
       },
+      readLogLine(line) {
+        if (!/Model fallback activated: switching from/.test(line) || ++fallbacks <= GEMINI_FALLBACKS_ALLOWED) return null;
+        return agentLimit(
+          'usage_limit',
+          `Gemini CLI switched models ${fallbacks} times in one run: a quota refused each, and in plan mode it retries without end`,
+        );
+      },
     });
   },
 };
@@ -157,19 +173,30 @@ function errorText(error: unknown): string {
   return error === undefined ? '' : JSON.stringify(error);
 }
 
+/** Where the day of the Gemini API's per-day quotas ends: they reset at midnight Pacific time (ai.google.dev/gemini-api/docs/rate-limits). */
+const QUOTA_DAY_ZONE = 'America/Los_Angeles';
+
 /**
  * Gemini CLI's failed turn (its `result` event's `error.message`) as a limit
- * (0.61.0; docs/agent-limits.md): a quota it gave up on (`You exceeded your current
- * quota … Please retry in 3.5s.`, `RESOURCE_EXHAUSTED`) is a usage limit, until the
- * delay it states; else the API's status in the error it quotes, or a network that
- * failed.
+ * (0.61.0; docs/agent-limits.md): a per-day quota, in its own words (`You have
+ * exhausted your daily quota on this model.`, no delay), is a usage limit until the
+ * next midnight Pacific time; a model out of capacity is an overloaded API; another
+ * quota it gave up on (`You exceeded your current quota … Please retry in 3.5s.`,
+ * `RESOURCE_EXHAUSTED`) is a usage limit, until the delay it states; else the API's
+ * status in the error it quotes, any other 429 a rate limit, or a network that failed.
  */
 export function geminiLimit(message: string, now: number): AgentLimit | null {
+  if (/exhausted your daily quota/i.test(message)) return agentLimit('usage_limit', message, nextMidnight(QUOTA_DAY_ZONE, now));
+  // Its own test for a model out of capacity (`classifyGoogleError`).
+  if (/exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED/i.test(message))
+    return agentLimit('overloaded', message, parseRetryDelay(message, now));
   if (/exceeded your current quota|RESOURCE_EXHAUSTED|Quota exceeded/i.test(message)) return agentLimit('usage_limit', message, parseRetryDelay(message, now));
   if (/API key not valid|API_KEY_INVALID|UNAUTHENTICATED|PERMISSION_DENIED/.test(message)) return agentLimit('auth', message);
   const status = /"code":\s*(\d{3})|\bstatus:? (\d{3})\b|\[API Error: (\d{3})\b/.exec(message);
   const kind = status ? limitKindOfStatus(Number(status[1] ?? status[2] ?? status[3])) : null;
   if (kind) return agentLimit(kind, message);
+  // What it adds to every 429 it reports (`parseAndFormatApiError`): a rate limit, whatever the API said.
+  if (/Please wait and try again later\. To increase your limits/.test(message)) return agentLimit('rate_limited', message, parseRetryDelay(message, now));
   if (/\bUNAVAILABLE\b|overloaded/i.test(message)) return agentLimit('overloaded', message);
   if (NETWORK_FAILURE.test(message)) return agentLimit('outage', message);
   return null;

@@ -4,7 +4,7 @@ import type { Forecast } from '../../sessionFormat/forecast.js';
 import { advanceLoop, LOOP_STARTING, loopToldTo } from '../../sessionFormat/loopProgress.js';
 import type { NeedsInput } from '../../sessionFormat/needsInput.js';
 import type { ReviewAction } from '../../sessionFormat/reviewRecords.js';
-import type { RunEvent } from '../../sessionFormat/runEvents.js';
+import { beginsWait, type RunEvent } from '../../sessionFormat/runEvents.js';
 import type { Disposable, Event, FolderRef } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
 import { reportLoopEnd, type LoopEndPorts } from './loopEndReport.js';
@@ -174,7 +174,8 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
       if (event.needs_input) this.askForAnswer(loop, event.iteration, event.needs_input);
       else this.offerReview(loop, event.iteration);
     }
-    if (event.type === 'agent_waiting') tellAgentWaiting(this.deps.window, loop.folder.name, event, () => loop.process.interrupt());
+    // Once a wait; the status bar follows each refusal's new time.
+    if (event.type === 'agent_waiting' && beginsWait(event)) tellAgentWaiting(this.deps.window, loop.folder.name, event, () => loop.process.interrupt());
   }
 
   /**

@@ -128,7 +128,8 @@ export function claudeEnvironment(api: ModelApi, home: string): Record<string, s
     DISABLE_AUTOUPDATER: '1',
     // Required as root: bypassPermissions is otherwise refused ("cannot be used with root/sudo").
     IS_SANDBOX: '1',
-    // Its own retries of a 429 or a 5xx (ten by default, backing off for minutes) left to the loop: a limit reaches it at once.
+    // Its own retries of a 429 or a 5xx (ten by default, backing off for minutes) left out when it runs by itself;
+    // run by codeloops, it gets the adapter's own (`CLAUDE_MAX_RETRIES`), which wins.
     CLAUDE_CODE_MAX_RETRIES: '0',
     NO_COLOR: '1',
   };

@@ -89,3 +89,54 @@ export function geminiQuotaExhausted(retryInSecs: number): ScriptedReply {
     },
   };
 }
+
+/**
+ * The Gemini API's 429 `RESOURCE_EXHAUSTED` for a per-day quota used up (a
+ * `QuotaFailure` whose `quotaId` says `PerDay`), as Google sends it: Gemini CLI
+ * rewords it as "You have exhausted your daily quota on this model." and drops the
+ * delay.
+ */
+export function geminiDailyQuotaExhausted(): ScriptedReply {
+  const metric = 'generativelanguage.googleapis.com/generate_content_free_tier_requests';
+  const message =
+    'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n' +
+    `* Quota exceeded for metric: ${metric}, limit: 250, model: gemini-2.5-flash\n` +
+    'Please retry in 41.2s.';
+  return {
+    error: {
+      status: 429,
+      message,
+      body: {
+        error: {
+          code: 429,
+          message,
+          status: 'RESOURCE_EXHAUSTED',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+              violations: [
+                {
+                  quotaMetric: metric,
+                  quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+                  quotaDimensions: { location: 'global', model: 'gemini-2.5-flash' },
+                  quotaValue: '250',
+                },
+              ],
+            },
+            {
+              '@type': 'type.googleapis.com/google.rpc.Help',
+              links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }],
+            },
+            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '41s' },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** Anthropic's 403 for a key that may not use the API (`permission_error`). */
+export function anthropicForbidden(): ScriptedReply {
+  const message = 'Your API key does not have permission to use the specified resource.';
+  return { error: { status: 403, message, body: { type: 'error', error: { type: 'permission_error', message } } } };
+}
