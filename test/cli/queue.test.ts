@@ -517,7 +517,9 @@ describe('cli: codeloops queue', function () {
     fs.writeFileSync(branchLock, '');
     const failed = await queueMerge(repo, env, '1');
     assert.equal(failed.code, 2);
-    assert.equal(failed.json.error?.code, 'git_failed');
+    // A lock a crashed git left is named, so that the user can remove it.
+    assert.equal(failed.json.error?.code, 'git_locked');
+    assert.match(String(failed.json.error?.details.lock_file), new RegExp(`${branch}\\.lock$`));
     assert.deepEqual(userState(repo), before);
     assert.equal(fs.existsSync(indexLock), false, 'the index is let go');
     fs.rmSync(branchLock);
