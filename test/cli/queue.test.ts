@@ -517,7 +517,7 @@ describe('cli: codeloops queue', function () {
     fs.writeFileSync(branchLock, '');
     const failed = await queueMerge(repo, env, '1');
     assert.equal(failed.code, 2);
-    assert.equal(failed.json.error?.code, 'git_failed');
+    assert.equal(failed.json.error?.code, 'git_locked');
     assert.deepEqual(userState(repo), before);
     assert.equal(fs.existsSync(indexLock), false, 'the index is let go');
     fs.rmSync(branchLock);
