@@ -493,6 +493,40 @@ describe('cli: codeloops queue', function () {
     assert.equal(fs.readFileSync(path.join(repo, 'alpha.txt'), 'utf8'), 'alpha, edited by me\n');
   });
 
+  it('queue merge takes a task that turns a folder into a file, and undoes one that turns a file into a folder, while a file of the user’s inside still refuses it', async () => {
+    const { repo, env } = queueSetup();
+    writeFile(repo, 'lib/a.js', 'a\n');
+    writeFile(repo, 'lib/deep/b.js', 'b\n');
+    writeFile(repo, 'notes.md', 'notes\n');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'a folder and a file');
+    await addTasks(repo, env, ['TASK-lib: #write lib', 'TASK-notes: #write notes.md/index.md'], '-n', '1');
+    assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
+
+    // The user's file inside the folder the task makes a file: named, nothing changed.
+    writeFile(repo, 'lib/mine.js', 'mine\n');
+    const refused = await queueMerge(repo, env, '1');
+    assert.equal(refused.json.error?.code, 'tree_changed');
+    assert.deepEqual(refused.json.error?.details.changed, ['lib/mine.js']);
+    fs.rmSync(path.join(repo, 'lib', 'mine.js'));
+
+    const before = userState(repo);
+    const merged = await queueMerge(repo, env, '1');
+    assert.equal(merged.json.status, 'merged', JSON.stringify(merged.json));
+    assert.equal(fs.readFileSync(path.join(repo, 'lib'), 'utf8'), 'lib\n');
+    assert.equal(git(repo, 'status', '--porcelain').trim(), '');
+    assert.equal((await queueMerge(repo, env, '1', '--undo')).json.status, 'undone');
+    assert.deepEqual({ ...userState(repo), index: null }, { ...before, index: null }, 'the folder back, file for file');
+
+    const folder = await queueMerge(repo, env, '2');
+    assert.equal(folder.json.status, 'merged', JSON.stringify(folder.json));
+    assert.equal(fs.readFileSync(path.join(repo, 'notes.md', 'index.md'), 'utf8'), 'notes\n');
+    const undone = await queueMerge(repo, env, '2', '--undo');
+    assert.equal(undone.json.status, 'undone', JSON.stringify(undone.json));
+    assert.equal(fs.readFileSync(path.join(repo, 'notes.md'), 'utf8'), 'notes\n');
+    assert.equal(git(repo, 'status', '--porcelain').trim(), '');
+  });
+
   it('queue merge is all or nothing: with the index locked it changes nothing (merge_refused), when moving the branch fails it puts the files and the index back, and killed as the branch moves it leaves no lock and nothing for the next commit to drop', async () => {
     const { repo, env } = queueSetup();
     await addTasks(repo, env, ['TASK-alpha: write alpha']);
