@@ -325,12 +325,18 @@ class TaskRun {
     });
   }
 
-  /** The loop could not start (the worktree's loop lock held by an agent a dead runner left, a setup that failed before the session). */
-  private async failedToStart(task: QueueTask, error: unknown): Promise<'done'> {
-    if (this.request.signal.aborted || (isCodeloopsError(error) && error.code === 'loop_running')) {
+  /**
+   * The loop could not start (the worktree's loop lock held by an agent a dead runner
+   * left, a lock file a crashed git left, a setup that failed before the session). What
+   * holds it until someone lets go (the agent, the lock file) leaves it queued for the
+   * next run, not tried again by this one: the others go on, and the run ends.
+   */
+  private async failedToStart(task: QueueTask, error: unknown): Promise<'done' | 'deferred'> {
+    const held = isCodeloopsError(error) && (error.code === 'loop_running' || error.code === 'git_locked');
+    if (this.request.signal.aborted || held) {
       await this.store.changeTask(task.id, (stored) => void (stored.state = 'queued'));
       this.request.onNotice?.({ type: 'task_finished', task: task.id, outcome: 'interrupted', branch: task.branch, session_id: null, error: String(error) });
-      return 'done';
+      return held ? 'deferred' : 'done';
     }
     await this.finish(task, 'failed', { error: (error as Error).message, error_code: isCodeloopsError(error) ? error.code : 'internal' });
     return 'done';

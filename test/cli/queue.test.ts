@@ -596,6 +596,45 @@ describe('cli: codeloops queue', function () {
     assert.equal(git(repo, 'show', 'codeloops/1-task-held-hold-then-write:held.txt'), 'held\n');
   });
 
+  it('a task held by an agent its killed runner left running, or by a lock file a crashed git left, waits queued while the others run, and the run ends; once let go, the next run carries it on', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-held: #hold then write', 'TASK-alpha: write alpha', 'TASK-beta: write beta']);
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    const agentPid = Number(await fileWritten(path.join(agent.dir, 'held'), running));
+    leftovers.push(agentPid);
+    running.child.kill('SIGKILL');
+    await running.done;
+    // A git that crashed while it moved task 3's branch left its lock.
+    const branchLock = path.join(repo, '.git', 'refs', 'heads', 'codeloops', '3-task-beta-write-beta.lock');
+    writeFile(repo, path.relative(repo, branchLock), '');
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env, timeoutMs: 60_000 });
+    assert.equal(again.timedOut, false, `queue run kept trying the held tasks:\n${again.stderr.slice(0, 3000)}`);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stderr.match(/Task 1: interrupted: .*still runs: process group/g)?.length, 1, again.stderr);
+    assert.equal(again.stderr.match(/Task 3: interrupted: .*3-task-beta-write-beta\.lock exists/g)?.length, 1, again.stderr);
+    assert.match(again.stderr, /Task 2: success/);
+    assert.deepEqual(
+      queueOf(home.dataHome).tasks.map((task) => [task.state, task.outcome]),
+      [
+        ['queued', null],
+        ['finished', 'success'],
+        ['queued', null],
+      ],
+    );
+
+    process.kill(-agentPid, 'SIGKILL');
+    assert.ok(await waitUntilGone(agentPid));
+    fs.rmSync(branchLock);
+    const last = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(last.code, 0, last.stderr);
+    assert.deepEqual(
+      queueOf(home.dataHome).tasks.map((task) => task.outcome),
+      ['success', 'success', 'success'],
+    );
+    assert.equal(git(repo, 'show', 'codeloops/3-task-beta-write-beta:beta.txt'), 'beta\n');
+  });
+
   it('after a SIGKILL just after a task’s branch was made, the next run takes that branch for the task’s own (not branch_exists); another queue’s branch of that name stays refused', async () => {
     const { repo, env, home } = queueSetup();
     await addTasks(repo, env, ['TASK-alpha: write alpha']);
