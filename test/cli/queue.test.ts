@@ -756,6 +756,22 @@ describe('cli: codeloops queue', function () {
     assert.equal(fs.readFileSync(path.join(repo, 'root.txt'), 'utf8'), 'root\n');
   });
 
+  it('an agent that makes its branch a symbolic ref to the user’s branch gets its success committed on its own branch; the user’s branch, index and files are untouched', async () => {
+    const { repo, env, home } = queueSetup();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    userAtWork(repo);
+    const before = userState(repo);
+    await addTasks(repo, env, ['TASK-link: write link #link-branch']);
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /Task 1: success\n {2}The agent deleted the branch codeloops\/1-task-link-write-link-link-branch \(or renamed it\) and detached/);
+    assert.deepEqual(userState(repo), before, 'main is where it was, and what the user had staged and on disk');
+    const task = queueOf(home.dataHome).tasks[0]!;
+    assert.equal(git(repo, 'rev-parse', task.branch).trim(), task.commit);
+    assert.equal(git(repo, 'log', '-1', '--format=%P', task.branch).trim(), base);
+    assert.equal(git(repo, 'show', `${task.branch}:link.txt`), 'link\n');
+  });
+
   it('queue add --file takes no item inside a fenced code block or an HTML comment as a task; a fence under an item stays in its details', async () => {
     const { repo, env } = queueSetup();
     const checklist = path.join(tempDir('codeloops-queue-list-'), 'tasks.md');

@@ -10,7 +10,8 @@ import { git, tempDir, writeFile } from './testEnvironment.js';
  * writes <path> instead (<name> in it; a folder there, or a file where its folder goes,
  * makes way), \`#delete <path>\` deletes it. Then it may do what an agent should not to
  * its branch: \`#detach-delete\` commits, detaches HEAD and deletes the branch;
- * \`#orphan-branch\` moves the branch to a root commit of its own.
+ * \`#orphan-branch\` moves the branch to a root commit of its own; \`#link-branch\`
+ * detaches HEAD and makes the branch a symbolic ref to the user's main.
  */
 const ACTOR = `import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -54,6 +55,10 @@ if (prompt.includes('#detach-delete')) {
   git('commit', '-q', '-m', 'agent: my own commit');
   git('checkout', '-q', '--detach');
   git('branch', '-q', '-D', branch);
+} else if (prompt.includes('#link-branch')) {
+  const branch = git('symbolic-ref', 'HEAD');
+  git('checkout', '-q', '--detach');
+  git('symbolic-ref', branch, 'refs/heads/main');
 } else if (prompt.includes('#orphan-branch')) {
   const root = git('commit-tree', git('hash-object', '-t', 'tree', '-w', '/dev/null'), '-m', 'agent: a root of my own');
   git('update-ref', git('symbolic-ref', 'HEAD'), root);
