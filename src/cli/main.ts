@@ -5,6 +5,7 @@ import { CodeloopsError, failureReportOf, isCodeloopsError } from '../sessionFor
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import { runModeOf, type RunOptions } from './runSetup.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
 
 declare const CODELOOPS_VERSION: string;
 const VERSION = typeof CODELOOPS_VERSION === 'string' ? CODELOOPS_VERSION : '0.0.0-dev';
@@ -457,7 +458,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     const expected = isCodeloopsError(error);
     const hint = expected ? cliHint(error) : undefined;
     if (answersInJson) process.stdout.write(`${JSON.stringify({ error: { ...failureReportOf(error), hint: hint ?? null } })}\n`);
-    process.stderr.write(`codeloops: ${(error as Error).message}\n${hint ? `${hint}\n` : ''}`);
+    // A message can name what an agent made (a file, its words): as text, never as a terminal's commands.
+    process.stderr.write(`codeloops: ${sanitizeForTerminal((error as Error).message)}\n${hint ? `${sanitizeForTerminal(hint)}\n` : ''}`);
     if (!expected || process.env.CODELOOPS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     return EXIT_CODES.failed;
   }

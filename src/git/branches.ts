@@ -66,9 +66,18 @@ export async function commitTree(repository: Repository, tree: string, parents: 
   return (await gitText(repository.root, args, { variables, input: Buffer.from(commitMessageOf(message), 'utf8') })).trim();
 }
 
-/** Moves `branch` to `commit` only from `from` (null: only where no branch of that name is). */
+/**
+ * Moves `branch` to `commit` only from `from` (null: only where no branch of that name
+ * is). The ref itself (`--no-deref`): a symbolic ref there is replaced, never followed to
+ * the branch it names.
+ */
 export async function moveBranch(repository: Repository, branch: string, commit: string, from: string | null, reason: string): Promise<void> {
-  await gitText(repository.root, ['update-ref', '-m', reason, `refs/heads/${branch}`, commit, from ?? '']);
+  await gitText(repository.root, ['update-ref', '--no-deref', '-m', reason, `refs/heads/${branch}`, commit, from ?? '']);
+}
+
+/** Whether the branch is a symbolic ref: a name for another branch (an agent can make its own branch one), whose commit `branchCommit` gives. */
+export async function isSymbolicBranch(repository: Repository, branch: string): Promise<boolean> {
+  return (await gitText(repository.root, ['symbolic-ref', '--quiet', `refs/heads/${branch}`], { mayFindNothing: true })).trim() !== '';
 }
 
 /** A commit message's first line at most, longer ones cut (the whole line then opens the body). */

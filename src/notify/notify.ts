@@ -86,9 +86,13 @@ async function postWebhook(
       headers: sent,
       body: JSON.stringify(payload),
       signal: AbortSignal.timeout(timerDelay(timeoutSecs * 1000)),
+      // Not followed: a 307 would send the body and the headers (a token) on to any address it names.
+      redirect: 'manual',
     });
     // Read to the end so the connection is let go; the body means nothing to us.
     await response.arrayBuffer().catch(() => undefined);
+    if (response.status >= 300 && response.status < 400)
+      return failed(`answered HTTP ${response.status}, a redirect: not followed (give the address it leads to)`);
     return response.ok ? null : failed(`answered HTTP ${response.status}`);
   } catch (error) {
     const cause = (error as Error & { cause?: Error }).cause;

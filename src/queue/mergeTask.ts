@@ -169,7 +169,9 @@ async function statusInTheWay(repository: Repository, changes: readonly TreeEntr
 /**
  * What is on disk where the merge writes and `from` has nothing (whatever git status
  * says of it: a name that differs only in case on a file system that ignores case), and
- * anything but a real folder above a changed path, unless the merge removes it itself.
+ * anything but a real folder above a changed path, unless the merge removes it itself:
+ * a file, or a folder that holds nothing but files the merge removes (`from`'s folder
+ * that the merge makes a file).
  */
 function onDiskInTheWay(root: string, changes: readonly TreeEntryChange[]): string[] {
   const removed = new Set(changes.filter((change) => change.presentInSource && !change.presentInTarget).map((change) => change.rawPath));
@@ -180,9 +182,24 @@ function onDiskInTheWay(root: string, changes: readonly TreeEntryChange[]): stri
       return stat !== undefined && !stat.isDirectory();
     });
     if (blocking !== undefined && !removed.has(blocking)) found.add(blocking);
-    else if (blocking === undefined && !change.presentInSource && lstatOf(root, change.rawPath)) found.add(change.rawPath);
+    else if (blocking === undefined && !change.presentInSource && lstatOf(root, change.rawPath) && !holdsOnly(root, change.rawPath, removed)) {
+      found.add(change.rawPath);
+    }
   }
   return [...found];
+}
+
+/** Whether the folder at `rawPath` holds files, all of them in `removed`, and nothing else (not even an empty folder). */
+function holdsOnly(root: string, rawPath: string, removed: ReadonlySet<string>): boolean {
+  if (!lstatOf(root, rawPath)?.isDirectory()) return false;
+  const entries = fs.readdirSync(onDisk(root, rawPath), { withFileTypes: true, encoding: 'buffer' });
+  return (
+    entries.length > 0 &&
+    entries.every((entry) => {
+      const inside = `${rawPath}/${entry.name.toString('latin1')}`;
+      return entry.isDirectory() ? holdsOnly(root, inside, removed) : removed.has(inside);
+    })
+  );
 }
 
 /** What is at a path, or undefined when nothing is (a file where a folder of the path would be included). */

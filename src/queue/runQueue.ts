@@ -1,7 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loopInWorktree, prepareWorktree } from '../candidates/runCandidates.js';
-import { branchCommit, branchMadeWith, commitTree, createBranch, isAncestor, moveBranch, userIdentity, type GitIdentity } from '../git/branches.js';
+import {
+  branchCommit,
+  branchMadeWith,
+  commitTree,
+  createBranch,
+  isAncestor,
+  isSymbolicBranch,
+  moveBranch,
+  userIdentity,
+  type GitIdentity,
+} from '../git/branches.js';
 import { openRepository, headCommit, type Repository } from '../git/repository.js';
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
 import { gitText } from '../git/gitProcess.js';
@@ -325,12 +335,18 @@ class TaskRun {
     });
   }
 
-  /** The loop could not start (the worktree's loop lock held by an agent a dead runner left, a setup that failed before the session). */
-  private async failedToStart(task: QueueTask, error: unknown): Promise<'done'> {
-    if (this.request.signal.aborted || (isCodeloopsError(error) && error.code === 'loop_running')) {
+  /**
+   * The loop could not start (the worktree's loop lock held by an agent a dead runner
+   * left, a lock file a crashed git left, a setup that failed before the session). What
+   * holds it until someone lets go (the agent, the lock file) leaves it queued for the
+   * next run, not tried again by this one: the others go on, and the run ends.
+   */
+  private async failedToStart(task: QueueTask, error: unknown): Promise<'done' | 'deferred'> {
+    const held = isCodeloopsError(error) && (error.code === 'loop_running' || error.code === 'git_locked');
+    if (this.request.signal.aborted || held) {
       await this.store.changeTask(task.id, (stored) => void (stored.state = 'queued'));
       this.request.onNotice?.({ type: 'task_finished', task: task.id, outcome: 'interrupted', branch: task.branch, session_id: null, error: String(error) });
-      return 'done';
+      return held ? 'deferred' : 'done';
     }
     await this.finish(task, 'failed', { error: (error as Error).message, error_code: isCodeloopsError(error) ? error.code : 'internal' });
     return 'done';
@@ -390,14 +406,16 @@ class TaskRun {
   private async commitSuccess(task: QueueTask, worktree: string, tree: string, message: string, start: string) {
     const { repository } = this.request;
     const at = await branchCommit(repository, task.branch);
+    // A branch the agent made a name for another (the user's) holds none of the task's history: it is replaced, not followed.
+    const own = at !== null && !(await isSymbolicBranch(repository, task.branch)) ? at : null;
     const recorded = this.store.task(task.id).commit;
-    if (recorded && at && (await isAncestor(repository, recorded, at))) return { commit: recorded, branchChanged: null };
-    const fromStart = at !== null && (await isAncestor(repository, start, at));
-    const parent = fromStart ? at : start;
+    if (recorded && own && (await isAncestor(repository, recorded, own))) return { commit: recorded, branchChanged: null };
+    const fromStart = own !== null && (await isAncestor(repository, start, own));
+    const parent = fromStart ? own : start;
     const commit = await commitTree(repository, tree, [parent], message, this.author);
     await this.store.changeTask(task.id, (stored) => void (stored.commit = commit));
     await moveBranch(repository, task.branch, commit, at, 'codeloops: the task succeeded');
-    const branchChanged = await branchChangesOf(worktree, task.branch, at, fromStart, parent);
+    const branchChanged = await branchChangesOf(worktree, task.branch, own, fromStart, parent);
     return { commit, branchChanged };
   }
 

@@ -242,7 +242,7 @@ describe('codeloops mcp (the built CLI, driven by the MCP SDK client over stdio)
     );
   });
 
-  it('refuses a NUL in the prompt, a model or a check, a blank prompt, and a model or a check longer than an argument may be, as usage', async () => {
+  it('refuses a NUL in the prompt, a model or a check, a blank prompt, and a model, a check or a working_dir longer than an argument may be, as usage', async () => {
     const { env, repo } = scriptedCliSetup({ actor: [[{ write: { path: 'x.txt', content: 'x' } }]], critic: [[done()]] });
     const server = await serve(env);
     for (const [args, problem] of [
@@ -251,6 +251,7 @@ describe('codeloops mcp (the built CLI, driven by the MCP SDK client over stdio)
       [{ prompt: 'Fix it', checks: ['npm test', 'true\0'] }, /checks\.1: must not contain a NUL character/],
       [{ prompt: ' \n\t' }, /prompt: must say what to do/],
       [{ prompt: 'Fix it', critic_model: 'm'.repeat(5_000) }, /critic_model: Too big/],
+      [{ prompt: 'Fix it', working_dir: `/${'a'.repeat(200_000)}` }, /working_dir: Too big/],
     ] as const) {
       const result = await server.call('run_loop', { working_dir: repo, ...args });
       assert.equal(result.isError, true, JSON.stringify(args));

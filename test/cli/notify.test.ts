@@ -183,6 +183,20 @@ describe('[notify]: word when a loop needs you or ends', () => {
     });
   }
 
+  it('a webhook that redirects is not followed: its headers and the body go to its address only, and the warning says so', async () => {
+    const elsewhere = await webhookReceiver();
+    const hook = await webhookReceiver({ redirect: `${elsewhere.url}/ELSEWHERE-TOKEN` });
+    servers.push(elsewhere, hook);
+    const headers = 'webhook_headers = { X-Api-Key = "HEADER-SECRET" }';
+    const { repo, env } = scriptedCliSetup(succeeding, notifyToml([`webhook = "${hook.url}"`, headers]));
+    const run = await runCli(['-p', 'Write a greeting', '--json-output'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(hook.received.length, 1);
+    assert.deepEqual(elsewhere.received, [], 'nothing sent on to where it redirects');
+    assert.match(run.stderr, /warning: \[notify\] webhook: the webhook at http:\/\/127\.0\.0\.1:\d+ answered HTTP 307, a redirect: not followed/);
+    for (const secret of ['HEADER-SECRET', 'ELSEWHERE-TOKEN', 'secret-token']) assert.ok(!run.stderr.includes(secret), `"${secret}" shown: ${run.stderr}`);
+  });
+
   it('a webhook’s address is never shown beyond its origin: not its path, its query or its fragment, whatever they hold (an IPv6 host, an @ in the path)', async () => {
     const closed = await webhookReceiver();
     await closed.close();

@@ -493,6 +493,40 @@ describe('cli: codeloops queue', function () {
     assert.equal(fs.readFileSync(path.join(repo, 'alpha.txt'), 'utf8'), 'alpha, edited by me\n');
   });
 
+  it('queue merge takes a task that turns a folder into a file, and undoes one that turns a file into a folder, while a file of the user’s inside still refuses it', async () => {
+    const { repo, env } = queueSetup();
+    writeFile(repo, 'lib/a.js', 'a\n');
+    writeFile(repo, 'lib/deep/b.js', 'b\n');
+    writeFile(repo, 'notes.md', 'notes\n');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'a folder and a file');
+    await addTasks(repo, env, ['TASK-lib: #write lib', 'TASK-notes: #write notes.md/index.md'], '-n', '1');
+    assert.equal((await runCli(['queue', 'run'], { cwd: repo, env })).code, 0);
+
+    // The user's file inside the folder the task makes a file: named, nothing changed.
+    writeFile(repo, 'lib/mine.js', 'mine\n');
+    const refused = await queueMerge(repo, env, '1');
+    assert.equal(refused.json.error?.code, 'tree_changed');
+    assert.deepEqual(refused.json.error?.details.changed, ['lib/mine.js']);
+    fs.rmSync(path.join(repo, 'lib', 'mine.js'));
+
+    const before = userState(repo);
+    const merged = await queueMerge(repo, env, '1');
+    assert.equal(merged.json.status, 'merged', JSON.stringify(merged.json));
+    assert.equal(fs.readFileSync(path.join(repo, 'lib'), 'utf8'), 'lib\n');
+    assert.equal(git(repo, 'status', '--porcelain').trim(), '');
+    assert.equal((await queueMerge(repo, env, '1', '--undo')).json.status, 'undone');
+    assert.deepEqual({ ...userState(repo), index: null }, { ...before, index: null }, 'the folder back, file for file');
+
+    const folder = await queueMerge(repo, env, '2');
+    assert.equal(folder.json.status, 'merged', JSON.stringify(folder.json));
+    assert.equal(fs.readFileSync(path.join(repo, 'notes.md', 'index.md'), 'utf8'), 'notes\n');
+    const undone = await queueMerge(repo, env, '2', '--undo');
+    assert.equal(undone.json.status, 'undone', JSON.stringify(undone.json));
+    assert.equal(fs.readFileSync(path.join(repo, 'notes.md'), 'utf8'), 'notes\n');
+    assert.equal(git(repo, 'status', '--porcelain').trim(), '');
+  });
+
   it('queue merge is all or nothing: with the index locked it changes nothing (merge_refused), when moving the branch fails it puts the files and the index back, and killed as the branch moves it leaves no lock and nothing for the next commit to drop', async () => {
     const { repo, env } = queueSetup();
     await addTasks(repo, env, ['TASK-alpha: write alpha']);
@@ -562,6 +596,45 @@ describe('cli: codeloops queue', function () {
     assert.match(again.stderr, /Task 1: carrying on on codeloops\/1-task-held-hold-then-write\nTask 1: success/);
     assert.equal(queueOf(home.dataHome).tasks[0]!.outcome, 'success');
     assert.equal(git(repo, 'show', 'codeloops/1-task-held-hold-then-write:held.txt'), 'held\n');
+  });
+
+  it('a task held by an agent its killed runner left running, or by a lock file a crashed git left, waits queued while the others run, and the run ends; once let go, the next run carries it on', async () => {
+    const { repo, env, agent, home } = queueSetup();
+    await addTasks(repo, env, ['TASK-held: #hold then write', 'TASK-alpha: write alpha', 'TASK-beta: write beta']);
+    const running = startCli(['queue', 'run'], { cwd: repo, env });
+    const agentPid = Number(await fileWritten(path.join(agent.dir, 'held'), running));
+    leftovers.push(agentPid);
+    running.child.kill('SIGKILL');
+    await running.done;
+    // A git that crashed while it moved task 3's branch left its lock.
+    const branchLock = path.join(repo, '.git', 'refs', 'heads', 'codeloops', '3-task-beta-write-beta.lock');
+    writeFile(repo, path.relative(repo, branchLock), '');
+
+    const again = await runCli(['queue', 'run'], { cwd: repo, env, timeoutMs: 60_000 });
+    assert.equal(again.timedOut, false, `queue run kept trying the held tasks:\n${again.stderr.slice(0, 3000)}`);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stderr.match(/Task 1: interrupted: .*still runs: process group/g)?.length, 1, again.stderr);
+    assert.equal(again.stderr.match(/Task 3: interrupted: .*3-task-beta-write-beta\.lock exists/g)?.length, 1, again.stderr);
+    assert.match(again.stderr, /Task 2: success/);
+    assert.deepEqual(
+      queueOf(home.dataHome).tasks.map((task) => [task.state, task.outcome]),
+      [
+        ['queued', null],
+        ['finished', 'success'],
+        ['queued', null],
+      ],
+    );
+
+    process.kill(-agentPid, 'SIGKILL');
+    assert.ok(await waitUntilGone(agentPid));
+    fs.rmSync(branchLock);
+    const last = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(last.code, 0, last.stderr);
+    assert.deepEqual(
+      queueOf(home.dataHome).tasks.map((task) => task.outcome),
+      ['success', 'success', 'success'],
+    );
+    assert.equal(git(repo, 'show', 'codeloops/3-task-beta-write-beta:beta.txt'), 'beta\n');
   });
 
   it('after a SIGKILL just after a task’s branch was made, the next run takes that branch for the task’s own (not branch_exists); another queue’s branch of that name stays refused', async () => {
@@ -683,6 +756,22 @@ describe('cli: codeloops queue', function () {
     assert.match(report.stdout, /- The agent deleted the branch codeloops\/1-task-gone-write-gone-detach-delete/);
     for (const id of ['1', '2']) assert.equal((await queueMerge(repo, env, id)).json.status, 'merged');
     assert.equal(fs.readFileSync(path.join(repo, 'root.txt'), 'utf8'), 'root\n');
+  });
+
+  it('an agent that makes its branch a symbolic ref to the user’s branch gets its success committed on its own branch; the user’s branch, index and files are untouched', async () => {
+    const { repo, env, home } = queueSetup();
+    const base = git(repo, 'rev-parse', 'HEAD').trim();
+    userAtWork(repo);
+    const before = userState(repo);
+    await addTasks(repo, env, ['TASK-link: write link #link-branch']);
+    const run = await runCli(['queue', 'run'], { cwd: repo, env });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /Task 1: success\n {2}The agent deleted the branch codeloops\/1-task-link-write-link-link-branch \(or renamed it\) and detached/);
+    assert.deepEqual(userState(repo), before, 'main is where it was, and what the user had staged and on disk');
+    const task = queueOf(home.dataHome).tasks[0]!;
+    assert.equal(git(repo, 'rev-parse', task.branch).trim(), task.commit);
+    assert.equal(git(repo, 'log', '-1', '--format=%P', task.branch).trim(), base);
+    assert.equal(git(repo, 'show', `${task.branch}:link.txt`), 'link\n');
   });
 
   it('queue add --file takes no item inside a fenced code block or an HTML comment as a task; a fence under an item stays in its details', async () => {

@@ -9,7 +9,7 @@ import { carryOnNaming, decision, done, scriptedCliSetup, type AgentScript, type
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { git, removeTempDirs, tempDir, treeOf, twoProgramsOfOneName, writeFile } from '../support/testEnvironment.js';
-import { stopRunners } from '../support/processes.js';
+import { stopRunners, waitUntilGone } from '../support/processes.js';
 
 /** Waits until the scripted role has been started this many times (the agent itself counts its calls). */
 async function untilCalled(agent: ScriptedAgent, role: 'actor' | 'critic', calls: number): Promise<void> {
@@ -431,6 +431,30 @@ describe('codeloops resume (the built CLI)', function () {
     const limit = await runCli(['resume', 'latest', '--force', '-n', '1'], { cwd: repo, env });
     assert.equal(limit.code, 2);
     assert.match(limit.stderr, /used its 1 iteration; the next would be iteration 2\.\nAllow more with -n \(for example -n 6\)/);
+  });
+
+  it('names a file a crashed loop’s agent left with escape sequences in its name as text: its sequences never reach the terminal', async () => {
+    // A file whose name sets the window title, clears the screen and rings the bell, when printed as it is.
+    const name = 'log\x1b]0;PWNED\x07\x1b[2J\x07.txt';
+    const { repo, env, agent } = scriptedCliSetup({
+      actor: [[{ write: { path: 'a.txt', content: 'a\n' } }], [{ write: { path: name, content: 'x\n' } }, { hang: true }]],
+      critic: [[carryOnNaming('again')]],
+    });
+    const first = startCli(['-p', 'write a'], { cwd: repo, env });
+    await untilCalled(agent, 'actor', 2);
+    while (!fs.existsSync(path.join(repo, name))) await new Promise((resolve) => setTimeout(resolve, 20));
+    // The runner crashes with its agent's file on disk, after the last snapshot.
+    first.child.kill('SIGKILL');
+    await first.done;
+    const agentPid = Number(agent.envSeen('actor', 2).pid);
+    process.kill(-agentPid, 'SIGKILL');
+    assert.ok(await waitUntilGone(agentPid));
+
+    const refused = await runCli(['resume', 'latest'], { cwd: repo, env });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /1 changed since its last snapshot\):\n {2}added log\.txt\n/);
+    // eslint-disable-next-line no-control-regex -- what must not be printed
+    assert.doesNotMatch(refused.stderr, /[\x00-\x08\x0b-\x1f]/);
   });
 
   it('refuses a session whose snapshots are gone unless --force, and a folder that is no longer a repository', async () => {

@@ -7,9 +7,11 @@ import { git, tempDir, writeFile } from './testEnvironment.js';
  * writes <name>.txt; a task that says #fail changes nothing; a task that says
  * #ask asks which colour until the answer ("colour: …") is in its prompt, then writes it;
  * a task that says #hold holds (once) until the test kills the runner. \`#write <path>\`
- * writes <path> instead (<name> in it), \`#delete <path>\` deletes it. Then it may do
- * what an agent should not to its branch: \`#detach-delete\` commits, detaches HEAD and
- * deletes the branch; \`#orphan-branch\` moves the branch to a root commit of its own.
+ * writes <path> instead (<name> in it; a folder there, or a file where its folder goes,
+ * makes way), \`#delete <path>\` deletes it. Then it may do what an agent should not to
+ * its branch: \`#detach-delete\` commits, detaches HEAD and deletes the branch;
+ * \`#orphan-branch\` moves the branch to a root commit of its own; \`#link-branch\`
+ * detaches HEAD and makes the branch a symbolic ref to the user's main.
  */
 const ACTOR = `import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +23,9 @@ const git = (...args) => execFileSync('git', ['-c', 'user.name=Agent', '-c', 'us
 const written = /#write (\\S+)/.exec(prompt);
 const deleted = /#delete (\\S+)/.exec(prompt);
 if (written) {
+  // What is in the way makes way: a folder where the file goes, a file where its folder goes.
+  if (fs.statSync(path.dirname(written[1]), { throwIfNoEntry: false })?.isFile()) fs.rmSync(path.dirname(written[1]));
+  fs.rmSync(written[1], { recursive: true, force: true });
   fs.mkdirSync(path.dirname(written[1]), { recursive: true });
   fs.writeFileSync(written[1], name + '\\n');
 } else if (deleted) {
@@ -50,6 +55,10 @@ if (prompt.includes('#detach-delete')) {
   git('commit', '-q', '-m', 'agent: my own commit');
   git('checkout', '-q', '--detach');
   git('branch', '-q', '-D', branch);
+} else if (prompt.includes('#link-branch')) {
+  const branch = git('symbolic-ref', 'HEAD');
+  git('checkout', '-q', '--detach');
+  git('symbolic-ref', branch, 'refs/heads/main');
 } else if (prompt.includes('#orphan-branch')) {
   const root = git('commit-tree', git('hash-object', '-t', 'tree', '-w', '/dev/null'), '-m', 'agent: a root of my own');
   git('update-ref', git('symbolic-ref', 'HEAD'), root);

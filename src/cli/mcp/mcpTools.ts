@@ -41,7 +41,7 @@ const runLoopArguments = z.object({
     noNul,
     z.describe('The task, in full, as you would give it to a coding agent: what to change and how to tell it is done.'),
   ),
-  working_dir: text('The absolute path of the git repository (or a folder in one) to work in.'),
+  working_dir: short('The absolute path of the git repository (or a folder in one) to work in.'),
   actor_agent: agent('actor', 'the agent that does the work'),
   critic_agent: agent('critic', 'the agent that reviews it'),
   actor_model: model('actor'),
