@@ -4,19 +4,19 @@ import { TestReportBuilder } from './testReportBuilder.js';
 
 /** The parts of a JUnit XML report read here; every element that can repeat is a list. */
 interface JunitCase {
-  name?: string;
-  classname?: string;
-  failure?: JunitProblem[];
-  error?: JunitProblem[];
-  skipped?: JunitProblem[];
+  '@_name'?: string;
+  '@_classname'?: string;
+  failure?: (JunitProblem | string)[];
+  error?: (JunitProblem | string)[];
+  skipped?: (JunitProblem | string)[];
 }
 interface JunitProblem {
-  message?: string;
-  type?: string;
+  '@_message'?: string;
+  '@_type'?: string;
   '#text'?: string;
 }
 interface JunitSuite {
-  name?: string;
+  '@_name'?: string;
   testcase?: JunitCase[];
   testsuite?: JunitSuite[];
 }
@@ -24,7 +24,8 @@ interface JunitSuite {
 const LISTS = new Set(['testsuite', 'testcase', 'failure', 'error', 'skipped']);
 const parser = new XMLParser({
   ignoreAttributes: false,
-  attributeNamePrefix: '',
+  // Attributes apart from elements: node's JUnit has a `failure` attribute beside its `failure` element.
+  attributeNamePrefix: '@_',
   parseAttributeValue: false,
   parseTagValue: false,
   isArray: (name) => LISTS.has(name),
@@ -46,27 +47,35 @@ export function readJunitReport(xml: string, runner: 'pytest' | 'node'): TestRep
   const roots = document.testsuites ? [document.testsuites] : (document.testsuite ?? []);
   const walk = (suite: JunitSuite, path: readonly string[]): void => {
     for (const testCase of suite.testcase ?? []) readCase(report, testCase, runner, path);
-    for (const child of suite.testsuite ?? []) walk(child, runner === 'node' ? [...path, child.name ?? ''] : path);
+    for (const child of suite.testsuite ?? []) walk(child, runner === 'node' ? [...path, child['@_name'] ?? ''] : path);
   };
   for (const root of roots) walk(root, []);
   return report.build();
 }
 
 function readCase(report: TestReportBuilder, testCase: JunitCase, runner: 'pytest' | 'node', path: readonly string[]): void {
-  const name = testCase.name ?? '';
+  const name = testCase['@_name'] ?? '';
+  const classname = testCase['@_classname'] ?? '';
   const problem = testCase.failure?.[0] ?? testCase.error?.[0];
-  if (runner === 'pytest' && testCase.error?.[0]?.message === 'collection failure' && !testCase.classname) {
-    report.error(`${name}: ${problemText(testCase.error[0])}`);
+  if (runner === 'pytest' && !classname && attribute(testCase.error?.[0], 'message') === 'collection failure') {
+    report.error(`${name}: ${problemText(testCase.error?.[0])}`);
     return;
   }
-  const id = runner === 'pytest' ? `${testCase.classname ? `${testCase.classname}::` : ''}${name}` : [...path, name].join(' › ');
-  if (problem) report.add(id, 'failed', problemText(problem));
-  else if (testCase.skipped) report.add(id, testCase.skipped[0]?.type === 'pytest.xfail' ? 'xfail' : 'skipped', problemText(testCase.skipped[0]));
+  const id = runner === 'pytest' ? `${classname ? `${classname}::` : ''}${name}` : [...path, name].join(' › ');
+  if (problem !== undefined) report.add(id, 'failed', problemText(problem));
+  else if (testCase.skipped) report.add(id, attribute(testCase.skipped[0], 'type') === 'pytest.xfail' ? 'xfail' : 'skipped', problemText(testCase.skipped[0]));
   else report.add(id, 'passed');
 }
 
-function problemText(problem: JunitProblem | undefined): string {
-  if (!problem) return '';
-  const text = problem['#text'] ?? '';
-  return text.trim() ? text : (problem.message ?? '');
+/** An element with neither attributes nor text (`<skipped/>`) is read as ''. */
+type JunitElement = JunitProblem | string | undefined;
+
+function attribute(element: JunitElement, name: 'message' | 'type'): string | undefined {
+  return typeof element === 'object' ? element[`@_${name}`] : undefined;
+}
+
+function problemText(element: JunitElement): string {
+  if (typeof element !== 'object') return '';
+  const text = element['#text'] ?? '';
+  return text.trim() ? text : (element['@_message'] ?? '');
 }
