@@ -20,6 +20,7 @@ const LOWER = [
   'sessionFormat',
   'git',
   'agents',
+  'testRunners',
   'checks',
   'budget',
   'config',
@@ -37,7 +38,9 @@ const MAY_IMPORT = {
   sessionFormat: ['text'],
   git: ['text', 'process', 'files', 'sessionFormat'],
   agents: ['text', 'process', 'sessionFormat'],
-  checks: ['text', 'process', 'sessionFormat'],
+  // Test runners' own reports, test by test: which runner a command runs, how its report is asked for, how it is read.
+  testRunners: ['text', 'sessionFormat'],
+  checks: ['text', 'process', 'sessionFormat', 'testRunners'],
   budget: ['text', 'sessionFormat'],
   config: ['text', 'files', 'sessionFormat', 'agents', 'checks', 'budget'],
   // Word sent where the global config's [notify] says: a program run, a webhook posted.

@@ -6,6 +6,8 @@ import { superviseGroup, type GroupRecorder } from '../process/processGroup.js';
 import { GIT_LOCATION_VARIABLES } from '../process/gitLocationVariables.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
 import { HeadTailBuffer } from '../text/headTailBuffer.js';
+import { testCountsOf, type TestCounts, type TestReport, type TestRunner } from '../sessionFormat/testResults.js';
+import { openReportRun, type ReportRun } from '../testRunners/checkReportRun.js';
 
 /** When a check runs: every iteration, or only on a DONE the `each` checks let through (slow suites, acceptance tests). */
 export const CHECK_TIMINGS = ['each', 'done'] as const;
@@ -34,6 +36,11 @@ export interface CheckSpec {
   hidden?: boolean;
   /** Runs in a clean worktree of the iteration's snapshot, where nothing the actor left outside git can make it pass. */
   isolated?: boolean;
+  /**
+   * The test runner it runs, when its command does not show it (`make test`), or `none`
+   * to count it by its exit code alone; absent: recognised from the command.
+   */
+  runner?: TestRunner | 'none';
 }
 
 /**
@@ -64,6 +71,10 @@ export interface CheckResult {
   /** Stdout and stderr as they came, head and tail kept. */
   output: string;
   outputChars: number;
+  /** Its runner's counts; null when it counts by its exit code alone (no runner known, or one whose report cannot be asked for). */
+  tests: TestCounts | null;
+  /** Its tests one by one, from its runner's own report, as this run found them; null in a result read back from the record. */
+  report: TestReport | null;
 }
 
 /** A command's run as the sidecar records it (`check_finished`, a worktree's `setup`). */
@@ -94,7 +105,22 @@ export function checkResultOf(record: Extract<RunEvent, { type: 'check_finished'
     interrupted: false,
     output: record.output,
     outputChars: record.output_chars,
+    tests: record.tests ?? null,
+    report: null,
   };
+}
+
+/**
+ * Why a check whose runner is known fails whatever its exit code: it ran no test (it
+ * wrote no report, or one with none), or its report says a test failed (a runner
+ * made to exit 0 does not hide it). Null when the report holds nothing against it.
+ */
+function reportRefusal(runner: TestRunner, report: TestReport | null): string | null {
+  if (report === null) return `${runner} ran no test (it wrote no report)`;
+  const counts = testCountsOf(report);
+  if (counts.collected === 0 && report.errors.length === 0) return `${runner} ran no test`;
+  if (counts.failed > 0) return `${runner}'s report says ${counts.failed} failed`;
+  return null;
 }
 
 /** What a check's output keeps: its start and, more, its end (where the failures are summed up). */
@@ -114,12 +140,14 @@ export function runCheck(
 ): Promise<CheckResult> {
   const output = new HeadTailBuffer(OUTPUT_HEAD_CHARS, OUTPUT_TAIL_CHARS);
   const decoder = new StringDecoder('utf8');
-  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), NO_COLOR: '1', CODELOOPS_CHECK: check.name };
-  for (const name of GIT_LOCATION_VARIABLES) delete env[name];
+  const baseEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env), NO_COLOR: '1', CODELOOPS_CHECK: check.name };
+  for (const name of GIT_LOCATION_VARIABLES) delete baseEnv[name];
+  const report: ReportRun | null = openReportRun(check, options.cwd, baseEnv);
+  const env = { ...baseEnv, ...report?.variables };
   const [shell, flag] = process.platform === 'win32' ? ['cmd.exe', '/c'] : ['sh', '-c'];
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(shell, [flag, check.run], {
+    const child = spawn(shell, [flag, report?.command ?? check.run], {
       cwd: options.cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -128,7 +156,7 @@ export function runCheck(
     });
     const group = superviseGroup(child, { timeoutSecs: check.timeoutSecs, signal: options.signal, groups: options.groups });
     const take = (chunk: Buffer): void => void output.append(decoder.write(chunk));
-    child.stdout.on('data', take);
+    child.stdout.on('data', report ? (chunk: Buffer) => report.takeStdout(chunk, (text) => output.append(text)) : take);
     child.stderr.on('data', take);
     let finished = false;
     const finish = (exitCode: number | null, error?: Error): void => {
@@ -137,23 +165,30 @@ export function runCheck(
       finished = true;
       group.release();
       const stopped = group.stoppedFor;
+      report?.endStdout((text) => output.append(text));
       output.append(decoder.end());
       // Node says "spawn sh ENOENT" for a folder that is not there: say which is missing.
       if (error)
         output.append(`\n[codeloops: the check could not start: ${fs.existsSync(options.cwd) ? error.message : `its folder ${options.cwd} does not exist`}]`);
       if (stopped === 'timeout') output.append(`\n[codeloops: stopped after ${check.timeoutSecs} s]`);
+      const tests = report && stopped === null && !error ? report.read() : null;
+      report?.close();
+      const refusal = report && stopped === null && !error ? reportRefusal(report.runner, tests) : null;
+      if (refusal) output.append(`\n[codeloops: ${refusal}: the check fails]`);
       resolve({
         name: check.name,
         command: check.run,
         required: check.required,
         hidden: check.hidden === true,
-        passed: exitCode === 0 && stopped === null,
+        passed: exitCode === 0 && stopped === null && !refusal,
         exitCode,
         durationSecs: (performance.now() - started) / 1000,
         timedOut: stopped === 'timeout',
         interrupted: stopped === 'interrupt',
         output: output.toString(),
         outputChars: output.totalChars,
+        tests: tests && testCountsOf(tests),
+        report: tests,
       });
     };
     child.on('error', (error) => finish(null, error));

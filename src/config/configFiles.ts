@@ -9,6 +9,7 @@ import { NotARegularFileError, readRegularFileSync, realFolderOf } from '../file
 import { CodeloopsError, type FailureDetails } from '../sessionFormat/failures.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import { REVIEW_MODES } from '../sessionFormat/reviewRecords.js';
+import { TEST_RUNNERS } from '../sessionFormat/testResults.js';
 import { NOTIFY_EVENTS, NOTIFY_INCLUDES, NOTIFY_PLACEHOLDERS, unknownPlaceholders } from '../sessionFormat/notifications.js';
 import * as z from '../sessionFormat/zod.js';
 
@@ -75,6 +76,8 @@ export const checkTableSchema = z.strictObject({
   hidden: z.optional(z.boolean()),
   /** Run in a clean worktree of the iteration's snapshot, not in the tree the actor left. */
   isolated: z.optional(z.boolean()),
+  /** The test runner it runs when its command does not show it (`make test`), or `none`: counted by its exit code alone. */
+  runner: z.optional(z.enum([...TEST_RUNNERS, 'none'])),
 });
 export type CheckTable = z.infer<typeof checkTableSchema>;
 

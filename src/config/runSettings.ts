@@ -478,5 +478,6 @@ function resolveChecks(layersLowToHigh: readonly ConfigLayer[], pick: LayerPick)
     when: timingOf(table),
     hidden: table.hidden ?? false,
     isolated: table.isolated ?? false,
+    ...(table.runner !== undefined && { runner: table.runner }),
   }));
 }

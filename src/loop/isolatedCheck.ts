@@ -107,5 +107,7 @@ function failedToStart(check: CheckSpec, reason: string): CheckResult {
     interrupted: false,
     output,
     outputChars: output.length,
+    tests: null,
+    report: null,
   };
 }

@@ -633,6 +633,7 @@ class LoopRun {
           ...commandRunRecord(result),
           tree: post.tree,
           ...traitsOf(check),
+          ...(result.tests ? { tests: result.tests } : {}),
         });
       }
       return { gitBefore, results };

@@ -13,6 +13,7 @@ import {
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema, REVIEW_ACTIONS, REVIEW_MODES } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS, type SessionEndLine, type StopReason } from './sessionLines.js';
+import { testCountsSchema } from './testResults.js';
 import * as z from './zod.js';
 
 /**
@@ -275,6 +276,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
     ...commandOutputShape,
     tree: z.string(),
     ...checkTraitsShape,
+    /** Its runner's counts, from the runner's own report; absent: it counts by its exit code alone. */
+    tests: z.optional(testCountsSchema),
   }),
   /** The gate refused the critic's DONE: required checks failed on this tree, or a protected change stands. */
   event('done_refused', { iteration, ...doneRefusedShape }),

@@ -1,37 +1,34 @@
 import type { TestReport } from '../sessionFormat/testResults.js';
 import { TestReportBuilder } from './testReportBuilder.js';
 
-/** `Running unittests src/lib.rs (target/debug/deps/demo-83…)`, `Running tests/it.rs (…)`, `Doc-tests demo`. */
-const BINARY = /^\s*(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))/;
 /** `test tests::bad ... FAILED`, `test tests::panics - should panic ... ok`, `test src/lib.rs - add (line 3) ... ignored`. */
 const RESULT = /^test (.+?) \.\.\. (ok|FAILED|ignored)(?:,.*)?$/;
 /** `---- tests::bad stdout ----`: a failure's output follows, up to the next one or the list of failures. */
 const FAILURE_OUTPUT = /^---- (.+?) stdout ----$/;
 
 /**
- * Reads `cargo test`'s own lines (libtest's JSON needs a nightly toolchain). A test's id
- * is the source of its test binary then its path (`src/lib.rs tests::bad`,
- * `tests/it.rs integ`); `ignored` is skipped; a binary that does not build is an
- * error outside tests. Needs `--no-fail-fast` to see every binary past a failing one.
+ * Reads `cargo test`'s own lines on stdout (libtest's JSON needs a nightly toolchain).
+ * A test's id is its path in its crate (`tests::bad`, `integ`): cargo names the test
+ * binary on stderr, whose order against stdout no pipe keeps, so a path two binaries
+ * share is told apart by number, in cargo's order. `ignored` is skipped; a binary that
+ * does not build is an error outside tests. Cargo stops at the first binary that
+ * fails unless told `--no-fail-fast`: the tests after it are missing.
  */
 export function readCargoTestOutput(text: string): TestReport {
   const report = new TestReportBuilder('cargo');
-  const results: { id: string; outcome: 'passed' | 'failed' | 'skipped'; name: string; binary: string }[] = [];
+  const results: { id: string; outcome: 'passed' | 'failed' | 'skipped' }[] = [];
   const failureOutput = new Map<string, string[]>();
-  let binary = '';
   let collecting: string | null = null;
   for (const line of text.split('\n')) {
-    const header = BINARY.exec(line);
     const result = RESULT.exec(line);
     const failure = FAILURE_OUTPUT.exec(line);
-    if (header) {
-      binary = header[1] ?? `doc ${header[2]}`;
+    if (line.startsWith('running ')) {
       collecting = null;
     } else if (result) {
-      const name = result[1]!.replace(/ - should panic$/, '');
-      results.push({ id: `${binary} ${name}`, name, binary, outcome: result[2] === 'ok' ? 'passed' : result[2] === 'FAILED' ? 'failed' : 'skipped' });
+      const id = result[1]!.replace(/ - should panic$/, '');
+      results.push({ id, outcome: result[2] === 'ok' ? 'passed' : result[2] === 'FAILED' ? 'failed' : 'skipped' });
     } else if (failure) {
-      collecting = `${binary} ${failure[1]}`;
+      collecting = failure[1]!;
       failureOutput.set(collecting, []);
     } else if (collecting && (line === 'failures:' || line.startsWith('test result:'))) {
       collecting = null;

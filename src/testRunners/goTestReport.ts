@@ -30,7 +30,11 @@ export function readGoTestEvents(text: string): TestReport {
     if (event.Action === 'output') output.set(at, [...(output.get(at) ?? []), event.Output ?? '']);
     else if (event.Test && (event.Action === 'pass' || event.Action === 'fail' || event.Action === 'skip')) {
       if (event.Action === 'fail') failedTests.add(pkg);
-      report.add(at, event.Action === 'pass' ? 'passed' : event.Action === 'fail' ? 'failed' : 'skipped', event.Action === 'fail' ? (output.get(at) ?? []).join('') : '');
+      report.add(
+        at,
+        event.Action === 'pass' ? 'passed' : event.Action === 'fail' ? 'failed' : 'skipped',
+        event.Action === 'fail' ? (output.get(at) ?? []).join('') : '',
+      );
     } else if (!event.Test && event.Action === 'fail' && !failedTests.has(pkg)) {
       report.error(`${pkg}: ${(output.get(pkg) ?? []).join('').trim() || 'the package failed'}`);
     }

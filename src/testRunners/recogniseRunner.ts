@@ -30,7 +30,15 @@ type Step = string[];
 
 /** Programs that run the command after them: `npx jest`, `timeout 60 pytest`, `poetry run pytest`. */
 const WRAPPERS: Readonly<Record<string, number>> = { npx: 0, bunx: 0, env: 0, nice: 0, exec: 0, command: 0, time: 0, timeout: 1, xvfb_run: 0 };
-const RUNS: Readonly<Record<string, readonly string[]>> = { poetry: ['run'], uv: ['run'], pdm: ['run'], pipenv: ['run'], hatch: ['run'], pnpm: ['exec'], yarn: ['exec'] };
+const RUNS: Readonly<Record<string, readonly string[]>> = {
+  poetry: ['run'],
+  uv: ['run'],
+  pdm: ['run'],
+  pipenv: ['run'],
+  hatch: ['run'],
+  pnpm: ['exec'],
+  yarn: ['exec'],
+};
 const SCRIPT_RUNNERS = new Set(['npm', 'yarn', 'pnpm', 'bun']);
 /** How deep package scripts are followed (`npm test` → `npm run unit` → `mocha`). */
 const SCRIPT_DEPTH = 4;

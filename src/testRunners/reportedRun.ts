@@ -50,7 +50,10 @@ export function reportedRun(command: string, recognised: RecognisedRunner, repor
       return {
         runner,
         command,
-        variables: after('NODE_OPTIONS', `--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination=${nodeOptionWord(reportFile)}`),
+        variables: after(
+          'NODE_OPTIONS',
+          `--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination=${nodeOptionWord(reportFile)}`,
+        ),
         fromStdout: false,
         read: (text) => readJunitReport(text, 'node'),
       };
@@ -59,9 +62,21 @@ export function reportedRun(command: string, recognised: RecognisedRunner, repor
     case 'cargo':
       return { runner, command, variables: {}, fromStdout: true, read: (text) => readCargoTestOutput(text) };
     case 'mocha':
-      return { runner, command: appended(['--reporter', 'json', '--reporter-option', `output=${reportFile}`]), variables: {}, fromStdout: false, read: readMochaReport };
+      return {
+        runner,
+        command: appended(['--reporter', 'json', '--reporter-option', `output=${reportFile}`]),
+        variables: {},
+        fromStdout: false,
+        read: readMochaReport,
+      };
     case 'jest':
-      return { runner, command: appended(['--json', `--outputFile=${reportFile}`]), variables: {}, fromStdout: false, read: (text, ranIn) => readJestReport(text, 'jest', ranIn) };
+      return {
+        runner,
+        command: appended(['--json', `--outputFile=${reportFile}`]),
+        variables: {},
+        fromStdout: false,
+        read: (text, ranIn) => readJestReport(text, 'jest', ranIn),
+      };
     case 'vitest':
       return {
         runner,

@@ -116,17 +116,20 @@ describe('test runners’ reports, test by test', () => {
       'example.com/m TestSub': 'failed',
     });
     assert.match(report.tests.find((test) => test.id.endsWith('TestBad'))!.message, /boom/);
-    assert.ok(report.errors.some((error) => /broken/.test(error)), report.errors.join('\n'));
+    assert.ok(
+      report.errors.some((error) => /broken/.test(error)),
+      report.errors.join('\n'),
+    );
   });
 
-  it('cargo test: the binary’s source then the path, ignored skipped, should_panic passed, every binary', () => {
+  it('cargo test: the path in its crate, ignored skipped, should_panic passed, every binary', () => {
     const report = readCargoTestOutput(fixture('cargo.txt'));
     assert.deepEqual(outcomes(report), {
-      'src/lib.rs tests::later': 'skipped',
-      'src/lib.rs tests::ok': 'passed',
-      'src/lib.rs tests::panics': 'passed',
-      'src/lib.rs tests::bad': 'failed',
-      'tests/it.rs integ': 'passed',
+      'tests::later': 'skipped',
+      'tests::ok': 'passed',
+      'tests::panics': 'passed',
+      'tests::bad': 'failed',
+      integ: 'passed',
     });
     assert.match(report.tests.find((test) => test.outcome === 'failed')!.message, /left: 2/);
   });
