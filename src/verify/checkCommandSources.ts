@@ -212,11 +212,26 @@ function makeRecipe(text: string | undefined, target: string | null): string | u
 function sectionOf(text: string | undefined, headers: readonly string[]): string | undefined {
   if (text === undefined) return undefined;
   const lines = text.split('\n');
+  const bounds = sectionBounds(lines, headers);
+  return bounds ? lines.slice(bounds.start, bounds.end).join('\n').trimEnd() : undefined;
+}
+
+function sectionBounds(lines: readonly string[], headers: readonly string[]): { start: number; end: number } | null {
   const start = lines.findIndex((line) => headers.some((header) => line.trim() === `[${header}]`));
-  if (start < 0) return undefined;
+  if (start < 0) return null;
   let end = start + 1;
   while (end < lines.length && !/^\s*\[/.test(lines[end]!)) end++;
-  return lines.slice(start, end).join('\n').trimEnd();
+  return { start, end };
+}
+
+/** `text` with its section under one of `headers` as `from` has it: replaced, removed where `from` has none, added at the end where `text` has none. */
+export function replaceSection(text: string, from: string, headers: readonly string[]): string {
+  const wanted = sectionOf(from, headers);
+  const lines = text.split('\n');
+  const bounds = sectionBounds(lines, headers);
+  if (!bounds) return wanted === undefined ? text : `${text.trimEnd()}\n\n${wanted}\n`;
+  const replacement = wanted === undefined ? [] : [...wanted.split('\n'), ''];
+  return [...lines.slice(0, bounds.start), ...replacement, ...lines.slice(bounds.end)].join('\n');
 }
 
 function escapeRegExp(text: string): string {
