@@ -1,0 +1,209 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { checkDirectory, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
+import { composeCommit } from '../git/composeTree.js';
+import { openRepository, type Repository } from '../git/repository.js';
+import { restoreChangedPaths } from '../git/restore.js';
+import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
+import type { GroupRecorder } from '../process/processGroup.js';
+import type { TestOutcome, TestReport, TestRunner } from '../sessionFormat/testResults.js';
+import { testCountsOf, type TestCounts } from '../sessionFormat/testResults.js';
+import { startTestsTree } from '../verify/startTests.js';
+import type { IsolationSettings } from './isolatedCheck.js';
+import { oracleEnvironment } from './oracleEnvironment.js';
+import { readyWorktree } from './worktreeSetup.js';
+
+/**
+ * The start's tests, run on the final code: the judge of a DONE that no rename, skip or
+ * stand-in of the actor's can fool (see `verify/startTests.ts` for what is put back).
+ *
+ * When the loop starts, the required checks whose runner is known run once on the
+ * start tree, in a worktree of their own readied with the dependencies as they are
+ * then (`[worktree]`), beside the first actor run: the tests that pass are the
+ * **baseline**. At a DONE, that same worktree is moved to the oracle's tree (the final
+ * code with the start's tests) and the checks run again in a clean environment. Every
+ * baseline test must pass; one that fails is `test_regressed`, one that is missing,
+ * skipped or xfailed is `test_missing`. A test that fails again on the start tree is
+ * flaky: left out, and said so.
+ */
+
+/** One check's tests on the start tree. */
+export interface BaselineCheck {
+  check: string;
+  runner: TestRunner;
+  /** The ids of the tests that passed: what the oracle holds the final code to. */
+  passing: string[];
+  counts: TestCounts;
+}
+
+/** The baseline, or why there is none (no required check with a known runner, the worktree could not be readied…). */
+export type TestBaseline = { checks: BaselineCheck[]; unavailable: null } | { checks: []; unavailable: string };
+
+export interface OracleFinding {
+  check: string;
+  id: string;
+  kind: 'test_regressed' | 'test_missing';
+  /** How it ended on the final code; `not_collected` when the report does not have it. */
+  outcome: TestOutcome | 'not_collected';
+  /** The runner's own failure output. */
+  message: string;
+}
+
+export interface OracleJudgement {
+  /** The oracle's tree (the final code, the start's tests), a commit. */
+  commit: string;
+  /** The paths put back as at the start, or left out. */
+  restored: string[];
+  findings: OracleFinding[];
+  /** Baseline tests that failed on the start tree too when run again: left out. */
+  flaky: { check: string; id: string }[];
+  /** Baseline tests that passed on the final code. */
+  passed: number;
+  baseline: number;
+  /** The oracle's runs of the checks, for the record. */
+  results: CheckResult[];
+}
+
+export interface OracleSetup {
+  repository: Repository;
+  workingDir: string;
+  sessionId: string;
+  /** The task's first snapshot's commit. */
+  startCommit: string;
+  checks: readonly CheckSpec[];
+  isolation: IsolationSettings;
+  /** `[verify] protected`: the user's own test patterns. */
+  userProtected: readonly string[];
+  groups?: GroupRecorder;
+}
+
+export class TestOracle {
+  private readonly worktree: string;
+  private readonly home: string;
+  private baselineRun: Promise<TestBaseline> | null = null;
+  /** The commit the worktree's files are at now. */
+  private current: string;
+  private worktreeRepository: Repository | null = null;
+
+  constructor(private readonly setup: OracleSetup) {
+    this.worktree = path.join(setup.isolation.directory, 'oracle', setup.sessionId, path.basename(setup.repository.root));
+    this.home = path.join(setup.isolation.directory, 'oracle', setup.sessionId, 'home');
+    this.current = setup.startCommit;
+  }
+
+  /** The checks the oracle judges by: required, seen by the agents, run each iteration or at DONE. */
+  private get oracleChecks(): CheckSpec[] {
+    return this.setup.checks.filter((check) => check.required && !check.hidden && check.runner !== 'none');
+  }
+
+  /** Starts the baseline (once); it runs while the first actor works. */
+  baseline(signal: AbortSignal): Promise<TestBaseline> {
+    this.baselineRun ??= this.runBaseline(signal).catch((error: unknown) => ({ checks: [], unavailable: `the start tree's worktree could not be made: ${(error as Error).message}` }));
+    return this.baselineRun;
+  }
+
+  private async runBaseline(signal: AbortSignal): Promise<TestBaseline> {
+    if (this.oracleChecks.length === 0) return { checks: [], unavailable: 'no required check' };
+    if (fs.existsSync(this.worktree)) await removeWorktree(this.setup.repository, this.worktree);
+    await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit);
+    this.worktreeRepository = await openRepository(this.worktree);
+    const readied = await readyWorktree({ sourceRoot: this.setup.repository.root, worktree: this.worktree, workingDir: this.workingDir }, this.setup.isolation.worktree, signal);
+    if (readied.setup && !readied.setup.passed) return { checks: [], unavailable: `the worktree setup \`${readied.setup.command}\` failed` };
+    const checks: BaselineCheck[] = [];
+    for (const check of this.oracleChecks) {
+      const result = await this.run(check, signal);
+      if (!result.report) continue;
+      const passing = result.report.tests.filter((test) => test.outcome === 'passed').map((test) => test.id);
+      checks.push({ check: check.name, runner: result.report.runner, passing, counts: testCountsOf(result.report) });
+    }
+    if (checks.length === 0) return { checks: [], unavailable: 'no required check runs a test runner Codeloops reads (its DONE rests on exit codes)' };
+    return { checks, unavailable: null };
+  }
+
+  /** The start's tests on `finalCommit`. Null when there is no baseline to judge by. */
+  async judge(finalCommit: string, signal: AbortSignal): Promise<OracleJudgement | null> {
+    const baseline = await this.baseline(signal);
+    if (baseline.unavailable !== null) return null;
+    const { repository } = this.setup;
+    const follow = this.oracleChecks.map((check) => ({ name: check.name, run: check.run, folder: check.folder ?? this.workingDirPrefix }));
+    const startTests = await startTestsTree(repository, this.setup.startCommit, finalCommit, follow, this.setup.userProtected);
+    const oracle = await composeCommit(repository, finalCommit, startTests.composition, `codeloops: the start's tests on ${finalCommit.slice(0, 12)}`);
+    await this.moveTo(oracle.commit);
+    const results: CheckResult[] = [];
+    const findings: OracleFinding[] = [];
+    let passed = 0;
+    for (const held of baseline.checks) {
+      const check = this.oracleChecks.find((candidate) => candidate.name === held.check)!;
+      const result = await this.run(check, signal);
+      results.push(result);
+      const judged = judgeAgainst(held, result.report);
+      passed += judged.passed;
+      findings.push(...judged.findings);
+    }
+    const flaky = findings.length > 0 && !signal.aborted ? await this.flakyAmong(findings, baseline.checks, signal) : [];
+    const isFlaky = (finding: OracleFinding) => flaky.some((test) => test.check === finding.check && test.id === finding.id);
+    const baselineSize = baseline.checks.reduce((sum, check) => sum + check.passing.length, 0);
+    return { commit: oracle.commit, restored: startTests.restored, findings: findings.filter((finding) => !isFlaky(finding)), flaky, passed, baseline: baselineSize - flaky.length, results };
+  }
+
+  /** Of the tests the oracle found wanting, those that do not pass on the start tree either, run again. */
+  private async flakyAmong(findings: readonly OracleFinding[], baseline: readonly BaselineCheck[], signal: AbortSignal): Promise<{ check: string; id: string }[]> {
+    await this.moveTo(this.setup.startCommit);
+    const flaky: { check: string; id: string }[] = [];
+    for (const held of baseline) {
+      const wanting = findings.filter((finding) => finding.check === held.check);
+      if (wanting.length === 0) continue;
+      const check = this.oracleChecks.find((candidate) => candidate.name === held.check)!;
+      const again = await this.run(check, signal);
+      const outcomes = new Map((again.report?.tests ?? []).map((test) => [test.id, test.outcome]));
+      for (const finding of wanting) if (outcomes.get(finding.id) !== 'passed') flaky.push({ check: held.check, id: finding.id });
+    }
+    return flaky;
+  }
+
+  private async moveTo(commit: string): Promise<void> {
+    if (commit === this.current) return;
+    await restoreChangedPaths(this.worktreeRepository ?? (await openRepository(this.worktree)), this.current, commit);
+    this.current = commit;
+  }
+
+  /** Runs a check in the worktree, in a clean environment with an empty home. */
+  private run(check: CheckSpec, signal: AbortSignal): Promise<CheckResult> {
+    fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
+    const env = oracleEnvironment(process.env, { home: this.home, repositoryRoot: this.setup.repository.root });
+    return runCheck(check, { cwd: checkDirectory(check, { root: this.worktree, workingDir: this.workingDir }), signal, env, groups: this.setup.groups });
+  }
+
+  private get workingDir(): string {
+    return path.join(this.worktree, this.workingDirPrefix);
+  }
+
+  private get workingDirPrefix(): string {
+    return path.relative(this.setup.repository.root, this.setup.workingDir);
+  }
+
+  /** Removes the worktree and its home; the oracle's commits stay unreferenced in git's store until its next cleanup. */
+  async dispose(): Promise<void> {
+    await this.baselineRun?.catch(() => undefined);
+    await removeWorktree(this.setup.repository, this.worktree).catch(() => fs.rmSync(this.worktree, { recursive: true, force: true }));
+    fs.rmSync(this.home, { recursive: true, force: true });
+    removeEmptyFolders(path.dirname(this.worktree), this.setup.isolation.directory);
+  }
+}
+
+/** How the final code's report stands against one check's baseline. */
+function judgeAgainst(held: BaselineCheck, report: TestReport | null): { passed: number; findings: OracleFinding[] } {
+  const outcomes = new Map((report?.tests ?? []).map((test) => [test.id, test]));
+  const findings: OracleFinding[] = [];
+  let passed = 0;
+  for (const id of held.passing) {
+    const test = outcomes.get(id);
+    if (test?.outcome === 'passed') passed += 1;
+    else if (test?.outcome === 'failed') findings.push({ check: held.check, id, kind: 'test_regressed', outcome: 'failed', message: test.message });
+    else {
+      const message = test ? '' : report === null ? `${held.runner} wrote no report` : (report.errors[0] ?? '');
+      findings.push({ check: held.check, id, kind: 'test_missing', outcome: test?.outcome ?? 'not_collected', message });
+    }
+  }
+  return { passed, findings };
+}
