@@ -26,7 +26,12 @@ export interface TreeComposition {
  * or in the user's index. The oracle's tree (the final code with the start's tests) is
  * one, so that it can be checked out, recorded and diffed like a snapshot.
  */
-export async function composeCommit(repository: Repository, base: string, composition: TreeComposition, message: string): Promise<{ commit: string; tree: string }> {
+export async function composeCommit(
+  repository: Repository,
+  base: string,
+  composition: TreeComposition,
+  message: string,
+): Promise<{ commit: string; tree: string }> {
   const index = temporaryIndexPath(repository, 'compose');
   const variables = { GIT_INDEX_FILE: index, ...COMPOSER_IDENTITY };
   try {

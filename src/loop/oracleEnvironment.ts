@@ -14,7 +14,8 @@ import { isWithinFolder } from '../files/folderPaths.js';
  * (rustup's toolchains, Go's module cache), resolved from the real home, since an
  * empty home would leave them without it.
  */
-const KEPT = /^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|TEMP|TMP|USER|LOGNAME|SHELL|TERM|CI|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|VIRTUAL_ENV|CONDA_PREFIX|JAVA_HOME|GOROOT)$/;
+const KEPT =
+  /^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|TEMP|TMP|USER|LOGNAME|SHELL|TERM|CI|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_FILE|SSL_CERT_DIR|NODE_EXTRA_CA_CERTS|VIRTUAL_ENV|CONDA_PREFIX|JAVA_HOME|GOROOT)$/;
 
 export function oracleEnvironment(environment: NodeJS.ProcessEnv, where: { home: string; repositoryRoot: string }): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};

@@ -98,7 +98,10 @@ export class TestOracle {
 
   /** Starts the baseline (once); it runs while the first actor works. */
   baseline(signal: AbortSignal): Promise<TestBaseline> {
-    this.baselineRun ??= this.runBaseline(signal).catch((error: unknown) => ({ checks: [], unavailable: `the start tree's worktree could not be made: ${(error as Error).message}` }));
+    this.baselineRun ??= this.runBaseline(signal).catch((error: unknown) => ({
+      checks: [],
+      unavailable: `the start tree's worktree could not be made: ${(error as Error).message}`,
+    }));
     return this.baselineRun;
   }
 
@@ -107,7 +110,11 @@ export class TestOracle {
     if (fs.existsSync(this.worktree)) await removeWorktree(this.setup.repository, this.worktree);
     await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit);
     this.worktreeRepository = await openRepository(this.worktree);
-    const readied = await readyWorktree({ sourceRoot: this.setup.repository.root, worktree: this.worktree, workingDir: this.workingDir }, this.setup.isolation.worktree, signal);
+    const readied = await readyWorktree(
+      { sourceRoot: this.setup.repository.root, worktree: this.worktree, workingDir: this.workingDir },
+      this.setup.isolation.worktree,
+      signal,
+    );
     if (readied.setup && !readied.setup.passed) return { checks: [], unavailable: `the worktree setup \`${readied.setup.command}\` failed` };
     const checks: BaselineCheck[] = [];
     for (const check of this.oracleChecks) {
@@ -143,11 +150,23 @@ export class TestOracle {
     const flaky = findings.length > 0 && !signal.aborted ? await this.flakyAmong(findings, baseline.checks, signal) : [];
     const isFlaky = (finding: OracleFinding) => flaky.some((test) => test.check === finding.check && test.id === finding.id);
     const baselineSize = baseline.checks.reduce((sum, check) => sum + check.passing.length, 0);
-    return { commit: oracle.commit, restored: startTests.restored, findings: findings.filter((finding) => !isFlaky(finding)), flaky, passed, baseline: baselineSize - flaky.length, results };
+    return {
+      commit: oracle.commit,
+      restored: startTests.restored,
+      findings: findings.filter((finding) => !isFlaky(finding)),
+      flaky,
+      passed,
+      baseline: baselineSize - flaky.length,
+      results,
+    };
   }
 
   /** Of the tests the oracle found wanting, those that do not pass on the start tree either, run again. */
-  private async flakyAmong(findings: readonly OracleFinding[], baseline: readonly BaselineCheck[], signal: AbortSignal): Promise<{ check: string; id: string }[]> {
+  private async flakyAmong(
+    findings: readonly OracleFinding[],
+    baseline: readonly BaselineCheck[],
+    signal: AbortSignal,
+  ): Promise<{ check: string; id: string }[]> {
     await this.moveTo(this.setup.startCommit);
     const flaky: { check: string; id: string }[] = [];
     for (const held of baseline) {

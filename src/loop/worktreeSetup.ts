@@ -39,7 +39,10 @@ export async function readyWorktree(
   }
   const setup =
     settings.setup && !signal.aborted
-      ? await runCheck({ name: 'setup', run: settings.setup, timeoutSecs: settings.setupTimeoutSecs, required: true, runner: 'none' }, { cwd: where.workingDir, signal })
+      ? await runCheck(
+          { name: 'setup', run: settings.setup, timeoutSecs: settings.setupTimeoutSecs, required: true, runner: 'none' },
+          { cwd: where.workingDir, signal },
+        )
       : null;
   return { copied, notFound, setup };
 }

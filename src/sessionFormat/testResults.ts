@@ -63,6 +63,10 @@ export function testCountsOf(report: TestReport): TestCounts {
 
 /** `12 tests: 10 passed, 1 failed, 1 skipped`. */
 export function testCountsText(counts: TestCounts): string {
-  const parts = [`${counts.passed} passed`, ...(counts.failed > 0 ? [`${counts.failed} failed`] : []), ...(counts.skipped > 0 ? [`${counts.skipped} skipped`] : [])];
+  const parts = [
+    `${counts.passed} passed`,
+    ...(counts.failed > 0 ? [`${counts.failed} failed`] : []),
+    ...(counts.skipped > 0 ? [`${counts.skipped} skipped`] : []),
+  ];
   return `${counts.collected} test${counts.collected === 1 ? '' : 's'}: ${parts.join(', ')}`;
 }

@@ -37,11 +37,17 @@ export async function startTestsTree(
   checks: readonly CheckToFollow[],
   userProtected: readonly string[],
 ): Promise<StartTestsTree> {
-  const [startFiles, finalFiles, changes] = await Promise.all([treeFilePaths(repository, start), treeFilePaths(repository, final), changedPaths(repository, start, final)]);
+  const [startFiles, finalFiles, changes] = await Promise.all([
+    treeFilePaths(repository, start),
+    treeFilePaths(repository, final),
+    changedPaths(repository, start, final),
+  ]);
   const startSet = new Set(startFiles);
   const paths = ProtectedPaths.of([...new Set([...startFiles, ...finalFiles])], userProtected);
   const read = async (file: string) =>
-    startSet.has(file) ? (await readTreeFiles(repository, [{ tree: start, rawPath: Buffer.from(file, 'utf8').toString('latin1') }]))[0]?.toString('utf8') : undefined;
+    startSet.has(file)
+      ? (await readTreeFiles(repository, [{ tree: start, rawPath: Buffer.from(file, 'utf8').toString('latin1') }]))[0]?.toString('utf8')
+      : undefined;
   const sources = await checkCommandSources(checks, startSet, read);
   const partial = new Map<string, CommandSource[]>();
   for (const source of sources) {
@@ -53,14 +59,18 @@ export async function startTestsTree(
   for (const change of changes) {
     if (change.isGitLink) continue;
     const role = paths.roleOf(change.path);
-    if (role === 'test' || role === 'runner' || whole.has(change.path) || STAND_INS.test(change.path) || RUNNER_FILES.test(change.path)) taken.push(change.rawPath);
+    if (role === 'test' || role === 'runner' || whole.has(change.path) || STAND_INS.test(change.path) || RUNNER_FILES.test(change.path))
+      taken.push(change.rawPath);
     else if (partial.has(change.path) || (change.path.endsWith('package.json') && startSet.has(change.path)))
       rewritten.push({ rawPath: change.rawPath, path: change.path, sources: partial.get(change.path) ?? [] });
   }
   const written = await rewrittenFiles(repository, start, final, rewritten);
   return {
     composition: { taken: { source: start, rawPaths: taken }, written },
-    restored: [...taken.map((raw) => Buffer.from(raw, 'latin1').toString('utf8')), ...written.map((file) => Buffer.from(file.rawPath, 'latin1').toString('utf8'))],
+    restored: [
+      ...taken.map((raw) => Buffer.from(raw, 'latin1').toString('utf8')),
+      ...written.map((file) => Buffer.from(file.rawPath, 'latin1').toString('utf8')),
+    ],
   };
 }
 
