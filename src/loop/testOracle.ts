@@ -6,7 +6,7 @@ import { openRepository, type Repository } from '../git/repository.js';
 import { restoreChangedPaths } from '../git/restore.js';
 import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
 import type { GroupRecorder } from '../process/processGroup.js';
-import type { TestOutcome, TestReport, TestRunner } from '../sessionFormat/testResults.js';
+import type { TestFinding, TestReport, TestRunner } from '../sessionFormat/testResults.js';
 import { testCountsOf, type TestCounts } from '../sessionFormat/testResults.js';
 import { startTestsTree } from '../verify/startTests.js';
 import type { IsolationSettings } from './isolatedCheck.js';
@@ -39,15 +39,8 @@ export interface BaselineCheck {
 /** The baseline, or why there is none (no required check with a known runner, the worktree could not be readied…). */
 export type TestBaseline = { checks: BaselineCheck[]; unavailable: null } | { checks: []; unavailable: string };
 
-export interface OracleFinding {
-  check: string;
-  id: string;
-  kind: 'test_regressed' | 'test_missing';
-  /** How it ended on the final code; `not_collected` when the report does not have it. */
-  outcome: TestOutcome | 'not_collected';
-  /** The runner's own failure output. */
-  message: string;
-}
+/** A baseline test the final code does not pass (see `TestFinding`). */
+export type OracleFinding = TestFinding;
 
 export interface OracleJudgement {
   /** The oracle's tree (the final code, the start's tests), a commit. */

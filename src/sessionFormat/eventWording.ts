@@ -18,6 +18,7 @@ import { needsInputText, type NeedsInput } from './needsInput.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
 import type { CriticDecisionKind, Outcome, StopReason } from './sessionLines.js';
+import { testCountsText, testFindingText, type TestCounts } from './testResults.js';
 import type { TimelineEntry } from './timelineEntries.js';
 
 /**
@@ -68,6 +69,10 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
       return worktreeLines(event);
     case 'requirements':
       return requirementsLines(event);
+    case 'test_baseline':
+      return baselineLines(event);
+    case 'test_oracle':
+      return oracleLines(event);
     case 'run_finished':
       return outcomeLines({ ...event, duration_secs: event.total_duration_secs });
     // Left out as it happens: the steps' bookkeeping, and the critic's reverted edits (a warning says what they were).
@@ -530,7 +535,7 @@ interface CommandRun {
 }
 
 function checkLines(
-  check: CommandRun & { name: string; command: string; required: boolean; output?: string; when?: 'each' | 'done'; hidden?: boolean; isolated?: boolean },
+  check: CommandRun & { name: string; command: string; required: boolean; output?: string; when?: 'each' | 'done'; hidden?: boolean; isolated?: boolean; tests?: TestCounts },
 ): DescribedLine[] {
   const outcome = check.passed
     ? `passed in ${formatDuration(check.duration_secs)}`
@@ -538,13 +543,32 @@ function checkLines(
       ? `timed out after ${formatDuration(check.duration_secs)}`
       : `failed (exit ${check.exit_code ?? 'by a signal'}) in ${formatDuration(check.duration_secs)}`;
   const line: DescribedLine = {
-    text: `check ${check.name}${checkTraitsText(check)}: ${outcome}${check.required ? '' : ' (advisory)'}`,
+    text: `check ${check.name}${checkTraitsText(check)}: ${outcome}${check.tests ? ` (${testCountsText(check.tests)})` : ''}${check.required ? '' : ' (advisory)'}`,
     tone: check.passed ? 'muted' : check.required ? 'error' : 'warning',
   };
   // An acceptance check's command is named nowhere the agents read: the user reads it here (the live log, the replay).
   const lines = check.hidden ? [line, { text: `  $ ${check.command}`, tone: 'muted' as const }] : [line];
   // The end of a failed check's output: what a user would scroll to.
   return check.passed || check.output === undefined ? lines : [...lines, { text: indent(takeTail(check.output.trim(), 1_500)), tone: 'agent' }];
+}
+
+/** The start's tests, as the baseline found them: what the oracle will hold the final code to, or why there is none. */
+function baselineLines(baseline: Extract<RunEvent, { type: 'test_baseline' }>): DescribedLine[] {
+  if (baseline.unavailable !== null) return [{ text: `no baseline of the start's tests: ${baseline.unavailable}`, tone: 'muted' }];
+  const held = baseline.checks.map((check) => `${check.name} (${check.runner}): ${check.passing.length} of ${check.tests.collected} passing`);
+  return [{ text: `baseline of the start's tests: ${held.join('; ')}`, tone: 'muted' }];
+}
+
+/** The oracle's verdict: the start's tests on the final code, each one wanting named. */
+function oracleLines(oracle: Extract<RunEvent, { type: 'test_oracle' }>): DescribedLine[] {
+  const flaky = oracle.flaky.length > 0 ? `; ${oracle.flaky.length} flaky left out` : '';
+  const head: DescribedLine = {
+    text: `the start's tests on the final code: ${oracle.passed} of ${oracle.baseline} pass${flaky}`,
+    tone: oracle.findings.length > 0 ? 'error' : 'success',
+  };
+  const wanting = oracle.findings.slice(0, 20).map((finding) => ({ text: `  ✗ ${testFindingText(finding)}`, tone: 'error' as const }));
+  const more = oracle.findings.length > 20 ? [{ text: `  … and ${oracle.findings.length - 20} more`, tone: 'error' as const }] : [];
+  return [head, ...wanting, ...more];
 }
 
 /** How a check ran, when not as every check does: ` (acceptance, at DONE, in a clean worktree)`. */

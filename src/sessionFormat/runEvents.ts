@@ -13,7 +13,7 @@ import {
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema, REVIEW_ACTIONS, REVIEW_MODES } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS, type SessionEndLine, type StopReason } from './sessionLines.js';
-import { testCountsSchema } from './testResults.js';
+import { TEST_RUNNERS, testCountsSchema, testFindingSchema } from './testResults.js';
 import * as z from './zod.js';
 
 /**
@@ -278,6 +278,30 @@ export const runEventSchema = z.discriminatedUnion('type', [
     ...checkTraitsShape,
     /** Its runner's counts, from the runner's own report; absent: it counts by its exit code alone. */
     tests: z.optional(testCountsSchema),
+  }),
+  /**
+   * The start's tests, once, beside the first actor run: each required check whose
+   * runner is known, run on the start tree in a worktree of its own; the ids that passed
+   * are what the oracle holds the final code to. `unavailable` says why there is no
+   * baseline (no such check), and the DONE then rests on exit codes.
+   */
+  event('test_baseline', {
+    checks: z.array(z.object({ name: z.string(), runner: z.enum(TEST_RUNNERS), passing: z.array(z.string()), tests: testCountsSchema })),
+    unavailable: z.nullable(z.string()),
+  }),
+  /**
+   * The oracle at a DONE: the start's tests run on the final code (the tree `tree`, the
+   * paths `restored` put back as at the start), each baseline test that did not pass a
+   * finding; flaky ones (failing on the start tree too when run again) left out.
+   */
+  event('test_oracle', {
+    iteration,
+    tree: z.string(),
+    restored: paths,
+    passed: z.int(),
+    baseline: z.int(),
+    findings: z.array(testFindingSchema),
+    flaky: z.array(z.object({ check: z.string(), id: z.string() })),
   }),
   /** The gate refused the critic's DONE: required checks failed on this tree, or a protected change stands. */
   event('done_refused', { iteration, ...doneRefusedShape }),

@@ -70,3 +70,56 @@ export function testCountsText(counts: TestCounts): string {
   ];
   return `${counts.collected} test${counts.collected === 1 ? '' : 's'}: ${parts.join(', ')}`;
 }
+
+/** How the oracle found a baseline test wanting on the final code: failing (`test_regressed`), or not passing at all: missing, skipped, xfailed or deselected (`test_missing`). */
+export const TEST_FINDING_KINDS = ['test_regressed', 'test_missing'] as const;
+export type TestFindingKind = (typeof TEST_FINDING_KINDS)[number];
+
+export const testFindingSchema = z.object({
+  /** The check whose runner ran it. */
+  check: z.string(),
+  id: z.string(),
+  kind: z.enum(TEST_FINDING_KINDS),
+  /** How it ended on the final code; `not_collected` when the runner's report does not have it. */
+  outcome: z.enum([...TEST_OUTCOMES, 'not_collected']),
+  /** The runner's own words of its failure. */
+  message: z.string(),
+});
+export type TestFinding = z.infer<typeof testFindingSchema>;
+
+/** `tests/test_total.py::test_three fails on the final code with the start's tests`. */
+export function testFindingText(finding: TestFinding): string {
+  if (finding.kind === 'test_regressed') return `${finding.id} fails`;
+  return `${finding.id} ${finding.outcome === 'not_collected' ? 'did not run (not collected)' : `was ${finding.outcome === 'xfail' ? 'marked to fail' : 'skipped'}`}`;
+}
+
+/**
+ * What stood behind a DONE (`verified_by`, beside `verification`): the start's tests
+ * passing on the final code (the oracle), the actor's new tests, the required checks
+ * that passed by their exit code alone, the commands the critic ran that succeeded.
+ */
+export const verifiedBySchema = z.object({
+  /** The baseline's tests that passed on the final code (every one, or the DONE would have been refused), flaky ones left out; null: no oracle. */
+  start_tests: z.nullable(z.object({ passed: z.int(), flaky: z.int() })),
+  /** Tests the final checks ran that the start did not have. */
+  new_tests: z.int(),
+  /** Required checks whose DONE rests on their exit code alone. */
+  exit_code_checks: z.array(z.string()),
+  /** Commands the critic ran that succeeded on the final tree. */
+  critic_commands: z.int(),
+});
+export type VerifiedBy = z.infer<typeof verifiedBySchema>;
+
+/** `the start's 333 tests passing on the final code, 2 new tests; lint by its exit code only; 1 command the critic ran`. */
+export function verifiedByText(by: VerifiedBy): string {
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+  const parts = [
+    by.start_tests
+      ? `the start's ${plural(by.start_tests.passed, 'test')} passing on the final code${by.start_tests.flaky > 0 ? ` (${by.start_tests.flaky} flaky left out)` : ''}`
+      : null,
+    by.new_tests > 0 ? plural(by.new_tests, 'new test') : null,
+    by.exit_code_checks.length > 0 ? `${by.exit_code_checks.join(', ')} by ${by.exit_code_checks.length === 1 ? 'its' : 'their'} exit code only` : null,
+    by.critic_commands > 0 ? `${plural(by.critic_commands, 'command')} the critic ran` : null,
+  ].filter((part): part is string => part !== null);
+  return parts.length > 0 ? parts.join('; ') : "the critic's word alone";
+}
