@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { loopInWorktree, prepareWorktree } from '../candidates/runCandidates.js';
 import type { CheckResult } from '../checks/runCheck.js';
@@ -7,12 +8,14 @@ import { openRepository, type Repository } from '../git/repository.js';
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
 import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
 import { runIsolatedCheck } from '../loop/isolatedCheck.js';
+import { oracleEnvironment } from '../loop/oracleEnvironment.js';
 import { runLoop } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { evalOutcomeOf, type EvalRecordLine, type EvalTask } from '../sessionFormat/evalRecords.js';
 import { isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import type { RunSummary } from '../sessionFormat/runEvents.js';
 import type { EvalTag } from '../sessionFormat/sessionLines.js';
+import { startTestsCommit } from '../verify/startTests.js';
 import { runKeyText, type EvalRecorder, type EvalState, type RunKey } from './evalRecord.js';
 
 /**
@@ -183,14 +186,26 @@ class EvalRun {
     }
   }
 
-  /** The task's acceptance on the tree the loop left, in a clean worktree readied as the run's was. */
-  private accept(task: EvalTask, repository: Repository, commit: string, readiness: WorktreeSettings, folder: string): Promise<CheckResult> {
+  /**
+   * The task's acceptance on the code the loop left, in a clean worktree readied as the
+   * run's was, with the task's own tests, test runner configuration and package scripts
+   * put back as its commit has them, in a clean environment: the actor's own `test`
+   * script, a skip or a stand-in for the runner never decides it.
+   */
+  private async accept(task: EvalTask, repository: Repository, commit: string, readiness: WorktreeSettings, folder: string): Promise<CheckResult> {
     const { request } = this;
-    return runIsolatedCheck(
-      { name: 'acceptance', run: task.acceptance, timeoutSecs: DEFAULT_CHECK_TIMEOUT_SECS, required: true, hidden: true },
-      { repository, workingDir: repository.root, commit, name: `${request.state.id}-${folder}` },
-      { directory: request.worktreesDirectory, worktree: readiness },
-      { signal: request.signal },
-    );
+    const acceptance = { name: 'acceptance', run: task.acceptance, timeoutSecs: DEFAULT_CHECK_TIMEOUT_SECS, required: true, hidden: true };
+    const judged = await startTestsCommit(repository, task.commit, commit, [{ name: acceptance.name, run: acceptance.run, folder: '' }], []);
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-acceptance-home-'));
+    try {
+      return await runIsolatedCheck(
+        acceptance,
+        { repository, workingDir: repository.root, commit: judged.commit, name: `${request.state.id}-${folder}` },
+        { directory: request.worktreesDirectory, worktree: readiness },
+        { signal: request.signal, env: oracleEnvironment(process.env, { home, repositoryRoot: repository.root }) },
+      );
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   }
 }

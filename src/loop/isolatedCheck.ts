@@ -32,7 +32,7 @@ export async function runIsolatedCheck(
   check: CheckSpec,
   at: { repository: Repository; workingDir: string; commit: string; name: string },
   isolation: IsolationSettings,
-  options: { signal: AbortSignal; groups?: GroupRecorder },
+  options: { signal: AbortSignal; groups?: GroupRecorder; env?: NodeJS.ProcessEnv },
 ): Promise<CheckResult> {
   const folder = path.join(isolation.directory, 'checks');
   const worktree = path.join(folder, at.name, path.basename(at.repository.root));
@@ -53,7 +53,12 @@ export async function runIsolatedCheck(
       const output = `${readied.setup.output}\n${failed.output}`;
       return { ...failed, interrupted: readied.setup.interrupted, output, outputChars: output.length };
     }
-    const result = await runCheck(check, { cwd: checkDirectory(check, { root: worktree, workingDir }), signal: options.signal, groups: options.groups });
+    const result = await runCheck(check, {
+      cwd: checkDirectory(check, { root: worktree, workingDir }),
+      signal: options.signal,
+      groups: options.groups,
+      env: options.env,
+    });
     return noteMissingDependencies(result);
   } catch (error) {
     return failedToStart(check, `its clean worktree could not be made: ${(error as Error).message}`);

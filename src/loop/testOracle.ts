@@ -1,14 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkDirectory, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
-import { composeCommit } from '../git/composeTree.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { restoreChangedPaths } from '../git/restore.js';
 import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
 import type { GroupRecorder } from '../process/processGroup.js';
 import type { TestFinding, TestReport, TestRunner } from '../sessionFormat/testResults.js';
 import { testCountsOf, type TestCounts } from '../sessionFormat/testResults.js';
-import { startTestsTree } from '../verify/startTests.js';
+import { startTestsCommit } from '../verify/startTests.js';
 import type { IsolationSettings } from './isolatedCheck.js';
 import { oracleEnvironment } from './oracleEnvironment.js';
 import { readyWorktree } from './worktreeSetup.js';
@@ -126,8 +125,7 @@ export class TestOracle {
     if (baseline.unavailable !== null) return null;
     const { repository } = this.setup;
     const follow = this.oracleChecks.map((check) => ({ name: check.name, run: check.run, folder: check.folder ?? this.workingDirPrefix }));
-    const startTests = await startTestsTree(repository, this.setup.startCommit, finalCommit, follow, this.setup.userProtected);
-    const oracle = await composeCommit(repository, finalCommit, startTests.composition, `codeloops: the start's tests on ${finalCommit.slice(0, 12)}`);
+    const oracle = await startTestsCommit(repository, this.setup.startCommit, finalCommit, follow, this.setup.userProtected);
     await this.moveTo(oracle.commit);
     const results: CheckResult[] = [];
     const findings: OracleFinding[] = [];
@@ -145,7 +143,7 @@ export class TestOracle {
     const baselineSize = baseline.checks.reduce((sum, check) => sum + check.passing.length, 0);
     return {
       commit: oracle.commit,
-      restored: startTests.restored,
+      restored: oracle.restored,
       findings: findings.filter((finding) => !isFlaky(finding)),
       flaky,
       passed,

@@ -1,4 +1,4 @@
-import type { TreeComposition } from '../git/composeTree.js';
+import { composeCommit, type TreeComposition } from '../git/composeTree.js';
 import type { Repository } from '../git/repository.js';
 import { changedPaths } from '../git/treeDiff.js';
 import { readTreeFiles, treeFilePaths } from '../git/treeFiles.js';
@@ -137,4 +137,17 @@ function parseObject(text: string): Record<string, unknown> | null {
 
 function objectOf(value: unknown): Record<string, unknown> | null {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}
+
+/** The oracle's tree as a commit on top of `final`: the final code with the start's tests (see above). */
+export async function startTestsCommit(
+  repository: Repository,
+  start: string,
+  final: string,
+  checks: readonly CheckToFollow[],
+  userProtected: readonly string[],
+): Promise<{ commit: string; restored: string[] }> {
+  const tree = await startTestsTree(repository, start, final, checks, userProtected);
+  const { commit } = await composeCommit(repository, final, tree.composition, `codeloops: the start's tests on ${final.slice(0, 12)}`);
+  return { commit, restored: tree.restored };
 }
