@@ -231,7 +231,9 @@ function protectedChangesSection(changes: NonNullable<CriticPromptInput['protect
         ? 'not accepted'
         : status === 'accepted'
           ? `accepted by the user${reason ? `: ${reason}` : ''}`
-          : 'allowed: the task is about the tests';
+          : status === 'hint'
+            ? "the start's tests will be run on the final code: a test this change hides still counts"
+            : 'allowed: the task is about the tests';
     return `- ${protectedChangeText(change)} [${standing}]`;
   });
   const refusing = changes.some((each) => each.status === 'weakening');

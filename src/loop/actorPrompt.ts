@@ -139,7 +139,7 @@ export function buildContinuationPrompt(
 
 /** What was asked of the user and their answer, verbatim: their words, not a summary of them. */
 function answerSection(needs: NonNullable<Extract<CriticDecision, { kind: 'CONTINUE' }>['needsInput']>, answer: string | undefined): string {
-  const asked = needs.from === 'actor' ? 'You asked the user' : 'The reviewer asked the user';
+  const asked = needs.from === 'actor' ? 'You asked the user' : needs.from === 'gate' ? 'Codeloops asked the user' : 'The reviewer asked the user';
   if (answer === undefined)
     return `## From the user (the person you work for)\n${asked}: ${needs.question}\nThey went on without answering: decide as best you can, and say what you decided.`;
   return `## From the user (the person you work for)\n${asked}: ${needs.question}\nTheir answer, in their words:\n${fence(answer)}`;

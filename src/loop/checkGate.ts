@@ -1,6 +1,7 @@
 import { acceptanceNote, describeChecks, outcomeOf } from '../checks/checkReport.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import type { CriticDecision } from '../critic/criticDecision.js';
+import { testFindingText, type TestFinding } from '../sessionFormat/testResults.js';
 import { protectedChangeText, protectedKindText, type ProtectedChange, type RequirementStatus, type UnverifiedDone } from '../sessionFormat/verification.js';
 
 /** What a DONE rests on besides the checks, when the run is verified. */
@@ -11,6 +12,8 @@ export interface DoneEvidence {
   unverified: UnverifiedDone | null;
   /** The task's requirements unmet or without evidence the record confirms (none without a checklist). */
   unmetRequirements?: readonly RequirementStatus[];
+  /** The start's tests the final code does not pass, as the oracle found them (none without an oracle). */
+  failedTests?: readonly TestFinding[];
 }
 
 export interface GateResult {
@@ -24,6 +27,8 @@ export interface GateResult {
   unverified: UnverifiedDone | null;
   /** The requirements that refused it. */
   unmetRequirements: RequirementStatus[];
+  /** The start's tests that refused it. */
+  failedTests: TestFinding[];
 }
 
 /**
@@ -38,11 +43,14 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
   const weakened = [...evidence.weakened];
   const unverified = decision.kind === 'DONE' ? evidence.unverified : null;
   const unmetRequirements = [...(evidence.unmetRequirements ?? [])];
-  if (decision.kind !== 'DONE' || (failedRequired.length === 0 && weakened.length === 0 && unverified === null && unmetRequirements.length === 0)) {
-    return { decision, refused: false, failedRequired, weakened, unverified: null, unmetRequirements: [] };
+  const failedTests = [...(evidence.failedTests ?? [])];
+  const nothingAgainst = failedRequired.length === 0 && weakened.length === 0 && unverified === null && unmetRequirements.length === 0 && failedTests.length === 0;
+  if (decision.kind !== 'DONE' || nothingAgainst) {
+    return { decision, refused: false, failedRequired, weakened, unverified: null, unmetRequirements: [], failedTests: [] };
   }
   const parts = [
     failedRequired.length > 0 ? checksFeedback(failedRequired) : null,
+    failedTests.length > 0 ? testFindingsFeedback(failedTests) : null,
     weakened.length > 0 ? weakenedFeedback(weakened) : null,
     unverified ? UNVERIFIED_FEEDBACK[unverified] : null,
     unmetRequirements.length > 0 ? unmetFeedback(unmetRequirements) : null,
@@ -53,11 +61,13 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
     weakened,
     unverified,
     unmetRequirements,
+    failedTests,
     decision: {
       kind: 'CONTINUE',
       feedback: `The reviewer judged the work done, but it is not done yet.\n\n${parts.join('\n\n')}`,
       remainingIssues: [
         ...failedRequired.map((check) => `the ${check.name} check ${outcomeOf(check)}`),
+        ...failedTests.map((finding) => `the start's test ${testFindingText(finding)} on the final code`),
         ...weakened.map((change) => `restore ${change.file} (${protectedKindText(change.kind)}) or justify the change`),
         ...(unverified ? [UNVERIFIED_ISSUE[unverified]] : []),
         ...unmetRequirements.map(
@@ -82,10 +92,28 @@ const UNVERIFIED_ISSUE: Readonly<Record<UnverifiedDone, string>> = {
 
 /**
  * Whether a DONE rests on more than the critic's word: a required check passed on
- * the tree, or the critic ran a command that succeeded on it.
+ * the tree, the critic ran a command that succeeded on it, or the start's tests passed on it.
  */
-export function isVerified(checks: readonly CheckResult[], criticRanSuccessfully: boolean): boolean {
-  return criticRanSuccessfully || checks.some((check) => check.required && check.passed);
+export function isVerified(checks: readonly CheckResult[], criticRanSuccessfully: boolean, startTestsPassed = false): boolean {
+  return criticRanSuccessfully || startTestsPassed || checks.some((check) => check.required && check.passed);
+}
+
+/** The refusal's words for the actor and the critic: each start test the final code does not pass, with the runner's own output. */
+function testFindingsFeedback(findings: readonly TestFinding[]): string {
+  const shown = findings.slice(0, 10).map((finding) => {
+    const said = finding.message.trim() ? `\n${indentLines(finding.message.trim().split('\n').slice(0, 12).join('\n'))}` : '';
+    return `- ${testFindingText(finding)}${said}`;
+  });
+  const more = findings.length > 10 ? `\n- … and ${findings.length - 10} more` : '';
+  return (
+    "The project's tests as they were when the loop started were run on the final code, with the start's test files and test configuration " +
+    `put back and a clean environment. ${findings.length === 1 ? 'This one does' : `These ${findings.length} do`} not pass:\n${shown.join('\n')}${more}\n\n` +
+    'Make the code pass them. If the task truly changes what one of them expects, say which and why in your report: the user can accept it.'
+  );
+}
+
+function indentLines(text: string): string {
+  return text.replace(/^/gm, '    ');
 }
 
 function checksFeedback(failedRequired: readonly CheckResult[]): string {

@@ -21,13 +21,8 @@ import type { Finding, ReviewAction, ReviewItems, RunControl } from '../sessionF
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { stampEvent, type IterationPhase, type LoopGuards, type RunEventInput, type RunEventListener, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { EvalTag, Outcome, SessionHeader, StopReason } from '../sessionFormat/sessionLines.js';
-import {
-  TEST_CHANGE_KINDS,
-  type ProtectedChange,
-  type ProtectedChangeStatus,
-  type RequirementStatus,
-  type UnverifiedDone,
-} from '../sessionFormat/verification.js';
+import type { VerifiedBy } from '../sessionFormat/testResults.js';
+import type { RequirementStatus, UnverifiedDone } from '../sessionFormat/verification.js';
 import { readLinesBackward } from '../sessions/lineReader.js';
 import { appendReviewRecord } from '../sessionWriter/reviewRecorder.js';
 import { SessionWriter } from '../sessionWriter/sessionWriter.js';
@@ -43,7 +38,7 @@ import { itemIds, resolvedAmong, ReviewLedger } from './reviewLedger.js';
 import { withReviewLock } from './reviewLock.js';
 import { StallDetector, type Stall } from './stallDetector.js';
 import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
-import { ProtectedFilesWatch } from '../verify/protectedChanges.js';
+import { DoneVerification, NO_PROTECTION, type DoneJudgement, type Protection } from './doneVerification.js';
 import { ConfigFilesWatch } from './configFilesWatch.js';
 import { LimitWaits, type WaitingAgent } from './outlastLimits.js';
 import { RequirementsChecklist, type CarriedChecklist, type JudgedRequirements } from './requirementsChecklist.js';
@@ -247,26 +242,13 @@ interface IterationWork {
   change: IterationChange;
   checks: CheckResult[];
   protection: Protection;
+  /** The start's tests on the iteration's tree, at a DONE the checks let through; null: not run (no DONE, no baseline, not verified). */
+  oracle: DoneJudgement | null;
   verdict: CriticVerdict;
   /** Files the critic changed, put back to the actor's version. */
   reverted: string[];
 }
 
-/** A protected change that stands on an iteration's tree, and whether it refuses DONE. */
-export interface StandingChange {
-  change: ProtectedChange;
-  status: ProtectedChangeStatus;
-  /** The user's reason, when they accepted it. */
-  reason?: string | null;
-}
-
-/** The protected changes that stand on an iteration's tree; `weakened`: those that refuse DONE. */
-interface Protection {
-  standing: StandingChange[];
-  weakened: ProtectedChange[];
-}
-
-const NO_PROTECTION: Protection = { standing: [], weakened: [] };
 
 /**
  * One run of the actor–critic loop on one session. Each iteration: snapshot, brief
@@ -295,8 +277,8 @@ class LoopRun {
   /** Said to the actor next time, after a stall was detected and the loop nudges instead of stopping. */
   private nudge: Stall | null = null;
   private readonly nested: NestedRepositoryWatch;
-  /** The actor's weakenings of what the gate rests on; null when the run is not verified. */
-  private readonly protectedFiles: ProtectedFilesWatch | null;
+  /** What a DONE rests on: the actor's weakenings, the start's tests on the final code; null when the run is not verified. */
+  private readonly verification: DoneVerification | null;
   private readonly configFiles: ConfigFilesWatch;
   /** The task's requirements, each judged with evidence at every verdict (when the run is verified). */
   private readonly requirements: RequirementsChecklist;
@@ -304,6 +286,8 @@ class LoopRun {
   private readonly limitWaits: LimitWaits;
   /** Whether the last iteration's verdict rested on more than the critic's word (a passing required check, a command the critic ran). */
   private lastVerified = false;
+  /** What stood behind the last verdict, for a DONE that stands; null when the run is not verified. */
+  private lastVerifiedBy: VerifiedBy | null = null;
   private summary: RunSummary | undefined;
 
   constructor(
@@ -334,7 +318,7 @@ class LoopRun {
     this.ledger = new ReviewLedger({ earlier: continuation?.earlierSidecarDirs ?? [], own: this.sidecarDir }, continuation?.reviewBefore);
     this.stalls = new StallDetector(request.stall);
     this.nested = new NestedRepositoryWatch(request.repository, continuation ? this.firstIteration : null);
-    this.protectedFiles = request.verify ? new ProtectedFilesWatch(request.repository, request.verify, request.checks, workingDirPrefixOf(request)) : null;
+    this.verification = request.verify ? this.doneVerification(request.verify) : null;
     this.configFiles = new ConfigFilesWatch(request.configFiles ?? []);
     this.requirements = new RequirementsChecklist(request.prompt, continuation?.checklist);
     this.limitWaits = new LimitWaits(request.limits ?? DEFAULT_LIMITS, {
@@ -380,6 +364,8 @@ class LoopRun {
       end = this.guard.stop ? stoppedBy(this.guard.stop) : request.signal.aborted ? interrupted() : failed(error);
     } finally {
       this.guard.stopClock();
+      // The start tree's worktree goes, whatever happened; its removal never fails the run.
+      await this.verification?.dispose().catch((error: unknown) => this.warn(`the start's tests' worktree could not be removed: ${(error as Error).message}`));
     }
     this.endNow(end);
     return this.summary!;
@@ -467,6 +453,8 @@ class LoopRun {
     this.emit({ type: 'iteration_started', iteration });
     const pre = await this.snapshot(iteration, 'pre');
     this.taskStart ??= pre;
+    // The start's tests run once on the task's first tree, beside the first actor.
+    this.verification?.begin(this.taskStart, this.guard.signal);
     const brief = await this.briefActor(iteration);
     const actor = await this.runActor(iteration, brief.prompt);
     // Even a stopped actor may have changed files: keep them restorable.
@@ -482,11 +470,13 @@ class LoopRun {
     if (checks === null) return null;
     const critic = await this.askCritic(iteration, { actor, change, checks, protection, openItems }, post);
     if (critic === null) return null;
-    // The slow and the acceptance checks judge only a DONE the others let through.
-    const atDone =
-      critic.verdict.decision.kind === 'DONE' && !checks.some((check) => check.required && !check.passed) ? await this.runChecks(iteration, post, 'done') : [];
+    // The slow and the acceptance checks, then the start's tests on this code, judge only a DONE the others let through.
+    const letThrough = (results: readonly CheckResult[]) => critic.verdict.decision.kind === 'DONE' && !results.some((check) => check.required && !check.passed);
+    const atDone = letThrough(checks) ? await this.runChecks(iteration, post, 'done') : [];
     if (atDone === null) return null;
-    const work: IterationWork = { pre, post, actor, change, checks: [...checks, ...atDone], protection, ...critic };
+    const oracle = letThrough(atDone) && letThrough(checks) ? await this.judgeByStartTests(iteration, post) : null;
+    if (this.guard.signal.aborted) return null;
+    const work: IterationWork = { pre, post, actor, change, checks: [...checks, ...atDone], protection, oracle, ...critic };
     const decision = await this.recordIteration(iteration, work, openItems);
     return this.decide(iteration, work, decision);
   }
@@ -512,7 +502,7 @@ class LoopRun {
       runs: [],
       interrupted: false,
     };
-    const work: IterationWork = { ...done, checks: [], verdict, reverted: [] };
+    const work: IterationWork = { ...done, checks: [], oracle: null, verdict, reverted: [] };
     return this.decide(iteration, work, await this.recordIteration(iteration, work, openItems));
   }
 
@@ -587,18 +577,33 @@ class LoopRun {
    */
   private async judgeProtectedChanges(iteration: number, change: IterationChange, post: Snapshot): Promise<Protection> {
     for (const file of this.configFiles.changed()) this.warn(`${file} changed during the run; this run keeps the configuration it started with`);
-    const verify = this.request.verify;
-    if (!this.protectedFiles || !verify || !this.taskStart) return NO_PROTECTION;
-    const found = await this.protectedFiles.weakenings(this.taskStart.tree, post.tree, change.sinceStartChanges, change.nestedRepositories);
-    const accepted = found.length > 0 ? await this.ledger.acceptedChanges() : new Map();
-    const standing = found.map((protectedChange): StandingChange => {
-      const acceptance = accepted.get(protectedChange.file);
-      if (acceptance?.kinds.includes(protectedChange.kind)) return { change: protectedChange, status: 'accepted', reason: acceptance.reason };
-      if (verify.allowTestChanges && TEST_CHANGE_KINDS.includes(protectedChange.kind)) return { change: protectedChange, status: 'allowed' };
-      return { change: protectedChange, status: 'weakening' };
+    if (!this.verification || !this.taskStart) return NO_PROTECTION;
+    const on = { startTree: this.taskStart.tree, tree: post.tree, changes: change.sinceStartChanges, nested: change.nestedRepositories };
+    return this.verification.protection(iteration, on, this.guard.signal);
+  }
+
+  /** The start's tests on the DONE's tree, in the checks' phase. */
+  private judgeByStartTests(iteration: number, post: Snapshot): Promise<DoneJudgement | null> {
+    const verification = this.verification;
+    if (!verification) return Promise.resolve(null);
+    return this.phase(iteration, 'checks', () => verification.judgeDone(iteration, post, this.guard.signal));
+  }
+
+  private doneVerification(verify: VerifySettings): DoneVerification {
+    const { request } = this;
+    return new DoneVerification({
+      repository: request.repository,
+      workingDir: request.workingDir,
+      sessionId: this.sessionId,
+      checks: request.checks,
+      verify,
+      isolation: request.isolation ?? defaultIsolation(),
+      workingDirPrefix: workingDirPrefixOf(request),
+      acceptedChanges: () => this.ledger.acceptedChanges(),
+      acceptedTests: () => this.ledger.acceptedTests(),
+      emit: (event) => this.emit(event),
+      groups: this.lock,
     });
-    for (const each of standing) this.emit({ type: 'protected_change', iteration, ...each });
-    return { standing, weakened: standing.filter((each) => each.status === 'weakening').map((each) => each.change) };
   }
 
   /** Records the review items the actor says it addressed; what is open for the critic then. */
@@ -653,7 +658,7 @@ class LoopRun {
       commit: post.commit,
       name: `${this.sessionId}-${iteration}-${request.checks.indexOf(check) + 1}`,
     };
-    return runIsolatedCheck(check, at, request.isolation ?? { directory: worktreesDir(), worktree: { copy: [], setup: null, setupTimeoutSecs: 0 } }, options);
+    return runIsolatedCheck(check, at, request.isolation ?? defaultIsolation(), options);
   }
 
   /**
@@ -731,33 +736,41 @@ class LoopRun {
    */
   private async recordIteration(iteration: number, work: IterationWork, openItems: ReviewItems): Promise<CriticDecision> {
     const { request } = this;
-    const verified = isVerified(work.checks, ranSuccessfully(work.verdict.evidence));
+    const failedTests = work.oracle?.judgement.findings ?? [];
+    const verified = isVerified(work.checks, ranSuccessfully(work.verdict.evidence), work.oracle !== null && failedTests.length === 0);
     const requirements = await this.judgeRequirements(iteration, work);
     const gate = checkGate(work.verdict.decision, work.checks, {
       weakened: work.protection.weakened,
       unverified: this.unverifiedDone(work, verified),
       unmetRequirements: requirements?.open,
+      failedTests,
     });
     if (gate.refused) {
       this.emit({
         type: 'done_refused',
         iteration,
         failed_checks: gate.failedRequired.map((check) => check.name),
+        ...(gate.failedTests.length > 0 && { failed_tests: gate.failedTests.map((finding) => finding.id) }),
         ...(gate.weakened.length > 0 && { protected_changes: gate.weakened }),
         ...(gate.unverified && { unverified: gate.unverified }),
         ...(gate.unmetRequirements.length > 0 && { unmet_requirements: gate.unmetRequirements.map((requirement) => requirement.id) }),
       });
     }
     this.lastVerified = verified;
+    const criticCommands = work.verdict.evidence.commands.filter((command) => command.ok === true).length;
+    this.lastVerifiedBy = this.verification?.verifiedBy(work.checks, work.oracle, criticCommands) ?? null;
     const workingDirPrefix = workingDirPrefixOf(request);
     const findings = await anchorFindings(request.repository, work.post.commit, iteration, work.verdict.findings, workingDirPrefix);
-    this.record(iteration, work, gate.decision, {
+    // The same start test refusing DONE again is the user's to settle: the task may change what it expects.
+    const askUser = gate.refused && gate.failedTests.length > 0 ? work.oracle?.askUser : null;
+    const decision: CriticDecision = askUser && gate.decision.kind === 'CONTINUE' ? { ...gate.decision, needsInput: askUser } : gate.decision;
+    this.record(iteration, work, decision, {
       findings,
       resolved: resolvedAmong(work.verdict.resolved, openItems),
       unmetRequirements: requirements?.open ?? [],
     });
     this.completedIterations = iteration;
-    return gate.decision;
+    return decision;
   }
 
   /**
@@ -1007,6 +1020,7 @@ class LoopRun {
       session_id: this.sessionId,
       session_file: this.writer.filePath,
       verification: end.status === 'success' ? (this.lastVerified ? 'verified' : 'unverified') : null,
+      ...(end.status === 'success' && this.lastVerifiedBy && { verified_by: this.lastVerifiedBy }),
     };
     try {
       this.writer.writeEnd({
@@ -1023,6 +1037,7 @@ class LoopRun {
         total_tokens: totals.tokens,
         cost_estimated: totals.costEstimated || undefined,
         verification: this.summary.verification ?? undefined,
+        verified_by: this.summary.verified_by,
       });
     } finally {
       this.writer.close();
@@ -1123,6 +1138,11 @@ function guardsOf(request: LoopRequest): LoopGuards {
 }
 
 /** The loop's working directory from the repository's top, '/'-separated ('' at the top). */
+/** Where clean worktrees go without `[worktree]`: the default folder, nothing copied, no setup. */
+function defaultIsolation(): IsolationSettings {
+  return { directory: worktreesDir(), worktree: { copy: [], setup: null, setupTimeoutSecs: 0 } };
+}
+
 function workingDirPrefixOf(request: LoopRequest): string {
   return path.relative(request.repository.root, request.workingDir).split(path.sep).join('/');
 }

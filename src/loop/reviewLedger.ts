@@ -1,7 +1,7 @@
 import type { AcceptedChange } from '../sessionFormat/verification.js';
 import type { ReviewItems, ReviewRecord } from '../sessionFormat/reviewRecords.js';
 import type { RunEvent } from '../sessionFormat/runEvents.js';
-import { acceptedChanges, foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';
+import { acceptedChanges, acceptedTests, foldReview, isReviewEvent, keepForReview, pendingForActor } from '../sessions/reviewState.js';
 import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.js';
 
 /**
@@ -43,6 +43,11 @@ export class ReviewLedger {
   /** The protected changes the user accepted so far, by file (read again each time: the user accepts from another process). */
   async acceptedChanges(): Promise<Map<string, AcceptedChange>> {
     return acceptedChanges(await this.records());
+  }
+
+  /** The start's tests the user let fail, by id, with their reasons (read again each time, as above). */
+  async acceptedTests(): Promise<Map<string, string | null>> {
+    return acceptedTests(await this.records());
   }
 
   private async read(): Promise<ReviewItems> {

@@ -30,8 +30,10 @@ import { readyWorktree } from './worktreeSetup.js';
 export interface BaselineCheck {
   check: string;
   runner: TestRunner;
-  /** The ids of the tests that passed: what the oracle holds the final code to. */
+  /** The ids of the tests that passed: each must pass on the final code, or it regressed. */
   passing: string[];
+  /** The ids of the tests that failed: the task's to fix, as a required check's; each must pass on the final code too. */
+  failing: string[];
   counts: TestCounts;
 }
 
@@ -68,6 +70,9 @@ export interface OracleSetup {
   userProtected: readonly string[];
   groups?: GroupRecorder;
 }
+
+/** The shell's "command not found". */
+const COMMAND_NOT_FOUND = 127;
 
 export class TestOracle {
   private readonly worktree: string;
@@ -109,14 +114,18 @@ export class TestOracle {
     );
     if (readied.setup && !readied.setup.passed) return { checks: [], unavailable: `the worktree setup \`${readied.setup.command}\` failed` };
     const checks: BaselineCheck[] = [];
+    const reasons: string[] = [];
     for (const check of this.oracleChecks) {
       const result = await this.run(check, signal);
-      if (!result.report) continue;
-      const passing = result.report.tests.filter((test) => test.outcome === 'passed').map((test) => test.id);
-      checks.push({ check: check.name, runner: result.report.runner, passing, counts: testCountsOf(result.report) });
+      if (result.report) {
+        const idsOf = (outcome: string) => result.report!.tests.filter((test) => test.outcome === outcome).map((test) => test.id);
+        checks.push({ check: check.name, runner: result.report.runner, passing: idsOf('passed'), failing: idsOf('failed'), counts: testCountsOf(result.report) });
+      } else if (result.tests === null && result.exitCode === COMMAND_NOT_FOUND) {
+        reasons.push(`${check.name} could not run in a clean worktree of the start (a command was not found: set [worktree] copy or setup)`);
+      }
     }
-    if (checks.length === 0) return { checks: [], unavailable: 'no required check runs a test runner Codeloops reads (its DONE rests on exit codes)' };
-    return { checks, unavailable: null };
+    if (checks.length > 0) return { checks, unavailable: null };
+    return { checks: [], unavailable: reasons[0] ?? 'no required check runs a test runner Codeloops reads: DONE rests on exit codes' };
   }
 
   /** The start's tests on `finalCommit`. Null when there is no baseline to judge by. */
@@ -138,9 +147,11 @@ export class TestOracle {
       passed += judged.passed;
       findings.push(...judged.findings);
     }
-    const flaky = findings.length > 0 && !signal.aborted ? await this.flakyAmong(findings, baseline.checks, signal) : [];
+    // Only a test that passed on the start tree can be flaky there: one that failed is the task's to fix.
+    const regressions = findings.filter((finding) => baseline.checks.some((held) => held.check === finding.check && held.passing.includes(finding.id)));
+    const flaky = regressions.length > 0 && !signal.aborted ? await this.flakyAmong(regressions, baseline.checks, signal) : [];
     const isFlaky = (finding: OracleFinding) => flaky.some((test) => test.check === finding.check && test.id === finding.id);
-    const baselineSize = baseline.checks.reduce((sum, check) => sum + check.passing.length, 0);
+    const baselineSize = baseline.checks.reduce((sum, check) => sum + check.passing.length + check.failing.length, 0);
     return {
       commit: oracle.commit,
       restored: oracle.restored,
@@ -206,10 +217,12 @@ function judgeAgainst(held: BaselineCheck, report: TestReport | null): { passed:
   const outcomes = new Map((report?.tests ?? []).map((test) => [test.id, test]));
   const findings: OracleFinding[] = [];
   let passed = 0;
-  for (const id of held.passing) {
+  const failedAtStart = new Set(held.failing);
+  for (const id of [...held.passing, ...held.failing]) {
     const test = outcomes.get(id);
     if (test?.outcome === 'passed') passed += 1;
-    else if (test?.outcome === 'failed') findings.push({ check: held.check, id, kind: 'test_regressed', outcome: 'failed', message: test.message });
+    else if (test?.outcome === 'failed')
+      findings.push({ check: held.check, id, kind: failedAtStart.has(id) ? 'test_failing' : 'test_regressed', outcome: 'failed', message: test.message });
     else {
       const message = test ? '' : report === null ? `${held.runner} wrote no report` : (report.errors[0] ?? '');
       findings.push({ check: held.check, id, kind: 'test_missing', outcome: test?.outcome ?? 'not_collected', message });

@@ -353,6 +353,7 @@ export function protectedStandingText(fact: Pick<RunEventOf<'protected_change'>,
     weakening: 'refuses DONE until restored or accepted',
     accepted: `accepted by you${fact.reason ? `: ${fact.reason}` : ''}`,
     allowed: 'allowed (allow_test_changes)',
+    hint: "a hint: the start's tests on the final code judge it",
   }[fact.status];
 }
 
@@ -555,7 +556,9 @@ function checkLines(
 /** The start's tests, as the baseline found them: what the oracle will hold the final code to, or why there is none. */
 function baselineLines(baseline: Extract<RunEvent, { type: 'test_baseline' }>): DescribedLine[] {
   if (baseline.unavailable !== null) return [{ text: `no baseline of the start's tests: ${baseline.unavailable}`, tone: 'muted' }];
-  const held = baseline.checks.map((check) => `${check.name} (${check.runner}): ${check.passing.length} of ${check.tests.collected} passing`);
+  const held = baseline.checks.map(
+    (check) => `${check.name} (${check.runner}): ${check.passing.length} of ${check.tests.collected} passing${check.failing.length > 0 ? `, ${check.failing.length} failing` : ''}`,
+  );
   return [{ text: `baseline of the start's tests: ${held.join('; ')}`, tone: 'muted' }];
 }
 

@@ -10,7 +10,8 @@ import * as z from './zod.js';
  * terminal); headless, it ends `failed` with `stop_reason` and `error_code`
  * `needs_input`, and `codeloops resume --answer` carries it on.
  */
-export const NEEDS_INPUT_FROM = ['critic', 'actor'] as const;
+/** Who asks: the critic, the actor, or the gate (the start's tests refuse DONE again: does the task change what they expect?). */
+export const NEEDS_INPUT_FROM = ['critic', 'actor', 'gate'] as const;
 export type NeedsInputFrom = (typeof NEEDS_INPUT_FROM)[number];
 
 export const needsInputSchema = z.object({ from: z.enum(NEEDS_INPUT_FROM), question: z.string() });

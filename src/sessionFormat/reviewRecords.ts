@@ -92,6 +92,14 @@ export const reviewRecordSchema = z.discriminatedUnion('type', [
   record('change_accepted', { iteration: z.int(), file: z.string(), kinds: z.array(z.enum(PROTECTED_CHANGE_KINDS)), reason: z.nullable(z.string()) }),
   /** An acceptance taken back (`codeloops accept --undo`): the change refuses DONE again while it stands. */
   record('acceptance_undone', { file: z.string() }),
+  /**
+   * The user let one of the start's tests fail on the final code (`codeloops accept
+   * --test`): the task changes what it expects. It no longer refuses DONE; the critic
+   * and the actor are told the reason.
+   */
+  record('test_accepted', { id: z.string(), reason: z.nullable(z.string()) }),
+  /** A test's acceptance taken back (`codeloops accept --undo --test`). */
+  record('test_acceptance_undone', { id: z.string() }),
 ]);
 export type ReviewRecord = z.infer<typeof reviewRecordSchema>;
 export type ReviewRecordOf<T extends ReviewRecord['type']> = Extract<ReviewRecord, { type: T }>;

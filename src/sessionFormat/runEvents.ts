@@ -13,7 +13,7 @@ import {
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema, REVIEW_ACTIONS, REVIEW_MODES } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema, STOP_REASONS, type SessionEndLine, type StopReason } from './sessionLines.js';
-import { TEST_RUNNERS, testCountsSchema, testFindingSchema } from './testResults.js';
+import { TEST_RUNNERS, testCountsSchema, testFindingSchema, verifiedBySchema } from './testResults.js';
 import * as z from './zod.js';
 
 /**
@@ -104,6 +104,8 @@ export const checkTraitsShape = {
 /** Why the gate refused a critic's DONE: the `done_refused` event's fields, and its replay entry's. */
 export const doneRefusedShape = {
   failed_checks: paths,
+  /** The start's tests the final code does not pass (the oracle's findings), by id. */
+  failed_tests: z.optional(z.array(z.string())),
   protected_changes: z.optional(z.array(protectedChangeSchema)),
   /** Nothing but the critic's word stood behind it: nothing changed (`no_change`), or nothing verified it under `require_evidence`. */
   unverified: z.optional(z.enum(UNVERIFIED_DONES)),
@@ -169,6 +171,8 @@ export const runSummarySchema = z.object({
   session_file: z.string(),
   /** For a success: whether a required check passed on the final tree or the critic ran a command that succeeded on it; null otherwise. */
   verification: z.nullable(z.enum(VERIFICATIONS)),
+  /** For a success: what stood behind the DONE; absent from older runners and from other outcomes. */
+  verified_by: z.optional(verifiedBySchema),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
@@ -191,6 +195,7 @@ export function runSummaryOfEnd(end: SessionEndLine, sessionId: string, sessionF
     session_id: sessionId,
     session_file: sessionFile,
     verification: end.outcome === 'success' ? (end.verification ?? null) : null,
+    ...(end.outcome === 'success' && end.verified_by && { verified_by: end.verified_by }),
   };
 }
 
@@ -282,11 +287,13 @@ export const runEventSchema = z.discriminatedUnion('type', [
   /**
    * The start's tests, once, beside the first actor run: each required check whose
    * runner is known, run on the start tree in a worktree of its own; the ids that passed
-   * are what the oracle holds the final code to. `unavailable` says why there is no
+   * and those that failed (the task's to fix) are what the oracle holds the final code to. `unavailable` says why there is no
    * baseline (no such check), and the DONE then rests on exit codes.
    */
   event('test_baseline', {
-    checks: z.array(z.object({ name: z.string(), runner: z.enum(TEST_RUNNERS), passing: z.array(z.string()), tests: testCountsSchema })),
+    checks: z.array(
+      z.object({ name: z.string(), runner: z.enum(TEST_RUNNERS), passing: z.array(z.string()), failing: z.array(z.string()), tests: testCountsSchema }),
+    ),
     unavailable: z.nullable(z.string()),
   }),
   /**
@@ -301,6 +308,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
     passed: z.int(),
     baseline: z.int(),
     findings: z.array(testFindingSchema),
+    /** Findings the user accepted (`codeloops accept --test`) or `allow_test_changes` let stand: they refuse nothing. */
+    accepted: z.array(z.object({ finding: testFindingSchema, reason: z.nullable(z.string()), by: z.enum(['user', 'allow_test_changes']) })),
     flaky: z.array(z.object({ check: z.string(), id: z.string() })),
   }),
   /** The gate refused the critic's DONE: required checks failed on this tree, or a protected change stands. */

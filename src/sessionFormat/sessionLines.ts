@@ -1,5 +1,6 @@
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema } from './reviewRecords.js';
+import { verifiedBySchema } from './testResults.js';
 import { protectedChangeSchema, requirementStatusSchema, VERIFICATIONS } from './verification.js';
 import * as z from './zod.js';
 
@@ -222,6 +223,8 @@ export const sessionEndLineSchema = z.looseObject({
   cost_estimated: z.optional(z.boolean()),
   /** Extra field, for a success: whether anything but the critic's word stood behind the DONE (see `verification.ts`). */
   verification: z.optional(z.enum(VERIFICATIONS)),
+  /** Extra field, for a success: what stood behind the DONE (the start's tests on the final code, new tests, exit codes, the critic's commands). */
+  verified_by: z.optional(verifiedBySchema),
 });
 
 export const sessionLineSchema = z.discriminatedUnion('type', [sessionStartLineSchema, iterationLineSchema, sessionEndLineSchema]);

@@ -71,8 +71,13 @@ export function testCountsText(counts: TestCounts): string {
   return `${counts.collected} test${counts.collected === 1 ? '' : 's'}: ${parts.join(', ')}`;
 }
 
-/** How the oracle found a baseline test wanting on the final code: failing (`test_regressed`), or not passing at all: missing, skipped, xfailed or deselected (`test_missing`). */
-export const TEST_FINDING_KINDS = ['test_regressed', 'test_missing'] as const;
+/**
+ * How the oracle found one of the start's tests wanting on the final code: one that
+ * passed at the start fails (`test_regressed`); one that failed at the start, the task's
+ * to fix, still fails (`test_failing`); either is not run at all: missing, skipped,
+ * xfailed or deselected (`test_missing`).
+ */
+export const TEST_FINDING_KINDS = ['test_regressed', 'test_failing', 'test_missing'] as const;
 export type TestFindingKind = (typeof TEST_FINDING_KINDS)[number];
 
 export const testFindingSchema = z.object({
@@ -89,7 +94,8 @@ export type TestFinding = z.infer<typeof testFindingSchema>;
 
 /** `tests/test_total.py::test_three fails on the final code with the start's tests`. */
 export function testFindingText(finding: TestFinding): string {
-  if (finding.kind === 'test_regressed') return `${finding.id} fails`;
+  if (finding.kind === 'test_regressed') return `${finding.id} fails (it passed at the start)`;
+  if (finding.kind === 'test_failing') return `${finding.id} still fails`;
   return `${finding.id} ${finding.outcome === 'not_collected' ? 'did not run (not collected)' : `was ${finding.outcome === 'xfail' ? 'marked to fail' : 'skipped'}`}`;
 }
 
@@ -99,7 +105,7 @@ export function testFindingText(finding: TestFinding): string {
  * that passed by their exit code alone, the commands the critic ran that succeeded.
  */
 export const verifiedBySchema = z.object({
-  /** The baseline's tests that passed on the final code (every one, or the DONE would have been refused), flaky ones left out; null: no oracle. */
+  /** The start's tests that passed on the final code (every one, or the DONE would have been refused), flaky ones left out; null: no oracle. */
   start_tests: z.nullable(z.object({ passed: z.int(), flaky: z.int() })),
   /** Tests the final checks ran that the start did not have. */
   new_tests: z.int(),

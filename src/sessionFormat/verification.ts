@@ -37,8 +37,12 @@ export const protectedChangeSchema = z.object({
 });
 export type ProtectedChange = z.infer<typeof protectedChangeSchema>;
 
-/** Where a change stands: it refuses DONE, the user accepted it, or `allow_test_changes` allows it. */
-export const PROTECTED_CHANGE_STATUSES = ['weakening', 'accepted', 'allowed'] as const;
+/**
+ * Where a change stands: it refuses DONE, the user accepted it, `allow_test_changes`
+ * allows it, or it is a `hint`: the start's tests run on the final code (the oracle)
+ * judge what it could hide, so it is told to the agents but refuses nothing by itself.
+ */
+export const PROTECTED_CHANGE_STATUSES = ['weakening', 'accepted', 'allowed', 'hint'] as const;
 export type ProtectedChangeStatus = (typeof PROTECTED_CHANGE_STATUSES)[number];
 
 /** The user let a weakening stand (`codeloops accept`): recorded in the session's review record. */

@@ -137,6 +137,16 @@ export function pendingForActor(items: ReviewItems): ReviewItems {
 }
 
 /** The protected changes the user accepted (`codeloops accept`), by file: the latest accept not taken back. */
+/** The start's tests the user let fail on the final code, by id, with their reasons. */
+export function acceptedTests(records: readonly ReviewRecord[]): Map<string, string | null> {
+  const accepted = new Map<string, string | null>();
+  for (const record of records) {
+    if (record.type === 'test_accepted') accepted.set(record.id, record.reason);
+    else if (record.type === 'test_acceptance_undone') accepted.delete(record.id);
+  }
+  return accepted;
+}
+
 export function acceptedChanges(records: readonly ReviewRecord[]): Map<string, AcceptedChange> {
   const accepted = new Map<string, AcceptedChange>();
   for (const record of records) {

@@ -92,11 +92,12 @@ describe('the oracle: the start’s tests on the final code', function () {
   });
 
   it('refuses a test deleted, a skip added, and `exit 0` for the test script', async () => {
-    for (const tamper of [
+    const tampers: Record<string, string | null>[] = [
       { 'test/sum.test.js': null },
       { 'test/sum.test.js': MOCHA_TEST.replace("it('carries'", "it.skip('carries'") },
       { 'package.json': `${JSON.stringify({ name: 'p', scripts: { test: 'exit 0' } }, null, 2)}\n` },
-    ]) {
+    ];
+    for (const tamper of tampers) {
       const judgement = await judge(mochaProject(), npmTest, (repo) => change(repo, { 'src/sum.js': BROKEN_SUM, ...tamper }));
       assert.deepEqual(found(judgement), ['test_regressed test/sum.test.js › sum carries (failed)'], JSON.stringify(tamper));
     }
