@@ -571,7 +571,11 @@ function oracleLines(oracle: Extract<RunEvent, { type: 'test_oracle' }>): Descri
   };
   const wanting = oracle.findings.slice(0, 20).map((finding) => ({ text: `  ✗ ${testFindingText(finding)}`, tone: 'error' as const }));
   const more = oracle.findings.length > 20 ? [{ text: `  … and ${oracle.findings.length - 20} more`, tone: 'error' as const }] : [];
-  return [head, ...wanting, ...more];
+  const accepted = oracle.accepted.slice(0, 20).map((each) => ({
+    text: `  ${testFindingText(each.finding)}: accepted (${each.by === 'user' ? `by you${each.reason ? `: ${each.reason}` : ''}` : '--allow-test-changes'})`,
+    tone: 'muted' as const,
+  }));
+  return [head, ...wanting, ...more, ...accepted];
 }
 
 /** How a check ran, when not as every check does: ` (acceptance, at DONE, in a clean worktree)`. */

@@ -25,16 +25,19 @@ test('adds two numbers', () => assert.strictEqual(sum(2, 3), 5));
 test('adds zero', () => assert.strictEqual(sum(4, 0), 4));
 `;
 const PACKAGE = (testScript: string) => JSON.stringify({ name: 'sums', version: '1.0.0', private: true, scripts: { test: testScript } }, null, 2) + '\n';
-const CONFIG = '[[checks]]\nname = "tests"\nrun = "npm test"\n';
+/** The check counts by its exit code alone: the gate's own rules judge the actor's changes to the tests. */
+const CONFIG = '[[checks]]\nname = "tests"\nrun = "npm test"\nrunner = "none"\n';
+/** The check read test by test (`npm test` runs `node --test`): the start's tests on the final code judge the DONE. */
+const CONFIG_BY_TESTS = '[[checks]]\nname = "tests"\nrun = "npm test"\n';
 
 /** The project as the loop finds it: `sum` subtracts, so "adds two numbers" fails (unless `sumWorks`); `files` besides. */
-function npmProject(sumWorks = false, files: Record<string, string> = {}): string {
+function npmProject(sumWorks = false, files: Record<string, string> = {}, config = CONFIG): string {
   return createRepo({
     files: {
       'package.json': PACKAGE('node --test'),
       'src/sum.js': sumWorks ? 'exports.sum = (a, b) => a + b;\n' : 'exports.sum = (a, b) => a - b;\n',
       'test/sum.test.js': SUM_TESTS,
-      'codeloops.toml': CONFIG,
+      'codeloops.toml': config,
       ...files,
     },
   });
@@ -127,12 +130,12 @@ const BESIDE_A_FIX: (Omit<Mistake, 'passesPlainGate'> & { detail: RegExp; files?
 async function runOnProject(
   script: AgentScript,
   args: string[],
-  project: { sumWorks?: boolean; task?: string; globalToml?: string; files?: Record<string, string>; untracked?: Record<string, string> } = {},
+  project: { sumWorks?: boolean; task?: string; globalToml?: string; files?: Record<string, string>; untracked?: Record<string, string>; config?: string } = {},
 ) {
   const home = isolateHome();
   home.restore(); // only the CLI's process uses it
   const agent = configureScriptedAgent(home.configHome, script, project.globalToml);
-  const repo = npmProject(project.sumWorks, project.files);
+  const repo = npmProject(project.sumWorks, project.files, project.config);
   for (const [file, content] of Object.entries(project.untracked ?? {})) writeFile(repo, file, content);
   const result = await runCli(['-p', project.task ?? TASK, '--trust', '--json-output', ...args], { cwd: repo, env: home.env });
   const outcome = JSON.parse(result.stdout) as { status: string; session_id: string; session_file: string; verification: string | null };
@@ -143,7 +146,7 @@ async function runOnProject(
 
 const believingCritic: ScriptStep[][] = [[done('All tests pass.')]];
 
-describe('DONE you can trust: an actor cannot pass the gate by weakening it (the built CLI, a real npm project)', () => {
+describe('DONE you can trust: an actor cannot pass the gate by weakening it (the built CLI, a real npm project, a check counted by its exit code)', () => {
   afterEach(stopRunners);
   after(removeTempDirs);
 
@@ -523,5 +526,100 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
         ['no_evidence', 'no_evidence'],
       );
     });
+  });
+});
+
+describe("DONE judged by effect: the start's tests on the final code (the built CLI, the same npm project, `npm test` read test by test)", () => {
+  afterEach(stopRunners);
+  after(removeTempDirs);
+  const byTests = { config: CONFIG_BY_TESTS };
+  type Oracle = { findings: { id: string; kind: string }[]; accepted: { finding: { id: string }; by: string }[]; passed: number; baseline: number };
+
+  for (const mistake of MISTAKES.filter((each) => each.passesPlainGate)) {
+    it(`an actor that ${mistake.name}: refused because the start's test still fails on the final code; the pattern is a hint`, async () => {
+      const verified = await runOnProject({ actor: [mistake.actor], critic: believingCritic }, ['-n', '2'], byTests);
+      assert.equal(verified.outcome.status, 'max_iterations_reached', verified.result.stderr);
+      const baseline = verified.events.find((event) => event.type === 'test_baseline') as { checks: { passing: string[]; failing: string[] }[] };
+      assert.deepEqual([baseline.checks[0]!.passing, baseline.checks[0]!.failing], [['adds zero'], ['adds two numbers']]);
+      if (mistake.kind === 'test_file_deleted') {
+        // With no test file left, the check itself fails: its runner ran no test.
+        assert.match(verified.result.stderr, /node ran no test: the check fails/);
+        return;
+      }
+      const oracle = verified.events.find((event) => event.type === 'test_oracle') as Oracle;
+      assert.deepEqual(
+        oracle.findings.map((finding) => [finding.id, finding.kind]),
+        [['adds two numbers', 'test_failing']],
+      );
+      const refusal = verified.events.find((event) => event.type === 'done_refused') as { failed_tests?: string[] };
+      assert.deepEqual(refusal.failed_tests, ['adds two numbers']);
+      const change = verified.events.find((event) => event.type === 'protected_change') as { change: { kind: string }; status: string };
+      assert.deepEqual([change.change.kind, change.status], [mistake.kind, 'hint']);
+      assert.match(verified.agent.prompt('actor', 2), /adds two numbers still fails[\s\S]*Make the code pass them/);
+      assert.match(verified.result.stderr, /the start's tests on the final code: 1 of 2 pass/);
+    });
+  }
+
+  for (const weakening of BESIDE_A_FIX.filter((each) => each.kind !== 'nested_repository')) {
+    it(`an actor that fixes sum and ${weakening.name}: success, the start's tests pass on the final code (the pattern only a hint)`, async () => {
+      const run = await runOnProject({ actor: [weakening.actor], critic: believingCritic }, ['-n', '2'], { ...byTests, files: weakening.files });
+      assert.equal(run.outcome.status, 'success', run.result.stderr);
+      const outcome = run.outcome as unknown as { verification: string; verified_by: { start_tests: { passed: number } | null } };
+      assert.deepEqual([outcome.verification, outcome.verified_by.start_tests?.passed], ['verified', 2]);
+      const statuses = run.events.filter((event) => event.type === 'protected_change').map((event) => (event as { status: string }).status);
+      assert.deepEqual(statuses, ['hint']);
+    });
+  }
+
+  it('a test file renamed with its content is no weakening: success, verified by the start’s 2 tests', async () => {
+    const renamed = [FIX_SUM, { delete: 'test/sum.test.js' }, { write: { path: 'test/adding.test.js', content: SUM_TESTS } }];
+    const run = await runOnProject({ actor: [renamed], critic: believingCritic }, ['-n', '1'], byTests);
+    assert.equal(run.outcome.status, 'success', run.result.stderr);
+    const last = run.lines.at(-1) as { verified_by: { start_tests: { passed: number }; exit_code_checks: string[] } };
+    assert.deepEqual([last.verified_by.start_tests.passed, last.verified_by.exit_code_checks], [2, []]);
+    assert.match(run.result.stderr, /the start's tests on the final code: 2 of 2 pass/);
+  });
+
+  it('the same start test refused twice asks you (needs_input from the gate); accept --test lets it fail; resume ends success', async () => {
+    const skip = MISTAKES.find((mistake) => mistake.kind === 'skip_added')!;
+    const run = await runOnProject({ actor: [skip.actor, [], []], critic: believingCritic }, ['-n', '3'], byTests);
+    assert.equal(run.outcome.status, 'failed', run.result.stderr);
+    const asked = run.events.find((event) => event.type === 'needs_input') as { from: string; question: string; iteration: number };
+    assert.deepEqual([asked.from, asked.iteration], ['gate', 2]);
+    assert.match(asked.question, /adds two numbers[\s\S]*codeloops accept <session> --test <id>/);
+    const cli = (args: string[]) => runCli(args, { cwd: run.repo, env: run.home.env });
+
+    const unknown = await cli(['accept', run.outcome.session_id, '--test', 'no such test']);
+    assert.equal(unknown.code, 2, unknown.stderr);
+    assert.match(unknown.stderr, /no start test no such test[\s\S]*it has: adds two numbers/);
+    const accepted = await cli(['accept', run.outcome.session_id, '--test', 'adds two numbers', '--reason', 'the task drops it', '--json']);
+    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.deepEqual(JSON.parse(accepted.stdout), {
+      session_id: run.outcome.session_id,
+      test: 'adds two numbers',
+      result: 'accepted',
+      reason: 'the task drops it',
+    });
+    const resumed = await cli(['resume', run.outcome.session_id, '--trust', '-n', '3', '--json-output']);
+    const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string };
+    assert.equal(outcome.status, 'success', resumed.stderr);
+    const events = readJsonLines(path.join(sidecarDirOf(outcome.session_id, run.home.env), 'events.jsonl'));
+    const oracle = events.find((event) => event.type === 'test_oracle') as Oracle;
+    assert.deepEqual(
+      [oracle.findings, oracle.accepted.map((each) => [each.finding.id, each.by])],
+      [[], [['adds two numbers', 'user']]],
+    );
+  });
+
+  it('--allow-test-changes accepts every start test that fails on the final code, and says so', async () => {
+    const skip = MISTAKES.find((mistake) => mistake.kind === 'skip_added')!;
+    const run = await runOnProject({ actor: [skip.actor], critic: believingCritic }, ['-n', '1', '--allow-test-changes'], byTests);
+    assert.equal(run.outcome.status, 'success', run.result.stderr);
+    const oracle = run.events.find((event) => event.type === 'test_oracle') as Oracle;
+    assert.deepEqual(
+      oracle.accepted.map((each) => [each.finding.id, each.by]),
+      [['adds two numbers', 'allow_test_changes']],
+    );
+    assert.match(run.result.stderr, /adds two numbers still fails: accepted \(--allow-test-changes\)/);
   });
 });
