@@ -65,6 +65,7 @@ function recordedGuardsLayer(guards: LoopGuards | undefined): ConfigLayer | unde
       required: check.required,
       folder: check.folder,
       timeout_secs: check.timeout_secs,
+      runner: check.runner,
       when: check.when,
       hidden: check.hidden,
       isolated: check.isolated,

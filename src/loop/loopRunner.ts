@@ -1119,6 +1119,7 @@ function guardsOf(request: LoopRequest): LoopGuards {
       required: check.required,
       ...(check.folder !== undefined && { folder: check.folder }),
       timeout_secs: check.timeoutSecs,
+      ...(check.runner !== undefined && { runner: check.runner }),
       ...traitsOf(check),
     })),
     max_cost_usd: request.budget.maxCostUsd,

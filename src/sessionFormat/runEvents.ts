@@ -124,6 +124,8 @@ export const loopGuardsSchema = z.object({
       folder: z.optional(z.string()),
       /** How long it may run (absent in records of older runners: the default). */
       timeout_secs: z.optional(z.number()),
+      /** The test runner named in the config (`none`: by its exit code alone); absent: recognised from the command. */
+      runner: z.optional(z.enum([...TEST_RUNNERS, 'none'])),
       ...checkTraitsShape,
     }),
   ),
