@@ -47,7 +47,9 @@ async function acceptTest(idOrPrefix: string, options: { test: string; reason?: 
   const store = openStore();
   const target = await reviewTargetOf(store, (id) => sidecarDirOf(id), await store.resolveId(idOrPrefix));
   const say = (text: string, json: Record<string, unknown>) =>
-    process.stdout.write(options.json ? JSON.stringify({ session_id: target.sessionId, test: options.test, ...json }) + '\n' : sanitizeForTerminal(text) + '\n');
+    process.stdout.write(
+      options.json ? JSON.stringify({ session_id: target.sessionId, test: options.test, ...json }) + '\n' : sanitizeForTerminal(text) + '\n',
+    );
   if (options.undo) {
     const undone = await undoTestAcceptance(target, options.test);
     say(undone ? `${options.test} is no longer accepted: while it fails on the final code, DONE is refused.` : `${options.test} was not accepted.`, {

@@ -376,7 +376,9 @@ function addReview(program: Command, lazy: Lazy): void {
 
   program
     .command('accept <session>')
-    .description("let a protected change stand (a test removed or skipped, a check's command changed), or one of the start's tests fail: it no longer refuses DONE")
+    .description(
+      "let a protected change stand (a test removed or skipped, a check's command changed), or one of the start's tests fail: it no longer refuses DONE",
+    )
     .option('-i, --iteration <n>', 'the iteration it was recorded in', positiveInteger)
     .option('--file <path>', 'the file (relative to the repository), as the run named it')
     .option('--test <id>', "one of the start's tests that fails on the final code, by its id as the run named it")

@@ -477,7 +477,8 @@ function resolveChecks(layersLowToHigh: readonly ConfigLayer[], pick: LayerPick)
     ...(table.folder !== undefined && { folder: table.folder }),
     when: timingOf(table),
     hidden: table.hidden ?? false,
-    isolated: table.isolated ?? false,
+    // An acceptance check runs in a clean worktree unless it says otherwise: nothing the actor left outside git decides it.
+    isolated: table.isolated ?? table.hidden ?? false,
     ...(table.runner !== undefined && { runner: table.runner }),
   }));
 }

@@ -44,7 +44,8 @@ export function checkGate(decision: CriticDecision, checks: readonly CheckResult
   const unverified = decision.kind === 'DONE' ? evidence.unverified : null;
   const unmetRequirements = [...(evidence.unmetRequirements ?? [])];
   const failedTests = [...(evidence.failedTests ?? [])];
-  const nothingAgainst = failedRequired.length === 0 && weakened.length === 0 && unverified === null && unmetRequirements.length === 0 && failedTests.length === 0;
+  const nothingAgainst =
+    failedRequired.length === 0 && weakened.length === 0 && unverified === null && unmetRequirements.length === 0 && failedTests.length === 0;
   if (decision.kind !== 'DONE' || nothingAgainst) {
     return { decision, refused: false, failedRequired, weakened, unverified: null, unmetRequirements: [], failedTests: [] };
   }

@@ -8,7 +8,13 @@ import type { GroupRecorder } from '../process/processGroup.js';
 import type { NestedRepository, RunEventInput, RunEventOf } from '../sessionFormat/runEvents.js';
 import type { NeedsInput } from '../sessionFormat/needsInput.js';
 import type { TestFinding, VerifiedBy } from '../sessionFormat/testResults.js';
-import { TEST_CHANGE_KINDS, type AcceptedChange, type ProtectedChange, type ProtectedChangeKind, type ProtectedChangeStatus } from '../sessionFormat/verification.js';
+import {
+  TEST_CHANGE_KINDS,
+  type AcceptedChange,
+  type ProtectedChange,
+  type ProtectedChangeKind,
+  type ProtectedChangeStatus,
+} from '../sessionFormat/verification.js';
 import { ProtectedFilesWatch } from '../verify/protectedChanges.js';
 import type { IsolationSettings } from './isolatedCheck.js';
 import { TestOracle, type OracleJudgement, type TestBaseline } from './testOracle.js';
@@ -81,7 +87,8 @@ export class DoneVerification {
     const { setup } = this;
     const worktree = setup.isolation.worktree;
     // Without [worktree], the dependencies the tree shows (node_modules, a virtual environment) are copied as they are now, at the start.
-    const readiness = worktree.copy.length > 0 || worktree.setup ? worktree : { ...worktree, copy: detectWorktree(setup.repository.root).copy.map((each) => each.path) };
+    const readiness =
+      worktree.copy.length > 0 || worktree.setup ? worktree : { ...worktree, copy: detectWorktree(setup.repository.root).copy.map((each) => each.path) };
     this.oracle = new TestOracle({
       repository: setup.repository,
       workingDir: setup.workingDir,
@@ -98,13 +105,19 @@ export class DoneVerification {
   private recordBaseline(baseline: TestBaseline): void {
     this.setup.emit({
       type: 'test_baseline',
-      checks: baseline.checks.map((check) => ({ name: check.check, runner: check.runner, passing: check.passing, failing: check.failing, tests: check.counts })),
+      checks: baseline.checks.map((check) => ({
+        name: check.check,
+        runner: check.runner,
+        passing: check.passing,
+        failing: check.failing,
+        tests: check.counts,
+      })),
       unavailable: baseline.unavailable,
     });
   }
 
   /** Whether the start's tests judge DONE in this run (there is a baseline); waits for the baseline. */
-  private async oracleJudges(signal: AbortSignal): Promise<boolean> {
+  async oracleJudges(signal: AbortSignal): Promise<boolean> {
     return this.oracle !== null && (await this.oracle.baseline(signal)).unavailable === null;
   }
 
@@ -176,6 +189,11 @@ export class DoneVerification {
         `The project's tests from the start of the loop still refuse DONE after the actor's second try: ${ids.join(', ')}${again.length > 5 ? `, and ${again.length - 5} more` : ''}. ` +
         'If the task changes what they expect, accept them (codeloops accept <session> --test <id> --reason "…"); otherwise say what the actor should do.',
     };
+  }
+
+  /** An acceptance check on the DONE's tree with the start's tests (see `TestOracle.runAcceptance`); null: run it as before. */
+  runAcceptance(check: CheckSpec, final: Snapshot, signal: AbortSignal): Promise<CheckResult | null> {
+    return this.oracle ? this.oracle.runAcceptance(check, final.commit, signal) : Promise.resolve(null);
   }
 
   /** What stood behind a DONE that stood: the start's tests, the actor's new ones, the checks by exit code, the critic's commands. */

@@ -249,7 +249,6 @@ interface IterationWork {
   reverted: string[];
 }
 
-
 /**
  * One run of the actor–critic loop on one session. Each iteration: snapshot, brief
  * the actor, run it, snapshot, diff, run the checks, ask the critic, record, decide.
@@ -471,7 +470,8 @@ class LoopRun {
     const critic = await this.askCritic(iteration, { actor, change, checks, protection, openItems }, post);
     if (critic === null) return null;
     // The slow and the acceptance checks, then the start's tests on this code, judge only a DONE the others let through.
-    const letThrough = (results: readonly CheckResult[]) => critic.verdict.decision.kind === 'DONE' && !results.some((check) => check.required && !check.passed);
+    const letThrough = (results: readonly CheckResult[]) =>
+      critic.verdict.decision.kind === 'DONE' && !results.some((check) => check.required && !check.passed);
     const atDone = letThrough(checks) ? await this.runChecks(iteration, post, 'done') : [];
     if (atDone === null) return null;
     const oracle = letThrough(atDone) && letThrough(checks) ? await this.judgeByStartTests(iteration, post) : null;
@@ -583,9 +583,9 @@ class LoopRun {
   }
 
   /** The start's tests on the DONE's tree, in the checks' phase. */
-  private judgeByStartTests(iteration: number, post: Snapshot): Promise<DoneJudgement | null> {
+  private async judgeByStartTests(iteration: number, post: Snapshot): Promise<DoneJudgement | null> {
     const verification = this.verification;
-    if (!verification) return Promise.resolve(null);
+    if (!verification || !(await verification.oracleJudges(this.guard.signal))) return null;
     return this.phase(iteration, 'checks', () => verification.judgeDone(iteration, post, this.guard.signal));
   }
 
@@ -647,7 +647,13 @@ class LoopRun {
     return this.guard.signal.aborted ? null : results;
   }
 
-  private runCheck(iteration: number, check: CheckSpec, post: Snapshot): Promise<CheckResult> {
+  private async runCheck(iteration: number, check: CheckSpec, post: Snapshot): Promise<CheckResult> {
+    // An acceptance check judges the final code with the start's tests and dependencies, in a clean environment.
+    const accepted = check.hidden && this.verification ? await this.verification.runAcceptance(check, post, this.guard.signal) : null;
+    return accepted ?? this.runCheckAsConfigured(iteration, check, post);
+  }
+
+  private runCheckAsConfigured(iteration: number, check: CheckSpec, post: Snapshot): Promise<CheckResult> {
     const { request } = this;
     const options = { signal: this.guard.signal, groups: this.lock };
     const cwd = checkDirectory(check, { root: request.repository.root, workingDir: request.workingDir });

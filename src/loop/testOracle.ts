@@ -78,6 +78,8 @@ export class TestOracle {
   private readonly worktree: string;
   private readonly home: string;
   private baselineRun: Promise<TestBaseline> | null = null;
+  /** The worktree at the start tree, readied with the dependencies as they are then; why not, when it could not be. */
+  private prepared: Promise<string | null> | null = null;
   /** The commit the worktree's files are at now. */
   private current: string;
   private worktreeRepository: Repository | null = null;
@@ -102,24 +104,39 @@ export class TestOracle {
     return this.baselineRun;
   }
 
+  /** Makes the start tree's worktree once (the baseline and the acceptance checks share it); null when ready, else why not. */
+  private prepare(signal: AbortSignal): Promise<string | null> {
+    this.prepared ??= (async () => {
+      if (fs.existsSync(this.worktree)) await removeWorktree(this.setup.repository, this.worktree);
+      await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit);
+      this.worktreeRepository = await openRepository(this.worktree);
+      const readied = await readyWorktree(
+        { sourceRoot: this.setup.repository.root, worktree: this.worktree, workingDir: this.workingDir },
+        this.setup.isolation.worktree,
+        signal,
+      );
+      return readied.setup && !readied.setup.passed ? `the worktree setup \`${readied.setup.command}\` failed` : null;
+    })();
+    return this.prepared;
+  }
+
   private async runBaseline(signal: AbortSignal): Promise<TestBaseline> {
     if (this.oracleChecks.length === 0) return { checks: [], unavailable: 'no required check' };
-    if (fs.existsSync(this.worktree)) await removeWorktree(this.setup.repository, this.worktree);
-    await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit);
-    this.worktreeRepository = await openRepository(this.worktree);
-    const readied = await readyWorktree(
-      { sourceRoot: this.setup.repository.root, worktree: this.worktree, workingDir: this.workingDir },
-      this.setup.isolation.worktree,
-      signal,
-    );
-    if (readied.setup && !readied.setup.passed) return { checks: [], unavailable: `the worktree setup \`${readied.setup.command}\` failed` };
+    const unready = await this.prepare(signal);
+    if (unready) return { checks: [], unavailable: unready };
     const checks: BaselineCheck[] = [];
     const reasons: string[] = [];
     for (const check of this.oracleChecks) {
       const result = await this.run(check, signal);
       if (result.report) {
         const idsOf = (outcome: string) => result.report!.tests.filter((test) => test.outcome === outcome).map((test) => test.id);
-        checks.push({ check: check.name, runner: result.report.runner, passing: idsOf('passed'), failing: idsOf('failed'), counts: testCountsOf(result.report) });
+        checks.push({
+          check: check.name,
+          runner: result.report.runner,
+          passing: idsOf('passed'),
+          failing: idsOf('failed'),
+          counts: testCountsOf(result.report),
+        });
       } else if (result.tests === null && result.exitCode === COMMAND_NOT_FOUND) {
         reasons.push(`${check.name} could not run in a clean worktree of the start (a command was not found: set [worktree] copy or setup)`);
       }
@@ -128,13 +145,35 @@ export class TestOracle {
     return { checks: [], unavailable: reasons[0] ?? 'no required check runs a test runner Codeloops reads: DONE rests on exit codes' };
   }
 
+  /**
+   * An acceptance check (hidden) on `finalCommit` as the start's tests run: in the
+   * start tree's worktree (the dependencies as they were), the final code with the
+   * start's tests, runner configuration and what the checks run put back (the acceptance
+   * check's own script too), in a clean environment. The actor's `test` script never
+   * decides it. Null when the worktree could not be made (the caller runs it as before).
+   */
+  async runAcceptance(check: CheckSpec, finalCommit: string, signal: AbortSignal): Promise<CheckResult | null> {
+    try {
+      if (await this.prepare(signal)) return null;
+      await this.moveTo((await this.startTestsOn(finalCommit)).commit);
+      return await this.run(check, signal);
+    } catch {
+      return null;
+    }
+  }
+
+  /** The oracle's tree for `finalCommit`: what every check that judges runs put back as at the start, the acceptance checks' too. */
+  private startTestsOn(finalCommit: string): Promise<{ commit: string; restored: string[] }> {
+    const judging = this.setup.checks.filter((check) => check.hidden || this.oracleChecks.includes(check));
+    const follow = judging.map((check) => ({ name: check.name, run: check.run, folder: check.folder ?? this.workingDirPrefix }));
+    return startTestsCommit(this.setup.repository, this.setup.startCommit, finalCommit, follow, this.setup.userProtected);
+  }
+
   /** The start's tests on `finalCommit`. Null when there is no baseline to judge by. */
   async judge(finalCommit: string, signal: AbortSignal): Promise<OracleJudgement | null> {
     const baseline = await this.baseline(signal);
     if (baseline.unavailable !== null) return null;
-    const { repository } = this.setup;
-    const follow = this.oracleChecks.map((check) => ({ name: check.name, run: check.run, folder: check.folder ?? this.workingDirPrefix }));
-    const oracle = await startTestsCommit(repository, this.setup.startCommit, finalCommit, follow, this.setup.userProtected);
+    const oracle = await this.startTestsOn(finalCommit);
     await this.moveTo(oracle.commit);
     const results: CheckResult[] = [];
     const findings: OracleFinding[] = [];
@@ -206,6 +245,7 @@ export class TestOracle {
   /** Removes the worktree and its home; the oracle's commits stay unreferenced in git's store until its next cleanup. */
   async dispose(): Promise<void> {
     await this.baselineRun?.catch(() => undefined);
+    await this.prepared?.catch(() => undefined);
     await removeWorktree(this.setup.repository, this.worktree).catch(() => fs.rmSync(this.worktree, { recursive: true, force: true }));
     fs.rmSync(this.home, { recursive: true, force: true });
     removeEmptyFolders(path.dirname(this.worktree), this.setup.isolation.directory);

@@ -82,7 +82,7 @@ export async function acceptStartTest(
       throw new CodeloopsError(
         'review_item_not_found',
         `Session ${target.sessionId} has no start test ${request.id} that failed on the final code` +
-          (ids.length > 0 ? ` (it has: ${ids.join(', ')}${named.size > ids.length ? ', …' : ''}).` : ': the start\'s tests never refused a DONE in it.'),
+          (ids.length > 0 ? ` (it has: ${ids.join(', ')}${named.size > ids.length ? ', …' : ''}).` : ": the start's tests never refused a DONE in it."),
         { test: request.id },
       );
     }
@@ -105,6 +105,8 @@ async function oracleFindingsOf(sidecarDirs: readonly string[]): Promise<Set<str
   const keep = (event: RunEvent) => (event.type === 'test_oracle' ? event : undefined);
   const events = (await Promise.all(sidecarDirs.map((dir) => readSidecarEvents(dir, undefined, keep)))).flat();
   return new Set(
-    events.flatMap((event) => (event.type === 'test_oracle' ? [...event.findings.map((finding) => finding.id), ...event.accepted.map((each) => each.finding.id)] : [])),
+    events.flatMap((event) =>
+      event.type === 'test_oracle' ? [...event.findings.map((finding) => finding.id), ...event.accepted.map((each) => each.finding.id)] : [],
+    ),
   );
 }

@@ -536,7 +536,16 @@ interface CommandRun {
 }
 
 function checkLines(
-  check: CommandRun & { name: string; command: string; required: boolean; output?: string; when?: 'each' | 'done'; hidden?: boolean; isolated?: boolean; tests?: TestCounts },
+  check: CommandRun & {
+    name: string;
+    command: string;
+    required: boolean;
+    output?: string;
+    when?: 'each' | 'done';
+    hidden?: boolean;
+    isolated?: boolean;
+    tests?: TestCounts;
+  },
 ): DescribedLine[] {
   const outcome = check.passed
     ? `passed in ${formatDuration(check.duration_secs)}`
@@ -557,7 +566,8 @@ function checkLines(
 function baselineLines(baseline: Extract<RunEvent, { type: 'test_baseline' }>): DescribedLine[] {
   if (baseline.unavailable !== null) return [{ text: `no baseline of the start's tests: ${baseline.unavailable}`, tone: 'muted' }];
   const held = baseline.checks.map(
-    (check) => `${check.name} (${check.runner}): ${check.passing.length} of ${check.tests.collected} passing${check.failing.length > 0 ? `, ${check.failing.length} failing` : ''}`,
+    (check) =>
+      `${check.name} (${check.runner}): ${check.passing.length} of ${check.tests.collected} passing${check.failing.length > 0 ? `, ${check.failing.length} failing` : ''}`,
   );
   return [{ text: `baseline of the start's tests: ${held.join('; ')}`, tone: 'muted' }];
 }

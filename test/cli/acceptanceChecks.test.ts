@@ -39,21 +39,24 @@ describe('acceptance checks, checks at DONE and isolated checks (the built CLI)'
     const plan = await runCli(['-p', 'write the answer', '--dry-run', '--trust'], { cwd: repo, env });
     assert.equal(plan.code, 0, plan.stderr);
     assert.match(plan.stdout + plan.stderr, /tests \(required, in a clean worktree\): test -f README\.md/);
-    assert.ok((plan.stdout + plan.stderr).includes(`acceptance (required, at DONE only, hidden from the agents): ${command}`), plan.stdout + plan.stderr);
+    assert.ok(
+      (plan.stdout + plan.stderr).includes(`acceptance (required, at DONE only, hidden from the agents, in a clean worktree): ${command}`),
+      plan.stdout + plan.stderr,
+    );
     const planJson = await runCli(['-p', 'write the answer', '--dry-run', '--trust', '--json-output'], { cwd: repo, env });
     const planned = (JSON.parse(planJson.stdout) as { checks: Record<string, unknown>[] }).checks;
     assert.deepEqual(
       planned.map((check) => [check.name, check.when, check.hidden, check.isolated]),
       [
         ['tests', 'each', false, true],
-        ['acceptance', 'done', true, false],
+        ['acceptance', 'done', true, true],
       ],
     );
 
     const run = await runCli(['-p', 'write the answer', '--trust', '--json-output'], { cwd: repo, env });
     assert.equal(run.code, 0, run.stderr);
     assert.equal((JSON.parse(run.stdout) as { iterations: number }).iterations, 2, 'the first DONE was refused');
-    assert.match(run.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE\): failed \(exit 1\)/);
+    assert.match(run.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE, in a clean worktree\): failed \(exit 1\)/);
     assert.match(run.stderr, /DEEP-SECRET: expected 42, got 41/);
     assert.match(run.stderr, /check tests \(in a clean worktree\): passed/);
     for (const prompt of [agent.prompt('actor', 2), agent.prompt('critic', 1), agent.prompt('critic', 2)]) {
@@ -79,7 +82,9 @@ describe('acceptance checks, checks at DONE and isolated checks (the built CLI)'
     // The replay in words is the user's too: the check's command, and what it printed when it failed.
     const words = await runCli(['sessions', 'replay', 'latest'], { cwd: repo, env });
     assert.equal(words.code, 0, words.stderr);
-    const failedLine = words.stdout.split('\n').findIndex((line) => /check acceptance \(acceptance: hidden from the agents, at DONE\): failed/.test(line));
+    const failedLine = words.stdout
+      .split('\n')
+      .findIndex((line) => /check acceptance \(acceptance: hidden from the agents, at DONE, in a clean worktree\): failed/.test(line));
     assert.ok(failedLine >= 0, words.stdout);
     assert.ok(words.stdout.split('\n')[failedLine]!.includes(`$ ${command}`), words.stdout);
     assert.ok(words.stdout.split('\n')[failedLine]!.includes('DEEP-SECRET: expected 42, got 41'), words.stdout);
@@ -94,7 +99,7 @@ describe('acceptance checks, checks at DONE and isolated checks (the built CLI)'
     fs.writeFileSync(configFile, fs.readFileSync(configFile, 'utf8').split('\n[[defaults.checks]]')[0]!);
     const resumed = await runCli(['resume', 'latest', '-n', '2', '--trust', '--json-output'], { cwd: repo, env });
     assert.equal(resumed.code, 0, resumed.stderr);
-    assert.match(resumed.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE\): passed/);
+    assert.match(resumed.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE, in a clean worktree\): passed/);
     for (const prompt of [agent.prompt('actor', 2), agent.prompt('critic', 2)]) {
       for (const secret of [secrets, command, 'DEEP-SECRET']) assert.ok(!prompt.includes(secret), `a prompt holds "${secret}":\n${prompt}`);
     }

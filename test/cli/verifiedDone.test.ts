@@ -605,10 +605,7 @@ describe("DONE judged by effect: the start's tests on the final code (the built 
     assert.equal(outcome.status, 'success', resumed.stderr);
     const events = readJsonLines(path.join(sidecarDirOf(outcome.session_id, run.home.env), 'events.jsonl'));
     const oracle = events.find((event) => event.type === 'test_oracle') as Oracle;
-    assert.deepEqual(
-      [oracle.findings, oracle.accepted.map((each) => [each.finding.id, each.by])],
-      [[], [['adds two numbers', 'user']]],
-    );
+    assert.deepEqual([oracle.findings, oracle.accepted.map((each) => [each.finding.id, each.by])], [[], [['adds two numbers', 'user']]]);
   });
 
   it('--allow-test-changes accepts every start test that fails on the final code, and says so', async () => {
