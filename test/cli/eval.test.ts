@@ -365,6 +365,32 @@ critic_model = "lenient"
     assert.deepEqual(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1, 'every worktree removed');
   });
 
+  it("an actor that rewrites the test script to exit 0 and a critic that believes it: false_done, for the acceptance runs the task's own tests, not the actor's script", async () => {
+    const cheat = scriptedCliSetup({
+      actor: [
+        [
+          { write: { path: 'math.js', content: 'export const sum = (a, b) => a - b;\nexport const double = (a) => a * 2;\n' } },
+          { write: { path: 'package.json', content: JSON.stringify({ name: 'tiny', type: 'module', scripts: { test: 'exit 0' } }) } },
+        ],
+      ],
+      critic: [[{ print: '<decision>{"type":"done","summary":"npm test passes","confidence":0.9}</decision>' }]],
+    });
+    const { repo } = evalSetup({ repetitions: 1, sumOnly: true });
+    const suiteFolder = tempDir('codeloops-suite-');
+    writeFile(
+      suiteFolder,
+      'suite.toml',
+      `name = "cheat"\n\n[[tasks]]\nname = "sum"\nprompt = "Make sum(a, b) return a + b."\nrepository = ${JSON.stringify(repo)}\nacceptance = "npm test"\n\n[[configs]]\nname = "believing"\n`,
+    );
+    const result = await runCli(['eval', path.join(suiteFolder, 'suite.toml'), '--json'], { cwd: repo, env: cheat.env });
+    assert.equal(result.code, 0, result.stderr);
+    const results = evalResultsSchema.parse(JSON.parse(result.stdout));
+    assert.deepEqual(
+      results.runs.map((run) => [run.outcome, run.acceptance_passed]),
+      [['false_done', false]],
+    );
+  });
+
   it('interrupted mid-eval (Ctrl+C), --resume runs only what had not finished, and the result is complete', async () => {
     const { env, repo, suite, home, agent } = evalSetup({ repetitions: 1 });
     // --jobs 1 runs sum/lenient (actor call 1), sum/strict (2, 3), then double/lenient, whose actor (call 4) holds.
