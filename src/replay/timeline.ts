@@ -213,6 +213,26 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
         ...(event.when !== undefined && { when: event.when }),
         ...(event.hidden !== undefined && { hidden: event.hidden }),
         ...(event.isolated !== undefined && { isolated: event.isolated }),
+        ...(event.tests !== undefined && { tests: event.tests }),
+      };
+    case 'test_baseline':
+      return {
+        kind: 'test_baseline',
+        at,
+        iteration: null,
+        checks: event.checks.map((check) => ({ name: check.name, runner: check.runner, passing: check.passing.length, failing: check.failing.length, tests: check.tests })),
+        unavailable: event.unavailable,
+      };
+    case 'test_oracle':
+      return {
+        kind: 'test_oracle',
+        at,
+        iteration: event.iteration,
+        passed: event.passed,
+        baseline: event.baseline,
+        findings: event.findings,
+        accepted: event.accepted,
+        flaky: event.flaky,
       };
     case 'done_refused':
     case 'requirements': {

@@ -70,7 +70,10 @@ export function describeEvent(event: RunEvent, options: DescribeOptions): Descri
     case 'requirements':
       return requirementsLines(event);
     case 'test_baseline':
-      return baselineLines(event);
+      return baselineLines({
+        unavailable: event.unavailable,
+        checks: event.checks.map((check) => ({ ...check, passing: check.passing.length, failing: check.failing.length })),
+      });
     case 'test_oracle':
       return oracleLines(event);
     case 'run_finished':
@@ -114,6 +117,10 @@ export function describeTimelineEntry(entry: TimelineEntry): DescribedLine[] {
       return worktreeLines({ ...entry, setup: setupOfEntry(entry) });
     case 'requirements':
       return requirementsLines(entry);
+    case 'test_baseline':
+      return baselineLines(entry);
+    case 'test_oracle':
+      return oracleLines(entry);
     case 'session_ended':
       return outcomeLines({ ...entry, status: entry.outcome, total_tokens: entry.total_tokens ?? 0 });
     case 'critic_changes_reverted':
@@ -236,7 +243,7 @@ type SharedFact =
   | ({ kind: 'stall' } & Pick<RunEventOf<'stall'>, 'action' | 'reason'>)
   | ({ kind: 'agent_waiting' } & AgentWaiting)
   | ({ kind: 'warning' } & Pick<RunEventOf<'warning'>, 'message'>)
-  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified' | 'unmet_requirements'>)
+  | ({ kind: 'done_refused' } & Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'failed_tests' | 'protected_changes' | 'unverified' | 'unmet_requirements'>)
   | ({ kind: 'protected_change' } & Pick<RunEventOf<'protected_change'>, 'change' | 'status' | 'reason'>)
   | { kind: 'nested_repositories_appeared'; repositories: readonly NestedRepository[] }
   | { kind: 'review_delivered' | 'review_claimed'; ids: readonly string[] }
@@ -327,11 +334,16 @@ function clockTime(iso: string): string {
 
 /** Why the gate refused a DONE, a reason each: the live log's, the replay's and the viewer's words. */
 export function refusalReasons(
-  refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified' | 'unmet_requirements'>,
+  refusal: Pick<RunEventOf<'done_refused'>, 'failed_checks' | 'protected_changes' | 'unverified' | 'unmet_requirements'> & { failed_tests?: readonly string[] },
 ): string[] {
   const reasons: string[] = [];
   const checks = refusal.failed_checks;
   if (checks.length > 0) reasons.push(failingRequiredChecksText(checks));
+  const tests = refusal.failed_tests ?? [];
+  if (tests.length > 0)
+    reasons.push(
+      `the start's tests do not all pass on the final code (${tests.slice(0, 5).join(', ')}${tests.length > 5 ? `, and ${tests.length - 5} more` : ''})`,
+    );
   const weakened = refusal.protected_changes ?? [];
   if (weakened.length > 0)
     reasons.push(`what the checks rest on was weakened (${weakened.map((change) => `${change.file}: ${protectedKindText(change.kind)}`).join(', ')})`);
@@ -563,17 +575,16 @@ function checkLines(
 }
 
 /** The start's tests, as the baseline found them: what the oracle will hold the final code to, or why there is none. */
-function baselineLines(baseline: Extract<RunEvent, { type: 'test_baseline' }>): DescribedLine[] {
+function baselineLines(baseline: Pick<Extract<TimelineEntry, { kind: 'test_baseline' }>, 'checks' | 'unavailable'>): DescribedLine[] {
   if (baseline.unavailable !== null) return [{ text: `no baseline of the start's tests: ${baseline.unavailable}`, tone: 'muted' }];
   const held = baseline.checks.map(
-    (check) =>
-      `${check.name} (${check.runner}): ${check.passing.length} of ${check.tests.collected} passing${check.failing.length > 0 ? `, ${check.failing.length} failing` : ''}`,
+    (check) => `${check.name} (${check.runner}): ${check.passing} of ${check.tests.collected} passing${check.failing > 0 ? `, ${check.failing} failing` : ''}`,
   );
   return [{ text: `baseline of the start's tests: ${held.join('; ')}`, tone: 'muted' }];
 }
 
 /** The oracle's verdict: the start's tests on the final code, each one wanting named. */
-function oracleLines(oracle: Extract<RunEvent, { type: 'test_oracle' }>): DescribedLine[] {
+function oracleLines(oracle: Pick<Extract<RunEvent, { type: 'test_oracle' }>, 'passed' | 'baseline' | 'findings' | 'accepted' | 'flaky'>): DescribedLine[] {
   const flaky = oracle.flaky.length > 0 ? `; ${oracle.flaky.length} flaky left out` : '';
   const head: DescribedLine = {
     text: `the start's tests on the final code: ${oracle.passed} of ${oracle.baseline} pass${flaky}`,

@@ -20,6 +20,7 @@ import {
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
+import { TEST_RUNNERS, testCountsSchema, testFindingSchema } from './testResults.js';
 import * as z from './zod.js';
 
 /**
@@ -79,7 +80,20 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     evidence: z.optional(criticEvidenceSchema),
   }),
   /** `output`: what it printed, head and tail (absent in records of older runners); the user's to read, an acceptance check's too. */
-  entry('check', { ...checkOutcomeShape, ...checkTraitsShape, output: z.optional(z.string()) }),
+  entry('check', { ...checkOutcomeShape, ...checkTraitsShape, output: z.optional(z.string()), tests: z.optional(testCountsSchema) }),
+  /** The start's tests, once, before the first verdict: how many each check's runner passed and failed on the start tree (not the ids). */
+  entry('test_baseline', {
+    checks: z.array(z.object({ name: z.string(), runner: z.enum(TEST_RUNNERS), passing: z.int(), failing: z.int(), tests: testCountsSchema })),
+    unavailable: z.nullable(z.string()),
+  }),
+  /** The start's tests on a DONE's final code (the oracle): what passed, and each test wanting, accepted or flaky. */
+  entry('test_oracle', {
+    passed: z.int(),
+    baseline: z.int(),
+    findings: z.array(testFindingSchema),
+    accepted: z.array(z.object({ finding: testFindingSchema, reason: z.nullable(z.string()), by: z.enum(['user', 'allow_test_changes']) })),
+    flaky: z.array(z.object({ check: z.string(), id: z.string() })),
+  }),
   entry('done_refused', doneRefusedShape),
   /** The task's requirements as the critic judged them on the iteration, each one's evidence checked against the record. */
   entry('requirements', { source: z.enum(REQUIREMENT_SOURCES), requirements: z.array(requirementStatusSchema) }),

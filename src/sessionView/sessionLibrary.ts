@@ -65,6 +65,9 @@ const VIEW_EVENTS = new Set<RunEvent['type']>([
   'protected_change',
   // Each iteration's checklist as the critic judged it.
   'requirements',
+  // The start's tests: once on the start tree, then on each DONE's final code.
+  'test_baseline',
+  'test_oracle',
   'rollback',
   'rollback_undone',
   'stall',

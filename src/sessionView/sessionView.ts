@@ -62,6 +62,8 @@ export const iterationViewSchema = z.object({
   done_refused: z.nullable(
     z.object({
       failed_checks: z.array(z.string()),
+      /** The start's tests that do not pass on the final code (the oracle's findings), by id. */
+      failed_tests: z.optional(z.array(z.string())),
       protected_changes: z.array(protectedChangeSchema),
       /** Nothing but the critic's word stood behind it (see `done_refused` in runEvents.ts). */
       unverified: z.optional(z.enum(UNVERIFIED_DONES)),

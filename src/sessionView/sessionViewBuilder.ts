@@ -93,6 +93,7 @@ export function refusalOf(
   if (refused)
     return {
       failed_checks: refused.failed_checks,
+      ...(refused.failed_tests && { failed_tests: refused.failed_tests }),
       protected_changes: refused.protected_changes ?? [],
       ...(refused.unverified && { unverified: refused.unverified }),
       ...(refused.unmet_requirements && { unmet_requirements: refused.unmet_requirements }),
