@@ -96,6 +96,11 @@ function figureGroups(stats: SessionStats): HTMLElement[] {
       tile('Task success rate', share(stats.task_success_rate)),
       tile('First-try success', share(stats.first_try_success_rate), 'Successful tasks done in one iteration'),
       tile('Verified success', share(stats.verified_success_rate), 'Successful tasks whose DONE a passing check or a command the critic ran backs'),
+      tile(
+        'By the start’s tests',
+        share(stats.tests_verified_success_rate),
+        'Successful tasks whose DONE rested on the start’s tests passing on the final code',
+      ),
       tile('Waste rate', share(stats.waste_rate), 'Tasks that ended failed, interrupted or at the iteration limit'),
       tile('Avg iterations to success', stats.avg_iterations_to_success === null ? '—' : stats.avg_iterations_to_success.toFixed(1)),
       tile('Avg cycle time', stats.avg_cycle_time_secs === null ? '—' : formatDuration(stats.avg_cycle_time_secs), 'Of successful tasks'),

@@ -6,6 +6,7 @@ import { protectedChangeText } from '../src/sessionFormat/verification.js';
 import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
+import { verifiedByText } from '../src/sessionFormat/testResults.js';
 import { requirementHolds, requirementState, type RequirementStatus } from '../src/sessionFormat/verification.js';
 import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
 import { hostMessageSchema, viewerStateSchema, type HostCapabilities, type HostMessage } from '../src/sessionView/viewerProtocol.js';
@@ -141,6 +142,7 @@ export class ViewerApp {
       ['Duration', end ? formatDuration(end.duration_secs) : null],
       ['Cost', costText(view)],
       ['Checks', view.guards && view.guards.checks.length > 0 ? view.guards.checks.map((check) => check.name).join(', ') : null],
+      ['Verified by', end?.outcome === 'success' && end.verified_by ? verifiedByText(end.verified_by) : null],
       ['Stopped by', end?.stop_reason ? stopReasonText(end.stop_reason) : null],
       ['Tokens', view.total_tokens === null ? null : view.total_tokens.toLocaleString('en-US')],
       ['Confidence', end?.confidence == null ? null : `${Math.round(end.confidence * 100)}%`],

@@ -1,5 +1,6 @@
 import type { EvalResults } from '../sessionFormat/evalRecords.js';
 import { formatDuration } from '../text/humanize.js';
+import { verifiedByText } from '../sessionFormat/testResults.js';
 
 /** A table of an eval's results as plain text cells, for each rendering to escape its own way. */
 export interface EvalTable {
@@ -48,13 +49,14 @@ export function evalTables(results: EvalResults): { configs: EvalTable; pairs: E
       rows: results.pairs.map((pair) => [pair.a, pair.b, signedPoints(pair.accepted_rate_difference), interval(pair.interval, true)]),
     },
     runs: {
-      headers: ['task', 'config', 'repetition', 'outcome', 'acceptance', 'iterations', 'cost', 'duration', 'session'],
+      headers: ['task', 'config', 'repetition', 'outcome', 'acceptance', 'verified by', 'iterations', 'cost', 'duration', 'session'],
       rows: results.runs.map((run) => [
         run.task,
         run.config,
         String(run.repetition),
         run.outcome,
         run.acceptance_passed ? 'passed' : 'failed',
+        run.verified_by ? verifiedByText(run.verified_by) : '—',
         String(run.iterations),
         dollars(run.cost_usd),
         formatDuration(run.duration_secs),

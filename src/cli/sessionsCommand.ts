@@ -18,6 +18,7 @@ import { readReviewRecords, readSidecarEvents } from '../sessions/sidecarReader.
 import { openStore } from './openStore.js';
 import { colorEnabled, paint, renderTable, writeWarning } from './terminal.js';
 import { needsInputText } from '../sessionFormat/needsInput.js';
+import { verifiedByText } from '../sessionFormat/testResults.js';
 
 export interface ListOptions {
   outcome?: string[];
@@ -114,6 +115,7 @@ export function renderSession(session: Session, color: boolean, judged: { events
     const unverified =
       end.outcome === 'success' && end.verification === 'unverified' ? ' (unverified: no required check passed, the critic ran no command that succeeded)' : '';
     out.push(`  outcome    ${paint(end.outcome, tone, color)}${unverified} after ${end.iterations} iteration(s), ${formatDuration(end.duration_secs)}`);
+    if (end.outcome === 'success' && end.verified_by) out.push(`  verified by ${clean(verifiedByText(end.verified_by))}`);
     if (end.stop_reason) out.push(`  stopped by ${clean(stopReasonText(end.stop_reason))}${end.error ? `: ${clean(end.error)}` : ''}`);
     else if (end.outcome === 'failed' && end.error) out.push(`  error      ${clean(end.error)}`);
     if (typeof end.total_cost_usd === 'number') out.push(`  cost       $${end.total_cost_usd.toFixed(2)}${end.cost_estimated ? ' (partly estimated)' : ''}`);
@@ -236,6 +238,7 @@ function taskLines(stats: SessionStats): string[] {
     `  success rate              ${share(stats.task_success_rate)}`,
     `  first-try success rate    ${share(stats.first_try_success_rate)}`,
     `  verified success rate     ${share(stats.verified_success_rate)}`,
+    `  by the start's tests      ${share(stats.tests_verified_success_rate)}`,
     `  waste rate                ${share(stats.waste_rate)}`,
     `  avg iterations to success ${mean(stats.avg_iterations_to_success)}`,
     `  avg cycle time            ${stats.avg_cycle_time_secs === null ? '—' : formatDuration(stats.avg_cycle_time_secs)}`,

@@ -26,6 +26,7 @@ export function evalResultsOf(state: EvalState): EvalResults {
       iterations: line.iterations,
       cost_usd: line.cost_usd,
       duration_secs: line.duration_secs,
+      verified_by: line.verified_by ?? null,
     }))
     .sort((a, b) => compareTuples(order(a), order(b)));
   const configs = started.configs.map((config) =>

@@ -147,6 +147,7 @@ class EvalRun {
         iterations: loop.summary?.iterations ?? 0,
         cost_usd: loop.summary?.total_cost_usd ?? null,
         duration_secs: loop.summary?.total_duration_secs ?? 0,
+        verified_by: loop.summary?.verified_by ?? null,
         loop_outcome: loop.summary?.status ?? 'failed',
         error: loop.summary ? loop.summary.error : loop.error,
         error_code: loop.summary ? loop.summary.error_code : loop.errorCode,

@@ -59,6 +59,8 @@ export interface DoneVerificationSetup {
   acceptedChanges: () => Promise<Map<string, AcceptedChange>>;
   /** The start's tests the user let fail, by id, with their reasons. */
   acceptedTests: () => Promise<Map<string, string | null>>;
+  /** The start's tests as an earlier run of the task found them (`resume`): taken as they are. */
+  recordedBaseline?: TestBaseline;
   emit: (event: RunEventInput) => void;
   groups?: GroupRecorder;
 }
@@ -98,6 +100,7 @@ export class DoneVerification {
       isolation: { ...setup.isolation, worktree: readiness },
       userProtected: setup.verify.protected,
       groups: setup.groups,
+      recorded: setup.recordedBaseline,
     });
     void this.oracle.baseline(signal).then((baseline) => this.recordBaseline(baseline));
   }

@@ -39,6 +39,7 @@ import { withReviewLock } from './reviewLock.js';
 import { StallDetector, type Stall } from './stallDetector.js';
 import { captureUserGitState, revertChangesSince, type UserGitState } from './treeGuard.js';
 import { DoneVerification, NO_PROTECTION, type DoneJudgement, type Protection } from './doneVerification.js';
+import type { TestBaseline } from './testOracle.js';
 import { ConfigFilesWatch } from './configFilesWatch.js';
 import { LimitWaits, type WaitingAgent } from './outlastLimits.js';
 import { RequirementsChecklist, type CarriedChecklist, type JudgedRequirements } from './requirementsChecklist.js';
@@ -138,6 +139,8 @@ export interface Continuation {
   answer?: string;
   /** The task's requirements as last judged: the critic's list, each one's status, go on. */
   checklist?: CarriedChecklist;
+  /** The start's tests as the task's first run found them: not run again on the same start tree. */
+  baseline?: TestBaseline;
 }
 
 /** Consecutive failed agent runs that changed nothing before the loop gives up. */
@@ -601,6 +604,7 @@ class LoopRun {
       workingDirPrefix: workingDirPrefixOf(request),
       acceptedChanges: () => this.ledger.acceptedChanges(),
       acceptedTests: () => this.ledger.acceptedTests(),
+      recordedBaseline: request.continuation?.baseline,
       emit: (event) => this.emit(event),
       groups: this.lock,
     });

@@ -69,6 +69,8 @@ export interface OracleSetup {
   /** `[verify] protected`: the user's own test patterns. */
   userProtected: readonly string[];
   groups?: GroupRecorder;
+  /** A baseline an earlier run of the task took on the same start tree (`resume`): taken instead of running the tests again. */
+  recorded?: TestBaseline;
 }
 
 /** The shell's "command not found". */
@@ -97,7 +99,8 @@ export class TestOracle {
 
   /** Starts the baseline (once); it runs while the first actor works. */
   baseline(signal: AbortSignal): Promise<TestBaseline> {
-    this.baselineRun ??= this.runBaseline(signal).catch((error: unknown) => ({
+    const recorded = this.setup.recorded;
+    this.baselineRun ??= (recorded ? Promise.resolve(recorded) : this.runBaseline(signal)).catch((error: unknown) => ({
       checks: [],
       unavailable: `the start tree's worktree could not be made: ${(error as Error).message}`,
     }));
@@ -173,6 +176,8 @@ export class TestOracle {
   async judge(finalCommit: string, signal: AbortSignal): Promise<OracleJudgement | null> {
     const baseline = await this.baseline(signal);
     if (baseline.unavailable !== null) return null;
+    // A recorded baseline made no worktree yet; one that cannot be readied now judges nothing.
+    if (await this.prepare(signal)) return null;
     const oracle = await this.startTestsOn(finalCommit);
     await this.moveTo(oracle.commit);
     const results: CheckResult[] = [];

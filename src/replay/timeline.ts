@@ -74,6 +74,7 @@ export function buildTimeline(session: Session, events: readonly RunEvent[], rev
       total_tokens: end.total_tokens ?? null,
       duration_secs: end.duration_secs,
       ...(end.verification && { verification: end.verification }),
+      ...(end.outcome === 'success' && end.verified_by && { verified_by: end.verified_by }),
     });
   }
   const startedAt = Date.parse(start.timestamp);
@@ -220,7 +221,13 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
         kind: 'test_baseline',
         at,
         iteration: null,
-        checks: event.checks.map((check) => ({ name: check.name, runner: check.runner, passing: check.passing.length, failing: check.failing.length, tests: check.tests })),
+        checks: event.checks.map((check) => ({
+          name: check.name,
+          runner: check.runner,
+          passing: check.passing.length,
+          failing: check.failing.length,
+          tests: check.tests,
+        })),
         unavailable: event.unavailable,
       };
     case 'test_oracle':

@@ -7,6 +7,7 @@ import { diffSnapshots } from '../git/treeDiff.js';
 import type { FeedbackRecord } from '../loop/actorPrompt.js';
 import type { Continuation } from '../loop/loopRunner.js';
 import type { CarriedChecklist } from '../loop/requirementsChecklist.js';
+import type { TestBaseline } from '../loop/testOracle.js';
 import type { PriceTable } from '../budget/prices.js';
 import { SpendTracker } from '../budget/spendTracker.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
@@ -98,6 +99,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       requirements: checklistAfter(line.iteration_number)?.requirements,
     }));
   const checklist = history.length > 0 ? checklistAfter(history.at(-1)!.iteration) : undefined;
+  const baseline = recordedBaseline(chain.flatMap((link) => events.get(link.id) ?? []));
   return {
     session,
     repository,
@@ -112,6 +114,7 @@ export async function planResume(request: ResumeRequest): Promise<ResumePlan> {
       earlierSidecarDirs: chain.map((link) => request.sidecarDirOf(link.id)),
       ...(rolledBackTo !== undefined && { reviewBefore: rolledBackTo }),
       ...(checklist && { checklist }),
+      ...(baseline && { baseline }),
     },
     recorded: {
       actorAgent: agentKindFromDisplayName(session.start.actor_agent),
@@ -366,4 +369,18 @@ export function assertIterationsLeft(plan: ResumePlan, maxIterations: number): v
     `Session ${plan.session.id} has used its ${maxIterations} iteration${maxIterations === 1 ? '' : 's'}; the next would be iteration ${next}.`,
     { max_iterations: maxIterations, next_iteration: next },
   );
+}
+
+/**
+ * The start's tests as the task's first run found them (its `test_baseline`): the task's
+ * start tree has not changed, so its tests are not run again. One that found no baseline
+ * is not carried: the resumed run tries again (a command may have been installed since).
+ */
+function recordedBaseline(events: readonly RunEvent[]): TestBaseline | undefined {
+  const recorded = events.find((event): event is Extract<RunEvent, { type: 'test_baseline' }> => event.type === 'test_baseline');
+  if (!recorded || recorded.unavailable !== null || recorded.checks.length === 0) return undefined;
+  return {
+    unavailable: null,
+    checks: recorded.checks.map((check) => ({ check: check.name, runner: check.runner, passing: check.passing, failing: check.failing, counts: check.tests })),
+  };
 }

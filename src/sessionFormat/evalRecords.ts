@@ -2,6 +2,7 @@ import path from 'node:path';
 import { FAILURE_CODES } from './failures.js';
 import { dataHome, fileTimestamp, promptHash, type Environment } from './sessionFiles.js';
 import { OUTCOMES } from './sessionLines.js';
+import { verifiedBySchema } from './testResults.js';
 import * as z from './zod.js';
 
 /**
@@ -71,6 +72,8 @@ export const evalRunSchema = z.object({
   iterations: z.int().check(z.nonnegative()),
   cost_usd: z.nullable(z.number()),
   duration_secs: z.number(),
+  /** What the loop's DONE rested on (a success's `verified_by`); null for other outcomes and records of older runners. */
+  verified_by: z.optional(z.nullable(verifiedBySchema)),
 });
 export type EvalRun = z.infer<typeof evalRunSchema>;
 

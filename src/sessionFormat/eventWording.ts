@@ -18,7 +18,7 @@ import { needsInputText, type NeedsInput } from './needsInput.js';
 import type { Finding } from './reviewRecords.js';
 import type { FileChange, NestedRepository, RunEvent, RunEventOf } from './runEvents.js';
 import type { CriticDecisionKind, Outcome, StopReason } from './sessionLines.js';
-import { testCountsText, testFindingText, type TestCounts } from './testResults.js';
+import { testCountsText, testFindingText, verifiedByText, type TestCounts, type VerifiedBy } from './testResults.js';
 import type { TimelineEntry } from './timelineEntries.js';
 
 /**
@@ -669,6 +669,7 @@ function outcomeLines(end: {
   cost_estimated?: boolean;
   session_file?: string;
   verification?: Verification | null;
+  verified_by?: VerifiedBy | null;
   stop_reason?: string | null;
 }): DescribedLine[] {
   const after = `after ${end.iterations} iteration${end.iterations === 1 ? '' : 's'} (${formatDuration(end.duration_secs)})`;
@@ -685,6 +686,8 @@ function outcomeLines(end: {
         : { text: `✗ Failed ${after}: ${end.error ?? 'unknown error'}`, tone: 'error' },
   };
   const lines = [headlines[end.status]];
+  // What the DONE rests on: the start's tests, or an exit code only, said as plainly as the outcome.
+  if (end.status === 'success' && end.verified_by) lines.push({ text: `verified by ${verifiedByText(end.verified_by)}`, tone: 'muted' });
   if (end.total_cost_usd !== null || end.total_tokens > 0) {
     const cost = end.total_cost_usd === null ? '' : `$${end.total_cost_usd.toFixed(2)}${end.cost_estimated ? ' (partly estimated)' : ''}, `;
     lines.push({ text: `used ${cost}${formatCount(end.total_tokens)} tokens`, tone: 'muted' });

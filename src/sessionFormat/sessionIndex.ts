@@ -26,7 +26,7 @@ import * as z from './zod.js';
  * cannot occur inside a field.
  */
 
-export const SESSION_INDEX_VERSION = 7;
+export const SESSION_INDEX_VERSION = 8;
 
 /** `<folder>-index.json` beside the sessions folder, outside the `sessions/*.jsonl` glob: `sessions-index.json`. */
 export function sessionIndexFileName(sessionsFolderName: string): string {

@@ -59,6 +59,8 @@ export const sessionFiguresSchema = z.object({
   /** Its `session_start`'s models (null: the agent's own default): a forecast compares a run with tasks of the same models. */
   actor_model: z.nullable(z.string()),
   critic_model: z.nullable(z.string()),
+  /** Its success's `verified_by.start_tests.passed`: the start's tests its DONE rested on; null when no oracle judged it. */
+  start_tests_passed: z.nullable(z.int()),
 });
 export type SessionFigures = z.infer<typeof sessionFiguresSchema>;
 
@@ -87,6 +89,8 @@ export const taskFiguresSchema = z.object({
   improvement_rate: z.nullable(z.number()),
   /** Successful tasks whose last session's `verification` is `verified` / successful tasks. */
   verified_success_rate: z.nullable(z.number()),
+  /** Successful tasks whose last session's DONE rested on the start's tests passing on the final code (the oracle) / successful tasks. */
+  tests_verified_success_rate: z.nullable(z.number()),
   /** Iterations whose DONE the gate refused / iterations the critic answered DONE. */
   done_refused_rate: z.nullable(z.number()),
   /** What the tasks cost, where their sessions recorded it; null when none did. */

@@ -20,7 +20,7 @@ import {
 import { needsInputSchema } from './needsInput.js';
 import { findingSchema } from './reviewRecords.js';
 import { CRITIC_DECISIONS, OUTCOMES, sessionHeaderSchema } from './sessionLines.js';
-import { TEST_RUNNERS, testCountsSchema, testFindingSchema } from './testResults.js';
+import { TEST_RUNNERS, testCountsSchema, testFindingSchema, verifiedBySchema } from './testResults.js';
 import * as z from './zod.js';
 
 /**
@@ -154,6 +154,8 @@ export const timelineEntrySchema = z.discriminatedUnion('kind', [
     duration_secs: z.number(),
     /** For a success: whether anything but the critic's word stood behind it (absent in older records). */
     verification: z.optional(z.enum(VERIFICATIONS)),
+    /** For a success: what stood behind it (the start's tests, new tests, exit codes, the critic's commands); absent in older records. */
+    verified_by: z.optional(verifiedBySchema),
   }),
 ]);
 export type TimelineEntry = z.infer<typeof timelineEntrySchema>;

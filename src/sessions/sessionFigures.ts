@@ -109,6 +109,7 @@ export function noFigures(
     last_decision: null,
     total_tokens: null,
     ...models,
+    start_tests_passed: null,
   };
 }
 
@@ -124,7 +125,10 @@ class FiguresFold {
     const { line } = parsed;
     if (line.type === 'iteration') this.iteration(line, parsed.feedbackChars);
     // A later end replaces an earlier one, as the readers take it.
-    else if (line.type === 'session_end') this.figures.total_tokens = line.total_tokens ?? null;
+    else if (line.type === 'session_end') {
+      this.figures.total_tokens = line.total_tokens ?? null;
+      this.figures.start_tests_passed = line.outcome === 'success' ? (line.verified_by?.start_tests?.passed ?? null) : null;
+    }
   }
 
   private iteration(line: IterationLine, longFeedbackChars: number | undefined): void {

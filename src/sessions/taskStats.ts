@@ -47,6 +47,8 @@ export interface Task<S extends StatsSession = StatsSession> {
   first: S;
   outcome: Outcome | null;
   verified: boolean;
+  /** Its DONE rested on the start's tests passing on the final code. */
+  testsVerified: boolean;
   actor: string;
   critic: string;
   /** Its first session's models (null: the agent's default), as it names its agents by its first session. */
@@ -91,6 +93,7 @@ function taskOf<S extends StatsSession>(chain: readonly S[]): Task<S> {
     first,
     outcome: last.outcome,
     verified: last.outcome === 'success' && last.verification === 'verified',
+    testsVerified: last.outcome === 'success' && chain.at(-1)!.figures.start_tests_passed !== null,
     actor: first.summary.actor_agent,
     critic: first.summary.critic_agent,
     actorModel: first.figures.actor_model,
@@ -152,6 +155,7 @@ function taskFigures(tasks: readonly Task[]): TaskFigures {
       rejections,
     ),
     verified_success_rate: rate(successes.filter((task) => task.verified).length, successes.length),
+    tests_verified_success_rate: rate(successes.filter((task) => task.testsVerified).length, successes.length),
     done_refused_rate: rate(
       sum(tasks, (task) => task.doneRefused),
       sum(tasks, (task) => task.criticDone),

@@ -608,6 +608,29 @@ describe("DONE judged by effect: the start's tests on the final code (the built 
     assert.deepEqual([oracle.findings, oracle.accepted.map((each) => [each.finding.id, each.by])], [[], [['adds two numbers', 'user']]]);
   });
 
+  it("resume carries the start's tests as the task's first run found them: they are not run again on the same start tree", async () => {
+    // Each run of the tests says where it ran: the oracle's worktree is under <worktrees>/oracle/<session>/.
+    const runs = path.join(tempDir('codeloops-runs-'), 'runs');
+    const counting = `require('node:fs').appendFileSync(${JSON.stringify(runs)}, process.cwd() + '\\n');\nrequire('node:test').test('counts', () => {});\n`;
+    const critic = [[carryOn('Not yet.', ['sum still subtracts'])], [done('All tests pass.')]];
+    const run = await runOnProject({ actor: [[FIX_SUM], []], critic }, ['-n', '1'], { ...byTests, files: { 'test/count.test.js': counting } });
+    assert.equal(run.outcome.status, 'max_iterations_reached', run.result.stderr);
+    const resumed = await runCli(['resume', run.outcome.session_id, '--trust', '-n', '2', '--json-output'], { cwd: run.repo, env: run.home.env });
+    const outcome = JSON.parse(resumed.stdout) as { status: string; session_id: string };
+    assert.equal(outcome.status, 'success', resumed.stderr);
+    const events = readJsonLines(path.join(sidecarDirOf(outcome.session_id, run.home.env), 'events.jsonl'));
+    const baselineOf = (list: Record<string, unknown>[]) => {
+      const { timestamp: _, ...rest } = list.find((event) => event.type === 'test_baseline')!;
+      return rest;
+    };
+    assert.deepEqual(baselineOf(events), baselineOf(run.events));
+    const inOracle = fs
+      .readFileSync(runs, 'utf8')
+      .split('\n')
+      .filter((where) => where.includes(`${path.sep}oracle${path.sep}`));
+    assert.equal(inOracle.length, 2, `the baseline once, the oracle at DONE once:\n${inOracle.join('\n')}`);
+  });
+
   it('--allow-test-changes accepts every start test that fails on the final code, and says so', async () => {
     const skip = MISTAKES.find((mistake) => mistake.kind === 'skip_added')!;
     const run = await runOnProject({ actor: [skip.actor], critic: believingCritic }, ['-n', '1', '--allow-test-changes'], byTests);
