@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parse, type ParseEntry } from 'shell-quote';
 import type { TestRunner } from '../sessionFormat/testResults.js';
+import { leadingAssignments, stepsOf, type Step } from '../text/shellSteps.js';
 
 /**
  * Which test runner a check's command runs, read from the command as a shell would
@@ -24,9 +24,6 @@ export interface RecognisedRunner {
   /** The package script the command runs (`npm test`): arguments go after `--` for npm. */
   script: { manager: string } | null;
 }
-
-/** A step of a command: its words, `VAR=value` assignments left out. */
-type Step = string[];
 
 /** Programs that run the command after them: `npx jest`, `timeout 60 pytest`, `poetry run pytest`. */
 const WRAPPERS: Readonly<Record<string, number>> = { npx: 0, bunx: 0, env: 0, nice: 0, exec: 0, command: 0, time: 0, timeout: 1, xvfb_run: 0 };
@@ -132,32 +129,4 @@ function packageScripts(folder: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
-}
-
-/** A command's steps as sh splits them at `&&`, `||`, `;`, `|` and `&`, each without its leading `VAR=value` words; `$VAR` kept as written. */
-export function stepsOf(command: string): Step[] {
-  const entries: ParseEntry[] = parse(command, (name) => `$${name}`);
-  const steps: Step[] = [[]];
-  let redirected = false;
-  for (const entry of entries) {
-    if (typeof entry === 'string') {
-      // The file of a redirection (`> out.txt`, `2>&1`) is no word of the command.
-      if (!redirected) steps.at(-1)!.push(entry);
-      redirected = false;
-    } else if ('op' in entry && REDIRECTIONS.has(entry.op)) {
-      // `2>&1`: the 2 before it is the descriptor, not an argument.
-      if (/^\d$/.test(steps.at(-1)!.at(-1) ?? '')) steps.at(-1)!.pop();
-      redirected = true;
-    } else if ('op' in entry && entry.op !== 'glob') steps.push([]);
-    else if ('pattern' in entry) steps.at(-1)!.push(entry.pattern);
-  }
-  return steps.map((words) => words.slice(leadingAssignments(words))).filter((words) => words.length > 0);
-}
-
-const REDIRECTIONS: ReadonlySet<string> = new Set(['>', '>>', '<', '>&', '<&', '>|', '<<<']);
-
-function leadingAssignments(words: Step): number {
-  let index = 0;
-  while (index < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[index]!)) index += 1;
-  return index;
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { previewLine } from '../text/truncate.js';
+import { stepsOf } from '../text/shellSteps.js';
 
 /**
  * What a check's command rests on besides its own words, which the actor could edit
@@ -145,13 +146,13 @@ function isPytest(words: readonly string[]): boolean {
 
 /**
  * The simple commands of a shell line, each as its words: split at `&&`, `||`, `;`,
- * `|` and newlines, quotes taken off, leading `VAR=value` assignments and `env`,
- * `npx`-like runners skipped. Enough to follow a check, not a shell.
+ * `|`, `&` and newlines as sh splits them (`text/shellSteps.ts`), leading `VAR=value`
+ * assignments and `env`, `exec`, `time` skipped. Enough to follow a check, not a shell.
  */
 export function simpleCommands(line: string): string[][] {
   return line
-    .split(/&&|\|\||[;|\n]/)
-    .map((part) => (part.match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((word) => word.replace(/^(["'])(.*)\1$/, '$2')))
+    .split('\n')
+    .flatMap((each) => stepsOf(each))
     .map((words) => {
       let start = 0;
       while (start < words.length && (/^\w+=/.test(words[start]!) || words[start] === 'env' || words[start] === 'exec' || words[start] === 'time')) start++;
