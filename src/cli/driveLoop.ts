@@ -12,6 +12,8 @@ import { cliHint } from './failureHints.js';
 import { stdinReviewControl } from './reviewControl.js';
 import { reportRefusal, type RunOptions } from './runSetup.js';
 import { writeLines } from './terminal.js';
+import { shellWord } from '../text/shellSteps.js';
+import { sanitizeForTerminal } from '../text/terminalText.js';
 import { notifyFailureText } from './runSetup.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
 
@@ -29,6 +31,8 @@ export async function driveLoop(
   let sessionId: string | undefined;
   // The question the loop is waiting on, so that a user who stops it there is told how to answer later.
   let unanswered: string | undefined;
+  // The last DONE the gate refused, while no later verdict stands: a run that ends on it says how to accept what refused it.
+  let refused: Extract<RunEvent, { type: 'done_refused' }> | undefined;
   // Someone can answer on stdin when it is the editor's control channel (--events ndjson) or a terminal;
   // otherwise (CI, --json-output piped) the run is headless and a question ends it.
   const answerable = options.events === 'ndjson' || process.stdin.isTTY === true;
@@ -46,6 +50,8 @@ export async function driveLoop(
         if (event.type === 'run_started') sessionId = event.session_id;
         if (event.type === 'review_paused') unanswered = event.needs_input?.question;
         if (event.type === 'needs_input_answered' || event.type === 'iteration_started') unanswered = undefined;
+        if (event.type === 'done_refused') refused = event;
+        else if (event.type === 'iteration_started') refused = undefined;
         if (options.events === 'ndjson') {
           if (isOpen()) process.stdout.write(JSON.stringify(event) + '\n');
           return;
@@ -92,6 +98,31 @@ export async function driveLoop(
   if ((summary.error_code === 'agent_auth' || summary.error_code === 'usage_limit') && !options.events && !options.quiet) {
     writeStderr(`${cliHint(new CodeloopsError(summary.error_code, summary.error ?? '', { session_id: summary.session_id })) ?? ''}\n`);
   }
+  if (refused && summary.status !== 'success' && !options.events && !options.quiet) writeStderr(acceptHint(summary.session_id, refused));
   if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');
   return EXIT_CODES[summary.status];
+}
+
+/**
+ * How to accept what refused the run's last DONE, when the task needed it: each start
+ * test that failed on the final code, each weakening standing. Nothing for a failing
+ * check or a requirement: those are the actor's to fix.
+ */
+function acceptHint(sessionId: string, refused: Extract<RunEvent, { type: 'done_refused' }>): string {
+  const quote = (text: string) => sanitizeForTerminal(shellWord(text));
+  const commands = [
+    ...(refused.failed_tests ?? []).map((id) => `codeloops accept ${sessionId} --test ${quote(id)} --reason "…"`),
+    ...(refused.protected_changes ?? []).map(
+      (change) => `codeloops accept ${sessionId} --iteration ${refused.iteration} --file ${quote(change.file)} --reason "…"`,
+    ),
+  ];
+  if (commands.length === 0) return '';
+  const shown = commands.slice(0, 5);
+  const more = commands.length > shown.length ? [`  (and ${commands.length - shown.length} more)`] : [];
+  return [
+    `If the task needed what refused its last DONE, accept it and resume (codeloops resume ${sessionId}):`,
+    ...shown.map((each) => `  ${each}`),
+    ...more,
+    '',
+  ].join('\n');
 }

@@ -1,4 +1,4 @@
-import { parse, type ParseEntry } from 'shell-quote';
+import { parse, quote, type ParseEntry } from 'shell-quote';
 
 /** A step of a command: its words, `VAR=value` assignments left out. */
 export type Step = string[];
@@ -29,4 +29,9 @@ export function leadingAssignments(words: Step): number {
   let index = 0;
   while (index < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[index]!)) index += 1;
   return index;
+}
+
+/** A word as sh would read it back as one argument, quoted only when it needs to be: for commands shown to the user to type. */
+export function shellWord(word: string): string {
+  return quote([word]);
 }

@@ -170,6 +170,8 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
       const secondActor = verified.agent.prompt('actor', 2);
       assert.equal(secondActor.split('Restore them.').length - 1, 1, `the actor is told to restore it, once:\n${secondActor}`);
       assert.match(verified.result.stderr, /protected: /, 'the user sees it in the run output');
+      const accept = `codeloops accept ${verified.outcome.session_id} --iteration 2 --file ${mistake.file} --reason`;
+      assert.ok(verified.result.stderr.includes(accept), `the run that ends refused says how to accept it:\n${verified.result.stderr}`);
 
       const plain = await runOnProject(script, ['-n', '2', '--no-verify']);
       assert.equal(plain.outcome.status, mistake.passesPlainGate ? 'success' : 'max_iterations_reached', plain.result.stderr);
@@ -553,6 +555,8 @@ describe("DONE judged by effect: the start's tests on the final code (the built 
       );
       const refusal = verified.events.find((event) => event.type === 'done_refused') as { failed_tests?: string[] };
       assert.deepEqual(refusal.failed_tests, ['adds two numbers']);
+      const accept = `codeloops accept ${verified.outcome.session_id} --test 'adds two numbers' --reason`;
+      assert.ok(verified.result.stderr.includes(accept), `the run that ends refused says how to accept the test:\n${verified.result.stderr}`);
       const change = verified.events.find((event) => event.type === 'protected_change') as { change: { kind: string }; status: string };
       assert.deepEqual([change.change.kind, change.status], [mistake.kind, 'hint']);
       assert.match(verified.agent.prompt('actor', 2), /adds two numbers still fails[\s\S]*Make the code pass them/);
