@@ -244,6 +244,28 @@ export class ViewerApp {
     );
   }
 
+  /** Accept… for each start test that refused the DONE, where the host can record it (the editor). */
+  private acceptTestButtons(tests: readonly string[]): HTMLElement[] {
+    if (!this.capabilities.acceptChange || tests.length === 0) return [];
+    return [
+      h(
+        'ul',
+        { class: 'failed-tests', 'aria-label': 'start tests failing on the final code' },
+        ...tests.map((test) =>
+          h(
+            'li',
+            { class: 'failed-test', 'data-test': test },
+            h('span', { class: 'failed-test-id' }, `${test} `),
+            button('Accept…', () => this.transport.send({ type: 'acceptTest', test }), {
+              icon: 'check',
+              title: `Let the start's test ${test} fail on the final code: it no longer refuses DONE, and the critic is told your reason`,
+            }),
+          ),
+        ),
+      ),
+    ];
+  }
+
   private renderNote(note: TimelineNote): HTMLElement {
     return h(
       'div',
@@ -292,7 +314,13 @@ export class ViewerApp {
       },
       this.renderIterationHeader(iteration),
       iteration.done_refused
-        ? h('div', { class: 'warning-box refused' }, icon('shield'), ` The critic said DONE; refused: ${refusalText(iteration.done_refused)}.`)
+        ? h(
+            'div',
+            { class: 'warning-box refused' },
+            icon('shield'),
+            ` The critic said DONE; refused: ${refusalText(iteration.done_refused)}.`,
+            ...this.acceptTestButtons(iteration.done_refused.failed_tests ?? []),
+          )
         : null,
       iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
       iteration.protected_standing.length > 0 ? this.renderProtected(iteration) : null,

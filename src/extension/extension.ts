@@ -17,7 +17,7 @@ import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
 import { COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
 import { LazyQueueView } from './queue/queueViewLoader.js';
 import { HunkLenses } from './review/hunkLenses.js';
-import { acceptChangeCommand, type HunkReview, type ReviewCommandsDeps } from './review/reviewCommands.js';
+import { acceptChangeCommand, acceptTestCommand, type HunkReview, type ReviewCommandsDeps } from './review/reviewCommands.js';
 import { lazyBundle } from './lazyBundle.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
 import { LoopRegistry } from './runs/loopRegistry.js';
@@ -86,6 +86,9 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     reviewControl: (sessionId, action) => runs.resumeAfterReview(action, sessionId),
     acceptChange: async (sessionId, iteration, file) => {
       await acceptChangeCommand({ ...review, ensureTrusted: (action, why) => starter.ensureTrusted(action, why) }, sessionId, iteration, file);
+    },
+    acceptTest: async (sessionId, test) => {
+      await acceptTestCommand({ ...review, ensureTrusted: (action, why) => starter.ensureTrusted(action, why) }, sessionId, test);
     },
   });
   const comparisons = new ComparisonPanels(context.extensionUri, { store, sidecarDirOf }, registry, candidateRuns.onGroupEvent);

@@ -20,7 +20,7 @@ export const hostCapabilitiesSchema = z.object({
   openLocation: z._default(z.boolean(), false),
   /** Tell a loop paused for review to go on or to stop. */
   reviewControl: z._default(z.boolean(), false),
-  /** Accept a protected change the actor made, so that it no longer refuses DONE (the editor; `codeloops ui` is read-only). */
+  /** Accept a protected change the actor made, or a start test that fails on the final code, so that it no longer refuses DONE (the editor; `codeloops ui` is read-only). */
   acceptChange: z._default(z.boolean(), false),
 });
 export type HostCapabilities = z.infer<typeof hostCapabilitiesSchema>;
@@ -50,6 +50,8 @@ export const viewerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reviewControl'), action: z.enum(REVIEW_ACTIONS) }),
   /** Accept a standing weakening of a protected file, as the iteration recorded it (the host asks for the reason). */
   z.object({ type: z.literal('acceptChange'), iteration: z.int().check(z.positive()), file: z.string() }),
+  /** Accept one of the start's tests that the oracle found failing on the final code, by its id (the host asks for the reason). */
+  z.object({ type: z.literal('acceptTest'), test: z.string() }),
 ]);
 export type ViewerMessage = z.infer<typeof viewerMessageSchema>;
 

@@ -380,6 +380,39 @@ describe('session viewer (rendered in a DOM)', () => {
     assert.deepEqual(editor.transport.sent.at(-1), { type: 'acceptChange', iteration: 1, file: 'test/sum.test.js' });
   });
 
+  it("says a DONE was refused for the start's tests failing on the final code, naming each, with Accept for each only where the host can, and what a success rested on", () => {
+    const view = session({
+      outcome: 'max_iterations_reached',
+      iterations: [
+        iteration(1, {
+          critic_verdict: 'DONE',
+          done_refused: { failed_checks: [], failed_tests: ['adds two numbers', 'sum <b>carries</b>'], protected_changes: [] },
+        }),
+      ],
+    });
+    const { root } = open(view);
+    const refusal = root.querySelector('article.iteration .refused')!;
+    assert.match(refusal.textContent!, /refused: the start's tests do not all pass on the final code \(adds two numbers, sum <b>carries<\/b>\)/);
+    assert.equal(refusal.querySelector('b'), null, 'a test id is text, never markup');
+    assert.equal(refusal.querySelectorAll('button').length, 0, 'codeloops ui is read-only: no Accept');
+
+    const editor = open(view, { acceptChange: true });
+    const buttons = [...editor.root.querySelectorAll<HTMLButtonElement>('.refused .failed-tests button')];
+    assert.deepEqual(
+      buttons.map((each) => each.closest('li')!.getAttribute('data-test')),
+      ['adds two numbers', 'sum <b>carries</b>'],
+    );
+    buttons[1]!.click();
+    assert.deepEqual(editor.transport.sent.at(-1), { type: 'acceptTest', test: 'sum <b>carries</b>' });
+
+    const verified = session({ outcome: 'success', iterations: [iteration(1)] });
+    verified.end = { ...verified.end!, verified_by: { start_tests: { passed: 333, flaky: 1 }, new_tests: 2, exit_code_checks: ['lint'], critic_commands: 0 } };
+    assert.match(
+      open(verified).root.querySelector('.facts')!.textContent!,
+      /Verified bythe start's 333 tests passing on the final code \(1 flaky left out\); 2 new tests; lint by its exit code only/,
+    );
+  });
+
   it('shows the requirements as a checklist on each iteration: met with the evidence that confirms it and the critic’s words, unmet and why, and the DONE it refused', () => {
     const requirement = (id: string, met: boolean, evidence: string, confirmed: string | null) => ({
       id,

@@ -1,4 +1,4 @@
-import { acceptProtectedChange, undoAcceptance } from '../../review/acceptedChanges.js';
+import { acceptProtectedChange, acceptStartTest, undoAcceptance, undoTestAcceptance } from '../../review/acceptedChanges.js';
 import { addComment, setResolved } from '../../review/comments.js';
 import type * as HunkReviewModule from '../../review/hunkReview.js';
 import { reviewTargetOf, type SessionReviewTarget } from '../../review/reviewTarget.js';
@@ -169,4 +169,37 @@ export async function undoAcceptanceCommand(deps: ReviewCommandsDeps, sessionId:
   deps.changed(sessionId);
   void deps.window.showInfo(`Codeloops: ${file} is no longer accepted: while its change stands, DONE is refused.`);
   return true;
+}
+
+/**
+ * Accepts one of the start's tests that the oracle found failing on the final code
+ * (the task changes what it expects): it no longer refuses DONE, the critic is told the
+ * reason, and Undo takes it back. Only in a trusted workspace, as accepting a change.
+ */
+export async function acceptTestCommand(deps: AcceptChangeDeps, sessionId: string, test: string): Promise<ReviewRecordOf<'test_accepted'> | undefined> {
+  if (!(await deps.ensureTrusted('accept a start test', 'it changes what a loop here accepts as done'))) return undefined;
+  const reason = await deps.window.input(
+    `Accept the start's test ${test} failing on the final code: it no longer refuses DONE, and the critic is told your reason.`,
+    'Why? (optional: told to the critic)',
+  );
+  if (reason === undefined) return undefined; // cancelled
+  try {
+    const target = await targetOf(deps, sessionId);
+    const record = await acceptStartTest(target, { id: test, reason });
+    deps.changed(sessionId);
+    const undo = 'Undo';
+    void deps.window
+      .showInfo(`Codeloops: accepted the start's test ${test} failing. It no longer refuses DONE${record.reason ? '; the critic is told why' : ''}.`, undo)
+      .then((choice) => {
+        if (choice !== undo) return;
+        void undoTestAcceptance(target, test).then((undone) => {
+          if (undone) deps.changed(sessionId);
+        });
+      });
+    return record;
+  } catch (error) {
+    if (!isCodeloopsError(error)) throw error;
+    void deps.window.showWarning(`Codeloops: ${error.message}`);
+    return undefined;
+  }
 }

@@ -21,6 +21,8 @@ export interface ViewerActions {
   reviewControl(sessionId: string, action: 'continue' | 'stop'): Promise<void>;
   /** Accepts a protected change an iteration recorded, asking the user why. */
   acceptChange(sessionId: string, iteration: number, file: string): Promise<void>;
+  /** Accepts one of the start's tests failing on the final code, asking the user why. */
+  acceptTest(sessionId: string, test: string): Promise<void>;
 }
 
 /**
@@ -102,6 +104,9 @@ class SessionPanel extends WebviewPage<ViewerMessage, HostMessage> {
         break;
       case 'acceptChange':
         await this.actions.acceptChange(this.sessionId, message.iteration, message.file);
+        break;
+      case 'acceptTest':
+        await this.actions.acceptTest(this.sessionId, message.test);
         break;
     }
   }
