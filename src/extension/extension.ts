@@ -84,12 +84,8 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
     diffs,
     openLocation: (sessionId, file, line) => diffs.openLocation(sessionId, file, line),
     reviewControl: (sessionId, action) => runs.resumeAfterReview(action, sessionId),
-    acceptChange: async (sessionId, iteration, file) => {
-      await acceptChangeCommand({ ...review, ensureTrusted: (action, why) => starter.ensureTrusted(action, why) }, sessionId, iteration, file);
-    },
-    acceptTest: async (sessionId, test) => {
-      await acceptTestCommand({ ...review, ensureTrusted: (action, why) => starter.ensureTrusted(action, why) }, sessionId, test);
-    },
+    acceptChange: async (sessionId, iteration, file) => void (await acceptChangeCommand(accepting(), sessionId, iteration, file)),
+    acceptTest: async (sessionId, test) => void (await acceptTestCommand(accepting(), sessionId, test)),
   });
   const comparisons = new ComparisonPanels(context.extensionUri, { store, sidecarDirOf }, registry, candidateRuns.onGroupEvent);
   const stats = new StatsPanels(context.extensionUri, {
@@ -117,6 +113,8 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const apply: ApplyDeps = { ...sessionPorts, registry };
   const forecast = (folder: vscode.WorkspaceFolder) => runForecast({ ...runner, workingDir: folder.uri.fsPath, editorSettings: editorSettingsJson(folder) });
   const starter = new LoopStarter<vscode.WorkspaceFolder>({ ...editor, runs, isTrusted, folders: () => vscode.workspace.workspaceFolders ?? [], forecast });
+  // Accepting a change or a test changes what a loop here accepts as done: only in a trusted workspace.
+  const accepting = () => ({ ...review, ensureTrusted: (action: string, why: string) => starter.ensureTrusted(action, why) });
   const writeClipboard = (text: string) => vscode.env.clipboard.writeText(text);
   const sessionCommands = new SessionCommands<vscode.WorkspaceFolder>({ ...sessionPorts, registry, writeClipboard });
   const chat = chatFor(context, { runner, runs, starter, isTrusted, store, folderOf, timeTravel, forecast });
