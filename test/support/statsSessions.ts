@@ -11,7 +11,7 @@ import { endLine, iterationLine, startLine, writeSession } from './sessionFixtur
  *                                                                            4,000 tokens recorded by S2c (the chain's totals); 100+50+30 s
  *   T3    S3                  B      C(6) C(4), a 2.5 MB actor output         max_iterations_reached, $0.25, 500 tokens, 80 s
  *   T4    S4                  B      C(4)                                     interrupted, no cost recorded, 20 s
- *   T5    S5                  A      C(8, DONE refused, 2.5 MB output) DONE   success, verified, $0.75, 1,500 tokens, 90 s
+ *   T5    S5                  A      C(8, DONE refused, 2.5 MB output) DONE   success, verified by the start's tests, $0.75, 1,500 tokens, 90 s
  *   T6    S6                  A      C(2)                                     running (no session_end)
  *
  * Pair A: Claude Code and Claude Code; pair B: Codex as actor, Claude Code as critic.
@@ -57,7 +57,14 @@ export function writeStatsSessions(dir: string): { ids: Record<string, string> }
     startLine({ prompt: 'Refused then done', timestamp: at(7), working_dir: '/w/shop' }),
     iterationLine(1, { feedback: '12345678', critic_verdict: 'DONE', actor_output: big, git_diff: big }),
     iterationLine(2, { critic_decision: 'DONE', feedback: null }),
-    endLine({ iterations: 2, duration_secs: 90, total_cost_usd: 0.75, total_tokens: 1500, verification: 'verified' }),
+    endLine({
+      iterations: 2,
+      duration_secs: 90,
+      total_cost_usd: 0.75,
+      total_tokens: 1500,
+      verification: 'verified',
+      verified_by: { start_tests: { passed: 12, flaky: 0 }, new_tests: 1, exit_code_checks: [], critic_commands: 0 },
+    }),
   ]);
   ids.S6 = writeSession(dir, [startLine({ prompt: 'Still running', timestamp: at(8), working_dir: '/w/shop' }), iterationLine(1, { feedback: 'ab' })]);
   return { ids };
@@ -91,6 +98,8 @@ export const EXPECTED_STATS = {
   improvement_rate: 2 / 8,
   // T1 and T5 verified, T2 not.
   verified_success_rate: 2 / 3,
+  // T5 alone of the three successes rested on the start's tests.
+  tests_verified_success_rate: 1 / 3,
   // The critic said DONE 5 times (T1 1, T2 2, T5 2); the gate refused 2 of them.
   done_refused_rate: 2 / 5,
   // T1 0.50 + T2 2.00 (its last session's total carries the chain's) + T3 0.25 + T5 0.75; T4 and T6 recorded none.
@@ -117,6 +126,7 @@ export const EXPECTED_BY_AGENTS = [
     avg_feedback_length: 28 / 5,
     improvement_rate: 2 / 5,
     verified_success_rate: 2 / 3,
+    tests_verified_success_rate: 1 / 3,
     done_refused_rate: 2 / 5,
     total_cost_usd: 3.25,
     cost_per_success_usd: 3.25 / 3,
@@ -137,6 +147,7 @@ export const EXPECTED_BY_AGENTS = [
     avg_feedback_length: 14 / 3,
     improvement_rate: 0,
     verified_success_rate: null,
+    tests_verified_success_rate: null,
     done_refused_rate: null,
     total_cost_usd: 0.25,
     cost_per_success_usd: null,
@@ -157,6 +168,7 @@ export const EXPECTED_TILES: ReadonlyArray<readonly [group: string, label: strin
   ['group-tasks', 'Task success rate', '50%'],
   ['group-tasks', 'First-try success', '33%'],
   ['group-tasks', 'Verified success', '67%'],
+  ['group-tasks', 'By the start’s tests', '33%'],
   ['group-tasks', 'Waste rate', '33%'],
   ['group-tasks', 'Avg iterations to success', '2.3'],
   ['group-tasks', 'Avg cycle time', '1m 50s'], // 110 s
