@@ -199,48 +199,10 @@ function fromStepEvent(event: RunEvent, runsBefore: number): AnyEntry | undefine
     case 'nested_repositories_appeared':
       return { kind: 'nested_repositories_appeared', at, iteration: event.iteration, repositories: event.repositories };
     case 'check_finished':
-      return {
-        kind: 'check',
-        at,
-        iteration: event.iteration,
-        name: event.name,
-        command: event.command,
-        required: event.required,
-        passed: event.passed,
-        exit_code: event.exit_code,
-        duration_secs: event.duration_secs,
-        timed_out: event.timed_out,
-        output: event.output,
-        ...(event.when !== undefined && { when: event.when }),
-        ...(event.hidden !== undefined && { hidden: event.hidden }),
-        ...(event.isolated !== undefined && { isolated: event.isolated }),
-        ...(event.tests !== undefined && { tests: event.tests }),
-      };
+      return fromCheckFinished(event, at);
     case 'test_baseline':
-      return {
-        kind: 'test_baseline',
-        at,
-        iteration: null,
-        checks: event.checks.map((check) => ({
-          name: check.name,
-          runner: check.runner,
-          passing: check.passing.length,
-          failing: check.failing.length,
-          tests: check.tests,
-        })),
-        unavailable: event.unavailable,
-      };
     case 'test_oracle':
-      return {
-        kind: 'test_oracle',
-        at,
-        iteration: event.iteration,
-        passed: event.passed,
-        baseline: event.baseline,
-        findings: event.findings,
-        accepted: event.accepted,
-        flaky: event.flaky,
-      };
+      return fromTestEvent(event, at);
     case 'done_refused':
     case 'requirements': {
       // Their fields are the entry's, under the same names.
@@ -337,4 +299,40 @@ function orderEntries(entries: AnyEntry[]): AnyEntry[] {
   }
   // The session's end is last whatever the clocks say; rollbacks come after it in time anyway.
   return keyed.sort((a, b) => a.time - b.time || a.index - b.index).map((item) => item.entry);
+}
+
+/** The start's tests: the baseline's counts (not its ids), the oracle's verdict. */
+function fromTestEvent(event: Extract<RunEvent, { type: 'test_baseline' | 'test_oracle' }>, at: string): AnyEntry {
+  if (event.type === 'test_oracle') {
+    const { iteration, passed, baseline, findings, accepted, flaky } = event;
+    return { kind: 'test_oracle', at, iteration, passed, baseline, findings, accepted, flaky };
+  }
+  const checks = event.checks.map((check) => ({
+    name: check.name,
+    runner: check.runner,
+    passing: check.passing.length,
+    failing: check.failing.length,
+    tests: check.tests,
+  }));
+  return { kind: 'test_baseline', at, iteration: null, checks, unavailable: event.unavailable };
+}
+
+function fromCheckFinished(event: Extract<RunEvent, { type: 'check_finished' }>, at: string): AnyEntry {
+  return {
+    kind: 'check',
+    at,
+    iteration: event.iteration,
+    name: event.name,
+    command: event.command,
+    required: event.required,
+    passed: event.passed,
+    exit_code: event.exit_code,
+    duration_secs: event.duration_secs,
+    timed_out: event.timed_out,
+    output: event.output,
+    ...(event.when !== undefined && { when: event.when }),
+    ...(event.hidden !== undefined && { hidden: event.hidden }),
+    ...(event.isolated !== undefined && { isolated: event.isolated }),
+    ...(event.tests !== undefined && { tests: event.tests }),
+  };
 }
