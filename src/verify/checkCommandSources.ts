@@ -40,6 +40,11 @@ const PYTEST_SECTIONS: readonly { file: string; headers: string[] }[] = [
   { file: 'tox.ini', headers: ['pytest'] },
 ];
 
+/** The headers of pytest's section in a Python config file, by the file's name; undefined for any other file. */
+export function pytestSectionHeaders(file: string): readonly string[] | undefined {
+  return PYTEST_SECTIONS.find((section) => section.file === path.posix.basename(file))?.headers;
+}
+
 const NPM_LIKE = new Set(['npm', 'pnpm', 'yarn', 'bun']);
 /** Subcommands of npm-like tools that are not scripts. */
 const NOT_SCRIPTS = new Set(['install', 'i', 'ci', 'add', 'exec', 'x', 'dlx', 'npx', 'publish', 'link', 'audit', 'outdated', 'why', 'ls', 'list']);

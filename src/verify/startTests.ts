@@ -2,7 +2,7 @@ import { composeCommit, type TreeComposition } from '../git/composeTree.js';
 import type { Repository } from '../git/repository.js';
 import { changedPaths } from '../git/treeDiff.js';
 import { readTreeFiles, treeFilePaths } from '../git/treeFiles.js';
-import { checkCommandSources, replaceSection, type CheckToFollow, type CommandSource } from './checkCommandSources.js';
+import { checkCommandSources, pytestSectionHeaders, replaceSection, type CheckToFollow, type CommandSource } from './checkCommandSources.js';
 import { ProtectedPaths } from './protectedPaths.js';
 
 /**
@@ -14,8 +14,9 @@ import { ProtectedPaths } from './protectedPaths.js';
  * Put back: test files and folders and the runners' configuration (as the gate names
  * them), what the checks' commands run (the package scripts, the Makefile, the pytest
  * sections, the script files), the test keys of `package.json`, the package managers'
- * configuration, and files that stand in for a runner or load before it
- * (`pytest.py`, `sitecustomize.py`, a `.pth`, a `node_modules` in the tree).
+ * configuration, pytest's section of every Python config file, and files that stand
+ * in for a runner or load before it (`pytest.py`, `sitecustomize.py`, a `.pth`, a
+ * `node_modules` in the tree).
  */
 export interface StartTestsTree {
   composition: TreeComposition;
@@ -55,14 +56,25 @@ export async function startTestsTree(
   }
   const whole = new Set(sources.filter((source) => !partial.has(source.file)).map((source) => source.file));
   const taken: string[] = [];
-  const rewritten: { rawPath: string; path: string; sources: CommandSource[] }[] = [];
+  const rewritten: Rewritten[] = [];
   for (const change of changes) {
     if (change.isGitLink) continue;
     const role = paths.roleOf(change.path);
+    // pytest reads its section from the first of these files it finds, from its arguments' folder up, whatever the
+    // check's command: one the actor added (a new pyproject.toml, a setup.cfg beside the tests) can deselect a test or
+    // load a plugin that patches the code, and is no file the checks' commands name. Its section is put back (taken
+    // out, for a file the start had not) wherever it is, as `package.json`'s test keys are.
+    const pytest = pytestSectionHeaders(change.path);
+    const sections = (partial.get(change.path) ?? []).flatMap((source) => (source.part.kind === 'config_section' ? [source.part.headers] : []));
     if (role === 'test' || role === 'runner' || whole.has(change.path) || STAND_INS.test(change.path) || RUNNER_FILES.test(change.path))
       taken.push(change.rawPath);
-    else if (partial.has(change.path) || (change.path.endsWith('package.json') && startSet.has(change.path)))
-      rewritten.push({ rawPath: change.rawPath, path: change.path, sources: partial.get(change.path) ?? [] });
+    else if (partial.has(change.path) || pytest || (change.path.endsWith('package.json') && startSet.has(change.path)))
+      rewritten.push({
+        rawPath: change.rawPath,
+        path: change.path,
+        scripts: (partial.get(change.path) ?? []).flatMap((source) => (source.part.kind === 'npm_script' ? [source.part.name] : [])),
+        sections: pytest ? [...sections, pytest] : sections,
+      });
   }
   const written = await rewrittenFiles(repository, start, final, rewritten);
   return {
@@ -74,13 +86,16 @@ export async function startTestsTree(
   };
 }
 
+/** A file whose test parts are put back and the rest kept: the scripts the checks run, the config sections by their headers. */
+interface Rewritten {
+  rawPath: string;
+  path: string;
+  scripts: readonly string[];
+  sections: readonly (readonly string[])[];
+}
+
 /** The files whose test parts are put back and the rest kept: a `package.json`'s scripts and test keys, a config's pytest section. */
-async function rewrittenFiles(
-  repository: Repository,
-  start: string,
-  final: string,
-  files: readonly { rawPath: string; path: string; sources: CommandSource[] }[],
-): Promise<TreeComposition['written']> {
+async function rewrittenFiles(repository: Repository, start: string, final: string, files: readonly Rewritten[]): Promise<TreeComposition['written']> {
   const contents = await readTreeFiles(
     repository,
     files.flatMap((file) => [
@@ -90,25 +105,25 @@ async function rewrittenFiles(
   );
   const written: { rawPath: string; content: Buffer; mode: string }[] = [];
   files.forEach((file, i) => {
-    const before = contents[2 * i]?.toString('utf8');
     const after = contents[2 * i + 1]?.toString('utf8');
+    // A config file the start had not: its sections as the start had them are none.
+    const before = contents[2 * i]?.toString('utf8') ?? (file.path.endsWith('package.json') ? undefined : '');
     if (before === undefined || after === undefined) return;
-    const text = file.path.endsWith('package.json') ? withStartTestKeys(before, after, file.sources) : withStartSections(before, after, file.sources);
+    const text = file.path.endsWith('package.json') ? withStartTestKeys(before, after, file.scripts) : withStartSections(before, after, file.sections);
     if (text !== after) written.push({ rawPath: file.rawPath, content: Buffer.from(text, 'utf8'), mode: '100644' });
   });
   return written;
 }
 
 /** The final `package.json` with the start's scripts the checks run (and their `pre`/`post`) and test keys; the rest as the actor left it. */
-function withStartTestKeys(before: string, after: string, sources: readonly CommandSource[]): string {
+function withStartTestKeys(before: string, after: string, scriptNames: readonly string[]): string {
   const old = parseObject(before);
   const now = parseObject(after);
   if (!old || !now) return before;
   const scripts = { ...(objectOf(now.scripts) ?? {}) };
   const oldScripts = objectOf(old.scripts) ?? {};
-  for (const source of sources) {
-    if (source.part.kind !== 'npm_script') continue;
-    for (const key of [`pre${source.part.name}`, source.part.name, `post${source.part.name}`]) {
+  for (const name of scriptNames) {
+    for (const key of [`pre${name}`, name, `post${name}`]) {
       if (key in oldScripts) scripts[key] = oldScripts[key];
       else delete scripts[key];
     }
@@ -121,9 +136,9 @@ function withStartTestKeys(before: string, after: string, sources: readonly Comm
   return `${JSON.stringify(result, null, 2)}\n`;
 }
 
-function withStartSections(before: string, after: string, sources: readonly CommandSource[]): string {
+function withStartSections(before: string, after: string, sections: readonly (readonly string[])[]): string {
   let text = after;
-  for (const source of sources) if (source.part.kind === 'config_section') text = replaceSection(text, before, source.part.headers);
+  for (const headers of sections) text = replaceSection(text, before, headers);
   return text;
 }
 
