@@ -34,6 +34,8 @@ const BENCHMARKS = [
   'evalOverhead',
   'evalJobs',
   'queueOverhead',
+  'oracle',
+  'baseline',
 ];
 
 /** Runs a benchmark's own bundle (the flags as `npm run bench` gives them: gc for the memory figures, source maps for the stacks). */
