@@ -73,6 +73,9 @@ export interface OracleSetup {
   recorded?: TestBaseline;
 }
 
+/** Why there is no baseline when no required check is seen by the agents: nothing to say of a run without checks. */
+export const NO_ORACLE_CHECKS = 'no required check';
+
 /** The shell's "command not found". */
 const COMMAND_NOT_FOUND = 127;
 
@@ -124,7 +127,7 @@ export class TestOracle {
   }
 
   private async runBaseline(signal: AbortSignal): Promise<TestBaseline> {
-    if (this.oracleChecks.length === 0) return { checks: [], unavailable: 'no required check' };
+    if (this.oracleChecks.length === 0) return { checks: [], unavailable: NO_ORACLE_CHECKS };
     const unready = await this.prepare(signal);
     if (unready) return { checks: [], unavailable: unready };
     const checks: BaselineCheck[] = [];

@@ -687,7 +687,8 @@ function outcomeLines(end: {
   };
   const lines = [headlines[end.status]];
   // What the DONE rests on: the start's tests, or an exit code only, said as plainly as the outcome.
-  if (end.status === 'success' && end.verified_by) lines.push({ text: `verified by ${verifiedByText(end.verified_by)}`, tone: 'muted' });
+  if (end.status === 'success' && end.verified_by && end.verification !== 'unverified')
+    lines.push({ text: `verified by ${verifiedByText(end.verified_by)}`, tone: 'muted' });
   if (end.total_cost_usd !== null || end.total_tokens > 0) {
     const cost = end.total_cost_usd === null ? '' : `$${end.total_cost_usd.toFixed(2)}${end.cost_estimated ? ' (partly estimated)' : ''}, `;
     lines.push({ text: `used ${cost}${formatCount(end.total_tokens)} tokens`, tone: 'muted' });

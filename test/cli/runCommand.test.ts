@@ -37,8 +37,10 @@ describe('codeloops run (the built CLI)', () => {
       'total_duration_secs',
       'total_tokens',
       'verification',
+      'verified_by',
     ]);
     assert.equal(output.status, 'success');
+    assert.deepEqual(output.verified_by, { start_tests: null, new_tests: 0, exit_code_checks: [], critic_commands: 0 }, "the critic's word alone");
     assert.equal(output.iterations, 1);
     assert.equal(output.summary, 'made x');
     assert.equal(output.confidence, 0.8);

@@ -402,7 +402,7 @@ describe('DONE you can trust: an actor cannot pass the gate by weakening it (the
       const verified = await runOnProject(script, ['-n', '2'], { globalToml });
       assert.equal(verified.outcome.status, 'max_iterations_reached', verified.result.stderr);
       assert.match(verified.result.stderr, /check tests: passed/, 'the visible tests pass');
-      assert.match(verified.result.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE\): failed/);
+      assert.match(verified.result.stderr, /check acceptance \(acceptance: hidden from the agents, at DONE, in a clean worktree\): failed/);
       assert.match(verified.result.stderr, /sum\(10, 5\) is 5/, 'the user sees why');
       for (const prompt of [verified.agent.prompt('actor', 2), verified.agent.prompt('critic', 2)]) {
         assert.ok(!prompt.includes(secrets) && !prompt.includes('sum(10, 5)'), `the agents never see the acceptance check:\n${prompt}`);
