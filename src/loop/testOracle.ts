@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkDirectory, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
@@ -85,6 +86,14 @@ export class TestOracle {
   /** The commit the worktree's files are at now. */
   private current: string;
   private worktreeRepository: Repository | null = null;
+  /**
+   * The worktree as the oracle last left it (after its own moves and runs), as
+   * `worktreeFingerprint` gives it; null before it is made. The worktree sits under the
+   * user's home and `git worktree list` names it: the actor, running as the user, can
+   * edit a test file there or plant a runner configuration between the baseline and the
+   * DONE, and a move only rewrites the paths that differ between two commits.
+   */
+  private leftAs: string | null = null;
 
   constructor(private readonly setup: OracleSetup) {
     this.worktree = path.join(setup.isolation.directory, 'oracle', setup.sessionId, path.basename(setup.repository.root));
@@ -118,9 +127,26 @@ export class TestOracle {
         this.setup.isolation.worktree,
         signal,
       );
+      this.leftAs = worktreeFingerprint(this.worktree);
       return readied.setup && !readied.setup.passed ? `the worktree setup \`${readied.setup.command}\` failed` : null;
     })();
     return this.prepared;
+  }
+
+  /**
+   * Makes the worktree again when anything in it changed since the oracle last left it:
+   * what another process wrote there is never what the start's tests run on. The
+   * dependencies are then readied again from the user's tree as it is now (as for a
+   * recorded baseline). Null when ready, else why not.
+   */
+  private async untouched(signal: AbortSignal): Promise<string | null> {
+    const unready = await this.prepare(signal);
+    if (unready || this.leftAs === null || worktreeFingerprint(this.worktree) === this.leftAs) return unready;
+    this.prepared = null;
+    this.worktreeRepository = null;
+    this.current = this.setup.startCommit;
+    this.leftAs = null;
+    return this.prepare(signal);
   }
 
   private async runBaseline(signal: AbortSignal): Promise<TestBaseline> {
@@ -157,7 +183,7 @@ export class TestOracle {
    */
   async runAcceptance(check: CheckSpec, finalCommit: string, signal: AbortSignal): Promise<CheckResult | null> {
     try {
-      if (await this.prepare(signal)) return null;
+      if (await this.untouched(signal)) return null;
       await this.moveTo((await this.startTestsOn(finalCommit)).commit);
       return await this.run(check, signal);
     } catch {
@@ -177,7 +203,7 @@ export class TestOracle {
     const baseline = await this.baseline(signal);
     if (baseline.unavailable !== null) return null;
     // A recorded baseline made no worktree yet; one that cannot be readied now judges nothing.
-    if (await this.prepare(signal)) return null;
+    if (await this.untouched(signal)) return null;
     const oracle = await this.startTestsOn(finalCommit);
     await this.moveTo(oracle.commit);
     const results: CheckResult[] = [];
@@ -230,13 +256,24 @@ export class TestOracle {
     if (commit === this.current) return;
     await restoreChangedPaths(this.worktreeRepository ?? (await openRepository(this.worktree)), this.current, commit);
     this.current = commit;
+    this.leftAs = worktreeFingerprint(this.worktree);
   }
 
   /** Runs a check in the worktree, in a clean environment with an empty home. */
-  private run(check: CheckSpec, signal: AbortSignal): Promise<CheckResult> {
+  private async run(check: CheckSpec, signal: AbortSignal): Promise<CheckResult> {
     fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
     const env = oracleEnvironment(process.env, { home: this.home, repositoryRoot: this.setup.repository.root });
-    return runCheck(check, { cwd: checkDirectory(check, { root: this.worktree, workingDir: this.workingDir }), signal, env, groups: this.setup.groups });
+    try {
+      return await runCheck(check, {
+        cwd: checkDirectory(check, { root: this.worktree, workingDir: this.workingDir }),
+        signal,
+        env,
+        groups: this.setup.groups,
+      });
+    } finally {
+      // What the tests wrote in their tree (a cache, a report) is theirs: the next look starts from here.
+      this.leftAs = worktreeFingerprint(this.worktree);
+    }
   }
 
   private get workingDir(): string {
@@ -255,6 +292,31 @@ export class TestOracle {
     fs.rmSync(this.home, { recursive: true, force: true });
     removeEmptyFolders(path.dirname(this.worktree), this.setup.isolation.directory);
   }
+}
+
+/**
+ * Every entry under `folder` (symbolic links not followed) with its type, size, mode,
+ * inode and change time, hashed: a write, a rename or a new file changes the change
+ * time, which no one but the clock sets. Empty when the folder is gone.
+ */
+export function worktreeFingerprint(folder: string): string {
+  const hash = createHash('sha256');
+  const visit = (relative: string): void => {
+    const absolute = path.join(folder, relative);
+    const stat = fs.lstatSync(absolute, { throwIfNoEntry: false, bigint: true });
+    if (!stat) return;
+    hash.update(`${relative}\0${stat.mode}\0${stat.size}\0${stat.ino}\0${stat.ctimeNs}\0${stat.mtimeNs}\n`);
+    if (!stat.isDirectory()) return;
+    let names: string[];
+    try {
+      names = fs.readdirSync(absolute).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) visit(path.join(relative, name));
+  };
+  visit('');
+  return hash.digest('hex');
 }
 
 /** How the final code's report stands against one check's baseline. */
