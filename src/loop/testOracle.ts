@@ -120,7 +120,8 @@ export class TestOracle {
   private prepare(signal: AbortSignal): Promise<string | null> {
     this.prepared ??= (async () => {
       if (fs.existsSync(this.worktree)) await removeWorktree(this.setup.repository, this.worktree);
-      await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit);
+      // No hook of the repository's runs: the actor can write them (see `addWorktree`).
+      await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit, { hooks: false });
       this.worktreeRepository = await openRepository(this.worktree);
       const readied = await readyWorktree(
         { sourceRoot: this.setup.repository.root, worktree: this.worktree, workingDir: this.workingDir },

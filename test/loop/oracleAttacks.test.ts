@@ -110,4 +110,15 @@ describe('the oracle against a cheating actor', function () {
     });
     assert.deepEqual(found(judgement), ['test_regressed test/sum.test.js › sum carries (failed)']);
   });
+
+  it('refuses a post-checkout hook in the user’s repository that edits the test when the oracle’s worktree is made', async () => {
+    const judgement = await judge(mochaProject(), npmTest, (repo) => {
+      const hook = path.join(repo, '.git', 'hooks', 'post-checkout');
+      fs.writeFileSync(hook, "#!/bin/sh\nsed -i 's/sum(9, 1), 10/sum(9, 1), 11/' test/sum.test.js\n", { mode: 0o755 });
+      // Anything that makes the worktree again runs it: here, a stray file in it.
+      fs.writeFileSync(path.join(oracleWorktreeOf(repo), 'stray'), '');
+      return change(repo, { 'src/sum.js': BROKEN_SUM });
+    });
+    assert.deepEqual(found(judgement), ['test_regressed test/sum.test.js › sum carries (failed)']);
+  });
 });
