@@ -203,8 +203,10 @@ export class TestOracle {
   async judge(finalCommit: string, signal: AbortSignal): Promise<OracleJudgement | null> {
     const baseline = await this.baseline(signal);
     if (baseline.unavailable !== null) return null;
-    // A recorded baseline made no worktree yet; one that cannot be readied now judges nothing.
-    if (await this.untouched(signal)) return null;
+    // A recorded baseline made no worktree yet, and one changed since is made again. One that cannot be readied now
+    // fails every baseline test: the caller took the actor's changes to the tests as hints, since the oracle judges.
+    const unready = await this.untouched(signal).catch((error: unknown) => `the worktree could not be made: ${(error as Error).message}`);
+    if (unready) return unjudged(baseline.checks, finalCommit, `the start's tests could not run: ${unready}`);
     const oracle = await this.startTestsOn(finalCommit);
     await this.moveTo(oracle.commit);
     const results: CheckResult[] = [];
@@ -318,6 +320,14 @@ export function worktreeFingerprint(folder: string): string {
   };
   visit('');
   return hash.digest('hex');
+}
+
+/** Every baseline test missing, for `reason`: a verdict that refuses the DONE rather than none. */
+function unjudged(checks: readonly BaselineCheck[], commit: string, reason: string): OracleJudgement {
+  const findings = checks.flatMap((held) =>
+    [...held.passing, ...held.failing].map((id): OracleFinding => ({ check: held.check, id, kind: 'test_missing', outcome: 'not_collected', message: reason })),
+  );
+  return { commit, restored: [], findings, flaky: [], passed: 0, baseline: findings.length, results: [] };
 }
 
 /** How the final code's report stands against one check's baseline. */

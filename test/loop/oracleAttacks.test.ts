@@ -49,7 +49,7 @@ function oracleWorktreeOf(repo: string): string {
   return listed[0]!.slice('worktree '.length);
 }
 
-async function judge(repo: string, check: CheckSpec, act: (repo: string) => string): Promise<OracleJudgement> {
+async function judge(repo: string, check: CheckSpec, act: (repo: string) => string, setup: string | null = null): Promise<OracleJudgement> {
   const repository = await openRepository(repo);
   const start = git(repo, 'rev-parse', 'HEAD').trim();
   const oracle = new TestOracle({
@@ -58,7 +58,7 @@ async function judge(repo: string, check: CheckSpec, act: (repo: string) => stri
     sessionId: `oracle-${path.basename(repo)}`,
     startCommit: start,
     checks: [check],
-    isolation: { directory: tempDir('codeloops-worktrees-'), worktree: { copy: [], setup: null, setupTimeoutSecs: 60 } },
+    isolation: { directory: tempDir('codeloops-worktrees-'), worktree: { copy: [], setup, setupTimeoutSecs: 60 } },
     userProtected: [],
   });
   const controller = new AbortController();
@@ -120,5 +120,24 @@ describe('the oracle against a cheating actor', function () {
       return change(repo, { 'src/sum.js': BROKEN_SUM });
     });
     assert.deepEqual(found(judgement), ['test_regressed test/sum.test.js › sum carries (failed)']);
+  });
+
+  it('refuses every baseline test when the worktree, changed since, cannot be readied again at DONE', async () => {
+    // The setup passes the first time only (a registry gone offline, or an actor's doing): the oracle must not judge nothing.
+    const marker = path.join(tempDir('codeloops-setup-'), 'ran');
+    const judgement = await judge(
+      mochaProject(),
+      npmTest,
+      (repo) => {
+        fs.writeFileSync(path.join(oracleWorktreeOf(repo), 'stray'), '');
+        return change(repo, { 'src/sum.js': BROKEN_SUM });
+      },
+      `test ! -e '${marker}' && touch '${marker}'`,
+    );
+    assert.deepEqual(found(judgement), [
+      'test_missing test/sum.test.js › sum adds (not_collected)',
+      'test_missing test/sum.test.js › sum carries (not_collected)',
+    ]);
+    assert.match(judgement.findings[0]!.message, /setup/);
   });
 });
