@@ -94,6 +94,8 @@ export class TestOracle {
    * DONE, and a move only rewrites the paths that differ between two commits.
    */
   private leftAs: string | null = null;
+  /** The files runners find above the worktree (`foundAbove`), as they were when it was made. */
+  private aboveAs: string | null = null;
 
   constructor(private readonly setup: OracleSetup) {
     this.worktree = path.join(setup.isolation.directory, 'oracle', setup.sessionId, path.basename(setup.repository.root));
@@ -129,6 +131,7 @@ export class TestOracle {
         signal,
       );
       this.leftAs = worktreeFingerprint(this.worktree);
+      this.aboveAs ??= foundAbove(this.worktree);
       return readied.setup && !readied.setup.passed ? `the worktree setup \`${readied.setup.command}\` failed` : null;
     })();
     return this.prepared;
@@ -207,6 +210,12 @@ export class TestOracle {
     // fails every baseline test: the caller took the actor's changes to the tests as hints, since the oracle judges.
     const unready = await this.untouched(signal).catch((error: unknown) => `the worktree could not be made: ${(error as Error).message}`);
     if (unready) return unjudged(baseline.checks, finalCommit, `the start's tests could not run: ${unready}`);
+    if (foundAbove(this.worktree) !== this.aboveAs)
+      return unjudged(
+        baseline.checks,
+        finalCommit,
+        `the start's tests could not run as at the start: a file runners read above their tree (${FOUND_ABOVE.join(', ')}) appeared or changed in a folder above ${this.worktree}`,
+      );
     const oracle = await this.startTestsOn(finalCommit);
     await this.moveTo(oracle.commit);
     const results: CheckResult[] = [];
@@ -320,6 +329,46 @@ export function worktreeFingerprint(folder: string): string {
   };
   visit('');
   return hash.digest('hex');
+}
+
+/**
+ * Files runners look for in the folders above the one they run in, when the tree has
+ * none: mocha's and pytest's configuration, node's `node_modules` and `package.json`,
+ * go's `go.work`, cargo's `.cargo` (read in every folder up). Those are outside the
+ * worktree, where the fingerprint does not look, and a `.mocharc.yml` that requires a
+ * patch, put in the oracle's folder or the home, would load in the oracle's run.
+ */
+const FOUND_ABOVE = [
+  '.mocharc.js',
+  '.mocharc.cjs',
+  '.mocharc.yaml',
+  '.mocharc.yml',
+  '.mocharc.jsonc',
+  '.mocharc.json',
+  'package.json',
+  'node_modules',
+  'babel.config.js',
+  'babel.config.json',
+  'pytest.ini',
+  '.pytest.ini',
+  'pyproject.toml',
+  'tox.ini',
+  'setup.cfg',
+  'conftest.py',
+  'go.work',
+  '.cargo',
+];
+
+/** Which of `FOUND_ABOVE` are in the folders above `folder`, each with its change time: one added, removed or written changes it. */
+function foundAbove(folder: string): string {
+  const found: string[] = [];
+  for (let current = path.dirname(folder); ; current = path.dirname(current)) {
+    for (const name of FOUND_ABOVE) {
+      const stat = fs.lstatSync(path.join(current, name), { throwIfNoEntry: false, bigint: true });
+      if (stat) found.push(`${path.join(current, name)}\0${stat.ino}\0${stat.ctimeNs}`);
+    }
+    if (path.dirname(current) === current) return found.join('\n');
+  }
 }
 
 /** Every baseline test missing, for `reason`: a verdict that refuses the DONE rather than none. */

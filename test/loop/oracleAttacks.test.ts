@@ -140,4 +140,19 @@ describe('the oracle against a cheating actor', function () {
     ]);
     assert.match(judgement.findings[0]!.message, /setup/);
   });
+
+  it('refuses every baseline test when a .mocharc.yml that patches the code appears above the oracle’s worktree', async () => {
+    const judgement = await judge(mochaProject(), npmTest, (repo) => {
+      const worktree = oracleWorktreeOf(repo);
+      const above = path.dirname(path.dirname(worktree));
+      fs.writeFileSync(path.join(above, '.mocharc.yml'), `require: ${path.join(above, 'patch.js')}\n`);
+      fs.writeFileSync(path.join(above, 'patch.js'), `require('${path.join(worktree, 'src/sum.js')}').sum = (a, b) => a + b;\n`);
+      return change(repo, { 'src/sum.js': BROKEN_SUM });
+    });
+    assert.deepEqual(found(judgement), [
+      'test_missing test/sum.test.js › sum adds (not_collected)',
+      'test_missing test/sum.test.js › sum carries (not_collected)',
+    ]);
+    assert.match(judgement.findings[0]!.message, /above/);
+  });
 });
