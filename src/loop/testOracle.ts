@@ -4,7 +4,7 @@ import path from 'node:path';
 import { checkDirectory, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { restoreChangedPaths } from '../git/restore.js';
-import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
+import { addWorktree, listWorktrees, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
 import type { GroupRecorder } from '../process/processGroup.js';
 import type { TestFinding, TestReport, TestRunner } from '../sessionFormat/testResults.js';
 import { testCountsOf, type TestCounts } from '../sessionFormat/testResults.js';
@@ -121,7 +121,11 @@ export class TestOracle {
   /** Makes the start tree's worktree once (the baseline and the acceptance checks share it); null when ready, else why not. */
   private prepare(signal: AbortSignal): Promise<string | null> {
     this.prepared ??= (async () => {
+      await removeLeftovers(this.setup.repository, path.dirname(path.dirname(this.worktree)), this.worktree);
       if (fs.existsSync(this.worktree)) await removeWorktree(this.setup.repository, this.worktree);
+      // Before the worktree: whoever finds it finds whose it is.
+      fs.mkdirSync(path.dirname(this.worktree), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(ownerFile(this.worktree), `${process.pid}\n`);
       // No hook of the repository's runs: the actor can write them (see `addWorktree`).
       await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit, { hooks: false });
       this.worktreeRepository = await openRepository(this.worktree);
@@ -302,6 +306,7 @@ export class TestOracle {
     await this.prepared?.catch(() => undefined);
     await removeWorktree(this.setup.repository, this.worktree).catch(() => fs.rmSync(this.worktree, { recursive: true, force: true }));
     fs.rmSync(this.home, { recursive: true, force: true });
+    fs.rmSync(ownerFile(this.worktree), { force: true });
     removeEmptyFolders(path.dirname(this.worktree), this.setup.isolation.directory);
   }
 }
@@ -368,6 +373,51 @@ function foundAbove(folder: string): string {
       if (stat) found.push(`${path.join(current, name)}\0${stat.ino}\0${stat.ctimeNs}`);
     }
     if (path.dirname(current) === current) return found.join('\n');
+  }
+}
+
+/** The file beside an oracle's worktree that holds the pid of the runner it is for. */
+function ownerFile(worktree: string): string {
+  return path.join(path.dirname(worktree), 'owner');
+}
+
+/**
+ * The oracle worktrees of this repository whose runner is gone (killed, crashed: its
+ * `dispose` never ran), removed with their folders: each session has a folder of its
+ * own, so nothing else would ever remove them, and each stays in the repository's
+ * `git worktree list` with its copy of the dependencies. One whose runner still runs
+ * (another loop, a candidate, an eval run) or that holds no owner is left alone.
+ */
+async function removeLeftovers(repository: Repository, oracleFolder: string, own: string): Promise<void> {
+  const real = (folder: string) => {
+    try {
+      return fs.realpathSync(folder);
+    } catch {
+      return folder;
+    }
+  };
+  const folder = real(oracleFolder);
+  for (const entry of await listWorktrees(repository).catch(() => [])) {
+    if (path.dirname(path.dirname(real(entry.path))) !== folder || real(entry.path) === real(own)) continue;
+    if (ownerRuns(ownerFile(entry.path))) continue;
+    await removeWorktree(repository, entry.path).catch(() => undefined);
+    fs.rmSync(path.dirname(entry.path), { recursive: true, force: true });
+  }
+}
+
+function ownerRuns(file: string): boolean {
+  let pid: number;
+  try {
+    pid = Number.parseInt(fs.readFileSync(file, 'utf8'), 10);
+  } catch {
+    return true; // not an owner this code wrote: not ours to judge
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

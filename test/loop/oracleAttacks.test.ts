@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
@@ -154,5 +155,45 @@ describe('the oracle against a cheating actor', function () {
       'test_missing test/sum.test.js › sum carries (not_collected)',
     ]);
     assert.match(judgement.findings[0]!.message, /above/);
+  });
+
+  it('removes the worktree an oracle whose runner was killed left behind, when the next one starts in the repository', async () => {
+    const repo = mochaProject();
+    const repository = await openRepository(repo);
+    const start = git(repo, 'rev-parse', 'HEAD').trim();
+    const directory = tempDir('codeloops-worktrees-');
+    const oracleOf = (sessionId: string) =>
+      new TestOracle({
+        repository,
+        workingDir: repo,
+        sessionId,
+        startCommit: start,
+        checks: [npmTest],
+        isolation: { directory, worktree: { copy: [], setup: null, setupTimeoutSecs: 60 } },
+        userProtected: [],
+      });
+    const oracleWorktrees = () =>
+      git(repo, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((line) => line.includes(`${path.sep}oracle${path.sep}`));
+    const controller = new AbortController();
+    // The first runner is killed (kill -9) after its baseline: its dispose never runs, and its pid is gone.
+    await oracleOf('killed').baseline(controller.signal);
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    fs.writeFileSync(path.join(directory, 'oracle', 'killed', 'owner'), `${gone}\n`);
+    assert.equal(oracleWorktrees().length, 1);
+    const next = oracleOf('next');
+    try {
+      await next.baseline(controller.signal);
+      assert.deepEqual(
+        oracleWorktrees().map((line) => path.basename(path.dirname(line))),
+        ['next'],
+      );
+      assert.equal(fs.existsSync(path.join(directory, 'oracle', 'killed')), false);
+    } finally {
+      await next.dispose();
+    }
+    assert.deepEqual(oracleWorktrees(), []);
+    assert.equal(fs.existsSync(path.join(directory, 'oracle')), false, 'nothing left under the worktrees folder');
   });
 });
