@@ -174,6 +174,9 @@ export class TestOracle {
           failing: idsOf('failed'),
           counts: testCountsOf(result.report),
         });
+      } else if (result.timedOut) {
+        // Its runner is read: saying none is would send the user looking for the wrong thing.
+        reasons.push(`${check.name} did not finish on the start tree within its ${check.timeoutSecs} s (its timeout)`);
       } else if (result.tests === null && result.exitCode === COMMAND_NOT_FOUND) {
         reasons.push(`${check.name} could not run in a clean worktree of the start (a command was not found: set [worktree] copy or setup)`);
       }

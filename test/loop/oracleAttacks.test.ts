@@ -196,4 +196,30 @@ describe('the oracle against a cheating actor', function () {
     assert.deepEqual(oracleWorktrees(), []);
     assert.equal(fs.existsSync(path.join(directory, 'oracle')), false, 'nothing left under the worktrees folder');
   });
+
+  it('says a check that hangs on the start tree timed out, and takes no longer than its timeout', async () => {
+    const repo = createRepo({
+      files: {
+        'package.json': `${JSON.stringify({ name: 'p', scripts: { test: 'mocha test/' } }, null, 2)}\n`,
+        'test/hangs.test.js': "it('hangs', function () { this.timeout(0); return new Promise(() => {}); });\n",
+      },
+    });
+    const oracle = new TestOracle({
+      repository: await openRepository(repo),
+      workingDir: repo,
+      sessionId: 'hangs',
+      startCommit: git(repo, 'rev-parse', 'HEAD').trim(),
+      checks: [{ ...npmTest, timeoutSecs: 2 }],
+      isolation: { directory: tempDir('codeloops-worktrees-'), worktree: { copy: [], setup: null, setupTimeoutSecs: 60 } },
+      userProtected: [],
+    });
+    const started = Date.now();
+    try {
+      const baseline = await oracle.baseline(new AbortController().signal);
+      assert.equal(baseline.unavailable, 'tests did not finish on the start tree within its 2 s (its timeout)');
+      assert.ok(Date.now() - started < 30_000);
+    } finally {
+      await oracle.dispose();
+    }
+  });
 });
