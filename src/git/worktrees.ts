@@ -27,17 +27,29 @@ export interface WorktreeEntry {
  */
 const adding = new Map<string, Promise<void>>();
 
+/** A hooks folder with no hook in it: git looks for `<folder>/post-checkout` and finds nothing. */
+const NO_HOOKS = process.platform === 'win32' ? 'NUL' : '/dev/null';
+
 /**
  * Checks `commit` out, detached, into a new worktree at `worktreePath` (a folder that
  * must not exist yet); or, given `{ branch }`, that existing branch (a queue's task works on its own).
+ * `hooks: false` runs none of the repository's hooks (`post-checkout`): they are files in
+ * its git folder, which an agent working in the repository can write, and one could
+ * edit what a worktree that judges the agent checks out.
  */
-export async function addWorktree(repository: Repository, worktreePath: string, commit: string | { branch: string }): Promise<void> {
+export async function addWorktree(
+  repository: Repository,
+  worktreePath: string,
+  commit: string | { branch: string },
+  options: { hooks?: boolean } = {},
+): Promise<void> {
   // The attributes file is in the shared git folder (`<common>/info/attributes`), whichever worktree opened it.
   const shared = path.dirname(path.dirname(repository.attributesFile));
   const add = async () => {
     fs.mkdirSync(path.dirname(worktreePath), { recursive: true, mode: 0o700 });
     const what = typeof commit === 'string' ? ['--detach', worktreePath, commit] : [worktreePath, commit.branch];
-    await gitBytes(repository.root, ['worktree', 'add', '--quiet', ...what]);
+    const noHooks = options.hooks === false ? ['-c', `core.hooksPath=${NO_HOOKS}`] : [];
+    await gitBytes(repository.root, [...noHooks, 'worktree', 'add', '--quiet', ...what]);
   };
   const added = (adding.get(shared) ?? Promise.resolve()).then(add);
   const settled = added.catch(() => undefined);

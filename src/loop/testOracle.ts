@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkDirectory, runCheck, type CheckResult, type CheckSpec } from '../checks/runCheck.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { restoreChangedPaths } from '../git/restore.js';
-import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
+import { addWorktree, listWorktrees, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
 import type { GroupRecorder } from '../process/processGroup.js';
 import type { TestFinding, TestReport, TestRunner } from '../sessionFormat/testResults.js';
 import { testCountsOf, type TestCounts } from '../sessionFormat/testResults.js';
@@ -88,6 +89,16 @@ export class TestOracle {
   /** The commit the worktree's files are at now. */
   private current: string;
   private worktreeRepository: Repository | null = null;
+  /**
+   * The worktree as the oracle last left it (after its own moves and runs), as
+   * `worktreeFingerprint` gives it; null before it is made. The worktree sits under the
+   * user's home and `git worktree list` names it: the actor, running as the user, can
+   * edit a test file there or plant a runner configuration between the baseline and the
+   * DONE, and a move only rewrites the paths that differ between two commits.
+   */
+  private leftAs: string | null = null;
+  /** The files runners find above the worktree (`foundAbove`), as they were when it was made. */
+  private aboveAs: string | null = null;
 
   constructor(private readonly setup: OracleSetup) {
     this.worktree = path.join(setup.isolation.directory, 'oracle', setup.sessionId, path.basename(setup.repository.root));
@@ -113,17 +124,40 @@ export class TestOracle {
   /** Makes the start tree's worktree once (the baseline and the acceptance checks share it); null when ready, else why not. */
   private prepare(signal: AbortSignal): Promise<string | null> {
     this.prepared ??= (async () => {
+      await removeLeftovers(this.setup.repository, path.dirname(path.dirname(this.worktree)), this.worktree);
       if (fs.existsSync(this.worktree)) await removeWorktree(this.setup.repository, this.worktree);
-      await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit);
+      // Before the worktree: whoever finds it finds whose it is.
+      fs.mkdirSync(path.dirname(this.worktree), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(ownerFile(this.worktree), `${process.pid}\n`);
+      // No hook of the repository's runs: the actor can write them (see `addWorktree`).
+      await addWorktree(this.setup.repository, this.worktree, this.setup.startCommit, { hooks: false });
       this.worktreeRepository = await openRepository(this.worktree);
       const readied = await readyWorktree(
         { sourceRoot: this.setup.repository.root, worktree: this.worktree, workingDir: this.workingDir },
         this.setup.isolation.worktree,
         signal,
       );
+      this.leftAs = worktreeFingerprint(this.worktree);
+      this.aboveAs ??= foundAbove(this.worktree);
       return readied.setup && !readied.setup.passed ? `the worktree setup \`${readied.setup.command}\` failed` : null;
     })();
     return this.prepared;
+  }
+
+  /**
+   * Makes the worktree again when anything in it changed since the oracle last left it:
+   * what another process wrote there is never what the start's tests run on. The
+   * dependencies are then readied again from the user's tree as it is now (as for a
+   * recorded baseline). Null when ready, else why not.
+   */
+  private async untouched(signal: AbortSignal): Promise<string | null> {
+    const unready = await this.prepare(signal);
+    if (unready || this.leftAs === null || worktreeFingerprint(this.worktree) === this.leftAs) return unready;
+    this.prepared = null;
+    this.worktreeRepository = null;
+    this.current = this.setup.startCommit;
+    this.leftAs = null;
+    return this.prepare(signal);
   }
 
   private async runBaseline(signal: AbortSignal): Promise<TestBaseline> {
@@ -143,6 +177,9 @@ export class TestOracle {
           failing: idsOf('failed'),
           counts: testCountsOf(result.report),
         });
+      } else if (result.timedOut) {
+        // Its runner is read: saying none is would send the user looking for the wrong thing.
+        reasons.push(`${check.name} did not finish on the start tree within its ${check.timeoutSecs} s (its timeout)`);
       } else if (result.tests === null && result.exitCode === COMMAND_NOT_FOUND) {
         reasons.push(`${check.name} could not run in a clean worktree of the start (a command was not found: set [worktree] copy or setup)`);
       }
@@ -160,7 +197,7 @@ export class TestOracle {
    */
   async runAcceptance(check: CheckSpec, finalCommit: string, signal: AbortSignal): Promise<CheckResult | null> {
     try {
-      if (await this.prepare(signal)) return null;
+      if (await this.untouched(signal)) return null;
       await this.moveTo((await this.startTestsOn(finalCommit)).commit);
       return await this.run(check, signal);
     } catch {
@@ -179,8 +216,16 @@ export class TestOracle {
   async judge(finalCommit: string, signal: AbortSignal): Promise<OracleJudgement | null> {
     const baseline = await this.baseline(signal);
     if (baseline.unavailable !== null) return null;
-    // A recorded baseline made no worktree yet; one that cannot be readied now judges nothing.
-    if (await this.prepare(signal)) return null;
+    // A recorded baseline made no worktree yet, and one changed since is made again. One that cannot be readied now
+    // fails every baseline test: the caller took the actor's changes to the tests as hints, since the oracle judges.
+    const unready = await this.untouched(signal).catch((error: unknown) => `the worktree could not be made: ${(error as Error).message}`);
+    if (unready) return unjudged(baseline.checks, finalCommit, `the start's tests could not run: ${unready}`);
+    if (foundAbove(this.worktree) !== this.aboveAs)
+      return unjudged(
+        baseline.checks,
+        finalCommit,
+        `the start's tests could not run as at the start: a file runners read above their tree (${FOUND_ABOVE.join(', ')}) appeared or changed in a folder above ${this.worktree}`,
+      );
     const oracle = await this.startTestsOn(finalCommit);
     await this.moveTo(oracle.commit);
     const results: CheckResult[] = [];
@@ -233,13 +278,24 @@ export class TestOracle {
     if (commit === this.current) return;
     await restoreChangedPaths(this.worktreeRepository ?? (await openRepository(this.worktree)), this.current, commit);
     this.current = commit;
+    this.leftAs = worktreeFingerprint(this.worktree);
   }
 
   /** Runs a check in the worktree, in a clean environment with an empty home. */
-  private run(check: CheckSpec, signal: AbortSignal): Promise<CheckResult> {
+  private async run(check: CheckSpec, signal: AbortSignal): Promise<CheckResult> {
     fs.mkdirSync(this.home, { recursive: true, mode: 0o700 });
     const env = oracleEnvironment(process.env, { home: this.home, repositoryRoot: this.setup.repository.root });
-    return runCheck(check, { cwd: checkDirectory(check, { root: this.worktree, workingDir: this.workingDir }), signal, env, groups: this.setup.groups });
+    try {
+      return await runCheck(check, {
+        cwd: checkDirectory(check, { root: this.worktree, workingDir: this.workingDir }),
+        signal,
+        env,
+        groups: this.setup.groups,
+      });
+    } finally {
+      // What the tests wrote in their tree (a cache, a report) is theirs: the next look starts from here.
+      this.leftAs = worktreeFingerprint(this.worktree);
+    }
   }
 
   private get workingDir(): string {
@@ -256,8 +312,127 @@ export class TestOracle {
     await this.prepared?.catch(() => undefined);
     await removeWorktree(this.setup.repository, this.worktree).catch(() => fs.rmSync(this.worktree, { recursive: true, force: true }));
     fs.rmSync(this.home, { recursive: true, force: true });
+    fs.rmSync(ownerFile(this.worktree), { force: true });
     removeEmptyFolders(path.dirname(this.worktree), this.setup.isolation.directory);
   }
+}
+
+/**
+ * Every entry under `folder` (symbolic links not followed) with its type, size, mode,
+ * inode and change time, hashed: a write, a rename or a new file changes the change
+ * time, which no one but the clock sets. Empty when the folder is gone.
+ */
+export function worktreeFingerprint(folder: string): string {
+  const hash = createHash('sha256');
+  const visit = (relative: string): void => {
+    const absolute = path.join(folder, relative);
+    const stat = fs.lstatSync(absolute, { throwIfNoEntry: false, bigint: true });
+    if (!stat) return;
+    hash.update(`${relative}\0${stat.mode}\0${stat.size}\0${stat.ino}\0${stat.ctimeNs}\0${stat.mtimeNs}\n`);
+    if (!stat.isDirectory()) return;
+    let names: string[];
+    try {
+      names = fs.readdirSync(absolute).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) visit(path.join(relative, name));
+  };
+  visit('');
+  return hash.digest('hex');
+}
+
+/**
+ * Files runners look for in the folders above the one they run in, when the tree has
+ * none: mocha's and pytest's configuration, node's `node_modules` and `package.json`,
+ * go's `go.work`, cargo's `.cargo` (read in every folder up). Those are outside the
+ * worktree, where the fingerprint does not look, and a `.mocharc.yml` that requires a
+ * patch, put in the oracle's folder or the home, would load in the oracle's run.
+ */
+const FOUND_ABOVE = [
+  '.mocharc.js',
+  '.mocharc.cjs',
+  '.mocharc.yaml',
+  '.mocharc.yml',
+  '.mocharc.jsonc',
+  '.mocharc.json',
+  'package.json',
+  'node_modules',
+  'babel.config.js',
+  'babel.config.json',
+  'pytest.ini',
+  '.pytest.ini',
+  'pyproject.toml',
+  'tox.ini',
+  'setup.cfg',
+  'conftest.py',
+  'go.work',
+  '.cargo',
+];
+
+/** Which of `FOUND_ABOVE` are in the folders above `folder`, each with its change time: one added, removed or written changes it. */
+function foundAbove(folder: string): string {
+  const found: string[] = [];
+  for (let current = path.dirname(folder); ; current = path.dirname(current)) {
+    for (const name of FOUND_ABOVE) {
+      const stat = fs.lstatSync(path.join(current, name), { throwIfNoEntry: false, bigint: true });
+      if (stat) found.push(`${path.join(current, name)}\0${stat.ino}\0${stat.ctimeNs}`);
+    }
+    if (path.dirname(current) === current) return found.join('\n');
+  }
+}
+
+/** The file beside an oracle's worktree that holds the pid of the runner it is for. */
+function ownerFile(worktree: string): string {
+  return path.join(path.dirname(worktree), 'owner');
+}
+
+/**
+ * The oracle worktrees of this repository whose runner is gone (killed, crashed: its
+ * `dispose` never ran), removed with their folders: each session has a folder of its
+ * own, so nothing else would ever remove them, and each stays in the repository's
+ * `git worktree list` with its copy of the dependencies. One whose runner still runs
+ * (another loop, a candidate, an eval run) or that holds no owner is left alone.
+ */
+async function removeLeftovers(repository: Repository, oracleFolder: string, own: string): Promise<void> {
+  const real = (folder: string) => {
+    try {
+      return fs.realpathSync(folder);
+    } catch {
+      return folder;
+    }
+  };
+  const folder = real(oracleFolder);
+  for (const entry of await listWorktrees(repository).catch(() => [])) {
+    if (path.dirname(path.dirname(real(entry.path))) !== folder || real(entry.path) === real(own)) continue;
+    if (ownerRuns(ownerFile(entry.path))) continue;
+    await removeWorktree(repository, entry.path).catch(() => undefined);
+    fs.rmSync(path.dirname(entry.path), { recursive: true, force: true });
+  }
+}
+
+function ownerRuns(file: string): boolean {
+  let pid: number;
+  try {
+    pid = Number.parseInt(fs.readFileSync(file, 'utf8'), 10);
+  } catch {
+    return true; // not an owner this code wrote: not ours to judge
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Every baseline test missing, for `reason`: a verdict that refuses the DONE rather than none. */
+function unjudged(checks: readonly BaselineCheck[], commit: string, reason: string): OracleJudgement {
+  const findings = checks.flatMap((held) =>
+    [...held.passing, ...held.failing].map((id): OracleFinding => ({ check: held.check, id, kind: 'test_missing', outcome: 'not_collected', message: reason })),
+  );
+  return { commit, restored: [], findings, flaky: [], passed: 0, baseline: findings.length, results: [] };
 }
 
 /** How the final code's report stands against one check's baseline. */
