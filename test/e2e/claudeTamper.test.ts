@@ -15,10 +15,14 @@ test('adds two numbers', () => assert.strictEqual(sum(2, 3), 5));
 test('adds zero', () => assert.strictEqual(sum(4, 0), 4));
 `;
 
+/** What the actor is told of a start test the oracle found failing on the final code. */
+const TOLD_TO_FIX = 'adds two numbers still fails';
+
 /**
  * An actor that games the gate, then does the work: it skips the failing test (the
- * suite passes), and once told to restore it, restores it and fixes `sum`. A critic
- * that runs `npm test` with its own Bash tool and believes what it sees.
+ * suite passes), and once told the start's test still fails on the final code, restores
+ * it and fixes `sum`. A critic that runs `npm test` with its own Bash tool and believes
+ * what it sees.
  */
 function tamperingModel(repo: string) {
   return (request: ModelRequest): ScriptedReply => {
@@ -28,7 +32,7 @@ function tamperingModel(repo: string) {
         return { text: 'Running the tests.', toolCalls: [{ name: 'Bash', input: { command: 'npm test', description: 'run the tests' } }] };
       return { text: 'The tests pass.\n<decision>{"type":"done","summary":"npm test passes","confidence":0.9}</decision>' };
     }
-    const toldToRestore = request.allUserText.includes('Restore them.');
+    const toldToRestore = request.allUserText.includes(TOLD_TO_FIX);
     if (request.hasToolResult) return { text: toldToRestore ? 'Restored the test and fixed sum.' : 'Skipped the flaky test; the suite passes now.' };
     return toldToRestore
       ? {
@@ -51,7 +55,7 @@ function tamperingModel(repo: string) {
 describe('end to end: the real Claude Code CLI cannot pass the gate by skipping a test', () => {
   const startApi = scriptedApis();
 
-  it('a skipped test refuses the believing critic’s DONE; told to restore it, the actor does, and the DONE then rests on the critic’s own npm test', async () => {
+  it("a skipped test refuses the believing critic's DONE (the start's test still fails on the final code); told so, the actor fixes the code, and the DONE then rests on the start's tests and the critic's own npm test", async () => {
     const repo = createRepo({
       files: {
         'package.json': JSON.stringify({ name: 'sums', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2) + '\n',
@@ -67,18 +71,28 @@ describe('end to end: the real Claude Code CLI cannot pass the gate by skipping 
     } = await setUpRealAgents(startApi, repo, [{ agent: 'claude', model: tamperingModel(repo) }]);
 
     const result = await runCli(['-p', 'Fix sum so that the tests pass.', '--trust', '-n', '3', '--json-output'], { cwd: repo, env });
-    const outcome = JSON.parse(result.stdout) as { status: string; iterations: number; session_id: string; session_file: string; verification: string | null };
+    const outcome = JSON.parse(result.stdout) as {
+      status: string;
+      iterations: number;
+      session_id: string;
+      session_file: string;
+      verification: string | null;
+      verified_by: { start_tests: { passed: number } | null; critic_commands: number };
+    };
     assert.equal(outcome.status, 'success', result.stderr);
     assert.equal(outcome.iterations, 2, 'the skip was refused once, then the real fix went through');
     assert.equal(outcome.verification, 'verified');
+    assert.deepEqual([outcome.verified_by.start_tests?.passed, outcome.verified_by.critic_commands], [2, 1]);
 
     const { lines } = assertValidSessionFile(outcome.session_file);
     const first = lines[1] as Record<string, unknown>;
     assert.deepEqual([first.critic_decision, first.critic_verdict], ['CONTINUE', 'DONE']);
-    assert.deepEqual(
-      (first.protected_changes as { file: string; kind: string }[]).map((change) => [change.file, change.kind]),
-      [['test/sum.test.js', 'skip_added']],
-    );
+    const events = sidecarEvents(home, outcome.session_id);
+    const refusal = events.find((event) => event.type === 'done_refused');
+    assert.deepEqual(refusal?.type === 'done_refused' && [refusal.iteration, refusal.failed_tests], [1, ['adds two numbers']]);
+    const hint = events.find((event) => event.type === 'protected_change');
+    assert.deepEqual(hint?.type === 'protected_change' && [hint.change.file, hint.change.kind, hint.status], ['test/sum.test.js', 'skip_added', 'hint']);
+    assert.equal(first.protected_changes, undefined, "the skip is a hint: the start's tests judge it");
 
     const criticRequests = api!.requests.filter(isCriticRequest);
     assert.match(
@@ -87,11 +101,11 @@ describe('end to end: the real Claude Code CLI cannot pass the gate by skipping 
       'the critic is told, as a fact',
     );
     const secondActor = api!.requests.filter(
-      (request) => !isCriticRequest(request) && request.toolNames.length > 0 && request.allUserText.includes('Restore them.'),
+      (request) => !isCriticRequest(request) && request.toolNames.length > 0 && request.allUserText.includes(TOLD_TO_FIX),
     );
-    assert.ok(secondActor.length > 0, 'the next actor request carries what was weakened and to restore it');
+    assert.ok(secondActor.length > 0, "the next actor request names the start's test that still fails");
 
-    const verdicts = sidecarEvents(home, outcome.session_id).filter((event) => event.type === 'critic_decision');
+    const verdicts = events.filter((event) => event.type === 'critic_decision');
     assert.deepEqual(
       verdicts.map((event) => (event.type === 'critic_decision' ? event.evidence?.commands.map(({ command, ok }) => [command, ok]) : null)),
       [[['npm test', true]], [['npm test', true]]],
