@@ -2,44 +2,15 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CheckSpec } from '../../src/checks/runCheck.js';
 import { openRepository } from '../../src/git/repository.js';
-import { TestOracle, type OracleJudgement } from '../../src/loop/testOracle.js';
-import { createRepo, git, removeTempDirs, repoRoot, tempDir, writeFile } from '../support/testEnvironment.js';
+import { TestOracle } from '../../src/loop/testOracle.js';
+import { BROKEN_SUM, change, found, judge, MOCHA_TEST, mochaProject, npmTest, withMochaOnPath } from '../support/oracleJudging.js';
+import { createRepo, git, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 /**
  * A cheating actor against the oracle: ways to make the start's tests pass on broken
  * code that go around what `verify/startTests.ts` puts back.
  */
-const MOCHA_BIN = path.join(repoRoot(), 'node_modules', '.bin');
-const BROKEN_SUM = 'exports.sum = (a, b) => a + b + (a === 9 ? 1 : 0);\n';
-const MOCHA_TEST = `const assert = require('node:assert');
-const { sum } = require('../src/sum');
-describe('sum', () => {
-  it('adds', () => assert.equal(sum(1, 1), 2));
-  it('carries', () => assert.equal(sum(9, 1), 10));
-});
-`;
-
-function mochaProject(): string {
-  return createRepo({
-    files: {
-      'package.json': `${JSON.stringify({ name: 'p', scripts: { test: 'mocha test/' } }, null, 2)}\n`,
-      'src/sum.js': 'exports.sum = (a, b) => a + b;\n',
-      'test/sum.test.js': MOCHA_TEST,
-    },
-  });
-}
-
-function change(repo: string, files: Record<string, string | null>): string {
-  for (const [file, text] of Object.entries(files)) {
-    if (text === null) fs.rmSync(path.join(repo, file), { force: true, recursive: true });
-    else writeFile(repo, file, text);
-  }
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '--allow-empty', '-m', 'the actor');
-  return git(repo, 'rev-parse', 'HEAD').trim();
-}
 
 /** The oracle's worktree, as the actor finds it: `git worktree list` in the user's repository. */
 function oracleWorktreeOf(repo: string): string {
@@ -50,41 +21,9 @@ function oracleWorktreeOf(repo: string): string {
   return listed[0]!.slice('worktree '.length);
 }
 
-async function judge(repo: string, check: CheckSpec, act: (repo: string) => string, setup: string | null = null): Promise<OracleJudgement> {
-  const repository = await openRepository(repo);
-  const start = git(repo, 'rev-parse', 'HEAD').trim();
-  const oracle = new TestOracle({
-    repository,
-    workingDir: repo,
-    sessionId: `oracle-${path.basename(repo)}`,
-    startCommit: start,
-    checks: [check],
-    isolation: { directory: tempDir('codeloops-worktrees-'), worktree: { copy: [], setup, setupTimeoutSecs: 60 } },
-    userProtected: [],
-  });
-  const controller = new AbortController();
-  try {
-    const baseline = await oracle.baseline(controller.signal);
-    assert.equal(baseline.unavailable, null, String(baseline.unavailable));
-    const judgement = await oracle.judge(act(repo), controller.signal);
-    assert.ok(judgement);
-    return judgement;
-  } finally {
-    await oracle.dispose();
-  }
-}
-
-const npmTest: CheckSpec = { name: 'tests', run: 'npm test', timeoutSecs: 120, required: true };
-const found = (judgement: OracleJudgement) => judgement.findings.map((finding) => `${finding.kind} ${finding.id} (${finding.outcome})`);
-
 describe('the oracle against a cheating actor', function () {
   this.timeout(300_000);
-  const savedPath = process.env.PATH;
-  before(() => (process.env.PATH = `${MOCHA_BIN}${path.delimiter}${savedPath}`));
-  after(() => {
-    process.env.PATH = savedPath;
-    removeTempDirs();
-  });
+  withMochaOnPath(removeTempDirs);
 
   it('refuses code under test that registers a passing test under a baseline test’s name', async () => {
     // Loaded by the test file before its own `describe`: mocha gives this test the same file and title, and runs it first.

@@ -5,7 +5,8 @@ import { runCheck, type CheckResult, type CheckSpec } from '../../src/checks/run
 import { openRepository } from '../../src/git/repository.js';
 import { TestOracle, type OracleJudgement } from '../../src/loop/testOracle.js';
 import { debianSource, type DebianSource } from '../support/debianSources.js';
-import { git, removeTempDirs, repoRoot, tempDir, writeFile } from '../support/testEnvironment.js';
+import { found, withMochaOnPath } from '../support/oracleJudging.js';
+import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 /**
  * The oracle on two real projects, fetched from Debian at test time (see
@@ -21,7 +22,6 @@ import { git, removeTempDirs, repoRoot, tempDir, writeFile } from '../support/te
  * tamper or honest, held or not, name): the README's table.
  */
 const PYTHON = '/usr/bin/python3';
-const MOCHA_BIN = path.join(repoRoot(), 'node_modules', '.bin');
 
 /** A file's new content, `null` to delete it, or a function of its content at the start. */
 type Edit = string | null | ((text: string) => string);
@@ -137,8 +137,6 @@ function block(first: string, last: string, edit: (lines: string[]) => string[],
   };
 }
 
-const found = (judgement: OracleJudgement) => judgement.findings.map((finding) => `${finding.kind} ${finding.id} (${finding.outcome})`);
-
 /** Tampers refused and honest changes accepted, per project, for the README's table. */
 const tally: { project: string; kind: 'tamper' | 'honest'; name: string; held: boolean }[] = [];
 
@@ -175,10 +173,7 @@ function suite(project: string, fixture: () => Fixture, failing: string, broken:
 
 describe('the oracle on real projects (fetched from Debian at test time)', function () {
   this.timeout(240_000);
-  const savedPath = process.env.PATH;
-  before(() => (process.env.PATH = `${MOCHA_BIN}${path.delimiter}${savedPath}`));
-  after(() => {
-    process.env.PATH = savedPath;
+  withMochaOnPath(() => {
     removeTempDirs();
     if (process.env.CODELOOPS_OSS_TALLY) {
       const lines = tally.map((row) => `${row.project}\t${row.kind}\t${row.held ? 'yes' : 'no'}\t${row.name}`);

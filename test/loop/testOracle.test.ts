@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { CheckSpec } from '../../src/checks/runCheck.js';
-import { openRepository } from '../../src/git/repository.js';
-import { TestOracle, type OracleJudgement } from '../../src/loop/testOracle.js';
-import { createRepo, git, removeTempDirs, repoRoot, tempDir, writeFile } from '../support/testEnvironment.js';
+import { BROKEN_SUM, change, found, judge, MOCHA_TEST, mochaProject, npmTest, withMochaOnPath } from '../support/oracleJudging.js';
+import { createRepo, git, removeTempDirs } from '../support/testEnvironment.js';
 
 /**
  * The oracle on small real projects (mocha through `npm test`, pytest): the actor's
@@ -13,74 +10,10 @@ import { createRepo, git, removeTempDirs, repoRoot, tempDir, writeFile } from '.
  * it by running the start's tests on it in a clean worktree.
  */
 const PYTHON = '/usr/bin/python3';
-const MOCHA_BIN = path.join(repoRoot(), 'node_modules', '.bin');
-
-const SUM = 'exports.sum = (a, b) => a + b;\n';
-const BROKEN_SUM = 'exports.sum = (a, b) => a + b + (a === 9 ? 1 : 0);\n';
-const MOCHA_TEST = `const assert = require('node:assert');
-const { sum } = require('../src/sum');
-describe('sum', () => {
-  it('adds', () => assert.equal(sum(1, 1), 2));
-  it('carries', () => assert.equal(sum(9, 1), 10));
-});
-`;
-
-function mochaProject(): string {
-  return createRepo({
-    files: {
-      'package.json': `${JSON.stringify({ name: 'p', scripts: { test: 'mocha test/' } }, null, 2)}\n`,
-      'src/sum.js': SUM,
-      'test/sum.test.js': MOCHA_TEST,
-    },
-  });
-}
-
-/** The actor's change: files written or removed, committed on top of HEAD; gives the commit. */
-function change(repo: string, files: Record<string, string | null>): string {
-  for (const [file, text] of Object.entries(files)) {
-    if (text === null) fs.rmSync(path.join(repo, file), { force: true, recursive: true });
-    else writeFile(repo, file, text);
-  }
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '--allow-empty', '-m', 'the actor');
-  return git(repo, 'rev-parse', 'HEAD').trim();
-}
-
-async function judge(repo: string, check: CheckSpec, act: (repo: string) => string): Promise<OracleJudgement> {
-  const repository = await openRepository(repo);
-  const start = git(repo, 'rev-parse', 'HEAD').trim();
-  const oracle = new TestOracle({
-    repository,
-    workingDir: repo,
-    sessionId: `oracle-${path.basename(repo)}`,
-    startCommit: start,
-    checks: [check],
-    isolation: { directory: tempDir('codeloops-worktrees-'), worktree: { copy: [], setup: null, setupTimeoutSecs: 60 } },
-    userProtected: [],
-  });
-  const controller = new AbortController();
-  try {
-    const baseline = await oracle.baseline(controller.signal);
-    assert.equal(baseline.unavailable, null, String(baseline.unavailable));
-    const judgement = await oracle.judge(act(repo), controller.signal);
-    assert.ok(judgement);
-    return judgement;
-  } finally {
-    await oracle.dispose();
-  }
-}
-
-const npmTest: CheckSpec = { name: 'tests', run: 'npm test', timeoutSecs: 120, required: true };
-const found = (judgement: OracleJudgement) => judgement.findings.map((finding) => `${finding.kind} ${finding.id} (${finding.outcome})`);
 
 describe('the oracle: the start’s tests on the final code', function () {
   this.timeout(300_000);
-  const savedPath = process.env.PATH;
-  before(() => (process.env.PATH = `${MOCHA_BIN}${path.delimiter}${savedPath}`));
-  after(() => {
-    process.env.PATH = savedPath;
-    removeTempDirs();
-  });
+  withMochaOnPath(removeTempDirs);
 
   it('refuses a broken library whose test was changed to expect the broken output', async () => {
     const judgement = await judge(mochaProject(), npmTest, (repo) =>
