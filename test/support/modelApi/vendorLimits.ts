@@ -53,55 +53,16 @@ export function openAiUsageLimit(resetsAt: Date): ScriptedReply {
 }
 
 /**
- * The Gemini API's 429 `RESOURCE_EXHAUSTED` for a quota with no requests left
- * (`limit: 0`), with the delay it states (`Please retry in …s.`, `RetryInfo`).
+ * The Gemini API's 429 `RESOURCE_EXHAUSTED` for a free-tier quota used up, as Google
+ * sends it: the message with the delay it states (`Please retry in …s.`), a
+ * `QuotaFailure` naming the quota, any other details, then `RetryInfo`.
  */
-export function geminiQuotaExhausted(retryInSecs: number): ScriptedReply {
-  const message =
-    'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n' +
-    '* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro\n' +
-    `Please retry in ${retryInSecs}s.`;
-  return {
-    error: {
-      status: 429,
-      message,
-      body: {
-        error: {
-          code: 429,
-          message,
-          status: 'RESOURCE_EXHAUSTED',
-          details: [
-            {
-              '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
-              violations: [
-                {
-                  quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
-                  quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
-                  quotaDimensions: { location: 'global', model: 'gemini-2.5-pro' },
-                  quotaValue: '0',
-                },
-              ],
-            },
-            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${Math.floor(retryInSecs)}s` },
-          ],
-        },
-      },
-    },
-  };
-}
-
-/**
- * The Gemini API's 429 `RESOURCE_EXHAUSTED` for a per-day quota used up (a
- * `QuotaFailure` whose `quotaId` says `PerDay`), as Google sends it: Gemini CLI
- * rewords it as "You have exhausted your daily quota on this model." and drops the
- * delay.
- */
-export function geminiDailyQuotaExhausted(): ScriptedReply {
+function geminiQuotaFailure(quota: { limit: number; model: string; retryInSecs: number; otherDetails?: unknown[] }): ScriptedReply {
   const metric = 'generativelanguage.googleapis.com/generate_content_free_tier_requests';
   const message =
     'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n' +
-    `* Quota exceeded for metric: ${metric}, limit: 250, model: gemini-2.5-flash\n` +
-    'Please retry in 41.2s.';
+    `* Quota exceeded for metric: ${metric}, limit: ${quota.limit}, model: ${quota.model}\n` +
+    `Please retry in ${quota.retryInSecs}s.`;
   return {
     error: {
       status: 429,
@@ -118,21 +79,40 @@ export function geminiDailyQuotaExhausted(): ScriptedReply {
                 {
                   quotaMetric: metric,
                   quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
-                  quotaDimensions: { location: 'global', model: 'gemini-2.5-flash' },
-                  quotaValue: '250',
+                  quotaDimensions: { location: 'global', model: quota.model },
+                  quotaValue: String(quota.limit),
                 },
               ],
             },
-            {
-              '@type': 'type.googleapis.com/google.rpc.Help',
-              links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }],
-            },
-            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '41s' },
+            ...(quota.otherDetails ?? []),
+            { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${Math.floor(quota.retryInSecs)}s` },
           ],
         },
       },
     },
   };
+}
+
+/**
+ * The Gemini API's 429 `RESOURCE_EXHAUSTED` for a quota with no requests left
+ * (`limit: 0`), with the delay it states (`Please retry in …s.`, `RetryInfo`).
+ */
+export function geminiQuotaExhausted(retryInSecs: number): ScriptedReply {
+  return geminiQuotaFailure({ limit: 0, model: 'gemini-2.5-pro', retryInSecs });
+}
+
+/**
+ * The Gemini API's 429 `RESOURCE_EXHAUSTED` for a per-day quota used up (a
+ * `QuotaFailure` whose `quotaId` says `PerDay`), as Google sends it: Gemini CLI
+ * rewords it as "You have exhausted your daily quota on this model." and drops the
+ * delay.
+ */
+export function geminiDailyQuotaExhausted(): ScriptedReply {
+  const help = {
+    '@type': 'type.googleapis.com/google.rpc.Help',
+    links: [{ description: 'Learn more about Gemini API quotas', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' }],
+  };
+  return geminiQuotaFailure({ limit: 250, model: 'gemini-2.5-flash', retryInSecs: 41.2, otherDetails: [help] });
 }
 
 /** Anthropic's 403 for a key that may not use the API (`permission_error`). */
