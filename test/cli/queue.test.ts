@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { queueFileSchema, type QueueTask } from '../../src/sessionFormat/queueRecords.js';
-import { runCli, startCli, type CliRun } from '../support/cliProcess.js';
+import { runCli, startCli, type CliOptions, type CliRun } from '../support/cliProcess.js';
 import { launchChromium } from '../support/codeServer.js';
 import { isRunning, waitUntilGone } from '../support/processes.js';
 import { queueSetup } from '../support/queueAgents.js';
@@ -112,6 +112,16 @@ async function fileWritten(file: string, run: CliRun): Promise<string> {
     await new Promise((resolve) => setImmediate(resolve));
   }
   return fs.readFileSync(file, 'utf8');
+}
+
+/** Runs the CLI with `args` until `hook` holds git, kills it there with SIGKILL, then lets the held git go and waits for it to end. */
+async function killedWhileHooked(hook: { hooked: string; release: string }, args: string[], options: CliOptions): Promise<void> {
+  const running = startCli(args, options);
+  const hookPid = Number(await fileWritten(hook.hooked, running));
+  running.child.kill('SIGKILL');
+  await running.done;
+  fs.writeFileSync(hook.release, '');
+  assert.ok(await waitUntilGone(hookPid));
 }
 
 describe('cli: codeloops queue', function () {
@@ -560,12 +570,7 @@ describe('cli: codeloops queue', function () {
 
     // Killed as the branch moves (a hook holds git there): the files and the index are written by then.
     const hook = hookBranchMove(repo, 'hold', { branches: `refs/heads/${branch}` });
-    const merging = startCli(['queue', 'merge', '1'], { cwd: repo, env });
-    const hookPid = Number(await fileWritten(hook.hooked, merging));
-    merging.child.kill('SIGKILL');
-    await merging.done;
-    fs.writeFileSync(hook.release, '');
-    assert.ok(await waitUntilGone(hookPid));
+    await killedWhileHooked(hook, ['queue', 'merge', '1'], { cwd: repo, env });
     assert.equal(fs.existsSync(indexLock), false, 'no lock left to the user');
     assert.equal(git(repo, 'log', '-1', '--format=%P', 'HEAD').trim().split(' ')[1], git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim());
     const after = userState(repo);
@@ -641,12 +646,7 @@ describe('cli: codeloops queue', function () {
     const { repo, env, home } = queueSetup();
     await addTasks(repo, env, ['TASK-alpha: write alpha']);
     const hook = hookBranchMove(repo, 'hold', { creation: true });
-    const running = startCli(['queue', 'run'], { cwd: repo, env });
-    const hookPid = Number(await fileWritten(hook.hooked, running));
-    running.child.kill('SIGKILL');
-    await running.done;
-    fs.writeFileSync(hook.release, '');
-    assert.ok(await waitUntilGone(hookPid));
+    await killedWhileHooked(hook, ['queue', 'run'], { cwd: repo, env });
     assert.equal(queueOf(home.dataHome).tasks[0]!.start_commit, null, 'killed before the start was recorded');
 
     const again = await runCli(['queue', 'run'], { cwd: repo, env });
@@ -669,13 +669,8 @@ describe('cli: codeloops queue', function () {
     const base = git(repo, 'rev-parse', 'HEAD').trim();
     await addTasks(repo, env, ['TASK-alpha: write alpha']);
     const hook = hookBranchMove(repo, 'hold');
-    const running = startCli(['queue', 'run'], { cwd: repo, env });
     // git holds here, the branch moved to the task's commit, until the test lets it go.
-    const hookPid = Number(await fileWritten(hook.hooked, running));
-    running.child.kill('SIGKILL');
-    await running.done;
-    fs.writeFileSync(hook.release, '');
-    assert.ok(await waitUntilGone(hookPid));
+    await killedWhileHooked(hook, ['queue', 'run'], { cwd: repo, env });
     const committed = git(repo, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim();
     assert.equal(commitsOn(repo, committed, base), 'Repo User <repo.user@example.com>|Wrote alpha.txt for TASK-alpha');
     const left = queueOf(home.dataHome).tasks[0]!;
