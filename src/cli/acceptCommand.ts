@@ -5,6 +5,10 @@ import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
 import { UsageError } from './usageError.js';
+import { formatCliAnswer, type CliAnswerInput } from '../sessionFormat/cliAnswers.js';
+
+/** What an accept did, beside which session and what (`accept --json`). */
+type AcceptFacts = Omit<CliAnswerInput<'accept'>, 'session_id' | 'file' | 'test'>;
 
 /**
  * `codeloops accept <session> --iteration N --file F [--reason …]`: the user lets a
@@ -22,9 +26,9 @@ export async function acceptCommand(
   if (!options.undo && options.iteration === undefined) throw new UsageError('Say which iteration recorded the change: --iteration <n>.');
   const store = openStore();
   const target = await reviewTargetOf(store, (id) => sidecarDirOf(id), await store.resolveId(idOrPrefix));
-  const say = (text: string, json: Record<string, unknown>) =>
+  const say = (text: string, json: AcceptFacts) =>
     process.stdout.write(
-      options.json ? JSON.stringify({ session_id: target.sessionId, file: options.file, ...json }) + '\n' : sanitizeForTerminal(text) + '\n',
+      options.json ? formatCliAnswer('accept', { session_id: target.sessionId, file: options.file, ...json }) : sanitizeForTerminal(text) + '\n',
     );
   if (options.undo) {
     const undone = await undoAcceptance(target, options.file);
@@ -46,9 +50,9 @@ export async function acceptCommand(
 async function acceptTest(idOrPrefix: string, options: { test: string; reason?: string; undo?: boolean; json?: boolean }): Promise<number> {
   const store = openStore();
   const target = await reviewTargetOf(store, (id) => sidecarDirOf(id), await store.resolveId(idOrPrefix));
-  const say = (text: string, json: Record<string, unknown>) =>
+  const say = (text: string, json: AcceptFacts) =>
     process.stdout.write(
-      options.json ? JSON.stringify({ session_id: target.sessionId, test: options.test, ...json }) + '\n' : sanitizeForTerminal(text) + '\n',
+      options.json ? formatCliAnswer('accept', { session_id: target.sessionId, test: options.test, ...json }) : sanitizeForTerminal(text) + '\n',
     );
   if (options.undo) {
     const undone = await undoTestAcceptance(target, options.test);

@@ -7,6 +7,7 @@ import { sanitizeForTerminal } from '../text/terminalText.js';
 import { conflictHints, movedPathLines } from './moveOutcomeText.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, paint } from './terminal.js';
+import { printAnswer } from './answers.js';
 
 /** Exit codes of `codeloops apply`, one per result (as `rollback`'s). */
 export const APPLY_EXIT_CODES: Readonly<Record<ApplyResultKind, number>> = {
@@ -41,7 +42,7 @@ export async function applyCommand(idOrPrefix: string, options: ApplyOptions): P
     keep: options.keep,
     undo: options.undo,
   });
-  if (options.json) process.stdout.write(JSON.stringify(outcome, null, 2) + '\n');
+  if (options.json) printAnswer('apply', outcome);
   else printApplyOutcome(outcome);
   return APPLY_EXIT_CODES[outcome.result];
 }

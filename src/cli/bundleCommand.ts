@@ -5,6 +5,7 @@ import { exportSessions, importBundle } from '../sessionBundle/sessionBundles.js
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
 import { UsageError } from './usageError.js';
+import { printAnswer } from './answers.js';
 
 /** `codeloops sessions export <id…> -o bundle.tar.gz`: sessions, their records and snapshots, to take elsewhere. */
 export async function exportCommand(ids: readonly string[], options: { output?: string; json?: boolean }): Promise<number> {
@@ -13,7 +14,7 @@ export async function exportCommand(ids: readonly string[], options: { output?: 
   const resolved: string[] = [];
   for (const id of ids) resolved.push(await store.resolveId(id));
   const result = await exportSessions(resolved, options.output, { store, sidecarDirOf: (id) => sidecarDirOf(id), groupsDirectory: groupsDir() });
-  if (options.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  if (options.json) printAnswer('sessions export', result);
   else {
     const groups = result.groups.length > 0 ? `, ${result.groups.length} candidate group record${result.groups.length === 1 ? '' : 's'}` : '';
     process.stdout.write(
@@ -36,7 +37,7 @@ export async function importCommand(file: string, options: { workingDir?: string
     sidecarDirOf: (id) => sidecarDirOf(id),
     groupsDirectory: groupsDir(),
   });
-  if (options.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  if (options.json) printAnswer('sessions import', result);
   else {
     process.stdout.write(
       `Imported ${result.sessions.length} session${result.sessions.length === 1 ? '' : 's'} into ${result.repository}: ${result.sessions.join(', ')}\n`,

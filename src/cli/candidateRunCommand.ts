@@ -17,6 +17,7 @@ import { openStore } from './openStore.js';
 import { notifyFailureText, prepareOrRefuse, readPrompt, reportRefusal, userLayersOf, type RunOptions } from './runSetup.js';
 import { colorEnabled, writeLines } from './terminal.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
+import { printAnswer } from './answers.js';
 
 /**
  * `codeloops run --candidates …` / `--parallel N`: a candidate group, one loop per
@@ -44,7 +45,7 @@ export async function runCandidatesCommand(options: RunOptions): Promise<number>
     return printGroupPlan(options, { base, prompt, candidates: planned, jobs, judge: options.judge !== false });
   }
   const result = await runGroup(options, { prompt, base, candidates, jobs });
-  if (options.jsonOutput) process.stdout.write(JSON.stringify(result.comparison) + '\n');
+  if (options.jsonOutput) printAnswer('run --candidates', result.comparison);
   else if (!options.events && !options.quiet) process.stderr.write(renderComparison(result.comparison, colorEnabled(process.stderr)));
   return exitCodeOf(result.status, result.comparison);
 }

@@ -10,6 +10,7 @@ import { renderComparison } from './comparisonText.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, renderTable } from './terminal.js';
+import { printAnswer } from './answers.js';
 
 export interface CandidatesOptions {
   json?: boolean;
@@ -26,7 +27,7 @@ export async function candidatesCommand(idOrPrefix: string | undefined, options:
     if (options.json) {
       const comparisons = [];
       for (const group of groups) comparisons.push(await compareGroup(group, sources));
-      process.stdout.write(JSON.stringify(comparisons, null, 2) + '\n');
+      printAnswer('candidates', comparisons);
       return 0;
     }
     if (groups.length === 0) {
@@ -55,7 +56,7 @@ export async function candidatesCommand(idOrPrefix: string | undefined, options:
       { groupsDirectory: groupsDir(), sidecarDirOf: sources.sidecarDirOf },
       { saveChanges: Boolean(options.force) },
     );
-    if (options.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    if (options.json) printAnswer('candidates --discard', result);
     else {
       process.stdout.write(
         result.removed.length > 0 ? `Removed the worktrees of ${result.removed.join(', ')}. Their sessions and snapshots stay.\n` : 'No worktree to remove.\n',
@@ -66,7 +67,7 @@ export async function candidatesCommand(idOrPrefix: string | undefined, options:
     return result.kept.length > 0 ? 4 : 0;
   }
   const comparison = await compareGroup(await readGroup(groupsDir(), groupId), sources);
-  if (options.json) process.stdout.write(JSON.stringify(comparison, null, 2) + '\n');
+  if (options.json) printAnswer('candidates <group>', comparison);
   else process.stdout.write(renderComparison(comparison, colorEnabled(process.stdout)));
   return 0;
 }

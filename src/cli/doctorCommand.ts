@@ -5,6 +5,7 @@ import type { AgentCheck, AgentProblem, DoctorReport } from '../sessionFormat/do
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { userLayersOf } from './runSetup.js';
 import { colorEnabled, paint } from './terminal.js';
+import { printAnswer } from './answers.js';
 
 export interface DoctorOptions {
   workingDir?: string;
@@ -29,7 +30,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
     flags: { agent: options.agent, actorAgent: options.actorAgent, criticAgent: options.criticAgent },
     userLayers: userLayersOf(options),
   });
-  if (options.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  if (options.json) printAnswer('doctor', report);
   else process.stdout.write(renderReport(report, colorEnabled(process.stdout)));
   return report.ok ? 0 : DOCTOR_PROBLEM_EXIT;
 }

@@ -6,7 +6,9 @@ import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { describeEvent } from '../sessionFormat/eventWording.js';
 import type { RunEvent, RunSummary } from '../sessionFormat/runEvents.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
-import { CodeloopsError } from '../sessionFormat/failures.js';
+import { runOutcomeOf } from '../sessionFormat/cliAnswers.js';
+import { CodeloopsError, type Failure } from '../sessionFormat/failures.js';
+import { printAnswer } from './answers.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import { stdinReviewControl } from './reviewControl.js';
@@ -53,7 +55,7 @@ export async function driveLoop(
         if (event.type === 'done_refused') refused = event;
         else if (event.type === 'iteration_started') refused = undefined;
         if (options.events === 'ndjson') {
-          if (isOpen()) process.stdout.write(JSON.stringify(event) + '\n');
+          if (isOpen()) process.stdout.write(JSON.stringify(event.type === 'run_finished' ? runOutcomeOf(event, summaryHint) : event) + '\n');
           return;
         }
         if (!options.quiet) writeLines(process.stderr, describeEvent(event, { showAgentText: true }));
@@ -99,7 +101,7 @@ export async function driveLoop(
     writeStderr(`${cliHint(new CodeloopsError(summary.error_code, summary.error ?? '', { session_id: summary.session_id })) ?? ''}\n`);
   }
   if (refused && summary.status !== 'success' && !options.events && !options.quiet) writeStderr(acceptHint(summary.session_id, refused));
-  if (options.jsonOutput && stdoutOpen()) process.stdout.write(JSON.stringify(summary) + '\n');
+  if (options.jsonOutput && stdoutOpen()) printAnswer('run', runOutcomeOf(summary, summaryHint));
   return EXIT_CODES[summary.status];
 }
 
@@ -108,6 +110,11 @@ export async function driveLoop(
  * test that failed on the final code, each weakening standing. Nothing for a failing
  * check or a requirement: those are the actor's to fix.
  */
+/** What to type about a loop that ended failed, as a refusal's hint would say it. */
+function summaryHint(failure: Omit<Failure, 'hint'>): string | null {
+  return cliHint(new CodeloopsError(failure.code, failure.message, failure.details)) ?? null;
+}
+
 function acceptHint(sessionId: string, refused: Extract<RunEvent, { type: 'done_refused' }>): string {
   const quote = (text: string) => sanitizeForTerminal(shellWord(text));
   const commands = [

@@ -3,6 +3,8 @@ import type { PreparedRun } from '../loop/prepareRun.js';
 import { budgetSuggestion, forecastLine, suggestedMaxCostUsd, type Forecast } from '../sessionFormat/forecast.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sessionsDir } from '../sessionFormat/sessionFiles.js';
+import type { GroupPlan, RunPlan } from '../sessionFormat/cliAnswers.js';
+import { printAnswer } from './answers.js';
 
 /**
  * `--dry-run`: what a run would do, as JSON (`--json-output`) or a few lines on
@@ -23,10 +25,9 @@ function describeRole(role: Role) {
 
 const agentText = (role: ReturnType<typeof describeRole>) => `${role.agent}${role.model ? ` (${role.model})` : ''}: ${role.program}`;
 
-/** The plan as JSON on stdout, or its rows as words on stderr. */
-function printPlan(options: { jsonOutput?: boolean }, plan: object, rows: readonly (readonly [label: string, value: string])[]): number {
-  if (options.jsonOutput) process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
-  else process.stderr.write(`Dry run: nothing was started.\n${rows.map(([label, value]) => `  ${label.padEnd(12)} ${value}\n`).join('')}`);
+/** The rows of a plan as words on stderr. */
+function printPlanRows(rows: readonly (readonly [label: string, value: string])[]): number {
+  process.stderr.write(`Dry run: nothing was started.\n${rows.map(([label, value]) => `  ${label.padEnd(12)} ${value}\n`).join('')}`);
   return 0;
 }
 
@@ -42,7 +43,7 @@ function planOf(prepared: PreparedRun, prompt: string) {
  */
 export function printRunPlan(options: { jsonOutput?: boolean }, prepared: PreparedRun, prompt: string, forecast: Forecast): number {
   const { settings } = prepared;
-  const plan = {
+  const plan: RunPlan = {
     ...planOf(prepared, prompt),
     max_iterations: settings.maxIterations,
     actor: describeRole(prepared.actor),
@@ -65,7 +66,7 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     stall: { unchanged_iterations: settings.stall.unchangedIterations, action: settings.stall.action },
     review: settings.review,
     verify: settings.verify && {
-      protected: settings.verify.protected,
+      protected: [...settings.verify.protected],
       allow_test_changes: settings.verify.allowTestChanges,
       require_evidence: settings.verify.requireEvidence,
     },
@@ -87,7 +88,8 @@ export function printRunPlan(options: { jsonOutput?: boolean }, prepared: Prepar
     ];
     return `${check.name} (${traits.filter(Boolean).join(', ')}): ${check.run} in ${check.working_dir}`;
   });
-  return printPlan(options, plan, [
+  if (options.jsonOutput) return (printAnswer('run --dry-run', plan), 0);
+  return printPlanRows([
     ['repository', plan.repository],
     ['actor', `${agentText(plan.actor)} (timeout ${plan.actor.timeout_secs}s)`],
     ['critic', `${agentText(plan.critic)} (timeout ${plan.critic.timeout_secs}s)`],
@@ -115,7 +117,7 @@ export function printGroupPlan(
   group: { base: PreparedRun; prompt: string; candidates: readonly { label: string; prepared: PreparedRun }[]; jobs: number; judge: boolean },
 ): number {
   const { base } = group;
-  const plan = {
+  const plan: GroupPlan = {
     ...planOf(base, group.prompt),
     candidates: group.candidates.map(({ label, prepared }) => ({ label, actor: describeRole(prepared.actor) })),
     critic: describeRole(base.critic),
@@ -127,7 +129,8 @@ export function printGroupPlan(
     max_iterations: base.settings.maxIterations,
     checks: base.settings.checks.map((check) => ({ name: check.name, run: check.run, required: check.required })),
   };
-  return printPlan(options, plan, [
+  if (options.jsonOutput) return (printAnswer('run --candidates --dry-run', plan), 0);
+  return printPlanRows([
     ['repository', plan.repository],
     ...plan.candidates.map((candidate) => ['candidate', `${candidate.label}: ${candidate.actor.program}`] as const),
     ['critic', agentText(plan.critic)],

@@ -20,6 +20,7 @@ import { userLayersOf } from './runSetup.js';
 import { runFromTerminal, writeStderr } from './terminalRun.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { UsageError } from './usageError.js';
+import { printAnswer } from './answers.js';
 
 /**
  * `codeloops eval SUITE.toml [--jobs N] [--json] [--html FILE]`, `codeloops eval --resume <eval_id>`:
@@ -158,7 +159,8 @@ async function report(evalId: string, status: EvalStatus, options: EvalOptions):
     return status === 'interrupted' ? EXIT_CODES.interrupted : EXIT_CODES.failed;
   }
   const results = evalResultsOf(state);
-  process.stdout.write(options.json ? JSON.stringify(results) + '\n' : renderEvalMarkdown(results));
+  if (options.json) printAnswer('eval', results);
+  else process.stdout.write(renderEvalMarkdown(results));
   if (options.html !== undefined) {
     fs.writeFileSync(options.html, renderEvalHtml(results));
     writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);

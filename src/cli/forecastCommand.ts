@@ -5,6 +5,7 @@ import { budgetSuggestion, forecastBasisText, forecastLine, forecastRows } from 
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { forecastForRun, pairText } from './runForecast.js';
 import { userLayersOf } from './runSetup.js';
+import { printAnswer } from './answers.js';
 
 export interface ForecastOptions extends Pick<FlagOverrides, 'agent' | 'actorAgent' | 'criticAgent' | 'model' | 'actorModel' | 'criticModel' | 'maxCost'> {
   /** Taken as run takes them, so that a run's command line forecasts as it is; the forecast does not depend on the task's words. */
@@ -39,7 +40,7 @@ export async function forecastCommand(options: ForecastOptions): Promise<number>
   });
   const forecast = await forecastForRun(settings, workingDir);
   if (options.json) {
-    process.stdout.write(JSON.stringify(forecast) + '\n');
+    printAnswer('forecast', forecast);
     return 0;
   }
   const heading = `Forecast for ${pairText(settings)} in ${path.basename(workingDir)}`;

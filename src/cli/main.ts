@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_KINDS } from '../agents/agentKinds.js';
 import { unsupportedPlatformMessage } from '../process/platformSupport.js';
-import { CodeloopsError, failureReportOf, isCodeloopsError } from '../sessionFormat/failures.js';
+import { CodeloopsError, failureOf, formatFailureAnswer, isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import { runModeOf, type RunOptions } from './runSetup.js';
@@ -451,16 +451,15 @@ export async function main(argv: readonly string[]): Promise<number> {
       const options = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
       if (options.includes('--json')) {
         const message = (commanderError.message ?? 'the command line cannot be used as given').replace(/^error: /, '');
-        process.stdout.write(
-          `${JSON.stringify({ error: { code: 'usage', message, details: {}, hint: 'Run "codeloops help <command>" for its arguments and options.' } })}\n`,
-        );
+        const hint = 'Run "codeloops help <command>" for its arguments and options.';
+        process.stdout.write(formatFailureAnswer({ code: 'usage', message, details: {}, hint }));
       }
       return EXIT_CODES.failed;
     }
     // An expected failure says everything in its message and the hint: no stack trace.
     const expected = isCodeloopsError(error);
     const hint = expected ? cliHint(error) : undefined;
-    if (answersInJson) process.stdout.write(`${JSON.stringify({ error: { ...failureReportOf(error), hint: hint ?? null } })}\n`);
+    if (answersInJson) process.stdout.write(formatFailureAnswer(failureOf(error, hint ?? null)));
     // A message can name what an agent made (a file, its words): as text, never as a terminal's commands.
     process.stderr.write(`codeloops: ${sanitizeForTerminal((error as Error).message)}\n${hint ? `${sanitizeForTerminal(hint)}\n` : ''}`);
     if (!expected || process.env.CODELOOPS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ''}\n`);

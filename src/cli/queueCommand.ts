@@ -25,6 +25,7 @@ import { runFromTerminal, writeStderr } from './terminalRun.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { notifyFailureText } from './runSetup.js';
 import { UsageError } from './usageError.js';
+import { printAnswer } from './answers.js';
 
 /**
  * `codeloops queue add|list|remove|move|run|answer|report`: a repository's queue of
@@ -81,10 +82,6 @@ function taskFlagsOf(options: FlagOverrides): TaskFlags {
   return flags as TaskFlags;
 }
 
-function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value) + '\n');
-}
-
 export async function queueAddCommand(options: QueueAddOptions): Promise<number> {
   if ((options.prompt === undefined) === (options.file === undefined))
     throw new UsageError('Give the task with -p "<task>", or --file <checklist.md>; one of them.');
@@ -105,7 +102,7 @@ export async function queueAddCommand(options: QueueAddOptions): Promise<number>
   const { store } = await openQueue(options);
   const flags = taskFlagsOf(options);
   const added = await store.add(prompts.map((prompt) => ({ prompt, flags })));
-  if (options.json) printJson({ added });
+  if (options.json) printAnswer('queue add', { added });
   else for (const task of added) process.stdout.write(`Added task ${task.id}: ${sanitizeForTerminal(taskTitle(task))} (branch ${task.branch})\n`);
   return EXIT_CODES.success;
 }
@@ -114,7 +111,7 @@ export async function queueListCommand(options: QueueOptions): Promise<number> {
   const { store } = await openQueue(options);
   const queue = store.read();
   if (options.json) {
-    printJson({
+    printAnswer('queue list', {
       repository: queue.repository,
       file: store.file,
       base_commit: queue.base_commit,
@@ -157,7 +154,7 @@ export async function queueRemoveCommand(typedId: string, options: QueueOptions)
   });
   // Its worktree goes with it; its branch and sessions stay.
   if (removed.worktree) await removeWorktree(repository, removed.worktree).catch(() => undefined);
-  if (options.json) printJson({ removed });
+  if (options.json) printAnswer('queue remove', { removed });
   else process.stdout.write(`Removed task ${id}: ${sanitizeForTerminal(taskTitle(removed))}\n`);
   return EXIT_CODES.success;
 }
@@ -174,7 +171,7 @@ export async function queueMoveCommand(typedId: string, typedPosition: string, o
     queue.tasks.splice(to - 1, 0, task!);
     return to;
   });
-  if (options.json) printJson({ id, position });
+  if (options.json) printAnswer('queue move', { id, position });
   else process.stdout.write(`Moved task ${id} to position ${position}.\n`);
   return EXIT_CODES.success;
 }
@@ -325,7 +322,7 @@ export async function queueReportCommand(options: QueueReportOptions): Promise<n
   const queue = store.read();
   if (queue.tasks.length === 0) throw new CodeloopsError('queue_empty', `The queue of ${queue.repository} has no task.`, {});
   const runnerAlive = store.runnerPid() !== null;
-  if (options.json) printJson({ repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks });
+  if (options.json) printAnswer('queue report', { repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks });
   else process.stdout.write(renderQueueMarkdown(queue, runnerAlive));
   if (options.html !== undefined) {
     fs.writeFileSync(options.html, renderQueueHtml(queue, runnerAlive));
@@ -348,7 +345,7 @@ export async function queueMergeCommand(typedId: string, options: QueueMergeOpti
   const { repository, store } = await openQueue(options);
   const task = store.task(id);
   const result = options.undo ? await undoTaskMerge(repository, task) : await mergeTask(repository, task, configuredAuthor());
-  if (options.json) printJson(result);
+  if (options.json) printAnswer('queue merge', result);
   else if (result.status === 'already_merged') process.stdout.write(`${task.branch} is already merged into ${sanitizeForTerminal(result.branch)}.\n`);
   else {
     const what = result.status === 'merged' ? `Merged ${task.branch} into` : `Undid the merge of ${task.branch} on`;

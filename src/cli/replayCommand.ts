@@ -6,6 +6,7 @@ import { formatDuration } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, paint, writeWarning } from './terminal.js';
+import { printAnswer } from './answers.js';
 
 /** `codeloops sessions replay <id> [--json]`: the session's timeline, as text or one JSON entry a line. */
 export async function replayCommand(idOrPrefix: string, options: { json?: boolean }): Promise<number> {
@@ -17,7 +18,7 @@ export async function replayCommand(idOrPrefix: string, options: { json?: boolea
     await readReviewRecords(sidecarDirOf(session.id), writeWarning),
   );
   if (options.json) {
-    process.stdout.write(timeline.map((entry) => JSON.stringify(entry)).join('\n') + '\n');
+    for (const entry of timeline) printAnswer('sessions replay', entry);
     return 0;
   }
   const color = colorEnabled(process.stdout);

@@ -9,6 +9,7 @@ import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, paint } from './terminal.js';
 import { UsageError } from './usageError.js';
+import { printAnswer } from './answers.js';
 
 /**
  * Review from the command line, as in the editor: `codeloops review` lists an
@@ -37,7 +38,7 @@ export async function reviewCommand(idOrPrefix: string, options: { iteration?: n
   const target = await resolveTarget(idOrPrefix);
   if (options.iteration !== undefined) assertIteration(target, options.iteration);
   const review = await sessionReview(target, options.iteration === undefined ? target.iterations : [options.iteration]);
-  if (options.json) process.stdout.write(JSON.stringify(review, null, 2) + '\n');
+  if (options.json) printAnswer('review', review);
   else process.stdout.write(describeReview(review, colorEnabled(process.stdout)));
   return 0;
 }
@@ -113,7 +114,7 @@ export async function rejectCommand(idOrPrefix: string, options: RejectOptions):
     assertIteration(target, options.iteration);
     outcome = await rejectHunk({ ...target, iteration: options.iteration, hunk: options.hunk, reason: options.reason?.trim() || null });
   }
-  printOutcome(outcome, options.json);
+  printOutcome(outcome, options.json && 'reject');
   return ACTION_EXIT_CODES[outcome.result];
 }
 
@@ -135,7 +136,7 @@ export async function commentCommand(idOrPrefix: string, text: string, options: 
     endLine: options.endLine ?? null,
     text,
   });
-  if (options.json) process.stdout.write(JSON.stringify(comment, null, 2) + '\n');
+  if (options.json) printAnswer('comment', comment);
   else process.stdout.write(`Comment ${comment.id} left on session ${target.sessionId}: the next actor run is told, until it is resolved.\n`);
   return 0;
 }
@@ -151,13 +152,14 @@ export async function stageCommand(idOrPrefix: string, options: { iteration?: nu
   const target = await resolveTarget(idOrPrefix);
   if (options.iteration !== undefined) assertIteration(target, options.iteration);
   const outcome = await stageChanges({ ...target, iteration: options.iteration ?? null });
-  printOutcome(outcome, options.json);
+  printOutcome(outcome, options.json && 'stage');
   return ACTION_EXIT_CODES[outcome.result];
 }
 
-function printOutcome(outcome: ReviewActionOutcome, json: boolean | undefined): void {
+/** The outcome as the command's answer (`json`: which command), or in words. */
+function printOutcome(outcome: ReviewActionOutcome, json: 'reject' | 'stage' | false | undefined): void {
   if (json) {
-    process.stdout.write(JSON.stringify(outcome, null, 2) + '\n');
+    printAnswer(json, outcome);
     return;
   }
   const color = colorEnabled(process.stdout);

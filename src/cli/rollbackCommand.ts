@@ -6,6 +6,7 @@ import { conflictHints, movedPathLines } from './moveOutcomeText.js';
 import { openStore } from './openStore.js';
 import { colorEnabled, paint } from './terminal.js';
 import { UsageError } from './usageError.js';
+import { printAnswer } from './answers.js';
 
 /** Exit codes of `codeloops rollback`, one per result. */
 export const ROLLBACK_EXIT_CODES: Readonly<Record<RollbackResultKind, number>> = {
@@ -48,7 +49,7 @@ export async function rollbackCommand(idOrPrefix: string, options: RollbackOptio
     dryRun: Boolean(options.dryRun),
   };
   const outcome = options.undo ? await undoRollback(request) : await rollBack({ ...request, iteration: options.iteration });
-  if (options.json) process.stdout.write(JSON.stringify(outcome, null, 2) + '\n');
+  if (options.json) printAnswer('rollback', outcome);
   else printOutcome(outcome);
   return ROLLBACK_EXIT_CODES[outcome.result];
 }

@@ -4,7 +4,9 @@ import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import type { PrepareOptions, PreparedRun } from '../loop/prepareRun.js';
 import type { NotifyFailure } from '../notify/notify.js';
-import { failureReportOf } from '../sessionFormat/failures.js';
+import { formatRefusedRun } from '../sessionFormat/cliAnswers.js';
+import { failureOf, isCodeloopsError } from '../sessionFormat/failures.js';
+import { cliHint } from './failureHints.js';
 import { stampEvent } from '../sessionFormat/runEvents.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { prepareRunAsking } from './trustPrompt.js';
@@ -138,24 +140,10 @@ export async function prepareOrRefuse<T>(
  * The error itself goes on to be printed on stderr with what to do.
  */
 export function reportRefusal(options: OutputFlags, error: unknown): void {
-  const refusal = failureReportOf(error);
-  if (options.jsonOutput) {
-    const summary = {
-      status: 'failed',
-      iterations: 0,
-      summary: null,
-      confidence: null,
-      error: refusal.message,
-      error_code: refusal.code,
-      error_details: refusal.details,
-      total_duration_secs: 0,
-      session_id: null,
-      session_file: null,
-    };
-    process.stdout.write(JSON.stringify(summary) + '\n');
-  } else if (options.events === 'ndjson') {
-    process.stdout.write(JSON.stringify(stampEvent({ type: 'run_refused', ...refusal, details: { ...refusal.details } })) + '\n');
-  }
+  const failure = failureOf(error, isCodeloopsError(error) ? (cliHint(error) ?? null) : null);
+  const { code, message, details } = failure;
+  if (options.jsonOutput) process.stdout.write(formatRefusedRun(failure));
+  else if (options.events === 'ndjson') process.stdout.write(JSON.stringify(stampEvent({ type: 'run_refused', failure, code, message, details })) + '\n');
 }
 
 /** A notification that did not arrive, as a warning line on stderr: the loop and its outcome go on regardless. */

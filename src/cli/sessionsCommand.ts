@@ -19,6 +19,7 @@ import { openStore } from './openStore.js';
 import { colorEnabled, paint, renderTable, writeWarning } from './terminal.js';
 import { needsInputText } from '../sessionFormat/needsInput.js';
 import { verifiedByText } from '../sessionFormat/testResults.js';
+import { printAnswer } from './answers.js';
 
 export interface ListOptions {
   outcome?: string[];
@@ -72,7 +73,7 @@ export async function showCommand(idOrPrefix: string, options: { json?: boolean 
   const session = await store.load(await store.resolveId(idOrPrefix));
   if (options.json) {
     const { id, start, iterations, end } = session;
-    process.stdout.write(JSON.stringify({ id, start, iterations, end }, null, 2) + '\n');
+    printAnswer('sessions show', { id, start, iterations, end });
     for (const warning of session.warnings) writeWarning(warning);
     return 0;
   }
@@ -181,7 +182,7 @@ export async function diffCommand(idOrPrefix: string, options: { iteration?: num
 export async function statsCommand(options: ListOptions): Promise<number> {
   const stats = await openStore().stats(parseFilterInput(options));
   if (options.json) {
-    process.stdout.write(JSON.stringify(stats, null, 2) + '\n');
+    printAnswer('sessions stats', stats);
     return 0;
   }
   const percent = (value: number) => `${Math.round(value * 100)}%`;
@@ -264,7 +265,7 @@ export async function deleteCommand(idOrPrefix: string, options: { json?: boolea
   // Loaded here, not with the module: git and the candidate records are start-up time every listing would pay.
   const { deleteSession } = await import('../sessions/deleteSession.js');
   const deleted = await deleteSession(store, id, sidecarDirOf(id));
-  if (options.json) process.stdout.write(JSON.stringify(deleted, null, 2) + '\n');
+  if (options.json) printAnswer('sessions delete', deleted);
   else {
     process.stdout.write(
       `Deleted session ${id} (its file, its record and ${deleted.snapshot_refs} snapshot ref${deleted.snapshot_refs === 1 ? '' : 's'}). Your files were not touched.\n`,

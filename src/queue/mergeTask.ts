@@ -6,7 +6,7 @@ import { restorePaths } from '../git/restore.js';
 import { removeTemporaryIndex, temporaryIndexPath } from '../git/temporaryIndex.js';
 import { changedPaths, type TreeEntryChange } from '../git/treeDiff.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import type { QueueTask } from '../sessionFormat/queueRecords.js';
+import type { MergeResult, MergeStatus, QueueTask } from '../sessionFormat/queueRecords.js';
 import { QUEUE_AUTHOR_FALLBACK } from './runQueue.js';
 
 /**
@@ -23,20 +23,6 @@ import { QUEUE_AUTHOR_FALLBACK } from './runQueue.js';
  * the whole merge: their other work is never looked at, let alone touched. Undoing moves
  * the branch back the same way.
  */
-
-export type MergeStatus = 'merged' | 'already_merged' | 'undone';
-
-export interface MergeResult {
-  status: MergeStatus;
-  task: number;
-  /** The user's branch (`refs/heads/…` left out). */
-  branch: string;
-  /** Where it was, and where it is now (the merge commit, or after an undo the commit before it). */
-  from: string;
-  to: string;
-  /** The files written in the work tree and index. */
-  files: string[];
-}
 
 /** Merges `task`'s branch into the current branch; see above. */
 export async function mergeTask(repository: Repository, task: QueueTask, author: GitIdentity | null): Promise<MergeResult> {

@@ -1,3 +1,5 @@
+import * as z from './zod.js';
+
 /**
  * Every failure and refusal the engine reports has a stable code. Surfaces decide by
  * the code and word it for their users (the CLI adds the flags to use, the editor
@@ -98,6 +100,8 @@ export const FAILURE_CODES = [
   'merge_refused',
   /** Codeloops does not run on this platform (a native Windows): it says where it does. */
   'platform_unsupported',
+  /** The editor's runner process died (or could not start) without answering: its last words on stderr are the message. */
+  'runner_crashed',
   /** The runner itself failed: a bug. */
   'internal',
 ] as const;
@@ -132,15 +136,51 @@ export function isCodeloopsError(error: unknown): error is CodeloopsError {
   return error instanceof Error && (FAILURE_CODES as readonly unknown[]).includes(code) && typeof details === 'object' && details !== null;
 }
 
-/** A failure as every machine-readable surface carries it: `run_refused`, `--json-output`, a `--json` command's error. */
+/** A failure as the engine reports it: the code, the message, the facts. */
 export interface FailureReport {
   code: FailureCode;
   message: string;
   details: FailureDetails;
 }
 
+/**
+ * The one failure envelope of every machine-readable answer (`--json`, `--json-output`,
+ * `run_refused`, an MCP tool's error): the engine's report and, from the surface that
+ * answered, what to type or do about it (`hint`, null when nothing helps).
+ */
+export const failureSchema = z.object({
+  code: z.enum(FAILURE_CODES),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  hint: z.nullable(z.string()),
+});
+export type Failure = z.infer<typeof failureSchema>;
+
 /** What to report of any error: an expected one as it is, anything else as `internal` (a bug). */
 export function failureReportOf(error: unknown): FailureReport {
   if (isCodeloopsError(error)) return { code: error.code, message: error.message, details: error.details };
   return { code: 'internal', message: error instanceof Error ? error.message : String(error), details: {} };
+}
+
+/** Any error as the envelope carries it, with the surface's hint. */
+export function failureOf(error: unknown, hint: string | null): Failure {
+  const { code, message, details } = failureReportOf(error);
+  return { code, message, details: { ...details }, hint };
+}
+
+/**
+ * What any command prints on stdout when it fails and was asked for JSON: `failure`.
+ * `error` is the same object under the name 0.x printed it, kept for one release so
+ * that scripts reading it go on working (see CHANGELOG).
+ */
+export const failureAnswerSchema = z.object({ failure: failureSchema, error: z.optional(failureSchema) });
+export type FailureAnswer = z.infer<typeof failureAnswerSchema>;
+
+export function failureAnswer(failure: Failure): FailureAnswer {
+  return { failure, error: failure };
+}
+
+/** The failure envelope as a command prints it: one line. */
+export function formatFailureAnswer(failure: Failure): string {
+  return `${JSON.stringify(failureAnswer(failure))}\n`;
 }

@@ -183,3 +183,17 @@ export type QueueNotice =
   | { type: 'task_end_failed'; task: number; session_id: string; error: string }
   | { type: 'needs_input'; task: number; session_id: string | null; question: string }
   | { type: 'queue_finished'; finished: number; waiting: number; left: number; interrupted: boolean };
+
+/** What `queue merge` did (`--json`): the user's branch (`refs/heads/…` left out), where it was and is now, the files written. */
+export const mergeResultSchema = z.object({
+  status: z.enum(['merged', 'already_merged', 'undone']),
+  task: z.int(),
+  branch: z.string(),
+  /** Where the branch was, and where it is now (the merge commit, or after an undo the commit before it). */
+  from: z.string(),
+  to: z.string(),
+  /** The files written in the work tree and index. */
+  files: z.array(z.string()),
+});
+export type MergeResult = z.infer<typeof mergeResultSchema>;
+export type MergeStatus = MergeResult['status'];

@@ -1,6 +1,6 @@
 import type { DistributiveOmit } from './distributiveOmit.js';
 import { agentEventSchema, streamDriftSchema, usageSchema } from './agentEvents.js';
-import { FAILURE_CODES, type FailureCode } from './failures.js';
+import { FAILURE_CODES, failureSchema, type FailureCode } from './failures.js';
 import {
   criticEvidenceSchema,
   PROTECTED_CHANGE_STATUSES,
@@ -175,6 +175,8 @@ export const runSummarySchema = z.object({
   verification: z.nullable(z.enum(VERIFICATIONS)),
   /** For a success: what stood behind the DONE; absent from older runners and from other outcomes. */
   verified_by: z.optional(verifiedBySchema),
+  /** The failure in the one envelope (`failures.ts`), as the surface that prints the summary fills it: null for any other outcome; absent from the engine and older runners. */
+  failure: z.optional(z.nullable(failureSchema)),
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;
 
@@ -204,7 +206,13 @@ export function runSummaryOfEnd(end: SessionEndLine, sessionId: string, sessionF
 const event = <T extends string, S extends z.core.$ZodLooseShape>(type: T, shape: S) => z.object({ type: z.literal(type), timestamp, ...shape });
 
 /** A run (or a candidate group) that could not start, and why: a `FailureReport` on the stream. */
-export const runRefusedSchema = event('run_refused', { code: z.enum(FAILURE_CODES), message: z.string(), details: z.record(z.string(), z.unknown()) });
+export const runRefusedSchema = event('run_refused', {
+  /** The failure in the one envelope; `code`, `message` and `details` repeat it for 0.x readers. */
+  failure: z.optional(failureSchema),
+  code: z.enum(FAILURE_CODES),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()),
+});
 export type RunRefused = z.infer<typeof runRefusedSchema>;
 
 export const runEventSchema = z.discriminatedUnion('type', [

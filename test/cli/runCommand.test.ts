@@ -27,6 +27,7 @@ describe('codeloops run (the built CLI)', () => {
       'cost_estimated',
       'error',
       'error_code',
+      'failure',
       'iterations',
       'session_file',
       'session_id',
@@ -46,6 +47,7 @@ describe('codeloops run (the built CLI)', () => {
     assert.equal(output.confidence, 0.8);
     assert.equal(output.error, null);
     assert.equal(output.error_code, null);
+    assert.equal(output.failure, null, 'a success carries no failure');
     assert.equal(output.stop_reason, null, 'the critic said DONE: no guard stopped it');
     assert.equal(output.session_file, path.join(home.sessionsDir, `${output.session_id as string}.jsonl`));
     assertValidSessionFile(output.session_file as string);

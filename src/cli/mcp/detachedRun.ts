@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CodeloopsError, FAILURE_CODES, type FailureCode } from '../../sessionFormat/failures.js';
+import { readCliAnswer } from '../../sessionFormat/cliAnswers.js';
+import { CodeloopsError } from '../../sessionFormat/failures.js';
 import { dataHome, sessionsDir, sidecarDirOf } from '../../sessionFormat/sessionFiles.js';
 import { loopRunnerPid } from '../../sessions/loopLiveness.js';
 import { openStore } from '../openStore.js';
@@ -147,20 +148,12 @@ function outcomeOfEndedRunner(logFile: string): string {
   const outcome = text
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => {
-      try {
-        return JSON.parse(line) as { session_id?: unknown; error?: unknown; error_code?: unknown; error_details?: unknown };
-      } catch {
-        return undefined;
-      }
-    })
+    .map((line) => readCliAnswer('run', line))
     .findLast((value) => value !== undefined);
-  if (typeof outcome?.session_id === 'string') return outcome.session_id;
-  if (outcome && typeof outcome.error === 'string') {
-    const code = FAILURE_CODES.includes(outcome.error_code as FailureCode) ? (outcome.error_code as FailureCode) : 'internal';
-    const details = typeof outcome.error_details === 'object' && outcome.error_details !== null ? (outcome.error_details as Record<string, unknown>) : {};
+  if (outcome?.ok) return outcome.answer.session_id;
+  if (outcome) {
     fs.rmSync(logFile, { force: true });
-    throw new CodeloopsError(code, outcome.error, details);
+    throw new CodeloopsError(outcome.failure.code, outcome.failure.message, outcome.failure.details);
   }
   throw new CodeloopsError('internal', `The runner stopped without starting a session: ${text.trim().slice(-2000) || 'it printed nothing'}`, {
     log_file: logFile,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CodeloopsError, failureReportOf, isCodeloopsError } from '../../sessionFormat/failures.js';
+import { CodeloopsError, failureAnswer, failureOf, isCodeloopsError } from '../../sessionFormat/failures.js';
 import * as z from '../../sessionFormat/zod.js';
 import { cliHint } from '../failureHints.js';
 import { TOOLS, type ToolContext, type ToolDefinition } from './mcpTools.js';
@@ -43,8 +43,7 @@ function mcpHint(error: CodeloopsError): string | null {
 }
 
 export function failureResult(error: unknown): CallToolResult {
-  const report = failureReportOf(error);
-  const failure = { error: { ...report, details: { ...report.details }, hint: isCodeloopsError(error) ? mcpHint(error) : null } };
+  const failure = failureAnswer(failureOf(error, isCodeloopsError(error) ? mcpHint(error) : null));
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(failure) }], structuredContent: failure };
 }
 
