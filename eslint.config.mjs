@@ -75,18 +75,30 @@ const FOLDERS = Object.keys(MAY_IMPORT);
 /** Import patterns (gitignore-style, as no-restricted-imports reads them) that reach a folder of src/ from anywhere. */
 const folderPatterns = (folder) => [`**/${folder}/*`, `**/${folder}`];
 
-const layerRules = FOLDERS.map((folder) => {
+/**
+ * The one module of the extension that starts the runner (a child process): every other
+ * module asks it, so that the runner's answers are read one way and `--trust` is passed
+ * from one place.
+ */
+const RUNNER_CLIENT = 'src/extension/runner/runnerClient.ts';
+const PROCESS_MODULES = ['child_process', 'node:child_process', 'execa'].map((name) => ({
+  name,
+  message: `Only ${RUNNER_CLIENT} starts processes in the extension: ask the RunnerClient (extension/runner/) instead.`,
+}));
+
+const layerRule = (folder, { mayStartProcesses = false } = {}) => {
   const forbidden = FOLDERS.filter((other) => other !== folder && !MAY_IMPORT[folder].includes(other));
   const below = MAY_IMPORT[folder].length > 0 ? MAY_IMPORT[folder].join(', ') : 'nothing else of src/';
   return {
-    files: [`src/${folder}/**/*.ts`],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           paths:
             folder === 'extension'
-              ? []
+              ? mayStartProcesses
+                ? []
+                : PROCESS_MODULES
               : [{ name: 'vscode', message: 'Only src/extension/ may import vscode: the engine runs in the CLI and the web server too.' }],
           patterns: [
             {
@@ -99,7 +111,12 @@ const layerRules = FOLDERS.map((folder) => {
       ],
     },
   };
-});
+};
+
+const layerRules = [
+  ...FOLDERS.map((folder) => ({ files: [`src/${folder}/**/*.ts`], ...layerRule(folder) })),
+  { files: [RUNNER_CLIENT], ...layerRule('extension', { mayStartProcesses: true }) },
+];
 
 const NODE_MODULES = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 

@@ -21,11 +21,11 @@ import { acceptChangeCommand, acceptTestCommand, type HunkReview, type ReviewCom
 import { lazyBundle } from './lazyBundle.js';
 import { postSnapshotOf, ReviewThreads } from './review/reviewThreads.js';
 import { LoopRegistry } from './runs/loopRegistry.js';
-import { runForecast } from './runs/forecastProcess.js';
 import { LoopStarter } from './runs/loopStarter.js';
 import { bundledCliPath, RunController } from './runs/runController.js';
 import { RunStatusItem } from './runs/runStatusItem.js';
-import { runPlan } from './runs/runPlanProcess.js';
+import { RunnerClient } from './runner/runnerClient.js';
+import { forecastIn, planIn } from './runner/runnerQueries.js';
 import { SessionCommands } from './sessionCommands.js';
 import { SessionsTreeProvider } from './sessionsTree/sessionsTreeProvider.js';
 import { editorSettingsJson, openViewerOnRun, showAgentText } from './settings.js';
@@ -70,10 +70,12 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const groups = () => treeGroups(groupsDir(), warn);
   const editor = { log, window: vscodeWindow, commands: vscodeCommands };
   const registry = new LoopRegistry<vscode.WorkspaceFolder>(editor);
-  const runner = { ...editor, registry, cliPath: bundledCliPath(context.extensionPath), nodePath: process.execPath, editorSettingsJson };
   const isTrusted = () => vscode.workspace.isTrusted;
-  const runs = new RunController<vscode.WorkspaceFolder>({ ...runner, showStatus: (loop) => new RunStatusItem(loop), isTrusted, showAgentText });
-  const candidateRuns = new CandidateRuns<vscode.WorkspaceFolder>({ ...runner, showStatus: (group) => new GroupStatusItem(group) });
+  // The one way to the bundled runner; `--trust` follows the workspace's trust from here.
+  const runner = new RunnerClient({ cliPath: bundledCliPath(context.extensionPath), nodePath: process.execPath, isTrusted });
+  const running = { ...editor, registry, runner, editorSettingsJson };
+  const runs = new RunController<vscode.WorkspaceFolder>({ ...running, showStatus: (loop) => new RunStatusItem(loop), showAgentText });
+  const candidateRuns = new CandidateRuns<vscode.WorkspaceFolder>({ ...running, showStatus: (group) => new GroupStatusItem(group) });
   const tree = new SessionsTreeProvider(library, registry, log, groups);
   const diffs = new DiffOpener(library, () => registry.anyRunning());
   const reviewThreads = new ReviewThreads(library);
@@ -111,7 +113,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const folderOf = (filePath: string) => vscode.workspace.getWorkspaceFolder(vscode.Uri.file(filePath));
   const timeTravel: TimeTravelDeps<vscode.WorkspaceFolder> = { ...sessionPorts, runs, registry, folderOf };
   const apply: ApplyDeps = { ...sessionPorts, registry };
-  const forecast = (folder: vscode.WorkspaceFolder) => runForecast({ ...runner, workingDir: folder.uri.fsPath, editorSettings: editorSettingsJson(folder) });
+  const forecast = (folder: vscode.WorkspaceFolder) => forecastIn(runner, { workingDir: folder.uri.fsPath, editorSettings: editorSettingsJson(folder) });
   const starter = new LoopStarter<vscode.WorkspaceFolder>({ ...editor, runs, isTrusted, folders: () => vscode.workspace.workspaceFolders ?? [], forecast });
   // Accepting a change or a test changes what a loop here accepts as done: only in a trusted workspace.
   const accepting = () => ({ ...review, ensureTrusted: (action: string, why: string) => starter.ensureTrusted(action, why) });
@@ -120,8 +122,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const chat = chatFor(context, { runner, runs, starter, isTrusted, store, folderOf, timeTravel, forecast });
   const queue = new LazyQueueView({
     log,
-    cliPath: runner.cliPath,
-    nodePath: runner.nodePath,
+    runner,
     iterationsOf: async (id) => (await store.summary(id))?.iterations,
   });
   // A running task's session moved on: its row says which iteration it is at.
@@ -150,22 +151,21 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
 function chatFor(
   context: vscode.ExtensionContext,
   parts: Pick<LoopChatDeps<vscode.WorkspaceFolder>, 'runs' | 'starter' | 'isTrusted' | 'store' | 'folderOf' | 'forecast'> & {
-    runner: { cliPath: string; nodePath: string };
+    runner: RunnerClient;
     timeTravel: TimeTravelDeps<vscode.WorkspaceFolder>;
   },
 ): vscode.Disposable[] {
-  const { runner, timeTravel, isTrusted } = parts;
+  const { runner, timeTravel } = parts;
   return registerChat({
     extensionUri: context.extensionUri,
     extensionPath: context.extensionPath,
-    ...runner,
+    ...runner.program,
     version: CODELOOPS_VERSION,
     deps: {
       ...parts,
       folders: () => vscode.workspace.workspaceFolders ?? [],
       resume: (sessionId, overrides) => resumeSession(timeTravel, sessionId, overrides),
-      plan: (folder, task, overrides) =>
-        runPlan({ ...runner, workingDir: folder.uri.fsPath, editorSettings: editorSettingsJson(folder), trusted: isTrusted() }, task, overrides),
+      plan: (folder, task, overrides) => planIn(runner, { workingDir: folder.uri.fsPath, editorSettings: editorSettingsJson(folder) }, task, overrides),
       platformRefusal: unsupportedPlatformMessage(process.platform, 'editor'),
     },
   });

@@ -172,7 +172,7 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     assert.match(stream.text(), /^Codeloops does not run loops in an untrusted workspace/);
     assert.deepEqual(stream.buttons(), [{ command: 'workbench.trust.manage', title: 'Manage Workspace Trust' }]);
     const answer = JSON.parse(await tools.runLoop({ task: 'make a' }, new FakeCancelToken()));
-    assert.equal(answer.error.code, 'project_untrusted');
+    assert.equal(answer.failure.code, 'project_untrusted');
     assert.equal((await tools.prepareRunLoop({ task: 'make a' })).confirmationMessages, undefined, 'nothing to confirm');
     assert.equal((await store.list()).length, before, 'no session started');
   });
@@ -184,7 +184,8 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     assert.deepEqual(await chat.handle({ command: 'run', prompt: 'make a' }, stream, new FakeCancelToken()), { command: 'run' });
     assert.match(stream.text(), /^Codeloops runs on Linux and macOS/);
     const answer = JSON.parse(await tools.runLoop({ task: 'make a' }, new FakeCancelToken()));
-    assert.deepEqual(answer.error, { code: 'platform_unsupported', message: refusal, details: {} });
+    assert.deepEqual(answer.failure, { code: 'platform_unsupported', message: refusal, details: {}, hint: null }, 'the one failure envelope');
+    assert.deepEqual(answer.error, answer.failure, "0.x's error repeats it for a release");
   });
 
   it('without a command, says what it can do and offers to run what was asked', async () => {
@@ -252,7 +253,7 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     assert.equal(listed.total, 1);
     assert.deepEqual(JSON.parse(await tools.listSessions({ project: 'no-such-project' })), { sessions: [], total: 0 });
     const unknown = JSON.parse(await tools.getSession({ sessionId: 'no-such-session' }));
-    assert.equal(unknown.error.code, 'session_not_found');
+    assert.equal(unknown.failure.code, 'session_not_found');
   });
 
   it('codeloops_runLoop refuses a second loop in a folder (loop_running) and stops its loop when the call is cancelled', async () => {
@@ -262,7 +263,7 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     const token = new FakeCancelToken();
     const running = tools.runLoop({ task: 'slow work' }, token);
     await new Promise<void>((resolve) => runs.onEvent(({ event }) => event.type === 'agent_event' && resolve()));
-    assert.equal(JSON.parse(await tools.runLoop({ task: 'again' }, new FakeCancelToken())).error.code, 'loop_running');
+    assert.equal(JSON.parse(await tools.runLoop({ task: 'again' }, new FakeCancelToken())).failure.code, 'loop_running');
     token.cancel();
     assert.equal(JSON.parse(await running).outcome, 'interrupted');
   });

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { QueueController, MULTI_DIFF_COMMAND } from '../../src/extension/queue/queueController.js';
-import { cliPath } from '../support/cliProcess.js';
-import { FakeEditor, folderAt } from '../support/fakeEditor.js';
+import { FakeEditor, folderAt, runnerClientFor } from '../support/fakeEditor.js';
 import { queueSetup } from '../support/queueAgents.js';
 import { git, removeTempDirs, writeFile } from '../support/testEnvironment.js';
 
@@ -16,10 +15,7 @@ function queueViewFor() {
     window: editor.window,
     commands: editor.commands,
     log: editor.log,
-    cliPath: cliPath(),
-    nodePath: process.execPath,
-    env: setup.env,
-    isTrusted: () => true,
+    runner: runnerClientFor(setup.env),
     pickChecklist: async () => checklist,
     fileUri: (filePath) => `file:${filePath}`,
     blobUri: (_root, commit, filePath) => `blob:${commit ?? 'none'}:${filePath}`,

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
-import { cliPath } from '../support/cliProcess.js';
+import { RunnerClient } from '../../src/extension/runner/runnerClient.js';
+import { runnerClientFor } from '../support/fakeEditor.js';
 import { carryOnNaming, configureScriptedAgent, done, type AgentScript } from '../support/scriptedAgent.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
@@ -17,14 +18,11 @@ function start(script: AgentScript, options: { prompt?: { text: string } | { fil
   const repo = options.workingDir ?? createRepo({ files: { 'a.txt': 'a\n' } });
   const events: RunEvent[] = [];
   const process = new LoopProcess(
+    runnerClientFor(home.env),
     {
-      cliPath: cliPath(),
-      nodePath: globalThis.process.execPath,
       workingDir: repo,
       prompt: options.prompt ?? { text: '-n is not a flag 🎉' },
       editorSettings: options.editorSettings,
-      trusted: true,
-      env: { ...globalThis.process.env, ...home.env },
     },
     (event) => events.push(event),
   );
@@ -75,12 +73,11 @@ describe('the runner as a child process (how the extension runs loops)', () => {
     const runner = path.join(tempDir(), 'broken-runner.js');
     fs.writeFileSync(runner, "process.stderr.write('codeloops: something broke inside'); process.exit(2);\n");
     const events: RunEvent[] = [];
-    const end = await new LoopProcess(
-      { cliPath: runner, nodePath: globalThis.process.execPath, workingDir: tempDir(), prompt: { text: 'x' }, trusted: true },
-      (event) => events.push(event),
-    ).done;
+    const client = new RunnerClient({ cliPath: runner, nodePath: globalThis.process.execPath, isTrusted: () => true });
+    const end = await new LoopProcess(client, { workingDir: tempDir(), prompt: { text: 'x' } }, (event) => events.push(event)).done;
     assert.equal(end.kind, 'crashed');
     assert.ok(end.kind === 'crashed' && /something broke inside/.test(end.message));
+    assert.ok(end.kind === 'crashed' && end.code === 'runner_crashed', 'a crash carries its code too');
     assert.deepEqual(events, []);
   });
 

@@ -3,12 +3,11 @@ import type { CancelToken, ChatCommand, ChatStream } from '../../src/extension/c
 import { LoopTools } from '../../src/extension/chat/loopTools.js';
 import type { FolderRef } from '../../src/extension/editorPorts.js';
 import { LoopStarter } from '../../src/extension/runs/loopStarter.js';
-import { runPlan } from '../../src/extension/runs/runPlanProcess.js';
+import { planIn } from '../../src/extension/runner/runnerQueries.js';
 import { resumeSession } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import { sessionsDir } from '../../src/sessionFormat/sessionFiles.js';
 import { SessionStore } from '../../src/sessions/sessionStore.js';
-import { cliPath } from './cliProcess.js';
-import { FakeEditor, folderAt, forecastFor, runControllerFor, timeTravelFor } from './fakeEditor.js';
+import { FakeEditor, folderAt, forecastFor, runControllerFor, runnerClientFor, timeTravelFor } from './fakeEditor.js';
 
 /** What a chat response showed, part by part, in order. */
 export type ChatPart =
@@ -95,18 +94,7 @@ export function chatFor(repo: string, env: Record<string, string>, options: { ed
     ...shared,
     folders: () => [folder],
     plan: (at, task, overrides) =>
-      runPlan(
-        {
-          cliPath: cliPath(),
-          nodePath: process.execPath,
-          workingDir: at.uri.fsPath,
-          editorSettings: options.editorSettings,
-          env: { ...process.env, ...env },
-          trusted: isTrusted(),
-        },
-        task,
-        overrides,
-      ),
+      planIn(runnerClientFor(env, isTrusted()), { workingDir: at.uri.fsPath, editorSettings: options.editorSettings }, task, overrides),
   });
   return { editor, folder, runs, store, chat, tools };
 }

@@ -5,7 +5,8 @@ import { RunController } from '../../src/extension/runs/runController.js';
 import { SessionCommands } from '../../src/extension/sessionCommands.js';
 import type { TimeTravelDeps } from '../../src/extension/timeTravel/timeTravelCommands.js';
 import type { SessionStore } from '../../src/sessions/sessionStore.js';
-import { runForecast } from '../../src/extension/runs/forecastProcess.js';
+import { RunnerClient } from '../../src/extension/runner/runnerClient.js';
+import { forecastIn } from '../../src/extension/runner/runnerQueries.js';
 import type { Forecast } from '../../src/sessionFormat/forecast.js';
 import { sidecarDirOf } from '../../src/sessionFormat/sessionFiles.js';
 import { cliPath } from './cliProcess.js';
@@ -158,23 +159,26 @@ export function runControllerFor(
   options: { editorSettings?: string; showAgentText?: boolean; /** Whether VS Code trusts the workspace (default yes). */ trusted?: boolean } = {},
 ): RunController<FolderRef> {
   return new RunController<FolderRef>({
-    ...runnerPortsOf(editor, env),
+    ...runnerPortsOf(editor, env, options.trusted ?? true),
     editorSettingsJson: () => options.editorSettings,
-    isTrusted: () => options.trusted ?? true,
     showAgentText: () => options.showAgentText ?? true,
   });
 }
 
-/** What the controllers that start the runner share: the window's registry and ports, the built CLI, this environment. */
-function runnerPortsOf(editor: FakeEditor, env: Record<string, string | undefined>) {
+/** The runner client as the extension makes it: the built CLI, this environment, the workspace trusted or not (default yes). */
+export function runnerClientFor(env: Record<string, string | undefined>, trusted = true): RunnerClient {
+  return new RunnerClient({ cliPath: cliPath(), nodePath: process.execPath, env: { ...process.env, ...env }, isTrusted: () => trusted });
+}
+
+/** What the controllers that start the runner share: the window's registry and ports, the runner client. */
+function runnerPortsOf(editor: FakeEditor, env: Record<string, string | undefined>, trusted = true) {
   const { registry, log, window, commands, showStatus } = editor;
-  return { registry, log, window, commands, showStatus, cliPath: cliPath(), nodePath: process.execPath, env: { ...process.env, ...env } };
+  return { registry, log, window, commands, showStatus, runner: runnerClientFor(env, trusted) };
 }
 
 /** The forecast port as the extension wires it: the built CLI's `forecast --json` in the folder, with this environment. */
 export function forecastFor(env: Record<string, string | undefined>, editorSettings?: string): (folder: FolderRef) => Promise<Forecast | undefined> {
-  return (folder) =>
-    runForecast({ cliPath: cliPath(), nodePath: process.execPath, workingDir: folder.uri.fsPath, editorSettings, env: { ...process.env, ...env } });
+  return (folder) => forecastIn(runnerClientFor(env), { workingDir: folder.uri.fsPath, editorSettings });
 }
 
 /** The extension's candidate groups on the editor's stubbed ports, in the same window (registry) as its single loops. */

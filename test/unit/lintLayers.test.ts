@@ -41,6 +41,24 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
     assert.deepEqual(await problems('src/extension/example.ts', code), []);
   });
 
+  it('lets only the runner client start processes in the extension: one way to the runner', async () => {
+    const message = /Only src\/extension\/runner\/runnerClient\.ts starts processes in the extension/;
+    for (const module of ['node:child_process', 'child_process', 'execa'])
+      assert.match(
+        (await problems('src/extension/runs/example.ts', `import { spawn } from '${module}';\nexport const x = spawn;\n`)).join('\n'),
+        message,
+        module,
+      );
+    const code = "import { spawn } from 'node:child_process';\nexport const x = spawn;\n";
+    assert.deepEqual(await problems('src/extension/runner/runnerClient.ts', code), []);
+    assert.deepEqual(await problems('src/cli/example.ts', code), [], 'the CLI starts processes as it must');
+    assert.match(
+      (await problems('src/extension/runner/runnerClient.ts', "import { x } from '../../server/uiServer.js';\nexport const y = x;\n")).join('\n'),
+      /may import only/,
+      'the layers still hold there',
+    );
+  });
+
   it('keeps Node out of the webview, and the engine’s Node-bound folders too', async () => {
     assert.match((await problems('webview-ui/example.ts', "import fs from 'node:fs';\nexport const x = fs;\n")).join('\n'), /no Node modules/);
     assert.match((await problems('webview-ui/example.ts', "import path from 'path';\nexport const x = path;\n")).join('\n'), /no Node modules/);

@@ -8,20 +8,20 @@ import { COMMANDS } from '../ids.js';
 import { runnerCrashedText } from '../runs/loopEndReport.js';
 import { logEvent, showErrorWithLog, writeLog } from '../runs/loopLog.js';
 import type { LoopRegistry, RunningGroup } from '../runs/loopRegistry.js';
+import type { RunnerClient } from '../runner/runnerClient.js';
 import { CandidatesProcess, type CandidatesProcessEnd } from './candidatesProcess.js';
 
 export interface CandidateRunsDeps<F extends FolderRef> {
   /** Where the window's running loops are kept, and the context keys set. */
   registry: LoopRegistry<F>;
-  cliPath: string;
-  nodePath: string;
+  /** The runner, which runs the group. */
+  runner: RunnerClient;
   log: RunLog;
   window: EditorWindow;
   commands: EditorCommands;
   editorSettingsJson: (folder: F) => string | undefined;
   /** Shows a running group in the status bar until disposed. */
   showStatus: (group: RunningGroup<F>) => Disposable;
-  env?: NodeJS.ProcessEnv;
 }
 
 export interface CandidatesRequest {
@@ -56,15 +56,13 @@ export class CandidateRuns<F extends FolderRef = FolderRef> implements Disposabl
     if (!this.canStartIn(folder)) return undefined;
     const { deps } = this;
     const process = new CandidatesProcess(
+      deps.runner,
       {
-        cliPath: deps.cliPath,
-        nodePath: deps.nodePath,
         workingDir: folder.uri.fsPath,
         prompt: request.prompt,
         candidates: request.candidates,
         times: request.times,
         editorSettings: deps.editorSettingsJson(folder),
-        env: deps.env,
       },
       (event) => this.handle(folder, event),
     );

@@ -1,9 +1,7 @@
 import { parseCandidateStreamEvent, type CandidateStreamEvent, type GroupRecordLineOf, type GroupStatus } from '../../sessionFormat/candidateGroups.js';
-import { RunnerProcess, type RunnerFailure } from '../runs/runnerProcess.js';
+import type { RunnerClient, RunnerFailure, RunnerStream } from '../runner/runnerClient.js';
 
 export interface CandidatesProcessOptions {
-  cliPath: string;
-  nodePath: string;
   workingDir: string;
   prompt: string;
   /** `--candidates`: agents or agent:model pairs, comma-separated. */
@@ -11,7 +9,6 @@ export interface CandidatesProcessOptions {
   /** `--parallel`: each candidate this many times. */
   times: number;
   editorSettings?: string;
-  env?: NodeJS.ProcessEnv;
 }
 
 export type CandidatesProcessEnd = { kind: 'finished'; groupId: string; status: GroupStatus; ranking: string[]; exitCode: number | null } | RunnerFailure;
@@ -22,34 +19,17 @@ export type CandidatesProcessEnd = { kind: 'finished'; groupId: string; status: 
  * events wrapped in `candidate_event`.
  */
 export class CandidatesProcess {
-  private readonly runner: RunnerProcess<CandidateStreamEvent, GroupRecordLineOf<'group_finished'>>;
+  private readonly runner: RunnerStream<CandidateStreamEvent, GroupRecordLineOf<'group_finished'>>;
   readonly done: Promise<CandidatesProcessEnd>;
 
-  constructor(options: CandidatesProcessOptions, onEvent: (event: CandidateStreamEvent) => void) {
+  constructor(client: RunnerClient, options: CandidatesProcessOptions, onEvent: (event: CandidateStreamEvent) => void) {
     // `--prompt=<text>`, `--candidates=<list>`: one argument each, whatever they hold.
-    const args = [
-      options.cliPath,
-      'run',
-      '--events',
-      'ndjson',
-      '--working-dir',
-      options.workingDir,
-      `--prompt=${options.prompt}`,
-      `--candidates=${options.candidates}`,
-    ];
+    const args = ['run', '--events', 'ndjson', '--working-dir', options.workingDir, `--prompt=${options.prompt}`, `--candidates=${options.candidates}`];
     if (options.times > 1) args.push('--parallel', String(options.times));
-    if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
-    // Only in a workspace the user trusts (see LoopProcess).
-    args.push('--trust');
-    this.runner = new RunnerProcess(
-      {
-        nodePath: options.nodePath,
-        args,
-        workingDir: options.workingDir,
-        env: options.env,
-        parse: parseCandidateStreamEvent,
-        isFinal: (event): event is GroupRecordLineOf<'group_finished'> => event.type === 'group_finished',
-      },
+    this.runner = client.stream(
+      args,
+      { workingDir: options.workingDir, editorSettings: options.editorSettings, runsProjectPrograms: true },
+      { parse: parseCandidateStreamEvent, isFinal: (event): event is GroupRecordLineOf<'group_finished'> => event.type === 'group_finished' },
       onEvent,
     );
     this.done = this.runner.done.then((end) =>

@@ -1,5 +1,6 @@
 import type { AgentKind } from '../../agents/agentKinds.js';
-import { failureReportOf, type FailureCode } from '../../sessionFormat/failures.js';
+import type { RunPlan } from '../../sessionFormat/cliAnswers.js';
+import { failureAnswer, failureReportOf, type FailureCode } from '../../sessionFormat/failures.js';
 import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { FolderRef } from '../editorPorts.js';
@@ -7,7 +8,7 @@ import type { RunOverrides } from '../runs/loopProcess.js';
 import { runnerCrashedText } from '../runs/loopEndReport.js';
 import { UNTRUSTED_LOOPS_TEXT } from '../runs/loopStarter.js';
 import type { RunController } from '../runs/runController.js';
-import type { RunPlan, RunPlanRefusal } from '../runs/runPlanProcess.js';
+import type { RunnerAnswer } from '../runner/runnerClient.js';
 import { markdownText } from './chatMarkdown.js';
 import type { CancelToken } from './chatPorts.js';
 import { listedSession, readSessionDetails } from './sessionDetails.js';
@@ -46,7 +47,7 @@ export interface LoopToolsDeps<F extends FolderRef> {
   store: SessionStore;
   forecast: (folder: F) => Promise<Forecast | undefined>;
   /** What a run would use in the folder (`codeloops run --dry-run`); runs nothing. */
-  plan: (folder: F, task: string, overrides: RunOverrides) => Promise<RunPlan | RunPlanRefusal | undefined>;
+  plan: (folder: F, task: string, overrides: RunOverrides) => Promise<RunnerAnswer<RunPlan>>;
   platformRefusal: string | null;
 }
 
@@ -56,7 +57,7 @@ const DEFAULT_LIST_LIMIT = 20;
 /**
  * Codeloops as tools for any chat agent in VS Code (Copilot's agent mode…): run a
  * loop until the checks pass and the critic agrees, and read sessions. Each answers
- * JSON text for the model; a failure is `{"error": {"code", "message", "details"}}`,
+ * JSON text for the model; a failure is the envelope `{"failure": {"code", "message", "details", "hint"}}`,
  * as the CLI's `--json` says it. A loop runs as Run Prompt's do (the runner process,
  * the status bar, the log), after the user confirmed the agents, guards and folder.
  */
@@ -87,7 +88,7 @@ export class LoopTools<F extends FolderRef> {
       const end = await this.deps.runs.start(folder, { text: input.task }, { forecast: this.deps.forecast(folder), overrides: overridesOf(input) });
       if (end === undefined) return failure('loop_running', `A Codeloops loop already runs in ${folder.name}.`);
       if (end.kind === 'refused') return failure(end.code, end.message, end.details);
-      if (end.kind === 'crashed') return failure('internal', runnerCrashedText(end.message));
+      if (end.kind === 'crashed') return failure(end.code, runnerCrashedText(end.message));
       const { summary } = end;
       return JSON.stringify({
         session_id: summary.session_id,
@@ -133,9 +134,10 @@ function overridesOf(input: RunLoopInput): RunOverrides {
 }
 
 /** The plan in a sentence: the agents, then each guard. */
-function planText(plan: RunPlan | RunPlanRefusal | undefined): string {
-  if (plan === undefined) return 'the agents and guards of your settings and codeloops.toml (the runner could not list them).';
-  if ('refused' in plan) return `the loop would not start: ${markdownText(plan.refused)}`;
+function planText(answer: RunnerAnswer<RunPlan>): string {
+  if (!answer.ok && answer.failure.kind === 'refused') return `the loop would not start: ${markdownText(answer.failure.message)}`;
+  if (!answer.ok) return 'the agents and guards of your settings and codeloops.toml (the runner could not list them).';
+  const plan = answer.answer;
   const agent = (role: RunPlan['actor']) => `${role.agent}${role.model ? ` (${role.model})` : ''}`;
   const guards = [
     plan.max_iterations ? `at most ${plan.max_iterations} iterations` : 'no iteration limit',
@@ -143,15 +145,15 @@ function planText(plan: RunPlan | RunPlanRefusal | undefined): string {
     plan.max_cost_usd === null ? null : `at most $${plan.max_cost_usd}`,
     plan.max_tokens === null ? null : `at most ${plan.max_tokens} tokens`,
     plan.max_duration_secs === null ? null : `at most ${plan.max_duration_secs} s`,
-    plan.stall_after === 0 ? null : `stops after ${plan.stall_after} iterations without progress`,
+    plan.stall.unchanged_iterations === 0 ? null : `stops after ${plan.stall.unchanged_iterations} iterations without progress`,
     plan.review === 'pause' ? 'pauses for your review after each iteration' : null,
   ].filter((guard): guard is string => guard !== null);
   return `actor **${markdownText(agent(plan.actor))}**, critic **${markdownText(agent(plan.critic))}**; ${markdownText(guards.join('; '))}.`;
 }
 
-/** The CLI's `--json` failure shape. */
+/** The failure envelope of the CLI's `--json`. */
 function failure(code: FailureCode, message: string, details: Readonly<Record<string, unknown>> = {}): string {
-  return JSON.stringify({ error: { code, message, details } });
+  return JSON.stringify(failureAnswer({ code, message, details: { ...details }, hint: null }));
 }
 
 /** A read's answer as JSON, or its failure (a session that is not there: `session_not_found`). */

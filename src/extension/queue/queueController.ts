@@ -4,26 +4,18 @@ import { openRepository } from '../../git/repository.js';
 import type { QueueTask } from '../../sessionFormat/queueRecords.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
-import { queueCli, QueueRunProcess, type QueueCliAnswer, type QueueCliOptions } from './queueCli.js';
+import type { CliAnswer, CliCommand, QueueListAnswer } from '../../sessionFormat/cliAnswers.js';
+import type { RunnerAnswer, RunnerClient, RunnerJob } from '../runner/runnerClient.js';
 
-/** What `queue list --json` answers. */
-export interface QueueListing {
-  repository: string;
-  /** The queue's file, watched to show each change as it happens. */
-  file: string;
-  running_pid: number | null;
-  tasks: QueueTask[];
-}
+/** What `queue list --json` answers; its `file` is watched to show each change as it happens. */
+export type QueueListing = QueueListAnswer;
 
 export interface QueueDeps {
   window: EditorWindow;
   commands: EditorCommands;
   log: RunLog;
-  cliPath: string;
-  nodePath: string;
-  env?: NodeJS.ProcessEnv;
-  /** Whether VS Code trusts the workspace: a run then runs the project's `codeloops.toml` programs (`--trust`), as a loop does. */
-  isTrusted(): boolean;
+  /** The runner, which changes and runs the queue. */
+  runner: RunnerClient;
   /** A Markdown checklist to add, picked by the user; undefined when they cancel. */
   pickChecklist(): Thenable<string | undefined>;
   /** The addresses the multi-file diff editor takes: a file of the work tree, and a file as a commit has it (null: the side without it). */
@@ -41,25 +33,29 @@ export const MULTI_DIFF_COMMAND = 'vscode.changes';
  * from the queue's file, which the view watches (`onDidChange` says when to look again).
  */
 export class QueueController<F extends FolderRef> {
-  private readonly runs = new Map<string, QueueRunProcess>();
+  private readonly runs = new Map<string, RunnerJob>();
   private readonly changes = new Emitter<F>();
   readonly onDidChange = this.changes.event;
 
   constructor(private readonly deps: QueueDeps) {}
 
-  private cli<T>(folder: F, args: readonly string[]): Promise<QueueCliAnswer<T>> {
-    return queueCli<T>(this.options(folder), args);
+  /** A short queue command with `--json` (`queue list`, `queue add`…): the editor changes the queue only through the CLI, as a terminal would. */
+  private cli<C extends CliCommand & `queue ${string}`>(folder: F, command: C, args: readonly string[]): Promise<RunnerAnswer<CliAnswer<C>>> {
+    const workingDir = folder.uri.fsPath;
+    return this.deps.runner.ask(command, [...command.split(' '), '--json', '--working-dir', workingDir, ...args], { workingDir });
   }
 
-  private options(folder: F): QueueCliOptions {
-    return { cliPath: this.deps.cliPath, nodePath: this.deps.nodePath, workingDir: folder.uri.fsPath, env: this.deps.env };
+  /** `queue run` or `queue answer`, which run loops: the project's programs run when the workspace is trusted. */
+  private start(folder: F, args: readonly string[]): RunnerJob {
+    const workingDir = folder.uri.fsPath;
+    return this.deps.runner.start(['queue', ...args], { workingDir, runsProjectPrograms: true });
   }
 
   /** The folder's queue, or undefined (said in the log) when it cannot be read. */
   async list(folder: F): Promise<QueueListing | undefined> {
-    const answer = await this.cli<QueueListing>(folder, ['list']);
-    if (answer.ok) return answer.json;
-    this.deps.log.warn(`queue list in ${folder.uri.fsPath}: ${answer.message}`);
+    const answer = await this.cli(folder, 'queue list', []);
+    if (answer.ok) return answer.answer;
+    this.deps.log.warn(`queue list in ${folder.uri.fsPath}: ${answer.failure.message}`);
     return undefined;
   }
 
@@ -83,9 +79,9 @@ export class QueueController<F extends FolderRef> {
   }
 
   private async add(folder: F, args: string[]): Promise<QueueTask[]> {
-    const answer = await this.cli<{ added: QueueTask[] }>(folder, ['add', ...args]);
+    const answer = await this.cli(folder, 'queue add', args);
     if (!this.succeeded(folder, answer)) return [];
-    const added = answer.json.added;
+    const added = answer.answer.added;
     this.deps.window.flashStatus(added.length === 1 ? `Queued task ${added[0]!.id}` : `Queued ${added.length} tasks`);
     return added;
   }
@@ -101,18 +97,18 @@ export class QueueController<F extends FolderRef> {
       position = index + 1 + to.by;
     }
     if (position < 1) return;
-    this.succeeded(folder, await this.cli(folder, ['move', String(task.id), String(position)]));
+    this.succeeded(folder, await this.cli(folder, 'queue move', ['--', String(task.id), String(position)]));
   }
 
   async remove(folder: F, task: QueueTask): Promise<void> {
     const confirmed = await this.deps.window.confirm(`Remove task ${task.id} from the queue?`, `Its branch ${task.branch} and its sessions stay.`, 'Remove');
     if (confirmed !== 'Remove') return;
-    this.succeeded(folder, await this.cli(folder, ['remove', String(task.id)]));
+    this.succeeded(folder, await this.cli(folder, 'queue remove', ['--', String(task.id)]));
   }
 
   /** Runs the folder's queue until nothing can go on; resolves when the run has ended. */
   run(folder: F): Promise<void> {
-    return this.runProcess(folder, ['run', ...(this.deps.isTrusted() ? ['--trust'] : [])], 'The queue');
+    return this.runProcess(folder, ['run', '--working-dir', folder.uri.fsPath], 'The queue');
   }
 
   interrupt(folder: F): void {
@@ -124,10 +120,11 @@ export class QueueController<F extends FolderRef> {
     if (task.state !== 'needs_input') return void this.deps.window.showInfo(`Task ${task.id} is not waiting for an answer.`);
     const answer = await this.deps.window.input(`Task ${task.id} asks: ${task.question ?? ''}`, 'Your answer');
     if (answer === undefined || answer.trim() === '') return;
-    const args = ['answer', String(task.id), answer, ...(this.deps.isTrusted() ? ['--trust'] : [])];
+    // `--` first: an answer that starts with "-" is the answer, never a flag.
+    const args = ['answer', '--working-dir', folder.uri.fsPath, '--', String(task.id), answer];
     if (this.isRunning(folder)) {
       // `queue answer` hands the answer to the running queue and returns at once.
-      await new QueueRunProcess(this.options(folder), args).done;
+      await this.start(folder, args).done;
       return this.changes.fire(folder);
     }
     return this.runProcess(folder, args, `Task ${task.id}`);
@@ -135,7 +132,7 @@ export class QueueController<F extends FolderRef> {
 
   private async runProcess(folder: F, args: string[], what: string): Promise<void> {
     if (this.isRunning(folder)) return void this.deps.window.showInfo(`The queue of ${folder.name} is running already.`);
-    const process = new QueueRunProcess(this.options(folder), args);
+    const process = this.start(folder, args);
     this.runs.set(folder.uri.fsPath, process);
     this.changes.fire(folder);
     this.deps.log.info(`Running: codeloops queue ${args[0]} in ${folder.uri.fsPath}`);
@@ -170,16 +167,17 @@ export class QueueController<F extends FolderRef> {
 
   /** Merges a task's branch into the current branch (checked by the engine first); offers to undo it. */
   async merge(folder: F, task: QueueTask): Promise<void> {
-    const answer = await this.cli<{ status: string; branch: string; files: string[] }>(folder, ['merge', String(task.id)]);
+    const answer = await this.cli(folder, 'queue merge', ['--', String(task.id)]);
     if (!answer.ok) {
-      const files = (answer.details.files ?? answer.details.changed) as string[] | undefined;
-      if (answer.code === 'merge_conflict' || answer.code === 'tree_changed') {
-        const why = answer.code === 'merge_conflict' ? 'git cannot merge these files cleanly' : 'you have changes in files the merge would write';
+      const { code, details } = answer.failure;
+      const files = (details.files ?? details.changed) as string[] | undefined;
+      if (code === 'merge_conflict' || code === 'tree_changed') {
+        const why = code === 'merge_conflict' ? 'git cannot merge these files cleanly' : 'you have changes in files the merge would write';
         return void this.deps.window.showWarning(`Task ${task.id} was not merged, nothing changed: ${why}: ${(files ?? []).join(', ')}.`);
       }
       return void this.succeeded(folder, answer);
     }
-    const { status, branch, files } = answer.json;
+    const { status, branch, files } = answer.answer;
     this.changes.fire(folder);
     if (status === 'already_merged') return void this.deps.window.showInfo(`${task.branch} is already merged into ${branch}.`);
     const undo = await this.deps.window.showInfo(`Merged ${task.branch} into ${branch} (${files.length} files).`, 'Undo Merge');
@@ -187,15 +185,15 @@ export class QueueController<F extends FolderRef> {
   }
 
   async undoMerge(folder: F, task: QueueTask): Promise<void> {
-    const answer = await this.cli<{ branch: string }>(folder, ['merge', String(task.id), '--undo']);
-    if (this.succeeded(folder, answer)) void this.deps.window.showInfo(`Undid the merge of ${task.branch} on ${answer.json.branch}.`);
+    const answer = await this.cli(folder, 'queue merge', ['--undo', '--', String(task.id)]);
+    if (this.succeeded(folder, answer)) void this.deps.window.showInfo(`Undid the merge of ${task.branch} on ${answer.answer.branch}.`);
   }
 
   /** True when the command worked (the view looks again); else the user is told why. */
-  private succeeded<T>(folder: F, answer: QueueCliAnswer<T>): answer is { ok: true; json: T } {
+  private succeeded<T>(folder: F, answer: RunnerAnswer<T>): answer is { ok: true; answer: T } {
     this.changes.fire(folder);
     if (answer.ok) return true;
-    void this.deps.window.showError(answer.message);
+    void this.deps.window.showError(answer.failure.message);
     return false;
   }
 

@@ -6,6 +6,7 @@ import { taskStateText, taskTitle, type QueueTask } from '../../sessionFormat/qu
 import * as z from '../../sessionFormat/zod.js';
 import { URI_SCHEMES } from '../ids.js';
 import { vscodeCommands, vscodeWindow } from '../vscodeWindow.js';
+import type { RunnerClient } from '../runner/runnerClient.js';
 import { QueueController, type QueueListing } from './queueController.js';
 
 /**
@@ -21,8 +22,8 @@ const MIME_TREE = 'application/vnd.code.tree.codeloops.queue';
 
 export interface QueueViewParts {
   log: vscode.LogOutputChannel;
-  cliPath: string;
-  nodePath: string;
+  /** The runner, which changes and runs the queue. */
+  runner: RunnerClient;
   /** How many iterations a running task's session has had. */
   iterationsOf(sessionId: string): Promise<number | undefined>;
 }
@@ -45,9 +46,7 @@ export class QueueView implements vscode.TreeDataProvider<QueueTask>, vscode.Tre
       window: vscodeWindow,
       commands: vscodeCommands,
       log: parts.log,
-      cliPath: parts.cliPath,
-      nodePath: parts.nodePath,
-      isTrusted: () => vscode.workspace.isTrusted,
+      runner: parts.runner,
       pickChecklist: pickChecklist,
       fileUri: (filePath) => vscode.Uri.file(filePath),
       blobUri: (root, commit, filePath) => gitBlobUri(root, commit, filePath),

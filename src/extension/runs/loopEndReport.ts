@@ -4,10 +4,10 @@ import type { FailureCode } from '../../sessionFormat/failures.js';
 import type { RunSummary } from '../../sessionFormat/runEvents.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { COMMANDS, SETTINGS_SECTION } from '../ids.js';
-import { blockingProblem, runAgentDoctor } from './agentDoctorProcess.js';
 import type { LoopProcessEnd } from './loopProcess.js';
 import { showErrorWithLog } from './loopLog.js';
-import type { RunnerFailure } from './runnerProcess.js';
+import type { RunnerClient, RunnerFailure } from '../runner/runnerClient.js';
+import { blockingProblem, doctorIn } from '../runner/runnerQueries.js';
 
 /**
  * How a loop's end is told in the editor: a notification that opens the session, or
@@ -19,11 +19,9 @@ export interface LoopEndPorts<F extends FolderRef> {
   window: EditorWindow;
   commands: EditorCommands;
   log: RunLog;
-  /** What `codeloops doctor` needs to run as the loop did. */
-  cliPath: string;
-  nodePath: string;
+  /** The runner, asked what `codeloops doctor` finds, as the loop ran. */
+  runner: RunnerClient;
   editorSettingsJson: (folder: F) => string | undefined;
-  env?: NodeJS.ProcessEnv;
 }
 
 /** A fix the editor can make, as a button. */
@@ -95,13 +93,7 @@ interface DoctorFinding {
 
 /** What `codeloops doctor` finds wrong with the folder's agents (logged), or undefined. */
 async function askDoctor<F extends FolderRef>(ports: LoopEndPorts<F>, folder: F, agent?: unknown): Promise<DoctorFinding | undefined> {
-  const report = await runAgentDoctor({
-    cliPath: ports.cliPath,
-    nodePath: ports.nodePath,
-    workingDir: folder.uri.fsPath,
-    editorSettings: ports.editorSettingsJson(folder),
-    env: ports.env,
-  });
+  const report = await doctorIn(ports.runner, { workingDir: folder.uri.fsPath, editorSettings: ports.editorSettingsJson(folder) });
   const problem = report && blockingProblem(report, agent);
   if (!report || !problem) return undefined;
   ports.log.error(`codeloops doctor: ${problem.message} Fix: ${problem.fix}`);

@@ -1,27 +1,16 @@
 import type { AgentKind } from '../../agents/agentKinds.js';
 import type { ReviewAction, RunControl } from '../../sessionFormat/reviewRecords.js';
 import { parseRunEvent, type RunEvent, type RunEventOf, type RunSummary } from '../../sessionFormat/runEvents.js';
-import { RunnerProcess, type RunnerFailure } from './runnerProcess.js';
+import type { RunnerClient, RunnerFailure, RunnerStream } from '../runner/runnerClient.js';
 
 export interface LoopProcessOptions {
-  /** The bundled runner, `dist/cli.js`. */
-  cliPath: string;
-  /** The program that runs it: the editor's own executable, as Node. */
-  nodePath: string;
   workingDir: string;
   /** What to run: a prompt, or an earlier session to carry on (`codeloops resume`). */
   prompt: { text: string } | { file: string } | { resume: string; force?: boolean; answer?: string };
   /** Editor settings as a config layer (JSON), between the global and the project config. */
   editorSettings?: string;
-  /**
-   * Whether the user trusts the workspace. VS Code's workspace trust is the editor's
-   * word for the project's codeloops.toml: given, the runner may run what the file
-   * names (`--trust`); withheld, the runner refuses it (`project_untrusted`).
-   */
-  trusted: boolean;
   /** What this run asks for above every config (a language model tool's agents, the more iterations of a resume): the CLI's own flags. */
   overrides?: RunOverrides;
-  env?: NodeJS.ProcessEnv;
 }
 
 /** A run's choices that rank above every config layer, as the CLI's flags take them. */
@@ -49,11 +38,11 @@ export type LoopProcessEnd = { kind: 'finished'; summary: RunSummary; exitCode: 
 
 /** One loop's runner (`codeloops run|resume --events ndjson`): its run events, and its stdin for the user's word on a paused loop. */
 export class LoopProcess {
-  private readonly runner: RunnerProcess<RunEvent, RunEventOf<'run_finished'>>;
+  private readonly runner: RunnerStream<RunEvent, RunEventOf<'run_finished'>>;
   readonly done: Promise<LoopProcessEnd>;
 
-  constructor(options: LoopProcessOptions, onEvent: (event: RunEvent) => void) {
-    const args: string[] = [options.cliPath];
+  constructor(client: RunnerClient, options: LoopProcessOptions, onEvent: (event: RunEvent) => void) {
+    const args: string[] = [];
     if ('resume' in options.prompt) {
       // `--` first: the session id is an operand, never a flag.
       args.push('resume', '--events', 'ndjson', ...(options.prompt.force ? ['--force'] : []));
@@ -66,18 +55,11 @@ export class LoopProcess {
       else args.push('--prompt-file', options.prompt.file);
     }
     args.push(...overrideArgs(options.overrides));
-    if (options.editorSettings) args.push('--editor-settings', options.editorSettings);
-    if (options.trusted) args.push('--trust');
     if ('resume' in options.prompt) args.push('--', options.prompt.resume);
-    this.runner = new RunnerProcess(
-      {
-        nodePath: options.nodePath,
-        args,
-        workingDir: options.workingDir,
-        env: options.env,
-        parse: parseRunEvent,
-        isFinal: (event): event is RunEventOf<'run_finished'> => event.type === 'run_finished',
-      },
+    this.runner = client.stream(
+      args,
+      { workingDir: options.workingDir, editorSettings: options.editorSettings, runsProjectPrograms: true },
+      { parse: parseRunEvent, isFinal: (event): event is RunEventOf<'run_finished'> => event.type === 'run_finished' },
       onEvent,
     );
     this.done = this.runner.done.then((end) => (end.kind === 'finished' ? { kind: 'finished', summary: end.final, exitCode: end.exitCode } : end));

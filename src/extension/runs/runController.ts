@@ -18,8 +18,6 @@ export interface RunControllerDeps<F extends FolderRef> extends LoopEndPorts<F> 
   registry: LoopRegistry<F>;
   /** Shows a running loop in the status bar until disposed. */
   showStatus: (loop: RunningLoop<F>) => Disposable;
-  /** Whether VS Code trusts the workspace; asked at each start, since trust can be given at any time. */
-  isTrusted: () => boolean;
   /** Whether the agents' text streams into the log. */
   showAgentText: () => boolean;
 }
@@ -66,16 +64,8 @@ export class RunController<F extends FolderRef = FolderRef> implements Disposabl
     if (!this.canStartIn(folder)) return undefined;
     const { deps } = this;
     const process = new LoopProcess(
-      {
-        cliPath: deps.cliPath,
-        nodePath: deps.nodePath,
-        workingDir: folder.uri.fsPath,
-        prompt,
-        editorSettings: deps.editorSettingsJson(folder),
-        trusted: deps.isTrusted(),
-        overrides: options.overrides,
-        env: deps.env,
-      },
+      deps.runner,
+      { workingDir: folder.uri.fsPath, prompt, editorSettings: deps.editorSettingsJson(folder), overrides: options.overrides },
       (event) => this.handle(folder, event),
     );
     const loop: RunningLoop<F> = {
