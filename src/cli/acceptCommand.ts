@@ -5,7 +5,7 @@ import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
 import { UsageError } from './usageError.js';
-import { formatCliAnswer, type CliAnswerInput } from '../sessionFormat/cliAnswers.js';
+import { formatCliAnswer, type CliAnswerInput } from '../sessionFormat/cliAnswerIndex.js';
 
 /** What an accept did, beside which session and what (`accept --json`). */
 type AcceptFacts = Omit<CliAnswerInput<'accept'>, 'session_id' | 'file' | 'test'>;

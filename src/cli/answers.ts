@@ -1,4 +1,4 @@
-import { formatCliAnswer, type CliAnswerInput, type CliCommand } from '../sessionFormat/cliAnswers.js';
+import { formatCliAnswer, type CliAnswerInput, type CliCommand } from '../sessionFormat/cliAnswerIndex.js';
 
 /**
  * Prints a command's machine-readable answer on stdout, as `CLI_ANSWERS` declares it:

@@ -3,7 +3,7 @@ import type { PreparedRun } from '../loop/prepareRun.js';
 import { budgetSuggestion, forecastLine, suggestedMaxCostUsd, type Forecast } from '../sessionFormat/forecast.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sessionsDir } from '../sessionFormat/sessionFiles.js';
-import type { GroupPlan, RunPlan } from '../sessionFormat/cliAnswers.js';
+import type { GroupPlan, RunPlan } from '../sessionFormat/runPlans.js';
 import { printAnswer } from './answers.js';
 
 /**

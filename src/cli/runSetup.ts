@@ -4,7 +4,7 @@ import { ConfigError, projectConfigSchema } from '../config/configFiles.js';
 import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../config/runSettings.js';
 import type { PrepareOptions, PreparedRun } from '../loop/prepareRun.js';
 import type { NotifyFailure } from '../notify/notify.js';
-import { formatRefusedRun } from '../sessionFormat/cliAnswers.js';
+import { formatRefusedRun } from '../sessionFormat/cliAnswerReading.js';
 import { failureOf, isCodeloopsError } from '../sessionFormat/failures.js';
 import { cliHint } from './failureHints.js';
 import { stampEvent } from '../sessionFormat/runEvents.js';

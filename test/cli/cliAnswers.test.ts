@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/main.js';
-import { CLI_ANSWERS, readCliAnswer, type CliCommand } from '../../src/sessionFormat/cliAnswers.js';
+import { CLI_ANSWERS, type CliAnswer, type CliCommand } from '../../src/sessionFormat/cliAnswerIndex.js';
+import { readCliAnswer, type AnswerSchema } from '../../src/sessionFormat/cliAnswerReading.js';
 import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
 import { done, scriptedCliSetup } from '../support/scriptedAgent.js';
@@ -18,7 +19,7 @@ function undeclaredKeys(raw: unknown, parsed: unknown, at = '$'): string[] {
 
 /** A command's stdout, read through the contract as the editor reads it: its answer, every field of it declared. */
 function answerOf<C extends CliCommand>(command: C, result: { code: number | null; stdout: string; stderr: string }) {
-  const read = readCliAnswer(command, result.stdout);
+  const read = readCliAnswer(CLI_ANSWERS[command].schema as AnswerSchema<CliAnswer<C>>, result.stdout);
   assert.ok(read, `"${command}" answered what its declaration does not read:\n${result.stdout.slice(0, 2000)}\n${result.stderr}`);
   assert.ok(read.ok, `"${command}" failed: ${JSON.stringify(read)}\n${result.stderr}`);
   const parsed = CLI_ANSWERS[command].schema.parse(JSON.parse(result.stdout));
@@ -75,14 +76,14 @@ describe("the CLI's machine answers, each declared once (sessionFormat/cliAnswer
 
     const missing = await run(['sessions', 'show', 'nope', '--json']);
     assert.equal(missing.code, 2);
-    const failed = readCliAnswer('sessions show', missing.stdout);
+    const failed = readCliAnswer(CLI_ANSWERS['sessions show'].schema, missing.stdout);
     assert.ok(failed && !failed.ok, missing.stdout);
     assert.equal(failed.failure.code, 'session_not_found');
     assert.equal(typeof failed.failure.hint, 'string');
     assert.deepEqual(JSON.parse(missing.stdout).error, failed.failure, "0.x's `error` repeats the envelope");
 
     const refused = await runCli(['--json-output', '-p', 'x'], { cwd: tempDir('not-a-repository'), env });
-    const refusal = readCliAnswer('run', refused.stdout);
+    const refusal = readCliAnswer(CLI_ANSWERS.run.schema, refused.stdout);
     assert.ok(refusal && !refusal.ok, refused.stdout);
     assert.equal(refusal.failure.code, 'not_a_repository');
     assert.equal(JSON.parse(refused.stdout).error_code, 'not_a_repository', "0.x's flat fields stay a release");

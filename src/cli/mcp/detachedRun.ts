@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readCliAnswer } from '../../sessionFormat/cliAnswers.js';
+import { readCliAnswer } from '../../sessionFormat/cliAnswerReading.js';
+import { runOutcomeSchema } from '../../sessionFormat/cliAnswers.js';
 import { CodeloopsError } from '../../sessionFormat/failures.js';
 import { dataHome, sessionsDir, sidecarDirOf } from '../../sessionFormat/sessionFiles.js';
 import { loopRunnerPid } from '../../sessions/loopLiveness.js';
@@ -148,7 +149,7 @@ function outcomeOfEndedRunner(logFile: string): string {
   const outcome = text
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => readCliAnswer('run', line))
+    .map((line) => readCliAnswer(runOutcomeSchema, line))
     .findLast((value) => value !== undefined);
   if (outcome?.ok) return outcome.answer.session_id;
   if (outcome) {

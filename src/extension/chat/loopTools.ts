@@ -1,5 +1,5 @@
 import type { AgentKind } from '../../agents/agentKinds.js';
-import type { RunPlan } from '../../sessionFormat/cliAnswers.js';
+import type { RunPlan } from '../../sessionFormat/runPlans.js';
 import { failureAnswer, failureReportOf, type FailureCode } from '../../sessionFormat/failures.js';
 import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';

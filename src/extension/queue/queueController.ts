@@ -4,7 +4,15 @@ import { openRepository } from '../../git/repository.js';
 import type { QueueTask } from '../../sessionFormat/queueRecords.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
-import type { CliAnswer, CliCommand, QueueListAnswer } from '../../sessionFormat/cliAnswers.js';
+import type { AnswerSchema } from '../../sessionFormat/cliAnswerReading.js';
+import {
+  queueAddAnswerSchema,
+  queueListAnswerSchema,
+  queueMoveAnswerSchema,
+  queueRemoveAnswerSchema,
+  type QueueListAnswer,
+} from '../../sessionFormat/cliAnswers.js';
+import { mergeResultSchema } from '../../sessionFormat/queueRecords.js';
 import type { RunnerAnswer, RunnerClient, RunnerJob } from '../runner/runnerClient.js';
 
 /** What `queue list --json` answers; its `file` is watched to show each change as it happens. */
@@ -40,9 +48,9 @@ export class QueueController<F extends FolderRef> {
   constructor(private readonly deps: QueueDeps) {}
 
   /** A short queue command with `--json` (`queue list`, `queue add`…): the editor changes the queue only through the CLI, as a terminal would. */
-  private cli<C extends CliCommand & `queue ${string}`>(folder: F, command: C, args: readonly string[]): Promise<RunnerAnswer<CliAnswer<C>>> {
+  private cli<T>(folder: F, command: string, answer: AnswerSchema<T>, args: readonly string[]): Promise<RunnerAnswer<T>> {
     const workingDir = folder.uri.fsPath;
-    return this.deps.runner.ask(command, [...command.split(' '), '--json', '--working-dir', workingDir, ...args], { workingDir });
+    return this.deps.runner.ask(answer, ['queue', command, '--json', '--working-dir', workingDir, ...args], { workingDir });
   }
 
   /** `queue run` or `queue answer`, which run loops: the project's programs run when the workspace is trusted. */
@@ -53,7 +61,7 @@ export class QueueController<F extends FolderRef> {
 
   /** The folder's queue, or undefined (said in the log) when it cannot be read. */
   async list(folder: F): Promise<QueueListing | undefined> {
-    const answer = await this.cli(folder, 'queue list', []);
+    const answer = await this.cli(folder, 'list', queueListAnswerSchema, []);
     if (answer.ok) return answer.answer;
     this.deps.log.warn(`queue list in ${folder.uri.fsPath}: ${answer.failure.message}`);
     return undefined;
@@ -79,7 +87,7 @@ export class QueueController<F extends FolderRef> {
   }
 
   private async add(folder: F, args: string[]): Promise<QueueTask[]> {
-    const answer = await this.cli(folder, 'queue add', args);
+    const answer = await this.cli(folder, 'add', queueAddAnswerSchema, args);
     if (!this.succeeded(folder, answer)) return [];
     const added = answer.answer.added;
     this.deps.window.flashStatus(added.length === 1 ? `Queued task ${added[0]!.id}` : `Queued ${added.length} tasks`);
@@ -97,13 +105,13 @@ export class QueueController<F extends FolderRef> {
       position = index + 1 + to.by;
     }
     if (position < 1) return;
-    this.succeeded(folder, await this.cli(folder, 'queue move', ['--', String(task.id), String(position)]));
+    this.succeeded(folder, await this.cli(folder, 'move', queueMoveAnswerSchema, ['--', String(task.id), String(position)]));
   }
 
   async remove(folder: F, task: QueueTask): Promise<void> {
     const confirmed = await this.deps.window.confirm(`Remove task ${task.id} from the queue?`, `Its branch ${task.branch} and its sessions stay.`, 'Remove');
     if (confirmed !== 'Remove') return;
-    this.succeeded(folder, await this.cli(folder, 'queue remove', ['--', String(task.id)]));
+    this.succeeded(folder, await this.cli(folder, 'remove', queueRemoveAnswerSchema, ['--', String(task.id)]));
   }
 
   /** Runs the folder's queue until nothing can go on; resolves when the run has ended. */
@@ -167,7 +175,7 @@ export class QueueController<F extends FolderRef> {
 
   /** Merges a task's branch into the current branch (checked by the engine first); offers to undo it. */
   async merge(folder: F, task: QueueTask): Promise<void> {
-    const answer = await this.cli(folder, 'queue merge', ['--', String(task.id)]);
+    const answer = await this.cli(folder, 'merge', mergeResultSchema, ['--', String(task.id)]);
     if (!answer.ok) {
       const { code, details } = answer.failure;
       const files = (details.files ?? details.changed) as string[] | undefined;
@@ -185,7 +193,7 @@ export class QueueController<F extends FolderRef> {
   }
 
   async undoMerge(folder: F, task: QueueTask): Promise<void> {
-    const answer = await this.cli(folder, 'queue merge', ['--undo', '--', String(task.id)]);
+    const answer = await this.cli(folder, 'merge', mergeResultSchema, ['--undo', '--', String(task.id)]);
     if (this.succeeded(folder, answer)) void this.deps.window.showInfo(`Undid the merge of ${task.branch} on ${answer.answer.branch}.`);
   }
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readCliAnswer, type CliAnswer, type CliCommand } from '../../sessionFormat/cliAnswers.js';
+import { readCliAnswer, type AnswerSchema } from '../../sessionFormat/cliAnswerReading.js';
 import type { Failure } from '../../sessionFormat/failures.js';
 import type { RunRefused } from '../../sessionFormat/runEvents.js';
 import { HeadTailBuffer } from '../../text/headTailBuffer.js';
@@ -75,9 +75,10 @@ export class RunnerClient {
 
   /**
    * A command that answers in JSON (`doctor`, `forecast`, `run --dry-run`, `queue …`):
-   * its answer as `CLI_ANSWERS` declares it, or its failure with its code. Never rejects.
+   * its answer read with the schema `CLI_ANSWERS` names for it, or its failure with its
+   * code. Never rejects.
    */
-  ask<C extends CliCommand>(command: C, args: readonly string[], call: RunnerCall): Promise<RunnerAnswer<CliAnswer<C>>> {
+  ask<T>(answer: AnswerSchema<T>, args: readonly string[], call: RunnerCall): Promise<RunnerAnswer<T>> {
     return new Promise((resolve) => {
       const child = this.spawn(args, call, 'ignore');
       let stdout = '';
@@ -86,7 +87,7 @@ export class RunnerClient {
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.append(chunk));
       child.on('error', (error) => resolve({ ok: false, failure: crashed(`Could not start the runner: ${error.message}`, null) }));
       child.on('close', (exitCode, signal) => {
-        const read = readCliAnswer(command, stdout);
+        const read = readCliAnswer(answer, stdout);
         if (read?.ok) return resolve(read);
         if (read) return resolve({ ok: false, failure: { ...read.failure, kind: 'refused', exitCode } });
         const said = stderr.toString().trim();

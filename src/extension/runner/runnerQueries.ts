@@ -1,6 +1,6 @@
-import type { RunPlan } from '../../sessionFormat/cliAnswers.js';
-import type { AgentProblem, DoctorReport } from '../../sessionFormat/doctorReport.js';
-import type { Forecast } from '../../sessionFormat/forecast.js';
+import { runPlanSchema, type RunPlan } from '../../sessionFormat/runPlans.js';
+import { doctorReportSchema, type AgentProblem, type DoctorReport } from '../../sessionFormat/doctorReport.js';
+import { forecastSchema, type Forecast } from '../../sessionFormat/forecast.js';
 import { overrideArgs, type RunOverrides } from '../runs/loopProcess.js';
 import type { RunnerAnswer, RunnerCall, RunnerClient } from './runnerClient.js';
 
@@ -12,13 +12,13 @@ import type { RunnerAnswer, RunnerCall, RunnerClient } from './runnerClient.js';
 
 /** `codeloops forecast --json`: what a run would take, for the actor and critic the runner resolves itself. */
 export async function forecastIn(runner: RunnerClient, call: RunnerCall): Promise<Forecast | undefined> {
-  const answered = await runner.ask('forecast', ['forecast', '--json', '--working-dir', call.workingDir], call);
+  const answered = await runner.ask(forecastSchema, ['forecast', '--json', '--working-dir', call.workingDir], call);
   return answered.ok ? answered.answer : undefined;
 }
 
 /** `codeloops doctor --json`: what the editor asks when a run was refused or failed for an agent's sake. */
 export async function doctorIn(runner: RunnerClient, call: RunnerCall): Promise<DoctorReport | undefined> {
-  const answered = await runner.ask('doctor', ['doctor', '--json', '--working-dir', call.workingDir], call);
+  const answered = await runner.ask(doctorReportSchema, ['doctor', '--json', '--working-dir', call.workingDir], call);
   return answered.ok ? answered.answer : undefined;
 }
 
@@ -35,5 +35,5 @@ export function blockingProblem(report: DoctorReport, agent?: unknown): AgentPro
 /** `codeloops run --dry-run --json-output`, with the run's own choices: the plan, or why the run would not start. Runs nothing. */
 export function planIn(runner: RunnerClient, call: RunnerCall, task: string, overrides: RunOverrides = {}): Promise<RunnerAnswer<RunPlan>> {
   const args = ['run', '--dry-run', '--json-output', '--working-dir', call.workingDir, `--prompt=${task}`, ...overrideArgs(overrides)];
-  return runner.ask('run --dry-run', args, { ...call, runsProjectPrograms: true });
+  return runner.ask(runPlanSchema, args, { ...call, runsProjectPrograms: true });
 }
