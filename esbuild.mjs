@@ -75,6 +75,7 @@ if (withTests) {
       ...testEntries,
       'test/bench/runBenchmarks.ts',
       'test/demo/runDemo.ts',
+      'test/support/readmeScreenshots.ts',
       'test/editor/extensionHostSuite.ts',
       'test/editor/runWithElectron.ts',
     ].filter((file) => fs.existsSync(file)),

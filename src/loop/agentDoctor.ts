@@ -185,9 +185,11 @@ const homeOf = (env: Record<string, string>) => env.HOME || os.homedir();
 /**
  * Credentials, only where they can be seen cheaply and surely: an environment
  * variable or the file the CLI keeps its login in. Where a login may live somewhere
- * this cannot see (macOS's keychain, a custom provider, a .env file), nothing is said.
+ * this cannot see (macOS's keychain, a custom provider, a .env file), nothing is said;
+ * an agent whose logins cannot be seen at all says why it has `null`. A new agent must
+ * say which (an agent missing here is a type error).
  */
-const LOGIN_CHECKS: Partial<Record<AgentKind, LoginCheck>> = {
+export const LOGIN_CHECKS: Readonly<Record<AgentKind, LoginCheck | null>> = {
   claude(env, _workingDir, globalConfig) {
     if (anySet(env, ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'])) return null;
     if (process.platform === 'darwin') return null; // the login is in the keychain
@@ -222,6 +224,12 @@ const LOGIN_CHECKS: Partial<Record<AgentKind, LoginCheck>> = {
       fix: `run "gemini" once and sign in, or set GEMINI_API_KEY under [agents.gemini.env] in ${globalConfig}`,
     };
   },
+  // Any of its many providers, each with its own key variable, config or login.
+  opencode: null,
+  // Where `cursor-agent login` keeps it is not known: no version of it runs here.
+  cursor: null,
+  // The user's own program.
+  command: null,
 };
 
 function readText(file: string): string {

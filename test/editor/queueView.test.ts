@@ -9,7 +9,8 @@ import { EDITOR_OUTPUT, packagedWorkbenches } from '../support/workbench.js';
  * The Queue view of the packaged extension (code-server's VS Code in Chromium), used as
  * a user would: a Markdown checklist added from its editor, the queue run with scripted
  * agents (queueAgents.ts), a task's branch diff opened and its branch merged from the
- * task's menu. Leaves the README's screenshot of the view with tasks in several states.
+ * task's menu. Leaves the README's screenshot of the view with tasks in several states
+ * (test-output/vscode/queue-view.png; media/readme/ has it made a palette image by pngquant).
  */
 
 const CHECKLIST = `# Tonight
@@ -55,6 +56,8 @@ describe('the packaged extension: the Queue view (code-server + Chromium)', func
     await workbench.pressViewAction('Add a Task to the Queue');
     await workbench.answer('The task to add to the queue', 'TASK-delta: write delta');
     await task(/TASK-delta.*queued/).waitFor();
+    // Wide enough for each task's outcome beside its name.
+    await workbench.widenSideBar(520);
     await page.mouse.move(0, 0);
     const screenshot = path.join(EDITOR_OUTPUT, 'queue-view.png');
     await page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: /^Queue/ }) }).screenshot({ path: screenshot });

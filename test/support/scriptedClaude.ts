@@ -16,12 +16,16 @@ export function isCriticRequest(request: ModelRequest): boolean {
 /**
  * A scripted model for the real Claude Code CLI: an actor that makes a typo (and a
  * shell edit) and fixes it after review, and a critic that catches the typo, then
- * approves. Used by the end-to-end test and by `npm run demo`.
+ * approves. Used by the end-to-end test and by `npm run demo`, whose critic first runs
+ * the project's tests with its Bash tool (`criticRuns`), so that its DONE is verified.
  */
-export function scriptedGreetingModel(repo: string) {
+export function scriptedGreetingModel(repo: string, { criticRuns }: { criticRuns?: string } = {}) {
   return (request: ModelRequest): ScriptedReply => {
     if (request.toolNames.length === 0) return { text: 'Greeting task' }; // side requests (titles)
     if (isCriticRequest(request)) {
+      if (criticRuns && !request.hasToolResult) {
+        return { text: 'Running the tests.', toolCalls: [{ name: 'Bash', input: { command: criticRuns, description: 'run the tests' } }] };
+      }
       return request.allUserText.includes('+Hello, world')
         ? { text: 'The typo is fixed and the note exists.\n<decision>{"type":"done","summary":"greeting.txt says Hello, world","confidence":0.93}</decision>' }
         : {

@@ -220,6 +220,25 @@ export class Workbench {
     await title.waitFor();
   }
 
+  /** Drags the side bar's edge to make it `width` pixels wide, so that a tree's labels and descriptions show whole. */
+  async widenSideBar(width: number): Promise<void> {
+    const sideBar = (await this.page.locator('.part.sidebar').boundingBox())!;
+    const edge = sideBar.x + sideBar.width;
+    const sashes = await this.page.locator('.monaco-sash.vertical').evaluateAll((each) =>
+      each.map((sash) => {
+        const box = sash.getBoundingClientRect();
+        return { x: box.x + box.width / 2, y: box.y + box.height / 2, height: box.height };
+      }),
+    );
+    // The side bar's own sash: on its edge, as tall as it.
+    const sash = sashes.filter((each) => Math.abs(each.x - edge) < 4 && each.height > sideBar.height / 2)[0];
+    if (!sash) throw new Error(`no sash on the side bar's edge (x ${edge})`);
+    await this.page.mouse.move(sash.x, sash.y);
+    await this.page.mouse.down();
+    await this.page.mouse.move(sideBar.x + width, sash.y, { steps: 10 });
+    await this.page.mouse.up();
+  }
+
   /** Presses a button of the Sessions view's title bar (Run Prompt, Refresh Sessions, Show Statistics…), as its tooltip names it. */
   async pressViewAction(title: string): Promise<void> {
     await this.showCodeloopsView();

@@ -36,14 +36,18 @@ function replay(kind: AgentKind, cassette: string, exitCode = 0): Replay {
   return replayLines(kind, cassetteLines(cassette), exitCode);
 }
 
-/** A successful run of each adapter with a structured stream, recorded from the real CLI where one can run here. */
-const SUCCESSFUL_RUNS: readonly [AgentKind, string][] = [
-  ['claude', 'claude-actor-write-and-bash.jsonl'],
-  ['opencode', 'opencode-actor-write.jsonl'],
-  ['codex', 'codex-actor-patch-and-shell.jsonl'],
-  ['gemini', 'gemini-actor-write-and-shell.jsonl'],
-  ['cursor', 'cursor-success.jsonl'],
-];
+/**
+ * A successful run of each adapter with a structured stream, recorded from the real CLI where one can run here
+ * (every agent but `command`, whose output is plain text: an agent missing here is a type error).
+ */
+const SUCCESSFUL_RUN: Readonly<Record<Exclude<AgentKind, 'command'>, string>> = {
+  claude: 'claude-actor-write-and-bash.jsonl',
+  opencode: 'opencode-actor-write.jsonl',
+  codex: 'codex-actor-patch-and-shell.jsonl',
+  gemini: 'gemini-actor-write-and-shell.jsonl',
+  cursor: 'cursor-success.jsonl',
+};
+const SUCCESSFUL_RUNS = Object.entries(SUCCESSFUL_RUN) as [AgentKind, string][];
 
 const NONE = { unknownEvents: 0, unknownFields: 0, examples: [] };
 const kinds = (events: AgentEvent[]) => events.map((event) => event.kind);
