@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
+import { LoopProcess } from '../../src/extension/runner/loopProcess.js';
 import type { RunEvent } from '../../src/sessionFormat/runEvents.js';
 import { RunnerClient } from '../../src/extension/runner/runnerClient.js';
 import { runnerClientFor } from '../support/fakeEditor.js';

@@ -9,7 +9,7 @@ import { runnerCrashedText } from '../runs/loopEndReport.js';
 import { logEvent, showErrorWithLog, writeLog } from '../runs/loopLog.js';
 import type { LoopRegistry, RunningGroup } from '../runs/loopRegistry.js';
 import type { RunnerClient } from '../runner/runnerClient.js';
-import { CandidatesProcess, type CandidatesProcessEnd } from './candidatesProcess.js';
+import { CandidatesProcess, type CandidatesProcessEnd } from '../runner/candidatesProcess.js';
 
 export interface CandidateRunsDeps<F extends FolderRef> {
   /** Where the window's running loops are kept, and the context keys set. */

@@ -4,7 +4,7 @@ import type { SessionStore } from '../../sessions/sessionStore.js';
 import { relativeTime } from '../../text/humanize.js';
 import type { FolderRef } from '../editorPorts.js';
 import { CHAT_COMMANDS, COMMANDS } from '../ids.js';
-import type { LoopProcessEnd, RunOverrides } from '../runs/loopProcess.js';
+import type { LoopProcessEnd, RunOverrides } from '../runner/loopProcess.js';
 import { UNTRUSTED_LOOPS_TEXT, type LoopStarter } from '../runs/loopStarter.js';
 import { loopProgressText } from '../../sessionFormat/loopProgress.js';
 import { spendText, type RunController } from '../runs/runController.js';

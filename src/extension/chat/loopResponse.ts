@@ -2,7 +2,7 @@ import { describeEvent, oneLine } from '../../sessionFormat/eventWording.js';
 import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { LoopGuards, RunEvent, Spend } from '../../sessionFormat/runEvents.js';
 import { COMMANDS } from '../ids.js';
-import type { LoopProcessEnd } from '../runs/loopProcess.js';
+import type { LoopProcessEnd } from '../runner/loopProcess.js';
 import { runnerCrashedText } from '../runs/loopEndReport.js';
 import { spendText } from '../runs/runController.js';
 import { linesMarkdown, markdownText } from './chatMarkdown.js';

@@ -4,7 +4,7 @@ import { failureAnswer, failureReportOf, type FailureCode } from '../../sessionF
 import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { FolderRef } from '../editorPorts.js';
-import type { RunOverrides } from '../runs/loopProcess.js';
+import type { RunOverrides } from '../runner/loopProcess.js';
 import { runnerCrashedText } from '../runs/loopEndReport.js';
 import { UNTRUSTED_LOOPS_TEXT } from '../runs/loopStarter.js';
 import type { RunController } from '../runs/runController.js';

@@ -1,7 +1,7 @@
 import { runPlanSchema, type RunPlan } from '../../sessionFormat/runPlans.js';
 import { doctorReportSchema, type AgentProblem, type DoctorReport } from '../../sessionFormat/doctorReport.js';
 import { forecastSchema, type Forecast } from '../../sessionFormat/forecast.js';
-import { overrideArgs, type RunOverrides } from '../runs/loopProcess.js';
+import { overrideArgs, type RunOverrides } from './loopProcess.js';
 import type { RunnerAnswer, RunnerCall, RunnerClient } from './runnerClient.js';
 
 /**

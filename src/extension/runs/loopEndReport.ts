@@ -4,7 +4,7 @@ import type { FailureCode } from '../../sessionFormat/failures.js';
 import type { RunSummary } from '../../sessionFormat/runEvents.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { COMMANDS, SETTINGS_SECTION } from '../ids.js';
-import type { LoopProcessEnd } from './loopProcess.js';
+import type { LoopProcessEnd } from '../runner/loopProcess.js';
 import { showErrorWithLog } from './loopLog.js';
 import type { RunnerClient, RunnerFailure } from '../runner/runnerClient.js';
 import { blockingProblem, doctorIn } from '../runner/runnerQueries.js';

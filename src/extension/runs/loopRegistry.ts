@@ -1,11 +1,11 @@
 import { loopProgressText, loopToldTo, type LoopProgress } from '../../sessionFormat/loopProgress.js';
 import type { Forecast } from '../../sessionFormat/forecast.js';
 import type { LoopGuards, RunEvent, Spend } from '../../sessionFormat/runEvents.js';
-import type { CandidatesProcess } from '../candidates/candidatesProcess.js';
+import type { CandidatesProcess } from '../runner/candidatesProcess.js';
 import type { Disposable, EditorCommands, EditorWindow, Event, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
 import { CONTEXT_PAUSED, CONTEXT_RUNNING } from '../ids.js';
-import type { LoopProcess } from './loopProcess.js';
+import type { LoopProcess } from '../runner/loopProcess.js';
 
 /**
  * What runs in a workspace folder of this window, as the editor names it:

@@ -9,7 +9,7 @@ import type { Disposable, Event, FolderRef } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
 import { reportLoopEnd, type LoopEndPorts } from './loopEndReport.js';
 import { logEvent } from './loopLog.js';
-import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions, type RunOverrides } from './loopProcess.js';
+import { LoopProcess, type LoopProcessEnd, type LoopProcessOptions, type RunOverrides } from '../runner/loopProcess.js';
 import type { LoopEvent, LoopRegistry, RunningLoop } from './loopRegistry.js';
 import { tellAgentWaiting } from './waitingNotice.js';
 

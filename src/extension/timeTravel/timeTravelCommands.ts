@@ -5,7 +5,7 @@ import type { SessionStore } from '../../sessions/sessionStore.js';
 import type { EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { COMMANDS } from '../ids.js';
 import type { LoopRegistry } from '../runs/loopRegistry.js';
-import type { LoopProcessEnd, RunOverrides } from '../runs/loopProcess.js';
+import type { LoopProcessEnd, RunOverrides } from '../runner/loopProcess.js';
 import type { RunController } from '../runs/runController.js';
 
 /**

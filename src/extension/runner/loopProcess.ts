@@ -1,7 +1,7 @@
 import type { AgentKind } from '../../agents/agentKinds.js';
 import type { ReviewAction, RunControl } from '../../sessionFormat/reviewRecords.js';
 import { parseRunEvent, type RunEvent, type RunEventOf, type RunSummary } from '../../sessionFormat/runEvents.js';
-import type { RunnerClient, RunnerFailure, RunnerStream } from '../runner/runnerClient.js';
+import type { RunnerClient, RunnerFailure, RunnerStream } from './runnerClient.js';
 
 export interface LoopProcessOptions {
   workingDir: string;

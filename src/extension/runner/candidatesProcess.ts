@@ -1,5 +1,5 @@
 import { parseCandidateStreamEvent, type CandidateStreamEvent, type GroupRecordLineOf, type GroupStatus } from '../../sessionFormat/candidateGroups.js';
-import type { RunnerClient, RunnerFailure, RunnerStream } from '../runner/runnerClient.js';
+import type { RunnerClient, RunnerFailure, RunnerStream } from './runnerClient.js';
 
 export interface CandidatesProcessOptions {
   workingDir: string;
