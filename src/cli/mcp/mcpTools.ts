@@ -5,9 +5,9 @@ import { CodeloopsError } from '../../sessionFormat/failures.js';
 import { modelRunOptionsShape, noNul, oneArgument, runOptionsOfModel } from '../../sessionFormat/runOptions.js';
 import { sidecarDirOf } from '../../sessionFormat/sessionFiles.js';
 import * as z from '../../sessionFormat/zod.js';
+import { describeProgress, listModelSessions, readModelSession, type ModelSession } from '../../sessionView/modelSession.js';
 import { openStore } from '../openStore.js';
 import { startDetachedLoop } from './detachedRun.js';
-import { describeProgress, sessionView, type SessionView } from './loopSessions.js';
 import { interruptLoop, waitForLoop, type ProgressReport } from './loopWaits.js';
 
 /**
@@ -99,9 +99,9 @@ function absoluteWorkingDir(workingDir: string): string {
   return path.normalize(workingDir);
 }
 
-async function viewOf(idOrPrefix: string): Promise<SessionView> {
+async function viewOf(idOrPrefix: string): Promise<ModelSession> {
   const store = openStore(() => {});
-  return sessionView(store, await store.resolveId(idOrPrefix));
+  return readModelSession(store, await store.resolveId(idOrPrefix));
 }
 
 export const TOOLS: readonly ToolDefinition[] = [
@@ -145,13 +145,14 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'list_sessions',
     title: 'List Codeloops sessions',
     description:
-      "Recent loop sessions, newest first: id, when, the project, the prompt's start, outcome (null while running or after a crash), iterations, duration, cost.",
+      "Recent loop sessions, newest first: id, when, the project, the prompt's start, outcome (null while running or after a crash), running (whether its loop runs now), iterations, duration, cost.",
     arguments: listSessionsArguments,
     effect: 'reads',
-    async run(args) {
-      const sessions = await openStore(() => {}).list(args.project ? { project: args.project } : {});
-      return { sessions: sessions.slice(0, args.limit ?? DEFAULT_LIST_LIMIT), total: sessions.length };
-    },
+    run: (args) =>
+      listModelSessions(
+        openStore(() => {}),
+        { project: args.project, limit: args.limit ?? DEFAULT_LIST_LIMIT },
+      ),
   }),
   tool({
     name: 'interrupt_session',

@@ -3,6 +3,7 @@ import type { Forecast } from '../../sessionFormat/forecast.js';
 import { modelRunOptionsShape, runOptionsOfModel } from '../../sessionFormat/runOptions.js';
 import * as z from '../../sessionFormat/zod.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
+import { listModelSessions, readModelSession } from '../../sessionView/modelSession.js';
 import type { FolderRef } from '../editorPorts.js';
 import type { RunOverrides } from '../runs/loopProcess.js';
 import { runnerCrashedText } from '../runs/loopEndReport.js';
@@ -11,7 +12,6 @@ import type { RunController } from '../runs/runController.js';
 import type { RunPlan, RunPlanRefusal } from '../runs/runPlanProcess.js';
 import { markdownText } from './chatMarkdown.js';
 import type { CancelToken } from './chatPorts.js';
-import { listedSession, readSessionDetails } from './sessionDetails.js';
 
 /** How many sessions `codeloops_listSessions` gives unless asked. */
 const DEFAULT_LIST_LIMIT = 20;
@@ -130,17 +130,14 @@ export class LoopTools<F extends FolderRef> {
     const checked = getSessionInputSchema.safeParse(given);
     if (!checked.success) return failure('usage', inputProblems(checked.error));
     const input = checked.data;
-    return answering(async () => readSessionDetails(this.deps.store, await this.deps.store.resolveId(input.sessionId)));
+    return answering(async () => readModelSession(this.deps.store, await this.deps.store.resolveId(input.sessionId)));
   }
 
   async listSessions(given: ListSessionsInput): Promise<string> {
     const checked = listSessionsInputSchema.safeParse(given);
     if (!checked.success) return failure('usage', inputProblems(checked.error));
     const input = checked.data;
-    return answering(async () => {
-      const sessions = await this.deps.store.list(input.project ? { project: input.project } : {});
-      return { sessions: sessions.slice(0, input.limit ?? DEFAULT_LIST_LIMIT).map(listedSession), total: sessions.length };
-    });
+    return answering(() => listModelSessions(this.deps.store, { project: input.project, limit: input.limit ?? DEFAULT_LIST_LIMIT }));
   }
 
   /** Why no loop may run here at all: the platform, or a workspace the user has not trusted. */
