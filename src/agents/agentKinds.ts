@@ -1,6 +1,7 @@
-/** The agent CLIs the runner can drive, by the name used in config and flags. */
-export const AGENT_KINDS = ['claude', 'opencode', 'cursor', 'codex', 'gemini', 'command'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+import { AGENT_KINDS, type AgentKind } from '../sessionFormat/agentNames.js';
+
+// The names are declared with the wire formats that carry them (a lower folder); the runner's modules keep importing them from here.
+export { AGENT_KINDS, type AgentKind };
 
 /** Names stored in the session file's `actor_agent`/`critic_agent`, as the original wrote them. */
 export const AGENT_DISPLAY_NAMES: Readonly<Record<AgentKind, string>> = {

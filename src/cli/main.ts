@@ -5,20 +5,11 @@ import { CodeloopsError, failureOf, formatFailureAnswer, isCodeloopsError } from
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
 import { runModeOf, type RunOptions } from './runSetup.js';
+import { RUN_OPTION_KEYS, RUN_OPTIONS, type RunOptionKey, type RunOptionSpec } from '../sessionFormat/runOptions.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 
 declare const CODELOOPS_VERSION: string;
 const VERSION = typeof CODELOOPS_VERSION === 'string' ? CODELOOPS_VERSION : '0.0.0-dev';
-
-/** More iterations than anyone means; also keeps the number exact in JSON. */
-const MAX_ITERATIONS_FLAG = 1_000_000;
-
-function iterationLimit(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > MAX_ITERATIONS_FLAG) {
-    throw new InvalidArgumentError(`expected a whole number from 0 (no limit) to ${MAX_ITERATIONS_FLAG.toLocaleString('en-US')}.`);
-  }
-  return Number(value);
-}
 
 function positiveInteger(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) throw new InvalidArgumentError('expected a positive whole number.');
@@ -31,65 +22,39 @@ function iterationNumber(value: string): number {
   return Number(value);
 }
 
-function positiveNumber(value: string): number {
-  const number = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(number > 0)) throw new InvalidArgumentError('expected a positive number.');
-  return number;
-}
-
-function wholeNumber(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > MAX_ITERATIONS_FLAG) throw new InvalidArgumentError('expected a whole number (0: off).');
-  return Number(value);
-}
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
 function portNumber(value: string): number {
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('expected a port from 0 (any free port) to 65535.');
   return Number(value);
 }
 
-function agentOption(flags: string, description: string): Option {
-  return new Option(flags, description).choices(AGENT_KINDS as unknown as string[]);
+/** A run option as commander takes it, made from its declaration (`sessionFormat/runOptions.ts`); `description` words it for one command. */
+function runOption(key: RunOptionKey, description?: string): Option {
+  const spec: RunOptionSpec = RUN_OPTIONS[key];
+  const { value } = spec;
+  const option = new Option(
+    `${spec.short ? `${spec.short}, ` : ''}${spec.flag}${value.placeholder ? ` ${value.placeholder}` : ''}`,
+    description ?? spec.description,
+  );
+  if (value.kind === 'agent') return option.choices(AGENT_KINDS);
+  const read = value.read;
+  if (!read) return option;
+  return option.argParser((typed: string, previous: unknown) => {
+    const parsed = read(typed);
+    if (parsed === undefined) throw new InvalidArgumentError(value.expected ?? 'expected a value.');
+    // A repeatable option (`--check`) adds each value to those before it.
+    return Array.isArray(parsed) ? [...((previous as unknown[] | undefined) ?? []), ...(parsed as unknown[])] : parsed;
+  });
 }
 
-/** Agents and models per role, as a run takes them (`forecast` takes them too, to forecast that run). */
-function agentOptions(command: Command, agentDefault: string): Command {
-  return command
-    .addOption(agentOption('-a, --agent <agent>', `agent for both roles${agentDefault}`))
-    .addOption(agentOption('--actor-agent <agent>', 'agent that does the work'))
-    .addOption(agentOption('--critic-agent <agent>', 'agent that reviews it'))
-    .option('-m, --model <model>', 'model for both roles')
-    .option('--actor-model <model>', "the actor's model")
-    .option('--critic-model <model>', "the critic's model");
-}
-
-const MAX_COST_TEXT = 'stop when the agents have cost more than this many dollars, all runs together';
-
-/** A loop's guards: the iteration limit, budgets, checks, stall detection, what the gate judges (a queued task takes them too). */
-function guardOptions(command: Command, maxIterations: string): Command {
-  return command
-    .option('-n, --max-iterations <n>', maxIterations, iterationLimit)
-    .option('--max-cost <usd>', MAX_COST_TEXT, positiveNumber)
-    .option('--max-tokens <n>', 'stop when the agents have used more tokens than this, all runs together', positiveInteger)
-    .option('--max-duration <secs>', 'stop when the loop has run this many seconds', positiveNumber)
-    .option('--check <command>', 'a required check: a shell command that must pass before DONE counts (repeatable)', collect)
-    .option('--no-checks', 'run no checks, not even the configured ones')
-    .option('--stall-after <n>', 'stop after n iterations in a row without progress (0: never)', wholeNumber)
-    .option('--no-verify', "do not judge the actor's changes to tests, CI and what the checks run (the checks still gate)")
-    .option(
-      '--require-evidence',
-      'refuse a DONE that nothing verified: no required check passed, the critic ran no command that succeeded (config: [verify] require_evidence)',
-    )
-    .option('--allow-test-changes', 'the task is about the tests: removing or skipping some does not refuse DONE (config: [verify] allow_test_changes)');
+/** The run options of these groups, in their declared order; `descriptions` words some of them for this command. */
+function runOptions(command: Command, groups: readonly RunOptionSpec['group'][], descriptions: Partial<Record<RunOptionKey, string>> = {}): Command {
+  for (const key of RUN_OPTION_KEYS) if (groups.includes(RUN_OPTIONS[key].group)) command.addOption(runOption(key, descriptions[key]));
+  return command;
 }
 
 /** What every command that runs a loop takes: agents and models per role, the iteration limit, how to report. */
-function loopOptions(command: Command, texts: { agentDefault: string; maxIterations: string }): Command {
-  return guardOptions(agentOptions(command, texts.agentDefault), texts.maxIterations)
-    .option('--review', 'pause after each iteration that goes on, for your review (config: review = "pause")')
+function loopOptions(command: Command, descriptions: Partial<Record<RunOptionKey, string>> = {}): Command {
+  return runOptions(command, ['agents', 'guards', 'attended'], descriptions)
     .option('--trust', "run the project's codeloops.toml commands and checks this once, without asking")
     .option('--json-output', 'print the outcome as one JSON object on stdout')
     .addOption(new Option('--events <format>', 'stream run events on stdout').choices(['ndjson']))
@@ -146,7 +111,7 @@ function addRun(program: Command, lazy: Lazy): void {
     .option('-d, --working-dir <dir>', 'the repository to work in (default: the current folder)');
   const single = lazy(() => import('./runCommand.js'), 'runCommand');
   const group = lazy(() => import('./candidateRunCommand.js'), 'runCandidatesCommand');
-  loopOptions(run, { agentDefault: '', maxIterations: 'stop after n iterations (0: no limit)' })
+  loopOptions(run)
     .option(
       '--candidates <list>',
       'run several candidates, each in its own worktree: agents or agent:model pairs, comma-separated (a name twice runs it twice)',
@@ -166,8 +131,8 @@ function addForecast(program: Command, lazy: Lazy): void {
     .option('-p, --prompt <text>', 'the task, as run takes it (the forecast does not depend on its words)')
     .option('--prompt-file <file>', 'the task file, as run takes it (not read)')
     .option('-d, --working-dir <dir>', 'the repository a run would work in (default: the current folder)');
-  agentOptions(forecast, '')
-    .option('--max-cost <usd>', `${MAX_COST_TEXT} (with none, a budget is suggested)`, positiveNumber)
+  runOptions(forecast, ['agents'])
+    .addOption(runOption('maxCost', `${RUN_OPTIONS.maxCost.description} (with none, a budget is suggested)`))
     .option('--json', 'print the forecast as JSON')
     .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
     .action(lazy(() => import('./forecastCommand.js'), 'forecastCommand'));
@@ -234,7 +199,7 @@ function addResume(program: Command, lazy: Lazy): void {
     .option('--force', 'carry on even though the files differ from how the loop left them')
     .option('--answer <text>', 'your answer to the question the loop stopped on (needs_input): the next actor gets it as your words');
   loopOptions(resume, {
-    agentDefault: ' (default: as recorded)',
+    agent: `${RUN_OPTIONS.agent.description} (default: as recorded)`,
     maxIterations: 'the limit on the iteration number (0: no limit; default: as recorded)',
   }).action(lazy(() => import('./resumeCommand.js'), 'resumeCommand'));
 }
@@ -298,9 +263,7 @@ function addQueue(program: Command, lazy: Lazy): void {
   const add = inRepository(queue.command('add').description('add a task (or each unchecked item of a Markdown checklist) at the end of the queue'))
     .option('-p, --prompt <text>', 'the task')
     .option('--file <file>', 'a Markdown checklist: each unchecked item is a task, the text indented under it its details');
-  guardOptions(agentOptions(add, ''), 'stop after n iterations (0: no limit)')
-    .option('--json', 'print the tasks added as JSON')
-    .action(lazy(load, 'queueAddCommand'));
+  runOptions(add, ['agents', 'guards']).option('--json', 'print the tasks added as JSON').action(lazy(load, 'queueAddCommand'));
   inRepository(queue.command('list').description("the queue's tasks in order: id, state, branch"), 'print JSON').action(lazy(load, 'queueListCommand'));
   inRepository(queue.command('remove <id>').description('remove a task (its branch and sessions stay)'), 'print JSON').action(lazy(load, 'queueRemoveCommand'));
   const move = queue.command('move <id> <position>').description('move a task to a position in the queue (1: first); ids do not change');
@@ -408,9 +371,9 @@ function addTools(program: Command, lazy: Lazy): void {
     .command('doctor')
     .description('check the agents a run here would use: found, their versions (tested or not), logged in; and how to fix what is not')
     .option('-d, --working-dir <dir>', 'the repository (default: the current folder)')
-    .addOption(agentOption('-a, --agent <agent>', 'check this agent for both roles'))
-    .addOption(agentOption('--actor-agent <agent>', 'check this agent as the actor'))
-    .addOption(agentOption('--critic-agent <agent>', 'check this agent as the critic'))
+    .addOption(runOption('agent', 'check this agent for both roles'))
+    .addOption(runOption('actorAgent', 'check this agent as the actor'))
+    .addOption(runOption('criticAgent', 'check this agent as the critic'))
     .option('--json', 'print the report as JSON')
     .addOption(new Option('--editor-settings <json>', "an editor's settings, ranked between the global and the project config").hideHelp())
     .addHelpText('after', '\nExit codes: 0 a run could start (warnings aside), 1 a problem would stop it (an unreadable config included), 2 a usage error.')

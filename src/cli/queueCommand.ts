@@ -16,6 +16,7 @@ import { runQueue, type QueueRunStatus } from '../queue/runQueue.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { taskStateText, taskTitle, type QueueNotice, type QueueTask, type TaskFlags } from '../sessionFormat/queueRecords.js';
+import { QUEUED_RUN_OPTION_KEYS, RUN_OPTIONS } from '../sessionFormat/runOptions.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { EXIT_CODES } from './exitCodes.js';
@@ -54,31 +55,13 @@ function taskId(typed: string): number {
   return Number(typed);
 }
 
-const FLAG_KEYS = [
-  'agent',
-  'actorAgent',
-  'criticAgent',
-  'model',
-  'actorModel',
-  'criticModel',
-  'maxIterations',
-  'check',
-  'checks',
-  'maxCost',
-  'maxTokens',
-  'maxDuration',
-  'stallAfter',
-  'verify',
-  'allowTestChanges',
-  'requireEvidence',
-] as const satisfies readonly (keyof TaskFlags & keyof FlagOverrides)[];
-
-/** The run flags given, as the task keeps them (commander's defaults for `--no-…` flags left out). */
+/** The run flags given, as the task keeps them: those a queued task takes, commander's `true` for a `--no-…` flag not given left out. */
 function taskFlagsOf(options: FlagOverrides): TaskFlags {
   const flags: Record<string, unknown> = {};
-  for (const key of FLAG_KEYS) if (options[key] !== undefined) flags[key] = options[key];
-  if (flags.checks === true) delete flags.checks;
-  if (flags.verify === true) delete flags.verify;
+  for (const key of QUEUED_RUN_OPTION_KEYS) {
+    const value = options[key];
+    if (value !== undefined && !(RUN_OPTIONS[key].value.kind === 'negation' && value === true)) flags[key] = value;
+  }
   return flags as TaskFlags;
 }
 
@@ -199,7 +182,7 @@ async function runTheQueue(repository: Repository, store: QueueStore, options: Q
   const prepare = (task: QueueTask, interactive: boolean): Promise<PreparedRun> => {
     const known = prepared.get(task.id);
     if (known) return known;
-    const run = prepareRunAsking({ workingDir: repository.root, flags: task.flags as FlagOverrides, userLayers: [], trust: options.trust }, interactive);
+    const run = prepareRunAsking({ workingDir: repository.root, flags: task.flags, userLayers: [], trust: options.trust }, interactive);
     prepared.set(task.id, run);
     return run;
   };

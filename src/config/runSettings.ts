@@ -4,6 +4,7 @@ import { assertNoPermissionArgs, contentHash, isProjectTrusted, ProjectUntrusted
 import type { Budget } from '../budget/spendTracker.js';
 import type { ReviewMode } from '../sessionFormat/reviewRecords.js';
 import { timingOf, type CheckSpec } from '../checks/runCheck.js';
+import type { RunOptionValues } from '../sessionFormat/runOptions.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
 import { DEFAULT_NOTIFY_INCLUDE, DEFAULT_NOTIFY_ON, type NotifyEventName, type NotifyInclude } from '../sessionFormat/notifications.js';
 import path from 'node:path';
@@ -152,32 +153,8 @@ export interface ConfigLayer {
   notify?: NotifyTable;
 }
 
-/** Command-line flags, the highest layer. */
-export interface FlagOverrides {
-  agent?: AgentKind;
-  actorAgent?: AgentKind;
-  criticAgent?: AgentKind;
-  model?: string;
-  actorModel?: string;
-  criticModel?: string;
-  maxIterations?: number;
-  /** `--check <command>`, repeatable: required checks added to the configured ones. */
-  check?: string[];
-  /** `--no-checks`: commander's negation of `checks`. */
-  checks?: boolean;
-  maxCost?: number;
-  maxTokens?: number;
-  maxDuration?: number;
-  stallAfter?: number;
-  /** `--review`: pause for the user's review after each iteration that goes on. */
-  review?: boolean;
-  /** `--no-verify`: commander's negation of `verify`. */
-  verify?: boolean;
-  /** `--allow-test-changes`: the task is about the tests; removing or skipping some does not refuse DONE. */
-  allowTestChanges?: boolean;
-  /** `--require-evidence`: refuse a DONE that nothing verified. */
-  requireEvidence?: boolean;
-}
+/** Command-line flags, the highest layer: the run options (`sessionFormat/runOptions.ts`) by key; `checks` and `verify` are false for `--no-checks`, `--no-verify`. */
+export type FlagOverrides = RunOptionValues;
 
 export const DEFAULT_AGENT: AgentKind = 'claude';
 /** Runaway loops are the most reported problem in this space: a limit by default. */

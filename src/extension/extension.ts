@@ -28,7 +28,7 @@ import { RunnerClient } from './runner/runnerClient.js';
 import { forecastIn, planIn } from './runner/runnerQueries.js';
 import { SessionCommands } from './sessionCommands.js';
 import { SessionsTreeProvider } from './sessionsTree/sessionsTreeProvider.js';
-import { editorSettingsJson, openViewerOnRun, showAgentText } from './settings.js';
+import { editorSettingsJson, offerMcpServerInEditor, openViewerOnRun, showAgentText } from './settings.js';
 import { resumeSession, type TimeTravelDeps } from './timeTravel/timeTravelCommands.js';
 import { ComparisonPanels } from './viewer/comparisonPanels.js';
 import { StatsPanels } from './viewer/statsPanels.js';
@@ -161,6 +161,7 @@ function chatFor(
     extensionPath: context.extensionPath,
     ...runner.program,
     version: CODELOOPS_VERSION,
+    offerMcpServer: offerMcpServerInEditor,
     deps: {
       ...parts,
       folders: () => vscode.workspace.workspaceFolders ?? [],

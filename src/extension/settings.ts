@@ -58,6 +58,13 @@ export function editorSettingsJson(folder: vscode.WorkspaceFolder): string | und
   return layer ? JSON.stringify(layer) : undefined;
 }
 
+/** The setting that offers `codeloops mcp` to VS Code's agents besides the language model tools (off: one tool set in the editor). */
+export const MCP_OFFER_SETTING = 'mcpServer.offerInEditor';
+
+export function offerMcpServerInEditor(): boolean {
+  return vscode.workspace.getConfiguration(SETTINGS_SECTION).get<boolean>(MCP_OFFER_SETTING) ?? false;
+}
+
 export function openViewerOnRun(): boolean {
   return vscode.workspace.getConfiguration(SETTINGS_SECTION).get<boolean>('openViewerOnRun') ?? true;
 }

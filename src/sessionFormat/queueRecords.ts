@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { FAILURE_CODES } from './failures.js';
 import { dataHome, type Environment } from './sessionFiles.js';
+import { taskFlagsSchema } from './runOptions.js';
 import { OUTCOMES } from './sessionLines.js';
 import { VERIFICATIONS } from './verification.js';
 import * as z from './zod.js';
@@ -27,25 +28,7 @@ export type TaskState = (typeof TASK_STATES)[number];
 export const TASK_OUTCOMES = [...OUTCOMES, 'refused'] as const;
 export type TaskOutcome = (typeof TASK_OUTCOMES)[number];
 
-/** The run flags a task was added with (agents, models, guards), as `FlagOverrides` names them. */
-export const taskFlagsSchema = z.object({
-  agent: z.optional(z.string()),
-  actorAgent: z.optional(z.string()),
-  criticAgent: z.optional(z.string()),
-  model: z.optional(z.string()),
-  actorModel: z.optional(z.string()),
-  criticModel: z.optional(z.string()),
-  maxIterations: z.optional(z.number()),
-  check: z.optional(z.array(z.string())),
-  checks: z.optional(z.boolean()),
-  maxCost: z.optional(z.number()),
-  maxTokens: z.optional(z.number()),
-  maxDuration: z.optional(z.number()),
-  stallAfter: z.optional(z.number()),
-  verify: z.optional(z.boolean()),
-  allowTestChanges: z.optional(z.boolean()),
-  requireEvidence: z.optional(z.boolean()),
-});
+/** The run flags a task was added with (agents, models, guards), declared with the other run options. */
 export type TaskFlags = z.infer<typeof taskFlagsSchema>;
 
 /** What a task's loop left, for `queue report`: read once when it ends. */

@@ -6,6 +6,7 @@ import { cliPath } from '../support/cliProcess.js';
 import { startMcpServer, stopDetachedRunners, type McpSession } from '../support/mcpClient.js';
 import { isRunning } from '../support/processes.js';
 import { carryOnNaming, done, scriptedCliSetup } from '../support/scriptedAgent.js';
+import { iterationLine, startLine, writeSession } from '../support/sessionFixtures.js';
 import { createRepo, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 import { parseLockOwner } from '../../src/sessionFormat/loopLock.js';
 
@@ -144,6 +145,21 @@ describe('codeloops mcp (the built CLI, driven by the MCP SDK client over stdio)
     assert.deepEqual(
       reviewed.findings.map((finding) => finding.id),
       ['F1.1'],
+    );
+  });
+
+  it("tells a session whose runner died as `crashed`, in the view the editor's language model tools give too, and lists whether each loop runs", async () => {
+    const { env } = scriptedCliSetup({});
+    const repo = createRepo({});
+    const sessions = path.join(env.XDG_DATA_HOME!, 'codeloops', 'sessions');
+    const id = writeSession(sessions, [startLine({ working_dir: repo, prompt: 'left behind' }), iterationLine(1)]);
+    const server = await serve(env);
+    const session = (await server.call('get_session', { session_id: id })).content;
+    assert.deepEqual([session.status, session.outcome, session.end], ['crashed', null, null]);
+    const listed = (await server.call('list_sessions', {})).content as { sessions: { id: string; outcome: string | null; running: boolean }[] };
+    assert.deepEqual(
+      listed.sessions.map(({ id: listedId, outcome, running }) => [listedId, outcome, running]),
+      [[id, null, false]],
     );
   });
 

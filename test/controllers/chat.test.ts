@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MORE_ITERATIONS } from '../../src/extension/chat/loopChat.js';
-import { mcpServerDefinition } from '../../src/extension/chat/mcpServerDefinition.js';
+import { offeredMcpServers } from '../../src/extension/chat/mcpServerDefinition.js';
 import { COMMANDS } from '../../src/extension/ids.js';
 import { unsupportedPlatformMessage } from '../../src/process/platformSupport.js';
 import { cliPath } from '../support/cliProcess.js';
@@ -227,7 +227,8 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     );
 
     const session = JSON.parse(await tools.getSession({ sessionId: answer.session_id }));
-    assert.equal(session.status, 'success');
+    // The view every tool gives a model (sessionView/modelSession.ts): where its loop is, and its outcome once ended.
+    assert.deepEqual([session.status, session.outcome], ['ended', 'success']);
     assert.deepEqual(
       session.iterations.map((iteration: Record<string, unknown>) => [
         iteration.iteration,
@@ -241,7 +242,10 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
         [2, 'DONE', 1, 1, []],
       ],
     );
-    assert.deepEqual(session.iterations[0].unmet_requirements, [{ id: 'REQ3', text: 'difference(a, b) returns a - b', met: false }]);
+    assert.deepEqual(
+      session.iterations[0].unmet_requirements.map(({ id, text, met }: Record<string, unknown>) => ({ id, text, met })),
+      [{ id: 'REQ3', text: 'difference(a, b) returns a - b', met: false }],
+    );
     assert.equal(session.end.verification, 'verified');
     assert.equal(session.max_iterations, 3, 'the iteration limit asked for');
 
@@ -268,8 +272,13 @@ describe('chat: @codeloops and the language model tools (plain Node, the real ru
     assert.equal(JSON.parse(await running).outcome, 'interrupted');
   });
 
-  it('offers `node dist/cli.js mcp` as the MCP server: the bundled CLI run by the editor’s Node, a server an MCP client can list the tools of', async () => {
-    const definition = mcpServerDefinition({ cliPath: cliPath(), nodePath: process.execPath, version: '1.2.3' });
+  it('offers `node dist/cli.js mcp` as the MCP server only when the setting asks: the bundled CLI run by the editor’s Node, a server an MCP client can list the tools of', async () => {
+    const runner = { cliPath: cliPath(), nodePath: process.execPath, version: '1.2.3' };
+    // By default the language model tools are VS Code's one tool set: the server's would be the same tools again, named otherwise.
+    assert.deepEqual(offeredMcpServers(runner, false), []);
+    const [definition, ...more] = offeredMcpServers(runner, true);
+    assert.equal(more.length, 0);
+    assert.ok(definition);
     assert.deepEqual(definition, {
       label: 'Codeloops',
       command: process.execPath,

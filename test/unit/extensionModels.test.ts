@@ -193,6 +193,7 @@ describe('the extension manifest', () => {
       'agentPaths',
       'showAgentOutput',
       'openViewerOnRun',
+      'mcpServer.offerInEditor',
       'actor.agent',
       'actor.model',
       'actor.timeoutSecs',
@@ -251,7 +252,16 @@ describe('the extension manifest', () => {
       assert.equal(String(tool.modelDescription).startsWith('Read-only.'), readOnly, tool.name);
     }
     const runLoop = tools.find((tool) => tool.name === TOOL_NAMES.runLoop)!;
-    assert.deepEqual(Object.keys(runLoop.inputSchema.properties), ['task', 'actorAgent', 'criticAgent', 'maxIterations', 'checks', 'folder']);
+    assert.deepEqual(Object.keys(runLoop.inputSchema.properties), [
+      'task',
+      'actorAgent',
+      'criticAgent',
+      'actorModel',
+      'criticModel',
+      'maxIterations',
+      'checks',
+      'folder',
+    ]);
     assert.deepEqual((runLoop.inputSchema.properties as { actorAgent: { enum: string[] } }).actorAgent.enum, [...AGENT_KINDS]);
     assert.deepEqual(manifest.contributes.mcpServerDefinitionProviders, [{ id: MCP_PROVIDER_ID, label: 'Codeloops' }]);
     // VS Code 1.101 is the first with all three stable (the MCP server definition provider came last); the types follow it.

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readCliAnswer } from '../../sessionFormat/cliAnswerReading.js';
 import { runOutcomeSchema } from '../../sessionFormat/cliAnswers.js';
 import { CodeloopsError } from '../../sessionFormat/failures.js';
+import { runOptionArgs, type RunOptionValues } from '../../sessionFormat/runOptions.js';
 import { dataHome, sessionsDir, sidecarDirOf } from '../../sessionFormat/sessionFiles.js';
 import { loopRunnerPid } from '../../sessions/loopLiveness.js';
 import { openStore } from '../openStore.js';
@@ -23,12 +24,8 @@ import { openStore } from '../openStore.js';
 export interface DetachedLoopRequest {
   prompt: string;
   workingDir: string;
-  actorAgent?: string;
-  criticAgent?: string;
-  actorModel?: string;
-  criticModel?: string;
-  maxIterations?: number;
-  checks?: string[];
+  /** What the client asked for above every config: the run options by key. */
+  options: RunOptionValues;
 }
 
 /** In a session's sidecar: what its detached runner printed (the `--json-output` outcome, a crash's words). */
@@ -44,22 +41,7 @@ const POLL_MS = 100;
  * on Linux, and a task can be longer.
  */
 export function runArguments(request: DetachedLoopRequest, promptFile: string): string[] {
-  const optional: [string, string | number | undefined][] = [
-    ['--actor-agent', request.actorAgent],
-    ['--critic-agent', request.criticAgent],
-    ['--actor-model', request.actorModel],
-    ['--critic-model', request.criticModel],
-    ['--max-iterations', request.maxIterations],
-  ];
-  return [
-    'run',
-    `--prompt-file=${promptFile}`,
-    `--working-dir=${request.workingDir}`,
-    '--json-output',
-    '--quiet',
-    ...optional.flatMap(([flag, value]) => (value === undefined ? [] : [`${flag}=${value}`])),
-    ...(request.checks ?? []).map((check) => `--check=${check}`),
-  ];
+  return ['run', `--prompt-file=${promptFile}`, `--working-dir=${request.workingDir}`, '--json-output', '--quiet', ...runOptionArgs(request.options)];
 }
 
 /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { loopRunnerPid } from '../../sessions/loopLiveness.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
-import { describeProgress, sessionView, type SessionView } from './loopSessions.js';
+import { describeProgress, readModelSession, type ModelSession } from '../../sessionView/modelSession.js';
 
 /**
  * Waiting on a loop another process runs: the session file says what it did, the
@@ -39,12 +39,12 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 async function follow(
   store: SessionStore,
   id: string,
-  stop: (view: SessionView) => boolean,
-  onRead: (view: SessionView) => Promise<void>,
-): Promise<SessionView> {
+  stop: (view: ModelSession) => boolean,
+  onRead: (view: ModelSession) => Promise<void>,
+): Promise<ModelSession> {
   const file = store.filePathOf(id);
   let size = -1;
-  let view = await sessionView(store, id);
+  let view = await readModelSession(store, id);
   for (;;) {
     await onRead(view);
     if (view.status !== 'running' || stop(view)) return view;
@@ -54,7 +54,7 @@ async function follow(
     // Read again when it grew, or when its runner is gone (its last line may have landed just before).
     if (grown !== size || !running) {
       size = grown;
-      view = await sessionView(store, id);
+      view = await readModelSession(store, id);
     }
   }
 }
@@ -64,12 +64,12 @@ export async function waitForLoop(
   store: SessionStore,
   id: string,
   options: { timeoutSecs: number; progress: (report: ProgressReport) => Promise<void>; signal: AbortSignal },
-): Promise<SessionView & { timed_out: boolean }> {
+): Promise<ModelSession & { timed_out: boolean }> {
   const started = Date.now();
   const deadline = started + options.timeoutSecs * 1000;
   let said = '';
   let saidAt = 0;
-  const report = async (view: SessionView): Promise<void> => {
+  const report = async (view: ModelSession): Promise<void> => {
     const message = describeProgress(view);
     if (message === said && Date.now() - saidAt < HEARTBEAT_MS) return;
     said = message;
@@ -81,8 +81,8 @@ export async function waitForLoop(
 }
 
 /** `interrupt_session`: SIGINT to the loop's runner, as Ctrl+C in its terminal; returns once its session ended (or a minute passed). */
-export async function interruptLoop(store: SessionStore, id: string): Promise<SessionView & { interrupted: boolean }> {
-  const view = await sessionView(store, id);
+export async function interruptLoop(store: SessionStore, id: string): Promise<ModelSession & { interrupted: boolean }> {
+  const view = await readModelSession(store, id);
   const pid = view.status === 'running' ? loopRunnerPid({ working_dir: view.working_dir, timestamp: view.started_at }) : undefined;
   if (pid === undefined) return { ...view, interrupted: false };
   try {

@@ -1,13 +1,13 @@
 import path from 'node:path';
-import { AGENT_KINDS } from '../../agents/agentKinds.js';
 import { assertIteration, reviewTargetOf } from '../../review/reviewTarget.js';
 import { sessionReview } from '../../review/sessionReview.js';
 import { CodeloopsError } from '../../sessionFormat/failures.js';
+import { modelRunOptionsShape, noNul, oneArgument, runOptionsOfModel } from '../../sessionFormat/runOptions.js';
 import { sidecarDirOf } from '../../sessionFormat/sessionFiles.js';
 import * as z from '../../sessionFormat/zod.js';
+import { describeProgress, listModelSessions, readModelSession, type ModelSession } from '../../sessionView/modelSession.js';
 import { openStore } from '../openStore.js';
 import { startDetachedLoop } from './detachedRun.js';
-import { describeProgress, sessionView, type SessionView } from './loopSessions.js';
 import { interruptLoop, waitForLoop, type ProgressReport } from './loopWaits.js';
 
 /**
@@ -23,40 +23,18 @@ export const MAX_WAIT_SECS = 3600;
 const DEFAULT_LIST_LIMIT = 20;
 const MAX_LIST_LIMIT = 500;
 
-/** No text an argument gives may hold a NUL: it could reach no program's argument, no file name. */
-const noNul = z.refine<string>((value) => !value.includes('\0'), 'must not contain a NUL character');
 const text = (description: string) => z.string().check(z.minLength(1), noNul, z.describe(description));
-/** A value the runner takes as one argument of its own: at most this long (an argument holds 128 KiB, all of them 2 MiB). */
-const MAX_ARGUMENT_CHARS = 4_000;
-const MAX_CHECKS = 20;
-const short = (description: string) => z.string().check(z.minLength(1), z.maxLength(MAX_ARGUMENT_CHARS), noNul, z.describe(description));
 const sessionId = text('The session id run_loop returned (or a unique prefix of one, or "latest").');
-const agent = (role: string, does: string) =>
-  z.optional(z.enum(AGENT_KINDS).check(z.describe(`The agent CLI of the ${role} (${does}). Default: as configured for the project.`)));
-const model = (role: string) => z.optional(short(`The ${role}'s model, as its agent names it (e.g. sonnet, gpt-5). Default: as configured.`));
 
+/** The run options a client may give come from their one declaration, in snake_case (`actor_agent`, `max_iterations`, `checks`…). */
 const runLoopArguments = z.object({
   prompt: z.string().check(
     z.refine((value) => value.trim() !== '', 'must say what to do: it is empty'),
     noNul,
     z.describe('The task, in full, as you would give it to a coding agent: what to change and how to tell it is done.'),
   ),
-  working_dir: short('The absolute path of the git repository (or a folder in one) to work in.'),
-  actor_agent: agent('actor', 'the agent that does the work'),
-  critic_agent: agent('critic', 'the agent that reviews it'),
-  actor_model: model('actor'),
-  critic_model: model('critic'),
-  max_iterations: z.optional(
-    z.int().check(z.minimum(0), z.maximum(1_000_000), z.describe('Stop after this many iterations (0: no limit). Default: as configured (10).')),
-  ),
-  checks: z.optional(
-    z
-      .array(short('A shell command run in the repository; exit code 0 means it passed.'))
-      .check(
-        z.maxLength(MAX_CHECKS),
-        z.describe('Required checks (such as "npm test") that must pass before DONE counts. Default: the project\'s configured checks.'),
-      ),
-  ),
+  working_dir: oneArgument('The absolute path of the git repository (or a folder in one) to work in.'),
+  ...modelRunOptionsShape('snake'),
 });
 
 const listSessionsArguments = z.object({
@@ -121,9 +99,9 @@ function absoluteWorkingDir(workingDir: string): string {
   return path.normalize(workingDir);
 }
 
-async function viewOf(idOrPrefix: string): Promise<SessionView> {
+async function viewOf(idOrPrefix: string): Promise<ModelSession> {
   const store = openStore(() => {});
-  return sessionView(store, await store.resolveId(idOrPrefix));
+  return readModelSession(store, await store.resolveId(idOrPrefix));
 }
 
 export const TOOLS: readonly ToolDefinition[] = [
@@ -137,19 +115,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     effect: 'edits',
     async run(args, context) {
       const workingDir = absoluteWorkingDir(args.working_dir);
-      const id = await startDetachedLoop(
-        {
-          prompt: args.prompt,
-          workingDir,
-          actorAgent: args.actor_agent,
-          criticAgent: args.critic_agent,
-          actorModel: args.actor_model,
-          criticModel: args.critic_model,
-          maxIterations: args.max_iterations,
-          checks: args.checks,
-        },
-        context.cliPath,
-      );
+      const id = await startDetachedLoop({ prompt: args.prompt, workingDir, options: runOptionsOfModel(args, 'snake') }, context.cliPath);
       const view = await viewOf(id);
       return { session_id: id, status: view.status, working_dir: view.working_dir, message: describeProgress(view) };
     },
@@ -179,13 +145,14 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'list_sessions',
     title: 'List Codeloops sessions',
     description:
-      "Recent loop sessions, newest first: id, when, the project, the prompt's start, outcome (null while running or after a crash), iterations, duration, cost.",
+      "Recent loop sessions, newest first: id, when, the project, the prompt's start, outcome (null while running or after a crash), running (whether its loop runs now), iterations, duration, cost.",
     arguments: listSessionsArguments,
     effect: 'reads',
-    async run(args) {
-      const sessions = await openStore(() => {}).list(args.project ? { project: args.project } : {});
-      return { sessions: sessions.slice(0, args.limit ?? DEFAULT_LIST_LIMIT), total: sessions.length };
-    },
+    run: (args) =>
+      listModelSessions(
+        openStore(() => {}),
+        { project: args.project, limit: args.limit ?? DEFAULT_LIST_LIMIT },
+      ),
   }),
   tool({
     name: 'interrupt_session',

@@ -1,11 +1,12 @@
 import * as vscode from 'vscode';
-import { CHAT_PARTICIPANT_ID, MCP_PROVIDER_ID, TOOL_NAMES } from '../ids.js';
+import { CHAT_PARTICIPANT_ID, MCP_PROVIDER_ID, SETTINGS_SECTION, TOOL_NAMES } from '../ids.js';
 import { lazyBundle } from '../lazyBundle.js';
 import type * as ChatFeatures from './chatFeatures.js';
 import type { ChatOutcomeMetadata, ChatStream } from './chatPorts.js';
 import type { LoopChat, LoopChatDeps } from './loopChat.js';
 import type { GetSessionInput, ListSessionsInput, LoopTools, LoopToolsDeps, RunLoopInput } from './loopTools.js';
-import { mcpServerDefinition } from './mcpServerDefinition.js';
+import { MCP_OFFER_SETTING } from '../settings.js';
+import { offeredMcpServers } from './mcpServerDefinition.js';
 
 type Folder = vscode.WorkspaceFolder;
 
@@ -15,12 +16,15 @@ export interface ChatRegistration {
   cliPath: string;
   nodePath: string;
   version: string;
+  /** Whether `codeloops mcp` is offered too (`codeloops.mcpServer.offerInEditor`), read at each of VS Code's asks. */
+  offerMcpServer: () => boolean;
   deps: LoopChatDeps<Folder> & LoopToolsDeps<Folder>;
 }
 
 /**
- * Codeloops where VS Code's agents are: `@codeloops` in the chat, the language model
- * tools, and `codeloops mcp` offered as an MCP server. Registered at activation (VS
+ * Codeloops where VS Code's agents are: `@codeloops` in the chat and the language model
+ * tools, their one tool set; `codeloops mcp` as an MCP server only when the setting
+ * asks for it (VS Code is told again when the setting changes). Registered at activation (VS
  * Code activates the extension for them); what they run is `dist/chat.js`, loaded at
  * the first request, so that activating costs nothing more. The VS Code side only
  * adapts: what is said and done is decided in `LoopChat` and `LoopTools`.
@@ -38,8 +42,13 @@ export function registerChat(options: ChatRegistration): vscode.Disposable[] {
   }));
   participant.iconPath = vscode.Uri.joinPath(options.extensionUri, 'media', 'codeloops.svg');
   participant.followupProvider = { provideFollowups: (result) => loopChat().followups(result.metadata as ChatOutcomeMetadata) };
-  const server = mcpServerDefinition(options);
+  const serversChanged = new vscode.EventEmitter<void>();
+  const settingWatch = vscode.workspace.onDidChangeConfiguration((change) => {
+    if (change.affectsConfiguration(`${SETTINGS_SECTION}.${MCP_OFFER_SETTING}`)) serversChanged.fire();
+  });
   return [
+    serversChanged,
+    settingWatch,
     participant,
     vscode.lm.registerTool<RunLoopInput>(TOOL_NAMES.runLoop, {
       prepareInvocation: (invocation) => loopTools().prepareRunLoop(invocation.input),
@@ -52,7 +61,11 @@ export function registerChat(options: ChatRegistration): vscode.Disposable[] {
       invoke: async (invocation) => textResult(await loopTools().listSessions(invocation.input)),
     }),
     vscode.lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
-      provideMcpServerDefinitions: () => [new vscode.McpStdioServerDefinition(server.label, server.command, server.args, server.env, server.version)],
+      onDidChangeMcpServerDefinitions: serversChanged.event,
+      provideMcpServerDefinitions: () =>
+        offeredMcpServers(options, options.offerMcpServer()).map(
+          (server) => new vscode.McpStdioServerDefinition(server.label, server.command, server.args, server.env, server.version),
+        ),
     }),
   ];
 }

@@ -1,6 +1,8 @@
 import type { Forecast } from '../../sessionFormat/forecast.js';
-import { OUTCOMES } from '../../sessionFormat/sessionLines.js';
+import type { SessionSummary } from '../../sessionFormat/sessionSummaries.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
+import { listedSession, readModelSession, type ModelSession } from '../../sessionView/modelSession.js';
+import { previewLine } from '../../text/truncate.js';
 import { relativeTime } from '../../text/humanize.js';
 import type { FolderRef } from '../editorPorts.js';
 import { CHAT_COMMANDS, COMMANDS } from '../ids.js';
@@ -11,7 +13,6 @@ import { spendText, type RunController } from '../runs/runController.js';
 import { commandLink, markdownText } from './chatMarkdown.js';
 import type { CancelToken, ChatAsk, ChatFollowupSuggestion, ChatOutcomeMetadata, ChatStream } from './chatPorts.js';
 import { LoopResponse } from './loopResponse.js';
-import { listedSession, readSessionDetails, type SessionDetails } from './sessionDetails.js';
 
 export interface LoopChatDeps<F extends FolderRef> {
   runs: RunController<F>;
@@ -176,11 +177,10 @@ export class LoopChat<F extends FolderRef> {
   /** One session's iterations, each with its verdict, checks, requirements and diff stat, and a link to its changes. */
   private async showSession(idText: string, stream: ChatStream): Promise<ChatOutcomeMetadata> {
     const sessionId = await this.deps.store.resolveId(idText);
-    const details = await readSessionDetails(this.deps.store, sessionId);
+    const details = await readModelSession(this.deps.store, sessionId);
     stream.markdown(sessionMarkdown(details), [COMMANDS.showIterationChanges]);
     stream.button({ command: COMMANDS.openViewer, title: 'Open Viewer', arguments: [sessionId] });
-    const ended = (OUTCOMES as readonly string[]).includes(details.status);
-    return { command: CHAT_COMMANDS.sessions, sessionId, status: ended ? details.status : undefined };
+    return { command: CHAT_COMMANDS.sessions, sessionId, status: details.outcome ?? undefined };
   }
 
   private help(text: string, stream: ChatStream): ChatOutcomeMetadata {
@@ -199,20 +199,23 @@ export class LoopChat<F extends FolderRef> {
 }
 
 /** A session in a list: a link that opens its viewer, then where and how it ended. */
-function sessionItem(summary: { id: string; project: string; outcome: string | null; iterations: number; timestamp: string; prompt_preview: string }): string {
+function sessionItem(summary: SessionSummary): string {
   const link = commandLink(summary.id, { command: COMMANDS.openViewer, title: 'Open Viewer', arguments: [summary.id] });
   const facts = [
     summary.project,
-    summary.outcome ?? 'running or unfinished',
+    summary.outcome ?? (listedSession(summary).running ? 'running' : 'crashed'),
     `${summary.iterations} iteration${summary.iterations === 1 ? '' : 's'}`,
     relativeTime(summary.timestamp),
   ];
   return `- ${link} · ${markdownText(facts.join(' · '))}: ${markdownText(summary.prompt_preview)}`;
 }
 
-function sessionMarkdown(details: SessionDetails): string {
+/** How much of an iteration's feedback the chat shows: the viewer has the rest. */
+const FEEDBACK_CHARS = 600;
+
+function sessionMarkdown(details: ModelSession): string {
   const lines = [
-    `**Session ${markdownText(details.session_id)}**: ${markdownText(details.status)}, ${markdownText(details.actor_agent)} and ${markdownText(details.critic_agent)}`,
+    `**Session ${markdownText(details.session_id)}**: ${markdownText(details.outcome ?? details.status)}, ${markdownText(details.actor_agent)} and ${markdownText(details.critic_agent)}`,
     '',
   ];
   lines.push(`> ${markdownText(details.prompt.replace(/\s+/g, ' ').slice(0, 300))}`, '');
@@ -227,12 +230,12 @@ function sessionMarkdown(details: SessionDetails): string {
       arguments: [{ kind: 'iteration', sessionId: details.session_id, number: iteration.iteration }],
     });
     lines.push(
-      `- **Iteration ${iteration.iteration}**: ${markdownText(facts.join(' · '))} (${changes})${iteration.feedback ? `  \n  ${markdownText(iteration.feedback)}` : ''}`,
+      `- **Iteration ${iteration.iteration}**: ${markdownText(facts.join(' · '))} (${changes})${iteration.feedback ? `  \n  ${markdownText(previewLine(iteration.feedback, FEEDBACK_CHARS))}` : ''}`,
     );
   }
   if (details.end) {
     const { end } = details;
-    const facts = [end.outcome, end.verification, end.stop_reason, end.total_cost_usd === null ? null : `$${end.total_cost_usd.toFixed(2)}`]
+    const facts = [end.outcome, end.verification, end.stop_reason, end.total_cost_usd == null ? null : `$${end.total_cost_usd.toFixed(2)}`]
       .filter(Boolean)
       .join(' · ');
     lines.push('', `**Outcome**: ${markdownText(facts)}${end.summary || end.error ? `: ${markdownText((end.summary || end.error)!)}` : ''}`);

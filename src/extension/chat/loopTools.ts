@@ -1,8 +1,10 @@
-import type { AgentKind } from '../../agents/agentKinds.js';
 import type { RunPlan } from '../../sessionFormat/runPlans.js';
 import { failureAnswer, failureReportOf, type FailureCode } from '../../sessionFormat/failures.js';
 import type { Forecast } from '../../sessionFormat/forecast.js';
+import { modelRunOptionsShape, runOptionsOfModel } from '../../sessionFormat/runOptions.js';
+import * as z from '../../sessionFormat/zod.js';
 import type { SessionStore } from '../../sessions/sessionStore.js';
+import { listModelSessions, readModelSession } from '../../sessionView/modelSession.js';
 import type { FolderRef } from '../editorPorts.js';
 import type { RunOverrides } from '../runner/loopProcess.js';
 import { runnerCrashedText } from '../runs/loopEndReport.js';
@@ -11,28 +13,46 @@ import type { RunController } from '../runs/runController.js';
 import type { RunnerAnswer } from '../runner/runnerClient.js';
 import { markdownText } from './chatMarkdown.js';
 import type { CancelToken } from './chatPorts.js';
-import { listedSession, readSessionDetails } from './sessionDetails.js';
 
-/** `codeloops_runLoop`'s input, as its schema in the manifest declares it. */
-export interface RunLoopInput {
-  task: string;
-  actorAgent?: AgentKind;
-  criticAgent?: AgentKind;
-  maxIterations?: number;
-  /** Shell commands, each a required check. */
-  checks?: string[];
-  /** A workspace folder by name or path; default: the first. */
-  folder?: string;
-}
+/** How many sessions `codeloops_listSessions` gives unless asked. */
+const DEFAULT_LIST_LIMIT = 20;
 
-export interface GetSessionInput {
-  sessionId: string;
-}
+/**
+ * The tools' inputs, checked on arrival. package.json declares the same schemas for
+ * VS Code, statically (a manifest is JSON): a test fails when they differ. The run
+ * options come from their one declaration (`sessionFormat/runOptions.ts`), in the
+ * camelCase the tools' other arguments use.
+ */
+export const runLoopInputSchema = z.object({
+  task: z
+    .string()
+    .check(
+      z.describe(
+        "The task, as you would write it for a coding agent: what to do and how to tell it is done. A list under a 'Requirements' heading becomes the checklist the critic judges.",
+      ),
+    ),
+  ...modelRunOptionsShape('camel'),
+  folder: z.optional(z.string().check(z.describe('The workspace folder to run in, by name or absolute path. Default: the first workspace folder.'))),
+});
+export type RunLoopInput = z.infer<typeof runLoopInputSchema>;
 
-export interface ListSessionsInput {
-  limit?: number;
-  project?: string;
-}
+export const getSessionInputSchema = z.object({
+  sessionId: z.string().check(z.describe('The session id as codeloops_runLoop or codeloops_listSessions gave it, a unique prefix of one, or "latest".')),
+});
+export type GetSessionInput = z.infer<typeof getSessionInputSchema>;
+
+export const listSessionsInputSchema = z.object({
+  limit: z.optional(z.int().check(z.minimum(1), z.describe(`At most this many sessions (default ${DEFAULT_LIST_LIMIT}).`))),
+  project: z.optional(z.string().check(z.describe("Only the sessions of this project (the name of the repository's folder)."))),
+});
+export type ListSessionsInput = z.infer<typeof listSessionsInputSchema>;
+
+/** Each tool's input schema by its name, as package.json lists them. */
+export const TOOL_INPUT_SCHEMAS = {
+  codeloops_runLoop: runLoopInputSchema,
+  codeloops_getSession: getSessionInputSchema,
+  codeloops_listSessions: listSessionsInputSchema,
+} as const;
 
 /** `vscode.PreparedToolInvocation`: what the chat shows while the tool runs, and the question before it does. */
 export interface PreparedInvocation {
@@ -51,9 +71,6 @@ export interface LoopToolsDeps<F extends FolderRef> {
   platformRefusal: string | null;
 }
 
-/** How many sessions `codeloops_listSessions` gives unless asked. */
-const DEFAULT_LIST_LIMIT = 20;
-
 /**
  * Codeloops as tools for any chat agent in VS Code (Copilot's agent mode…): run a
  * loop until the checks pass and the critic agrees, and read sessions. Each answers
@@ -65,7 +82,9 @@ export class LoopTools<F extends FolderRef> {
   constructor(private readonly deps: LoopToolsDeps<F>) {}
 
   /** Names the folder, the agents and the guards the run would use, for the user to confirm. Runs nothing. */
-  async prepareRunLoop(input: RunLoopInput): Promise<PreparedInvocation> {
+  async prepareRunLoop(given: RunLoopInput): Promise<PreparedInvocation> {
+    const input = runLoopInputSchema.safeParse(given).data;
+    if (!input) return { invocationMessage: 'Codeloops cannot run a loop with these arguments' };
     const folder = this.folderNamed(input.folder);
     if (!folder || this.refusal()) return { invocationMessage: 'Codeloops cannot run a loop here' };
     const plan = await this.deps.plan(folder, input.task, overridesOf(input));
@@ -77,7 +96,10 @@ export class LoopTools<F extends FolderRef> {
     };
   }
 
-  async runLoop(input: RunLoopInput, token: CancelToken): Promise<string> {
+  async runLoop(given: RunLoopInput, token: CancelToken): Promise<string> {
+    const checked = runLoopInputSchema.safeParse(given);
+    if (!checked.success) return failure('usage', inputProblems(checked.error));
+    const input = checked.data;
     const refusal = this.refusal();
     if (refusal) return failure(refusal.code, refusal.message);
     const folder = this.folderNamed(input.folder);
@@ -105,15 +127,18 @@ export class LoopTools<F extends FolderRef> {
     }
   }
 
-  async getSession(input: GetSessionInput): Promise<string> {
-    return answering(async () => readSessionDetails(this.deps.store, await this.deps.store.resolveId(input.sessionId)));
+  async getSession(given: GetSessionInput): Promise<string> {
+    const checked = getSessionInputSchema.safeParse(given);
+    if (!checked.success) return failure('usage', inputProblems(checked.error));
+    const input = checked.data;
+    return answering(async () => readModelSession(this.deps.store, await this.deps.store.resolveId(input.sessionId)));
   }
 
-  async listSessions(input: ListSessionsInput): Promise<string> {
-    return answering(async () => {
-      const sessions = await this.deps.store.list(input.project ? { project: input.project } : {});
-      return { sessions: sessions.slice(0, input.limit ?? DEFAULT_LIST_LIMIT).map(listedSession), total: sessions.length };
-    });
+  async listSessions(given: ListSessionsInput): Promise<string> {
+    const checked = listSessionsInputSchema.safeParse(given);
+    if (!checked.success) return failure('usage', inputProblems(checked.error));
+    const input = checked.data;
+    return answering(() => listModelSessions(this.deps.store, { project: input.project, limit: input.limit ?? DEFAULT_LIST_LIMIT }));
   }
 
   /** Why no loop may run here at all: the platform, or a workspace the user has not trusted. */
@@ -130,7 +155,7 @@ export class LoopTools<F extends FolderRef> {
 }
 
 function overridesOf(input: RunLoopInput): RunOverrides {
-  return { actorAgent: input.actorAgent, criticAgent: input.criticAgent, maxIterations: input.maxIterations, checks: input.checks };
+  return runOptionsOfModel(input, 'camel');
 }
 
 /** The plan in a sentence: the agents, then each guard. */
@@ -149,6 +174,11 @@ function planText(answer: RunnerAnswer<RunPlan>): string {
     plan.review === 'pause' ? 'pauses for your review after each iteration' : null,
   ].filter((guard): guard is string => guard !== null);
   return `actor **${markdownText(agent(plan.actor))}**, critic **${markdownText(agent(plan.critic))}**; ${markdownText(guards.join('; '))}.`;
+}
+
+/** What is wrong with a tool's input, for the model to call it again right. */
+function inputProblems(error: z.core.$ZodError): string {
+  return `The arguments do not fit the tool's schema: ${error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')}.`;
 }
 
 /** The failure envelope of the CLI's `--json`. */

@@ -1,7 +1,10 @@
 /**
- * `codeloops mcp` as the extension offers it to VS Code (an `McpStdioServerDefinition`):
- * the bundled CLI run by the editor's own Node, so an agent in VS Code's chat can
- * run and read loops with nothing to install or configure.
+ * `codeloops mcp` as the extension can offer it to VS Code (an `McpStdioServerDefinition`):
+ * the bundled CLI run by the editor's own Node. Offered only when the user asks
+ * (`codeloops.mcpServer.offerInEditor`): in VS Code, the language model tools are the
+ * agents' one tool set, and the MCP server's tools would be the same again under other
+ * names (`run_loop{prompt, working_dir}` beside `codeloops_runLoop{task, folder}`), one
+ * detaching and one not. Other clients start `codeloops mcp` themselves.
  */
 export interface McpStdioServer {
   label: string;
@@ -21,4 +24,9 @@ export function mcpServerDefinition(options: { cliPath: string; nodePath: string
     env: { ELECTRON_RUN_AS_NODE: '1' },
     version: options.version,
   };
+}
+
+/** The definitions the provider gives VS Code: the server when the user asked for it, else none. */
+export function offeredMcpServers(options: { cliPath: string; nodePath: string; version: string }, offerInEditor: boolean): McpStdioServer[] {
+  return offerInEditor ? [mcpServerDefinition(options)] : [];
 }

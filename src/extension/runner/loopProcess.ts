@@ -1,5 +1,5 @@
-import type { AgentKind } from '../../agents/agentKinds.js';
 import type { ReviewAction, RunControl } from '../../sessionFormat/reviewRecords.js';
+import { runOptionArgs, type RunOptionValues } from '../../sessionFormat/runOptions.js';
 import { parseRunEvent, type RunEvent, type RunEventOf, type RunSummary } from '../../sessionFormat/runEvents.js';
 import type { RunnerClient, RunnerFailure, RunnerStream } from './runnerClient.js';
 
@@ -13,25 +13,12 @@ export interface LoopProcessOptions {
   overrides?: RunOverrides;
 }
 
-/** A run's choices that rank above every config layer, as the CLI's flags take them. */
-export interface RunOverrides {
-  actorAgent?: AgentKind;
-  criticAgent?: AgentKind;
-  /** The limit on the iteration number (0: none). */
-  maxIterations?: number;
-  /** Shell commands, each a required check, in place of none (the configured ones run too). */
-  checks?: readonly string[];
-}
+/** A run's choices that rank above every config layer: the run options (`sessionFormat/runOptions.ts`) by key, as the CLI's flags take them. */
+export type RunOverrides = RunOptionValues;
 
-/** The overrides as the runner's flags, each value one argument. */
+/** The overrides as the runner's flags, each value one argument (`--check=<command>`: a command that starts with "-" is never read as a flag). */
 export function overrideArgs(overrides: RunOverrides = {}): string[] {
-  const args: string[] = [];
-  if (overrides.actorAgent) args.push('--actor-agent', overrides.actorAgent);
-  if (overrides.criticAgent) args.push('--critic-agent', overrides.criticAgent);
-  if (overrides.maxIterations !== undefined) args.push('--max-iterations', String(overrides.maxIterations));
-  // `--check=<command>`: one argument, so a command that starts with "-" is never read as a flag.
-  for (const check of overrides.checks ?? []) args.push(`--check=${check}`);
-  return args;
+  return runOptionArgs(overrides);
 }
 
 export type LoopProcessEnd = { kind: 'finished'; summary: RunSummary; exitCode: number | null } | RunnerFailure;
