@@ -86,7 +86,44 @@ const PROCESS_MODULES = ['child_process', 'node:child_process', 'execa'].map((na
   message: `Only ${RUNNER_CLIENT} starts processes in the extension: ask the RunnerClient (extension/runner/) instead.`,
 }));
 
-const layerRule = (folder, { mayStartProcesses = false } = {}) => {
+/**
+ * The extension's own layers, lowest first: what each folder of src/extension/ may
+ * import of its siblings. The runner client and the diff documents serve everything;
+ * the loops' controllers (runs/) serve the views and commands above them; candidate
+ * groups, the top feature, build on runs, the sessions tree and time travel. The base
+ * files at its root (ports, ids, settings, the emitter, the lazy loader, VS Code's
+ * window) import no folder; the composition (extension.ts, commands.ts,
+ * sessionCommands.ts) imports any.
+ */
+const EXTENSION_MAY_IMPORT = {
+  runner: [],
+  diffs: [],
+  runs: ['runner'],
+  sessionsTree: ['runner', 'runs'],
+  timeTravel: ['runner', 'runs'],
+  review: ['diffs'],
+  viewer: ['diffs', 'runner', 'runs'],
+  queue: ['runner'],
+  chat: ['runner', 'runs', 'timeTravel'],
+  candidates: ['runner', 'runs', 'sessionsTree', 'timeTravel'],
+};
+const EXTENSION_BASE = ['editorPorts', 'emitter', 'ids', 'settings', 'lazyBundle', 'vscodeWindow'];
+
+/** The import patterns that keep a folder of src/extension/ from its siblings above it (or the base files from every folder). */
+function extensionInnerPatterns(folder) {
+  const siblings = Object.keys(EXTENSION_MAY_IMPORT);
+  const forbidden = folder === null ? siblings : siblings.filter((other) => other !== folder && !EXTENSION_MAY_IMPORT[folder].includes(other));
+  if (forbidden.length === 0) return [];
+  const allowed = folder === null ? 'no folder of src/extension/' : EXTENSION_MAY_IMPORT[folder].join(', ') || 'no other folder of src/extension/';
+  return [
+    {
+      regex: `^\\.{1,2}/(${forbidden.join('|')})/`,
+      message: `${folder === null ? 'The base files of src/extension/' : `src/extension/${folder}/`} may import ${allowed}: the extension's layers go one way (EXTENSION_MAY_IMPORT in eslint.config.mjs).`,
+    },
+  ];
+}
+
+const layerRule = (folder, { mayStartProcesses = false, innerPatterns = [] } = {}) => {
   const forbidden = FOLDERS.filter((other) => other !== folder && !MAY_IMPORT[folder].includes(other));
   const below = MAY_IMPORT[folder].length > 0 ? MAY_IMPORT[folder].join(', ') : 'nothing else of src/';
   return {
@@ -106,6 +143,7 @@ const layerRule = (folder, { mayStartProcesses = false } = {}) => {
               message: `src/${folder}/ may import only ${below}: the layers go one way (see eslint.config.mjs).`,
             },
             ...(folder === 'sessionFormat' ? [] : [{ group: ['zod', 'zod/*'], message: 'Import z from src/sessionFormat/zod.ts: one zod, configured once.' }]),
+            ...innerPatterns,
           ],
         },
       ],
@@ -115,7 +153,12 @@ const layerRule = (folder, { mayStartProcesses = false } = {}) => {
 
 const layerRules = [
   ...FOLDERS.map((folder) => ({ files: [`src/${folder}/**/*.ts`], ...layerRule(folder) })),
-  { files: [RUNNER_CLIENT], ...layerRule('extension', { mayStartProcesses: true }) },
+  ...Object.keys(EXTENSION_MAY_IMPORT).map((inner) => ({
+    files: [`src/extension/${inner}/**/*.ts`],
+    ...layerRule('extension', { innerPatterns: extensionInnerPatterns(inner) }),
+  })),
+  { files: EXTENSION_BASE.map((name) => `src/extension/${name}.ts`), ...layerRule('extension', { innerPatterns: extensionInnerPatterns(null) }) },
+  { files: [RUNNER_CLIENT], ...layerRule('extension', { mayStartProcesses: true, innerPatterns: extensionInnerPatterns('runner') }) },
 ];
 
 const NODE_MODULES = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];

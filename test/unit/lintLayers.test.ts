@@ -59,6 +59,36 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
     );
   });
 
+  it('keeps the extension’s own layers: a lower folder never imports a higher one, the base files no folder', async () => {
+    const upward = await problems(
+      'src/extension/runs/example.ts',
+      "import { CandidateRuns } from '../candidates/candidateRuns.js';\nexport const x = CandidateRuns;\n",
+    );
+    assert.match(upward.join('\n'), /src\/extension\/runs\/ may import runner: the extension's layers go one way/);
+    const fromRunner = await problems(
+      'src/extension/runner/example.ts',
+      "import { RunController } from '../runs/runController.js';\nexport const x = RunController;\n",
+    );
+    assert.match(fromRunner.join('\n'), /src\/extension\/runner\/ may import no other folder of src\/extension\//);
+    const fromBase = await problems('src/extension/ids.ts', "import { RunController } from './runs/runController.js';\nexport const x = RunController;\n");
+    assert.match(fromBase.join('\n'), /The base files of src\/extension\/ may import no folder of src\/extension\//);
+    assert.deepEqual(
+      await problems('src/extension/candidates/example.ts', "import { RunController } from '../runs/runController.js';\nexport const x = RunController;\n"),
+      [],
+      'downward is allowed',
+    );
+    assert.deepEqual(
+      await problems('src/extension/runs/example.ts', "import { runCandidates } from '../../candidates/runCandidates.js';\nexport const x = runCandidates;\n"),
+      [],
+      "the engine's candidates/ is not the extension's",
+    );
+    assert.deepEqual(
+      await problems('src/extension/extension.ts', "import { QueueController } from './queue/queueController.js';\nexport const x = QueueController;\n"),
+      [],
+      'the composition imports any',
+    );
+  });
+
   it('keeps Node out of the webview, and the engine’s Node-bound folders too', async () => {
     assert.match((await problems('webview-ui/example.ts', "import fs from 'node:fs';\nexport const x = fs;\n")).join('\n'), /no Node modules/);
     assert.match((await problems('webview-ui/example.ts', "import path from 'path';\nexport const x = path;\n")).join('\n'), /no Node modules/);
