@@ -66,6 +66,12 @@ export const STATS_PANEL_TYPE = 'codeloops.stats';
 /** Set while a loop runs in this window, for `when` clauses. */
 export const CONTEXT_RUNNING = 'codeloops.running';
 
+/** Set while this window runs the Queue view's folder's queue. */
+export const CONTEXT_QUEUE_RUNNING = 'codeloops.queueRunning';
+
+/** What a task dragged in the Queue view carries (VS Code's tree drag and drop). */
+export const QUEUE_DRAG_MIME = 'application/vnd.code.tree.codeloops.queue';
+
 /** Set while a loop of this window waits for the user's review. */
 export const CONTEXT_PAUSED = 'codeloops.pausedForReview';
 

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { gitBytes } from '../../git/gitProcess.js';
 import { taskStateText, taskTitle, type QueueTask } from '../../sessionFormat/queueRecords.js';
 import * as z from '../../sessionFormat/zod.js';
-import { URI_SCHEMES } from '../ids.js';
+import { COMMANDS, CONTEXT_QUEUE_RUNNING, QUEUE_DRAG_MIME, URI_SCHEMES } from '../ids.js';
 import { vscodeCommands, vscodeWindow } from '../vscodeWindow.js';
 import type { RunnerClient } from '../runner/runnerClient.js';
 import { QueueController, type QueueListing } from './queueController.js';
@@ -18,7 +18,6 @@ import { QueueController, type QueueListing } from './queueController.js';
 
 /** The file is rewritten at every step of a run: looks are gathered. */
 const REFRESH_DELAY_MS = 150;
-const MIME_TREE = 'application/vnd.code.tree.codeloops.queue';
 
 export interface QueueViewParts {
   log: vscode.LogOutputChannel;
@@ -34,8 +33,8 @@ export class QueueView implements vscode.TreeDataProvider<QueueTask>, vscode.Tre
   readonly controller: QueueController<Folder>;
   private readonly changed = new vscode.EventEmitter<QueueTask | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
-  readonly dragMimeTypes = [MIME_TREE];
-  readonly dropMimeTypes = [MIME_TREE];
+  readonly dragMimeTypes = [QUEUE_DRAG_MIME];
+  readonly dropMimeTypes = [QUEUE_DRAG_MIME];
   private listing: QueueListing | undefined;
   private watcher: fs.FSWatcher | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -73,7 +72,7 @@ export class QueueView implements vscode.TreeDataProvider<QueueTask>, vscode.Tre
     if (parent || !folder) return [];
     this.listing = await this.controller.list(folder);
     this.watch(this.listing?.file);
-    void vscode.commands.executeCommand('setContext', 'codeloops.queueRunning', this.controller.isRunning(folder));
+    void vscode.commands.executeCommand('setContext', CONTEXT_QUEUE_RUNNING, this.controller.isRunning(folder));
     return this.listing?.tasks ?? [];
   }
 
@@ -104,17 +103,17 @@ export class QueueView implements vscode.TreeDataProvider<QueueTask>, vscode.Tre
     item.tooltip = tooltip.join('\n\n');
     // The manifest's menus match these: `queueTask.<state>`, and `.success` for a branch to diff and merge.
     item.contextValue = `queueTask.${task.state}${task.outcome === 'success' ? '.success' : ''}`;
-    if (task.state === 'needs_input') item.command = { command: 'codeloops.queueAnswer', title: 'Answer', arguments: [task] };
+    if (task.state === 'needs_input') item.command = { command: COMMANDS.queueAnswer, title: 'Answer', arguments: [task] };
     return item;
   }
 
   handleDrag(tasks: readonly QueueTask[], transfer: vscode.DataTransfer): void {
-    transfer.set(MIME_TREE, new vscode.DataTransferItem(tasks.map((task) => task.id)));
+    transfer.set(QUEUE_DRAG_MIME, new vscode.DataTransferItem(tasks.map((task) => task.id)));
   }
 
   /** Dropped on a task: the dragged one takes its place; dropped below the last: it goes last. */
   async handleDrop(target: QueueTask | undefined, transfer: vscode.DataTransfer): Promise<void> {
-    const ids = transfer.get(MIME_TREE)?.value as number[] | undefined;
+    const ids = transfer.get(QUEUE_DRAG_MIME)?.value as number[] | undefined;
     const folder = this.folder();
     const tasks = this.listing?.tasks ?? [];
     const dragged = tasks.find((task) => task.id === ids?.[0]);

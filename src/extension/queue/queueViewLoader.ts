@@ -1,6 +1,7 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { QueueTask } from '../../sessionFormat/queueRecords.js';
+import { QUEUE_DRAG_MIME } from '../ids.js';
 import { lazyBundle } from '../lazyBundle.js';
 import type * as QueueViewModule from './queueView.js';
 import type { QueueView, QueueViewParts } from './queueView.js';
@@ -16,7 +17,7 @@ type Handlers = ReturnType<typeof QueueViewModule.queueCommandHandlers>;
 export class LazyQueueView implements vscode.TreeDataProvider<QueueTask>, vscode.TreeDragAndDropController<QueueTask>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<QueueTask | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
-  readonly dragMimeTypes = ['application/vnd.code.tree.codeloops.queue'];
+  readonly dragMimeTypes = [QUEUE_DRAG_MIME];
   readonly dropMimeTypes = this.dragMimeTypes;
   private loaded: { view: QueueView; handlers: Handlers } | undefined;
   // This bundle is dist/extension.js: the extension's folder is the one above.
