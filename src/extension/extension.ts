@@ -15,6 +15,7 @@ import { registerCommands } from './commands.js';
 import { DiffOpener } from './diffs/diffOpener.js';
 import { SnapshotContentProvider } from './diffs/snapshotContentProvider.js';
 import { COMPARISON_PANEL_TYPE, STATS_PANEL_TYPE, URI_SCHEMES, VIEWER_PANEL_TYPE, VIEWS } from './ids.js';
+import type { QueueDeps } from './queue/queueController.js';
 import { LazyQueueView } from './queue/queueViewLoader.js';
 import { HunkLenses } from './review/hunkLenses.js';
 import { acceptChangeCommand, acceptTestCommand, type HunkReview, type ReviewCommandsDeps } from './review/reviewCommands.js';
@@ -120,11 +121,7 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   const writeClipboard = (text: string) => vscode.env.clipboard.writeText(text);
   const sessionCommands = new SessionCommands<vscode.WorkspaceFolder>({ ...sessionPorts, registry, writeClipboard });
   const chat = chatFor(context, { runner, runs, starter, isTrusted, store, folderOf, timeTravel, forecast });
-  const queue = new LazyQueueView({
-    log,
-    runner,
-    iterationsOf: async (id) => (await store.summary(id))?.iterations,
-  });
+  const queue = lazyQueueView(context, { ...editor, runner, iterationsOf: async (id) => (await store.summary(id))?.iterations });
   // A running task's session moved on: its row says which iteration it is at.
   tree.onDidChangeSessions(() => queue.refreshIfLoaded());
   context.subscriptions.push(
@@ -145,6 +142,25 @@ export function activate(context: vscode.ExtensionContext): CodeloopsApi {
   );
   log.debug(`activated in ${(performance.now() - activationStarted).toFixed(1)} ms`);
   return { runs, sessionsTree: tree, viewers, library, timeTravel, reviewThreads, hunkLenses, review, candidateRuns, comparisons, stats, apply, queue };
+}
+
+/** The Queue view, made when first shown from its own bundle (`dist/queueView.js`) with these parts. */
+function lazyQueueView(
+  context: vscode.ExtensionContext,
+  parts: Pick<QueueDeps, 'window' | 'commands' | 'runner'> & { log: vscode.LogOutputChannel; iterationsOf: (sessionId: string) => Promise<number | undefined> },
+): LazyQueueView {
+  return new LazyQueueView((module) => {
+    const { log, iterationsOf, ...ports } = parts;
+    const controller = new module.QueueController<vscode.WorkspaceFolder>({
+      ...ports,
+      log,
+      pickChecklist: module.pickChecklist,
+      fileUri: (filePath) => vscode.Uri.file(filePath),
+      blobUri: module.gitBlobUri,
+    });
+    context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.gitBlob, new module.GitBlobProvider()));
+    return new module.QueueView(controller, { log, iterationsOf });
+  });
 }
 
 /** `@codeloops`, the language model tools and the MCP server, on the extension's parts. */

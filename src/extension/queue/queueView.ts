@@ -5,9 +5,10 @@ import { gitBytes } from '../../git/gitProcess.js';
 import { taskStateText, taskTitle, type QueueTask } from '../../sessionFormat/queueRecords.js';
 import * as z from '../../sessionFormat/zod.js';
 import { COMMANDS, CONTEXT_QUEUE_RUNNING, QUEUE_DRAG_MIME, URI_SCHEMES } from '../ids.js';
-import { vscodeCommands, vscodeWindow } from '../vscodeWindow.js';
-import type { RunnerClient } from '../runner/runnerClient.js';
-import { QueueController, type QueueListing } from './queueController.js';
+import type { QueueController, QueueListing } from './queueController.js';
+
+// The view's bundle (`dist/queueView.js`) carries its controller: the composition root makes one from it.
+export { QueueController } from './queueController.js';
 
 /**
  * The Queue view (beside Sessions): the first workspace folder's queue of tasks, each
@@ -19,10 +20,9 @@ import { QueueController, type QueueListing } from './queueController.js';
 /** The file is rewritten at every step of a run: looks are gathered. */
 const REFRESH_DELAY_MS = 150;
 
+/** What the view reads besides its controller. */
 export interface QueueViewParts {
   log: vscode.LogOutputChannel;
-  /** The runner, which changes and runs the queue. */
-  runner: RunnerClient;
   /** How many iterations a running task's session has had. */
   iterationsOf(sessionId: string): Promise<number | undefined>;
 }
@@ -30,7 +30,6 @@ export interface QueueViewParts {
 type Folder = vscode.WorkspaceFolder;
 
 export class QueueView implements vscode.TreeDataProvider<QueueTask>, vscode.TreeDragAndDropController<QueueTask>, vscode.Disposable {
-  readonly controller: QueueController<Folder>;
   private readonly changed = new vscode.EventEmitter<QueueTask | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   readonly dragMimeTypes = [QUEUE_DRAG_MIME];
@@ -40,20 +39,11 @@ export class QueueView implements vscode.TreeDataProvider<QueueTask>, vscode.Tre
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly parts: QueueViewParts) {
-    this.controller = new QueueController<Folder>({
-      window: vscodeWindow,
-      commands: vscodeCommands,
-      log: parts.log,
-      runner: parts.runner,
-      pickChecklist: pickChecklist,
-      fileUri: (filePath) => vscode.Uri.file(filePath),
-      blobUri: (root, commit, filePath) => gitBlobUri(root, commit, filePath),
-    });
-    this.disposables.push(
-      this.controller.onDidChange(() => this.refreshSoon()),
-      vscode.workspace.registerTextDocumentContentProvider(URI_SCHEMES.gitBlob, new GitBlobProvider()),
-    );
+  constructor(
+    readonly controller: QueueController<Folder>,
+    private readonly parts: QueueViewParts,
+  ) {
+    this.disposables.push(this.controller.onDidChange(() => this.refreshSoon()));
   }
 
   /** The folder whose queue the view shows: the active editor's, else the first. */
@@ -141,7 +131,7 @@ const ICONS: Record<Exclude<QueueTask['state'], 'finished'> | 'success' | 'unsuc
 };
 
 /** The active Markdown file, or one the user picks. */
-async function pickChecklist(): Promise<string | undefined> {
+export async function pickChecklist(): Promise<string | undefined> {
   const active = vscode.window.activeTextEditor?.document;
   if (active?.languageId === 'markdown' && active.uri.scheme === 'file') return active.uri.fsPath;
   const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { Markdown: ['md', 'markdown'] }, openLabel: 'Add Its Unchecked Items' });
@@ -155,11 +145,11 @@ async function pickChecklist(): Promise<string | undefined> {
  */
 const gitBlobSchema = z.object({ root: z.string(), commit: z.nullable(z.string().check(z.regex(/^[0-9a-f]{40,64}$/))) });
 
-function gitBlobUri(root: string, commit: string | null, filePath: string): vscode.Uri {
+export function gitBlobUri(root: string, commit: string | null, filePath: string): vscode.Uri {
   return vscode.Uri.from({ scheme: URI_SCHEMES.gitBlob, path: `/${filePath}`, query: JSON.stringify({ root, commit }) });
 }
 
-class GitBlobProvider implements vscode.TextDocumentContentProvider {
+export class GitBlobProvider implements vscode.TextDocumentContentProvider {
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const { root, commit } = gitBlobSchema.parse(JSON.parse(uri.query));
     const filePath = uri.path.slice(1);

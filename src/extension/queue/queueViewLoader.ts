@@ -4,7 +4,7 @@ import type { QueueTask } from '../../sessionFormat/queueRecords.js';
 import { QUEUE_DRAG_MIME } from '../ids.js';
 import { lazyBundle } from '../lazyBundle.js';
 import type * as QueueViewModule from './queueView.js';
-import type { QueueView, QueueViewParts } from './queueView.js';
+import type { QueueView } from './queueView.js';
 
 type Handlers = ReturnType<typeof QueueViewModule.queueCommandHandlers>;
 
@@ -23,12 +23,13 @@ export class LazyQueueView implements vscode.TreeDataProvider<QueueTask>, vscode
   // This bundle is dist/extension.js: the extension's folder is the one above.
   private readonly queueViewModule = lazyBundle<typeof QueueViewModule>(path.dirname(__dirname), 'queueView');
 
-  constructor(private readonly parts: QueueViewParts) {}
+  /** `compose` makes the view from its bundle's module: the composition root says with which parts. */
+  constructor(private readonly compose: (module: typeof QueueViewModule) => QueueView) {}
 
   load(): { view: QueueView; handlers: Handlers } {
     if (this.loaded) return this.loaded;
     const module = this.queueViewModule();
-    const view = new module.QueueView(this.parts);
+    const view = this.compose(module);
     view.onDidChangeTreeData((task) => this.changed.fire(task));
     this.loaded = { view, handlers: module.queueCommandHandlers(view) };
     return this.loaded;
