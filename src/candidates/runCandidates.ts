@@ -7,7 +7,8 @@ import { judgeCandidates, type JudgedCandidate } from '../critic/judgeCandidates
 import { openRepository, type Repository } from '../git/repository.js';
 import { takeSnapshot } from '../git/snapshots.js';
 import { addWorktree } from '../git/worktrees.js';
-import { runLoop, type LoopRequest, type RoleLaunch } from '../loop/loopRunner.js';
+import type { LoopRequest, RoleLaunch } from '../loop/loopRequest.js';
+import { runLoop } from '../loop/loopRunner.js';
 import type { IsolationSettings } from '../loop/isolatedCheck.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { readyWorktree } from '../loop/worktreeSetup.js';

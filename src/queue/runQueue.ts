@@ -16,7 +16,8 @@ import { openRepository, headCommit, type Repository } from '../git/repository.j
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
 import { gitText } from '../git/gitProcess.js';
 import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
-import { runLoop, type Continuation } from '../loop/loopRunner.js';
+import type { Continuation } from '../loop/loopRequest.js';
+import { runLoop } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { answerQuestion, assertIterationsLeft, planResume } from '../resume/resumePlan.js';
 import { CodeloopsError, isCodeloopsError } from '../sessionFormat/failures.js';
