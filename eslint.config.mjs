@@ -30,7 +30,7 @@ const LOWER = [
   'sessions',
   'verify',
 ];
-const ENGINE = [...LOWER, 'loop', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval', 'queue'];
+const ENGINE = [...LOWER, 'loop', 'worktreeLoops', 'rollback', 'review', 'resume', 'replay', 'sessionView', 'candidates', 'sessionBundle', 'eval', 'queue'];
 const MAY_IMPORT = {
   text: [],
   process: [],
@@ -52,19 +52,21 @@ const MAY_IMPORT = {
   // What the actor changed that the gate rests on: tests, CI, the config, what the checks run.
   verify: ['text', 'sessionFormat', 'git', 'checks', 'config'],
   loop: LOWER,
+  // A loop in a worktree made for it (a candidate's, an eval run's, a queued task's): its place, its readying, its removal.
+  worktreeLoops: [...LOWER, 'loop'],
   rollback: [...LOWER, 'loop'],
   review: [...LOWER, 'loop'],
   resume: [...LOWER, 'loop'],
   replay: [...LOWER, 'loop'],
   sessionView: [...LOWER, 'loop'],
   // Candidate groups run loops in worktrees and apply one (rollback's move, the other way).
-  candidates: [...LOWER, 'loop', 'rollback'],
+  candidates: [...LOWER, 'loop', 'worktreeLoops', 'rollback'],
   // Sessions exported and imported as bundles, candidate groups' records with them.
   sessionBundle: [...LOWER, 'candidates'],
-  // Evals run a suite's loops in worktrees as candidates do, then each task's acceptance in a clean one.
-  eval: [...LOWER, 'loop', 'candidates'],
-  // A queue of tasks runs each as a loop in its own worktree (as candidates do), resumed after a crash or an answer.
-  queue: [...LOWER, 'loop', 'resume', 'candidates'],
+  // Evals run a suite's loops in worktrees, then each task's acceptance in a clean one.
+  eval: [...LOWER, 'loop', 'worktreeLoops'],
+  // A queue of tasks runs each as a loop in its own worktree, resumed after a crash or an answer.
+  queue: [...LOWER, 'loop', 'worktreeLoops', 'resume'],
   // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).
   server: ENGINE,
   cli: [...ENGINE, 'server'],

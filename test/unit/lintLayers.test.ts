@@ -29,6 +29,23 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
     );
   });
 
+  it('keeps loops in worktrees a layer of their own: candidates, eval and queue use worktreeLoops/, which uses none of them', async () => {
+    const upward = "import { runCandidates } from '../candidates/runCandidates.js';\nexport const x = runCandidates;\n";
+    assert.match(
+      (await problems('src/worktreeLoops/example.ts', upward)).join('\n'),
+      /src\/worktreeLoops\/ may import only text, .*, verify, loop: the layers go one way/,
+    );
+    const sideways = "import { readGroup } from '../candidates/groupRecord.js';\nexport const x = readGroup;\n";
+    assert.match(
+      (await problems('src/eval/example.ts', sideways)).join('\n'),
+      /src\/eval\/ may import only/,
+      'eval runs its loops through worktreeLoops/, not candidates/',
+    );
+    assert.match((await problems('src/queue/example.ts', sideways)).join('\n'), /src\/queue\/ may import only/);
+    const shared = "import { runLoopInWorktree } from '../worktreeLoops/runInWorktree.js';\nexport const x = runLoopInWorktree;\n";
+    for (const folder of ['candidates', 'eval', 'queue']) assert.deepEqual(await problems(`src/${folder}/example.ts`, shared), [], `${folder} may use it`);
+  });
+
   it('keeps the surfaces apart: the extension never imports the CLI or the web server', async () => {
     const found = await problems('src/extension/example.ts', "import { startUiServer } from '../server/uiServer.js';\nexport const x = startUiServer;\n");
     assert.match(found.join('\n'), /src\/extension\/ may import only/);
