@@ -112,6 +112,27 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
     assert.match((await problems('test/unit/example.test.ts', deep)).join('\n'), /max-depth/);
   });
 
+  it('keeps files and classes small enough to hold in mind in src/ and the webview, blank lines and comments aside', async () => {
+    const constants = (count: number) => Array.from({ length: count }, (_, index) => `export const value${index} = ${index};`).join('\n');
+    const why = (count: number) => Array.from({ length: count }, () => '// why').join('\n');
+    const longFile = `${constants(601)}\n`;
+    assert.match((await problems('src/loop/example.ts', longFile)).join('\n'), /max-lines: File has too many lines \(601\)\. Maximum allowed is 600/);
+    assert.match((await problems('webview-ui/example.ts', longFile)).join('\n'), /max-lines/);
+    assert.deepEqual(await problems('test/unit/example.test.ts', longFile), [], 'a test file may be long');
+    assert.deepEqual(await problems('src/loop/example.ts', `${constants(590)}\n${why(30)}\n\n\n\n`), [], 'comments and blank lines do not count');
+
+    // The class's first line (with its `{`) and its last count: 400 fields make 402 lines.
+    const classOf = (fields: number, aside = '') =>
+      `export class Big {\n${Array.from({ length: fields }, (_, index) => `  field${index} = ${index};`).join('\n')}\n${aside}}\n`;
+    const tooLong = /codeloops\/max-class-lines: Class 'Big' has too many lines \(402\)\. Maximum allowed is 400: hand a cohesive part of it to a collaborator/;
+    assert.match((await problems('src/loop/example.ts', classOf(400))).join('\n'), tooLong);
+    assert.match((await problems('webview-ui/example.ts', classOf(400))).join('\n'), tooLong);
+    const expression = classOf(400).replace('export class Big {', 'export const Big = class {');
+    assert.match((await problems('src/loop/example.ts', expression)).join('\n'), /This class has too many lines \(402\)/, 'a class expression too');
+    assert.deepEqual(await problems('src/loop/example.ts', classOf(398, `${why(30)}\n\n\n`)), [], 'comments and blank lines do not count');
+    assert.deepEqual(await problems('test/unit/example.test.ts', classOf(400)), [], 'a test may hold a long class (a fake, a fixture)');
+  });
+
   it('finds import cycles, type-only imports included, and names the modules on the way', async () => {
     // runEvents.ts imports failures.ts: a failures.ts that imported a type of runEvents.ts back would close a cycle.
     const found = await problems('src/sessionFormat/failures.ts', "import type { RunEvent } from './runEvents.js';\nexport type X = RunEvent;\n");
