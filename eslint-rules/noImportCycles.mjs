@@ -78,5 +78,3 @@ export const noImportCycles = {
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
   },
 };
-
-export default { rules: { 'no-import-cycles': noImportCycles } };

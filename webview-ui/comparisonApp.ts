@@ -1,5 +1,5 @@
 import type { CandidateRow, GroupComparison } from '../src/sessionFormat/candidateGroups.js';
-import { judgeOverruledText } from '../src/sessionFormat/eventWording.js';
+import { judgeOverruledText } from '../src/sessionFormat/groupWording.js';
 import {
   comparisonHostMessageSchema,
   type ComparisonHostMessage,

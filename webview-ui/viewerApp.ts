@@ -1,21 +1,20 @@
 import { hasOpenUserFeedback } from '../src/sessionFormat/reviewRecords.js';
 import { advanceLoop, LOOP_STARTING, stageText, type LoopProgress } from '../src/sessionFormat/loopProgress.js';
 import type { AgentEvent } from '../src/sessionFormat/agentEvents.js';
-import { agentWaitingText, protectedStandingText, refusalReasons, requirementsLines, stopReasonText, toolCallText } from '../src/sessionFormat/eventWording.js';
-import { protectedChangeText } from '../src/sessionFormat/verification.js';
+import { agentWaitingText, refusalReasons, requirementsLines, stopReasonText, toolCallText } from '../src/sessionFormat/eventWording.js';
 import { needsInputText } from '../src/sessionFormat/needsInput.js';
 import type { RunEvent } from '../src/sessionFormat/runEvents.js';
 import type { Outcome } from '../src/sessionFormat/sessionLines.js';
 import { verifiedByText } from '../src/sessionFormat/testResults.js';
 import { requirementHolds, requirementState, type RequirementStatus } from '../src/sessionFormat/verification.js';
-import type { IterationDetail, IterationView, SessionView, TimelineNote } from '../src/sessionView/sessionView.js';
+import type { IterationDetail, IterationView, SessionView } from '../src/sessionView/sessionView.js';
 import { hostMessageSchema, viewerStateSchema, type HostCapabilities, type HostMessage } from '../src/sessionView/viewerProtocol.js';
-import { fileLocation } from '../src/text/humanize.js';
 import { previewLine, takeTail } from '../src/text/truncate.js';
 import { renderDiff, renderText } from './diffView.js';
 import { append, button, clear, h, icon, setChildren } from './dom.js';
 import { formatCost, formatDuration, formatTimestamp, relativeTime, usageText } from './format.js';
 import { renderMarkdown } from './markdown.js';
+import { acceptTestButtons, renderChecks, renderNote, renderProtected, renderReview, type HostActions } from './timelineParts.js';
 import { onHostMessage, type Transport } from './transport.js';
 
 const DECISION_ICONS: Readonly<Record<IterationView['critic_decision'], string>> = { DONE: 'pass-filled', CONTINUE: 'debug-continue', ERROR: 'error' };
@@ -24,19 +23,6 @@ const OUTCOME_TEXT: Readonly<Record<Outcome, { label: string; icon: string }>> =
   failed: { label: 'Failed', icon: 'error' },
   interrupted: { label: 'Interrupted', icon: 'debug-pause' },
   max_iterations_reached: { label: 'Iteration limit reached', icon: 'warning' },
-};
-const NOTE_ICONS: Readonly<Record<TimelineNote['kind'], string>> = {
-  resumed: 'debug-continue',
-  interrupted: 'debug-pause',
-  rollback: 'discard',
-  rollback_undone: 'redo',
-  stall: 'sync-ignored',
-  agent_waiting: 'watch',
-  worktree_prepared: 'repo-clone',
-  applied: 'check-all',
-  apply_undone: 'redo',
-  imported: 'cloud-download',
-  needs_input_answered: 'comment',
 };
 /** Outcomes a session can be carried on from (`codeloops resume`). */
 const RESUMABLE = new Set<Outcome | null>([null, 'interrupted', 'failed', 'max_iterations_reached']);
@@ -84,6 +70,11 @@ export class ViewerApp {
     // Checked on arrival, like everything the host gets from the page: only a well-formed message is shown.
     onHostMessage(transport, hostMessageSchema, (message) => this.handle(message));
     transport.send({ type: 'ready' });
+  }
+
+  /** What the timeline's parts may offer: the host's capabilities as they are now, and its transport. */
+  private get host(): HostActions {
+    return { capabilities: this.capabilities, send: (message) => this.transport.send(message) };
   }
 
   handle(message: HostMessage): void {
@@ -183,7 +174,7 @@ export class ViewerApp {
   private renderTimeline(): void {
     const view = this.view!;
     this.detailSlots.clear();
-    const notesAfter = (test: (after: number) => boolean) => view.notes.filter((note) => test(note.after_iteration)).map((note) => this.renderNote(note));
+    const notesAfter = (test: (after: number) => boolean) => view.notes.filter((note) => test(note.after_iteration)).map((note) => renderNote(note));
     const entries: HTMLElement[] = [];
     view.iterations.forEach((iteration, index) => {
       const previous = index === 0 ? -1 : view.iterations[index - 1]!.iteration_number;
@@ -191,88 +182,13 @@ export class ViewerApp {
     });
     const last = view.iterations.at(-1)?.iteration_number ?? -1;
     entries.push(...notesAfter((after) => after >= last));
-    const onSession = this.renderReview(null);
+    const onSession = renderReview(view.review, null, this.host);
     setChildren(
       this.timeline,
       h('div', { class: 'timeline-heading' }, h('h2', {}, 'Timeline'), view.iterations.length > 1 ? this.renderStepper(view) : null),
       view.iterations.length === 0 ? h('p', { class: 'muted' }, this.running ? 'The first iteration is under way.' : 'No iteration was completed.') : null,
       ...entries,
       onSession ? h('section', { class: 'session-comments' }, h('h3', {}, 'Comments on the session'), onSession) : null,
-    );
-  }
-
-  private renderChecks(iteration: IterationView): HTMLElement {
-    return h(
-      'ul',
-      { class: 'checks', 'aria-label': 'checks' },
-      ...iteration.checks.map((check) =>
-        h(
-          'li',
-          { class: `check ${check.passed ? 'check-passed' : check.required ? 'check-failed' : 'check-advisory'}`, title: check.command },
-          icon(check.passed ? 'pass' : check.required ? 'error' : 'warning'),
-          h('span', { class: 'check-name' }, ` ${check.name}`),
-          h(
-            'span',
-            { class: 'muted' },
-            ` ${check.passed ? 'passed' : check.timed_out ? 'timed out' : `failed (exit ${check.exit_code ?? 'by a signal'})`} · ${formatDuration(check.duration_secs)}${check.required ? '' : ' · advisory'}`,
-          ),
-        ),
-      ),
-    );
-  }
-
-  /** The changes to what the checks rest on that stood on the iteration's tree: each weakening with Accept where the host can. */
-  private renderProtected(iteration: IterationView): HTMLElement {
-    return h(
-      'ul',
-      { class: 'protected-changes', 'aria-label': 'protected changes' },
-      ...iteration.protected_standing.map((standing) =>
-        h(
-          'li',
-          { class: `protected-change protected-${standing.status}`, 'data-file': standing.change.file },
-          icon(standing.status === 'weakening' ? 'shield' : 'pass'),
-          h('span', { class: 'protected-text' }, ` ${protectedChangeText(standing.change)} `),
-          h('span', { class: 'protected-state muted' }, protectedStandingText(standing)),
-          this.capabilities.acceptChange && standing.status === 'weakening'
-            ? button('Accept…', () => this.transport.send({ type: 'acceptChange', iteration: iteration.iteration_number, file: standing.change.file }), {
-                icon: 'check',
-                title: `Let this change of ${standing.change.file} stand: it no longer refuses DONE, and the critic is told your reason`,
-              })
-            : null,
-        ),
-      ),
-    );
-  }
-
-  /** Accept… for each start test that refused the DONE, where the host can record it (the editor). */
-  private acceptTestButtons(tests: readonly string[]): HTMLElement[] {
-    if (!this.capabilities.acceptChange || tests.length === 0) return [];
-    return [
-      h(
-        'ul',
-        { class: 'failed-tests', 'aria-label': 'start tests failing on the final code' },
-        ...tests.map((test) =>
-          h(
-            'li',
-            { class: 'failed-test', 'data-test': test },
-            h('span', { class: 'failed-test-id' }, `${test} `),
-            button('Accept…', () => this.transport.send({ type: 'acceptTest', test }), {
-              icon: 'check',
-              title: `Let the start's test ${test} fail on the final code: it no longer refuses DONE, and the critic is told your reason`,
-            }),
-          ),
-        ),
-      ),
-    ];
-  }
-
-  private renderNote(note: TimelineNote): HTMLElement {
-    return h(
-      'div',
-      { class: `note note-${note.kind}`, role: 'note' },
-      icon(NOTE_ICONS[note.kind]),
-      h('span', {}, ` ${note.text} `),
-      h('span', { class: 'muted' }, formatTimestamp(note.at)),
     );
   }
 
@@ -319,11 +235,11 @@ export class ViewerApp {
             { class: 'warning-box refused' },
             icon('shield'),
             ` The critic said DONE; refused: ${refusalText(iteration.done_refused)}.`,
-            ...this.acceptTestButtons(iteration.done_refused.failed_tests ?? []),
+            ...acceptTestButtons(iteration.done_refused.failed_tests ?? [], this.host),
           )
         : null,
-      iteration.checks.length > 0 ? this.renderChecks(iteration) : null,
-      iteration.protected_standing.length > 0 ? this.renderProtected(iteration) : null,
+      iteration.checks.length > 0 ? renderChecks(iteration) : null,
+      iteration.protected_standing.length > 0 ? renderProtected(iteration, this.host) : null,
       iteration.requirements ? renderRequirements(iteration.requirements) : null,
       iteration.critic_decision === 'DONE' && iteration.summary ? h('div', { class: 'feedback' }, renderMarkdown(iteration.summary)) : null,
       // A question for the user is shown as one, not as feedback to the actor.
@@ -338,7 +254,7 @@ export class ViewerApp {
       iteration.critic_reverted_files.length > 0
         ? h('div', { class: 'warning-box' }, icon('warning'), ` The critic changed ${iteration.critic_reverted_files.join(', ')}; those changes were reverted.`)
         : null,
-      this.renderReview(iteration.iteration_number),
+      renderReview(this.view!.review, iteration.iteration_number, this.host),
       iteration.diff_since_head && iteration.git_files_changed > 0
         ? h(
             'div',
@@ -426,69 +342,6 @@ export class ViewerApp {
     });
     if (details.open) this.ensureDetail(number);
     return details;
-  }
-
-  /** The critic's findings on an iteration, the user's comments on it and the hunks they rejected, with where each stands. */
-  private renderReview(iteration: number | null): HTMLElement | null {
-    const review = this.view!.review;
-    const findings = iteration === null ? [] : review.findings.filter((finding) => finding.iteration === iteration);
-    const comments = review.comments.filter((comment) => comment.iteration === iteration);
-    const rejections = iteration === null ? [] : review.rejections.filter((rejection) => rejection.iteration === iteration);
-    if (findings.length + comments.length + rejections.length === 0) return null;
-    const state = (open: boolean, claimed: boolean) =>
-      h(
-        'span',
-        { class: `review-state ${open ? 'review-open' : 'review-resolved'}` },
-        open ? (claimed ? 'open · the actor says addressed' : 'open') : 'resolved',
-      );
-    return h(
-      'ul',
-      { class: 'review', 'aria-label': iteration === null ? 'comments on the session' : 'review' },
-      ...findings.map((finding) =>
-        h(
-          'li',
-          { class: `review-item finding severity-${finding.severity}`, 'data-review-id': finding.id },
-          icon(finding.severity === 'error' ? 'error' : finding.severity === 'warning' ? 'warning' : 'info'),
-          h('span', { class: 'review-id' }, ` ${finding.id} `),
-          finding.file && finding.anchored ? this.locationLink(finding.file, finding.line, finding.end_line) : null,
-          h('span', { class: 'review-text' }, ` ${finding.message} `),
-          state(finding.open, finding.claimed),
-        ),
-      ),
-      ...comments.map((comment) =>
-        h(
-          'li',
-          { class: 'review-item comment', 'data-review-id': comment.id },
-          icon('comment'),
-          h('span', { class: 'review-id' }, ` ${comment.id} (yours) `),
-          comment.file ? this.locationLink(comment.file, comment.line, comment.end_line) : null,
-          h('span', { class: 'review-text' }, ` ${comment.text} `),
-          state(comment.open, comment.claimed),
-        ),
-      ),
-      ...rejections.map((rejection) =>
-        h(
-          'li',
-          { class: 'review-item rejection', 'data-review-id': rejection.id },
-          icon('discard'),
-          h('span', { class: 'review-id' }, ` ${rejection.id} `),
-          h('span', { class: 'review-text' }, ` You rejected hunk ${rejection.hunk} of ${rejection.file}${rejection.reason ? `: ${rejection.reason}` : ''} `),
-          h('span', { class: 'review-state' }, rejection.undone ? 'undone' : rejection.delivered ? 'told to the actor' : 'for the next actor run'),
-        ),
-      ),
-    );
-  }
-
-  /** `src/a.ts:42-44`: a link that opens the file at the line where the host can, text where it cannot. */
-  private locationLink(file: string, line: number | null, endLine: number | null): HTMLElement {
-    const text = fileLocation(file, line, endLine);
-    if (!this.capabilities.openLocation) return h('code', { class: 'location' }, text);
-    const link = h('a', { class: 'location', href: '#', title: `Open ${text}` }, text);
-    link.addEventListener('click', (event) => {
-      event.preventDefault();
-      this.transport.send({ type: 'openLocation', file, line });
-    });
-    return link;
   }
 
   private ensureDetail(number: number): void {

@@ -1,16 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isWithinFolder } from '../files/folderPaths.js';
-import { commandRunRecord } from '../checks/runCheck.js';
-import { configFilesOf, type WorktreeSettings } from '../config/runSettings.js';
 import { judgeCandidates, type JudgedCandidate } from '../critic/judgeCandidates.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { takeSnapshot } from '../git/snapshots.js';
 import { addWorktree } from '../git/worktrees.js';
-import { runLoop, type LoopRequest, type RoleLaunch } from '../loop/loopRunner.js';
-import type { IsolationSettings } from '../loop/isolatedCheck.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
-import { readyWorktree } from '../loop/worktreeSetup.js';
 import {
   type Candidate,
   type CandidateStreamEvent,
@@ -21,9 +16,11 @@ import {
 } from '../sessionFormat/candidateGroups.js';
 import { GROUP_RECORD_FILE, groupBaseRef, groupIdFor } from '../sessionFormat/candidateGroupFiles.js';
 import { CodeloopsError, isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
-import { type stampEvent, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
+import { type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { Outcome } from '../sessionFormat/sessionLines.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
+import { loopWorktreePath } from '../worktreeLoops/loopWorktrees.js';
+import { runLoopInWorktree } from '../worktreeLoops/runInWorktree.js';
 import { candidateChange, compareGroup, rankCandidates } from './comparison.js';
 import type { CandidateSpec } from './candidateSpecs.js';
 import { GroupRecorder, readGroup } from './groupRecord.js';
@@ -139,8 +136,7 @@ class GroupRun {
       const groupFolder = path.join(request.worktreesDirectory, this.groupId);
       const inRepository = path.relative(repository.root, request.base.workingDir);
       this.planned = request.candidates.map(({ spec }) => {
-        // The worktree's top folder has the repository's name: a session's project reads the same as the user's.
-        const worktree = path.join(groupFolder, String(spec.index), path.basename(repository.root));
+        const worktree = loopWorktreePath(request.worktreesDirectory, this.groupId, spec.index, repository.root);
         return { index: spec.index, label: spec.label, agent: spec.agent, model: spec.model, worktree, working_dir: path.join(worktree, inRepository) };
       });
       const { settings } = request.base;
@@ -210,15 +206,17 @@ class GroupRun {
     let sessionId: string | null = null;
     let summary: RunSummary;
     try {
-      summary = await runLoop({
+      summary = await runLoopInWorktree({
         prompt: request.prompt,
-        ...loopInWorktree(prepared, candidate.working_dir, { directory: request.worktreesDirectory, worktree: prepared.settings.worktree }),
+        prepared,
+        source: repository,
+        place: { worktree: candidate.worktree, workingDir: candidate.working_dir },
+        worktreesDirectory: request.worktreesDirectory,
         repository: worktreeRepository,
         sessionsDirectory: request.sessionsDirectory,
         sidecarDirOf: request.sidecarDirOf,
         signal: request.signal,
         candidate: { group: this.groupId, label: candidate.label },
-        beforeFirstIteration: ({ report, signal }) => prepareWorktree(repository, candidate, prepared.settings.worktree, report, signal),
         onEvent: (event: RunEvent) => {
           if (event.type === 'run_started') {
             sessionId = event.session_id;
@@ -307,53 +305,5 @@ class GroupRun {
     } finally {
       this.recorder.close();
     }
-  }
-}
-
-/** A prepared run's agents, guards and checks as a loop in a worktree takes them: both agents start in its working folder. */
-export function loopInWorktree(prepared: PreparedRun, workingDir: string, isolation: IsolationSettings) {
-  const rebase = (role: RoleLaunch): RoleLaunch => ({ ...role, launch: { ...role.launch, workingDir } });
-  return {
-    workingDir,
-    actor: rebase(prepared.actor),
-    critic: rebase(prepared.critic),
-    maxIterations: prepared.settings.maxIterations,
-    checks: prepared.settings.checks,
-    isolation,
-    budget: prepared.settings.budget,
-    stall: prepared.settings.stall,
-    limits: prepared.settings.limits,
-    prices: prepared.settings.prices,
-    verify: prepared.settings.verify ?? undefined,
-    configFiles: configFilesOf(prepared.settings),
-  } satisfies Partial<LoopRequest>;
-}
-
-/**
- * Readies a candidate's (or an eval run's) worktree before its first iteration
- * (`readyWorktree`), its setup's output recorded. A failed setup fails that loop.
- */
-export async function prepareWorktree(
-  repository: Repository,
-  candidate: Pick<Candidate, 'worktree' | 'working_dir'>,
-  settings: WorktreeSettings,
-  report: (event: Parameters<typeof stampEvent>[0]) => void,
-  signal: AbortSignal,
-): Promise<void> {
-  const readied = await readyWorktree({ sourceRoot: repository.root, worktree: candidate.worktree, workingDir: candidate.working_dir }, settings, signal);
-  const result = readied.setup;
-  report({
-    type: 'worktree_prepared',
-    worktree: candidate.worktree,
-    copied: readied.copied,
-    not_found: readied.notFound,
-    setup: result && commandRunRecord(result),
-  });
-  if (result && !result.passed && !result.interrupted) {
-    throw new CodeloopsError(
-      'setup_failed',
-      `The worktree setup \`${settings.setup}\` ${result.timedOut ? `timed out after ${settings.setupTimeoutSecs} s` : `failed (exit ${result.exitCode ?? 'by a signal'})`} in ${candidate.working_dir}; its loop did not start.`,
-      { command: settings.setup, exit_code: result.exitCode },
-    );
   }
 }

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { openRepository, type Repository } from '../git/repository.js';
 import { lastTree, pointRef, readSnapshot, takeSnapshot } from '../git/snapshots.js';
 import { pruneWorktrees, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
-import { LoopAlreadyRunningError, refuseWhileLoopRuns } from '../loop/repositoryLock.js';
 import type { Candidate } from '../sessionFormat/candidateGroups.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { isLoopRunning } from '../sessions/loopLiveness.js';
+import { stillRunningIn } from '../worktreeLoops/loopWorktrees.js';
 import { appendToGroup, groupStatus, listGroups, type GroupState } from './groupRecord.js';
 
 /**
@@ -149,17 +149,6 @@ export async function pruneLeftoverWorktrees(repository: Repository, paths: Clea
   }
   await pruneWorktrees(repository);
   return messages;
-}
-
-/** The refusal a loop would meet in this worktree while its loop, or what its runner started, still runs; null when nothing does. */
-function stillRunningIn(worktree: Repository): LoopAlreadyRunningError | null {
-  try {
-    refuseWhileLoopRuns(worktree);
-    return null;
-  } catch (error) {
-    if (error instanceof LoopAlreadyRunningError) return error;
-    throw error;
-  }
 }
 
 function sameFolder(recorded: string, realRoot: string): boolean {

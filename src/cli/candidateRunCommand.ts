@@ -5,7 +5,7 @@ import { endGroupsInThisProcessNow, runCandidates } from '../candidates/runCandi
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import { prepareRun, type PreparedRun } from '../loop/prepareRun.js';
 import { RunNotifier } from '../notify/runNotifier.js';
-import { describeGroupEvent } from '../sessionFormat/eventWording.js';
+import { describeGroupEvent } from '../sessionFormat/groupWording.js';
 import type { GroupComparison, GroupStatus } from '../sessionFormat/candidateGroups.js';
 import { groupsDir, worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';

@@ -1,5 +1,5 @@
 import type { GroupComparison } from '../sessionFormat/candidateGroups.js';
-import { judgeOverruledText } from '../sessionFormat/eventWording.js';
+import { judgeOverruledText } from '../sessionFormat/groupWording.js';
 import { formatCount, formatDuration, indent } from '../text/humanize.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { previewLine } from '../text/truncate.js';

@@ -1,5 +1,6 @@
 import { configFilesOf } from '../config/runSettings.js';
-import { endLoopsInThisProcessNow, runLoop, type Continuation } from '../loop/loopRunner.js';
+import type { Continuation } from '../loop/loopRequest.js';
+import { endLoopsInThisProcessNow, runLoop } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { RunNotifier } from '../notify/runNotifier.js';
 import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';

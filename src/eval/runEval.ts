@@ -1,21 +1,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loopInWorktree, prepareWorktree } from '../candidates/runCandidates.js';
 import type { CheckResult } from '../checks/runCheck.js';
 import { DEFAULT_CHECK_TIMEOUT_SECS, type WorktreeSettings } from '../config/runSettings.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
-import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
+import { addWorktree } from '../git/worktrees.js';
 import { runIsolatedCheck } from '../loop/isolatedCheck.js';
 import { oracleEnvironment } from '../loop/oracleEnvironment.js';
-import { runLoop } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { evalOutcomeOf, type EvalRecordLine, type EvalTask } from '../sessionFormat/evalRecords.js';
 import { isCodeloopsError, type FailureCode } from '../sessionFormat/failures.js';
 import type { RunSummary } from '../sessionFormat/runEvents.js';
 import type { EvalTag } from '../sessionFormat/sessionLines.js';
 import { startTestsCommit } from '../verify/startTests.js';
+import { loopWorktreePath, removeLeftoverWorktree, removeLoopWorktree } from '../worktreeLoops/loopWorktrees.js';
+import { runLoopInWorktree } from '../worktreeLoops/runInWorktree.js';
 import { runKeyText, type EvalRecorder, type EvalState, type RunKey } from './evalRecord.js';
 
 /**
@@ -125,12 +125,11 @@ class EvalRun {
     const prepared = request.prepared(key.task, key.config);
     const repository = await openRepository(task.repository);
     const folder = evalRunFolderName(number, key);
-    const worktree = path.join(request.worktreesDirectory, request.state.id, folder, path.basename(repository.root));
+    const worktree = loopWorktreePath(request.worktreesDirectory, request.state.id, folder, repository.root);
     // The task's setup readies the worktree in place of the project's [worktree] setup; the project's copies stay.
     const readiness: WorktreeSettings = { ...prepared.settings.worktree, setup: task.setup ?? prepared.settings.worktree.setup };
     try {
-      // Left by a runner that died: ours, and its trees are in its session's snapshots.
-      if (fs.existsSync(worktree)) await removeWorktree(repository, worktree);
+      await removeLeftoverWorktree(repository, worktree);
       await addWorktree(repository, worktree, task.commit);
       const loop = await this.runLoopIn(worktree, repository, prepared, readiness, { id: request.state.id, ...key });
       if (request.signal.aborted) return;
@@ -155,8 +154,7 @@ class EvalRun {
         acceptance_output: acceptance.output.slice(-4000),
       });
     } finally {
-      await removeWorktree(repository, worktree).catch(() => undefined);
-      removeEmptyFolders(path.dirname(worktree), request.worktreesDirectory);
+      await removeLoopWorktree(repository, worktree, request.worktreesDirectory);
     }
   }
 
@@ -165,15 +163,18 @@ class EvalRun {
     const { request } = this;
     let sessionId: string | null = null;
     try {
-      const summary: RunSummary = await runLoop({
+      const summary: RunSummary = await runLoopInWorktree({
         prompt: request.state.started.tasks.find((task) => task.name === tag.task)!.prompt,
-        ...loopInWorktree(prepared, worktree, { directory: request.worktreesDirectory, worktree: readiness }),
+        prepared,
+        source: repository,
+        place: { worktree, workingDir: worktree },
+        worktreesDirectory: request.worktreesDirectory,
+        readiness,
         repository: await openRepository(worktree),
         sessionsDirectory: request.sessionsDirectory,
         sidecarDirOf: request.sidecarDirOf,
         signal: request.signal,
         eval: tag,
-        beforeFirstIteration: ({ report, signal }) => prepareWorktree(repository, { worktree, working_dir: worktree }, readiness, report, signal),
         onEvent: (event) => {
           if (event.type !== 'run_started') return;
           sessionId = event.session_id;

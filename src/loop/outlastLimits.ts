@@ -1,9 +1,10 @@
 import type { AgentLimit, AgentTurn } from '../agents/agentLimits.js';
-import type { AgentRunResult } from '../agents/runAgent.js';
+import type { AgentLaunch, AgentRunResult } from '../agents/runAgent.js';
 import type { LimitSettings } from '../config/runSettings.js';
 import { REAL_TIMERS, setLongTimeout, type Timers } from '../process/longTimer.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import type { AgentWaitReason } from '../sessionFormat/runEvents.js';
+import type { AgentWaitReason, RunEventInput } from '../sessionFormat/runEvents.js';
+import type { LoopGuard } from './loopGuard.js';
 
 /**
  * An agent run that failed for a reason outside its work (`AgentRunResult.limit`:
@@ -51,6 +52,11 @@ export interface WaitingAgent {
   role: 'actor' | 'critic';
   /** Whether its CLI can resume its own session (the turn after a limit carries on there). */
   canResume: boolean;
+}
+
+/** Who is waited for: the agent a role's launch runs, in an iteration. */
+export function waitingAgentOf(iteration: number, role: 'actor' | 'critic', launch: AgentLaunch): WaitingAgent {
+  return { iteration, role, agent: launch.adapter.displayName, canResume: launch.adapter.canResume };
 }
 
 /** What an agent resumed after a limit is told: its turn was cut short, and by what. */
@@ -113,6 +119,28 @@ export class LimitWaits {
     private readonly settings: LimitSettings,
     private readonly hooks: WaitHooks,
   ) {}
+
+  /**
+   * A loop run's waits: on its guard's signal and clock (a wait that does not count
+   * pauses the time budget), each told as the `agent_waiting` event, the one place a
+   * wait begins or goes on: what the viewers, the status bar and `[notify]`'s `waiting` hear.
+   */
+  static forLoop(
+    settings: LimitSettings,
+    guard: Pick<LoopGuard, 'signal' | 'pauseClock' | 'resumeClock' | 'startClock'>,
+    emit: (event: RunEventInput) => void,
+  ): LimitWaits {
+    return new LimitWaits(settings, {
+      signal: guard.signal,
+      onWaiting: (who, reason, until, tries) =>
+        emit({ type: 'agent_waiting', iteration: who.iteration, role: who.role, agent: who.agent, reason, until: until.toISOString(), tries }),
+      pauseClock: () => guard.pauseClock(),
+      resumeClock: () => {
+        guard.resumeClock();
+        guard.startClock();
+      },
+    });
+  }
 
   /**
    * Runs an agent's turn (`runTurn`) until it ends for a reason of its own: each limit

@@ -4,7 +4,7 @@ import { loadRunSettings, type ConfigLayer, type FlagOverrides, type RoleSetting
 import { realFolderOf } from '../files/regularFile.js';
 import { openRepository, type Repository } from '../git/repository.js';
 import type { Environment } from '../sessionFormat/sessionFiles.js';
-import type { RoleLaunch } from './loopRunner.js';
+import type { RoleLaunch } from './loopRequest.js';
 
 export interface PreparedRun {
   workingDir: string;

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loopInWorktree, prepareWorktree } from '../candidates/runCandidates.js';
 import {
   branchCommit,
   branchMadeWith,
@@ -15,14 +14,16 @@ import {
 import { openRepository, headCommit, type Repository } from '../git/repository.js';
 import { readSnapshot, sessionHeadRef } from '../git/snapshots.js';
 import { gitText } from '../git/gitProcess.js';
-import { addWorktree, removeEmptyFolders, removeWorktree } from '../git/worktrees.js';
-import { runLoop, type Continuation } from '../loop/loopRunner.js';
+import { addWorktree } from '../git/worktrees.js';
+import type { Continuation } from '../loop/loopRequest.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { answerQuestion, assertIterationsLeft, planResume } from '../resume/resumePlan.js';
 import { CodeloopsError, isCodeloopsError } from '../sessionFormat/failures.js';
 import type { QueueFile, QueueNotice, QueueTask, TaskOutcome, TaskResult } from '../sessionFormat/queueRecords.js';
 import { runSummaryOfEnd, type RunEvent, type RunSummary } from '../sessionFormat/runEvents.js';
 import type { SessionStore } from '../sessions/sessionStore.js';
+import { loopWorktreePath, removeLeftoverWorktree, removeLoopWorktree } from '../worktreeLoops/loopWorktrees.js';
+import { runLoopInWorktree } from '../worktreeLoops/runInWorktree.js';
 import type { QueueStore } from './queueStore.js';
 import { taskResultOf } from './taskResult.js';
 
@@ -230,7 +231,7 @@ class TaskRun {
   /** Where the task's worktree goes: under the worktrees folder, by the queue and the task, with the repository's name. */
   private worktreeOf(task: QueueTask): string {
     const queueKey = path.basename(this.store.file, '.json');
-    return path.join(this.request.worktreesDirectory, `queue-${queueKey}`, String(task.id), path.basename(this.request.repository.root));
+    return loopWorktreePath(this.request.worktreesDirectory, `queue-${queueKey}`, task.id, this.request.repository.root);
   }
 
   /**
@@ -256,7 +257,7 @@ class TaskRun {
   private async setUp(task: QueueTask): Promise<string | null> {
     const { repository } = this.request;
     const worktree = this.worktreeOf(task);
-    if (fs.existsSync(worktree)) await removeWorktree(repository, worktree);
+    await removeLeftoverWorktree(repository, worktree);
     // Which task, added when: a branch of another queue's task of the same id and title is never taken for this one's.
     const made = `codeloops: queue task ${task.id} (added ${task.added_at})`;
     // A branch this task made before its runner was killed, before it could record the start, is its own.
@@ -304,19 +305,18 @@ class TaskRun {
 
   private async loop(task: QueueTask, worktree: string, continuation: Continuation | null, prepared: PreparedRun): Promise<RunSummary> {
     const { request } = this;
-    const settings = prepared.settings.worktree;
-    return runLoop({
+    return runLoopInWorktree({
       prompt: task.prompt,
-      ...loopInWorktree(prepared, worktree, { directory: request.worktreesDirectory, worktree: settings }),
+      prepared,
+      source: request.repository,
+      place: { worktree, workingDir: worktree },
+      worktreesDirectory: request.worktreesDirectory,
       repository: await openRepository(worktree),
       sessionsDirectory: request.sessionsDirectory,
       sidecarDirOf: request.sidecarDirOf,
       signal: request.signal,
-      ...(continuation
-        ? { continuation }
-        : {
-            beforeFirstIteration: ({ report, signal }) => prepareWorktree(request.repository, { worktree, working_dir: worktree }, settings, report, signal),
-          }),
+      // A continued loop's worktree was readied by its first run: runLoopInWorktree readies only a fresh start's.
+      ...(continuation ? { continuation } : {}),
       onEvent: (event) => {
         if (event.type === 'run_started' && !task.session_ids.includes(event.session_id)) {
           task.session_ids.push(event.session_id);
@@ -391,8 +391,7 @@ class TaskRun {
       ({ commit, branchChanged } = await this.commitSuccess(task, worktree, head.tree, message, start));
     }
     const result = await taskResultOf(summary, request.sidecarDirOf, { repository: request.repository, from: start, to: commit ?? head?.commit ?? null });
-    await removeWorktree(request.repository, worktree).catch(() => undefined);
-    removeEmptyFolders(path.dirname(worktree), request.worktreesDirectory);
+    await removeLoopWorktree(request.repository, worktree, request.worktreesDirectory);
     await this.finish(task, summary.status, { commit, result: { ...result, branch_changed: branchChanged }, session_id: summary.session_id });
   }
 

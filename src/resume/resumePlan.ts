@@ -5,7 +5,7 @@ import { openRepository, type Repository } from '../git/repository.js';
 import { lastTree, readSnapshot, snapshotRef, takeSnapshot, type Snapshot } from '../git/snapshots.js';
 import { diffSnapshots } from '../git/treeDiff.js';
 import type { FeedbackRecord } from '../loop/actorPrompt.js';
-import type { Continuation } from '../loop/loopRunner.js';
+import type { Continuation } from '../loop/loopRequest.js';
 import type { CarriedChecklist } from '../loop/requirementsChecklist.js';
 import type { TestBaseline } from '../loop/testOracle.js';
 import type { PriceTable } from '../budget/prices.js';

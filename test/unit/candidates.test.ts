@@ -5,7 +5,7 @@ import { parseConfigText, projectConfigSchema } from '../../src/config/configFil
 import { programsOf } from '../../src/config/projectTrust.js';
 import { buildJudgePrompt, parseRanking } from '../../src/critic/judgeCandidates.js';
 import type { CandidateRow, Judgment } from '../../src/sessionFormat/candidateGroups.js';
-import { judgeOverruledText } from '../../src/sessionFormat/eventWording.js';
+import { judgeOverruledText } from '../../src/sessionFormat/groupWording.js';
 import { isCodeloopsError } from '../../src/sessionFormat/failures.js';
 
 function row(label: string, index: number, status: CandidateRow['status'], checksPassed: number | null = null): CandidateRow {

@@ -29,6 +29,23 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
     );
   });
 
+  it('keeps loops in worktrees a layer of their own: candidates, eval and queue use worktreeLoops/, which uses none of them', async () => {
+    const upward = "import { runCandidates } from '../candidates/runCandidates.js';\nexport const x = runCandidates;\n";
+    assert.match(
+      (await problems('src/worktreeLoops/example.ts', upward)).join('\n'),
+      /src\/worktreeLoops\/ may import only text, .*, verify, loop: the layers go one way/,
+    );
+    const sideways = "import { readGroup } from '../candidates/groupRecord.js';\nexport const x = readGroup;\n";
+    assert.match(
+      (await problems('src/eval/example.ts', sideways)).join('\n'),
+      /src\/eval\/ may import only/,
+      'eval runs its loops through worktreeLoops/, not candidates/',
+    );
+    assert.match((await problems('src/queue/example.ts', sideways)).join('\n'), /src\/queue\/ may import only/);
+    const shared = "import { runLoopInWorktree } from '../worktreeLoops/runInWorktree.js';\nexport const x = runLoopInWorktree;\n";
+    for (const folder of ['candidates', 'eval', 'queue']) assert.deepEqual(await problems(`src/${folder}/example.ts`, shared), [], `${folder} may use it`);
+  });
+
   it('keeps the surfaces apart: the extension never imports the CLI or the web server', async () => {
     const found = await problems('src/extension/example.ts', "import { startUiServer } from '../server/uiServer.js';\nexport const x = startUiServer;\n");
     assert.match(found.join('\n'), /src\/extension\/ may import only/);
@@ -141,6 +158,27 @@ describe('the lint guards the layers (eslint.config.mjs)', function () {
       'export function deep(a: number[][][][][]): number {\n  let n = 0;\n  for (const b of a) {\n    for (const c of b) {\n      for (const d of c) {\n        for (const e of d) {\n          if (e.length > 0) n += 1;\n        }\n      }\n    }\n  }\n  return n;\n}\n';
     assert.match((await problems('src/loop/example.ts', deep)).join('\n'), /max-depth: Blocks are nested too deeply \(5\)/);
     assert.match((await problems('test/unit/example.test.ts', deep)).join('\n'), /max-depth/);
+  });
+
+  it('keeps files and classes small enough to hold in mind in src/ and the webview, blank lines and comments aside', async () => {
+    const constants = (count: number) => Array.from({ length: count }, (_, index) => `export const value${index} = ${index};`).join('\n');
+    const why = (count: number) => Array.from({ length: count }, () => '// why').join('\n');
+    const longFile = `${constants(601)}\n`;
+    assert.match((await problems('src/loop/example.ts', longFile)).join('\n'), /max-lines: File has too many lines \(601\)\. Maximum allowed is 600/);
+    assert.match((await problems('webview-ui/example.ts', longFile)).join('\n'), /max-lines/);
+    assert.deepEqual(await problems('test/unit/example.test.ts', longFile), [], 'a test file may be long');
+    assert.deepEqual(await problems('src/loop/example.ts', `${constants(590)}\n${why(30)}\n\n\n\n`), [], 'comments and blank lines do not count');
+
+    // The class's first line (with its `{`) and its last count: 400 fields make 402 lines.
+    const classOf = (fields: number, aside = '') =>
+      `export class Big {\n${Array.from({ length: fields }, (_, index) => `  field${index} = ${index};`).join('\n')}\n${aside}}\n`;
+    const tooLong = /codeloops\/max-class-lines: Class 'Big' has too many lines \(402\)\. Maximum allowed is 400: hand a cohesive part of it to a collaborator/;
+    assert.match((await problems('src/loop/example.ts', classOf(400))).join('\n'), tooLong);
+    assert.match((await problems('webview-ui/example.ts', classOf(400))).join('\n'), tooLong);
+    const expression = classOf(400).replace('export class Big {', 'export const Big = class {');
+    assert.match((await problems('src/loop/example.ts', expression)).join('\n'), /This class has too many lines \(402\)/, 'a class expression too');
+    assert.deepEqual(await problems('src/loop/example.ts', classOf(398, `${why(30)}\n\n\n`)), [], 'comments and blank lines do not count');
+    assert.deepEqual(await problems('test/unit/example.test.ts', classOf(400)), [], 'a test may hold a long class (a fake, a fixture)');
   });
 
   it('finds import cycles, type-only imports included, and names the modules on the way', async () => {

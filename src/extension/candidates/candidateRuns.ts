@@ -1,6 +1,6 @@
 import type { CandidateStreamEvent } from '../../sessionFormat/candidateGroups.js';
 import { advanceLoop, LOOP_STARTING, LOOP_WAITING, loopEnded } from '../../sessionFormat/loopProgress.js';
-import { describeGroupEvent } from '../../sessionFormat/eventWording.js';
+import { describeGroupEvent } from '../../sessionFormat/groupWording.js';
 import type { RunEvent } from '../../sessionFormat/runEvents.js';
 import type { Disposable, EditorCommands, EditorWindow, FolderRef, RunLog } from '../editorPorts.js';
 import { Emitter } from '../emitter.js';
