@@ -11,6 +11,7 @@ import { endLine, iterationLine, startLine, writeSession } from '../support/sess
 import { createRepo, isolateHome, removeTempDirs, repoRoot, type IsolatedHome } from '../support/testEnvironment.js';
 import { startTestServer } from './serverClient.js';
 import { stopRunners } from '../support/processes.js';
+import { pick, seededRandom } from '../support/seededRandom.js';
 
 /** Chromium as this machine allows it (Debian's, no sandbox as root, no GPU, no calls home). */
 const CHROMIUM = { executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] };
@@ -26,22 +27,6 @@ interface Fixture {
   day: string;
   timestamp: string;
   iterations: number;
-}
-
-/** The same "random" sessions on every run. */
-function seededRandom(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pick<T>(random: () => number, weighted: ReadonlyArray<readonly [T, number]>): T {
-  let roll = random() * weighted.reduce((sum, [, weight]) => sum + weight, 0);
-  for (const [value, weight] of weighted) if ((roll -= weight) < 0) return value;
-  return weighted.at(-1)![0];
 }
 
 const PROJECTS = [

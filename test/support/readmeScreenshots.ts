@@ -19,27 +19,12 @@ import { chromium } from 'playwright-core';
 import { cliPath } from './cliProcess.js';
 import { endLine, iterationLine, startLine, writeSession } from './sessionFixtures.js';
 import { repoRoot } from './testEnvironment.js';
+import { pick, seededRandom } from './seededRandom.js';
 
 const CHROMIUM = { executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] };
 const DAY_MS = 24 * 3600 * 1000;
 const TASKS = 900;
 const DAYS = 90;
-
-/** The same "random" numbers on every run (mulberry32). */
-function seededRandom(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pick<T>(random: () => number, weighted: ReadonlyArray<readonly [T, number]>): T {
-  let roll = random() * weighted.reduce((sum, [, weight]) => sum + weight, 0);
-  for (const [value, weight] of weighted) if ((roll -= weight) < 0) return value;
-  return weighted.at(-1)![0];
-}
 
 const PROJECTS = [
   ['storefront', 30],
