@@ -61,6 +61,23 @@ export interface StreamReading<E, F extends E> {
   isFinal(event: E): event is F;
 }
 
+/**
+ * An argument the runner cannot be given at all: a process's arguments end at a NUL, so
+ * Node refuses to start one that holds it (a prompt pasted or written by a chat model).
+ * Said as the usage failure it is, where `spawn` would have thrown.
+ */
+function unusableArgument(args: readonly string[], call: RunnerCall): RunnerFailure | undefined {
+  if (![...args, call.editorSettings ?? '', call.workingDir].some((arg) => arg.includes('\0'))) return undefined;
+  return {
+    kind: 'refused',
+    code: 'usage',
+    message: 'The text given holds a NUL character, which no program can be given: remove it and try again.',
+    details: {},
+    hint: null,
+    exitCode: null,
+  };
+}
+
 function crashed(message: string, exitCode: number | null, signal: NodeJS.Signals | null = null): RunnerFailure {
   return { kind: 'crashed', code: 'runner_crashed', message, details: {}, hint: null, exitCode, signal };
 }
@@ -79,6 +96,8 @@ export class RunnerClient {
    * code. Never rejects.
    */
   ask<T>(answer: AnswerSchema<T>, args: readonly string[], call: RunnerCall): Promise<RunnerAnswer<T>> {
+    const unusable = unusableArgument(args, call);
+    if (unusable) return Promise.resolve({ ok: false, failure: unusable });
     return new Promise((resolve) => {
       const child = this.spawn(args, call, 'ignore');
       let stdout = '';
@@ -103,7 +122,7 @@ export class RunnerClient {
     reading: StreamReading<E, F>,
     onEvent: (event: E) => void,
   ): RunnerStream<E, F> {
-    return new RunnerStream(this.spawn(args, call, 'pipe'), reading, onEvent);
+    return new RunnerStream(unusableArgument(args, call) ?? this.spawn(args, call, 'pipe'), reading, onEvent);
   }
 
   /**
@@ -111,7 +130,8 @@ export class RunnerClient {
    * file): how it ended, and what it said on stderr, which says why if it failed.
    */
   start(args: readonly string[], call: RunnerCall): RunnerJob {
-    return new RunnerJob(this.spawn(args, call, 'ignore'));
+    const unusable = unusableArgument(args, call);
+    return new RunnerJob(unusable ?? this.spawn(args, call, 'ignore'));
   }
 
   private spawn(args: readonly string[], call: RunnerCall, stdin: 'pipe' | 'ignore'): ChildProcess {
@@ -142,11 +162,15 @@ export class RunnerStream<E extends { type: string }, F extends E> {
   private readonly stderr = new HeadTailBuffer(4_000, 8_000);
   readonly done: Promise<RunnerEnd<F>>;
 
-  constructor(
-    private readonly child: ChildProcess,
-    reading: StreamReading<E, F>,
-    onEvent: (event: E) => void,
-  ) {
+  private readonly child: ChildProcess | undefined;
+
+  /** `child`, or the failure that kept it from starting (`unusableArgument`). */
+  constructor(started: ChildProcess | RunnerFailure, reading: StreamReading<E, F>, onEvent: (event: E) => void) {
+    if ('kind' in started) {
+      this.done = Promise.resolve(started);
+      return;
+    }
+    const child = (this.child = started);
     child.stdin!.on('error', () => {}); // a runner that ended cannot be told anything
     let final: F | undefined;
     let refusal: RunRefused | undefined;
@@ -175,12 +199,12 @@ export class RunnerStream<E extends { type: string }, F extends E> {
 
   /** Writes one line to the runner's stdin, while it runs. */
   send(line: string): void {
-    if (this.child.exitCode === null && this.child.stdin?.writable) this.child.stdin.write(line + '\n');
+    if (this.child && this.child.exitCode === null && this.child.stdin?.writable) this.child.stdin.write(line + '\n');
   }
 
   /** Like Ctrl+C in a terminal: the runner stops its agents, and ends its sessions `interrupted`. */
   interrupt(): void {
-    interrupt(this.child);
+    if (this.child) interrupt(this.child);
   }
 }
 
@@ -194,7 +218,15 @@ export class RunnerJob {
   private readonly stderr = new HeadTailBuffer(2_000, 4_000);
   readonly done: Promise<{ exitCode: number | null; stderr: string }>;
 
-  constructor(private readonly child: ChildProcess) {
+  private readonly child: ChildProcess | undefined;
+
+  /** `child`, or the failure that kept it from starting: its message is the job's stderr. */
+  constructor(started: ChildProcess | RunnerFailure) {
+    if ('kind' in started) {
+      this.done = Promise.resolve({ exitCode: null, stderr: started.message });
+      return;
+    }
+    const child = (this.child = started);
     child.stdout!.resume();
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.append(chunk));
     this.done = new Promise((resolve) => {
@@ -205,7 +237,7 @@ export class RunnerJob {
 
   /** Like Ctrl+C in a terminal: every task stops, each carried on by the next run. */
   interrupt(): void {
-    interrupt(this.child);
+    if (this.child) interrupt(this.child);
   }
 }
 
