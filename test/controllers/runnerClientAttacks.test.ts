@@ -7,6 +7,7 @@ import { RunnerClient, type RunnerAnswer } from '../../src/extension/runner/runn
 import { doctorIn, forecastIn, planIn } from '../../src/extension/runner/runnerQueries.js';
 import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
 import { forecastSchema } from '../../src/sessionFormat/forecast.js';
+import * as z from '../../src/sessionFormat/zod.js';
 import type { QueueTask } from '../../src/sessionFormat/queueRecords.js';
 import { FakeEditor, folderAt, runnerClientFor } from '../support/fakeEditor.js';
 import { stopRunners } from '../support/processes.js';
@@ -32,12 +33,13 @@ switch (process.env.STANDIN_MODE) {
   case 'half-then-kill':
     process.stdout.write('{"failure":{"code":"usage","mess', () => process.kill(process.pid, 'SIGKILL'));
     break;
-  case 'hang': setInterval(() => {}, 1000); break;
+  case 'hang': fs.writeFileSync(process.env.STANDIN_LOG + '.pid', String(process.pid)); setInterval(() => {}, 1000); break;
+  case 'huge': process.stdout.write(JSON.stringify({ pad: 'x'.repeat(30 * 1024 * 1024) }) + '\n'); break;
   default: break;
 }
 `;
 
-function standIn(mode: string, trusted: boolean): { client: RunnerClient; calls: () => string[][] } {
+function standIn(mode: string, trusted: boolean): { client: RunnerClient; calls: () => string[][]; pid: () => number } {
   const dir = tempDir('standin-');
   const cli = path.join(dir, 'cli.cjs');
   fs.writeFileSync(cli, STANDIN);
@@ -49,13 +51,14 @@ function standIn(mode: string, trusted: boolean): { client: RunnerClient; calls:
     env: { ...process.env, STANDIN_LOG: log, STANDIN_MODE: mode },
     isTrusted: () => trusted,
   });
+  const pid = () => Number(fs.readFileSync(log + '.pid', 'utf8'));
   const calls = () =>
     fs
       .readFileSync(log, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as string[]);
-  return { client, calls };
+  return { client, calls, pid };
 }
 
 /** Where argv gives `--trust` as a flag: before any "--", and not the value of a flag that takes one (`-p --trust` is a prompt). */
@@ -177,5 +180,26 @@ describe("the runner client under attack (a stand-in runner records what it is g
     assert.equal(end.kind === 'refused' && end.code, 'usage');
     const plan = await planIn(client, { workingDir: repo }, 'x', { maxIterations: -1 });
     assert.ok(!plan.ok && plan.failure.kind === 'refused' && plan.failure.code === 'usage', JSON.stringify(plan));
+  });
+
+  it('a runner that never answers: a question is given up after its time, the runner stopped, never a promise pending forever', async () => {
+    const { client, pid } = standIn('hang', true);
+    const asked = client.ask(forecastSchema, ['forecast', '--json'], { workingDir: tempDir('hang-'), answerWithinMs: 500 });
+    const waited = await Promise.race([asked, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), 8_000))]);
+    assert.notEqual(waited, 'pending', 'ask still waits on a runner that never answers');
+    assert.ok(waited !== 'pending' && !waited.ok && waited.failure.code === 'runner_crashed' && /did not answer within/.test(waited.failure.message), JSON.stringify(waited));
+    assert.throws(() => process.kill(pid(), 0), 'the hung runner was left running');
+  });
+
+  it("a runner that answers the wrong shape is said so (what it printed), not 'without an answer'", async () => {
+    const { client } = standIn('wrong-shape', true);
+    const answered = await client.ask(forecastSchema, ['forecast', '--json'], { workingDir: tempDir('shape-') });
+    assert.ok(!answered.ok && /cannot read: .*tasks/.test(answered.failure.message), JSON.stringify(answered));
+  });
+
+  it('a huge answer (30 MB) is read whole', async () => {
+    const { client } = standIn('huge', true);
+    const answered = await client.ask(z.object({ pad: z.string() }), ['forecast', '--json'], { workingDir: tempDir('huge-') });
+    assert.ok(answered.ok && answered.answer.pad.length === 30 * 1024 * 1024, JSON.stringify(answered).slice(0, 300));
   });
 });

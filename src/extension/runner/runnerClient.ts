@@ -40,7 +40,18 @@ export interface RunnerCall {
    * the runner refuses them (`project_untrusted`).
    */
   runsProjectPrograms?: boolean;
+  /**
+   * For a question (`ask`) that changes nothing: how long the runner may take to answer
+   * before it is stopped (SIGKILL) and the answer is `runner_crashed`. A runner that hangs
+   * (a folder on a stalled network mount, a bug) must not leave what waits on it (the
+   * chat's confirmation, the Queue view) waiting forever. Never for what changes the
+   * repository (`queue merge`): stopped halfway, it would leave a mess.
+   */
+  answerWithinMs?: number;
 }
+
+/** How long a read-only question (forecast, doctor, the dry-run plan, the queue's list) may take; doctor asks each agent its version (10 s each at most). */
+export const QUESTION_TIMEOUT_MS = 60_000;
 
 /** A failure the editor acts on: the CLI's envelope, with how the runner ended. */
 export type RunnerFailure =
@@ -104,13 +115,32 @@ export class RunnerClient {
       const stderr = new HeadTailBuffer(2_000, 2_000);
       child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.append(chunk));
-      child.on('error', (error) => resolve({ ok: false, failure: crashed(`Could not start the runner: ${error.message}`, null) }));
+      let timedOut = false;
+      const timer =
+        call.answerWithinMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              child.kill('SIGKILL');
+            }, call.answerWithinMs);
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        resolve({ ok: false, failure: crashed(`Could not start the runner: ${error.message}`, null) });
+      });
       child.on('close', (exitCode, signal) => {
+        clearTimeout(timer);
+        if (timedOut) {
+          return resolve({ ok: false, failure: crashed(`The runner did not answer within ${Math.round(call.answerWithinMs! / 1000)} s and was stopped.`, exitCode, signal) });
+        }
         const read = readCliAnswer(answer, stdout);
         if (read?.ok) return resolve(read);
         if (read) return resolve({ ok: false, failure: { ...read.failure, kind: 'refused', exitCode } });
         const said = stderr.toString().trim();
-        resolve({ ok: false, failure: crashed(said || `The runner stopped (${signal ?? `exit ${exitCode}`}) without an answer.`, exitCode, signal) });
+        const printed = stdout.trim();
+        const why = printed
+          ? `The runner (${signal ?? `exit ${exitCode}`}) answered what the editor cannot read: ${JSON.stringify(printed.slice(0, 200))}${printed.length > 200 ? '…' : ''}`
+          : `The runner stopped (${signal ?? `exit ${exitCode}`}) without an answer.`;
+        resolve({ ok: false, failure: crashed(said ? `${said}\n${why}` : why, exitCode, signal) });
       });
     });
   }
