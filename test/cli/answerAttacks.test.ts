@@ -2,9 +2,36 @@ import assert from 'node:assert/strict';
 import { CLI_ANSWERS } from '../../src/sessionFormat/cliAnswerIndex.js';
 import { readCliAnswer } from '../../src/sessionFormat/cliAnswerReading.js';
 import { parseRunEvent } from '../../src/sessionFormat/runEvents.js';
-import { runCli } from '../support/cliProcess.js';
+import { runCli, startCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
-import { createRepo, isolateHome, removeTempDirs } from '../support/testEnvironment.js';
+import { configureScriptedAgent, done } from '../support/scriptedAgent.js';
+import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { timelineEntrySchema } from '../../src/sessionFormat/timelineEntries.js';
+import { failureAnswerSchema } from '../../src/sessionFormat/failures.js';
+
+/** Where `raw` has a key that `parsed` (what the declaration kept of it) lacks: a field printed but never declared. */
+function undeclaredKeys(raw: unknown, parsed: unknown, at = '$'): string[] {
+  if (Array.isArray(raw) && Array.isArray(parsed)) return raw.flatMap((item, index) => undeclaredKeys(item, parsed[index], `${at}[${index}]`));
+  if (typeof raw !== 'object' || raw === null || typeof parsed !== 'object' || parsed === null) return [];
+  return Object.entries(raw).flatMap(([key, value]) =>
+    key in parsed ? undeclaredKeys(value, (parsed as Record<string, unknown>)[key], `${at}.${key}`) : [`${at}.${key}`],
+  );
+}
+
+/** One JSON value through a schema, every field of it declared. */
+function declared<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error?: unknown } }, text: string, what: string): T {
+  const raw: unknown = JSON.parse(text);
+  const parsed = schema.safeParse(raw);
+  assert.ok(parsed.success, `${what}: not its declared shape: ${text.slice(0, 1500)}\n${JSON.stringify((parsed as { error?: unknown }).error)?.slice(0, 1500)}`);
+  assert.deepEqual(undeclaredKeys(raw, parsed.data), [], `${what} printed fields its declaration lacks`);
+  return parsed.data;
+}
+
+/** A command's --json answer on stdout: its declared answer, exit code aside. */
+function answered<C extends keyof typeof CLI_ANSWERS>(command: C, result: { stdout: string; stderr: string }) {
+  assert.ok(result.stdout.trim(), `${command}: nothing on stdout\n${result.stderr}`);
+  return declared(CLI_ANSWERS[command].schema as never, result.stdout, command) as unknown;
+}
 
 /** A command line commander refuses while parsing, read as each machine reader reads it: the usage failure in its envelope, never silence. */
 describe("the CLI's machine answers under attack: command lines refused while parsing", function () {
@@ -71,5 +98,82 @@ describe("the CLI's machine answers under attack: command lines refused while pa
     const read = readCliAnswer(CLI_ANSWERS.resume.schema, result.stdout);
     assert.ok(read && !read.ok && read.failure.code === 'session_not_found', result.stdout);
     assert.equal(read.failure.details.id, '--json');
+  });
+
+  it('on a repository with hostile file names (unicode, spaces, leading dashes, a newline), every answer is its declaration, no field undeclared', async () => {
+    const home = isolateHome();
+    home.restore();
+    const odd = { 'ünï cödé 文件.txt': 'u\n', '-rf': 'dash\n', '--json': 'flag\n', 'sp ace/a b.txt': 's\n', 'new\nline.txt': 'n\n', 'emoji 🧨.md': 'e\n' };
+    const repo = createRepo({ files: odd });
+    configureScriptedAgent(home.configHome, {
+      actor: [[
+        { write: { path: 'ünï cödé 文件.txt', content: 'changed\n' } },
+        { write: { path: '-n', content: 'new\n' } },
+        { write: { path: 'tab\there.txt', content: 't\n' } },
+        { delete: '--json' },
+        { write: { path: 'new\nline.txt', content: 'n2\n' } },
+      ]],
+      critic: [[done('made it', 0.9)]],
+    });
+    const env = home.env;
+    const run = (args: string[]) => runCli(args, { cwd: repo, env });
+    const outcome = answered('run', await run(['--json-output', '-p', '-p --json 🧨\nline'])) as { session_id: string; status: string; failure: unknown };
+    assert.equal(outcome.status, 'success');
+    assert.equal(outcome.failure, null);
+    const id = outcome.session_id;
+    answered('sessions list', await run(['sessions', 'list', '--json']));
+    answered('sessions show', await run(['sessions', 'show', '--json', '--', id]));
+    answered('sessions stats', await run(['sessions', 'stats', '--json']));
+    answered('review', await run(['review', id, '--json']));
+    answered('forecast', await run(['forecast', '--json']));
+    answered('doctor', await run(['doctor', '--json']));
+    answered('run --dry-run', await run(['--dry-run', '--json-output', '-p', '--json']));
+
+    // sessions replay --json: NDJSON, each line an entry (or, last, the failure envelope).
+    const replay = await run(['sessions', 'replay', id, '--json']);
+    const lines = replay.stdout.split('\n').filter(Boolean);
+    assert.ok(lines.length > 3, replay.stdout);
+    for (const [index, line] of lines.entries()) declared(timelineEntrySchema, line, `sessions replay line ${index + 1}`);
+    const entries = lines.join('\n');
+    for (const name of ['ünï cödé 文件.txt', '-n', 'tab\there.txt', '--json', 'new\nline.txt']) assert.ok(entries.includes(JSON.stringify(name).slice(1, -1)), `replay lost ${JSON.stringify(name)}`);
+    // One entry read the way readCliAnswer reads one answer: ndjson is read a line at a time.
+    assert.ok(readCliAnswer(CLI_ANSWERS['sessions replay'].schema, lines[0]!)?.ok);
+
+    answered('rollback', await run(['rollback', id, '--dry-run', '--json']));
+    answered('rollback', await run(['rollback', id, '--json']));
+    answered('rollback', await run(['rollback', id, '--undo', '--json']));
+    const bundle = `${tempDir('bundle-')}/b.tar.gz`;
+    answered('sessions export', await run(['sessions', 'export', id, '-o', bundle, '--json']));
+    const again = await run(['sessions', 'import', bundle, '--json']);
+    const read = readCliAnswer(CLI_ANSWERS['sessions import'].schema, again.stdout);
+    assert.ok(read, again.stdout + again.stderr);
+    if (!read.ok) declared(failureAnswerSchema, again.stdout, 'sessions import failure');
+    answered('sessions delete', await run(['sessions', 'delete', id, '--json']));
+    const gone = await run(['sessions', 'replay', id, '--json']);
+    const failure = readCliAnswer(CLI_ANSWERS['sessions replay'].schema, gone.stdout);
+    assert.ok(failure && !failure.ok && failure.failure.code === 'session_not_found', gone.stdout);
+  });
+
+  it('--json-output of a loop that failed with a code fills the envelope, hint included; of one interrupted, failure is null', async () => {
+    const home = isolateHome();
+    home.restore();
+    const repo = createRepo({ files: { 'a.txt': 'a\n' } });
+    configureScriptedAgent(home.configHome, { actor: [[{ print: 'cannot' }, { exit: 3 }]], critic: [[done('no', 0.1)]] });
+    const failed = await runCli(['--json-output', '-p', 'x'], { cwd: repo, env: home.env });
+    const outcome = answered('run', failed) as { status: string; failure: { code: string; hint: string | null } | null; error_code: string | null };
+    assert.equal(outcome.status, 'failed', failed.stdout);
+    assert.ok(outcome.failure, `a failed run's --json-output has no failure: ${failed.stdout}`);
+    assert.equal(outcome.failure.code, outcome.error_code);
+    assert.ok('hint' in outcome.failure);
+
+    configureScriptedAgent(home.configHome, { actor: [[{ print: 'working' }, { sleep: 60_000 }]], critic: [[done()]] });
+    const started = startCli(['--json-output', '-p', 'x'], { cwd: repo, env: home.env });
+    await started.waitForStderr(/working|actor/i, 30_000).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    started.child.kill('SIGINT');
+    const interrupted = await started.done;
+    const stopped = answered('run', interrupted) as { status: string; failure: unknown };
+    assert.equal(stopped.status, 'interrupted', interrupted.stdout);
+    assert.equal(stopped.failure, null);
   });
 });
