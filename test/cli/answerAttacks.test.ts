@@ -3,6 +3,7 @@ import { CLI_ANSWERS } from '../../src/sessionFormat/cliAnswerIndex.js';
 import { readCliAnswer } from '../../src/sessionFormat/cliAnswerReading.js';
 import { parseRunEvent } from '../../src/sessionFormat/runEvents.js';
 import { runCli, startCli } from '../support/cliProcess.js';
+import { startMcpServer, stopDetachedRunners } from '../support/mcpClient.js';
 import { stopRunners } from '../support/processes.js';
 import { configureScriptedAgent, done } from '../support/scriptedAgent.js';
 import { createRepo, isolateHome, removeTempDirs, tempDir } from '../support/testEnvironment.js';
@@ -175,5 +176,28 @@ describe("the CLI's machine answers under attack: command lines refused while pa
     const stopped = answered('run', interrupted) as { status: string; failure: unknown };
     assert.equal(stopped.status, 'interrupted', interrupted.stdout);
     assert.equal(stopped.failure, null);
+  });
+
+  it("the MCP server answers every failure in the one envelope, with the code a caller acts on (a NUL in an argument is usage, not internal)", async () => {
+    const home = isolateHome();
+    home.restore();
+    const repo = createRepo({ files: { 'a.txt': 'a\n' } });
+    configureScriptedAgent(home.configHome, { actor: [[{ sleep: 60_000 }]], critic: [[done()]] });
+    const server = await startMcpServer(home.env);
+    try {
+      const envelope = (result: { isError: boolean; content: Record<string, unknown> }, code: string) => {
+        assert.ok(result.isError, JSON.stringify(result));
+        const failure = declared(failureAnswerSchema, JSON.stringify(result.content), 'an MCP failure');
+        assert.equal(failure.failure.code, code, JSON.stringify(result.content));
+      };
+      envelope(await server.call('get_session', { session_id: 'nope' }), 'session_not_found');
+      envelope(await server.call('get_session', { session_id: 42 }), 'usage');
+      envelope(await server.call('no_such_tool', {}), 'usage');
+      envelope(await server.call('run_loop', { prompt: 'x', working_dir: repo, checks: ['true\u0000; rm -rf /'] }), 'usage');
+      envelope(await server.call('run_loop', { prompt: 'x', working_dir: repo, actor_model: 'm\u0000' }), 'usage');
+    } finally {
+      await server.close();
+      await stopDetachedRunners([repo]);
+    }
   });
 });
