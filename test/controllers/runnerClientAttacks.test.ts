@@ -7,6 +7,7 @@ import { RunnerClient, type RunnerAnswer } from '../../src/extension/runner/runn
 import { doctorIn, forecastIn, planIn } from '../../src/extension/runner/runnerQueries.js';
 import { LoopProcess } from '../../src/extension/runs/loopProcess.js';
 import { forecastSchema } from '../../src/sessionFormat/forecast.js';
+import { queueListAnswerSchema } from '../../src/sessionFormat/cliAnswers.js';
 import * as z from '../../src/sessionFormat/zod.js';
 import type { QueueTask } from '../../src/sessionFormat/queueRecords.js';
 import { FakeEditor, folderAt, runnerClientFor } from '../support/fakeEditor.js';
@@ -201,5 +202,18 @@ describe("the runner client under attack (a stand-in runner records what it is g
     const { client } = standIn('huge', true);
     const answered = await client.ask(z.object({ pad: z.string() }), ['forecast', '--json'], { workingDir: tempDir('huge-') });
     assert.ok(answered.ok && answered.answer.pad.length === 30 * 1024 * 1024, JSON.stringify(answered).slice(0, 300));
+  });
+
+  it('a workspace folder that is gone (deleted, unmounted): the runner says directory_missing, never a crash blaming the editor\'s Node', async () => {
+    const home = isolateHome();
+    home.restore();
+    const gone = path.join(tempDir('gone-'), 'folder');
+    const client = runnerClientFor(home.env);
+    const listed = await client.ask(queueListAnswerSchema, ['queue', 'list', '--json', '--working-dir', gone], { workingDir: gone });
+    assert.ok(!listed.ok && listed.failure.code === 'directory_missing', JSON.stringify(listed));
+    const end = await new LoopProcess(client, { workingDir: gone, prompt: { text: 'x' } }, () => {}).done;
+    assert.ok(end.kind === 'refused' && end.code === 'directory_missing', JSON.stringify(end));
+    const queue = queueFor(client);
+    assert.equal(await queue.list(folderAt(gone)), undefined);
   });
 });

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import { readCliAnswer, type AnswerSchema } from '../../sessionFormat/cliAnswerReading.js';
 import type { Failure } from '../../sessionFormat/failures.js';
 import type { RunRefused } from '../../sessionFormat/runEvents.js';
@@ -89,6 +91,14 @@ function unusableArgument(args: readonly string[], call: RunnerCall): RunnerFail
   };
 }
 
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function crashed(message: string, exitCode: number | null, signal: NodeJS.Signals | null = null): RunnerFailure {
   return { kind: 'crashed', code: 'runner_crashed', message, details: {}, hint: null, exitCode, signal };
 }
@@ -172,7 +182,9 @@ export class RunnerClient {
       ...(call.runsProjectPrograms && this.options.isTrusted() ? ['--trust'] : []),
     ];
     return spawn(this.options.nodePath, [this.options.cliPath, ...args.slice(0, end), ...flags, ...args.slice(end)], {
-      cwd: call.workingDir,
+      // A folder that is gone (deleted, an unmounted drive) would fail the spawn itself, as if the editor's Node were missing:
+      // the runner starts elsewhere and says what is wrong with the folder (`directory_missing`), which `--working-dir` names.
+      cwd: isDirectory(call.workingDir) ? call.workingDir : os.tmpdir(),
       // The editor's executable runs as plain Node with this variable.
       env: { ...(this.options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
       // A streamed run's stdin carries the user's word to a loop paused for review (`{"type":"continue"}`).
