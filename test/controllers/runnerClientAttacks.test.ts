@@ -35,6 +35,13 @@ switch (process.env.STANDIN_MODE) {
     process.stdout.write('{"failure":{"code":"usage","mess', () => process.kill(process.pid, 'SIGKILL'));
     break;
   case 'hang': fs.writeFileSync(process.env.STANDIN_LOG + '.pid', String(process.pid)); setInterval(() => {}, 1000); break;
+  case 'flood': {
+    const chunk = 'x'.repeat(1024 * 1024);
+    let written = 0;
+    const more = () => { while (written++ < 200) if (!process.stdout.write(chunk)) return process.stdout.once('drain', more); };
+    more();
+    break;
+  }
   case 'huge': process.stdout.write(JSON.stringify({ pad: 'x'.repeat(30 * 1024 * 1024) }) + '\n'); break;
   default: break;
 }
@@ -215,5 +222,11 @@ describe("the runner client under attack (a stand-in runner records what it is g
     assert.ok(end.kind === 'refused' && end.code === 'directory_missing', JSON.stringify(end));
     const queue = queueFor(client);
     assert.equal(await queue.list(folderAt(gone)), undefined);
+  });
+
+  it('a runner that floods stdout (200 MB) is stopped at the answer cap, never held whole in the editor', async () => {
+    const { client } = standIn('flood', true);
+    const answered = await client.ask(forecastSchema, ['forecast', '--json'], { workingDir: tempDir('flood-') });
+    assert.ok(!answered.ok && answered.failure.code === 'runner_crashed' && /more than 64 MB/.test(answered.failure.message), JSON.stringify(answered).slice(0, 500));
   });
 });

@@ -52,6 +52,9 @@ export interface RunnerCall {
   answerWithinMs?: number;
 }
 
+/** The most an answer may hold: far more than any the editor asks for (a forecast, a plan, the queue), far less than a string can. */
+export const MAX_ANSWER_CHARS = 64 * 1024 * 1024;
+
 /** How long a read-only question (forecast, doctor, the dry-run plan, the queue's list) may take; doctor asks each agent its version (10 s each at most). */
 export const QUESTION_TIMEOUT_MS = 60_000;
 
@@ -123,7 +126,16 @@ export class RunnerClient {
       const child = this.spawn(args, call, 'ignore');
       let stdout = '';
       const stderr = new HeadTailBuffer(2_000, 2_000);
-      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      let overflowed = false;
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        if (overflowed) return;
+        // Past Node's longest string, `+=` would throw in this handler and take the extension host down.
+        if (stdout.length + chunk.length > MAX_ANSWER_CHARS) {
+          overflowed = true;
+          stdout = '';
+          child.kill('SIGKILL');
+        } else stdout += chunk;
+      });
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.append(chunk));
       let timedOut = false;
       const timer =
@@ -139,6 +151,9 @@ export class RunnerClient {
       });
       child.on('close', (exitCode, signal) => {
         clearTimeout(timer);
+        if (overflowed) {
+          return resolve({ ok: false, failure: crashed(`The runner answered more than ${MAX_ANSWER_CHARS / 1024 / 1024} MB and was stopped.`, exitCode, signal) });
+        }
         if (timedOut) {
           return resolve({ ok: false, failure: crashed(`The runner did not answer within ${Math.round(call.answerWithinMs! / 1000)} s and was stopped.`, exitCode, signal) });
         }
