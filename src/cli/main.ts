@@ -391,6 +391,11 @@ function addTools(program: Command, lazy: Lazy): void {
     .action(lazy(() => import('./initCommand.js'), 'initCommand'));
 }
 
+/** Whether a command line that commander refused asked for the run's NDJSON events (`--events ndjson` or `--events=ndjson`). */
+function eventsRequested(options: readonly string[]): boolean {
+  return options.some((arg, index) => arg === '--events=ndjson' || (arg === '--events' && options[index + 1] === 'ndjson'));
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   let exitCode = 0;
   const program = buildProgram((code) => (exitCode = code));
@@ -412,10 +417,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (commanderError.exitCode === 0) return 0;
       // Refused while parsing, before any command ran (commander has said why on stderr): --json, if asked for, is read from the arguments.
       const options = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
-      if (options.includes('--json')) {
-        const message = (commanderError.message ?? 'the command line cannot be used as given').replace(/^error: /, '');
-        const hint = 'Run "codeloops help <command>" for its arguments and options.';
-        process.stdout.write(formatFailureAnswer({ code: 'usage', message, details: {}, hint }));
+      const message = (commanderError.message ?? 'the command line cannot be used as given').replace(/^error: /, '');
+      const failure = { code: 'usage' as const, message, details: {}, hint: 'Run "codeloops help <command>" for its arguments and options.' };
+      if (options.includes('--json')) process.stdout.write(formatFailureAnswer(failure));
+      // A run's readers too (`--json-output`, `--events ndjson`): the editor reads a usage error as the refusal it is, not a crash.
+      else if (options.includes('--json-output')) process.stdout.write((await import('../sessionFormat/cliAnswerReading.js')).formatRefusedRun(failure));
+      else if (eventsRequested(options)) {
+        const { stampEvent } = await import('../sessionFormat/runEvents.js');
+        process.stdout.write(`${JSON.stringify(stampEvent({ type: 'run_refused', failure, code: failure.code, message, details: {} }))}\n`);
       }
       return EXIT_CODES.failed;
     }

@@ -13,7 +13,7 @@ import {
   type QueueListAnswer,
 } from '../../sessionFormat/cliAnswers.js';
 import { mergeResultSchema } from '../../sessionFormat/queueRecords.js';
-import type { RunnerAnswer, RunnerClient, RunnerJob } from '../runner/runnerClient.js';
+import { QUESTION_TIMEOUT_MS, type RunnerAnswer, type RunnerClient, type RunnerJob } from '../runner/runnerClient.js';
 
 /** What `queue list --json` answers; its `file` is watched to show each change as it happens. */
 export type QueueListing = QueueListAnswer;
@@ -50,7 +50,9 @@ export class QueueController<F extends FolderRef> {
   /** A short queue command with `--json` (`queue list`, `queue add`…): the editor changes the queue only through the CLI, as a terminal would. */
   private cli<T>(folder: F, command: string, answer: AnswerSchema<T>, args: readonly string[]): Promise<RunnerAnswer<T>> {
     const workingDir = folder.uri.fsPath;
-    return this.deps.runner.ask(answer, ['queue', command, '--json', '--working-dir', workingDir, ...args], { workingDir });
+    // Only reading the queue may be cut short: a change stopped halfway would leave it torn.
+    const answerWithinMs = command === 'list' ? QUESTION_TIMEOUT_MS : undefined;
+    return this.deps.runner.ask(answer, ['queue', command, '--json', '--working-dir', workingDir, ...args], { workingDir, answerWithinMs });
   }
 
   /** `queue run` or `queue answer`, which run loops: the project's programs run when the workspace is trusted. */

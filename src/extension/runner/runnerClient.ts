@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import { readCliAnswer, type AnswerSchema } from '../../sessionFormat/cliAnswerReading.js';
 import type { Failure } from '../../sessionFormat/failures.js';
 import type { RunRefused } from '../../sessionFormat/runEvents.js';
@@ -40,7 +42,21 @@ export interface RunnerCall {
    * the runner refuses them (`project_untrusted`).
    */
   runsProjectPrograms?: boolean;
+  /**
+   * For a question (`ask`) that changes nothing: how long the runner may take to answer
+   * before it is stopped (SIGKILL) and the answer is `runner_crashed`. A runner that hangs
+   * (a folder on a stalled network mount, a bug) must not leave what waits on it (the
+   * chat's confirmation, the Queue view) waiting forever. Never for what changes the
+   * repository (`queue merge`): stopped halfway, it would leave a mess.
+   */
+  answerWithinMs?: number;
 }
+
+/** The most an answer may hold: far more than any the editor asks for (a forecast, a plan, the queue), far less than a string can. */
+export const MAX_ANSWER_CHARS = 64 * 1024 * 1024;
+
+/** How long a read-only question (forecast, doctor, the dry-run plan, the queue's list) may take; doctor asks each agent its version (10 s each at most). */
+export const QUESTION_TIMEOUT_MS = 60_000;
 
 /** A failure the editor acts on: the CLI's envelope, with how the runner ended. */
 export type RunnerFailure =
@@ -61,6 +77,31 @@ export interface StreamReading<E, F extends E> {
   isFinal(event: E): event is F;
 }
 
+/**
+ * An argument the runner cannot be given at all: a process's arguments end at a NUL, so
+ * Node refuses to start one that holds it (a prompt pasted or written by a chat model).
+ * Said as the usage failure it is, where `spawn` would have thrown.
+ */
+function unusableArgument(args: readonly string[], call: RunnerCall): RunnerFailure | undefined {
+  if (![...args, call.editorSettings ?? '', call.workingDir].some((arg) => arg.includes('\0'))) return undefined;
+  return {
+    kind: 'refused',
+    code: 'usage',
+    message: 'The text given holds a NUL character, which no program can be given: remove it and try again.',
+    details: {},
+    hint: null,
+    exitCode: null,
+  };
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function crashed(message: string, exitCode: number | null, signal: NodeJS.Signals | null = null): RunnerFailure {
   return { kind: 'crashed', code: 'runner_crashed', message, details: {}, hint: null, exitCode, signal };
 }
@@ -79,19 +120,58 @@ export class RunnerClient {
    * code. Never rejects.
    */
   ask<T>(answer: AnswerSchema<T>, args: readonly string[], call: RunnerCall): Promise<RunnerAnswer<T>> {
+    const unusable = unusableArgument(args, call);
+    if (unusable) return Promise.resolve({ ok: false, failure: unusable });
     return new Promise((resolve) => {
       const child = this.spawn(args, call, 'ignore');
       let stdout = '';
       const stderr = new HeadTailBuffer(2_000, 2_000);
-      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      let overflowed = false;
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        if (overflowed) return;
+        // Past Node's longest string, `+=` would throw in this handler and take the extension host down.
+        if (stdout.length + chunk.length > MAX_ANSWER_CHARS) {
+          overflowed = true;
+          stdout = '';
+          child.kill('SIGKILL');
+        } else stdout += chunk;
+      });
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.append(chunk));
-      child.on('error', (error) => resolve({ ok: false, failure: crashed(`Could not start the runner: ${error.message}`, null) }));
+      let timedOut = false;
+      const timer =
+        call.answerWithinMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              child.kill('SIGKILL');
+            }, call.answerWithinMs);
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        resolve({ ok: false, failure: crashed(`Could not start the runner: ${error.message}`, null) });
+      });
       child.on('close', (exitCode, signal) => {
+        clearTimeout(timer);
+        if (overflowed) {
+          return resolve({
+            ok: false,
+            failure: crashed(`The runner answered more than ${MAX_ANSWER_CHARS / 1024 / 1024} MB and was stopped.`, exitCode, signal),
+          });
+        }
+        if (timedOut) {
+          return resolve({
+            ok: false,
+            failure: crashed(`The runner did not answer within ${Math.round(call.answerWithinMs! / 1000)} s and was stopped.`, exitCode, signal),
+          });
+        }
         const read = readCliAnswer(answer, stdout);
         if (read?.ok) return resolve(read);
         if (read) return resolve({ ok: false, failure: { ...read.failure, kind: 'refused', exitCode } });
         const said = stderr.toString().trim();
-        resolve({ ok: false, failure: crashed(said || `The runner stopped (${signal ?? `exit ${exitCode}`}) without an answer.`, exitCode, signal) });
+        const printed = stdout.trim();
+        const why = printed
+          ? `The runner (${signal ?? `exit ${exitCode}`}) answered what the editor cannot read: ${JSON.stringify(printed.slice(0, 200))}${printed.length > 200 ? '…' : ''}`
+          : `The runner stopped (${signal ?? `exit ${exitCode}`}) without an answer.`;
+        resolve({ ok: false, failure: crashed(said ? `${said}\n${why}` : why, exitCode, signal) });
       });
     });
   }
@@ -103,7 +183,7 @@ export class RunnerClient {
     reading: StreamReading<E, F>,
     onEvent: (event: E) => void,
   ): RunnerStream<E, F> {
-    return new RunnerStream(this.spawn(args, call, 'pipe'), reading, onEvent);
+    return new RunnerStream(unusableArgument(args, call) ?? this.spawn(args, call, 'pipe'), reading, onEvent);
   }
 
   /**
@@ -111,7 +191,8 @@ export class RunnerClient {
    * file): how it ended, and what it said on stderr, which says why if it failed.
    */
   start(args: readonly string[], call: RunnerCall): RunnerJob {
-    return new RunnerJob(this.spawn(args, call, 'ignore'));
+    const unusable = unusableArgument(args, call);
+    return new RunnerJob(unusable ?? this.spawn(args, call, 'ignore'));
   }
 
   private spawn(args: readonly string[], call: RunnerCall, stdin: 'pipe' | 'ignore'): ChildProcess {
@@ -122,7 +203,9 @@ export class RunnerClient {
       ...(call.runsProjectPrograms && this.options.isTrusted() ? ['--trust'] : []),
     ];
     return spawn(this.options.nodePath, [this.options.cliPath, ...args.slice(0, end), ...flags, ...args.slice(end)], {
-      cwd: call.workingDir,
+      // A folder that is gone (deleted, an unmounted drive) would fail the spawn itself, as if the editor's Node were missing:
+      // the runner starts elsewhere and says what is wrong with the folder (`directory_missing`), which `--working-dir` names.
+      cwd: isDirectory(call.workingDir) ? call.workingDir : os.tmpdir(),
       // The editor's executable runs as plain Node with this variable.
       env: { ...(this.options.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
       // A streamed run's stdin carries the user's word to a loop paused for review (`{"type":"continue"}`).
@@ -142,11 +225,15 @@ export class RunnerStream<E extends { type: string }, F extends E> {
   private readonly stderr = new HeadTailBuffer(4_000, 8_000);
   readonly done: Promise<RunnerEnd<F>>;
 
-  constructor(
-    private readonly child: ChildProcess,
-    reading: StreamReading<E, F>,
-    onEvent: (event: E) => void,
-  ) {
+  private readonly child: ChildProcess | undefined;
+
+  /** `child`, or the failure that kept it from starting (`unusableArgument`). */
+  constructor(started: ChildProcess | RunnerFailure, reading: StreamReading<E, F>, onEvent: (event: E) => void) {
+    if ('kind' in started) {
+      this.done = Promise.resolve(started);
+      return;
+    }
+    const child = (this.child = started);
     child.stdin!.on('error', () => {}); // a runner that ended cannot be told anything
     let final: F | undefined;
     let refusal: RunRefused | undefined;
@@ -175,12 +262,12 @@ export class RunnerStream<E extends { type: string }, F extends E> {
 
   /** Writes one line to the runner's stdin, while it runs. */
   send(line: string): void {
-    if (this.child.exitCode === null && this.child.stdin?.writable) this.child.stdin.write(line + '\n');
+    if (this.child && this.child.exitCode === null && this.child.stdin?.writable) this.child.stdin.write(line + '\n');
   }
 
   /** Like Ctrl+C in a terminal: the runner stops its agents, and ends its sessions `interrupted`. */
   interrupt(): void {
-    interrupt(this.child);
+    if (this.child) interrupt(this.child);
   }
 }
 
@@ -194,7 +281,15 @@ export class RunnerJob {
   private readonly stderr = new HeadTailBuffer(2_000, 4_000);
   readonly done: Promise<{ exitCode: number | null; stderr: string }>;
 
-  constructor(private readonly child: ChildProcess) {
+  private readonly child: ChildProcess | undefined;
+
+  /** `child`, or the failure that kept it from starting: its message is the job's stderr. */
+  constructor(started: ChildProcess | RunnerFailure) {
+    if ('kind' in started) {
+      this.done = Promise.resolve({ exitCode: null, stderr: started.message });
+      return;
+    }
+    const child = (this.child = started);
     child.stdout!.resume();
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.append(chunk));
     this.done = new Promise((resolve) => {
@@ -205,7 +300,7 @@ export class RunnerJob {
 
   /** Like Ctrl+C in a terminal: every task stops, each carried on by the next run. */
   interrupt(): void {
-    interrupt(this.child);
+    if (this.child) interrupt(this.child);
   }
 }
 

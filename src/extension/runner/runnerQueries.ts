@@ -2,7 +2,7 @@ import { runPlanSchema, type RunPlan } from '../../sessionFormat/runPlans.js';
 import { doctorReportSchema, type AgentProblem, type DoctorReport } from '../../sessionFormat/doctorReport.js';
 import { forecastSchema, type Forecast } from '../../sessionFormat/forecast.js';
 import { overrideArgs, type RunOverrides } from './loopProcess.js';
-import type { RunnerAnswer, RunnerCall, RunnerClient } from './runnerClient.js';
+import { QUESTION_TIMEOUT_MS, type RunnerAnswer, type RunnerCall, type RunnerClient } from './runnerClient.js';
 
 /**
  * What the editor asks the runner before or after a run, each in a folder as a run
@@ -12,13 +12,16 @@ import type { RunnerAnswer, RunnerCall, RunnerClient } from './runnerClient.js';
 
 /** `codeloops forecast --json`: what a run would take, for the actor and critic the runner resolves itself. */
 export async function forecastIn(runner: RunnerClient, call: RunnerCall): Promise<Forecast | undefined> {
-  const answered = await runner.ask(forecastSchema, ['forecast', '--json', '--working-dir', call.workingDir], call);
+  const answered = await runner.ask(forecastSchema, ['forecast', '--json', '--working-dir', call.workingDir], { answerWithinMs: QUESTION_TIMEOUT_MS, ...call });
   return answered.ok ? answered.answer : undefined;
 }
 
 /** `codeloops doctor --json`: what the editor asks when a run was refused or failed for an agent's sake. */
 export async function doctorIn(runner: RunnerClient, call: RunnerCall): Promise<DoctorReport | undefined> {
-  const answered = await runner.ask(doctorReportSchema, ['doctor', '--json', '--working-dir', call.workingDir], call);
+  const answered = await runner.ask(doctorReportSchema, ['doctor', '--json', '--working-dir', call.workingDir], {
+    answerWithinMs: QUESTION_TIMEOUT_MS,
+    ...call,
+  });
   return answered.ok ? answered.answer : undefined;
 }
 
@@ -35,5 +38,5 @@ export function blockingProblem(report: DoctorReport, agent?: unknown): AgentPro
 /** `codeloops run --dry-run --json-output`, with the run's own choices: the plan, or why the run would not start. Runs nothing. */
 export function planIn(runner: RunnerClient, call: RunnerCall, task: string, overrides: RunOverrides = {}): Promise<RunnerAnswer<RunPlan>> {
   const args = ['run', '--dry-run', '--json-output', '--working-dir', call.workingDir, `--prompt=${task}`, ...overrideArgs(overrides)];
-  return runner.ask(runPlanSchema, args, { ...call, runsProjectPrograms: true });
+  return runner.ask(runPlanSchema, args, { answerWithinMs: QUESTION_TIMEOUT_MS, ...call, runsProjectPrograms: true });
 }
