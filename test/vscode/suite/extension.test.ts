@@ -143,14 +143,15 @@ describe('Codeloops in a real VS Code', () => {
       return JSON.parse((result.content[0] as vscode.LanguageModelTextPart).value);
     };
     const session = await answer(TOOL_NAMES.getSession, { sessionId: id });
-    assert.equal(session.status, 'success');
+    assert.equal(session.status, 'ended', "the one session view for a model, as the MCP server's get_session says it");
+    assert.equal(session.outcome, 'success');
     assert.deepEqual(
       session.iterations.map((iteration: { decision: string }) => iteration.decision),
       ['CONTINUE', 'DONE'],
     );
     const listed = await answer(TOOL_NAMES.listSessions, { limit: 50 });
     assert.ok(listed.sessions.some((entry: { id: string }) => entry.id === id));
-    assert.equal((await answer(TOOL_NAMES.getSession, { sessionId: 'no-such-session' })).error.code, 'session_not_found');
+    assert.equal((await answer(TOOL_NAMES.getSession, { sessionId: 'no-such-session' })).failure.code, 'session_not_found', 'the one failure envelope');
   });
 
   it('runs a loop in the workspace: two iterations, the tree shows the session, its iterations and its files', async () => {
