@@ -346,11 +346,19 @@ export class Notification {
 
   /** Presses one of its buttons; from the Notifications center when its toast has gone, as a user would. */
   async press(button: string): Promise<void> {
+    const click = (timeout?: number) =>
+      this.shown
+        .locator('.monaco-button', { hasText: exactly(button) })
+        .first()
+        .click({ timeout });
     if (!(await this.shown.isVisible())) await this.workbench.runCommand('Notifications: Show Notifications');
-    await this.shown
-      .locator('.monaco-button', { hasText: exactly(button) })
-      .first()
-      .click();
+    try {
+      await click(10_000);
+    } catch {
+      // The toast hid as it was pressed (detached from the page, nothing clicked): press it where it stays, in the Notifications center.
+      await this.workbench.runCommand('Notifications: Show Notifications');
+      await click();
+    }
   }
 }
 
