@@ -4,7 +4,7 @@ import { unsupportedPlatformMessage } from '../process/platformSupport.js';
 import { CodeloopsError, failureOf, formatFailureAnswer, isCodeloopsError } from '../sessionFormat/failures.js';
 import { EXIT_CODES } from './exitCodes.js';
 import { cliHint } from './failureHints.js';
-import { runModeOf, type RunOptions } from './runSetup.js';
+import { runModeOf, writeRefusal, type RunOptions } from './runSetup.js';
 import { RUN_OPTION_KEYS, RUN_OPTIONS, type RunOptionKey, type RunOptionSpec } from '../sessionFormat/runOptions.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 
@@ -421,11 +421,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       const failure = { code: 'usage' as const, message, details: {}, hint: 'Run "codeloops help <command>" for its arguments and options.' };
       if (options.includes('--json')) process.stdout.write(formatFailureAnswer(failure));
       // A run's readers too (`--json-output`, `--events ndjson`): the editor reads a usage error as the refusal it is, not a crash.
-      else if (options.includes('--json-output')) process.stdout.write((await import('../sessionFormat/cliAnswerReading.js')).formatRefusedRun(failure));
-      else if (eventsRequested(options)) {
-        const { stampEvent } = await import('../sessionFormat/runEvents.js');
-        process.stdout.write(`${JSON.stringify(stampEvent({ type: 'run_refused', failure, code: failure.code, message, details: {} }))}\n`);
-      }
+      else writeRefusal({ jsonOutput: options.includes('--json-output'), events: eventsRequested(options) ? 'ndjson' : undefined }, failure);
       return EXIT_CODES.failed;
     }
     // An expected failure says everything in its message and the hint: no stack trace.

@@ -5,7 +5,7 @@ import { layerFromProjectFile, type ConfigLayer, type FlagOverrides } from '../c
 import type { PrepareOptions, PreparedRun } from '../loop/prepareRun.js';
 import type { NotifyFailure } from '../notify/notify.js';
 import { formatRefusedRun } from '../sessionFormat/cliAnswerReading.js';
-import { failureOf, isCodeloopsError } from '../sessionFormat/failures.js';
+import { failureOf, isCodeloopsError, type Failure } from '../sessionFormat/failures.js';
 import { cliHint } from './failureHints.js';
 import { stampEvent } from '../sessionFormat/runEvents.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
@@ -140,7 +140,11 @@ export async function prepareOrRefuse<T>(
  * The error itself goes on to be printed on stderr with what to do.
  */
 export function reportRefusal(options: OutputFlags, error: unknown): void {
-  const failure = failureOf(error, isCodeloopsError(error) ? (cliHint(error) ?? null) : null);
+  writeRefusal(options, failureOf(error, isCodeloopsError(error) ? (cliHint(error) ?? null) : null));
+}
+
+/** A refusal in the envelope, on stdout as the run's output flags say; a command line commander refused is told this way too (`main.ts`). */
+export function writeRefusal(options: OutputFlags, failure: Failure): void {
   const { code, message, details } = failure;
   if (options.jsonOutput) process.stdout.write(formatRefusedRun(failure));
   else if (options.events === 'ndjson') process.stdout.write(JSON.stringify(stampEvent({ type: 'run_refused', failure, code, message, details })) + '\n');
