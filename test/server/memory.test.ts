@@ -67,7 +67,8 @@ describe('codeloops ui keeps its memory whatever clients ask for', function () {
     removeTempDirs();
   });
 
-  it('serves a line of 50 MB on every route with less than twice its size, and gives it back afterwards', async () => {
+  it('serves a line of 50 MB on every route with less than twice its size, and gives it back afterwards', async function () {
+    this.timeout(300_000);
     const pid = ui.child.pid!;
     for (const route of [`/api/sessions/${big}`, `/api/sessions/${big}/view`, `/api/sessions/${big}/iterations/1`, `/api/sessions/${big}/diff`]) {
       const baseline = memoryOf(pid).rss;
@@ -76,9 +77,12 @@ describe('codeloops ui keeps its memory whatever clients ask for', function () {
       assert.equal(reply.status, 200, route);
       const peak = memoryOf(pid).peak - baseline;
       assert.ok(peak <= 2 * LINE_BYTES, `${route}: ${(peak / MB).toFixed(0)} MB more while serving a ${LINE_BYTES / MB} MB line`);
+      // V8 hands an idle heap's pages back when its memory reducer runs, seconds
+      // after the last allocation and later on a loaded machine: the ceiling is wide.
       await eventually(
         () => memoryOf(pid).rss - baseline < 16 * MB,
         `${route}: the server back to its size (now ${((memoryOf(pid).rss - baseline) / MB).toFixed(0)} MB more)`,
+        60_000,
       );
     }
   });
