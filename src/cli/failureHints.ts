@@ -48,6 +48,8 @@ export function cliHint(error: CodeloopsError): string | undefined {
       return 'Run "codeloops candidates" to see the candidate groups.';
     case 'eval_not_found':
       return 'An eval prints its id when it starts (eval-<date>_<hash>); "latest" names the newest one.';
+    case 'eval_mismatch':
+      return 'Merge the bundles of one eval: every shard run from the same suite file at the same commits, with the same --shard total. Run the odd shard again to replace it.';
     case 'setup_failed':
       return "Check [worktree] setup in codeloops.toml (it runs in each candidate's worktree), or try it with --dry-run first.";
     case 'bundle_invalid':

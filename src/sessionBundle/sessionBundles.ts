@@ -47,7 +47,13 @@ export interface BundlePaths {
   groupsDirectory: string;
 }
 
-export async function exportSessions(sessionIds: readonly string[], output: string, paths: BundlePaths): Promise<ExportResult> {
+/** What a bundle carries beside its sessions: a section of its manifest, and files put into it by their path there (forward slashes). */
+export interface BundleExtra {
+  manifest?: Pick<BundleManifest, 'eval'>;
+  files?: ReadonlyArray<{ name: string; source: string }>;
+}
+
+export async function exportSessions(sessionIds: readonly string[], output: string, paths: BundlePaths, extra: BundleExtra = {}): Promise<ExportResult> {
   const file = path.resolve(output);
   // Where the bundle goes is checked first: nothing is exported to a place it cannot be written.
   const cannotWrite = (error: unknown) =>
@@ -68,6 +74,11 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
     const root = path.join(staging, BUNDLE_ROOT);
     await stageRecords(root, plan, paths, warnings);
     const snapshotRefs = plan.repository ? await stageSnapshots(root, plan.repository, plan.manifest) : 0;
+    Object.assign(plan.manifest, extra.manifest);
+    for (const { name, source } of extra.files ?? []) {
+      fs.mkdirSync(path.dirname(path.join(root, ...name.split('/'))), { recursive: true });
+      fs.copyFileSync(source, path.join(root, ...name.split('/')));
+    }
     fs.writeFileSync(path.join(root, BUNDLE_MANIFEST), JSON.stringify(plan.manifest, null, 2) + '\n');
     try {
       fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -208,30 +219,99 @@ type Invalid = (reason: string, details?: Record<string, unknown>) => Error;
 
 export async function importBundle(request: ImportRequest): Promise<ImportResult> {
   const bundleFile = path.resolve(request.bundleFile);
-  const invalid: Invalid = (reason, details) => new BundleInvalidError(bundleFile, reason, details);
-  if (!fs.statSync(bundleFile, { throwIfNoEntry: false })?.isFile()) throw invalid('there is no such file');
-  const repository = await openRepository(request.targetDir);
+  if (!fs.statSync(bundleFile, { throwIfNoEntry: false })?.isFile()) throw new BundleInvalidError(bundleFile, 'there is no such file');
+  await openRepository(request.targetDir);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-import-'));
+  try {
+    const bundle = await stageBundle(bundleFile, staging, request.maxUnpackedBytes);
+    return await importStaged(request, [{ bundle }]);
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** A bundle unpacked into a staging folder, its manifest read: nothing of it is imported yet. */
+export interface StagedBundle {
+  /** The archive, as an absolute path. */
+  file: string;
+  /** Its `codeloops-bundle/` folder, unpacked. */
+  root: string;
+  manifest: BundleManifest;
+  /** The refusal of this bundle, saying why (`bundle_invalid`, naming its file). */
+  invalid: Invalid;
+}
+
+/**
+ * Unpacks a bundle into a new folder of `staging` (see `unpackArchive`) and reads its
+ * manifest; a file that is not a bundle is `bundle_invalid`. What else it holds
+ * beside the sessions (an eval's record, a queue's) is the caller's to read from `root`.
+ */
+export async function stageBundle(bundleFile: string, staging: string, maxUnpackedBytes = DEFAULT_MAX_UNPACKED_BYTES): Promise<StagedBundle> {
+  const file = path.resolve(bundleFile);
+  const invalid: Invalid = (reason, details) => new BundleInvalidError(file, reason, details);
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw invalid('there is no such file');
+  const folder = fs.mkdtempSync(path.join(staging, 'bundle-'));
+  await unpackArchive(file, folder, maxUnpackedBytes, invalid);
+  const root = path.join(folder, BUNDLE_ROOT);
+  return { file, root, manifest: readManifest(path.join(root, BUNDLE_MANIFEST), invalid), invalid };
+}
+
+/** A staged bundle to import, and which of its sessions (all of them, and its groups, when not said). */
+export interface BundleSelection {
+  bundle: StagedBundle;
+  sessions?: ReadonlySet<string>;
+}
+
+/**
+ * Imports staged bundles into the clone at `request.targetDir`, all of them or nothing:
+ * every bundle's records and snapshots are checked, and every id against what is here,
+ * before anything is written; then the snapshots' objects, their refs in one
+ * transaction, the sessions and the groups. A failure midway removes what this import
+ * created, and only that.
+ */
+export async function importStaged(request: BundlePaths & { targetDir: string }, selections: readonly BundleSelection[]): Promise<ImportResult> {
+  const repository = await openRepository(request.targetDir);
   // What this import created, and only that: a ref, a file or a folder counts once this import created it, exclusively.
   const created: Created = { refs: new Map(), paths: [] };
   try {
-    await unpackArchive(bundleFile, staging, request.maxUnpackedBytes ?? DEFAULT_MAX_UNPACKED_BYTES, invalid);
-    const root = path.join(staging, BUNDLE_ROOT);
-    const manifest = readManifest(path.join(root, BUNDLE_MANIFEST), invalid);
-
     // Everything is checked before anything is written.
-    const { ids, sessions, groups } = checkBundledRecords(root, manifest, repository, invalid);
-    await refuseWhatIsHere(request, repository, ids);
-    const snapshots = path.join(root, BUNDLE_SNAPSHOTS);
-    const refs = fs.existsSync(snapshots) ? await bundleRefs(repository, snapshots, ids, invalid) : new Map<string, string>();
+    const checked = [];
+    const owners = new Map<string, string>();
+    for (const { bundle, sessions: chosen } of selections) {
+      const records = checkBundledRecords(bundle.root, bundle.manifest, repository, bundle.invalid);
+      const sessions = chosen ? records.sessions.filter(({ entry }) => chosen.has(entry.id)) : records.sessions;
+      const groups = chosen ? [] : records.groups;
+      for (const { entry } of [...sessions, ...groups]) {
+        const other = owners.get(entry.id);
+        if (other !== undefined) throw bundle.invalid(`${entry.id} is also in ${other}`, { ids: [entry.id] });
+        owners.set(entry.id, bundle.file);
+      }
+      const snapshots = path.join(bundle.root, BUNDLE_SNAPSHOTS);
+      const bundled = fs.existsSync(snapshots) ? await bundleRefs(repository, snapshots, records.ids, bundle.invalid) : new Map<string, string>();
+      const wanted = new Set([...sessions, ...groups].map(({ entry }) => entry.id));
+      const refs = new Map([...bundled].filter(([ref]) => wanted.has(ref.split('/')[2]!)));
+      checked.push({ bundle, sessions, groups, snapshots, refs });
+    }
+    await refuseWhatIsHere(request, repository, new Set(owners.keys()));
 
     // Then written: the snapshots first (refs that were not here), then the records.
-    if (refs.size > 0) await importSnapshots(repository, snapshots, refs, created, invalid);
-    writeSessions(request, sessions, path.basename(bundleFile), created);
-    writeGroups(request, root, groups, repository, created);
+    const refs = new Map<string, string>();
+    for (const { bundle, snapshots, refs: own } of checked) {
+      if (own.size === 0) continue;
+      await unbundleObjects(repository, snapshots, bundle.invalid);
+      for (const [ref, oid] of own) refs.set(ref, oid);
+    }
+    if (refs.size > 0) {
+      await createRefs(repository, refs);
+      for (const [ref, oid] of refs) created.refs.set(ref, oid);
+    }
+    for (const { bundle, sessions, groups } of checked) {
+      writeSessions(request, sessions, path.basename(bundle.file), created);
+      writeGroups(request, bundle.root, groups, repository, created);
+    }
     return {
-      sessions: sessions.map(({ entry }) => entry.id),
-      groups: groups.map(({ entry }) => entry.id),
+      sessions: checked.flatMap(({ sessions }) => sessions.map(({ entry }) => entry.id)),
+      groups: checked.flatMap(({ groups }) => groups.map(({ entry }) => entry.id)),
       repository: repository.root,
       snapshot_refs: refs.size,
       warnings: [],
@@ -245,8 +325,6 @@ export async function importBundle(request: ImportRequest): Promise<ImportResult
       await gitBytes(repository.root, ['update-ref', '--stdin'], { input: Buffer.from(input) }).catch(() => undefined);
     }
     throw error;
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
   }
 }
 
@@ -298,20 +376,17 @@ function checkBundledRecords(root: string, manifest: BundleManifest, repository:
   return { ids, sessions, groups };
 }
 
-/** The snapshots' objects, then their refs, each created only where there is none. */
-async function importSnapshots(repository: Repository, snapshots: string, refs: Map<string, string>, created: Created, invalid: Invalid): Promise<void> {
+/** The snapshots' objects only: their refs are created next, each only where there is none. */
+async function unbundleObjects(repository: Repository, snapshots: string, invalid: Invalid): Promise<void> {
   try {
-    // Its objects only: the refs are created next, each only where there is none.
     await gitBytes(repository.root, ['bundle', 'unbundle', snapshots]);
   } catch (error) {
     throw invalid(`git cannot read its snapshots (${error instanceof GitCommandError ? error.stderr.trim() : String(error)})`);
   }
-  await createRefs(repository, refs);
-  for (const [ref, oid] of refs) created.refs.set(ref, oid);
 }
 
 /** Each session's file (its start line re-homed) and sidecar record, created exclusively, the record saying where it came from. */
-function writeSessions(request: ImportRequest, sessions: BundledRecords['sessions'], bundleName: string, created: Created): void {
+function writeSessions(request: BundlePaths, sessions: BundledRecords['sessions'], bundleName: string, created: Created): void {
   const imported = stampEvent({ type: 'imported', from_working_dir: '', bundle: bundleName });
   fs.mkdirSync(request.store.directory, { recursive: true, mode: 0o700 });
   for (const { entry, file, first, start, sidecar: bundledSidecar, workingDir } of sessions) {
@@ -340,7 +415,7 @@ function writeSessions(request: ImportRequest, sessions: BundledRecords['session
 }
 
 /** Each group's record, re-homed to this clone, ended if its runner never ended it, its worktrees said to be gone. */
-function writeGroups(request: ImportRequest, root: string, groups: BundledRecords['groups'], repository: Repository, created: Created): void {
+function writeGroups(request: BundlePaths, root: string, groups: BundledRecords['groups'], repository: Repository, created: Created): void {
   for (const { entry, lines, first, ended, workingDir } of groups) {
     const folder = path.join(request.groupsDirectory, entry.id);
     fs.mkdirSync(request.groupsDirectory, { recursive: true, mode: 0o700 });

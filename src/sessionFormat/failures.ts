@@ -80,6 +80,8 @@ export const FAILURE_CODES = [
   'group_not_found',
   /** No eval by that id in the evals folder (`codeloops eval --resume`, `sessions list --eval`). */
   'eval_not_found',
+  /** `codeloops eval merge`: the shards' bundles are not of one eval: their plans (suite, commits, configs) or their shard counts differ (`details.differences`). */
+  'eval_mismatch',
   /** A sessions bundle that cannot be imported: not a bundle, damaged, or its snapshots need commits this repository lacks. */
   'bundle_invalid',
   /** Import: a session of the bundle is already here. */

@@ -1,3 +1,5 @@
+import { evalRecordLineSchema } from './evalRecords.js';
+import { shardSchema } from './shards.js';
 import * as z from './zod.js';
 
 /**
@@ -9,6 +11,7 @@ import * as z from './zod.js';
  *     sidecars/<id>/…        their sidecar records and raw agent output
  *     groups/<group>/…       the records of the candidate groups they belong to
  *     snapshots.bundle       their snapshot refs (`refs/codeloops/<id>/…`) as a git bundle
+ *     eval/record.jsonl      an eval shard's bundle (`codeloops eval --export`): its eval's record
  *
  * The git bundle leaves out what the repository's own branches, tags and remotes
  * hold: importing needs a clone of the same repository that has those commits.
@@ -26,12 +29,37 @@ const placement = {
   relative_dir: z.string(),
 };
 
+/** Where an eval shard's bundle holds its eval's record (`evals/<eval_id>.jsonl` where it ran). */
+export const BUNDLE_EVAL_RECORD = 'eval/record.jsonl';
+
+/**
+ * What an eval shard's bundle (`codeloops eval SUITE --shard I/N --export FILE`) says of
+ * itself: which eval and shard, and whether every run of its share finished. A shard
+ * that stopped midway still writes its bundle, with the runs that finished.
+ */
+export const bundleEvalSchema = z.object({
+  eval_id: z.string(),
+  /** Its share of the eval's runs; null: all of them. */
+  shard: z.nullable(shardSchema),
+  /** Every run of its share finished. */
+  complete: z.boolean(),
+  /** How many runs its share has, and how many of them finished. */
+  runs: z.int().check(z.nonnegative()),
+  finished: z.int().check(z.nonnegative()),
+});
+export type BundleEval = z.infer<typeof bundleEvalSchema>;
+
+/** A line of the eval record a bundle carries: the record's own schema. */
+export const bundledEvalLineSchema = evalRecordLineSchema;
+
 export const bundleManifestSchema = z.object({
   format: z.literal('codeloops-sessions'),
   version: z.literal(1),
   created_at: z.string(),
   sessions: z.array(z.object({ id: z.string(), ...placement, snapshot_refs: z.int().check(z.nonnegative()) })),
   groups: z.array(z.object({ id: z.string(), ...placement })),
+  /** An eval shard's bundle: its eval record is `eval/record.jsonl`. */
+  eval: z.optional(bundleEvalSchema),
 });
 export type BundleManifest = z.infer<typeof bundleManifestSchema>;
 
