@@ -63,8 +63,8 @@ const MAY_IMPORT = {
   candidates: [...LOWER, 'loop', 'worktreeLoops', 'rollback'],
   // Sessions exported and imported as bundles, candidate groups' records with them.
   sessionBundle: [...LOWER, 'candidates'],
-  // Evals run a suite's loops in worktrees, then each task's acceptance in a clean one.
-  eval: [...LOWER, 'loop', 'worktreeLoops'],
+  // Evals run a suite's loops in worktrees, then each task's acceptance in a clean one; shards travel as session bundles.
+  eval: [...LOWER, 'loop', 'worktreeLoops', 'sessionBundle'],
   // A queue of tasks runs each as a loop in its own worktree, resumed after a crash or an answer.
   queue: [...LOWER, 'loop', 'worktreeLoops', 'resume'],
   // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).

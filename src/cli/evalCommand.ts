@@ -4,12 +4,15 @@ import { layerFromSuiteConfig, parseSuiteConfig, readSuite } from '../config/eva
 import { evalResultsOf } from '../eval/evalResults.js';
 import { planTasks } from '../eval/evalPlan.js';
 import { EvalRecorder, readEval, resolveEvalId, runKeyText, type EvalState } from '../eval/evalRecord.js';
-import { runEval, runsOf, stopEval, type EvalStatus } from '../eval/runEval.js';
+import { runEval, stopEval, type EvalStatus } from '../eval/runEval.js';
+import { runsOf, shareOf } from '../eval/evalShare.js';
+import { exportEvalShard, mergeEvalShards } from '../eval/evalShards.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { isProcessAlive } from '../process/processGroup.js';
-import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
-import { evalIdFor, evalsDir, type EvalRecordLine, type EvalRecordLineOf } from '../sessionFormat/evalRecords.js';
+import { groupsDir, worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
+import { evalIdFor, evalsDir, type EvalRecordLine, type EvalRecordLineOf, type EvalResults } from '../sessionFormat/evalRecords.js';
+import { shardText, type Shard } from '../sessionFormat/shards.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
@@ -21,6 +24,8 @@ import { runFromTerminal, writeStderr } from './terminalRun.js';
 import { prepareRunAsking } from './trustPrompt.js';
 import { UsageError } from './usageError.js';
 import { printAnswer } from './answers.js';
+import { openStore } from './openStore.js';
+import { parseShardOption, type ShardChoice } from './shardOption.js';
 
 /**
  * `codeloops eval SUITE.toml [--jobs N] [--json] [--html FILE]`, `codeloops eval --resume <eval_id>`:
@@ -38,15 +43,31 @@ export interface EvalOptions {
   html?: string;
   /** Run what the task repositories' codeloops.toml adds without asking (`--trust`). */
   trust?: boolean;
+  /** `--shard I/N` (or `auto/N`, `auto`): only this share of the runs. */
+  shard?: string;
+  /** `--export FILE`: when this process's part ends, however it ends, a bundle of its runs for `eval merge`. */
+  export?: string;
+  /** `--dry-run`: say which runs would run (this shard's), where the shard came from, and the commits; run nothing. */
+  dryRun?: boolean;
 }
 
 export async function evalCommand(suiteFile: string | undefined, options: EvalOptions): Promise<number> {
   if ((suiteFile === undefined) === (options.resume === undefined))
     throw new UsageError('Give a suite file to start an eval, or --resume <eval_id> to carry one on; not both.');
   if (options.html !== undefined) assertWritableFolder(options.html);
+  if (options.export !== undefined) assertWritableFolder(options.export);
+  if (options.shard !== undefined && options.resume !== undefined)
+    throw new UsageError('--resume carries an eval on with the shard it was started with: leave out --shard.');
+  const choice = parseShardOption(options.shard);
   const state = suiteFile === undefined ? await resumableEval(options.resume!) : null;
   const suite = suiteFile === undefined ? null : readSuite(suiteFile, process.cwd());
   const tasks = state ? state.started.tasks : await planTasks(suite!);
+  if (options.dryRun)
+    return dryRun(
+      state?.started ?? { suite: suite!.name, repetitions: suite!.repetitions, tasks, configs: suite!.configs, shard: choice?.shard ?? null },
+      choice,
+      options,
+    );
   const configs = state
     ? state.started.configs.map((config) => parseSuiteConfig(config.table, `${state.started.suite_file} (as eval ${state.id} recorded it)`))
     : suite!.configs;
@@ -63,12 +84,14 @@ export async function evalCommand(suiteFile: string | undefined, options: EvalOp
     }
   }
   const jobs = options.jobs ?? state?.started.jobs ?? 1;
-  const { recorder, evalState } = state ? resumeRecord(state, jobs) : startRecord(suite!, tasks, configs, jobs);
-  const total = runsOf(evalState.started).length;
+  const { recorder, evalState } = state ? resumeRecord(state, jobs) : startRecord(suite!, tasks, configs, jobs, choice?.shard ?? null);
+  const share = shareOf(evalState.started);
+  const done = share.filter((key) => evalState.finished.has(runKeyText(key))).length;
+  const shard = evalState.started.shard;
   writeStderr(
-    `${state ? 'Carrying on' : 'Started'} eval ${evalState.id} (${sanitizeForTerminal(suiteName)}): ${total - evalState.finished.size} of ${total} runs to go, ${jobs} at a time.\n`,
+    `${state ? 'Carrying on' : 'Started'} eval ${evalState.id} (${sanitizeForTerminal(suiteName)})${shard ? `, shard ${shardText(shard)} (${share.length} of its ${runsOf(evalState.started).length} runs)` : ''}: ${share.length - done} of ${share.length} runs to go, ${jobs} at a time.\n`,
   );
-  const progress = new EvalProgress(total, evalState.finished.size);
+  const progress = new EvalProgress(share.length, done);
   const status = await runFromTerminal(
     {
       stopping: 'stopping every run of the eval (finished runs stay finished)',
@@ -89,11 +112,63 @@ export async function evalCommand(suiteFile: string | undefined, options: EvalOp
         signal,
         onRecord: (line) => progress.update(line),
       }),
-  ).finally(() => {
+  ).finally(async () => {
     progress.end();
     recorder.close();
+    // Whatever ended it, the runs that finished travel: a shard that stopped midway says so in its bundle.
+    if (options.export !== undefined) await exportShard(evalState.id, options.export);
   });
   return report(evalState.id, status, options);
+}
+
+async function exportShard(evalId: string, output: string): Promise<void> {
+  const exported = await exportEvalShard(evalsDir(), evalId, output, {
+    store: openStore(),
+    sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
+    groupsDirectory: groupsDir(),
+  });
+  const { eval: shard } = exported;
+  writeStderr(
+    `Wrote ${sanitizeForTerminal(exported.file)}: ${shard.finished} of ${shard.runs} runs${shard.complete ? '' : ' (the shard did not finish: its other runs are missing)'}, ${exported.sessions.length} sessions, ${exported.snapshot_refs} snapshot refs.\n`,
+  );
+  for (const warning of exported.warnings) writeStderr(`warning: ${sanitizeForTerminal(warning)}\n`);
+}
+
+/** `--dry-run`: the runs this shard would run, and where its share came from. */
+function dryRun(plan: DryRunPlan, choice: ShardChoice | null, options: EvalOptions): number {
+  const started = { ...plan, configs: plan.configs.map((config) => ({ name: config.name })) } as unknown as EvalState['started'];
+  const runs = shareOf(started);
+  const answer = {
+    suite: plan.suite,
+    shard: plan.shard ?? null,
+    shard_source: plan.shard ? (choice?.source ?? 'the eval record') : null,
+    tasks: plan.tasks.map((task) => ({ name: task.name, repository: task.repository, ref: task.ref, commit: task.commit })),
+    runs: runs.map(({ number, task, config, repetition }) => ({ number, task, config, repetition })),
+    total_runs: runsOf(started).length,
+  };
+  if (options.json) return (printAnswer('eval --dry-run', answer), EXIT_CODES.success);
+  const lines = [
+    `Eval of ${sanitizeForTerminal(plan.suite)}: ${answer.total_runs} runs${plan.shard ? `; shard ${shardText(plan.shard)} (from ${answer.shard_source}) runs ${runs.length} of them` : ''}.`,
+    ...answer.tasks.map(
+      (task) =>
+        `  task ${sanitizeForTerminal(JSON.stringify(task.name))}: ${sanitizeForTerminal(task.ref)} at ${task.commit.slice(0, 12)} in ${sanitizeForTerminal(task.repository)}`,
+    ),
+    ...runs.map(
+      (run) =>
+        `  run ${run.number}: task ${sanitizeForTerminal(JSON.stringify(run.task))}, config ${sanitizeForTerminal(JSON.stringify(run.config))}, repetition ${run.repetition}`,
+    ),
+    'Nothing was run (--dry-run).',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  return EXIT_CODES.success;
+}
+
+interface DryRunPlan {
+  suite: string;
+  repetitions: number;
+  tasks: EvalState['started']['tasks'];
+  configs: ReadonlyArray<{ name: string }>;
+  shard?: Shard | null;
 }
 
 /** Checked before any run starts: an eval of hours must not end unable to write its report. */
@@ -114,7 +189,13 @@ async function resumableEval(typed: string): Promise<EvalState> {
   return state;
 }
 
-function startRecord(suite: NonNullable<ReturnType<typeof readSuite>>, tasks: EvalState['started']['tasks'], configs: typeof suite.configs, jobs: number) {
+function startRecord(
+  suite: NonNullable<ReturnType<typeof readSuite>>,
+  tasks: EvalState['started']['tasks'],
+  configs: typeof suite.configs,
+  jobs: number,
+  shard: Shard | null,
+) {
   const recorder = createRecorder(suite.name);
   const evalId = recorder.evalId;
   const started = recorder.record({
@@ -127,6 +208,7 @@ function startRecord(suite: NonNullable<ReturnType<typeof readSuite>>, tasks: Ev
     tasks,
     configs: configs.map((table) => ({ name: table.name, table })),
     pid: process.pid,
+    ...(shard ? { shard } : {}),
   }) as EvalRecordLineOf<'eval_started'>;
   return { recorder, evalState: { id: evalId, started, finished: new Map(), sessionIds: [], runner: null } satisfies EvalState };
 }
@@ -151,21 +233,63 @@ function resumeRecord(state: EvalState, jobs: number) {
 
 async function report(evalId: string, status: EvalStatus, options: EvalOptions): Promise<number> {
   const state = await readEval(evalsDir(), evalId);
-  const complete = runsOf(state.started).every((key) => state.finished.has(runKeyText(key)));
-  if (status !== 'finished' || !complete) {
+  const results = evalResultsOf(state);
+  if (status !== 'finished' || !results.complete) {
+    const share = shareOf(state.started).length;
     writeStderr(
-      `Eval ${evalId} stopped with ${state.finished.size} of ${runsOf(state.started).length} runs finished. Carry it on: codeloops eval --resume ${evalId}\n`,
+      `Eval ${evalId} stopped with ${share - results.missing_runs.length} of ${share} runs finished. Carry it on: codeloops eval --resume ${evalId}\n`,
     );
     return status === 'interrupted' ? EXIT_CODES.interrupted : EXIT_CODES.failed;
   }
-  const results = evalResultsOf(state);
-  if (options.json) printAnswer('eval', results);
+  writeResults(results, options);
+  return EXIT_CODES.success;
+}
+
+/** The results on stdout (Markdown, or JSON with `--json`), and as an HTML report with `--html`. */
+function writeResults(results: EvalResults, options: { json?: boolean; html?: string }, answer?: () => void): void {
+  if (options.json) (answer ?? (() => printAnswer('eval', results)))();
   else process.stdout.write(renderEvalMarkdown(results));
   if (options.html !== undefined) {
     fs.writeFileSync(options.html, renderEvalHtml(results));
     writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);
   }
-  return EXIT_CODES.success;
+}
+
+/** Exit code of `eval merge` when the merged eval has runs missing (a shard not given, or one that stopped midway). */
+export const MERGE_INCOMPLETE_EXIT = 3;
+
+export interface EvalMergeOptions {
+  workingDir?: string;
+  json?: boolean;
+  html?: string;
+  maxUnpackedMb?: number;
+}
+
+/** `codeloops eval merge BUNDLE…`: the shards' bundles made one eval here; its results as one machine's would be. */
+export async function evalMergeCommand(bundles: string[], options: EvalMergeOptions): Promise<number> {
+  if (options.html !== undefined) assertWritableFolder(options.html);
+  const merged = await mergeEvalShards({
+    bundleFiles: bundles,
+    targetDir: path.resolve(options.workingDir ?? process.cwd()),
+    evalsDirectory: evalsDir(),
+    store: openStore(),
+    sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
+    groupsDirectory: groupsDir(),
+    ...(options.maxUnpackedMb === undefined ? {} : { maxUnpackedBytes: options.maxUnpackedMb * 1024 * 1024 }),
+  });
+  for (const warning of merged.warnings) writeStderr(`warning: ${sanitizeForTerminal(warning)}\n`);
+  const results = evalResultsOf(await readEval(evalsDir(), merged.evalId));
+  writeStderr(
+    `Merged ${merged.shards.length} bundle${merged.shards.length === 1 ? '' : 's'} into eval ${merged.evalId}: ${results.runs.length} runs${results.complete ? '' : `, ${results.missing_runs.length} missing (run them here: codeloops eval --resume ${merged.evalId})`}.\n`,
+  );
+  writeResults(results, options, () =>
+    printAnswer('eval merge', {
+      ...results,
+      shards: merged.shards.map((shard) => ({ ...shard, file: shard.file })),
+      warnings: merged.warnings,
+    }),
+  );
+  return results.complete ? EXIT_CODES.success : MERGE_INCOMPLETE_EXIT;
 }
 
 /** On a terminal, one line that counts the runs as they finish; otherwise a line per finished run. */

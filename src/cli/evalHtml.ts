@@ -1,5 +1,5 @@
 import { EVAL_OUTCOMES, type EvalConfigResult, type EvalOutcome, type EvalResults } from '../sessionFormat/evalRecords.js';
-import { evalTables, interval, OUTCOMES_NOTE, PAIRS_NOTE, percent, signedPoints, type EvalTable } from './evalText.js';
+import { evalTables, interval, OUTCOMES_NOTE, PAIRS_NOTE, percent, scopeNote, signedPoints, type EvalTable } from './evalText.js';
 
 /**
  * An eval's results as one self-contained HTML file (`codeloops eval --html FILE`), to
@@ -47,12 +47,20 @@ export function renderEvalHtml(results: EvalResults): string {
     title,
     STYLE,
     `<h1>Eval <span class="suite">${escapeHtml(results.suite)}</span> <small>${escapeHtml(results.eval_id)}</small></h1>
-${outcomesChart(results)}
+${scopeSection(results)}${outcomesChart(results)}
 ${acceptedRateChart(results.configs)}
 ${configsTable(results)}
 ${pairsSection(results)}
 ${runsTable(results)}`,
   );
+}
+
+/** A shard's share, or the runs missing: said before any figure, which does not count them. */
+function scopeSection(results: EvalResults): string {
+  const scope = scopeNote(results);
+  if (!scope) return '';
+  const missing = scope.missing.length > 0 ? `<ul class="missing">${scope.missing.map((run) => `<li>${escapeHtml(run)}</li>`).join('')}</ul>` : '';
+  return `<section class="scope${results.complete ? '' : ' incomplete'}"><p><strong>${escapeHtml(scope.headline)}</strong></p>${missing}</section>\n`;
 }
 
 /** A stacked bar per config: how many of its runs ended each way. */
@@ -165,6 +173,9 @@ svg { display: block; overflow: visible; }
 .empty { fill: none; stroke: var(--line); }
 .track { fill: var(--line); opacity: 0.45; }
 .rate { fill: var(--rate); }
+.scope { border-left: 4px solid var(--line); padding: 0.1rem 0.8rem; }
+.scope.incomplete { border-color: var(--false_continue); }
+.scope.incomplete p { color: var(--fg); }
 .interval line, .zero { stroke: var(--fg); stroke-width: 1.5; }
 .zero { stroke: var(--muted); stroke-dasharray: 3 3; }
 .difference { fill: var(--fg); }

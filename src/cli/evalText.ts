@@ -74,10 +74,23 @@ export function evalTables(results: EvalResults): { configs: EvalTable; pairs: E
 export function renderEvalMarkdown(results: EvalResults): string {
   const tables = evalTables(results);
   const lines = [`# Eval ${cell(results.suite)} (${results.eval_id})`, ''];
+  const scope = scopeNote(results);
+  if (scope) lines.push(`**${scope.headline}**`, ...scope.missing.map((run) => `- ${cell(run)}`), '');
   lines.push(...table(tables.configs), '', OUTCOMES_NOTE);
   if (results.pairs.length > 0) lines.push('', '## Accepted rate, a − b', '', ...table(tables.pairs), '', PAIRS_NOTE);
   lines.push('', '## Runs', '', ...table(tables.runs));
   return lines.join('\n') + '\n';
+}
+
+/** What the figures are of, when not every run of the eval: a shard's share, or an eval with runs missing (named). */
+export function scopeNote(results: EvalResults): { headline: string; missing: string[] } | null {
+  const missing = results.missing_runs.map((run) => `task ${JSON.stringify(run.task)}, config ${JSON.stringify(run.config)}, repetition ${run.repetition}`);
+  const shard = results.shard
+    ? `Shard ${results.shard.index}/${results.shard.total} of the eval: merge the shards' bundles for the whole (codeloops eval merge).`
+    : '';
+  if (results.complete) return shard ? { headline: shard, missing: [] } : null;
+  const headline = `Incomplete: ${missing.length} run${missing.length === 1 ? '' : 's'} missing, not counted in the figures (run ${missing.length === 1 ? 'it' : 'them'}: codeloops eval --resume ${results.eval_id}).`;
+  return { headline: shard ? `${shard} ${headline}` : headline, missing };
 }
 
 function table({ headers, rows }: EvalTable): string[] {

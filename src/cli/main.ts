@@ -85,6 +85,8 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('codeloops')
     .description('Run a coding agent in an actor–critic loop until the work is actually done.')
     .version(VERSION, '-V, --version')
+    // A command's options are its own, not its parent's of the same name: `eval merge --json` is merge's --json, not eval's.
+    .enablePositionalOptions()
     .exitOverride() // before the subcommands are added, so they inherit it
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text) });
@@ -217,7 +219,7 @@ function addMoves(program: Command, lazy: Lazy): void {
     .addHelpText('after', '\nResults and exit codes: rolled_back or undone 0, nothing_to_roll_back 3, conflict 4 (nothing changed), snapshot_missing 5.')
     .action(lazy(() => import('./rollbackCommand.js'), 'rollbackCommand'));
 
-  program
+  const evaluation = program
     .command('eval [suite]')
     .description("measure your setup: run a suite's tasks with each of its configs, each run judged by the task's hidden acceptance command")
     .option('--resume <eval_id>', 'carry on an interrupted or crashed eval, without running its finished runs again ("latest": the newest)')
@@ -225,7 +227,26 @@ function addMoves(program: Command, lazy: Lazy): void {
     .option('--trust', "run what the task repositories' codeloops.toml adds without asking")
     .option('--json', 'print the results as JSON')
     .option('--html <file>', 'also write the results as a self-contained HTML report (tables and charts)')
+    .option(
+      '--shard <I/N>',
+      'run only shard I of N (every N-th run from the I-th; the same split on every machine); auto/N: I from JOB_COMPLETION_INDEX or CI_NODE_INDEX; auto: from CI_NODE_INDEX and CI_NODE_TOTAL',
+    )
+    .option('--export <file>', 'when this process ends, however it ends, write its runs as a bundle (.tar.gz) for "eval merge"')
+    .option('--dry-run', 'say which runs would run (and where the shard came from); run nothing')
+    .enablePositionalOptions()
     .action(lazy(() => import('./evalCommand.js'), 'evalCommand'));
+  evaluation
+    .command('merge <bundle...>')
+    .description("make one eval here of the shards' bundles (eval --shard I/N --export): every run once, the missing ones said; then as eval prints it")
+    .option('-d, --working-dir <dir>', 'a clone of the repository the eval ran in (default: the current folder)')
+    .option('--max-unpacked-mb <n>', 'refuse a bundle that unpacks to more than this many megabytes (default: 2048)', positiveInteger)
+    .option('--json', 'print the results as JSON')
+    .option('--html <file>', 'also write the results as a self-contained HTML report (tables and charts)')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every run of the eval is here, 3 some are missing (listed; "codeloops eval --resume <id>" runs them), 2 nothing imported.',
+    )
+    .action(lazy(() => import('./evalCommand.js'), 'evalMergeCommand'));
 
   program
     .command('candidates [group]')

@@ -41,7 +41,8 @@ export function parseShardOption(text: string | undefined, env: NodeJS.ProcessEn
 
 function checked(index: number, total: number, what: string): Shard {
   if (total < 1 || total > MAX_SHARDS) throw new UsageError(`${what}: the number of shards must be 1 to ${MAX_SHARDS}.`);
-  if (index < 1 || index > total) throw new UsageError(`${what}: the shard must be 1 to ${total} (shards count from 1: ${shardText({ index: 1, total })} is the first).`);
+  if (index < 1 || index > total)
+    throw new UsageError(`${what}: the shard must be 1 to ${total} (shards count from 1: ${shardText({ index: 1, total })} is the first).`);
   return { index, total };
 }
 

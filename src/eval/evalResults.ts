@@ -1,5 +1,6 @@
 import type { EvalConfigResult, EvalResults, EvalRun } from '../sessionFormat/evalRecords.js';
-import type { EvalState } from './evalRecord.js';
+import { runKeyText, type EvalState } from './evalRecord.js';
+import { shareOf } from './evalShare.js';
 import { newcombeInterval, wilsonInterval } from './evalStatistics.js';
 
 /**
@@ -48,7 +49,10 @@ export function evalResultsOf(state: EvalState): EvalResults {
       });
     }
   }
-  return { eval_id: state.id, suite: started.suite, configs, pairs, runs };
+  const missing = shareOf(started)
+    .filter((key) => !state.finished.has(runKeyText(key)))
+    .map(({ task, config, repetition }) => ({ task, config, repetition }));
+  return { eval_id: state.id, suite: started.suite, configs, pairs, runs, shard: started.shard ?? null, complete: missing.length === 0, missing_runs: missing };
 }
 
 function configResult(name: string, runs: readonly EvalRun[]): EvalConfigResult {

@@ -17,6 +17,7 @@ import { startTestsCommit } from '../verify/startTests.js';
 import { loopWorktreePath, removeLeftoverWorktree, removeLoopWorktree } from '../worktreeLoops/loopWorktrees.js';
 import { runLoopInWorktree } from '../worktreeLoops/runInWorktree.js';
 import { runKeyText, type EvalRecorder, type EvalState, type RunKey } from './evalRecord.js';
+import { shareOf, type NumberedRun } from './evalShare.js';
 
 /**
  * Runs an eval's runs that have not finished (all of them, for a new eval): each
@@ -45,17 +46,6 @@ export interface EvalRequest {
 
 export type EvalStatus = 'finished' | 'interrupted' | 'failed';
 
-/** A run with its number in the eval (1, 2, … in `runsOf`'s order): what its folders are named by. */
-type NumberedRun = RunKey & { number: number };
-
-/** The runs of a suite, repetition by repetition so that an interrupted eval has every config about as far. */
-export function runsOf(started: EvalState['started']): RunKey[] {
-  const keys: RunKey[] = [];
-  for (let repetition = 1; repetition <= started.repetitions; repetition++)
-    for (const task of started.tasks) for (const config of started.configs) keys.push({ task: task.name, config: config.name, repetition });
-  return keys;
-}
-
 /**
  * A run's folder under the eval's: its number in the eval, which no other run has, then
  * its task and config for a reader, shortened and safe on every file system. Two names
@@ -73,9 +63,7 @@ function evalRunFolderName(number: number, key: RunKey): string {
 
 /** Runs what is left and records how this process's part ended; resolves when every run has ended or the signal stopped them. */
 export async function runEval(request: EvalRequest): Promise<EvalStatus> {
-  const pending = runsOf(request.state.started)
-    .map((key, index) => ({ ...key, number: index + 1 }))
-    .filter((key) => !request.state.finished.has(runKeyText(key)));
+  const pending = shareOf(request.state.started).filter((key) => !request.state.finished.has(runKeyText(key)));
   let status: EvalStatus = 'failed';
   try {
     await new EvalRun(request).runAll(pending);

@@ -51,6 +51,8 @@ export interface BundlePaths {
 export interface BundleExtra {
   manifest?: Pick<BundleManifest, 'eval'>;
   files?: ReadonlyArray<{ name: string; source: string }>;
+  /** The repository the sessions ran in, at its top, when their working folders are gone (an eval run's worktree): their snapshots are there. */
+  repository?: string;
 }
 
 export async function exportSessions(sessionIds: readonly string[], output: string, paths: BundlePaths, extra: BundleExtra = {}): Promise<ExportResult> {
@@ -68,7 +70,7 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
     throw new CodeloopsError('usage', `${file} is a folder: a bundle is written to a file (such as ${path.join(file, 'bundle.tar.gz')}).`, { file });
   }
   const warnings: string[] = [];
-  const plan = await planExport(sessionIds, paths, warnings);
+  const plan = await planExport(sessionIds, paths, warnings, extra.repository);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-export-'));
   try {
     const root = path.join(staging, BUNDLE_ROOT);
@@ -108,7 +110,7 @@ interface ExportPlan {
 }
 
 /** The sessions to export, where each ran in its repository, and their candidate groups; sessions of two repositories are refused. */
-async function planExport(sessionIds: readonly string[], paths: BundlePaths, warnings: string[]): Promise<ExportPlan> {
+async function planExport(sessionIds: readonly string[], paths: BundlePaths, warnings: string[], ranIn?: string): Promise<ExportPlan> {
   const manifest: BundleManifest = { format: 'codeloops-sessions', version: 1, created_at: new Date().toISOString(), sessions: [], groups: [] };
   const repositories = new Map<string, Repository>();
   const groupIds = new Set<string>();
@@ -119,8 +121,8 @@ async function planExport(sessionIds: readonly string[], paths: BundlePaths, war
     }
     const { start } = session;
     let relative = '';
-    let repositoryDir: string | null = start.working_dir;
-    if (start.candidate_group) {
+    let repositoryDir: string | null = ranIn ?? start.working_dir;
+    if (ranIn === undefined && start.candidate_group) {
       groupIds.add(start.candidate_group);
       const group = await readGroup(paths.groupsDirectory, start.candidate_group).catch(() => null);
       const candidate = group?.started.candidates.find((entry) => entry.label === start.candidate);
@@ -131,7 +133,7 @@ async function planExport(sessionIds: readonly string[], paths: BundlePaths, war
     }
     const repository = repositoryDir ? await openRepository(repositoryDir).catch(() => null) : null;
     if (repository) {
-      if (!start.candidate_group) relative = path.relative(repository.root, start.working_dir);
+      if (ranIn === undefined && !start.candidate_group) relative = path.relative(repository.root, start.working_dir);
       repositories.set(repository.root, repository);
     } else warnings.push(`session ${id}: its repository ${repositoryDir} cannot be read, so its snapshots are not in the bundle`);
     manifest.sessions.push({ id, working_dir: start.working_dir, relative_dir: toPosix(relative), snapshot_refs: 0 });
@@ -260,6 +262,11 @@ export async function stageBundle(bundleFile: string, staging: string, maxUnpack
 export interface BundleSelection {
   bundle: StagedBundle;
   sessions?: ReadonlySet<string>;
+  /**
+   * Sessions imported under another id (their file, records and snapshot refs): two
+   * machines that started the same prompt in the same second named their sessions alike.
+   */
+  rename?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -277,19 +284,29 @@ export async function importStaged(request: BundlePaths & { targetDir: string },
     // Everything is checked before anything is written.
     const checked = [];
     const owners = new Map<string, string>();
-    for (const { bundle, sessions: chosen } of selections) {
+    for (const { bundle, sessions: chosen, rename = new Map<string, string>() } of selections) {
       const records = checkBundledRecords(bundle.root, bundle.manifest, repository, bundle.invalid);
-      const sessions = chosen ? records.sessions.filter(({ entry }) => chosen.has(entry.id)) : records.sessions;
+      const sessions = (chosen ? records.sessions.filter(({ entry }) => chosen.has(entry.id)) : records.sessions).map((session) => ({
+        ...session,
+        id: rename.get(session.entry.id) ?? session.entry.id,
+      }));
       const groups = chosen ? [] : records.groups;
-      for (const { entry } of [...sessions, ...groups]) {
-        const other = owners.get(entry.id);
-        if (other !== undefined) throw bundle.invalid(`${entry.id} is also in ${other}`, { ids: [entry.id] });
-        owners.set(entry.id, bundle.file);
+      for (const id of [...sessions.map((session) => session.id), ...groups.map(({ entry }) => entry.id)]) {
+        const other = owners.get(id);
+        if (other !== undefined) throw bundle.invalid(`${id} is also in ${other}`, { ids: [id] });
+        owners.set(id, bundle.file);
       }
       const snapshots = path.join(bundle.root, BUNDLE_SNAPSHOTS);
       const bundled = fs.existsSync(snapshots) ? await bundleRefs(repository, snapshots, records.ids, bundle.invalid) : new Map<string, string>();
-      const wanted = new Set([...sessions, ...groups].map(({ entry }) => entry.id));
-      const refs = new Map([...bundled].filter(([ref]) => wanted.has(ref.split('/')[2]!)));
+      const wanted = new Set([...sessions.map((session) => session.entry.id), ...groups.map(({ entry }) => entry.id)]);
+      const refs = new Map(
+        [...bundled].flatMap(([ref, oid]): Array<[string, string]> => {
+          const owner = ref.split('/')[2]!;
+          if (!wanted.has(owner)) return [];
+          const renamed = rename.get(owner);
+          return [[renamed ? `${SNAPSHOT_REF_ROOT}/${renamed}/${ref.split('/').slice(3).join('/')}` : ref, oid]];
+        }),
+      );
       checked.push({ bundle, sessions, groups, snapshots, refs });
     }
     await refuseWhatIsHere(request, repository, new Set(owners.keys()));
@@ -310,7 +327,7 @@ export async function importStaged(request: BundlePaths & { targetDir: string },
       writeGroups(request, bundle.root, groups, repository, created);
     }
     return {
-      sessions: checked.flatMap(({ sessions }) => sessions.map(({ entry }) => entry.id)),
+      sessions: checked.flatMap(({ sessions }) => sessions.map(({ id }) => id)),
       groups: checked.flatMap(({ groups }) => groups.map(({ entry }) => entry.id)),
       repository: repository.root,
       snapshot_refs: refs.size,
@@ -386,12 +403,17 @@ async function unbundleObjects(repository: Repository, snapshots: string, invali
 }
 
 /** Each session's file (its start line re-homed) and sidecar record, created exclusively, the record saying where it came from. */
-function writeSessions(request: BundlePaths, sessions: BundledRecords['sessions'], bundleName: string, created: Created): void {
+function writeSessions(
+  request: BundlePaths,
+  sessions: ReadonlyArray<BundledRecords['sessions'][number] & { id: string }>,
+  bundleName: string,
+  created: Created,
+): void {
   const imported = stampEvent({ type: 'imported', from_working_dir: '', bundle: bundleName });
   fs.mkdirSync(request.store.directory, { recursive: true, mode: 0o700 });
-  for (const { entry, file, first, start, sidecar: bundledSidecar, workingDir } of sessions) {
-    const target = request.store.filePathOf(entry.id);
-    const fd = createExclusively(entry.id, target, () => fs.openSync(target, 'wx', 0o600));
+  for (const { id, entry, file, first, start, sidecar: bundledSidecar, workingDir } of sessions) {
+    const target = request.store.filePathOf(id);
+    const fd = createExclusively(id, target, () => fs.openSync(target, 'wx', 0o600));
     created.paths.push(target);
     try {
       writeWhole(fd, Buffer.from(JSON.stringify({ ...start, working_dir: workingDir }) + '\n'));
@@ -399,9 +421,9 @@ function writeSessions(request: BundlePaths, sessions: BundledRecords['sessions'
     } finally {
       fs.closeSync(fd);
     }
-    const sidecar = request.sidecarDirOf(entry.id);
+    const sidecar = request.sidecarDirOf(id);
     fs.mkdirSync(path.dirname(sidecar), { recursive: true, mode: 0o700 });
-    createExclusively(entry.id, sidecar, () => fs.mkdirSync(sidecar, { mode: 0o700 }));
+    createExclusively(id, sidecar, () => fs.mkdirSync(sidecar, { mode: 0o700 }));
     created.paths.push(sidecar);
     // Staged private (folders 0700, files 0600), as local records are: the copy keeps those modes.
     if (fs.existsSync(bundledSidecar)) fs.cpSync(bundledSidecar, sidecar, { recursive: true, errorOnExist: true, force: false });
@@ -622,6 +644,27 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Every id something here has: a session file or sidecar record, a candidate group, snapshot refs in the repository. */
+export async function idsInUse(paths: BundlePaths, repositoryDir: string): Promise<Set<string>> {
+  const names = (folder: string) => {
+    try {
+      return fs.readdirSync(folder);
+    } catch {
+      return [];
+    }
+  };
+  const used = new Set<string>([
+    ...names(paths.store.directory).map((name) => name.replace(/\.jsonl$/, '')),
+    ...names(path.dirname(paths.sidecarDirOf('x'))),
+    ...names(paths.groupsDirectory),
+  ]);
+  for (const ref of (await gitText(repositoryDir, ['for-each-ref', '--format=%(refname)', `${SNAPSHOT_REF_ROOT}/`])).split('\n')) {
+    const owner = ref.slice(SNAPSHOT_REF_ROOT.length + 1).split('/')[0];
+    if (owner) used.add(owner);
+  }
+  return used;
 }
 
 /**

@@ -10,13 +10,13 @@ import {
   worktreesRemovedSchema,
 } from './cliAnswers.js';
 import { doctorReportSchema } from './doctorReport.js';
-import { evalResultsSchema } from './evalRecords.js';
+import { evalDryRunSchema, evalResultsSchema } from './evalRecords.js';
 import { forecastSchema } from './forecast.js';
 import { mergeResultSchema, queueTaskSchema } from './queueRecords.js';
 import { groupPlanSchema, runPlanSchema } from './runPlans.js';
 import { reviewActionOutcomeSchema, reviewRecordSchema, sessionReviewSchema } from './reviewRecords.js';
 import { rollbackOutcomeSchema } from './rollbackOutcome.js';
-import { exportResultSchema, importResultSchema } from './sessionBundle.js';
+import { evalMergeAnswerSchema, exportResultSchema, importResultSchema } from './sessionBundle.js';
 import { iterationLineSchema, sessionEndLineSchema, sessionStartLineSchema } from './sessionLines.js';
 import { sessionStatsSchema, sessionSummarySchema } from './sessionSummaries.js';
 import { timelineEntrySchema } from './timelineEntries.js';
@@ -57,6 +57,8 @@ export const CLI_ANSWERS = {
   rollback: { schema: rollbackOutcomeSchema, layout: 'indented' },
   apply: { schema: applyOutcomeSchema, layout: 'indented' },
   eval: { schema: evalResultsSchema, layout: 'line' },
+  'eval --dry-run': { schema: evalDryRunSchema, layout: 'indented' },
+  'eval merge': { schema: evalMergeAnswerSchema, layout: 'line' },
   candidates: { schema: z.array(groupComparisonSchema), layout: 'indented' },
   'candidates <group>': { schema: groupComparisonSchema, layout: 'indented' },
   'candidates --discard': { schema: worktreesRemovedSchema, layout: 'indented' },

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { FAILURE_CODES } from './failures.js';
 import { dataHome, fileTimestamp, promptHash, type Environment } from './sessionFiles.js';
 import { OUTCOMES } from './sessionLines.js';
+import { shardSchema } from './shards.js';
 import { verifiedBySchema } from './testResults.js';
 import * as z from './zod.js';
 
@@ -62,6 +63,7 @@ export const evalConfigRecordSchema = z.object({ name: z.string(), table: z.reco
 export type EvalConfigRecord = z.infer<typeof evalConfigRecordSchema>;
 
 const runKey = { task: z.string(), config: z.string(), repetition };
+export const runKeySchema = z.object(runKey);
 
 /** One run as `--json` reports it. */
 export const evalRunSchema = z.object({
@@ -90,6 +92,16 @@ export const evalRecordLineSchema = z.discriminatedUnion('type', [
     tasks: z.array(evalTaskSchema),
     configs: z.array(evalConfigRecordSchema),
     pid: z.int(),
+    /** `--shard I/N`: this record's process runs only that share of the runs (absent: all of them). */
+    shard: z.optional(z.nullable(shardSchema)),
+  }),
+  /**
+   * `codeloops eval merge`: this eval was made here from shards' bundles, each run of
+   * theirs taken once; the runs no bundle had are `missing` (`--resume` runs them).
+   */
+  line('eval_merged', {
+    bundles: z.array(z.object({ file: z.string(), eval_id: z.string(), shard: z.nullable(shardSchema), complete: z.boolean() })),
+    missing: z.array(runKeySchema),
   }),
   /** `codeloops eval --resume`: another process carries the eval on. */
   line('eval_resumed', { jobs: z.int().check(z.positive()), pid: z.int() }),
@@ -149,6 +161,23 @@ export const evalResultsSchema = z.object({
     }),
   ),
   runs: z.array(evalRunSchema),
+  /** The share of the runs these results are of (`--shard`); null: the whole eval. */
+  shard: z.nullable(shardSchema),
+  /** Every run (of the shard's share) finished; false: `missing_runs` are not counted in the figures. */
+  complete: z.boolean(),
+  missing_runs: z.array(runKeySchema),
 });
 export type EvalResults = z.infer<typeof evalResultsSchema>;
 export type EvalConfigResult = EvalResults['configs'][number];
+
+/** `codeloops eval SUITE --dry-run --json`: the runs this process would run (its shard's), where its shard came from, and the commits. */
+export const evalDryRunSchema = z.object({
+  suite: z.string(),
+  shard: z.nullable(shardSchema),
+  /** `--shard`, `JOB_COMPLETION_INDEX`, `CI_NODE_INDEX`, or the eval's record (`--resume`); null without a shard. */
+  shard_source: z.nullable(z.string()),
+  tasks: z.array(z.object({ name: z.string(), repository: z.string(), ref: z.string(), commit: z.string() })),
+  runs: z.array(z.object({ number: z.int().check(z.positive()), ...runKey })),
+  /** The eval's runs, every shard's. */
+  total_runs: z.int().check(z.nonnegative()),
+});

@@ -1,4 +1,4 @@
-import { evalRecordLineSchema } from './evalRecords.js';
+import { evalRecordLineSchema, evalResultsSchema } from './evalRecords.js';
 import { shardSchema } from './shards.js';
 import * as z from './zod.js';
 
@@ -83,3 +83,19 @@ export const exportResultSchema = z.object({
   warnings: z.array(z.string()),
 });
 export type ExportResult = z.infer<typeof exportResultSchema>;
+
+/** `codeloops eval merge --json`: the merged eval's results, as `eval --json` gives them, and each bundle taken. */
+export const evalMergeAnswerSchema = z.extend(evalResultsSchema, {
+  shards: z.array(
+    z.object({
+      file: z.string(),
+      eval_id: z.string(),
+      shard: z.nullable(shardSchema),
+      /** Every run of its share had finished when it was exported. */
+      complete: z.boolean(),
+      /** The runs taken from it (a run an earlier bundle had is not). */
+      runs: z.int().check(z.nonnegative()),
+    }),
+  ),
+  warnings: z.array(z.string()),
+});

@@ -7,101 +7,9 @@ import { sessionStartLineSchema } from '../../src/sessionFormat/sessionLines.js'
 import { runCli, startCli } from '../support/cliProcess.js';
 import { launchChromium } from '../support/codeServer.js';
 import { scriptedCliSetup, type ScriptedAgent } from '../support/scriptedAgent.js';
+import { evalSetup } from '../support/tinyMathEval.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
-import { createRepo, git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
-
-/**
- * A tiny npm project whose own tests (`node --test`) are each task's acceptance. Its
- * actor gets `sum` wrong on its first attempt and right on its second (the attempt is
- * counted in an ignored file of its worktree, so runs side by side do not mix), and
- * `double` right at once. The critic is one scripted program judging by its model:
- * "lenient" says DONE to anything, "strict" runs the tests and names what fails.
- */
-const ACTOR = `import fs from 'node:fs';
-import path from 'node:path';
-const agentDir = process.env.SCRIPTED_AGENT_DIR;
-const call = process.env.SCRIPTED_AGENT_CALL;
-if (fs.existsSync(path.join(agentDir, 'hold-at-' + call))) {
-  // Held until the runner stops it: the test interrupts the eval here.
-  fs.writeFileSync(path.join(agentDir, 'held'), call);
-  setInterval(() => {}, 1000);
-} else {
-  const first = !fs.existsSync('.attempt');
-  fs.writeFileSync('.attempt', 'tried');
-  fs.writeFileSync('math.js', 'export const sum = (a, b) => ' + (first ? 'a - b' : 'a + b') + ';\\nexport const double = (a) => a * 2;\\n');
-}
-`;
-
-const CRITIC = `import { spawnSync } from 'node:child_process';
-const decide = (decision) => process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify(decision) + '</decision>\\n');
-const done = { type: 'done', summary: 'The functions are right.', confidence: 0.9 };
-if (process.env.CODELOOPS_MODEL === 'lenient') decide(done);
-else if (process.env.CODELOOPS_MODEL === 'doubting') decide({ type: 'continue', feedback: 'Not convinced yet.', remaining_issues: ['convince me'] });
-else if (spawnSync(process.execPath, ['--test'], { stdio: 'ignore' }).status === 0) decide(done);
-else decide({ type: 'continue', feedback: 'The tests fail: sum subtracts.', remaining_issues: ['sum'], findings: [{ file: 'math.js', line: 1, severity: 'error', message: 'sum subtracts' }] });
-`;
-
-const TWO_CONFIGS = `
-[[configs]]
-name = "lenient"
-critic_model = "lenient"
-
-[[configs]]
-name = "strict"
-critic_model = "strict"
-max_iterations = 4
-`;
-
-/** The suite's tasks (`sum` alone, or both) and its configs (as TOML, `[[configs]]` tables). */
-function evalSetup(suiteOptions: { repetitions: number; sumOnly?: boolean; configs?: string }) {
-  const tools = tempDir('codeloops-eval-agents-');
-  writeFile(tools, 'actor.mjs', ACTOR);
-  writeFile(tools, 'critic.mjs', CRITIC);
-  const setup = scriptedCliSetup({
-    actor: [[{ shell: [process.execPath, path.join(tools, 'actor.mjs')] }]],
-    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
-  });
-  const repo = createRepo({
-    gitignore: '.attempt\n',
-    files: {
-      'package.json': JSON.stringify({ name: 'tiny', type: 'module', scripts: { test: 'node --test' } }),
-      'math.js': 'export const sum = () => 0;\nexport const double = () => 0;\n',
-      'test/sum.test.js':
-        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { sum } from '../math.js';\ntest('sum', () => assert.equal(sum(2, 3), 5));\n",
-      'test/double.test.js':
-        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { double } from '../math.js';\ntest('double', () => assert.equal(double(4), 8));\n",
-    },
-  });
-  // The suite lives outside the repository: no agent can read the acceptance commands.
-  const suiteFolder = tempDir('codeloops-suite-');
-  writeFile(suiteFolder, 'tasks/double.md', 'Make double(x) return twice x.\n');
-  writeFile(
-    suiteFolder,
-    'suite.toml',
-    `name = "tiny-math"
-repetitions = ${suiteOptions.repetitions}
-
-[[tasks]]
-name = "sum"
-prompt = "Make sum(a, b) return a + b."
-repository = ${JSON.stringify(path.relative(suiteFolder, repo))}
-acceptance = "node --test test/sum.test.js"
-
-${
-  suiteOptions.sumOnly
-    ? ''
-    : `
-[[tasks]]
-name = "double"
-prompt_file = "tasks/double.md"
-repository = ${JSON.stringify(repo)}
-ref = "main"
-acceptance = "node --test test/double.test.js"
-`
-}${suiteOptions.configs ?? TWO_CONFIGS}`,
-  );
-  return { ...setup, repo, suite: path.join(suiteFolder, 'suite.toml') };
-}
+import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 function evalLines(dataHome: string, evalId: string) {
   return readJsonLines(path.join(evalsDir({ XDG_DATA_HOME: dataHome }), `${evalId}.jsonl`)).map((line) => evalRecordLineSchema.parse(line));
@@ -202,7 +110,7 @@ describe('codeloops eval: the false-DONE rate of a setup, measured with hidden a
     const result = await runCli(['eval', suite, '--jobs', '2', '--json'], { cwd: repo, env });
     assert.equal(result.code, 0, result.stderr);
     const results: EvalResults = evalResultsSchema.parse(JSON.parse(result.stdout));
-    assert.deepEqual(Object.keys(JSON.parse(result.stdout) as object), ['eval_id', 'suite', 'configs', 'pairs', 'runs']);
+    assert.deepEqual(Object.keys(JSON.parse(result.stdout) as object), ['eval_id', 'suite', 'configs', 'pairs', 'runs', 'shard', 'complete', 'missing_runs']);
     assert.equal(results.suite, 'tiny-math');
 
     const outcomes = results.runs.map((run) => `${run.task}/${run.config}/${run.repetition}: ${run.outcome} in ${run.iterations}`);

@@ -1,0 +1,348 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gitText } from '../git/gitProcess.js';
+import { openRepository } from '../git/repository.js';
+import { evalFileOf, evalIdFor, evalRecordLineSchema, type EvalRecordLine, type EvalRecordLineOf } from '../sessionFormat/evalRecords.js';
+import { CodeloopsError } from '../sessionFormat/failures.js';
+import { fileTimestamp } from '../sessionFormat/sessionFiles.js';
+import { BUNDLE_EVAL_RECORD, type BundleEval, type ExportResult } from '../sessionFormat/sessionBundle.js';
+import { shardText, type Shard } from '../sessionFormat/shards.js';
+import { exportSessions, idsInUse, importStaged, stageBundle, type BundlePaths, type StagedBundle } from '../sessionBundle/sessionBundles.js';
+import { AppendOnlyFile } from '../sessionWriter/appendOnlyFile.js';
+import { readEval, runKeyText, type RunKey } from './evalRecord.js';
+import { runsOf, shareOf } from './evalShare.js';
+
+/**
+ * An eval split across machines: each runs its shard (`--shard I/N`) and exports its
+ * runs as a bundle (`--export`): their sessions and snapshots, as `sessions export`
+ * writes them, and the eval's record. `eval merge` takes the bundles home and makes
+ * one eval of them here, as if one machine had run it: every run once, the runs no
+ * bundle has said missing (`--resume` runs them here). Bundles of two plans are never
+ * mixed: their results would compare setups on different code.
+ */
+
+/** Writes the bundle of an eval's record and the sessions of its finished runs (a shard that stopped midway: those that finished). */
+export async function exportEvalShard(
+  evalsDirectory: string,
+  evalId: string,
+  output: string,
+  paths: BundlePaths,
+): Promise<ExportResult & { eval: BundleEval }> {
+  const state = await readEval(evalsDirectory, evalId);
+  const share = shareOf(state.started);
+  const finished = share.flatMap((key) => state.finished.get(runKeyText(key)) ?? []);
+  const repositories = new Set(state.started.tasks.map((task) => task.repository));
+  if (repositories.size > 1) {
+    throw new CodeloopsError(
+      'usage',
+      `Eval ${evalId} runs tasks in ${repositories.size} repositories (${[...repositories].join(', ')}): an eval's shards are exported and merged in one repository; split the suite by repository.`,
+    );
+  }
+  const bundleEval: BundleEval = {
+    eval_id: evalId,
+    shard: state.started.shard ?? null,
+    complete: finished.length === share.length,
+    runs: share.length,
+    finished: finished.length,
+  };
+  const result = await exportSessions(
+    finished.flatMap((line) => line.session_id ?? []),
+    output,
+    paths,
+    // The runs' worktrees are gone by now: their snapshots are in the task's repository, at its top.
+    { manifest: { eval: bundleEval }, files: [{ name: BUNDLE_EVAL_RECORD, source: evalFileOf(evalId) }], repository: [...repositories][0] },
+  );
+  return { ...result, eval: bundleEval };
+}
+
+export interface MergeRequest extends BundlePaths {
+  bundleFiles: readonly string[];
+  /** A clone of the repository the eval ran in: the sessions are imported into it, and `--resume` runs the missing runs in it. */
+  targetDir: string;
+  evalsDirectory: string;
+  maxUnpackedBytes?: number;
+}
+
+export interface MergedShard {
+  file: string;
+  eval_id: string;
+  shard: Shard | null;
+  complete: boolean;
+  /** The runs taken from it (a run another bundle had first is not). */
+  runs: number;
+}
+
+export interface MergeOutcome {
+  evalId: string;
+  shards: MergedShard[];
+  missing: RunKey[];
+  warnings: string[];
+}
+
+/** A shard's bundle, staged, with the eval record it carries read and checked. */
+interface ShardBundle {
+  staged: StagedBundle;
+  started: EvalRecordLineOf<'eval_started'>;
+  finished: Map<string, EvalRecordLineOf<'run_finished'>>;
+}
+
+export async function mergeEvalShards(request: MergeRequest): Promise<MergeOutcome> {
+  if (request.bundleFiles.length === 0) throw new CodeloopsError('usage', 'Give the bundles to merge: codeloops eval merge shard-1.tar.gz shard-2.tar.gz …');
+  const repository = await openRepository(request.targetDir);
+  const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-eval-merge-'));
+  try {
+    const warnings: string[] = [];
+    const bundles: ShardBundle[] = [];
+    const seen = new Map<string, string>();
+    for (const file of request.bundleFiles) {
+      const resolved = path.resolve(file);
+      const staged = await stageBundle(resolved, staging, request.maxUnpackedBytes);
+      const bundle = readShardBundle(staged);
+      // The same shard's bundle twice (the same file, or a copy): taken once.
+      const identity = JSON.stringify([bundle.started.eval_id, bundle.started.shard ?? null]);
+      const first = seen.get(identity);
+      if (first !== undefined) {
+        warnings.push(`${resolved} is ${path.basename(first)} again (eval ${bundle.started.eval_id}, shard ${shardName(bundle.started.shard)}): taken once`);
+        continue;
+      }
+      seen.set(identity, resolved);
+      bundles.push(bundle);
+    }
+    refuseMismatches(bundles);
+    const plan = bundles[0]!.started;
+    await refuseMissingCommits(repository.root, plan, bundles[0]!.staged);
+
+    // Every run once: the first bundle given that finished it.
+    const taken = new Map<string, { bundle: ShardBundle; line: EvalRecordLineOf<'run_finished'> }>();
+    const shards: MergedShard[] = [];
+    for (const bundle of bundles) {
+      let runs = 0;
+      for (const [key, line] of bundle.finished) {
+        if (taken.has(key)) continue;
+        taken.set(key, { bundle, line });
+        runs += 1;
+      }
+      const manifestEval = bundle.staged.manifest.eval!;
+      shards.push({ file: bundle.staged.file, eval_id: bundle.started.eval_id, shard: bundle.started.shard ?? null, complete: manifestEval.complete, runs });
+    }
+    const missing = runsOf(plan).filter((key) => !taken.has(runKeyText(key)));
+    const present = new Set(bundles.flatMap((bundle) => (bundle.started.shard ? [bundle.started.shard.index] : [])));
+    const total = plan.shard?.total ?? 1;
+    const absent = Array.from({ length: total }, (_, index) => index + 1).filter((index) => !present.has(index));
+    if (plan.shard && absent.length > 0)
+      warnings.push(`no bundle of shard${absent.length === 1 ? '' : 's'} ${absent.map((index) => `${index}/${total}`).join(', ')}`);
+
+    // Machines that started the same task in the same second named its sessions alike: the later ones get the next free id here.
+    const used = await idsInUse(request, repository.root);
+    const selections = bundles.map((bundle) => {
+      const sessions = new Set<string>();
+      const rename = new Map<string, string>();
+      for (const entry of taken.values()) {
+        const id = entry.bundle === bundle ? entry.line.session_id : null;
+        if (!id) continue;
+        sessions.add(id);
+        let target = id;
+        while (used.has(target)) target = laterSessionId(target);
+        used.add(target);
+        if (target !== id) {
+          rename.set(id, target);
+          entry.line = { ...entry.line, session_id: target };
+        }
+      }
+      return { bundle: bundle.staged, sessions, rename };
+    });
+    await importStaged({ ...request, targetDir: repository.root }, selections);
+    const evalId = writeMergedRecord(
+      request.evalsDirectory,
+      plan,
+      repository.root,
+      shards,
+      missing,
+      [...taken.values()].map((entry) => entry.line),
+    );
+    return { evalId, shards, missing, warnings };
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** The eval record a shard's bundle carries, read strictly: a bundle whose record is torn or is not its manifest's eval is refused. */
+function readShardBundle(staged: StagedBundle): ShardBundle {
+  const { manifest, invalid } = staged;
+  if (!manifest.eval) throw invalid('it is a sessions bundle, not an eval shard\'s (import it with "codeloops sessions import")');
+  const file = path.join(staged.root, ...BUNDLE_EVAL_RECORD.split('/'));
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw invalid(`it has no ${BUNDLE_EVAL_RECORD}`);
+  }
+  const lines: EvalRecordLine[] = [];
+  for (const [index, raw] of text.split('\n').entries()) {
+    if (raw.trim() === '') continue;
+    let parsed: ReturnType<typeof evalRecordLineSchema.safeParse>;
+    try {
+      parsed = evalRecordLineSchema.safeParse(JSON.parse(raw));
+    } catch {
+      throw invalid(`line ${index + 1} of its ${BUNDLE_EVAL_RECORD} is not JSON (the bundle is torn or was edited)`);
+    }
+    if (!parsed.success) throw invalid(`line ${index + 1} of its ${BUNDLE_EVAL_RECORD} is not an eval record line`);
+    lines.push(parsed.data);
+  }
+  const started = lines.find((line): line is EvalRecordLineOf<'eval_started'> => line.type === 'eval_started');
+  if (!started) throw invalid(`its ${BUNDLE_EVAL_RECORD} does not start an eval`);
+  if (started.eval_id !== manifest.eval.eval_id || JSON.stringify(started.shard ?? null) !== JSON.stringify(manifest.eval.shard))
+    throw invalid(
+      `its manifest says eval ${manifest.eval.eval_id}, shard ${shardName(manifest.eval.shard)}, but its record is of ${started.eval_id}, shard ${shardName(started.shard)}`,
+    );
+  const share = new Set(shareOf(started).map(runKeyText));
+  const bundled = new Set(manifest.sessions.map((entry) => entry.id));
+  const finished = new Map<string, EvalRecordLineOf<'run_finished'>>();
+  for (const line of lines) {
+    if (line.type !== 'run_finished') continue;
+    const key = runKeyText(line);
+    if (!share.has(key)) throw invalid(`its record finishes ${describeRun(line)}, which is not a run of shard ${shardName(started.shard)}`);
+    if (line.session_id && !bundled.has(line.session_id))
+      throw invalid(`its record finishes ${describeRun(line)} in session ${line.session_id}, which is not in it (a partial bundle)`);
+    finished.set(key, line);
+  }
+  return { staged, started, finished };
+}
+
+/** Bundles of one eval only: the same plan (suite, tasks at their commits, configs) and the same number of shards. */
+function refuseMismatches(bundles: readonly ShardBundle[]): void {
+  const [first, ...others] = bundles;
+  for (const other of others) {
+    const differences = planDifferences(first!.started, other.started);
+    const [a, b] = [first!.started.shard?.total ?? 1, other.started.shard?.total ?? 1];
+    if (a !== b) differences.push(`the number of shards: ${a} against ${b}`);
+    if (differences.length === 0) continue;
+    throw new CodeloopsError(
+      'eval_mismatch',
+      `${other.staged.file} is not a shard of the same eval as ${first!.staged.file}: ${differences.join('; ')}. Nothing was imported.`,
+      { files: [first!.staged.file, other.staged.file], differences },
+    );
+  }
+}
+
+/** What makes two shards' plans differ, each said for a reader; none: one eval. Where a task's repository is on each machine does not count. */
+function planDifferences(a: EvalRecordLineOf<'eval_started'>, b: EvalRecordLineOf<'eval_started'>): string[] {
+  const differences: string[] = [];
+  const differ = (what: string, x: unknown, y: unknown) => {
+    if (JSON.stringify(x) !== JSON.stringify(y)) differences.push(`${what}: ${JSON.stringify(x)} against ${JSON.stringify(y)}`);
+  };
+  differ('the suite', a.suite, b.suite);
+  differ('repetitions', a.repetitions, b.repetitions);
+  differ(
+    'the tasks',
+    a.tasks.map((task) => task.name),
+    b.tasks.map((task) => task.name),
+  );
+  for (const task of a.tasks) {
+    const other = b.tasks.find((candidate) => candidate.name === task.name);
+    if (!other) continue;
+    for (const field of ['commit', 'prompt', 'ref', 'setup', 'acceptance'] as const) differ(`task "${task.name}"'s ${field}`, task[field], other[field]);
+  }
+  differ(
+    'the configs',
+    a.configs.map((config) => config.name),
+    b.configs.map((config) => config.name),
+  );
+  for (const config of a.configs) {
+    const other = b.configs.find((candidate) => candidate.name === config.name);
+    if (other && canonical(config.table) !== canonical(other.table)) differences.push(`config "${config.name}" is set differently`);
+  }
+  return differences;
+}
+
+/** The tasks' commits must be here: the runs are re-homed to this clone, and `--resume` starts from them. */
+async function refuseMissingCommits(root: string, plan: EvalRecordLineOf<'eval_started'>, staged: StagedBundle): Promise<void> {
+  const commits = [...new Set(plan.tasks.map((task) => task.commit))];
+  const output = await gitText(root, ['cat-file', '--batch-check'], { input: Buffer.from(commits.map((commit) => `${commit}^{commit}\n`).join('')) }).catch(
+    () => '',
+  );
+  const missing = commits.filter((commit) => !new RegExp(`^${commit} commit`, 'm').test(output));
+  if (missing.length === 0) return;
+  throw staged.invalid(
+    `its eval's tasks start from commits ${root} does not have (${missing.slice(0, 3).join(', ')}): it comes from another repository, or this clone needs "git fetch"`,
+    { missing_commits: missing },
+  );
+}
+
+/** The merged eval's record, here: its plan with every task in this clone, where the runs came from, each run taken, and what is missing. */
+function writeMergedRecord(
+  evalsDirectory: string,
+  plan: EvalRecordLineOf<'eval_started'>,
+  repositoryRoot: string,
+  shards: readonly MergedShard[],
+  missing: readonly RunKey[],
+  runs: ReadonlyArray<EvalRecordLineOf<'run_finished'>>,
+): string {
+  fs.mkdirSync(evalsDirectory, { recursive: true, mode: 0o700 });
+  const now = new Date();
+  for (let offsetSecs = 0; ; offsetSecs++) {
+    const evalId = evalIdFor(new Date(now.getTime() + offsetSecs * 1000), plan.suite);
+    let file: AppendOnlyFile;
+    try {
+      file = AppendOnlyFile.createExclusive(path.join(evalsDirectory, `${evalId}.jsonl`));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || offsetSecs >= 3600) throw error;
+      continue;
+    }
+    try {
+      const timestamp = new Date().toISOString();
+      const append = (line: EvalRecordLine) => file.appendLine(evalRecordLineSchema.parse(line));
+      append({
+        ...plan,
+        timestamp,
+        eval_id: evalId,
+        tasks: plan.tasks.map((task) => ({ ...task, repository: repositoryRoot })),
+        jobs: 1,
+        pid: process.pid,
+        shard: null,
+      });
+      append({
+        type: 'eval_merged',
+        timestamp,
+        bundles: shards.map((shard) => ({ file: path.basename(shard.file), eval_id: shard.eval_id, shard: shard.shard, complete: shard.complete })),
+        missing: missing.map(({ task, config, repetition }) => ({ task, config, repetition })),
+      });
+      for (const run of runs) {
+        if (run.session_id)
+          append({ type: 'run_started', timestamp: run.timestamp, task: run.task, config: run.config, repetition: run.repetition, session_id: run.session_id });
+        append(run);
+      }
+      // Nothing runs it here until `--resume` does.
+      append({ type: 'eval_stopped', timestamp, status: missing.length === 0 ? 'finished' : 'interrupted' });
+      file.sync();
+    } finally {
+      file.close();
+    }
+    return evalId;
+  }
+}
+
+/** A session id one second later (`2025-01-27T15-30-45Z_a3f2c1` → `…-46Z_a3f2c1`): as a session started a second later would be named. */
+function laterSessionId(id: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})Z_(.+)$/.exec(id);
+  if (!match) return `${id}-2`;
+  const date = new Date(`${match[1]}T${match[2]}:${match[3]}:${match[4]}Z`);
+  return `${fileTimestamp(new Date(date.getTime() + 1000))}_${match[5]}`;
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : inner,
+  );
+}
+
+function shardName(shard: Shard | null | undefined): string {
+  return shard ? shardText(shard) : 'all';
+}
+
+function describeRun(key: RunKey): string {
+  return `task "${key.task}", config "${key.config}", repetition ${key.repetition}`;
+}
