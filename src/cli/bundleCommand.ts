@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { groupsDir } from '../sessionFormat/candidateGroupFiles.js';
 import { sidecarDirOf } from '../sessionFormat/sessionFiles.js';
-import { exportSessions, importBundle } from '../sessionBundle/sessionBundles.js';
+import { exportSessions } from '../sessionBundle/sessionExport.js';
+import { importBundle } from '../sessionBundle/sessionBundles.js';
 import { sanitizeForTerminal } from '../text/terminalText.js';
 import { openStore } from './openStore.js';
 import { UsageError } from './usageError.js';
