@@ -180,7 +180,7 @@ function cliProblems(command: CodeloopsCommand, help: HelpOf): string[] {
   const words: string[] = [];
   for (const arg of leadingWords(command.args)) {
     if (!help(words).commands.has(arg))
-      return [`${command.where}: "${line}": "${[...words, arg].join(' ')}" is not a command of codeloops (codeloops ${words.join(' ')} --help)`];
+      return [`${command.where}: "${line}": "${[...words, arg].join(' ')}" is not a command of codeloops (${['codeloops', ...words, '--help'].join(' ')})`];
     words.push(arg);
   }
   if (words.length === 0) return [`${command.where}: "${line}": names no command`];
