@@ -49,7 +49,7 @@ export interface BundlePaths {
 
 /** What a bundle carries beside its sessions: a section of its manifest, and files put into it by their path there (forward slashes). */
 export interface BundleExtra {
-  manifest?: Pick<BundleManifest, 'eval'>;
+  manifest?: Pick<BundleManifest, 'eval' | 'queue'>;
   files?: ReadonlyArray<{ name: string; source: string }>;
 }
 
