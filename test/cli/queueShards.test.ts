@@ -114,15 +114,25 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
     git(path.dirname(remote), 'init', '-q', '--bare', remote);
 
     // Shards 1/2 and 2/2 at once, as two machines; shard 3/3 of the same file (a run of another N) after.
-    const run = async (shard: string, push: boolean) => {
+    const run = async (shard: string, push: boolean, pushTo = remote) => {
       const where = machine(home, env);
       clones[shard] = where.clone;
       bundles[shard] = path.join(tempDir('codeloops-bundles-'), `shard-${shard.replace('/', '-of-')}.tar.gz`);
-      const args = ['queue', 'run', '--shard', shard, '--tasks', 'codeloops-queue.json', '--export', bundles[shard], ...(push ? ['--push', remote] : [])];
+      const args = [
+        'queue',
+        'run',
+        '--shard',
+        shard,
+        '--tasks',
+        'codeloops-queue.json',
+        '--export',
+        bundles[shard],
+        ...(push || pushTo !== remote ? ['--push', pushTo] : []),
+      ];
       shardRuns[shard] = await runCli(args, { cwd: where.clone, env: where.env });
     };
     await Promise.all([run('1/2', true), run('2/2', true)]);
-    await run('3/3', false);
+    await run('3/3', false, path.join(tempDir('codeloops-no-remote-'), 'gone.git'));
 
     // A bundle of another repository's queue (a checklist there).
     const other = queueSetup();
@@ -142,6 +152,16 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
     assert.match(shardRuns['2/2']!.stderr, /Shard 2\/2 \(--shard\): tasks 2, 4 of 4\./);
     assert.match(shardRuns['1/2']!.stderr, /Task 1: pushed codeloops\/1-task-alpha-write-alpha to /);
     assert.match(shardRuns['3/3']!.stderr, /Shard 3\/3 \(--shard\): tasks 3 of 4\./);
+    // A push that fails is said, recorded on the task and in the bundle; the shard still ends well.
+    assert.match(shardRuns['3/3']!.stderr, /Task 3: pushing codeloops\/3-task-gamma-write-gamma to \S+gone\.git failed: /);
+    const unpacked = tempDir('codeloops-unpacked-');
+    execFileSync('tar', ['-xzf', bundles['3/3']!, '-C', unpacked]);
+    const manifest = JSON.parse(fs.readFileSync(path.join(unpacked, 'codeloops-bundle', 'manifest.json'), 'utf8')) as {
+      queue: { complete: boolean; tasks: Array<{ id: number; push: { pushed: boolean; error: string | null } | null }> };
+    };
+    assert.equal(manifest.queue.complete, true);
+    assert.equal(manifest.queue.tasks[0]!.push?.pushed, false);
+    assert.ok(manifest.queue.tasks[0]!.push?.error);
 
     // Each success branch arrives in the remote, at the commit its shard made; the failure's does not.
     const pushed = git(remote, 'for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/').trim().split('\n').sort();
@@ -189,6 +209,8 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
     assert.equal(report.code, 0, report.stderr);
     for (const [index, prompt] of TASKS.entries()) assert.match(report.stdout, new RegExp(`\\| ${index + 1} \\| ${prompt} \\|`));
     assert.match(report.stdout, /Totals: 4 tasks, 3 succeeded, 1 did not/);
+    assert.match(report.stdout, /Pushed to \S+remote\.git\./);
+    assert.match(report.stdout, /Ran elsewhere: imported from shard-2-of-2\.tar\.gz \(shard 2\/2\)\./);
     const sessions = await runCli(['sessions', 'list', '--json'], { cwd: home, env });
     assert.equal(jsonOf<unknown[]>(sessions).length, 4);
 
