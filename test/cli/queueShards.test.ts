@@ -310,6 +310,14 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
     assert.deepEqual(refused.json.error?.details.unfinished, [2, 3]);
     assert.deepEqual(homeState(repo, homeDirs.dataHome), before);
 
+    // A branch of the task's name here at another commit is never moved: refused, nothing imported.
+    git(repo, 'branch', 'codeloops/1-task-alpha-write-alpha', 'HEAD');
+    const taken = await queueImport(repo, homeEnv, bundle, '--partial');
+    assert.equal(taken.json.error?.code, 'branch_exists', taken.stderr);
+    assert.deepEqual(taken.json.error?.details.branches, ['codeloops/1-task-alpha-write-alpha']);
+    git(repo, 'branch', '-D', 'codeloops/1-task-alpha-write-alpha');
+    assert.deepEqual(homeState(repo, homeDirs.dataHome), before);
+
     const partial = await queueImport(repo, homeEnv, bundle, '--partial');
     assert.equal(partial.code, 0, partial.stderr);
     assert.deepEqual(
