@@ -65,8 +65,8 @@ const MAY_IMPORT = {
   sessionBundle: [...LOWER, 'candidates'],
   // Evals run a suite's loops in worktrees, then each task's acceptance in a clean one; shards travel as session bundles.
   eval: [...LOWER, 'loop', 'worktreeLoops', 'sessionBundle'],
-  // A queue of tasks runs each as a loop in its own worktree, resumed after a crash or an answer.
-  queue: [...LOWER, 'loop', 'worktreeLoops', 'resume'],
+  // A queue of tasks runs each as a loop in its own worktree, resumed after a crash or an answer; a shard's tasks leave as a bundle.
+  queue: [...LOWER, 'loop', 'worktreeLoops', 'resume', 'sessionBundle'],
   // The three surfaces drive the engine; none of them imports another, but the CLI starts the server (`codeloops ui`).
   server: ENGINE,
   cli: [...ENGINE, 'server'],

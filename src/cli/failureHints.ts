@@ -80,6 +80,21 @@ export function cliHint(error: CodeloopsError): string | undefined {
     case 'merge_conflict':
       return 'Merge it yourself to resolve them: git merge <the task\'s branch> ("codeloops queue list" shows it).';
     default:
+      return queueShardHint(error);
+  }
+}
+
+/** A queue across machines: `queue import` of the shards' bundles. */
+function queueShardHint(error: CodeloopsError): string | undefined {
+  const details = error.details;
+  switch (error.code) {
+    case 'queue_mismatch':
+      return Array.isArray(details.tasks)
+        ? 'Those tasks are not the ones of the queue file the shards ran: import into the repository whose queue was exported (or remove the tasks in the way: codeloops queue remove <id>).'
+        : 'Import the bundles of one queue run: every shard from the same queue file (or checklist) at the same commit, with the same --shard total.';
+    case 'shard_incomplete':
+      return 'Run that shard again to finish its share (it carries on), or import the tasks it finished with --partial: the others stay queued here.';
+    default:
       return undefined;
   }
 }

@@ -293,7 +293,27 @@ function addQueue(program: Command, lazy: Lazy): void {
     .option('--jobs <n>', 'tasks at once (default: 1)', positiveInteger)
     .option('--stack', "start each task's branch from the last successful task's branch (one at a time)")
     .option('--trust', trust)
+    .option('--shard <I/N>', "run this machine's share of the tasks: I of N (auto/N, auto: the index from the CI job)")
+    .option('--tasks <file>', 'first add the tasks of a file (written by "queue export", or a Markdown checklist; from the repository\'s top), once')
+    .option('--push <remote>', 'push each success branch to this remote (git push <remote> codeloops/<id>-<slug>)')
+    .option('--export <bundle>', 'write the share\'s tasks, sessions and success branches to this bundle, for "queue import" (rewritten as each task ends)')
     .action(lazy(load, 'queueRunCommand'));
+  const shards = () => import('./queueShardsCommand.js');
+  inRepository(
+    queue.command('export').description('write the tasks not finished to a file to commit, for clones elsewhere to run (queue run --shard)'),
+    'print JSON',
+  )
+    .option('-o, --output <file>', 'where (default: codeloops-queue.json at the top of the repository)')
+    .action(lazy(shards, 'queueExportCommand'));
+  inRepository(
+    queue
+      .command('import <bundle...>')
+      .description("bring shards' bundles home (queue run --export): their tasks' outcomes, sessions and branches, all or nothing"),
+    'print what was imported as JSON',
+  )
+    .option('--partial', 'also take the bundle of a shard that stopped midway (the tasks it finished; the rest queued here)')
+    .option('--max-unpacked-mb <n>', 'refuse a bundle that unpacks to more than this many megabytes (default: 2048)', positiveInteger)
+    .action(lazy(shards, 'queueImportCommand'));
   inRepository(queue.command('answer <id> <answer>').description("answer a task's question and carry it on (the running queue does, or this command)"))
     .option('--trust', trust)
     .action(lazy(load, 'queueAnswerCommand'));

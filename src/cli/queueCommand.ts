@@ -13,7 +13,10 @@ import { tasksOfChecklist } from '../queue/checklist.js';
 import { mergeTask, undoTaskMerge } from '../queue/mergeTask.js';
 import { QueueStore, TaskNotFoundError } from '../queue/queueStore.js';
 import { runQueue, type QueueRunStatus } from '../queue/runQueue.js';
-import { worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
+import { addSourceTasks, queueAsSource, readTaskSource, shareOf, ShardOutputs, type TaskSource } from '../queue/queueShards.js';
+import { groupsDir, worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
+import { shardText } from '../sessionFormat/shards.js';
+import { parseShardOption } from './shardOption.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { taskStateText, taskTitle, type QueueNotice, type QueueTask, type TaskFlags } from '../sessionFormat/queueRecords.js';
 import { QUEUED_RUN_OPTION_KEYS, RUN_OPTIONS } from '../sessionFormat/runOptions.js';
@@ -163,13 +166,80 @@ export interface QueueRunOptions extends QueueOptions {
   jobs?: number;
   stack?: boolean;
   trust?: boolean;
+  /** Across machines (`queueShards.ts`): this machine's share, the tasks file, where success branches are pushed, the bundle written. */
+  shard?: string;
+  tasks?: string;
+  push?: string;
+  export?: string;
 }
 
 export async function queueRunCommand(options: QueueRunOptions): Promise<number> {
   if (options.stack && options.jobs !== undefined && options.jobs > 1)
     throw new UsageError('--stack runs each task from the one before it: one at a time, so not with --jobs above 1.');
+  if (options.push !== undefined && (options.push === '' || options.push.startsWith('-')))
+    throw new UsageError(`--push "${options.push}" is not a remote: give a remote's name or URL (such as origin).`);
   const { repository, store } = await openQueue(options);
-  return runTheQueue(repository, store, options);
+  const sharded = await shardedRun(repository, store, options);
+  if (!sharded) return runTheQueue(repository, store, options);
+  const { share, outputs, label } = sharded;
+  if (!store.read().tasks.some((task) => share.includes(task.id) && (task.state === 'queued' || task.state === 'answered'))) {
+    writeStderr(`${label}: no task of its share is left to run (${share.length === 0 ? 'its share is empty' : `tasks ${share.join(', ')}`}).\n`);
+    await settleOutputs(outputs);
+    return EXIT_CODES.success;
+  }
+  let code: number;
+  try {
+    code = await runTheQueue(repository, store, options, share, outputs);
+  } finally {
+    await settleOutputs(outputs);
+  }
+  return code;
+}
+
+/**
+ * With `--shard`, `--tasks`, `--push` or `--export`: the tasks file's tasks added to this
+ * queue (once), this machine's share of them, and what is done as each ends.
+ */
+async function shardedRun(repository: Repository, store: QueueStore, options: QueueRunOptions) {
+  const choice = parseShardOption(options.shard);
+  if (!choice && options.tasks === undefined && options.push === undefined && options.export === undefined) return null;
+  let source: TaskSource;
+  if (options.tasks !== undefined) {
+    source = await readTaskSource(path.resolve(repository.root, options.tasks), repository, {});
+    const added = await addSourceTasks(store, source);
+    if (added.length > 0)
+      writeStderr(`Added ${added.length} task(s) of ${sanitizeForTerminal(options.tasks)} to the queue: ${added.map((task) => task.id).join(', ')}\n`);
+  } else source = await queueAsSource(store, repository);
+  const shard = choice?.shard ?? null;
+  const share = shareOf(source, shard);
+  const label = shard ? `Shard ${shardText(shard)}` : 'The queue';
+  if (shard) writeStderr(`${label} (${choice!.source}): tasks ${share.join(', ') || 'none'} of ${source.file.tasks.length}.\n`);
+  const paths = { store: openStore(), sidecarDirOf: (id: string) => sidecarDirOf(id), groupsDirectory: groupsDir() };
+  const output = options.export === undefined ? null : path.resolve(options.export);
+  const outputs = new ShardOutputs({
+    store,
+    repository,
+    remote: options.push ?? null,
+    bundle: output ? { store, repository, source, shard, share, output, paths } : null,
+    onPushed: (task, branch, push) =>
+      writeStderr(
+        push.pushed
+          ? `Task ${task}: pushed ${branch} to ${sanitizeForTerminal(push.remote)}\n`
+          : `Task ${task}: pushing ${branch} to ${sanitizeForTerminal(push.remote)} failed: ${sanitizeForTerminal(push.error ?? '')}\n`,
+      ),
+    onBundleFailed: (error) => writeStderr(`warning: the bundle ${sanitizeForTerminal(output!)} could not be written: ${sanitizeForTerminal(error.message)}\n`),
+  });
+  return { share, outputs, label };
+}
+
+async function settleOutputs(outputs: ShardOutputs): Promise<void> {
+  const written = await outputs.settle();
+  if (written) {
+    const finished = written.sessions.length;
+    writeStderr(
+      `Wrote ${sanitizeForTerminal(written.file)}: ${finished} session(s). Bring it home with: codeloops queue import ${path.basename(written.file)}\n`,
+    );
+  }
 }
 
 /**
@@ -177,7 +247,7 @@ export async function queueRunCommand(options: QueueRunOptions): Promise<number>
  * Every task's agents and config are checked before the first starts (asking to trust
  * the project file at a terminal); a task added meanwhile is checked when it starts.
  */
-async function runTheQueue(repository: Repository, store: QueueStore, options: QueueRunOptions, only?: number[]): Promise<number> {
+async function runTheQueue(repository: Repository, store: QueueStore, options: QueueRunOptions, only?: number[], outputs?: ShardOutputs): Promise<number> {
   const prepared = new Map<number, Promise<PreparedRun>>();
   const prepare = (task: QueueTask, interactive: boolean): Promise<PreparedRun> => {
     const known = prepared.get(task.id);
@@ -209,6 +279,7 @@ async function runTheQueue(repository: Repository, store: QueueStore, options: Q
         signal,
         onNotice: (notice) => {
           announce(notice);
+          if (notice.type === 'task_finished') outputs?.taskFinished(notice.task, notice.outcome, notice.branch);
           if (notice.type === 'queue_finished')
             notifier.send({
               event: 'queue_finished',

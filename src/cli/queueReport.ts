@@ -49,6 +49,8 @@ function notesOf(task: QueueTask): string[] {
   if (task.result?.summary && task.outcome === 'success') notes.push(`Summary: ${task.result.summary}`);
   if (task.commit && task.state === 'finished') notes.push(`Committed ${task.commit.slice(0, 12)} on ${task.branch}.`);
   if (task.result?.branch_changed) notes.push(task.result.branch_changed);
+  if (task.push) notes.push(task.push.pushed ? `Pushed to ${task.push.remote}.` : `Pushing to ${task.push.remote} failed: ${task.push.error ?? 'unknown'}`);
+  if (task.imported_from) notes.push(`Ran elsewhere: imported from ${task.imported_from}.`);
   for (const finding of task.result?.open_findings ?? [])
     notes.push(`Open finding ${finding.id}${finding.file ? ` (${finding.file}${finding.line ? `:${finding.line}` : ''})` : ''}: ${finding.message}`);
   return notes;

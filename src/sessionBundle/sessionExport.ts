@@ -19,7 +19,7 @@ import type { BundlePaths } from './sessionBundles.js';
 
 /** What a bundle carries beside its sessions: a section of its manifest, and files put into it by their path there (forward slashes). */
 export interface BundleExtra {
-  manifest?: Pick<BundleManifest, 'eval'>;
+  manifest?: Pick<BundleManifest, 'eval' | 'queue'>;
   files?: ReadonlyArray<{ name: string; source: string }>;
   /** The repository the sessions ran in, at its top, when their working folders are gone (an eval run's worktree): their snapshots are there. */
   repository?: string;

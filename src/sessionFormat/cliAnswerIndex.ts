@@ -3,6 +3,8 @@ import { groupComparisonSchema } from './candidateGroups.js';
 import {
   acceptAnswerSchema,
   queueAddAnswerSchema,
+  queueExportAnswerSchema,
+  queueImportAnswerSchema,
   queueListAnswerSchema,
   queueMoveAnswerSchema,
   queueRemoveAnswerSchema,
@@ -72,6 +74,8 @@ export const CLI_ANSWERS = {
   'queue remove': { schema: queueRemoveAnswerSchema, layout: 'line' },
   'queue move': { schema: queueMoveAnswerSchema, layout: 'line' },
   'queue merge': { schema: mergeResultSchema, layout: 'line' },
+  'queue export': { schema: queueExportAnswerSchema, layout: 'line' },
+  'queue import': { schema: queueImportAnswerSchema, layout: 'indented' },
   'queue report': { schema: z.object({ repository: z.string(), base_commit: z.nullable(z.string()), tasks: z.array(queueTaskSchema) }), layout: 'line' },
 } as const;
 

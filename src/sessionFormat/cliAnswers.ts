@@ -1,5 +1,6 @@
 import { failureSchema, type Failure } from './failures.js';
-import { queueTaskSchema } from './queueRecords.js';
+import { queueTaskSchema, TASK_OUTCOMES } from './queueRecords.js';
+import { shardSchema } from './shards.js';
 import { runSummarySchema, type RunSummary } from './runEvents.js';
 import { acceptedChangeSchema } from './verification.js';
 import * as z from './zod.js';
@@ -51,6 +52,31 @@ export const queueRemoveAnswerSchema = z.object({ removed: queueTaskSchema });
 
 /** `queue move --json`: where the task is now (1: first). */
 export const queueMoveAnswerSchema = z.object({ id: z.int(), position: z.int() });
+
+/** `queue export --json`: where the queue file was written, the tasks in it (in order) and the commit their branches start from. */
+export const queueExportAnswerSchema = z.object({ file: z.string(), tasks: z.array(z.int()), base_commit: z.nullable(z.string()) });
+
+/**
+ * `queue import --json`: the shards taken (each once), the tasks whose outcomes were
+ * recorded here, those recorded from these bundles before, those of the given shards
+ * that did not finish (`--partial`) and those of shards not given (`missing`, with their
+ * shard), the tasks queued here for want of an outcome, the branches and sessions made.
+ */
+export const queueImportAnswerSchema = z.object({
+  repository: z.string(),
+  shards: z.array(z.object({ file: z.string(), shard: z.nullable(shardSchema), complete: z.boolean() })),
+  imported: z.array(
+    z.object({ id: z.int(), outcome: z.enum(TASK_OUTCOMES), branch: z.string(), commit: z.nullable(z.string()), sessions: z.array(z.string()) }),
+  ),
+  already_imported: z.array(z.int()),
+  unfinished: z.array(z.int()),
+  missing: z.array(z.object({ id: z.int(), shard: z.string() })),
+  queued: z.array(z.int()),
+  branches: z.array(z.string()),
+  sessions: z.array(z.string()),
+  warnings: z.array(z.string()),
+});
+export type QueueImportAnswer = z.infer<typeof queueImportAnswerSchema>;
 
 /** `queue list --json`: the queue as its file has it, where that file is, and the pid of the `queue run` running it. */
 export const queueListAnswerSchema = z.object({

@@ -96,6 +96,14 @@ export const FAILURE_CODES = [
   'queue_running',
   /** `codeloops queue`: the repository's queue file is not a queue (torn by a crash, edited by hand); `details.file`, and `details.previous`, its copy before the last change, when there is one. */
   'queue_invalid',
+  /**
+   * `codeloops queue import`: the shards' bundles are not of one queue (their tasks or
+   * base differ, or their shard counts: `details.differences`), or a task of theirs is
+   * not this queue's task of that id, or ran here too (`details.tasks`). Nothing imported.
+   */
+  'queue_mismatch',
+  /** `codeloops queue import`: a shard's bundle says its share did not finish (its runner stopped or crashed midway: `details.unfinished`); nothing imported unless told to take what finished. */
+  'shard_incomplete',
   /** `codeloops queue merge`: git cannot merge the task's branch cleanly (`details.files`); nothing was changed. */
   'merge_conflict',
   /** `codeloops queue merge`: the task has no successful branch to merge, HEAD is on no branch, or (undo) the branch is not at that merge (`details.reason`). */

@@ -57,6 +57,12 @@ export const taskResultSchema = z.object({
 });
 export type TaskResult = z.infer<typeof taskResultSchema>;
 
+/** A success branch pushed (`git push REMOTE <branch>`), or the push that failed and why. */
+function taskPushSchema() {
+  return z.object({ remote: z.string(), pushed: z.boolean(), error: z.nullable(z.string()) });
+}
+export type TaskPush = z.infer<ReturnType<typeof taskPushSchema>>;
+
 export const queueTaskSchema = z.object({
   id: z.int(),
   prompt: z.string(),
@@ -79,6 +85,10 @@ export const queueTaskSchema = z.object({
   question: z.nullable(z.string()),
   answer: z.nullable(z.string()),
   result: z.nullable(taskResultSchema),
+  /** `queue run --push REMOTE`: the success branch pushed there, or why not; absent when not asked. */
+  push: z.optional(z.nullable(taskPushSchema())),
+  /** `queue import`: the shard's bundle the task's outcome came from (`shards/<file> (shard 2/3)`); absent for a task run here. */
+  imported_from: z.optional(z.nullable(z.string())),
 });
 export type QueueTask = z.infer<typeof queueTaskSchema>;
 
@@ -93,6 +103,26 @@ export const queueFileSchema = z.object({
   tasks: z.array(queueTaskSchema),
 });
 export type QueueFile = z.infer<typeof queueFileSchema>;
+
+/**
+ * A queue's tasks as a file to commit with the repository (`codeloops queue export`,
+ * `codeloops-queue.json` at its top by default), for clones elsewhere to run their share
+ * of (`queue run --shard I/N --tasks codeloops-queue.json`): the tasks not finished, in
+ * the queue's order, each with its id (so that the machines and the queue at home agree
+ * on ids and branches), its prompt and its flags; and the commit every branch starts from.
+ */
+export const queueExportFileSchema = z.object({
+  format: z.literal('codeloops-queue'),
+  version: z.literal(1),
+  exported_at: z.string(),
+  /** The queue's base, or HEAD when it had none yet: each task's branch starts there on every machine. */
+  base_commit: z.nullable(z.string()),
+  tasks: z.array(z.object({ id: z.int().check(z.positive()), prompt: z.string(), flags: taskFlagsSchema })),
+});
+export type QueueExportFile = z.infer<typeof queueExportFileSchema>;
+
+/** Where `queue export` writes, from the repository's top, unless told. */
+export const QUEUE_EXPORT_FILE = 'codeloops-queue.json';
 
 /** `$XDG_DATA_HOME/codeloops/queues`: one `<key>.json` per repository, with its lock files. */
 export function queuesDir(env: Environment = process.env): string {

@@ -1,4 +1,5 @@
 import { evalRecordLineSchema, evalResultsSchema } from './evalRecords.js';
+import { queueExportFileSchema, queueTaskSchema, TASK_OUTCOMES, TASK_STATES } from './queueRecords.js';
 import { shardSchema } from './shards.js';
 import * as z from './zod.js';
 
@@ -12,6 +13,8 @@ import * as z from './zod.js';
  *     groups/<group>/…       the records of the candidate groups they belong to
  *     snapshots.bundle       their snapshot refs (`refs/codeloops/<id>/…`) as a git bundle
  *     eval/record.jsonl      an eval shard's bundle (`codeloops eval --export`): its eval's record
+ *     queue/tasks.json       a queue shard's bundle (`codeloops queue run --shard --export`): its tasks
+ *     queue/branches.bundle  and their success branches (`refs/heads/codeloops/…`) as a git bundle
  *
  * The git bundle leaves out what the repository's own branches, tags and remotes
  * hold: importing needs a clone of the same repository that has those commits.
@@ -52,6 +55,44 @@ export type BundleEval = z.infer<typeof bundleEvalSchema>;
 /** A line of the eval record a bundle carries: the record's own schema. */
 export const bundledEvalLineSchema = evalRecordLineSchema;
 
+/** Where a queue shard's bundle holds its tasks (`bundledQueueTasksSchema`), and its success branches as a git bundle. */
+export const BUNDLE_QUEUE_TASKS = 'queue/tasks.json';
+export const BUNDLE_QUEUE_BRANCHES = 'queue/branches.bundle';
+
+/**
+ * What a queue shard's bundle (`codeloops queue run --shard I/N --export FILE`) says of
+ * itself: which queue (`source`: a digest of the tasks and the commit they start from,
+ * the same on every shard of one queue file) and which share of it, whether every task
+ * of its share finished, and how each ended. It is rewritten as each task ends, so a
+ * shard killed midway leaves the bundle of the tasks that finished (`complete` false).
+ */
+export const bundleQueueSchema = z.object({
+  source: z.string(),
+  /** Its share of the queue's tasks; null: all of them. */
+  shard: z.nullable(shardSchema),
+  complete: z.boolean(),
+  /** Every task id of the queue file, in its order (the positions shards are dealt by). */
+  task_ids: z.array(z.int()),
+  /** The tasks of its share, in order, as each stood when the bundle was written. */
+  tasks: z.array(
+    z.object({
+      id: z.int(),
+      state: z.enum(TASK_STATES),
+      outcome: z.nullable(z.enum(TASK_OUTCOMES)),
+      branch: z.string(),
+      /** The success's commit, which `queue/branches.bundle` carries on `branch`. */
+      commit: z.nullable(z.string()),
+      session_ids: z.array(z.string()),
+      push: z.nullable(z.object({ remote: z.string(), pushed: z.boolean(), error: z.nullable(z.string()) })),
+    }),
+  ),
+});
+export type BundleQueue = z.infer<typeof bundleQueueSchema>;
+
+/** `queue/tasks.json`: the queue file the shard ran (every task), and the records of its share's tasks as its queue holds them. */
+export const bundledQueueTasksSchema = z.object({ source: queueExportFileSchema, records: z.array(queueTaskSchema) });
+export type BundledQueueTasks = z.infer<typeof bundledQueueTasksSchema>;
+
 export const bundleManifestSchema = z.object({
   format: z.literal('codeloops-sessions'),
   version: z.literal(1),
@@ -60,6 +101,8 @@ export const bundleManifestSchema = z.object({
   groups: z.array(z.object({ id: z.string(), ...placement })),
   /** An eval shard's bundle: its eval record is `eval/record.jsonl`. */
   eval: z.optional(bundleEvalSchema),
+  /** A queue shard's bundle: its tasks are `queue/tasks.json`, their success branches `queue/branches.bundle`. */
+  queue: z.optional(bundleQueueSchema),
 });
 export type BundleManifest = z.infer<typeof bundleManifestSchema>;
 

@@ -6,7 +6,7 @@ import { readCliAnswer, type AnswerSchema } from '../../src/sessionFormat/cliAns
 import { runCli } from '../support/cliProcess.js';
 import { stopRunners } from '../support/processes.js';
 import { done, scriptedCliSetup } from '../support/scriptedAgent.js';
-import { removeTempDirs, tempDir } from '../support/testEnvironment.js';
+import { git, removeTempDirs, tempDir } from '../support/testEnvironment.js';
 
 /** Where `raw` has a key that `parsed` (what the declaration kept of it) lacks: a field printed but never declared. */
 function undeclaredKeys(raw: unknown, parsed: unknown, at = '$'): string[] {
@@ -70,6 +70,12 @@ describe("the CLI's machine answers, each declared once (sessionFormat/cliAnswer
     assert.equal(added.length, 1);
     assert.equal(answerOf('queue list', await run(['queue', 'list', '--json'])).tasks[0]!.id, added[0]!.id);
     assert.deepEqual(answerOf('queue move', await run(['queue', 'move', String(added[0]!.id), '1', '--json'])), { id: added[0]!.id, position: 1 });
+    const queueFile = `${tempDir('queue-export')}/queue.json`;
+    assert.deepEqual(answerOf('queue export', await run(['queue', 'export', '-o', queueFile, '--json'])), {
+      file: queueFile,
+      tasks: [added[0]!.id],
+      base_commit: git(repo, 'rev-parse', 'HEAD').trim(),
+    });
     assert.equal(answerOf('queue remove', await run(['queue', 'remove', String(added[0]!.id), '--json'])).removed.id, added[0]!.id);
     const bundle = `${tempDir('bundle')}/b.tar.gz`;
     assert.deepEqual(answerOf('sessions export', await run(['sessions', 'export', id, '-o', bundle, '--json'])).sessions, [id]);
