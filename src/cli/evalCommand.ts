@@ -6,7 +6,7 @@ import { planTasks } from '../eval/evalPlan.js';
 import { EvalRecorder, readEval, resolveEvalId, runKeyText, type EvalState } from '../eval/evalRecord.js';
 import { runEval, stopEval, type EvalStatus } from '../eval/runEval.js';
 import { runsOf, shareOf } from '../eval/evalShare.js';
-import { exportEvalShard, mergeEvalShards } from '../eval/evalShards.js';
+import { mergeEvalShards, ShardBundleWriter } from '../eval/evalShards.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { isProcessAlive } from '../process/processGroup.js';
@@ -92,6 +92,18 @@ export async function evalCommand(suiteFile: string | undefined, options: EvalOp
     `${state ? 'Carrying on' : 'Started'} eval ${evalState.id} (${sanitizeForTerminal(suiteName)})${shard ? `, shard ${shardText(shard)} (${share.length} of its ${runsOf(evalState.started).length} runs)` : ''}: ${share.length - done} of ${share.length} runs to go, ${jobs} at a time.\n`,
   );
   const progress = new EvalProgress(share.length, done);
+  const bundle =
+    options.export === undefined
+      ? null
+      : new ShardBundleWriter(
+          evalsDir(),
+          evalState.id,
+          options.export,
+          { store: openStore(), sidecarDirOf: (sessionId) => sidecarDirOf(sessionId), groupsDirectory: groupsDir() },
+          (message) => writeStderr(`warning: ${sanitizeForTerminal(message)}\n`),
+        );
+  // Written before the first run: a shard that dies before any run finished still says so.
+  bundle?.update();
   const status = await runFromTerminal(
     {
       stopping: 'stopping every run of the eval (finished runs stay finished)',
@@ -110,23 +122,21 @@ export async function evalCommand(suiteFile: string | undefined, options: EvalOp
         sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
         worktreesDirectory: worktreesDir(),
         signal,
-        onRecord: (line) => progress.update(line),
+        onRecord: (line) => {
+          progress.update(line);
+          if (line.type === 'run_finished') bundle?.update();
+        },
       }),
   ).finally(async () => {
     progress.end();
     recorder.close();
     // Whatever ended it, the runs that finished travel: a shard that stopped midway says so in its bundle.
-    if (options.export !== undefined) await exportShard(evalState.id, options.export);
+    if (bundle) reportExport(await bundle.close());
   });
   return report(evalState.id, status, options);
 }
 
-async function exportShard(evalId: string, output: string): Promise<void> {
-  const exported = await exportEvalShard(evalsDir(), evalId, output, {
-    store: openStore(),
-    sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
-    groupsDirectory: groupsDir(),
-  });
+function reportExport(exported: Awaited<ReturnType<ShardBundleWriter['close']>>): void {
   const { eval: shard } = exported;
   writeStderr(
     `Wrote ${sanitizeForTerminal(exported.file)}: ${shard.finished} of ${shard.runs} runs${shard.complete ? '' : ' (the shard did not finish: its other runs are missing)'}, ${exported.sessions.length} sessions, ${exported.snapshot_refs} snapshot refs.\n`,
@@ -263,6 +273,8 @@ export interface EvalMergeOptions {
   json?: boolean;
   html?: string;
   maxUnpackedMb?: number;
+  /** `--partial`: take what a shard that stopped midway finished. */
+  partial?: boolean;
 }
 
 /** `codeloops eval merge BUNDLE…`: the shards' bundles made one eval here; its results as one machine's would be. */
@@ -275,6 +287,7 @@ export async function evalMergeCommand(bundles: string[], options: EvalMergeOpti
     store: openStore(),
     sidecarDirOf: (sessionId) => sidecarDirOf(sessionId),
     groupsDirectory: groupsDir(),
+    partial: options.partial === true,
     ...(options.maxUnpackedMb === undefined ? {} : { maxUnpackedBytes: options.maxUnpackedMb * 1024 * 1024 }),
   });
   for (const warning of merged.warnings) writeStderr(`warning: ${sanitizeForTerminal(warning)}\n`);

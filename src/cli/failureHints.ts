@@ -93,7 +93,9 @@ function queueShardHint(error: CodeloopsError): string | undefined {
         ? 'Those tasks are not the ones of the queue file the shards ran: import into the repository whose queue was exported (or remove the tasks in the way: codeloops queue remove <id>).'
         : 'Import the bundles of one queue run: every shard from the same queue file (or checklist) at the same commit, with the same --shard total.';
     case 'shard_incomplete':
-      return 'Run that shard again to finish its share (it carries on), or import the tasks it finished with --partial: the others stay queued here.';
+      return Array.isArray(details.unfinished) && details.unfinished.some((entry) => typeof entry === 'object')
+        ? 'Carry that shard on where it ran (codeloops eval --resume <its eval> --export FILE) and merge its new bundle, or merge what it finished with --partial: its other runs stay missing here, for --resume.'
+        : 'Run that shard again to finish its share (it carries on), or import the tasks it finished with --partial: the others stay queued here.';
     default:
       return undefined;
   }

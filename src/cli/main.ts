@@ -240,6 +240,7 @@ function addMoves(program: Command, lazy: Lazy): void {
     .description("make one eval here of the shards' bundles (eval --shard I/N --export): every run once, the missing ones said; then as eval prints it")
     .option('-d, --working-dir <dir>', 'a clone of the repository the eval ran in (default: the current folder)')
     .option('--max-unpacked-mb <n>', 'refuse a bundle that unpacks to more than this many megabytes (default: 2048)', positiveInteger)
+    .option('--partial', 'also take the bundle of a shard that stopped midway (the runs it finished; the rest missing here, for --resume)')
     .option('--json', 'print the results as JSON')
     .option('--html <file>', 'also write the results as a self-contained HTML report (tables and charts)')
     .addHelpText(

@@ -57,12 +57,67 @@ export async function exportEvalShard(
   return { ...result, eval: bundleEval };
 }
 
+type ShardExport = Awaited<ReturnType<typeof exportEvalShard>>;
+
+/**
+ * A shard's bundle kept current while it runs: written when it starts and again as
+ * each run finishes, each time to a file beside it renamed into place, so that a shard
+ * killed at any moment (kill -9, a node reclaimed) leaves the bundle of the runs that
+ * had finished, which says it is not complete. Writes never overlap; one asked for
+ * while another is under way is made once it ends.
+ */
+export class ShardBundleWriter {
+  private pending = false;
+  private writing: Promise<void> = Promise.resolve();
+  private last: ShardExport | undefined;
+
+  constructor(
+    private readonly evalsDirectory: string,
+    private readonly evalId: string,
+    private readonly output: string,
+    private readonly paths: BundlePaths,
+    /** A write while the eval runs that failed: said, and the next one tries again. */
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  /** Asks for the bundle to be written anew (a run finished). */
+  update(): void {
+    if (this.pending) return;
+    this.pending = true;
+    this.writing = this.writing.then(async () => {
+      this.pending = false;
+      await this.write().catch((error: unknown) => this.warn(`the shard's bundle could not be written: ${(error as Error).message}`));
+    });
+  }
+
+  /** The last write, once every run has ended: its failure is the command's. */
+  async close(): Promise<ShardExport> {
+    await this.writing;
+    await this.write();
+    return this.last!;
+  }
+
+  private async write(): Promise<void> {
+    const file = path.resolve(this.output);
+    const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
+    try {
+      const written = await exportEvalShard(this.evalsDirectory, this.evalId, temporary, this.paths);
+      fs.renameSync(temporary, file);
+      this.last = { ...written, file };
+    } finally {
+      fs.rmSync(temporary, { force: true });
+    }
+  }
+}
+
 export interface MergeRequest extends BundlePaths {
   bundleFiles: readonly string[];
   /** A clone of the repository the eval ran in: the sessions are imported into it, and `--resume` runs the missing runs in it. */
   targetDir: string;
   evalsDirectory: string;
   maxUnpackedBytes?: number;
+  /** Take what a shard that stopped midway finished (its other runs missing here), rather than refuse it (`shard_incomplete`). */
+  partial?: boolean;
 }
 
 export interface MergedShard {
@@ -111,6 +166,7 @@ export async function mergeEvalShards(request: MergeRequest): Promise<MergeOutco
       bundles.push(bundle);
     }
     refuseMismatches(bundles);
+    if (!request.partial) refuseUnfinished(bundles);
     const plan = bundles[0]!.started;
     await refuseMissingCommits(repository.root, plan, bundles[0]!.staged);
 
@@ -225,6 +281,27 @@ function refuseMismatches(bundles: readonly ShardBundle[]): void {
       { files: [first!.staged.file, other.staged.file], differences },
     );
   }
+}
+
+/**
+ * A shard whose process stopped before its share finished (interrupted, crashed, a run
+ * that could not be set up) is not merged as if it were whole: run it again (`--resume`
+ * carries it on, `--export` writes it anew), or take what it finished with `--partial`.
+ */
+function refuseUnfinished(bundles: readonly ShardBundle[]): void {
+  const stopped = bundles.filter((bundle) => !bundle.staged.manifest.eval!.complete);
+  if (stopped.length === 0) return;
+  const unfinished = stopped.flatMap((bundle) =>
+    shareOf(bundle.started)
+      .filter((key) => !bundle.finished.has(runKeyText(key)))
+      .map(({ task, config, repetition }) => ({ task, config, repetition })),
+  );
+  const which = stopped.map((bundle) => `${path.basename(bundle.staged.file)} (shard ${shardName(bundle.started.shard)})`).join(', ');
+  throw new CodeloopsError(
+    'shard_incomplete',
+    `${which} stopped before ${stopped.length === 1 ? 'its' : 'their'} share finished: ${unfinished.length} run${unfinished.length === 1 ? '' : 's'} did not finish there (${unfinished.slice(0, 3).map(describeRun).join('; ')}${unfinished.length > 3 ? '; …' : ''}). Nothing was imported.`,
+    { unfinished, bundles: stopped.map((bundle) => bundle.staged.file) },
+  );
 }
 
 /** What makes two shards' plans differ, each said for a reader; none: one eval. Where a task's repository is on each machine does not count. */

@@ -102,7 +102,7 @@ export const FAILURE_CODES = [
    * not this queue's task of that id, or ran here too (`details.tasks`). Nothing imported.
    */
   'queue_mismatch',
-  /** `codeloops queue import`: a shard's bundle says its share did not finish (its runner stopped or crashed midway: `details.unfinished`); nothing imported unless told to take what finished. */
+  /** `codeloops queue import`, `eval merge`: a shard's bundle says its share did not finish (its runner stopped or crashed midway: `details.unfinished`); nothing imported unless told to take what finished (`--partial`). */
   'shard_incomplete',
   /** `codeloops queue merge`: git cannot merge the task's branch cleanly (`details.files`); nothing was changed. */
   'merge_conflict',

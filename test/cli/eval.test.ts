@@ -7,25 +7,12 @@ import { sessionStartLineSchema } from '../../src/sessionFormat/sessionLines.js'
 import { runCli, startCli } from '../support/cliProcess.js';
 import { launchChromium } from '../support/codeServer.js';
 import { scriptedCliSetup, type ScriptedAgent } from '../support/scriptedAgent.js';
-import { evalSetup } from '../support/tinyMathEval.js';
+import { evalSetup, fileAppears } from '../support/tinyMathEval.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 function evalLines(dataHome: string, evalId: string) {
   return readJsonLines(path.join(evalsDir({ XDG_DATA_HOME: dataHome }), `${evalId}.jsonl`)).map((line) => evalRecordLineSchema.parse(line));
-}
-
-/** Resolves once the file exists (the scripted actor writes it when it holds). */
-function fileAppears(file: string): Promise<void> {
-  return new Promise((resolve) => {
-    const watcher = fs.watch(path.dirname(file), () => check());
-    const check = () => {
-      if (!fs.existsSync(file)) return;
-      watcher.close();
-      resolve();
-    };
-    check();
-  });
 }
 
 /**

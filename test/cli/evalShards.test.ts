@@ -5,11 +5,11 @@ import path from 'node:path';
 import * as tar from 'tar';
 import { evalRecordLineSchema, evalResultsSchema, evalsDir, type EvalResults } from '../../src/sessionFormat/evalRecords.js';
 import { failureAnswerSchema } from '../../src/sessionFormat/failures.js';
-import { evalMergeAnswerSchema } from '../../src/sessionFormat/sessionBundle.js';
-import { runCli } from '../support/cliProcess.js';
+import { bundleManifestSchema, evalMergeAnswerSchema, type BundleEval } from '../../src/sessionFormat/sessionBundle.js';
+import { runCli, startCli } from '../support/cliProcess.js';
 import { readJsonLines } from '../support/scriptedLoop.js';
 import { git, removeTempDirs, tempDir } from '../support/testEnvironment.js';
-import { evalSetup, tinyMathRepo } from '../support/tinyMathEval.js';
+import { evalSetup, fileAppears, tinyMathRepo } from '../support/tinyMathEval.js';
 
 /**
  * An eval split over machines: each shard a process with its own clone of the project
@@ -48,6 +48,41 @@ async function runShard(m: Machine, shard: string, bundle: string, extra: string
   assert.equal(result.code, 0, result.stderr);
   assert.ok(fs.statSync(bundle).isFile(), `${bundle} written`);
   return result;
+}
+
+/** Resolves once the bundle's manifest says what is asked (read whole each time it changes: it is renamed into place). */
+async function bundleSays(file: string, condition: (section: BundleEval) => boolean): Promise<void> {
+  const read = async () => {
+    const unpacked = tempDir('codeloops-bundle-manifest-');
+    try {
+      await tar.x({ file, cwd: unpacked, filter: (entry) => entry.endsWith('manifest.json') });
+      const manifest = bundleManifestSchema.parse(JSON.parse(fs.readFileSync(path.join(unpacked, 'codeloops-bundle', 'manifest.json'), 'utf8')));
+      return condition(manifest.eval!);
+    } catch {
+      return false;
+    } finally {
+      fs.rmSync(unpacked, { recursive: true, force: true });
+    }
+  };
+  await new Promise<void>((resolve) => {
+    const watcher = fs.watch(path.dirname(file), () => void check());
+    let checking = false;
+    let changedMeanwhile = false;
+    const check = async () => {
+      if (checking) return void (changedMeanwhile = true);
+      checking = true;
+      const met = await read();
+      checking = false;
+      if (met) {
+        watcher.close();
+        resolve();
+      } else if (changedMeanwhile) {
+        changedMeanwhile = false;
+        void check();
+      }
+    };
+    void check();
+  });
 }
 
 function failureOf(stdout: string) {
@@ -156,6 +191,43 @@ describe('codeloops eval across machines: shards exported, merged into one eval'
       'only the missing run started after the resume',
     );
     assert.deepEqual(comparable(evalResultsSchema.parse(JSON.parse(resumed.stdout))), comparable(single));
+  });
+
+  it('a shard killed midway (kill -9) leaves the bundle of the run it finished: merge refuses it (shard_incomplete) unless --partial; carried on where it ran, its new bundle completes the eval', async () => {
+    const crashed = machine(origin);
+    const partialBundle = path.join(tempDir('codeloops-crashed-shard-'), 'shard-1.tar.gz');
+    // Shard 1/3 runs runs 1 and 4; the actor holds in run 4 (its second call), after run 1 finished.
+    fs.writeFileSync(path.join(crashed.agent.dir, 'hold-at-2'), '');
+    const shard = startCli(['eval', crashed.suite, '--shard', '1/3', '--export', partialBundle], { cwd: crashed.repo, env: crashed.env });
+    await fileAppears(path.join(crashed.agent.dir, 'held'));
+    await bundleSays(partialBundle, (section) => section.finished === 1);
+    shard.child.kill('SIGKILL');
+    process.kill(Number(fs.readFileSync(path.join(crashed.agent.dir, 'held-pid'), 'utf8')), 'SIGKILL');
+    await shard.done;
+    assert.deepEqual(fs.readdirSync(path.dirname(partialBundle)), ['shard-1.tar.gz'], 'no half-written bundle beside it');
+
+    const home = machine(origin);
+    const refused = await runCli(['eval', 'merge', partialBundle, bundle(2), bundle(3), '--json'], { cwd: home.repo, env: home.env });
+    assert.equal(refused.code, 2, refused.stderr);
+    const failure = failureOf(refused.stdout);
+    assert.equal(failure.code, 'shard_incomplete');
+    assert.deepEqual(failure.details.unfinished, [{ task: 'double', config: 'strict', repetition: 1 }]);
+    assert.match(failure.hint ?? '', /--partial/);
+    assertNothingImported(home);
+
+    const partial = await runCli(['eval', 'merge', partialBundle, bundle(2), bundle(3), '--partial', '--json'], { cwd: home.repo, env: home.env });
+    assert.equal(partial.code, 3, partial.stderr);
+    assert.deepEqual(evalMergeAnswerSchema.parse(JSON.parse(partial.stdout)).missing_runs, [{ task: 'double', config: 'strict', repetition: 1 }]);
+
+    // Where it ran: carried on, and its bundle written anew, whole.
+    fs.rmSync(path.join(crashed.agent.dir, 'hold-at-2'));
+    const resumed = await runCli(['eval', '--resume', 'latest', '--export', partialBundle], { cwd: crashed.repo, env: crashed.env });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    await bundleSays(partialBundle, (section) => section.complete && section.finished === 2);
+    const elsewhere = machine(origin);
+    const whole = await runCli(['eval', 'merge', partialBundle, bundle(2), bundle(3), '--json'], { cwd: elsewhere.repo, env: elsewhere.env });
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.deepEqual(comparable(evalMergeAnswerSchema.parse(JSON.parse(whole.stdout))), comparable(single));
   });
 
   it('refuses, importing nothing: bundles of different plans, of different shard counts, from another repository, torn or partial', async () => {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { scriptedCliSetup } from './scriptedAgent.js';
 import { createRepo, tempDir, writeFile } from './testEnvironment.js';
@@ -15,6 +16,7 @@ const agentDir = process.env.SCRIPTED_AGENT_DIR;
 const call = process.env.SCRIPTED_AGENT_CALL;
 if (fs.existsSync(path.join(agentDir, 'hold-at-' + call))) {
   // Held until the runner stops it: the test interrupts the eval here.
+  fs.writeFileSync(path.join(agentDir, 'held-pid'), String(process.pid));
   fs.writeFileSync(path.join(agentDir, 'held'), call);
   setInterval(() => {}, 1000);
 } else {
@@ -101,5 +103,18 @@ export function tinyMathRepo(): string {
       'test/double.test.js':
         "import test from 'node:test';\nimport assert from 'node:assert';\nimport { double } from '../math.js';\ntest('double', () => assert.equal(double(4), 8));\n",
     },
+  });
+}
+
+/** Resolves once the file exists (the scripted actor writes \`held\` when it holds). */
+export function fileAppears(file: string): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = fs.watch(path.dirname(file), () => check());
+    const check = () => {
+      if (!fs.existsSync(file)) return;
+      watcher.close();
+      resolve();
+    };
+    check();
   });
 }
