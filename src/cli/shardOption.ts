@@ -21,11 +21,11 @@ export function parseShardOption(text: string | undefined, env: NodeJS.ProcessEn
   const automatic = /^auto(?:\/(\d+))?$/.exec(text);
   if (!automatic) throw new UsageError(`--shard "${text}" is not a shard: give I/N (such as 2/4: the second of four), auto/N or auto.`);
   const given = automatic[1] === undefined ? null : Number(automatic[1]);
-  const gitlabIndex = wholeNumber(env.CI_NODE_INDEX);
-  const gitlabTotal = wholeNumber(env.CI_NODE_TOTAL);
-  const kubernetesIndex = wholeNumber(env.JOB_COMPLETION_INDEX);
+  const kubernetesIndex = given === null ? null : wholeNumber(env, 'JOB_COMPLETION_INDEX');
   if (given !== null && kubernetesIndex !== null)
     return { shard: checked(kubernetesIndex + 1, given, `JOB_COMPLETION_INDEX=${kubernetesIndex} (from 0) of ${given}`), source: 'JOB_COMPLETION_INDEX' };
+  const gitlabIndex = wholeNumber(env, 'CI_NODE_INDEX');
+  const gitlabTotal = wholeNumber(env, 'CI_NODE_TOTAL');
   if (gitlabIndex !== null && (given ?? gitlabTotal) !== null) {
     if (given !== null && gitlabTotal !== null && given !== gitlabTotal)
       throw new UsageError(`--shard ${text} says ${given} shards, but CI_NODE_TOTAL says ${gitlabTotal}: give one of them.`);
@@ -46,6 +46,10 @@ function checked(index: number, total: number, what: string): Shard {
   return { index, total };
 }
 
-function wholeNumber(value: string | undefined): number | null {
-  return value !== undefined && /^\d+$/.test(value.trim()) ? Number(value.trim()) : null;
+/** The variable's whole number; null when it is not set (or empty). Set to anything else, it is a mistake said as such, not taken as unset. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string): number | null {
+  const value = env[name]?.trim();
+  if (value === undefined || value === '') return null;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${name}=${JSON.stringify(env[name])} is not a whole number: --shard auto reads the shard from it.`);
+  return Number(value);
 }

@@ -224,11 +224,18 @@ export async function mergeEvalShards(request: MergeRequest): Promise<MergeOutco
   }
 }
 
+/** An eval record a merge reads whole: as the records a bundle import holds in memory are bounded. */
+const MAX_EVAL_RECORD_BYTES = 64 * 1024 * 1024;
+
 /** The eval record a shard's bundle carries, read strictly: a bundle whose record is torn or is not its manifest's eval is refused. */
 function readShardBundle(staged: StagedBundle): ShardBundle {
   const { manifest, invalid } = staged;
   if (!manifest.eval) throw invalid('it is a sessions bundle, not an eval shard\'s (import it with "codeloops sessions import")');
   const file = path.join(staged.root, ...BUNDLE_EVAL_RECORD.split('/'));
+  const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
+  if (size === undefined) throw invalid(`it has no ${BUNDLE_EVAL_RECORD}`);
+  // Held whole in memory: a line per run is far below this.
+  if (size > MAX_EVAL_RECORD_BYTES) throw invalid(`its ${BUNDLE_EVAL_RECORD} is larger than ${MAX_EVAL_RECORD_BYTES / 1024 / 1024} MB`);
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -247,8 +254,10 @@ function readShardBundle(staged: StagedBundle): ShardBundle {
     if (!parsed.success) throw invalid(`line ${index + 1} of its ${BUNDLE_EVAL_RECORD} is not an eval record line`);
     lines.push(parsed.data);
   }
-  const started = lines.find((line): line is EvalRecordLineOf<'eval_started'> => line.type === 'eval_started');
+  const starts = lines.filter((line): line is EvalRecordLineOf<'eval_started'> => line.type === 'eval_started');
+  const started = starts[0];
   if (!started) throw invalid(`its ${BUNDLE_EVAL_RECORD} does not start an eval`);
+  if (starts.length > 1) throw invalid(`its ${BUNDLE_EVAL_RECORD} has ${starts.length} eval_started lines: an eval starts once`);
   if (started.eval_id !== manifest.eval.eval_id || JSON.stringify(started.shard ?? null) !== JSON.stringify(manifest.eval.shard))
     throw invalid(
       `its manifest says eval ${manifest.eval.eval_id}, shard ${shardName(manifest.eval.shard)}, but its record is of ${started.eval_id}, shard ${shardName(started.shard)}`,
@@ -263,6 +272,14 @@ function readShardBundle(staged: StagedBundle): ShardBundle {
     if (line.session_id && !bundled.has(line.session_id))
       throw invalid(`its record finishes ${describeRun(line)} in session ${line.session_id}, which is not in it (a partial bundle)`);
     finished.set(key, line);
+  }
+  // A session is one run's: two runs said to have finished in one would leave one of them pointing at nothing once renamed here.
+  const owners = new Map<string, EvalRecordLineOf<'run_finished'>>();
+  for (const line of finished.values()) {
+    if (!line.session_id) continue;
+    const other = owners.get(line.session_id);
+    if (other) throw invalid(`its record finishes both ${describeRun(other)} and ${describeRun(line)} in session ${line.session_id}`);
+    owners.set(line.session_id, line);
   }
   return { staged, started, finished };
 }
