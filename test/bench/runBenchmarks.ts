@@ -31,6 +31,7 @@ const BENCHMARKS = [
   'worktrees',
   'dependencyCopy',
   'bundleImport',
+  'evalMerge',
   'evalOverhead',
   'evalJobs',
   'queueOverhead',
