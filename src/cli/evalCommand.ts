@@ -92,18 +92,7 @@ export async function evalCommand(suiteFile: string | undefined, options: EvalOp
     `${state ? 'Carrying on' : 'Started'} eval ${evalState.id} (${sanitizeForTerminal(suiteName)})${shard ? `, shard ${shardText(shard)} (${share.length} of its ${runsOf(evalState.started).length} runs)` : ''}: ${share.length - done} of ${share.length} runs to go, ${jobs} at a time.\n`,
   );
   const progress = new EvalProgress(share.length, done);
-  const bundle =
-    options.export === undefined
-      ? null
-      : new ShardBundleWriter(
-          evalsDir(),
-          evalState.id,
-          options.export,
-          { store: openStore(), sidecarDirOf: (sessionId) => sidecarDirOf(sessionId), groupsDirectory: groupsDir() },
-          (message) => writeStderr(`warning: ${sanitizeForTerminal(message)}\n`),
-        );
-  // Written before the first run: a shard that dies before any run finished still says so.
-  bundle?.update();
+  const bundle = options.export === undefined ? null : shardBundle(evalState.id, options.export);
   const status = await runFromTerminal(
     {
       stopping: 'stopping every run of the eval (finished runs stay finished)',
@@ -134,6 +123,19 @@ export async function evalCommand(suiteFile: string | undefined, options: EvalOp
     if (bundle) reportExport(await bundle.close());
   });
   return report(evalState.id, status, options);
+}
+
+/** `--export`: the shard's bundle, written before the first run (a shard that dies before any run finished still says so) and as each finishes. */
+function shardBundle(evalId: string, output: string): ShardBundleWriter {
+  const bundle = new ShardBundleWriter(
+    evalsDir(),
+    evalId,
+    output,
+    { store: openStore(), sidecarDirOf: (sessionId) => sidecarDirOf(sessionId), groupsDirectory: groupsDir() },
+    (message) => writeStderr(`warning: ${sanitizeForTerminal(message)}\n`),
+  );
+  bundle.update();
+  return bundle;
 }
 
 function reportExport(exported: Awaited<ReturnType<ShardBundleWriter['close']>>): void {

@@ -9,8 +9,9 @@ import { fileTimestamp } from '../sessionFormat/sessionFiles.js';
 import { BUNDLE_EVAL_RECORD, type BundleEval, type ExportResult } from '../sessionFormat/sessionBundle.js';
 import { shardText, type Shard } from '../sessionFormat/shards.js';
 import { exportSessions } from '../sessionBundle/sessionExport.js';
-import { idsInUse, importStaged, stageBundle, type BundlePaths, type StagedBundle } from '../sessionBundle/sessionBundles.js';
+import { idsInUse, importStaged, stageBundle, type BundlePaths, type BundleSelection, type StagedBundle } from '../sessionBundle/sessionBundles.js';
 import { AppendOnlyFile } from '../sessionWriter/appendOnlyFile.js';
+import { readFirstLine } from '../sessions/lineReader.js';
 import { readEval, runKeyText, type RunKey } from './evalRecord.js';
 import { runsOf, shareOf } from './evalShare.js';
 
@@ -56,6 +57,9 @@ export async function exportEvalShard(
   );
   return { ...result, eval: bundleEval };
 }
+
+/** A start line longer than this is no session an import wrote. */
+const MAX_START_LINE_BYTES = 64 * 1024 * 1024;
 
 type ShardExport = Awaited<ReturnType<typeof exportEvalShard>>;
 
@@ -190,25 +194,7 @@ export async function mergeEvalShards(request: MergeRequest): Promise<MergeOutco
     if (plan.shard && absent.length > 0)
       warnings.push(`no bundle of shard${absent.length === 1 ? '' : 's'} ${absent.map((index) => `${index}/${total}`).join(', ')}`);
 
-    // Machines that started the same task in the same second named its sessions alike: the later ones get the next free id here.
-    const used = await idsInUse(request, repository.root);
-    const selections = bundles.map((bundle) => {
-      const sessions = new Set<string>();
-      const rename = new Map<string, string>();
-      for (const entry of taken.values()) {
-        const id = entry.bundle === bundle ? entry.line.session_id : null;
-        if (!id) continue;
-        sessions.add(id);
-        let target = id;
-        while (used.has(target)) target = laterSessionId(target);
-        used.add(target);
-        if (target !== id) {
-          rename.set(id, target);
-          entry.line = { ...entry.line, session_id: target };
-        }
-      }
-      return { bundle: bundle.staged, sessions, rename };
-    });
+    const selections = whatToImport(bundles, taken.values(), await idsInUse(request, repository.root), request.store);
     await importStaged({ ...request, targetDir: repository.root }, selections);
     const evalId = writeMergedRecord(
       request.evalsDirectory,
@@ -226,6 +212,46 @@ export async function mergeEvalShards(request: MergeRequest): Promise<MergeOutco
 
 /** An eval record a merge reads whole: as the records a bundle import holds in memory are bounded. */
 const MAX_EVAL_RECORD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Which of each bundle's sessions to import, and under which id here. Machines that
+ * started the same task in the same second named its sessions alike: the later ones get
+ * the next free id. A merge killed after its import, before its record, imported them
+ * already: those copies are taken again, not made twice. Each run's line is given the
+ * id its session has here.
+ */
+function whatToImport(
+  bundles: readonly ShardBundle[],
+  taken: Iterable<{ bundle: ShardBundle; line: EvalRecordLineOf<'run_finished'> }>,
+  used: Set<string>,
+  store: BundlePaths['store'],
+): BundleSelection[] {
+  const runs = [...taken];
+  const claimed = new Set<string>();
+  const selections = bundles.map((bundle) => {
+    const sessions = new Set<string>();
+    const rename = new Map<string, string>();
+    for (const entry of runs) {
+      const id = entry.bundle === bundle ? entry.line.session_id : null;
+      if (!id) continue;
+      let target = id;
+      while (used.has(target) && (claimed.has(target) || !isImportedCopy(bundle.staged, id, store.filePathOf(target)))) target = laterSessionId(target);
+      claimed.add(target);
+      if (used.has(target)) {
+        if (target !== id) entry.line = { ...entry.line, session_id: target };
+        continue;
+      }
+      sessions.add(id);
+      used.add(target);
+      if (target !== id) {
+        rename.set(id, target);
+        entry.line = { ...entry.line, session_id: target };
+      }
+    }
+    return { bundle: bundle.staged, sessions, rename };
+  });
+  return selections;
+}
 
 /** The eval record a shard's bundle carries, read strictly: a bundle whose record is torn or is not its manifest's eval is refused. */
 function readShardBundle(staged: StagedBundle): ShardBundle {
@@ -415,6 +441,40 @@ function writeMergedRecord(
       file.close();
     }
     return evalId;
+  }
+}
+
+/**
+ * Whether the session file here is the bundle's session as an import wrote it: the same
+ * start line but for where it was re-homed, then the same bytes. Compared a megabyte
+ * at a time: a session may be large.
+ */
+function isImportedCopy(staged: StagedBundle, bundledId: string, here: string): boolean {
+  let bundledFd: number | undefined;
+  let hereFd: number | undefined;
+  try {
+    bundledFd = fs.openSync(path.join(staged.root, 'sessions', `${bundledId}.jsonl`), 'r');
+    hereFd = fs.openSync(here, 'r');
+    const [bundledSize, hereSize] = [fs.fstatSync(bundledFd).size, fs.fstatSync(hereFd).size];
+    const bundledFirst = readFirstLine(bundledFd, Math.min(bundledSize, MAX_START_LINE_BYTES));
+    const hereFirst = readFirstLine(hereFd, Math.min(hereSize, MAX_START_LINE_BYTES));
+    if (!bundledFirst?.terminated || !hereFirst?.terminated) return false;
+    const withoutPlace = (text: string) => canonical({ ...(JSON.parse(text) as object), working_dir: null });
+    if (withoutPlace(bundledFirst.text) !== withoutPlace(hereFirst.text)) return false;
+    if (bundledSize - bundledFirst.end !== hereSize - hereFirst.end) return false;
+    const [a, b] = [Buffer.alloc(1024 * 1024), Buffer.alloc(1024 * 1024)];
+    for (let [x, y] = [bundledFirst.end + 1, hereFirst.end + 1]; ;) {
+      const read = fs.readSync(bundledFd, a, 0, a.length, x);
+      if (read === 0) return true;
+      if (fs.readSync(hereFd, b, 0, read, y) !== read || !a.subarray(0, read).equals(b.subarray(0, read))) return false;
+      x += read;
+      y += read;
+    }
+  } catch {
+    return false;
+  } finally {
+    if (bundledFd !== undefined) fs.closeSync(bundledFd);
+    if (hereFd !== undefined) fs.closeSync(hereFd);
   }
 }
 

@@ -208,7 +208,7 @@ describe('codeloops eval shards attacked: odd options, crafted bundles, the user
 
   // Broken, not fixed: the second merge finds the first one's sessions here and imports every session again under the next free ids,
   // leaving the first copies as sessions of no eval. Skipped until a merge recognises its own earlier import (or refuses, naming it).
-  it.skip('a merge that died after importing, before its record, merged again: one copy of each session, or a refusal that says what to do', async () => {
+  it('a merge that died after importing, before its record, merged again: one copy of each session, or a refusal that says what to do', async () => {
     const home = machine(origin);
     const first = await runCli(['eval', 'merge', bundle(1), bundle(2), '--json'], { cwd: home.repo, env: home.env });
     assert.equal(first.code, 0, first.stderr);
