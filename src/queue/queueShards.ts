@@ -8,20 +8,12 @@ import { headCommit, type Repository } from '../git/repository.js';
 import { exportSessions } from '../sessionBundle/sessionExport.js';
 import type { BundlePaths } from '../sessionBundle/sessionBundles.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
-import {
-  queueExportFileSchema,
-  taskBranch,
-  type QueueExportFile,
-  type QueueFile,
-  type QueueTask,
-  type TaskFlags,
-  type TaskPush,
-} from '../sessionFormat/queueRecords.js';
+import { queueExportFileSchema, type QueueExportFile, type QueueFile, type QueueTask, type TaskFlags, type TaskPush } from '../sessionFormat/queueRecords.js';
 import { BUNDLE_QUEUE_BRANCHES, BUNDLE_QUEUE_TASKS, type BundledQueueTasks, type BundleQueue } from '../sessionFormat/sessionBundle.js';
 import { inShard, type Shard } from '../sessionFormat/shards.js';
 import type { ExportResult } from '../sessionFormat/sessionBundle.js';
 import { tasksOfChecklist } from './checklist.js';
-import type { QueueStore } from './queueStore.js';
+import { queuedTask, type QueueStore } from './queueStore.js';
 
 /**
  * A queue across machines, the shard's side. `queue export` writes the queue's tasks
@@ -135,24 +127,7 @@ export function addSourceTasks(store: QueueStore, source: TaskSource): Promise<Q
 
 /** A task of a queue file, queued under its id; its branch named as its queue at home names it. */
 export function newTask(task: QueueExportFile['tasks'][number]): QueueTask {
-  return {
-    id: task.id,
-    prompt: task.prompt,
-    branch: taskBranch(task.id, task.prompt),
-    flags: task.flags,
-    state: 'queued',
-    added_at: new Date().toISOString(),
-    started_at: null,
-    finished_at: null,
-    start_commit: null,
-    session_ids: [],
-    worktree: null,
-    outcome: null,
-    commit: null,
-    question: null,
-    answer: null,
-    result: null,
-  };
+  return queuedTask(task.id, task.prompt, task.flags);
 }
 
 /** The ids of the file's tasks dealt to `shard`, by their position in the file. */

@@ -30,6 +30,28 @@ export interface RunLock {
   release(): void;
 }
 
+/** A task just added: queued, its branch named by its id and prompt, nothing run yet. */
+export function queuedTask(id: number, prompt: string, flags: TaskFlags): QueueTask {
+  return {
+    id,
+    prompt,
+    branch: taskBranch(id, prompt),
+    flags,
+    state: 'queued',
+    added_at: new Date().toISOString(),
+    started_at: null,
+    finished_at: null,
+    start_commit: null,
+    session_ids: [],
+    worktree: null,
+    outcome: null,
+    commit: null,
+    question: null,
+    answer: null,
+    result: null,
+  };
+}
+
 export class QueueStore {
   private constructor(
     /** The queue's file. */
@@ -109,25 +131,7 @@ export class QueueStore {
   add(tasks: readonly { prompt: string; flags: TaskFlags }[]): Promise<QueueTask[]> {
     return this.change((queue) =>
       tasks.map(({ prompt, flags }) => {
-        const id = queue.next_id++;
-        const task: QueueTask = {
-          id,
-          prompt,
-          branch: taskBranch(id, prompt),
-          flags,
-          state: 'queued',
-          added_at: new Date().toISOString(),
-          started_at: null,
-          finished_at: null,
-          start_commit: null,
-          session_ids: [],
-          worktree: null,
-          outcome: null,
-          commit: null,
-          question: null,
-          answer: null,
-          result: null,
-        };
+        const task = queuedTask(queue.next_id++, prompt, flags);
         queue.tasks.push(task);
         return structuredClone(task);
       }),
