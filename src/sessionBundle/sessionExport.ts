@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as tar from 'tar';
 import { readGroup } from '../candidates/groupRecord.js';
-import { gitBytes, gitText } from '../git/gitProcess.js';
+import { GitCommandError, gitBytes, gitText } from '../git/gitProcess.js';
 import { headCommit, openRepository, type Repository } from '../git/repository.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { BUNDLE_MANIFEST, BUNDLE_ROOT, BUNDLE_SNAPSHOTS, type BundleManifest, type ExportResult } from '../sessionFormat/sessionBundle.js';
@@ -152,7 +152,25 @@ async function stageSnapshots(root: string, repository: Repository, manifest: Bu
   if (refs.length > 0) {
     // What the repository's own history holds stays out: the clone that imports has it.
     const exclude = ['--not', '--branches', '--tags', '--remotes', ...((await headCommit(repository)) ? ['HEAD'] : [])];
-    await gitBytes(repository.root, ['bundle', 'create', '--quiet', path.join(root, BUNDLE_SNAPSHOTS), ...refs, ...exclude]);
+    const file = path.join(root, BUNDLE_SNAPSHOTS);
+    try {
+      await gitBytes(repository.root, ['bundle', 'create', '--quiet', file, ...refs, ...exclude]);
+    } catch (error) {
+      // Every ref's commit is in that history: git makes no bundle, and the refs are listed instead.
+      if (!(error instanceof GitCommandError && /empty bundle/i.test(error.stderr))) throw error;
+    }
+    const bundled = fs.existsSync(file)
+      ? new Set((await gitText(repository.root, ['bundle', 'list-heads', file])).split('\n').map((line) => line.slice(line.indexOf(' ') + 1)))
+      : new Set();
+    // A ref git left out because that history reaches its commit would be lost without a word: the manifest lists it.
+    const left = refs.filter((ref) => !bundled.has(ref));
+    if (left.length > 0) {
+      const named = await gitText(repository.root, ['for-each-ref', '--format=%(objectname) %(refname)', ...left]);
+      manifest.history_refs = named
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => ({ oid: line.slice(0, line.indexOf(' ')), ref: line.slice(line.indexOf(' ') + 1) }));
+    }
   }
   return refs.length;
 }

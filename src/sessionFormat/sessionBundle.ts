@@ -99,6 +99,12 @@ export const bundleManifestSchema = z.object({
   created_at: z.string(),
   sessions: z.array(z.object({ id: z.string(), ...placement, snapshot_refs: z.int().check(z.nonnegative()) })),
   groups: z.array(z.object({ id: z.string(), ...placement })),
+  /**
+   * Snapshot refs whose commits the repository's own history holds (a branch, a tag,
+   * HEAD reaches them): git leaves them out of `snapshots.bundle`, so they are listed
+   * here, and the clone that imports, which has that history, gets them too.
+   */
+  history_refs: z.optional(z.array(z.object({ ref: z.string(), oid: z.string() }))),
   /** An eval shard's bundle: its eval record is `eval/record.jsonl`. */
   eval: z.optional(bundleEvalSchema),
   /** A queue shard's bundle: its tasks are `queue/tasks.json`, their success branches `queue/branches.bundle`. */

@@ -20,7 +20,7 @@ import {
   repositoryAndClone,
 } from '../support/sessionBundles.js';
 import { assertValidSessionFile } from '../support/sessionFormatCheck.js';
-import { git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
+import { createRepo, git, removeTempDirs, tempDir, treeOf, writeFile } from '../support/testEnvironment.js';
 
 describe('sessions export and import (bundles between clones)', () => {
   after(removeTempDirs);
@@ -125,6 +125,34 @@ describe('sessions export and import (bundles between clones)', () => {
     git(laptop, 'fetch', '-q', ci, 'main:refs/remotes/ci/main');
     const imported = await runCli(['sessions', 'import', bundle, '-d', laptop, '--json'], { cwd: laptop, env: laptopHome.env });
     assert.equal(imported.code, 0, imported.stderr);
+  });
+
+  it("snapshots a branch of the user's already holds (work kept from a snapshot, then pushed) travel too, listed rather than bundled", async () => {
+    const { laptop, ci } = repositoryAndClone();
+    const runner = oneStepRunner();
+    const sessionId = JSON.parse((await runCli(['-p', 'Make x', '--json-output'], { cwd: ci, env: runner.env })).stdout).session_id as string;
+    const snapshots = git(ci, 'for-each-ref', '--format=%(objectname) %(refname)', `refs/codeloops/${sessionId}/`);
+    // Every snapshot kept on a branch of its own: git's bundle would leave them all out.
+    snapshots
+      .split('\n')
+      .filter(Boolean)
+      .forEach((line, index) => git(ci, 'branch', `kept-${index}`, line.split(' ')[0]!));
+    const bundle = path.join(tempDir('codeloops-bundle-'), 'bundle.tar.gz');
+    const exported = await runCli(['sessions', 'export', sessionId, '-o', bundle, '--json'], { cwd: ci, env: runner.env });
+    assert.equal(exported.code, 0, exported.stderr);
+    git(laptop, 'fetch', '-q', ci, 'refs/heads/kept-*:refs/heads/kept-*');
+    const laptopHome = machine({});
+    const imported = await runCli(['sessions', 'import', bundle, '-d', laptop, '--json'], { cwd: laptop, env: laptopHome.env });
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.equal(git(laptop, 'for-each-ref', '--format=%(objectname) %(refname)', `refs/codeloops/${sessionId}/`), snapshots);
+    // A clone without that history is told which commits to fetch.
+    const other = machine({});
+    const refused = await runCli(['sessions', 'import', bundle, '-d', createRepo({ files: { 'README.md': '# project\n', 'src/app.txt': 'v1\n' } })], {
+      cwd: laptop,
+      env: other.env,
+    });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /does not have .*git fetch/);
   });
 
   it('refuses an id that already exists and leaves what is there as it was', async () => {
