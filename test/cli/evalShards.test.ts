@@ -172,9 +172,14 @@ describe('codeloops eval across machines: shards exported, merged into one eval'
     );
     assert.match(merged.stderr, new RegExp(`1 missing \\(run them here: codeloops eval --resume ${answer.eval_id}\\)`));
 
-    const markdown = await runCli(['eval', 'merge', bundle(1)], { cwd: machine(origin).repo, env: machine(origin).env });
+    const elsewhere = machine(origin);
+    const report = path.join(tempDir('codeloops-merge-report-'), 'report.html');
+    const markdown = await runCli(['eval', 'merge', bundle(1), '--html', report], { cwd: elsewhere.repo, env: elsewhere.env });
     assert.equal(markdown.code, 3);
     assert.match(markdown.stdout, /\*\*Incomplete: 2 runs missing, not counted in the figures/);
+    const html = fs.readFileSync(report, 'utf8');
+    assert.match(html, /<section class="scope incomplete"><p><strong>Incomplete: 2 runs missing/);
+    assert.equal((html.match(/<li>task /g) ?? []).length, 2, 'the missing runs listed');
 
     const callsBefore = home.agent.calls('actor');
     const resumed = await runCli(['eval', '--resume', answer.eval_id, '--json'], { cwd: home.repo, env: home.env });
