@@ -376,8 +376,9 @@ export async function queueReportCommand(options: QueueReportOptions): Promise<n
   const queue = store.read();
   if (queue.tasks.length === 0) throw new CodeloopsError('queue_empty', `The queue of ${queue.repository} has no task.`, {});
   const runnerAlive = store.runnerPid() !== null;
+  // A task's prompt is anyone's (a tasks file, a shard's bundle): no escape sequence of it reaches the terminal.
   if (options.json) printAnswer('queue report', { repository: queue.repository, base_commit: queue.base_commit, tasks: queue.tasks });
-  else process.stdout.write(renderQueueMarkdown(queue, runnerAlive));
+  else process.stdout.write(sanitizeForTerminal(renderQueueMarkdown(queue, runnerAlive)));
   if (options.html !== undefined) {
     fs.writeFileSync(options.html, renderQueueHtml(queue, runnerAlive));
     writeStderr(`Wrote the report to ${sanitizeForTerminal(options.html)}.\n`);

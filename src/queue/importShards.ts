@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readRegularFileSync } from '../files/regularFile.js';
+import { isProcessAlive } from '../process/processGroup.js';
 import { branchCommit } from '../git/branches.js';
 import { GitCommandError, gitBytes, gitText } from '../git/gitProcess.js';
 import type { Repository } from '../git/repository.js';
@@ -18,7 +19,7 @@ import {
 } from '../sessionFormat/sessionBundle.js';
 import { inShard, shardText, type Shard } from '../sessionFormat/shards.js';
 import type { QueueImportAnswer } from '../sessionFormat/cliAnswers.js';
-import { newTask, sourceDigest } from './queueShards.js';
+import { MAX_TASK_ID, newTask, sourceDigest, uncountableIds } from './queueShards.js';
 import type { QueueStore } from './queueStore.js';
 
 /**
@@ -31,7 +32,8 @@ import type { QueueStore } from './queueStore.js';
  * commit, the import is refused: a branch here is never moved), the sessions imported,
  * and each task's outcome recorded in the home queue, so that `queue report` and
  * `queue merge` work on them as on tasks run here. A shard given twice is taken once;
- * the tasks of shards not given are said, and queued here.
+ * the tasks of shards not given are said, and queued here. What an import is about to
+ * make is written first (`<key>.import.json`): one killed midway is taken back by the next.
  */
 
 export interface ShardImportRequest {
@@ -67,33 +69,108 @@ export async function importShards(request: ShardImportRequest): Promise<QueueIm
     if (!request.partial) refuseIncomplete(bundles);
     const { repository, store } = request;
     for (const bundle of bundles) await checkCommitsHere(repository, bundle);
+    await takeBackInterrupted(repository, request.paths, store, warnings);
     const plan = planRecords(store.read(), bundles);
     const branches = await branchesToCreate(repository, plan.imported);
     for (const bundle of bundles) await unbundleBranches(repository, bundle);
-    await createBranches(repository, branches);
-    let sessions: string[];
+    const sessionIds = plan.imported.flatMap((entry) => entry.task.session_ids);
+    // What this import is about to make, before it makes any of it: a process killed midway leaves it, for the next import to take back.
+    const journal = journalOf(store);
+    writeJournal(journal, { pid: process.pid, branches: Object.fromEntries(branches), sessions: sessionIds.filter((id) => !sessionHere(request.paths, id)) });
     try {
-      const selections = bundles.map((bundle) => ({
-        bundle: bundle.staged,
-        sessions: new Set(plan.imported.filter((entry) => entry.bundle === bundle).flatMap((entry) => entry.task.session_ids)),
-      }));
-      sessions = (await importStaged({ ...request.paths, targetDir: repository.root }, selections)).sessions;
-    } catch (error) {
-      await deleteBranches(repository, branches);
-      throw error;
+      await createBranches(repository, branches);
+      return await importAndRecord(request, bundles, plan, branches, warnings);
+    } finally {
+      fs.rmSync(journal, { force: true });
     }
-    let queued: number[];
-    try {
-      queued = await store.change((queue) => record(queue, planRecords(queue, bundles), bundles));
-    } catch (error) {
-      await deleteBranches(repository, branches);
-      await forgetSessions(repository, request.paths, sessions);
-      throw error;
-    }
-    return { ...answerOf(repository, bundles, plan, branches, sessions, warnings), queued };
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
+}
+
+/** The sessions imported, then the tasks recorded in the home queue; a failure takes back the branches and sessions this import made. */
+async function importAndRecord(
+  request: ShardImportRequest,
+  bundles: readonly ShardBundle[],
+  plan: RecordPlan,
+  branches: ReadonlyMap<string, string>,
+  warnings: string[],
+): Promise<QueueImportAnswer> {
+  const { repository, store } = request;
+  let sessions: string[];
+  try {
+    const selections = bundles.map((bundle) => ({
+      bundle: bundle.staged,
+      sessions: new Set(plan.imported.filter((entry) => entry.bundle === bundle).flatMap((entry) => entry.task.session_ids)),
+    }));
+    sessions = (await importStaged({ ...request.paths, targetDir: repository.root }, selections)).sessions;
+  } catch (error) {
+    await deleteBranches(repository, branches);
+    throw error;
+  }
+  let queued: number[];
+  try {
+    queued = await store.change((queue) => record(queue, planRecords(queue, bundles), bundles));
+  } catch (error) {
+    await deleteBranches(repository, branches);
+    await forgetSessions(repository, request.paths, sessions);
+    throw error;
+  }
+  return { ...answerOf(repository, bundles, plan, branches, sessions, warnings), queued };
+}
+
+/** What an import under way is making: its branches (at their commits) and the sessions not here before it. */
+interface ImportJournal {
+  pid: number;
+  branches: Record<string, string>;
+  sessions: string[];
+}
+
+/** `<key>.import.json` beside the queue's file. */
+function journalOf(store: QueueStore): string {
+  return store.file.replace(/\.json$/, '.import.json');
+}
+
+function writeJournal(file: string, journal: ImportJournal): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    fs.writeFileSync(file, JSON.stringify(journal) + '\n', { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    throw new CodeloopsError('queue_running', `Another queue import is under way (${file}). Nothing was imported.`, { file });
+  }
+}
+
+function sessionHere(paths: BundlePaths, id: string): boolean {
+  return fs.existsSync(paths.store.filePathOf(id)) || fs.existsSync(paths.sidecarDirOf(id));
+}
+
+/**
+ * An import killed midway (its journal left, its process gone) made branches and
+ * sessions the queue does not record: they are taken back (a branch only while it is
+ * where that import put it; nothing the queue records), and said in the warnings. One
+ * whose process still runs refuses this one.
+ */
+async function takeBackInterrupted(repository: Repository, paths: BundlePaths, store: QueueStore, warnings: string[]): Promise<void> {
+  const file = journalOf(store);
+  if (!fs.existsSync(file)) return;
+  const journal = parseJson(readRegularFileSync(file)) as Partial<ImportJournal> | undefined;
+  // Torn as its process was killed writing it: that import had made nothing yet.
+  if (!journal || typeof journal !== 'object' || typeof journal.pid !== 'number') return void fs.rmSync(file, { force: true });
+  if (journal.pid !== process.pid && isProcessAlive(journal.pid))
+    throw new CodeloopsError('queue_running', `Another queue import (process ${journal.pid}) is under way. Nothing was imported.`, { pid: journal.pid });
+  const recorded = store.read().tasks.filter((task) => task.state === 'finished');
+  const sessions = (journal.sessions ?? []).filter((id) => typeof id === 'string' && !recorded.some((task) => task.session_ids.includes(id)));
+  const branches = new Map(
+    Object.entries(journal.branches ?? {}).filter(([branch, commit]) => !recorded.some((task) => task.branch === branch && task.commit === commit)),
+  );
+  await forgetSessions(repository, paths, sessions);
+  await deleteBranches(repository, branches);
+  fs.rmSync(file, { force: true });
+  if (sessions.length > 0 || branches.size > 0)
+    warnings.push(
+      `an earlier queue import (process ${journal.pid}) stopped midway: took back what it had made and the queue does not record (${[...branches.keys(), ...sessions].join(', ')})`,
+    );
 }
 
 /** The bundle's queue section and its tasks' records, each checked against the other, its sessions and the queue file it ran. */
@@ -113,6 +190,8 @@ function readShardBundle(staged: StagedBundle): ShardBundle {
   if (!parsed.success) throw invalid(`its ${BUNDLE_QUEUE_TASKS} is not a queue shard's tasks`);
   const tasks = parsed.data;
   if (sourceDigest(tasks.source) !== section.source) throw invalid(`its ${BUNDLE_QUEUE_TASKS} is not the queue file its manifest names`);
+  const uncountable = uncountableIds(tasks.source);
+  if (uncountable.length > 0) throw invalid(`its tasks name the task id ${uncountable.join(', ')}, past any queue's (${MAX_TASK_ID})`);
   const shard = section.shard ?? { index: 1, total: 1 };
   if (shard.index > shard.total) throw invalid(`its shard ${shardText(shard)} is not a shard`);
   const sourceIds = tasks.source.tasks.map((task) => task.id);
@@ -313,6 +392,13 @@ async function createBranches(repository: Repository, branches: ReadonlyMap<stri
   } catch (error) {
     const reason = error instanceof GitCommandError ? error.stderr.trim() : String(error);
     if (!/exists/.test(reason)) throw error;
+    const inTheWay = /'refs\/heads\/([^']+)' exists; cannot create 'refs\/heads\/([^']+)'/.exec(reason);
+    if (inTheWay)
+      throw new CodeloopsError(
+        'branch_exists',
+        `The branch ${inTheWay[1]} is in the way of the task's branch ${inTheWay[2]} (git keeps no branch inside another's name); rename it (git branch -m ${inTheWay[1]} <name>). Nothing was imported.`,
+        { branches: [inTheWay[1]!] },
+      );
     throw new CodeloopsError('branch_exists', `A task's branch was made here meanwhile (${reason}); a branch is never moved. Nothing was imported.`, {
       branches: [...branches.keys()],
     });

@@ -59,6 +59,8 @@ export async function readTaskSource(file: string, repository: Repository, flags
   }
   let exported: QueueExportFile;
   const json = parseJson(text);
+  if (json === undefined && (file.endsWith('.json') || text.trimStart().startsWith('{')))
+    throw new CodeloopsError('usage', `${file} is not valid JSON: give a queue file written by "codeloops queue export", or a Markdown checklist.`, { file });
   if (json !== undefined) {
     const parsed = queueExportFileSchema.safeParse(json);
     if (!parsed.success)
@@ -68,6 +70,9 @@ export async function readTaskSource(file: string, repository: Repository, flags
     exported = parsed.data;
     const ids = new Set(exported.tasks.map((task) => task.id));
     if (ids.size !== exported.tasks.length) throw new CodeloopsError('usage', `${file} names a task id twice.`, { file });
+    const uncountable = uncountableIds(exported);
+    if (uncountable.length > 0)
+      throw new CodeloopsError('usage', `${file} names the task id ${uncountable.join(', ')}: a queue counts its ids up to ${MAX_TASK_ID}.`, { file });
   } else {
     const prompts = tasksOfChecklist(text);
     if (prompts.length === 0) throw new CodeloopsError('usage', `${file} has no unchecked item ("- [ ] …"): no task to run.`, { file });
@@ -89,6 +94,14 @@ export async function readTaskSource(file: string, repository: Repository, flags
       { file, base_commit: exported.base_commit },
     );
   return { file: exported, digest: sourceDigest(exported) };
+}
+
+/** The largest task id a queue file may name: the queue counts on from its largest id, and must stay exact. */
+export const MAX_TASK_ID = 1_000_000_000;
+
+/** The ids of the file's tasks past `MAX_TASK_ID`. */
+export function uncountableIds(file: QueueExportFile): number[] {
+  return file.tasks.filter((task) => task.id > MAX_TASK_ID).map((task) => task.id);
 }
 
 /** What names a queue file across machines: its base and its tasks (ids, prompts, flags), hashed. */
@@ -135,15 +148,34 @@ export function shareOf(source: TaskSource, shard: Shard | null): number[] {
   return source.file.tasks.filter((_, index) => inShard(index + 1, shard)).map((task) => task.id);
 }
 
-/** `git push REMOTE refs/heads/<branch>`, as an argument list; what happened, never thrown. */
+/**
+ * `git push REMOTE refs/heads/<branch>`, as an argument list, never forced (a branch the
+ * remote has at another commit stays, and the push fails); what happened, never thrown.
+ * The remote is recorded, and said, without the credentials a URL may hold (they would
+ * travel in the shard's bundle); why it failed is git's own words, not its hints.
+ */
 export async function pushBranch(repository: Repository, remote: string, branch: string): Promise<TaskPush> {
+  const shown = withoutCredentials(remote);
   try {
     await gitBytes(repository.root, ['push', '--quiet', '--', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
-    return { remote, pushed: true, error: null };
+    return { remote: shown, pushed: true, error: null };
   } catch (error) {
-    const why = error instanceof GitCommandError ? error.stderr.trim().split('\n').slice(-3).join(' ') : (error as Error).message;
-    return { remote, pushed: false, error: why || String(error) };
+    const why =
+      error instanceof GitCommandError
+        ? error.stderr
+            .split('\n')
+            .map((line) => line.trim())
+            .filter((line) => line !== '' && !line.startsWith('hint:'))
+            .slice(-3)
+            .join(' ')
+        : (error as Error).message;
+    return { remote: shown, pushed: false, error: (why || String(error)).split(remote).join(shown) };
   }
+}
+
+/** A remote's URL without its user and password (`https://***@host/…`); a remote's name, a path or a URL without them as it is. */
+export function withoutCredentials(remote: string): string {
+  return remote.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/]*@/i, '$1***@');
 }
 
 export interface ShardBundleRequest {
