@@ -110,7 +110,7 @@ async function importAndRecord(
   }
   let queued: number[];
   try {
-    queued = await store.change((queue) => record(queue, planRecords(queue, bundles), bundles));
+    queued = await store.change((queue) => record(queue, planRecords(queue, bundles), bundles, warnings));
   } catch (error) {
     await deleteBranches(repository, branches);
     await forgetSessions(repository, request.paths, sessions);
@@ -431,7 +431,7 @@ async function forgetSessions(repository: Repository, paths: BundlePaths, sessio
  * its shard left it, and, queued, each not here yet (of a shard not given, or not
  * finished by its shard). Returns the ids queued.
  */
-function record(queue: QueueFile, plan: RecordPlan, bundles: readonly ShardBundle[]): number[] {
+function record(queue: QueueFile, plan: RecordPlan, bundles: readonly ShardBundle[], warnings: string[]): number[] {
   const queued: number[] = [];
   const [first] = bundles;
   if (!first) return queued;
@@ -445,7 +445,13 @@ function record(queue: QueueFile, plan: RecordPlan, bundles: readonly ShardBundl
       if (index >= 0) queue.tasks[index] = entry;
       else queue.tasks.push(entry);
     } else if (index < 0) {
-      queue.tasks.push(newTask(source));
+      // A bundle never brings commands to run here: a task queued from it keeps its flags but its checks (shell commands).
+      const { check, ...flags } = source.flags;
+      if (check?.length)
+        warnings.push(
+          `task ${source.id} is queued here without the checks its bundle gave it (${check.length}); add them here if you want them: codeloops queue remove ${source.id}, then queue add --check …`,
+        );
+      queue.tasks.push(newTask({ ...source, flags }));
       queued.push(source.id);
     }
   }

@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CLI_ANSWERS } from '../../src/sessionFormat/cliAnswerIndex.js';
-import { queueFileSchema, type QueueFile } from '../../src/sessionFormat/queueRecords.js';
+import { queueExportFileSchema, queueFileSchema, type QueueExportFile, type QueueFile } from '../../src/sessionFormat/queueRecords.js';
+import { sourceDigest } from '../../src/queue/queueShards.js';
 import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
 import { waitUntilGone } from '../support/processes.js';
 import { queueSetup } from '../support/queueAgents.js';
@@ -283,6 +284,33 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
       assert.match(refused.json.error!.message, message, what);
       assert.deepEqual(homeState(home, dataHome), before, `${what}: nothing imported`);
     }
+  });
+
+  it('a task a bundle queues here never brings its checks (shell commands) with it: queued without them, and said', async () => {
+    // A crafted bundle: a task 5 (shard 1's, which is not given) whose flags run a command.
+    const crafted = repacked(bundles['2/2']!, (root) => {
+      let digest = '';
+      editJson(path.join(root, 'queue', 'tasks.json'), (tasks) => {
+        const source = tasks.source as QueueExportFile;
+        source.tasks.push({ id: 5, prompt: 'TASK-epsilon: write epsilon', flags: { check: ['touch PWNED'], maxIterations: 1 } });
+        digest = sourceDigest(queueExportFileSchema.parse(source));
+      });
+      editJson(path.join(root, 'manifest.json'), (manifest) => {
+        const queue = manifest.queue as { source: string; task_ids: number[] };
+        queue.source = digest;
+        queue.task_ids.push(5);
+      });
+    });
+    const elsewhere = machine(home, env);
+    const imported = await queueImport(elsewhere.clone, elsewhere.env, crafted);
+    assert.equal(imported.code, 0, imported.stderr);
+    const task = queueOf(elsewhere.dataHome).tasks.find((candidate) => candidate.id === 5)!;
+    assert.equal(task.state, 'queued');
+    assert.deepEqual(task.flags, { maxIterations: 1 });
+    assert.ok(
+      imported.json.warnings.some((warning) => /task 5 is queued here without the checks its bundle gave it/.test(warning)),
+      imported.json.warnings.join('\n'),
+    );
   });
 
   it('a shard killed between two tasks leaves the bundle of the task that finished, which says so: refused, or with --partial imported', async () => {
