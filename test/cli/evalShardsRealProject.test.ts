@@ -5,7 +5,7 @@ import path from 'node:path';
 import { evalMergeAnswerSchema } from '../../src/sessionFormat/sessionBundle.js';
 import { runCli } from '../support/cliProcess.js';
 import { debianSource } from '../support/debianSources.js';
-import { scriptedCliSetup } from '../support/scriptedAgent.js';
+import { scriptedEvalAgents } from '../support/tinyMathEval.js';
 import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 /**
@@ -22,13 +22,7 @@ const CRITIC = `process.stdout.write('Reviewed.\\n<decision>' + JSON.stringify({
 `;
 
 function machine(origin: string) {
-  const tools = tempDir('codeloops-eval-agents-');
-  writeFile(tools, 'actor.mjs', ACTOR);
-  writeFile(tools, 'critic.mjs', CRITIC);
-  const setup = scriptedCliSetup({
-    actor: [[{ shell: [process.execPath, path.join(tools, 'actor.mjs')] }]],
-    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
-  });
+  const setup = scriptedEvalAgents(ACTOR, CRITIC);
   const repo = path.join(tempDir('codeloops-clone-'), 'bytes');
   execFileSync('git', ['clone', '-q', origin, repo]);
   const suiteFolder = tempDir('codeloops-suite-');

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { queueFileSchema, type QueueFile } from '../../src/sessionFormat/queueRecords.js';
 import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
-import { queueSetup } from '../support/queueAgents.js';
+import { queueSetup, shardMachine } from '../support/queueAgents.js';
 import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 /**
@@ -24,15 +24,6 @@ function queueFileOf(dataHome: string): string {
 
 function queueOf(dataHome: string): QueueFile {
   return queueFileSchema.parse(JSON.parse(fs.readFileSync(queueFileOf(dataHome), 'utf8')));
-}
-
-function machine(home: string, env: Env): { clone: string; env: Env; dataHome: string } {
-  const clone = path.join(tempDir('codeloops-shard-'), 'clone');
-  git(path.dirname(clone), 'clone', '-q', home, clone);
-  git(clone, 'config', 'user.name', 'Shard User');
-  git(clone, 'config', 'user.email', 'shard.user@example.com');
-  const dataHome = tempDir('codeloops-shard-data-');
-  return { clone, env: { ...env, XDG_DATA_HOME: dataHome }, dataHome };
 }
 
 /** Every file under `folder`, read as text, joined. */
@@ -78,7 +69,7 @@ describe('cli: a queue across machines, attacked', function () {
     // The remote has a branch of task 1's name already, at a commit of someone else's.
     remote = path.join(tempDir('codeloops-remote-'), 'remote.git');
     git(path.dirname(remote), 'init', '-q', '--bare', remote);
-    const other = machine(home, env).clone;
+    const other = shardMachine(home, env).clone;
     writeFile(other, 'theirs.txt', 'theirs\n');
     git(other, 'add', 'theirs.txt');
     git(other, 'commit', '-q', '-m', 'their work');
@@ -86,7 +77,7 @@ describe('cli: a queue across machines, attacked', function () {
     remoteBefore = git(remote, 'rev-parse', 'codeloops/1-task-alpha-write-alpha').trim();
 
     const run = async (args: string[]) => {
-      const where = machine(home, env);
+      const where = shardMachine(home, env);
       const bundle = path.join(tempDir('codeloops-bundles-'), 'shard.tar.gz');
       const result = await runCli(['queue', 'run', '--tasks', 'codeloops-queue.json', '--export', bundle, ...args], { cwd: where.clone, env: where.env });
       return { run: result, bundle, clone: where.clone, dataHome: where.dataHome };
@@ -172,7 +163,7 @@ describe('cli: a queue across machines, attacked', function () {
   });
 
   it('a task id no queue can count past, an invalid JSON tasks file, a branch "codeloops" in the way: each refused in words', async () => {
-    const where = machine(home, env);
+    const where = shardMachine(home, env);
     const file = JSON.parse(fs.readFileSync(path.join(home, 'codeloops-queue.json'), 'utf8')) as { tasks: Array<{ id: number }> };
     file.tasks = [{ ...file.tasks[0]!, id: Number.MAX_SAFE_INTEGER }];
     writeFile(where.clone, 'huge.json', JSON.stringify(file));
@@ -186,7 +177,7 @@ describe('cli: a queue across machines, attacked', function () {
     assert.equal(broken.code, 2, broken.stderr);
     assert.match(broken.stderr, /broken\.json is not valid JSON/);
 
-    const elsewhere = machine(home, env);
+    const elsewhere = shardMachine(home, env);
     git(elsewhere.clone, 'branch', 'codeloops');
     const blocked = await runCli(['queue', 'import', whole.bundle, '--json'], { cwd: elsewhere.clone, env: elsewhere.env });
     assert.equal(blocked.code, 2, blocked.stderr);

@@ -7,7 +7,7 @@ import { queueExportFileSchema, queueFileSchema, type QueueExportFile, type Queu
 import { sourceDigest } from '../../src/queue/queueShards.js';
 import { runCli, startCli, type CliResult } from '../support/cliProcess.js';
 import { waitUntilGone } from '../support/processes.js';
-import { queueSetup } from '../support/queueAgents.js';
+import { queueSetup, shardMachine } from '../support/queueAgents.js';
 import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
 /**
@@ -36,16 +36,6 @@ function homeState(repo: string, dataHome: string) {
     sidecars: list(path.join(dataHome, 'codeloops', 'sidecars')),
     refs: git(repo, 'for-each-ref', '--format=%(refname) %(objectname)'),
   };
-}
-
-/** A clone of `home` as a machine elsewhere has it, with a data folder of its own. */
-function machine(home: string, env: Env): { clone: string; env: Env; dataHome: string } {
-  const clone = path.join(tempDir('codeloops-shard-'), 'clone');
-  git(path.dirname(clone), 'clone', '-q', home, clone);
-  git(clone, 'config', 'user.name', 'Shard User');
-  git(clone, 'config', 'user.email', 'shard.user@example.com');
-  const dataHome = tempDir('codeloops-shard-data-');
-  return { clone, env: { ...env, XDG_DATA_HOME: dataHome }, dataHome };
 }
 
 function jsonOf<T>(result: CliResult): T {
@@ -116,7 +106,7 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
 
     // Shards 1/2 and 2/2 at once, as two machines; shard 3/3 of the same file (a run of another N) after.
     const run = async (shard: string, push: boolean, pushTo = remote) => {
-      const where = machine(home, env);
+      const where = shardMachine(home, env);
       clones[shard] = where.clone;
       bundles[shard] = path.join(tempDir('codeloops-bundles-'), `shard-${shard.replace('/', '-of-')}.tar.gz`);
       const args = [
@@ -301,7 +291,7 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
         queue.task_ids.push(5);
       });
     });
-    const elsewhere = machine(home, env);
+    const elsewhere = shardMachine(home, env);
     const imported = await queueImport(elsewhere.clone, elsewhere.env, crafted);
     assert.equal(imported.code, 0, imported.stderr);
     const task = queueOf(elsewhere.dataHome).tasks.find((candidate) => candidate.id === 5)!;
@@ -320,7 +310,7 @@ describe('cli: a queue across machines (queue export, run --shard, import)', fun
     assert.equal((await runCli(['queue', 'export', '-o', 'tasks.json'], { cwd: repo, env: homeEnv })).code, 0);
     git(repo, 'add', 'tasks.json');
     git(repo, 'commit', '-q', '-m', 'tasks');
-    const where = machine(repo, homeEnv);
+    const where = shardMachine(repo, homeEnv);
     const bundle = path.join(tempDir('codeloops-bundles-'), 'crashed.tar.gz');
     const running = startCli(['queue', 'run', '--shard', '1/1', '--tasks', 'tasks.json', '--export', bundle], { cwd: where.clone, env: where.env });
     await running.waitForStderr(/Task 2: started/);

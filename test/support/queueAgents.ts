@@ -96,3 +96,13 @@ export function queueSetup(identity: 'user' | 'none' = 'user') {
   }
   return setup;
 }
+
+/** A clone of `home` as a machine elsewhere has it (its own git identity), with a data folder of its own. */
+export function shardMachine(home: string, env: Record<string, string>): { clone: string; env: Record<string, string>; dataHome: string } {
+  const clone = path.join(tempDir('codeloops-shard-'), 'clone');
+  git(path.dirname(clone), 'clone', '-q', home, clone);
+  git(clone, 'config', 'user.name', 'Shard User');
+  git(clone, 'config', 'user.email', 'shard.user@example.com');
+  const dataHome = tempDir('codeloops-shard-data-');
+  return { clone, env: { ...env, XDG_DATA_HOME: dataHome }, dataHome };
+}

@@ -52,13 +52,7 @@ max_iterations = 4
  * repository, or in `repo` (a clone, as another machine has).
  */
 export function evalSetup(suiteOptions: { repetitions: number; sumOnly?: boolean; configs?: string; repo?: string }) {
-  const tools = tempDir('codeloops-eval-agents-');
-  writeFile(tools, 'actor.mjs', ACTOR);
-  writeFile(tools, 'critic.mjs', CRITIC);
-  const setup = scriptedCliSetup({
-    actor: [[{ shell: [process.execPath, path.join(tools, 'actor.mjs')] }]],
-    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
-  });
+  const setup = scriptedEvalAgents(ACTOR, CRITIC);
   const repo = suiteOptions.repo ?? tinyMathRepo();
   // The suite lives outside the repository: no agent can read the acceptance commands.
   const suiteFolder = tempDir('codeloops-suite-');
@@ -116,5 +110,16 @@ export function fileAppears(file: string): Promise<void> {
       resolve();
     };
     check();
+  });
+}
+
+/** A machine of its own whose actor and critic are these two Node scripts (their source), run by the scripted agent. */
+export function scriptedEvalAgents(actor: string, critic: string) {
+  const tools = tempDir('codeloops-eval-agents-');
+  writeFile(tools, 'actor.mjs', actor);
+  writeFile(tools, 'critic.mjs', critic);
+  return scriptedCliSetup({
+    actor: [[{ shell: [process.execPath, path.join(tools, 'actor.mjs')] }]],
+    critic: [[{ run: [process.execPath, path.join(tools, 'critic.mjs')] }]],
   });
 }
