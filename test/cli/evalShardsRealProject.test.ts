@@ -5,6 +5,7 @@ import path from 'node:path';
 import { evalMergeAnswerSchema } from '../../src/sessionFormat/sessionBundle.js';
 import { runCli } from '../support/cliProcess.js';
 import { debianSource } from '../support/debianSources.js';
+import { withMochaOnPath } from '../support/oracleJudging.js';
 import { scriptedEvalAgents } from '../support/tinyMathEval.js';
 import { git, removeTempDirs, tempDir, writeFile } from '../support/testEnvironment.js';
 
@@ -52,7 +53,8 @@ critic_model = "second"
 
 describe('codeloops eval across machines on a real project (bytes, npm test)', function () {
   this.timeout(900_000);
-  after(removeTempDirs);
+  // bytes' `npm test` runs mocha, which its tree does not install: this repository's own, on PATH, as the oracle's tests give it.
+  withMochaOnPath(removeTempDirs);
 
   it('two shards exported and merged in a third clone: both runs, each accepted by the project’s own tests', async () => {
     const fetched = await debianSource({ name: 'node-bytes', version: '3.1.2-1', licence: 'LICENSE' });
