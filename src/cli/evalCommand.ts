@@ -5,13 +5,13 @@ import { evalResultsOf } from '../eval/evalResults.js';
 import { planTasks } from '../eval/evalPlan.js';
 import { EvalRecorder, readEval, resolveEvalId, runKeyText, type EvalState } from '../eval/evalRecord.js';
 import { runEval, stopEval, type EvalStatus } from '../eval/runEval.js';
-import { runsOf, shareOf } from '../eval/evalShare.js';
+import { runsOf, shareOf, type EvalPlan } from '../eval/evalShare.js';
 import { mergeEvalShards, ShardBundleWriter } from '../eval/evalShards.js';
 import { endLoopsInThisProcessNow } from '../loop/loopRunner.js';
 import type { PreparedRun } from '../loop/prepareRun.js';
 import { isProcessAlive } from '../process/processGroup.js';
 import { groupsDir, worktreesDir } from '../sessionFormat/candidateGroupFiles.js';
-import { evalIdFor, evalsDir, type EvalRecordLine, type EvalRecordLineOf, type EvalResults } from '../sessionFormat/evalRecords.js';
+import { evalsDir, type EvalRecordLine, type EvalRecordLineOf, type EvalResults } from '../sessionFormat/evalRecords.js';
 import { shardText, type Shard } from '../sessionFormat/shards.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { sessionsDir, sidecarDirOf } from '../sessionFormat/sessionFiles.js';
@@ -148,15 +148,14 @@ function reportExport(exported: Awaited<ReturnType<ShardBundleWriter['close']>>)
 
 /** `--dry-run`: the runs this shard would run, and where its share came from. */
 function dryRun(plan: DryRunPlan, choice: ShardChoice | null, options: EvalOptions): number {
-  const started = { ...plan, configs: plan.configs.map((config) => ({ name: config.name })) } as unknown as EvalState['started'];
-  const runs = shareOf(started);
+  const runs = shareOf(plan);
   const answer = {
     suite: plan.suite,
     shard: plan.shard ?? null,
     shard_source: plan.shard ? (choice?.source ?? 'the eval record') : null,
     tasks: plan.tasks.map((task) => ({ name: task.name, repository: task.repository, ref: task.ref, commit: task.commit })),
     runs: runs.map(({ number, task, config, repetition }) => ({ number, task, config, repetition })),
-    total_runs: runsOf(started).length,
+    total_runs: runsOf(plan).length,
   };
   if (options.json) return (printAnswer('eval --dry-run', answer), EXIT_CODES.success);
   const lines = [
@@ -175,12 +174,9 @@ function dryRun(plan: DryRunPlan, choice: ShardChoice | null, options: EvalOptio
   return EXIT_CODES.success;
 }
 
-interface DryRunPlan {
+interface DryRunPlan extends EvalPlan {
   suite: string;
-  repetitions: number;
   tasks: EvalState['started']['tasks'];
-  configs: ReadonlyArray<{ name: string }>;
-  shard?: Shard | null;
 }
 
 /** Checked before any run starts: an eval of hours must not end unable to write its report. */
@@ -208,7 +204,7 @@ function startRecord(
   jobs: number,
   shard: Shard | null,
 ) {
-  const recorder = createRecorder(suite.name);
+  const recorder = EvalRecorder.createNamed(evalsDir(), suite.name);
   const evalId = recorder.evalId;
   const started = recorder.record({
     type: 'eval_started',
@@ -223,18 +219,6 @@ function startRecord(
     ...(shard ? { shard } : {}),
   }) as EvalRecordLineOf<'eval_started'>;
   return { recorder, evalState: { id: evalId, started, finished: new Map(), sessionIds: [], runner: null } satisfies EvalState };
-}
-
-/** The eval's record, named by the start second or, when another eval of the same suite took it, the next free one. */
-function createRecorder(suiteName: string): EvalRecorder {
-  const now = Date.now();
-  for (let offsetSecs = 0; ; offsetSecs++) {
-    try {
-      return EvalRecorder.create(evalsDir(), evalIdFor(new Date(now + offsetSecs * 1000), suiteName));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || offsetSecs >= 3600) throw error;
-    }
-  }
 }
 
 function resumeRecord(state: EvalState, jobs: number) {
@@ -300,7 +284,7 @@ export async function evalMergeCommand(bundles: string[], options: EvalMergeOpti
   writeResults(results, options, () =>
     printAnswer('eval merge', {
       ...results,
-      shards: merged.shards.map((shard) => ({ ...shard, file: shard.file })),
+      shards: merged.shards,
       warnings: merged.warnings,
     }),
   );

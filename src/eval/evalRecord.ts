@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { evalRecordLineSchema, isEvalId, type EvalRecordInput, type EvalRecordLine, type EvalRecordLineOf } from '../sessionFormat/evalRecords.js';
+import { evalIdFor, evalRecordLineSchema, isEvalId, type EvalRecordInput, type EvalRecordLine, type EvalRecordLineOf } from '../sessionFormat/evalRecords.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { AppendOnlyFile } from '../sessionWriter/appendOnlyFile.js';
 import { readJsonlRecords } from '../sessions/sidecarReader.js';
@@ -38,12 +38,28 @@ export class EvalRecorder {
     return new EvalRecorder(evalId, AppendOnlyFile.createExclusive(path.join(evalsDirectory, `${evalId}.jsonl`)));
   }
 
+  /** The record of a new eval of this suite, named by this second or, when another eval of the suite took it, the next free one. */
+  static createNamed(evalsDirectory: string, suiteName: string, now = new Date()): EvalRecorder {
+    for (let offsetSecs = 0; ; offsetSecs++) {
+      try {
+        return EvalRecorder.create(evalsDirectory, evalIdFor(new Date(now.getTime() + offsetSecs * 1000), suiteName));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || offsetSecs >= 3600) throw error;
+      }
+    }
+  }
+
   static open(evalsDirectory: string, evalId: string): EvalRecorder {
     return new EvalRecorder(evalId, AppendOnlyFile.openForAppend(path.join(evalsDirectory, `${evalId}.jsonl`)));
   }
 
   record(input: EvalRecordInput): EvalRecordLine {
-    const line = evalRecordLineSchema.parse({ ...input, timestamp: new Date().toISOString() });
+    return this.copy({ ...input, timestamp: new Date().toISOString() } as EvalRecordLine);
+  }
+
+  /** A line with its own time (a run another machine recorded, brought here by `eval merge`). */
+  copy(input: EvalRecordLine): EvalRecordLine {
+    const line = evalRecordLineSchema.parse(input);
     this.file.appendLine(line);
     this.file.sync();
     return line;

@@ -1,18 +1,25 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gitText } from '../git/gitProcess.js';
-import { openRepository } from '../git/repository.js';
-import { evalFileOf, evalIdFor, evalRecordLineSchema, type EvalRecordLine, type EvalRecordLineOf } from '../sessionFormat/evalRecords.js';
+import { missingCommits, openRepository, type Repository } from '../git/repository.js';
+import { evalFileOf, evalRecordLineSchema, type EvalRecordLine, type EvalRecordLineOf } from '../sessionFormat/evalRecords.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { fileTimestamp } from '../sessionFormat/sessionFiles.js';
 import { BUNDLE_EVAL_RECORD, type BundleEval, type ExportResult } from '../sessionFormat/sessionBundle.js';
 import { shardText, type Shard } from '../sessionFormat/shards.js';
 import { exportSessions } from '../sessionBundle/sessionExport.js';
-import { idsInUse, importStaged, stageBundle, type BundlePaths, type BundleSelection, type StagedBundle } from '../sessionBundle/sessionBundles.js';
-import { AppendOnlyFile } from '../sessionWriter/appendOnlyFile.js';
+import {
+  idsInUse,
+  importStaged,
+  MAX_RECORD_BYTES,
+  readBundledText,
+  stageBundle,
+  type BundlePaths,
+  type BundleSelection,
+  type StagedBundle,
+} from '../sessionBundle/sessionBundles.js';
 import { readFirstLine } from '../sessions/lineReader.js';
-import { readEval, runKeyText, type RunKey } from './evalRecord.js';
+import { EvalRecorder, readEval, runKeyText, type RunKey } from './evalRecord.js';
 import { runsOf, shareOf } from './evalShare.js';
 
 /**
@@ -58,14 +65,11 @@ export async function exportEvalShard(
   return { ...result, eval: bundleEval };
 }
 
-/** A start line longer than this is no session an import wrote. */
-const MAX_START_LINE_BYTES = 64 * 1024 * 1024;
-
 type ShardExport = Awaited<ReturnType<typeof exportEvalShard>>;
 
 /**
  * A shard's bundle kept current while it runs: written when it starts and again as
- * each run finishes, each time to a file beside it renamed into place, so that a shard
+ * each run finishes, each time whole in place of the last (`exportSessions` renames it into place), so that a shard
  * killed at any moment (kill -9, a node reclaimed) leaves the bundle of the runs that
  * had finished, which says it is not complete. Writes never overlap; one asked for
  * while another is under way is made once it ends.
@@ -102,15 +106,7 @@ export class ShardBundleWriter {
   }
 
   private async write(): Promise<void> {
-    const file = path.resolve(this.output);
-    const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
-    try {
-      const written = await exportEvalShard(this.evalsDirectory, this.evalId, temporary, this.paths);
-      fs.renameSync(temporary, file);
-      this.last = { ...written, file };
-    } finally {
-      fs.rmSync(temporary, { force: true });
-    }
+    this.last = await exportEvalShard(this.evalsDirectory, this.evalId, this.output, this.paths);
   }
 }
 
@@ -172,7 +168,7 @@ export async function mergeEvalShards(request: MergeRequest): Promise<MergeOutco
     refuseMismatches(bundles);
     if (!request.partial) refuseUnfinished(bundles);
     const plan = bundles[0]!.started;
-    await refuseMissingCommits(repository.root, plan, bundles[0]!.staged);
+    await refuseMissingCommits(repository, plan, bundles[0]!.staged);
 
     // Every run once: the first bundle given that finished it.
     const taken = new Map<string, { bundle: ShardBundle; line: EvalRecordLineOf<'run_finished'> }>();
@@ -209,9 +205,6 @@ export async function mergeEvalShards(request: MergeRequest): Promise<MergeOutco
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }
-
-/** An eval record a merge reads whole: as the records a bundle import holds in memory are bounded. */
-const MAX_EVAL_RECORD_BYTES = 64 * 1024 * 1024;
 
 /**
  * Which of each bundle's sessions to import, and under which id here. Machines that
@@ -257,17 +250,7 @@ function whatToImport(
 function readShardBundle(staged: StagedBundle): ShardBundle {
   const { manifest, invalid } = staged;
   if (!manifest.eval) throw invalid('it is a sessions bundle, not an eval shard\'s (import it with "codeloops sessions import")');
-  const file = path.join(staged.root, ...BUNDLE_EVAL_RECORD.split('/'));
-  const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
-  if (size === undefined) throw invalid(`it has no ${BUNDLE_EVAL_RECORD}`);
-  // Held whole in memory: a line per run is far below this.
-  if (size > MAX_EVAL_RECORD_BYTES) throw invalid(`its ${BUNDLE_EVAL_RECORD} is larger than ${MAX_EVAL_RECORD_BYTES / 1024 / 1024} MB`);
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    throw invalid(`it has no ${BUNDLE_EVAL_RECORD}`);
-  }
+  const text = readBundledText(path.join(staged.root, ...BUNDLE_EVAL_RECORD.split('/')), invalid);
   const lines: EvalRecordLine[] = [];
   for (const [index, raw] of text.split('\n').entries()) {
     if (raw.trim() === '') continue;
@@ -378,15 +361,14 @@ function planDifferences(a: EvalRecordLineOf<'eval_started'>, b: EvalRecordLineO
 }
 
 /** The tasks' commits must be here: the runs are re-homed to this clone, and `--resume` starts from them. */
-async function refuseMissingCommits(root: string, plan: EvalRecordLineOf<'eval_started'>, staged: StagedBundle): Promise<void> {
-  const commits = [...new Set(plan.tasks.map((task) => task.commit))];
-  const output = await gitText(root, ['cat-file', '--batch-check'], { input: Buffer.from(commits.map((commit) => `${commit}^{commit}\n`).join('')) }).catch(
-    () => '',
+async function refuseMissingCommits(repository: Repository, plan: EvalRecordLineOf<'eval_started'>, staged: StagedBundle): Promise<void> {
+  const missing = await missingCommits(
+    repository,
+    plan.tasks.map((task) => task.commit),
   );
-  const missing = commits.filter((commit) => !new RegExp(`^${commit} commit`, 'm').test(output));
   if (missing.length === 0) return;
   throw staged.invalid(
-    `its eval's tasks start from commits ${root} does not have (${missing.slice(0, 3).join(', ')}): it comes from another repository, or this clone needs "git fetch"`,
+    `its eval's tasks start from commits ${repository.root} does not have (${missing.slice(0, 3).join(', ')}): it comes from another repository, or this clone needs "git fetch"`,
     { missing_commits: missing },
   );
 }
@@ -400,48 +382,42 @@ function writeMergedRecord(
   missing: readonly RunKey[],
   runs: ReadonlyArray<EvalRecordLineOf<'run_finished'>>,
 ): string {
-  fs.mkdirSync(evalsDirectory, { recursive: true, mode: 0o700 });
-  const now = new Date();
-  for (let offsetSecs = 0; ; offsetSecs++) {
-    const evalId = evalIdFor(new Date(now.getTime() + offsetSecs * 1000), plan.suite);
-    let file: AppendOnlyFile;
-    try {
-      file = AppendOnlyFile.createExclusive(path.join(evalsDirectory, `${evalId}.jsonl`));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || offsetSecs >= 3600) throw error;
-      continue;
+  const recorder = EvalRecorder.createNamed(evalsDirectory, plan.suite);
+  try {
+    const timestamp = new Date().toISOString();
+    recorder.copy({
+      ...plan,
+      timestamp,
+      eval_id: recorder.evalId,
+      tasks: plan.tasks.map((task) => ({ ...task, repository: repositoryRoot })),
+      jobs: 1,
+      pid: process.pid,
+      shard: null,
+    });
+    recorder.copy({
+      type: 'eval_merged',
+      timestamp,
+      bundles: shards.map((shard) => ({ file: path.basename(shard.file), eval_id: shard.eval_id, shard: shard.shard, complete: shard.complete })),
+      missing: missing.map(({ task, config, repetition }) => ({ task, config, repetition })),
+    });
+    for (const run of runs) {
+      if (run.session_id)
+        recorder.copy({
+          type: 'run_started',
+          timestamp: run.timestamp,
+          task: run.task,
+          config: run.config,
+          repetition: run.repetition,
+          session_id: run.session_id,
+        });
+      recorder.copy(run);
     }
-    try {
-      const timestamp = new Date().toISOString();
-      const append = (line: EvalRecordLine) => file.appendLine(evalRecordLineSchema.parse(line));
-      append({
-        ...plan,
-        timestamp,
-        eval_id: evalId,
-        tasks: plan.tasks.map((task) => ({ ...task, repository: repositoryRoot })),
-        jobs: 1,
-        pid: process.pid,
-        shard: null,
-      });
-      append({
-        type: 'eval_merged',
-        timestamp,
-        bundles: shards.map((shard) => ({ file: path.basename(shard.file), eval_id: shard.eval_id, shard: shard.shard, complete: shard.complete })),
-        missing: missing.map(({ task, config, repetition }) => ({ task, config, repetition })),
-      });
-      for (const run of runs) {
-        if (run.session_id)
-          append({ type: 'run_started', timestamp: run.timestamp, task: run.task, config: run.config, repetition: run.repetition, session_id: run.session_id });
-        append(run);
-      }
-      // Nothing runs it here until `--resume` does.
-      append({ type: 'eval_stopped', timestamp, status: missing.length === 0 ? 'finished' : 'interrupted' });
-      file.sync();
-    } finally {
-      file.close();
-    }
-    return evalId;
+    // Nothing runs it here until `--resume` does.
+    recorder.copy({ type: 'eval_stopped', timestamp, status: missing.length === 0 ? 'finished' : 'interrupted' });
+  } finally {
+    recorder.close();
   }
+  return recorder.evalId;
 }
 
 /**
@@ -456,8 +432,8 @@ function isImportedCopy(staged: StagedBundle, bundledId: string, here: string): 
     bundledFd = fs.openSync(path.join(staged.root, 'sessions', `${bundledId}.jsonl`), 'r');
     hereFd = fs.openSync(here, 'r');
     const [bundledSize, hereSize] = [fs.fstatSync(bundledFd).size, fs.fstatSync(hereFd).size];
-    const bundledFirst = readFirstLine(bundledFd, Math.min(bundledSize, MAX_START_LINE_BYTES));
-    const hereFirst = readFirstLine(hereFd, Math.min(hereSize, MAX_START_LINE_BYTES));
+    const bundledFirst = readFirstLine(bundledFd, Math.min(bundledSize, MAX_RECORD_BYTES));
+    const hereFirst = readFirstLine(hereFd, Math.min(hereSize, MAX_RECORD_BYTES));
     if (!bundledFirst?.terminated || !hereFirst?.terminated) return false;
     const withoutPlace = (text: string) => canonical({ ...(JSON.parse(text) as object), working_dir: null });
     if (withoutPlace(bundledFirst.text) !== withoutPlace(hereFirst.text)) return false;

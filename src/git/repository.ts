@@ -122,3 +122,17 @@ export async function headCommit(repository: Repository): Promise<string | null>
   const sha = (await gitText(repository.root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { mayFindNothing: true })).trim();
   return sha.length > 0 ? sha : null;
 }
+
+/**
+ * Which of these commits the repository does not have (a name that is not a commit's, a
+ * blob's say, counts as missing), asked of git once for them all.
+ */
+export async function missingCommits(repository: Repository, commits: readonly string[]): Promise<string[]> {
+  const wanted = [...new Set(commits)];
+  if (wanted.length === 0) return [];
+  const input = Buffer.from(wanted.map((commit) => `${commit}^{commit}\n`).join(''));
+  const found = new Set(
+    (await gitText(repository.root, ['cat-file', '--batch-check=%(objectname)'], { input })).split('\n').filter((line) => /^[0-9a-f]+$/.test(line)),
+  );
+  return wanted.filter((commit) => !found.has(commit));
+}

@@ -5,9 +5,9 @@ import { readRegularFileSync } from '../files/regularFile.js';
 import { isProcessAlive } from '../process/processGroup.js';
 import { branchCommit } from '../git/branches.js';
 import { GitCommandError, gitBytes, gitText } from '../git/gitProcess.js';
-import type { Repository } from '../git/repository.js';
+import { missingCommits, type Repository } from '../git/repository.js';
 import { SNAPSHOT_REF_ROOT } from '../git/snapshots.js';
-import { importStaged, stageBundle, type BundlePaths, type StagedBundle } from '../sessionBundle/sessionBundles.js';
+import { importStaged, MAX_RECORD_BYTES, stageBundle, type BundlePaths, type StagedBundle } from '../sessionBundle/sessionBundles.js';
 import { CodeloopsError } from '../sessionFormat/failures.js';
 import { taskBranch, type QueueFile, type QueueTask } from '../sessionFormat/queueRecords.js';
 import {
@@ -54,9 +54,6 @@ interface ShardBundle {
   shard: Shard;
   finished: QueueTask[];
 }
-
-/** What a record read from a bundle is at most (its tasks' records): as a manifest may be. */
-const MAX_TASKS_BYTES = 64 * 1024 * 1024;
 
 export async function importShards(request: ShardImportRequest): Promise<QueueImportAnswer> {
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-queue-import-'));
@@ -181,7 +178,7 @@ function readShardBundle(staged: StagedBundle): ShardBundle {
   let text: string;
   try {
     const file = path.join(staged.root, ...BUNDLE_QUEUE_TASKS.split('/'));
-    if ((fs.lstatSync(file, { throwIfNoEntry: false })?.size ?? 0) > MAX_TASKS_BYTES) throw new Error('too large');
+    if ((fs.lstatSync(file, { throwIfNoEntry: false })?.size ?? 0) > MAX_RECORD_BYTES) throw new Error('too large');
     text = readRegularFileSync(file);
   } catch (error) {
     throw invalid(`its ${BUNDLE_QUEUE_TASKS} cannot be read (${(error as Error).message})`);
@@ -277,11 +274,8 @@ function refuseIncomplete(bundles: readonly ShardBundle[]): void {
 async function checkCommitsHere(repository: Repository, bundle: ShardBundle): Promise<void> {
   const { staged } = bundle;
   const base = bundle.tasks.source.base_commit;
-  const there =
-    base && /^[0-9a-f]{40,64}$/.test(base)
-      ? await gitText(repository.root, ['rev-parse', '--verify', '--quiet', `${base}^{commit}`], { mayFindNothing: true })
-      : '';
-  if (there.trim() === '')
+  const here = base !== null && /^[0-9a-f]{40,64}$/.test(base) && (await missingCommits(repository, [base])).length === 0;
+  if (!here)
     throw staged.invalid(`its tasks start from commit ${base}, which ${repository.root} does not have: import it into a clone of the repository it ran in`, {
       missing_commits: [base],
     });

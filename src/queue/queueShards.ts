@@ -189,8 +189,8 @@ export interface ShardBundleRequest {
 }
 
 /**
- * Writes the shard's bundle, whole, in place of the last one (a new file renamed over
- * it): the finished tasks' sessions, every task of its share as the queue records it,
+ * Writes the shard's bundle, whole, in place of the last one (`exportSessions` renames a
+ * new file over it): the finished tasks' sessions, every task of its share as the queue records it,
  * and the success branches as a git bundle from the commits they started at.
  */
 export async function writeShardBundle(request: ShardBundleRequest): Promise<ExportResult> {
@@ -199,8 +199,6 @@ export async function writeShardBundle(request: ShardBundleRequest): Promise<Exp
   const records = share.map((id) => queue.tasks.find((task) => task.id === id)).filter((task): task is QueueTask => task !== undefined);
   const finished = records.filter((task) => task.state === 'finished');
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-queue-export-'));
-  const file = path.resolve(output);
-  const temporary = `${file}.${process.pid}.tmp`;
   try {
     const tasksFile = path.join(staging, 'tasks.json');
     const bundled: BundledQueueTasks = { source: source.file, records };
@@ -229,11 +227,8 @@ export async function writeShardBundle(request: ShardBundleRequest): Promise<Exp
       })),
     };
     const sessions = finished.flatMap((task) => task.session_ids);
-    const result = await exportSessions(sessions, temporary, request.paths, { manifest: { queue: section }, files });
-    fs.renameSync(temporary, file);
-    return { ...result, file };
+    return await exportSessions(sessions, output, request.paths, { manifest: { queue: section }, files });
   } finally {
-    fs.rmSync(temporary, { force: true });
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }

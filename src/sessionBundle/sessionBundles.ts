@@ -4,7 +4,7 @@ import path from 'node:path';
 import { isWithinFolder } from '../files/folderPaths.js';
 import { NotARegularFileError, describeNonFile, openRegularFileSync } from '../files/regularFile.js';
 import { GitCommandError, gitBytes, gitText } from '../git/gitProcess.js';
-import { openRepository, type Repository } from '../git/repository.js';
+import { missingCommits, openRepository, type Repository } from '../git/repository.js';
 import { SNAPSHOT_REF_ROOT } from '../git/snapshots.js';
 import { groupRecordLineSchema, isGroupId } from '../sessionFormat/candidateGroups.js';
 import { GROUP_RECORD_FILE } from '../sessionFormat/candidateGroupFiles.js';
@@ -53,7 +53,7 @@ export class BundleInvalidError extends CodeloopsError {
 const DEFAULT_MAX_UNPACKED_BYTES = 2048 * 1024 * 1024;
 
 /** A record the import holds whole in memory (the manifest, a group's record, a session's first line) is refused past this. */
-const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 export interface ImportRequest extends BundlePaths {
   bundleFile: string;
@@ -352,8 +352,8 @@ function openBundled(file: string, invalid: Invalid): { fd: number; size: number
   }
 }
 
-/** A small bundled file, whole. */
-function readBundledText(file: string, invalid: Invalid): string {
+/** A small bundled file, whole: a regular file of at most MAX_RECORD_BYTES, or the bundle is refused. */
+export function readBundledText(file: string, invalid: Invalid): string {
   const { fd, size } = openBundled(file, invalid);
   try {
     if (size > MAX_RECORD_BYTES) throw invalid(`its ${bundledName(file)} is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MB`);
@@ -476,9 +476,7 @@ async function historyRefs(repository: Repository, manifest: BundleManifest, ids
     refs.set(ref, oid);
   }
   if (refs.size === 0) return refs;
-  const oids = [...new Set(refs.values())];
-  const found = await gitText(repository.root, ['cat-file', '--batch-check'], { input: Buffer.from(oids.map((oid) => `${oid}\n`).join('')) });
-  const missing = oids.filter((oid) => !new RegExp(`^${oid} commit`, 'm').test(found));
+  const missing = await missingCommits(repository, [...refs.values()]);
   if (missing.length > 0)
     throw invalid(`its snapshots are commits ${repository.root} does not have (${missing.slice(0, 3).join(', ')}): fetch them (git fetch) and import again`, {
       missing_commits: missing,

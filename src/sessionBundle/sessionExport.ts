@@ -42,6 +42,8 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
   const warnings: string[] = [];
   const plan = await planExport(sessionIds, paths, warnings, extra.repository);
   const staging = fs.mkdtempSync(path.join(os.tmpdir(), 'codeloops-export-'));
+  // Written beside it, then renamed over it: a reader (an upload, an import) never sees a bundle half-written, and a shard rewriting its own keeps the last whole one.
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
   try {
     const root = path.join(staging, BUNDLE_ROOT);
     await stageRecords(root, plan, paths, warnings);
@@ -57,7 +59,8 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
     } catch (error) {
       throw cannotWrite(error);
     }
-    await tar.c({ gzip: true, file, cwd: staging, portable: true }, [BUNDLE_ROOT]);
+    await tar.c({ gzip: true, file: temporary, cwd: staging, portable: true }, [BUNDLE_ROOT]);
+    fs.renameSync(temporary, file);
     return {
       file,
       sessions: plan.manifest.sessions.map((entry) => entry.id),
@@ -67,6 +70,7 @@ export async function exportSessions(sessionIds: readonly string[], output: stri
       warnings,
     };
   } finally {
+    fs.rmSync(temporary, { force: true });
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }
